@@ -1,0 +1,14 @@
+//! tcplab congestion control: algorithms behind a seam that mirrors Linux
+//! `struct tcp_congestion_ops`, free of any simulator dependency (sans-IO).
+//!
+//! - [`ops`]: the trait, the socket view and the per-ACK samples.
+//! - [`helpers`]: kernel helpers (slow start, additive increase, Reno threshold).
+//! - [`registry`]: algorithms by name, with parameter schemas.
+
+pub mod helpers;
+pub mod ops;
+pub mod registry;
+pub mod reno;
+
+pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample};
+pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};

@@ -1,0 +1,291 @@
+//! The congestion-control seam: a trait that mirrors Linux `struct tcp_congestion_ops`
+//! (include/net/tcp.h), the socket fields an algorithm may read or set (`CcView`, the
+//! subset of `struct tcp_sock` the kernel's algorithms touch), and the per-ACK samples
+//! the sender hands over (`RateSample` from tcp_rate.c, `AckSample` from
+//! tcp_clean_rtx_queue).
+//!
+//! Units follow the kernel: cwnd and flight sizes in segments, times in microseconds
+//! (`tcp_mstamp`), pacing rate in bytes per second (`sk_pacing_rate`).
+//!
+//! Deviations from the kernel:
+//! - Sequence numbers (`snd_una`, `snd_nxt`, the `ack` argument of `cong_avoid`) count
+//!   segments, not bytes: every segment is one MSS, so the two orders agree and round
+//!   boundaries (`after(ack, end_seq)`) behave identically.
+//! - `srtt_us` is the smoothed RTT in plain microseconds; the kernel stores it shifted
+//!   left by 3.
+//! - The jiffies clock runs at HZ = 1000 (one jiffy = 1 ms), the common distro setting.
+
+/// TCP congestion-avoidance states, `enum tcp_ca_state` (include/net/tcp.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CaState {
+    /// Nothing bad has been observed.
+    Open = 0,
+    /// Duplicate ACKs or SACKs seen; not yet enough to declare loss.
+    Disorder = 1,
+    /// cwnd being reduced after an ECN echo (or local congestion).
+    Cwr = 2,
+    /// Fast retransmit / fast recovery.
+    Recovery = 3,
+    /// Retransmission timeout: everything outstanding is presumed lost.
+    Loss = 4,
+}
+
+impl CaState {
+    pub fn name(self) -> &'static str {
+        match self {
+            CaState::Open => "Open",
+            CaState::Disorder => "Disorder",
+            CaState::Cwr => "CWR",
+            CaState::Recovery => "Recovery",
+            CaState::Loss => "Loss",
+        }
+    }
+}
+
+/// Events announced through `cwnd_event`, `enum tcp_ca_event` (include/net/tcp.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packets are in flight (after idle).
+    TxStart,
+    /// Congestion window restart after idle (RFC 2861).
+    CwndRestart,
+    /// End of a CWR reduction.
+    CompleteCwr,
+    /// Retransmission timeout: about to enter Loss.
+    Loss,
+    /// ECN: ACK without CE.
+    EcnNoCe,
+    /// ECN: ACK with CE.
+    EcnIsCe,
+}
+
+/// Flags for `in_ack_event`, the kernel's `enum tcp_ca_ack_event_flags`.
+pub mod ack_flags {
+    /// The ACK was not a pure in-order cumulative advance (SACK, dupack, ...).
+    pub const CA_ACK_SLOWPATH: u32 = 1 << 0;
+    /// The ACK updated the receive window.
+    pub const CA_ACK_WIN_UPDATE: u32 = 1 << 1;
+    /// The ACK carried an ECN echo.
+    pub const CA_ACK_ECE: u32 = 1 << 2;
+}
+
+/// One delivery-rate sample, `struct rate_sample` (include/net/tcp.h), produced by the
+/// sender's `tcp_rate_gen` on every ACK and passed to `cong_control`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// `tp->delivered_mstamp` when the newest acked packet was sent (us).
+    pub prior_mstamp_us: u64,
+    /// `tp->delivered` when the newest acked packet was sent.
+    pub prior_delivered: u64,
+    /// Packets delivered over `interval_us`; negative if there is no valid sample.
+    pub delivered: i64,
+    /// Interval over which `delivered` was counted (us); -1 if invalid.
+    pub interval_us: i64,
+    /// Send-side part of the interval (us).
+    pub snd_interval_us: u32,
+    /// ACK-side part of the interval (us).
+    pub rcv_interval_us: u32,
+    /// RTT of the newest acked, never-retransmitted packet (us); -1 if none.
+    pub rtt_us: i64,
+    /// Packets newly marked lost by this ACK.
+    pub losses: u32,
+    /// Packets newly cumulatively acked or SACKed by this ACK.
+    pub acked_sacked: u32,
+    /// Packets in flight before this ACK was processed.
+    pub prior_in_flight: u32,
+    /// The sample was taken while the application, not the network, limited sending.
+    pub is_app_limited: bool,
+    /// The sample's packet was a retransmission.
+    pub is_retrans: bool,
+    /// The receiver probably delayed this ACK.
+    pub is_ack_delayed: bool,
+}
+
+/// Per-ACK sample for `pkts_acked`, `struct ack_sample` (include/net/tcp.h).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckSample {
+    /// Segments newly acknowledged (cumulatively or by SACK).
+    pub pkts_acked: u32,
+    /// RTT of this ACK (us), from a never-retransmitted segment (Karn); -1 if none.
+    pub rtt_us: i64,
+    /// Packets in flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// The socket fields an algorithm may read or set: the part of `struct tcp_sock` /
+/// `struct sock` that the kernel's congestion-control modules touch. The sender owns one
+/// per flow, keeps it current, and reads back `snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`,
+/// `pacing_rate` and `pacing_needed` after every hook.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcView {
+    /// `tp->tcp_mstamp`: the time of the event being processed (us).
+    pub now_us: u64,
+    /// `tp->snd_cwnd` (segments).
+    pub snd_cwnd: u32,
+    /// `tp->snd_ssthresh` (segments). `TCP_INFINITE_SSTHRESH` until the first reduction.
+    pub snd_ssthresh: u32,
+    /// `tp->snd_cwnd_cnt`: linear-increase counter.
+    pub snd_cwnd_cnt: u32,
+    /// `tp->snd_cwnd_clamp`: hard upper bound on cwnd.
+    pub snd_cwnd_clamp: u32,
+    /// `tp->snd_cwnd_stamp` (us): when cwnd was last validated/changed by the sender.
+    pub snd_cwnd_stamp_us: u64,
+    /// `tp->prior_cwnd`: cwnd when the current reduction (CWR/Recovery/Loss) started.
+    pub prior_cwnd: u32,
+    /// `tp->prior_ssthresh`: ssthresh saved for undo.
+    pub prior_ssthresh: u32,
+    /// `tp->mss_cache`: payload bytes per segment.
+    pub mss_cache: u32,
+    /// `tp->packets_out`: segments sent and not cumulatively acked.
+    pub packets_out: u32,
+    /// `tp->sacked_out`: segments SACKed.
+    pub sacked_out: u32,
+    /// `tp->lost_out`: segments marked lost.
+    pub lost_out: u32,
+    /// `tp->retrans_out`: retransmitted segments still in flight.
+    pub retrans_out: u32,
+    /// `tp->max_packets_out`: the most packets out in the last window (for cwnd validation).
+    pub max_packets_out: u32,
+    /// `tp->is_cwnd_limited`: the last window was limited by cwnd, not by the application.
+    pub is_cwnd_limited: bool,
+    /// `tp->snd_una` (segments).
+    pub snd_una: u64,
+    /// `tp->snd_nxt` (segments).
+    pub snd_nxt: u64,
+    /// `tp->delivered`: total segments delivered (cumulatively acked or SACKed).
+    pub delivered: u64,
+    /// `tp->delivered_mstamp` (us): when `delivered` last changed.
+    pub delivered_mstamp_us: u64,
+    /// `tp->lost`: total segments marked lost.
+    pub lost: u64,
+    /// `tp->app_limited`: nonzero while the delivery-rate samples are app-limited
+    /// (the `delivered` value that ends the app-limited period).
+    pub app_limited: u64,
+    /// Smoothed RTT (us, not shifted; see module docs). 0 before the first sample.
+    pub srtt_us: u32,
+    /// `tcp_min_rtt(tp)`: windowed minimum RTT (us); `u32::MAX` before the first sample.
+    pub min_rtt_us: u32,
+    /// `icsk_ca_state`.
+    pub ca_state: CaState,
+    /// `sk->sk_pacing_rate` (bytes per second).
+    pub pacing_rate: u64,
+    /// `sk->sk_max_pacing_rate` (bytes per second).
+    pub max_pacing_rate: u64,
+    /// `sk->sk_pacing_status == SK_PACING_NEEDED`: the sender spaces departures at
+    /// `pacing_rate` (the kernel's internal TCP pacing). Algorithms that pace set it in
+    /// `init`, as BBR does.
+    pub pacing_needed: bool,
+}
+
+/// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
+pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+/// `TCP_INIT_CWND` (include/net/tcp.h), RFC 6928.
+pub const TCP_INIT_CWND: u32 = 10;
+
+impl CcView {
+    /// A fresh socket as `tcp_init_sock` leaves it: cwnd 10, infinite ssthresh, no RTT.
+    pub fn new(mss: u32, now_us: u64) -> Self {
+        CcView {
+            now_us,
+            snd_cwnd: TCP_INIT_CWND,
+            snd_ssthresh: TCP_INFINITE_SSTHRESH,
+            snd_cwnd_cnt: 0,
+            snd_cwnd_clamp: u32::MAX,
+            snd_cwnd_stamp_us: now_us,
+            prior_cwnd: 0,
+            prior_ssthresh: 0,
+            mss_cache: mss,
+            packets_out: 0,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            max_packets_out: 0,
+            is_cwnd_limited: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            delivered: 0,
+            delivered_mstamp_us: now_us,
+            lost: 0,
+            app_limited: 0,
+            srtt_us: 0,
+            min_rtt_us: u32::MAX,
+            ca_state: CaState::Open,
+            pacing_rate: 0,
+            max_pacing_rate: u64::MAX,
+            pacing_needed: false,
+        }
+    }
+
+    /// `tcp_jiffies32` at HZ = 1000.
+    pub fn jiffies32(&self) -> u32 {
+        (self.now_us / 1000) as u32
+    }
+}
+
+/// A value an algorithm reports through `info()` for recording.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum InfoValue {
+    Num(f64),
+    Label(&'static str),
+}
+
+/// One named internal value; names are snake_case with their unit as suffix
+/// (`btlbw_bps`, `min_rtt_ms`), and the recorder prefixes them with `cc_`.
+pub type InfoField = (&'static str, InfoValue);
+
+/// The kernel's `struct tcp_congestion_ops`. Optional hooks default to doing nothing, as a
+/// NULL pointer does in the kernel; `ssthresh` is mandatory there and here.
+///
+/// Call order on an ACK, as in `tcp_ack()` (net/ipv4/tcp_input.c): `pkts_acked` from
+/// `tcp_clean_rtx_queue`, then `in_ack_event`, then either `cong_control(rs)` when
+/// `has_cong_control()` is true, or the sender's own cwnd path (`cong_avoid` when not
+/// reducing, PRR while in CWR/Recovery). `set_state` is called before the state changes,
+/// `ssthresh` when a reduction starts, `undo_cwnd` when a reduction is undone.
+pub trait CongestionOps: Send {
+    /// The registry name (`"cubic"`, `"bbr"`, ...).
+    fn name(&self) -> &'static str;
+
+    /// `init`: the connection starts; an algorithm sets its own fields and may set
+    /// `pacing_needed`.
+    fn init(&mut self, _tp: &mut CcView) {}
+
+    /// `ssthresh`: the slow-start threshold to use after a loss (segments).
+    fn ssthresh(&mut self, tp: &CcView) -> u32;
+
+    /// `cong_avoid`: grow cwnd on an ACK that newly acknowledged `acked` segments,
+    /// `ack` being the new `snd_una`. Not called while the sender reduces cwnd.
+    fn cong_avoid(&mut self, _tp: &mut CcView, _ack: u64, _acked: u32) {}
+
+    /// `set_state`: the CA state is about to become `new_state` (`tp.ca_state` still
+    /// holds the old one).
+    fn set_state(&mut self, _tp: &mut CcView, _new_state: CaState) {}
+
+    /// `cwnd_event`.
+    fn cwnd_event(&mut self, _tp: &mut CcView, _ev: CaEvent) {}
+
+    /// `in_ack_event`, with `ack_flags`.
+    fn in_ack_event(&mut self, _tp: &mut CcView, _flags: u32) {}
+
+    /// `pkts_acked`: RTT and count of newly acknowledged segments.
+    fn pkts_acked(&mut self, _tp: &mut CcView, _sample: &AckSample) {}
+
+    /// True if the algorithm implements `cong_control` and so owns cwnd and pacing
+    /// entirely (BBR); the sender then skips `cong_avoid` and PRR.
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
+    /// `cong_control`: called on every ACK with the delivery-rate sample.
+    fn cong_control(&mut self, _tp: &mut CcView, _rs: &RateSample) {}
+
+    /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious. The kernel's
+    /// default is `tcp_reno_undo_cwnd`: max(cwnd, prior_cwnd).
+    fn undo_cwnd(&mut self, tp: &CcView) -> u32 {
+        tp.snd_cwnd.max(tp.prior_cwnd)
+    }
+
+    /// Internal values for recording (the spirit of `get_info`).
+    fn info(&self) -> Vec<InfoField> {
+        Vec::new()
+    }
+}

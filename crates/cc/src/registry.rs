@@ -1,0 +1,204 @@
+//! Algorithms by name. Each algorithm module exports one `AlgorithmSpec` (its name,
+//! source, parameter schema and factory); `ALGORITHMS` lists them once. The parameter
+//! schema is what `tcplab algorithms` prints and what spec validation checks against.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::ops::CongestionOps;
+
+/// The type of one algorithm parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamKind {
+    Float,
+    Int,
+    Bool,
+}
+
+/// One tunable: its name, default, allowed range and meaning (with its source).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    /// Default value (bools: 0.0 / 1.0).
+    pub default: f64,
+    /// Inclusive lower and upper bounds (ignored for bools).
+    pub min: f64,
+    pub max: f64,
+    /// What it means, its unit and where the default comes from.
+    pub doc: &'static str,
+}
+
+/// A value given for a parameter: a number or a flag.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ParamValue {
+    Num(f64),
+    Bool(bool),
+}
+
+/// Parameters after validation: every name of the schema present, defaults filled in.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params {
+    values: BTreeMap<&'static str, f64>,
+}
+
+impl Params {
+    /// The value of `name`; panics if the name is not in the algorithm's schema, which
+    /// is a bug in the algorithm's factory, never a user error (validation runs first).
+    pub fn get(&self, name: &str) -> f64 {
+        match self.values.get(name) {
+            Some(v) => *v,
+            None => panic!("parameter {name:?} is not in this algorithm's schema"),
+        }
+    }
+    pub fn get_bool(&self, name: &str) -> bool {
+        self.get(name) != 0.0
+    }
+    pub fn get_u32(&self, name: &str) -> u32 {
+        self.get(name) as u32
+    }
+}
+
+/// Why an algorithm could not be built. The message names the parameter and what is
+/// allowed; the caller prefixes the spec path.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcError {
+    UnknownAlgorithm { name: String },
+    UnknownParam { algorithm: &'static str, param: String },
+    BadParam { algorithm: &'static str, param: &'static str, reason: String },
+}
+
+impl fmt::Display for CcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CcError::UnknownAlgorithm { name } => {
+                write!(f, "unknown algorithm '{name}'; known: {}", names().join(", "))
+            }
+            CcError::UnknownParam { algorithm, param } => {
+                let known: Vec<&str> =
+                    find(algorithm).map(|s| s.params.iter().map(|p| p.name).collect()).unwrap_or_default();
+                if known.is_empty() {
+                    write!(f, "unknown parameter '{param}' for {algorithm}; it takes none")
+                } else {
+                    write!(f, "unknown parameter '{param}' for {algorithm}; known: {}", known.join(", "))
+                }
+            }
+            CcError::BadParam { algorithm, param, reason } => {
+                write!(f, "parameter '{param}' of {algorithm}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CcError {}
+
+/// An algorithm's entry: the config is the factory (quinn's habit).
+pub struct AlgorithmSpec {
+    pub name: &'static str,
+    /// One line: what it is.
+    pub summary: &'static str,
+    /// The paper section or kernel file it follows.
+    pub source: &'static str,
+    pub params: &'static [ParamSpec],
+    pub build: fn(&Params) -> Box<dyn CongestionOps>,
+}
+
+impl AlgorithmSpec {
+    /// Check `given` against the schema and fill defaults.
+    pub fn validate(&self, given: &BTreeMap<String, ParamValue>) -> Result<Params, CcError> {
+        for key in given.keys() {
+            if !self.params.iter().any(|p| p.name == key) {
+                return Err(CcError::UnknownParam { algorithm: self.name, param: key.clone() });
+            }
+        }
+        let mut values = BTreeMap::new();
+        for p in self.params {
+            let v = match given.get(p.name) {
+                None => p.default,
+                Some(value) => check_value(self.name, p, *value)?,
+            };
+            values.insert(p.name, v);
+        }
+        Ok(Params { values })
+    }
+
+    /// Validate and build.
+    pub fn instantiate(&self, given: &BTreeMap<String, ParamValue>) -> Result<Box<dyn CongestionOps>, CcError> {
+        let params = self.validate(given)?;
+        Ok((self.build)(&params))
+    }
+
+    /// The defaults, for tests and tools.
+    pub fn default_params(&self) -> Params {
+        self.validate(&BTreeMap::new()).expect("defaults satisfy their own schema")
+    }
+}
+
+fn check_value(algorithm: &'static str, p: &ParamSpec, value: ParamValue) -> Result<f64, CcError> {
+    let bad = |reason: String| CcError::BadParam { algorithm, param: p.name, reason };
+    match (p.kind, value) {
+        (ParamKind::Bool, ParamValue::Bool(b)) => Ok(if b { 1.0 } else { 0.0 }),
+        (ParamKind::Bool, ParamValue::Num(_)) => Err(bad("expected true or false".into())),
+        (_, ParamValue::Bool(_)) => Err(bad(format!("expected a number in [{}, {}]", p.min, p.max))),
+        (kind, ParamValue::Num(x)) => {
+            if !x.is_finite() || x < p.min || x > p.max {
+                return Err(bad(format!("{x} is outside the allowed range [{}, {}]", p.min, p.max)));
+            }
+            if kind == ParamKind::Int && x.fract() != 0.0 {
+                return Err(bad(format!("{x} is not a whole number")));
+            }
+            Ok(x)
+        }
+    }
+}
+
+/// Every registered algorithm, in the order `tcplab algorithms` lists them.
+pub static ALGORITHMS: &[&AlgorithmSpec] = &[&crate::reno::SPEC];
+
+/// The entry named `name`.
+pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {
+    ALGORITHMS.iter().copied().find(|s| s.name == name)
+}
+
+/// All registered names.
+pub fn names() -> Vec<&'static str> {
+    ALGORITHMS.iter().map(|s| s.name).collect()
+}
+
+/// Build `name` with `params`, validating both.
+pub fn build(name: &str, params: &BTreeMap<String, ParamValue>) -> Result<Box<dyn CongestionOps>, CcError> {
+    find(name).ok_or_else(|| CcError::UnknownAlgorithm { name: name.to_string() })?.instantiate(params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_algorithm_lists_known_names() {
+        let err = build("bbbr", &BTreeMap::new()).err().unwrap();
+        let msg = err.to_string();
+        assert!(msg.starts_with("unknown algorithm 'bbbr'; known: "), "{msg}");
+        assert!(msg.contains("reno"), "{msg}");
+    }
+
+    #[test]
+    fn names_are_unique() {
+        let mut n = names();
+        n.sort();
+        let before = n.len();
+        n.dedup();
+        assert_eq!(before, n.len());
+    }
+
+    #[test]
+    fn every_default_lies_in_its_range() {
+        for spec in ALGORITHMS {
+            for p in spec.params {
+                assert!(p.min <= p.default && p.default <= p.max, "{}.{}", spec.name, p.name);
+            }
+            let cc = (spec.build)(&spec.default_params());
+            assert_eq!(cc.name(), spec.name);
+        }
+    }
+}
