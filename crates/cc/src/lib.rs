@@ -5,6 +5,7 @@
 //! - [`helpers`]: kernel helpers (slow start, additive increase, Reno threshold).
 //! - [`registry`]: algorithms by name, with parameter schemas.
 
+pub mod cubic;
 pub mod helpers;
 pub mod ops;
 pub mod registry;
