@@ -637,3 +637,106 @@ fn bbr_registry_builds_with_defaults_and_rejects_bad_gain() {
     assert_eq!(cfg, BbrConfig::default());
     assert_eq!((cfg.high_gain, cfg.drain_gain, cfg.cwnd_gain), (739, 88, 512));
 }
+
+// ---------------------------------------------------------------- long-term bw
+
+/// Two lossy 200 ms intervals of `first` and `second` packets delivered; returns the
+/// flow after the second interval's closing loss.
+fn policed(first: u32, second: u32, cfg: BbrConfig) -> Flow {
+    let mut f = Flow::in_probe_bw(2);
+    let sampling = cfg.lt_bw;
+    f.cc.bbr.cfg = cfg;
+    // First loss at 1.010 s starts sampling: interval from 1010 ms, delivered 1001,
+    // lost 1 (this ACK's counts are already in tp).
+    f.ack(Ack { at_us: 1_010_000, losses: 1, ..Ack::default() });
+    assert_eq!(f.bbr().lt_is_sampling, sampling);
+    let mut t = 1_010_000;
+    for total in [first, second] {
+        // Four loss-free rounds of 20 packets, then a round-ending ACK carrying the
+        // rest of `total` and 25 losses: lost/delivered = 25/total >= 50/256.
+        for _ in 0..4 {
+            t += 40_000;
+            f.ack(Ack { at_us: t, acked: 20, ends_round: true, ..Ack::default() });
+        }
+        t += 40_000;
+        f.ack(Ack { at_us: t, acked: total - 80, losses: 25, ends_round: true, ..Ack::default() });
+    }
+    f
+}
+
+#[test]
+fn bbr_lt_bw_detects_policer_from_two_consistent_lossy_intervals() {
+    // Interval 1: 100 packets in 1210 - 1010 = 200 ms: 100 * 2^24 / 200000 = 8388.
+    // Interval 2: 95 packets in 200 ms: 95 * 2^24 / 200000 = 7969.2 -> 7969.
+    // |7969 - 8388| = 419; 419 * 256 = 107264 <= 32 * 8388 = 268416: consistent.
+    // lt_bw = (7969 + 8388) >> 1 = 8178.
+    let mut f = policed(100, 95, BbrConfig::default());
+    assert!(f.bbr().lt_use_bw);
+    assert_eq!(f.bbr().lt_bw, 8178);
+    assert_eq!(f.bbr().pacing_gain, 256);
+    // Paced at lt_bw with gain 1 whatever the phase: rate(8178, 256) = 698764 bytes/s.
+    assert_eq!(f.tp.pacing_rate, 698_764);
+    // 48 rounds later (PROBE_BW), lt_bw is dropped and gain cycling restarts.
+    let mut t = 1_410_000;
+    for round in 1..=48 {
+        t += 40_000;
+        f.ack(Ack { at_us: t, acked: 20, ends_round: true, ..Ack::default() });
+        assert_eq!(f.bbr().lt_use_bw, round < 48, "round {round}");
+    }
+    assert_eq!(f.bbr().lt_bw, 0);
+}
+
+#[test]
+fn bbr_lt_bw_inconsistent_intervals_are_not_a_policer() {
+    // Interval 2: 81 packets in 200 ms: 81 * 2^24 / 200000 = 6794.6 -> 6794.
+    // |6794 - 8388| = 1594; 1594 * 256 = 408064 > 32 * 8388 = 268416, and
+    // rate(1594, 256) = 1594 * 1448 * 990000 >> 24 = 136198 bytes/s > 500: not
+    // consistent. The newer interval's rate becomes lt_bw, to compare with the next.
+    let f = policed(100, 81, BbrConfig::default());
+    assert!(!f.bbr().lt_use_bw);
+    assert_eq!(f.bbr().lt_bw, 6794);
+}
+
+#[test]
+fn bbr_lt_bw_off_never_uses_long_term_rate() {
+    let f = policed(100, 95, BbrConfig { lt_bw: false, ..BbrConfig::default() });
+    assert!(!f.bbr().lt_use_bw);
+    assert_eq!(f.bbr().lt_bw, 0);
+}
+
+// ---------------------------------------------------------------- ACK aggregation
+
+#[test]
+fn bbr_extra_acked_adds_burst_to_target_and_expires_after_ten_rounds() {
+    let mut f = Flow::in_probe_bw(2);
+    // ACK 1 at 1.010 s, 1 packet: the epoch (from 0) expected 8388 * 1010000 / 2^24 =
+    // 504 > 0 acked: new epoch at 1.010 s; extra = 1.
+    f.ack(Ack { at_us: 1_010_000, acked: 1, ..Ack::default() });
+    // ACK 2 at the same instant, 10 packets: expected 0, extra = 11.
+    f.ack(Ack { at_us: 1_010_000, acked: 10, ..Ack::default() });
+    assert_eq!(ack_aggregation::bbr_extra_acked(f.bbr()), 11);
+    // ACK 3 10 ms later, 2 packets: expected 8388 * 10000 / 2^24 = 4; extra = 13 - 4 =
+    // 9 < 11. Target = bdp 40 + 11 (below the 100 ms cap of 49) + 6 = 57 -> even 58.
+    // cwnd: 40 -> 41 (target 48) -> 51 -> 53.
+    f.ack(Ack { at_us: 1_020_000, acked: 2, ..Ack::default() });
+    assert_eq!((f.bbr().target_cwnd, f.tp.snd_cwnd), (58, 53));
+    // One-packet ACKs every 40 ms ending a round each: each restarts the epoch
+    // (expected 19 or more >= acked), extra = 1. The slot flips every 5 rounds: 11
+    // survives 9 rounds and is cleared at the 10th.
+    let mut extra = Vec::new();
+    for r in 1..=10u64 {
+        f.ack(Ack { at_us: 1_020_000 + r * 40_000, acked: 1, ends_round: true, ..Ack::default() });
+        extra.push(ack_aggregation::bbr_extra_acked(f.bbr()));
+    }
+    assert_eq!(extra, [11, 11, 11, 11, 11, 11, 11, 11, 11, 1]);
+}
+
+#[test]
+fn bbr_extra_acked_off_leaves_target_at_bdp_plus_budget() {
+    let mut f = Flow::in_probe_bw(2);
+    f.cc.bbr.cfg.extra_acked_gain = 0;
+    f.ack(Ack { at_us: 1_010_000, acked: 1, ..Ack::default() });
+    f.ack(Ack { at_us: 1_010_000, acked: 10, ..Ack::default() });
+    // 40 + 0 + 6 = 46.
+    assert_eq!((f.bbr().target_cwnd, ack_aggregation::bbr_extra_acked(f.bbr())), (46, 0));
+}
