@@ -15,8 +15,8 @@
 use super::model::bbr_update_gains;
 use super::pacing::{bbr_rate_bytes_per_sec, bbr_tso_segs_goal};
 use super::*;
-use crate::ops::{CaEvent, CaState, CcView, CongestionOps, InfoValue, RateSample};
 use crate::ops::InfoField;
+use crate::ops::{CaEvent, CaState, CcView, CongestionOps, InfoValue, RateSample};
 
 /// A variant that only caps cwnd: shows the `cap_cwnd` and `info` hooks are used.
 struct CapAt(u32);
@@ -287,6 +287,7 @@ fn bbr_probe_bw_never_starts_in_the_drain_phase() {
     for seed in 0..200u64 {
         let cfg = BbrConfig { seed, ..BbrConfig::default() };
         let mut f = Flow::new(cfg);
+        f.cc.bbr.mode = BbrMode::Drain; // as when DRAIN ends
         probe_bw::bbr_reset_probe_bw_mode(&mut f.cc.bbr, &f.tp);
         seen[f.bbr().cycle_idx as usize] += 1;
     }
@@ -298,6 +299,7 @@ fn bbr_probe_bw_never_starts_in_the_drain_phase() {
 fn bbr_start_phase_is_a_function_of_the_seed() {
     let phase = |seed| {
         let mut f = Flow::new(BbrConfig { seed, ..BbrConfig::default() });
+        f.cc.bbr.mode = BbrMode::Drain;
         (0..10)
             .map(|_| {
                 probe_bw::bbr_reset_probe_bw_mode(&mut f.cc.bbr, &f.tp);
