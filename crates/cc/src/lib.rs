@@ -8,10 +8,13 @@
 //!   the research variants build on.
 
 pub mod bbr;
+pub mod cubic;
 pub mod helpers;
+pub mod illinois;
 pub mod ops;
 pub mod registry;
 pub mod reno;
+pub mod vegas;
 
 pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample};
 pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};
