@@ -47,9 +47,12 @@ fn bbr_single_flow_fills_the_link_with_a_small_queue_and_probes_rtt_every_ten_se
     let util = flow_mean(&out, "throughput_bps", 0, 2 * S, 60 * S) / PAYLOAD_10M;
     // min_rtt in PROBE_BW within 1 ms of the path minimum 41.27 ms (the issue's "within
     // 1 ms of 40 ms" is for the propagation delay; the 1.27 ms of serialization is part
-    // of every RTT). Measured 41.266 ms, and 41.836 ms after PROBE_RTTs whose 4-packet
-    // flights meet delayed ACKs. (On entering PROBE_RTT the expired filter takes the
-    // current, queued sample for a few ms, as the kernel does; those rows are excluded.)
+    // of every RTT). Measured 41.266 ms, and 41.836 ms after some PROBE_RTTs: there the
+    // 4-packet flight moves in delayed-ACK pairs, and the kernel's pacing credit after
+    // idle (tcp_update_skb_after_send forgives up to half a packet time) lets the second
+    // of a pair leave ~0.6 ms after the first, so it waits ~0.57 ms behind it. (On
+    // entering PROBE_RTT the expired filter takes the current, queued sample for a few
+    // ms, as the kernel does; those rows are excluded.)
     let mode = str_col(&out, "cc_mode");
     let min_rtt = f64_col(&out, "cc_min_rtt_ms");
     let pbw = rows(&out, 0, 2 * S, 60 * S).into_iter().filter(|&i| mode[i] == "PROBE_BW");
