@@ -9,6 +9,7 @@ pub mod helpers;
 pub mod ops;
 pub mod registry;
 pub mod reno;
+pub mod variants;
 
 pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample};
 pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};
