@@ -142,6 +142,107 @@ pub fn acd_set_cwnd_to_recover_or_restore(st: &mut RecoverState, inp: &RecoverIn
     RecoverDecision { cwnd, conserving: false, started }
 }
 
+// ---------------------------------------------------------------------------------------
+// The variant: tcp_bbr.c with `bbr_set_cwnd_to_recover_or_restore` replaced by Figure 7.
+
+use crate::bbr::bw::bbr_bw;
+use crate::bbr::cwnd::bbr_target_cwnd;
+use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrVariant, RecoverOrRestore, BBR_CWND_MIN_TARGET, BBR_UNIT};
+use crate::bbr_param_specs;
+use crate::ops::{CcView, InfoField, InfoValue, RateSample};
+use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
+
+const ALPHA_US: ParamSpec = ParamSpec {
+    name: "alpha_us",
+    kind: ParamKind::Int,
+    default: ACD_ALPHA_US as f64,
+    min: 0.0,
+    max: 1_000_000.0,
+    doc: "RTT band (+-us) for an 'almost identical' RTT; BBR-ACD Figure 6 (1000 us), \
+          Table 3 also 500 and 1500",
+};
+const HALVE_ONCE: ParamSpec = ParamSpec {
+    name: "halve_once",
+    kind: ParamKind::Bool,
+    default: 0.0,
+    min: 0.0,
+    max: 1.0,
+    doc: "halve cwnd only on the ACK entering recovery (Section 4.2 prose) instead of on \
+          every ACK of the conservation round (Figure 7 code, default)",
+};
+
+pub static SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "bbr-acd",
+    summary: "BBR that halves cwnd on loss only when the RTT shows actual congestion",
+    source: "Mahmud et al., BBR-ACD, Electronics 2020, Section 4, Figures 6-8",
+    params: bbr_param_specs![ALPHA_US, HALVE_ONCE],
+    build: |p: &Params| {
+        Box::new(BbrFamily::new(
+            BbrConfig::from_params(p),
+            BbrAcd::new(p.get_u32("alpha_us"), p.get_bool("halve_once")),
+        ))
+    },
+};
+
+/// BBR-ACD's additions to `struct bbr`.
+#[derive(Clone, Debug, Default)]
+pub struct BbrAcd {
+    pub alpha_us: u32,
+    pub halve_once: bool,
+    pub probe: CongestionProbe,
+    /// The last `bbr_probe_congestion()` result.
+    pub congested: bool,
+}
+
+impl BbrAcd {
+    pub fn new(alpha_us: u32, halve_once: bool) -> Self {
+        BbrAcd { alpha_us, halve_once, ..Default::default() }
+    }
+}
+
+impl BbrVariant for BbrAcd {
+    fn name(&self) -> &'static str {
+        "bbr-acd"
+    }
+
+    /// Figure 7 (called, as in the kernel, only on ACKs that acked something).
+    fn set_cwnd_to_recover_or_restore(
+        &mut self,
+        bbr: &mut Bbr,
+        tp: &CcView,
+        rs: &RateSample,
+        _acked: u32,
+    ) -> RecoverOrRestore {
+        // `bbr_probe_congestion(sk, rs) && ...`: evaluated first, so on every call.
+        self.congested = self.probe.bbr_probe_congestion(rs.rtt_us, bbr.min_rtt_us, self.alpha_us);
+        let mut st = RecoverState { prev_ca_state: bbr.prev_ca_state, packet_conservation: bbr.packet_conservation };
+        let d = acd_set_cwnd_to_recover_or_restore(
+            &mut st,
+            &RecoverInput {
+                snd_cwnd: tp.snd_cwnd,
+                losses: rs.losses,
+                ca_state: tp.ca_state,
+                prior_cwnd: bbr.prior_cwnd,
+                target_cwnd_unit_gain: bbr_target_cwnd(bbr, tp, bbr_bw(bbr), BBR_UNIT),
+                congested: self.congested,
+                cwnd_min_target: BBR_CWND_MIN_TARGET,
+                halve_once: self.halve_once,
+            },
+        );
+        bbr.prev_ca_state = st.prev_ca_state;
+        bbr.packet_conservation = st.packet_conservation;
+        if d.started {
+            bbr.next_rtt_delivered = tp.delivered; // start a round now
+        }
+        RecoverOrRestore { cwnd: d.cwnd, conserving: d.conserving }
+    }
+
+    fn info(&self, _bbr: &Bbr, out: &mut Vec<InfoField>) {
+        out.push(("acd_congested", InfoValue::Num(f64::from(u8::from(self.congested)))));
+        out.push(("acd_steady_rtt_count", InfoValue::Num(f64::from(self.probe.count_if_steady_rtt))));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -272,5 +373,63 @@ mod tests {
         // Back to Open: max(30, prior 80) = 80, conservation ends.
         let d = acd_set_cwnd_to_recover_or_restore(&mut st, &input(30, 0, CaState::Open, false));
         assert_eq!(d, RecoverDecision { cwnd: 80, conserving: false, started: false });
+    }
+
+    // ---- hook-level: driven through cong_control (testkit: target 106 at gain 2, 56 at gain 1)
+
+    use crate::bbr::KernelBbr;
+    use crate::ops::CongestionOps;
+    use crate::variants::testkit::Flow;
+
+    #[test]
+    fn acd_loss_after_three_steady_rtts_halves_cwnd() {
+        let mut f = Flow::steady(BbrAcd::new(ACD_ALPHA_US, false));
+        // Open, one packet each: cwnd 100 -> 101 -> 102 -> 103 (toward target 106).
+        assert_eq!(f.ack(50_000, 0, CaState::Open), 101);
+        assert_eq!(f.ack(50_400, 0, CaState::Open), 102);
+        assert_eq!(f.ack(50_800, 0, CaState::Open), 103);
+        assert!(f.cc.variant().congested);
+        // Enter Recovery, 2 lost, RTT 51.2 ms (count 3): 103 - 2 = 101; min(101/2, 56) = 50.
+        assert_eq!(f.ack(51_200, 2, CaState::Recovery), 50);
+        assert!(f.cc.bbr().packet_conservation);
+        // Kernel BBR on the same ACKs: inflight + acked = 100 + 1 = 101 (prior_in_flight
+        // 100, no packets leave the pipe in this fixture).
+        let mut k = Flow::steady(KernelBbr);
+        for r in [50_000, 50_400, 50_800] {
+            k.ack(r, 0, CaState::Open);
+        }
+        assert_eq!(k.ack(51_200, 2, CaState::Recovery), 101);
+    }
+
+    #[test]
+    fn acd_loss_with_spread_rtt_below_twice_min_rtt_does_not_cut() {
+        let mut f = Flow::steady(BbrAcd::new(ACD_ALPHA_US, false));
+        for r in [50_000, 51_500, 53_000] {
+            f.ack(r, 0, CaState::Open);
+        }
+        // 54.5 ms: step 1.5 ms > alpha, 54.5 < 80: not congested. 103 - 2 = 101, no
+        // conservation, then min(101 + 1, 106) = 102.
+        assert_eq!(f.ack(54_500, 2, CaState::Recovery), 102);
+        assert!(!f.cc.variant().congested && !f.cc.bbr().packet_conservation);
+    }
+
+    #[test]
+    fn acd_loss_with_rtt_above_twice_min_rtt_halves_cwnd() {
+        let mut f = Flow::steady(BbrAcd::new(ACD_ALPHA_US, false));
+        // 80.1 ms > 2 x 40 ms on the recovery ACK itself: 100 - 0 = 100; min(50, 56) = 50.
+        assert_eq!(f.ack(80_100, 0, CaState::Recovery), 50);
+    }
+
+    #[test]
+    fn acd_restores_prior_cwnd_when_recovery_ends() {
+        let mut f = Flow::steady(BbrAcd::new(ACD_ALPHA_US, true));
+        f.cc.ssthresh(&f.tp); // bbr_save_cwnd: prior_cwnd = 100
+        assert_eq!(f.ack(80_100, 0, CaState::Recovery), 50);
+        // halve_once: the next ACK of the round holds 50 (Figure 7 would give 25).
+        assert_eq!(f.ack(80_100, 0, CaState::Recovery), 50);
+        // Back to Open: max(50, prior 100) = 100, then min(100 + 1, 106) = 101.
+        assert_eq!(f.ack(45_000, 0, CaState::Open), 101);
+        let info = f.cc.info();
+        assert!(info.iter().any(|(k, _)| *k == "acd_steady_rtt_count"));
     }
 }

@@ -17,3 +17,6 @@ pub mod cws;
 pub mod da_bbr;
 pub mod modest;
 pub mod window;
+
+#[cfg(test)]
+pub(crate) mod testkit;
