@@ -157,6 +157,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::reno::SPEC,
     &crate::bbr::SPEC,
     &crate::variants::acd::SPEC,
+    &crate::variants::cws::SPEC,
 ];
 
 /// The entry named `name`.
