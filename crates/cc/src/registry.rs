@@ -158,6 +158,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::bbr::SPEC,
     &crate::variants::acd::SPEC,
     &crate::variants::cws::SPEC,
+    &crate::variants::acw::SPEC,
 ];
 
 /// The entry named `name`.

@@ -122,6 +122,130 @@ pub fn acw_cwnd_gain(inp: &AcwInput) -> AcwDecision {
     AcwDecision { cwnd_gain, alpha, beta, i_pkts, q_pkts, branch }
 }
 
+// ---------------------------------------------------------------------------------------
+// The variant: tcp_bbr.c with `bbr_update_gains` setting PROBE_BW's cwnd_gain from
+// Algorithm 1, and an observer that keeps Algorithm 1's inputs.
+
+use super::window::{Extreme, RoundWindow};
+use crate::bbr::model::bbr_update_gains;
+use crate::bbr::{gain_to_unit, Bbr, BbrConfig, BbrFamily, BbrMode, BbrVariant};
+use crate::bbr_param_specs;
+use crate::ops::{CaState, CcView, InfoField, InfoValue, RateSample};
+use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
+
+const D_WINDOW_ROUNDS: ParamSpec = ParamSpec {
+    name: "d_window_rounds",
+    kind: ParamKind::Int,
+    default: ACW_D_WINDOW_ROUNDS as f64,
+    min: 1.0,
+    max: 1000.0,
+    doc: "rounds over which d_max / d_min of Eq. 1 are taken from this flow's own \
+          delivery-rate samples (the paper leaves them loose; 10 = BBR's bw filter, so \
+          d_max = D_i)",
+};
+
+pub static SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "bbr-acw",
+    summary: "BBR whose PROBE_BW cwnd_gain adapts per flow to delivery rate, queue and loss",
+    source: "Electronics 10(5):615 (2021), BBR-ACW, Section 4.2, Algorithm 1, Equations 1-2",
+    params: bbr_param_specs![D_WINDOW_ROUNDS],
+    build: |p: &Params| {
+        Box::new(BbrFamily::new(BbrConfig::from_params(p), BbrAcw::new(p.get_u32("d_window_rounds"))))
+    },
+};
+
+/// BBR-ACW's additions to `struct bbr`.
+#[derive(Clone, Debug)]
+pub struct BbrAcw {
+    /// Line 4: min RTT sample over the last 3 rounds (us).
+    pub min_rtt_3rounds: RoundWindow,
+    /// Eq. 1's d_min and d_max (packets per second).
+    pub d_min: RoundWindow,
+    pub d_max: RoundWindow,
+    /// d_i: the latest delivery-rate sample (packets per second).
+    pub d: Option<f64>,
+    /// The last decision of Algorithm 1.
+    pub decision: Option<AcwDecision>,
+}
+
+impl BbrAcw {
+    pub fn new(d_window_rounds: u32) -> Self {
+        BbrAcw {
+            min_rtt_3rounds: RoundWindow::new(Extreme::Min, ACW_MIN_RTT_WIN_ROUNDS),
+            d_min: RoundWindow::new(Extreme::Min, d_window_rounds),
+            d_max: RoundWindow::new(Extreme::Max, d_window_rounds),
+            d: None,
+            decision: None,
+        }
+    }
+}
+
+impl BbrVariant for BbrAcw {
+    fn name(&self) -> &'static str {
+        "bbr-acw"
+    }
+
+    /// Keep d_i, d_min, d_max and the 3-round min RTT; run Algorithm 1 on each ACK with
+    /// an RTT sample.
+    fn on_ack(&mut self, bbr: &Bbr, tp: &CcView, rs: &RateSample) {
+        let round = u64::from(bbr.rtt_cnt);
+        if rs.delivered > 0 && rs.interval_us > 0 && !rs.is_app_limited {
+            let d = rs.delivered as f64 * 1e6 / rs.interval_us as f64;
+            self.d = Some(d);
+            self.d_min.update(round, d);
+            self.d_max.update(round, d);
+        }
+        self.d_min.expire(round);
+        self.d_max.expire(round);
+        if rs.rtt_us < 0 {
+            self.min_rtt_3rounds.expire(round);
+            return;
+        }
+        self.min_rtt_3rounds.update(round, rs.rtt_us as f64);
+        let (Some(d), Some(d_min), Some(d_max), Some(min3)) =
+            (self.d, self.d_min.get(), self.d_max.get(), self.min_rtt_3rounds.get())
+        else {
+            return;
+        };
+        if bbr.min_rtt_us == u32::MAX {
+            return;
+        }
+        self.decision = Some(acw_cwnd_gain(&AcwInput {
+            d,
+            d_min,
+            d_max,
+            rtt_us: rs.rtt_us as f64,
+            min_rtt_us: f64::from(bbr.min_rtt_us),
+            min_rtt_3rounds_us: min3,
+            has_loss: rs.losses > 0 || tp.ca_state >= CaState::Recovery,
+        }));
+    }
+
+    /// `bbr_update_gains`, then Algorithm 1's cwnd_gain in PROBE_BW.
+    fn update_gains(&mut self, bbr: &mut Bbr, _tp: &CcView) {
+        bbr_update_gains(bbr);
+        if let (BbrMode::ProbeBw, Some(d)) = (bbr.mode, self.decision) {
+            bbr.cwnd_gain = gain_to_unit(d.cwnd_gain);
+        }
+    }
+
+    fn info(&self, _bbr: &Bbr, out: &mut Vec<InfoField>) {
+        let d = self.decision;
+        let num = |f: fn(&AcwDecision) -> f64| InfoValue::Num(d.as_ref().map_or(f64::NAN, f));
+        out.push(("acw_alpha", num(|d| d.alpha)));
+        out.push(("acw_beta", num(|d| d.beta)));
+        out.push(("acw_i_pkts", num(|d| d.i_pkts)));
+        out.push(("acw_q_pkts", num(|d| d.q_pkts)));
+        let label = match d.map(|d| d.branch) {
+            Some(AcwBranch::Alpha) => "alpha",
+            Some(AcwBranch::Beta) => "beta",
+            Some(AcwBranch::Default) => "default",
+            None => "none",
+        };
+        out.push(("acw_branch", InfoValue::Label(label)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,5 +324,43 @@ mod tests {
         // T = 12.5 ms exactly: I = 1.25 Q is still light load (line 5 uses <=).
         let d = acw_cwnd_gain(&inp(12_500.0, 10_500.0, true));
         assert_eq!(d.branch, AcwBranch::Alpha);
+    }
+
+    // ---- hook-level: driven through cong_control (testkit: min_rtt 40 ms, 2 BDP = 100)
+
+    use crate::bbr::KernelBbr;
+    use crate::variants::testkit::Flow;
+
+    #[test]
+    fn acw_standing_queue_raises_cwnd_gain_by_alpha_for_the_faster_sample() {
+        let mut f = Flow::steady(BbrAcw::new(ACW_D_WINDOW_ROUNDS));
+        // RTT 45 ms <= 1.25 x 40 = 50 and no sample at 40 ms in 3 rounds: alpha branch.
+        // Samples of 1, 4 and 3 packets per 40 ms: d = 25, 100, 75 pkt/s.
+        f.ack_full(45_000, 1, 0, CaState::Open, false); // d = d_min = d_max: alpha 1, gain 2
+        assert_eq!(f.cc.bbr().cwnd_gain(), 512);
+        f.ack_full(45_000, 4, 0, CaState::Open, false); // d = d_max: alpha 2, gain 4
+        assert_eq!(f.cc.bbr().cwnd_gain(), 1024);
+        // d = 75: (75 - 25) / (100 - 25) x 2 = 1.3333, gain 2.6667 x 256 = 682.67 -> 683.
+        f.ack_full(45_000, 3, 0, CaState::Open, false);
+        assert_eq!(f.cc.bbr().cwnd_gain(), 683);
+    }
+
+    #[test]
+    fn acw_loss_under_high_load_lowers_cwnd_and_bbr_does_not() {
+        let mut f = Flow::steady(BbrAcw::new(ACW_D_WINDOW_ROUNDS));
+        // RTT 60 ms > 50 ms with a loss: beta = 60 / (60 + 40) = 0.6, gain 1.2 -> 307.
+        // Target: ceil(20971 x 40000 x 307/256 / 2^24) = ceil(59.96) = 60, + 6 = 66.
+        // cwnd 100 - 1 lost = 99; min(99 + 1, 66) = 66.
+        assert_eq!(f.ack(60_000, 1, CaState::Open), 66);
+        assert_eq!(f.cc.bbr().cwnd_gain(), 307);
+        let mut k = Flow::steady(KernelBbr);
+        assert_eq!(k.ack(60_000, 1, CaState::Open), 100); // min(99 + 1, 106)
+    }
+
+    #[test]
+    fn acw_high_load_without_loss_keeps_bbr_gain() {
+        let mut f = Flow::steady(BbrAcw::new(ACW_D_WINDOW_ROUNDS));
+        f.ack(60_000, 0, CaState::Open);
+        assert_eq!(f.cc.bbr().cwnd_gain(), 512);
     }
 }
