@@ -62,6 +62,88 @@ pub fn bbq_probe_time_exhausted(elapsed_us: u64, min_rtt_us: u32, cap_us: u32, p
     persistent_queue && elapsed_us > u64::from(min_rtt_us.min(cap_us))
 }
 
+// ---------------------------------------------------------------------------------------
+// The variant: tcp_bbr.c with one more way out of the 1.25 phase in
+// `bbr_is_next_cycle_phase`.
+
+use crate::bbr::probe_bw::bbr_is_next_cycle_phase;
+use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrVariant, BBR_UNIT};
+use crate::bbr_param_specs;
+use crate::ops::{CcView, InfoField, InfoValue, RateSample};
+use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
+
+const PROBE_CAP_MS: ParamSpec = ParamSpec {
+    name: "probe_cap_ms",
+    kind: ParamKind::Float,
+    default: BBQ_PROBE_CAP_US as f64 / 1000.0,
+    min: 0.1,
+    max: 10_000.0,
+    doc: "longest 1.25 probing phase while a persistent queue is seen (ms); not found in \
+          the BBQ paper: 10 ms, the shortest RTT of the BBR-ACW Section 5.2 experiment",
+};
+
+pub static SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "bbq",
+    summary: "BBR whose bandwidth probing is cut short while a persistent queue is seen",
+    source: "Ma et al., Fairness of Congestion-Based Congestion Control, arXiv:1706.09115 \
+             (core idea; details chosen, see module doc)",
+    params: bbr_param_specs![PROBE_CAP_MS],
+    build: |p: &Params| {
+        let cap_us = (p.get("probe_cap_ms") * 1000.0).round() as u32;
+        Box::new(BbrFamily::new(BbrConfig::from_params(p), Bbq::new(cap_us)))
+    },
+};
+
+/// BBQ's additions to `struct bbr`.
+#[derive(Clone, Debug, Default)]
+pub struct Bbq {
+    pub probe_cap_us: u32,
+    pub detector: QueueDetector,
+    /// `cycle_mstamp` of the phase the detector describes.
+    pub phase_mstamp: u64,
+    /// The last phase ended by BBQ's cap rather than the kernel's rule.
+    pub capped: bool,
+}
+
+impl Bbq {
+    pub fn new(probe_cap_us: u32) -> Self {
+        Bbq { probe_cap_us, ..Default::default() }
+    }
+}
+
+impl BbrVariant for Bbq {
+    fn name(&self) -> &'static str {
+        "bbq"
+    }
+
+    /// The kernel's rule, or a persistent queue and min(min_rtt, cap) spent probing.
+    fn is_next_cycle_phase(&mut self, bbr: &Bbr, tp: &CcView, rs: &RateSample) -> bool {
+        if bbr.cycle_mstamp != self.phase_mstamp {
+            self.detector.reset();
+            self.phase_mstamp = bbr.cycle_mstamp;
+        }
+        self.detector.update(rs.rtt_us);
+        if bbr_is_next_cycle_phase(bbr, tp, rs) {
+            return true;
+        }
+        let elapsed_us = tp.delivered_mstamp_us.saturating_sub(bbr.cycle_mstamp);
+        self.capped = bbr.pacing_gain > BBR_UNIT
+            && bbq_probe_time_exhausted(
+                elapsed_us,
+                bbr.min_rtt_us,
+                self.probe_cap_us,
+                self.detector.persistent_queue(bbr.min_rtt_us),
+            );
+        self.capped
+    }
+
+    fn info(&self, bbr: &Bbr, out: &mut Vec<InfoField>) {
+        let q = self.detector.persistent_queue(bbr.min_rtt_us);
+        out.push(("bbq_persistent_queue", InfoValue::Num(f64::from(u8::from(q)))));
+        out.push(("bbq_probe_cap_ms", InfoValue::Num(f64::from(self.probe_cap_us) / 1000.0)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +176,41 @@ mod tests {
         q.reset();
         q.update(-1);
         assert!(!q.persistent_queue(40_000));
+    }
+
+    // ---- hook-level: driven through cong_control (testkit: min_rtt 40 ms)
+
+    use crate::bbr::KernelBbr;
+    use crate::ops::CaState;
+    use crate::variants::testkit::Flow;
+
+    const PROBE_GAIN: u32 = BBR_UNIT * 5 / 4;
+
+    #[test]
+    fn bbq_ends_the_probe_phase_after_the_cap_when_the_queue_persists() {
+        let mut f = Flow::steady(Bbq::new(BBQ_PROBE_CAP_US)).at_phase(0, PROBE_GAIN);
+        let mut k = Flow::steady(KernelBbr).at_phase(0, PROBE_GAIN);
+        for fl in [&mut f.tp, &mut k.tp] {
+            fl.delivered_mstamp_us += 5_000;
+        }
+        f.ack(45_000, 0, CaState::Open); // 5 ms in, queue seen: stay
+        assert_eq!(f.cc.bbr().cycle_idx(), 0);
+        f.advance_cycle_clock(5_001); // 10.001 ms > min(40, 10) ms
+        f.ack(45_000, 0, CaState::Open);
+        assert_eq!(f.cc.bbr().cycle_idx(), 1);
+        // Kernel BBR at the same point: 10.001 ms < 40 ms, still probing.
+        k.ack(45_000, 0, CaState::Open);
+        k.advance_cycle_clock(5_001);
+        k.ack(45_000, 0, CaState::Open);
+        assert_eq!(k.cc.bbr().cycle_idx(), 0);
+    }
+
+    #[test]
+    fn bbq_keeps_probing_when_a_sample_reached_min_rtt() {
+        let mut f = Flow::steady(Bbq::new(BBQ_PROBE_CAP_US)).at_phase(0, PROBE_GAIN);
+        f.ack(40_000, 0, CaState::Open); // at min_rtt: the queue drained once
+        f.advance_cycle_clock(10_001);
+        f.ack(45_000, 0, CaState::Open);
+        assert_eq!(f.cc.bbr().cycle_idx(), 0);
     }
 }

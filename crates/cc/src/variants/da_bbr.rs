@@ -23,8 +23,8 @@
 //!   so a 10 ms flow behaves as BBR. Parameter `rtt_ref_ms`.
 //! - Applied wherever BBR uses its PROBE_BW cwnd_gain; STARTUP's high gain is unchanged.
 
-/// BBR_UNIT: gains are fixed point with 8 fractional bits (tcp_bbr.c `BBR_SCALE`).
-pub const BBR_UNIT: u32 = 1 << 8;
+use crate::bbr::BBR_UNIT;
+
 /// Our default reference RTT (us); see module doc.
 pub const DA_BBR_RTT_REF_US: u32 = 10_000;
 
@@ -41,6 +41,62 @@ pub fn da_bbr_cwnd_gain(cwnd_gain: u32, min_rtt_us: u32, rtt_ref_us: u32) -> u32
 /// gamma itself (for `info()`): effective gain / cwnd_gain.
 pub fn da_bbr_gamma(cwnd_gain: u32, min_rtt_us: u32, rtt_ref_us: u32) -> f64 {
     f64::from(da_bbr_cwnd_gain(cwnd_gain, min_rtt_us, rtt_ref_us)) / f64::from(cwnd_gain.max(1))
+}
+
+// ---------------------------------------------------------------------------------------
+// The variant: tcp_bbr.c with PROBE_BW's cwnd_gain scaled by gamma in `bbr_update_gains`.
+
+use crate::bbr::model::bbr_update_gains;
+use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrMode, BbrVariant};
+use crate::bbr_param_specs;
+use crate::ops::{CcView, InfoField, InfoValue};
+use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
+
+const RTT_REF_MS: ParamSpec = ParamSpec {
+    name: "rtt_ref_ms",
+    kind: ParamKind::Float,
+    default: DA_BBR_RTT_REF_US as f64 / 1000.0,
+    min: 0.1,
+    max: 10_000.0,
+    doc: "reference RTT of the regulating factor gamma (ms): flows with longer min_rtt \
+          queue only (cwnd_gain - 1) x bw x rtt_ref; not found in the DA-BBR paper: 10 ms, \
+          the shortest RTT of the BBR-ACW Section 5.2 experiment",
+};
+
+pub static SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "da-bbr",
+    summary: "BBR whose cwnd cap shrinks with the flow's RTT by a regulating factor gamma",
+    source: "Kim and Cho, Delay-Aware BBR, IEEE Access 2020 (core idea; gamma chosen, see \
+             module doc)",
+    params: bbr_param_specs![RTT_REF_MS],
+    build: |p: &Params| {
+        let rtt_ref_us = (p.get("rtt_ref_ms") * 1000.0).round() as u32;
+        Box::new(BbrFamily::new(BbrConfig::from_params(p), DaBbr { rtt_ref_us }))
+    },
+};
+
+/// DA-BBR's additions to `struct bbr`.
+#[derive(Clone, Copy, Debug)]
+pub struct DaBbr {
+    pub rtt_ref_us: u32,
+}
+
+impl BbrVariant for DaBbr {
+    fn name(&self) -> &'static str {
+        "da-bbr"
+    }
+
+    fn update_gains(&mut self, bbr: &mut Bbr, _tp: &CcView) {
+        bbr_update_gains(bbr);
+        if bbr.mode == BbrMode::ProbeBw {
+            bbr.cwnd_gain = da_bbr_cwnd_gain(bbr.cwnd_gain, bbr.min_rtt_us, self.rtt_ref_us);
+        }
+    }
+
+    fn info(&self, bbr: &Bbr, out: &mut Vec<InfoField>) {
+        let gamma = da_bbr_gamma(bbr.cfg.cwnd_gain, bbr.min_rtt_us, self.rtt_ref_us);
+        out.push(("da_gamma", InfoValue::Num(gamma)));
+    }
 }
 
 #[cfg(test)]
@@ -69,5 +125,22 @@ mod tests {
     fn da_bbr_never_caps_below_one_bdp() {
         // A 10 s RTT: 256 + 256 x 10 ms / 10 s = 256 + 0 = 256 = 1 BDP.
         assert_eq!(da_bbr_cwnd_gain(512, 10_000_000, 10_000), 256);
+    }
+
+    // ---- hook-level: driven through cong_control (testkit: min_rtt 40 ms)
+
+    use crate::bbr::KernelBbr;
+    use crate::ops::CaState;
+    use crate::variants::testkit::Flow;
+
+    #[test]
+    fn da_bbr_forty_ms_flow_caps_cwnd_at_one_and_a_quarter_bdp() {
+        let mut f = Flow::steady(DaBbr { rtt_ref_us: DA_BBR_RTT_REF_US });
+        // gain 256 + 256 x 10/40 = 320; target ceil(20971 x 40000 x 1.25 / 2^24)
+        // = ceil(62.50) = 63, + 6 = 69, even -> 70; min(100 + 1, 70) = 70.
+        assert_eq!(f.ack(45_000, 0, CaState::Open), 70);
+        assert_eq!(f.cc.bbr().cwnd_gain(), 320);
+        let mut k = Flow::steady(KernelBbr);
+        assert_eq!(k.ack(45_000, 0, CaState::Open), 101); // min(101, 106)
     }
 }

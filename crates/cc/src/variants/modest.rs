@@ -116,6 +116,95 @@ impl ModestState {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// The variant: tcp_bbr.c with Algorithm 2's window as a last cap on cwnd.
+
+use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrVariant, BBR_CWND_MIN_TARGET};
+use crate::bbr_param_specs;
+use crate::ops::{CcView, InfoField, InfoValue, RateSample};
+use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
+
+const W_MAX: ParamSpec = ParamSpec {
+    name: "w_max",
+    kind: ParamKind::Float,
+    default: MODEST_W_MAX,
+    min: 0.01,
+    max: 0.99,
+    doc: "min_win = cwnd x w_max when a binary search starts (Algorithm 2 line 4); Table 1 \
+          gives no value: BIC's beta, Linux tcp_bic.c 819/1024",
+};
+const S_MIN: ParamSpec = ParamSpec {
+    name: "s_min",
+    kind: ParamKind::Float,
+    default: MODEST_S_MIN,
+    min: 0.0001,
+    max: 100.0,
+    doc: "minimum increase step (packets): search ends when max_win - min_win <= s_min, \
+          linear phase adds s_min per ACK (Algorithm 2); Table 1 gives no value: BIC's 0.01",
+};
+
+pub static SPEC: AlgorithmSpec = AlgorithmSpec {
+    name: "modest-bbr",
+    summary: "BBR that answers retransmissions with a BIC-like binary search on cwnd",
+    source: "Zhang, Cui and Tso, Modest BBR, ISCC 2018, as given in BBR-CWS (Electronics 2020) \
+             Section 5.2, Algorithm 2, Table 1",
+    params: bbr_param_specs![W_MAX, S_MIN],
+    build: |p: &Params| {
+        let params = ModestParams { w_max: p.get("w_max"), s_min: p.get("s_min") };
+        Box::new(BbrFamily::new(BbrConfig::from_params(p), ModestBbr::new(params)))
+    },
+};
+
+/// Modest BBR's additions to `struct bbr`.
+#[derive(Clone, Debug)]
+pub struct ModestBbr {
+    pub params: ModestParams,
+    pub state: ModestState,
+    /// A loss was reported in the current round.
+    pub round_loss: bool,
+}
+
+impl ModestBbr {
+    pub fn new(params: ModestParams) -> Self {
+        ModestBbr { params, state: ModestState::default(), round_loss: false }
+    }
+}
+
+impl BbrVariant for ModestBbr {
+    fn name(&self) -> &'static str {
+        "modest-bbr"
+    }
+
+    /// Lines 1-19 at each round end (this ACK's losses count in the ending round), lines
+    /// 20-24 on every ACK.
+    fn on_ack(&mut self, bbr: &Bbr, tp: &CcView, rs: &RateSample) {
+        self.round_loss |= rs.losses > 0;
+        if bbr.round_start {
+            self.state.on_round_end(self.round_loss, tp.snd_cwnd, &self.params);
+            self.round_loss = false;
+        }
+        self.state.on_ack(&self.params);
+    }
+
+    /// Modest's window caps BBR's while a phase runs (never below BBR's 4 packets).
+    fn cap_cwnd(&mut self, _bbr: &Bbr, _tp: &CcView, cwnd: u32) -> u32 {
+        match self.state.cwnd_cap() {
+            Some(cap) => cwnd.min(cap.max(BBR_CWND_MIN_TARGET)),
+            None => cwnd,
+        }
+    }
+
+    fn info(&self, _bbr: &Bbr, out: &mut Vec<InfoField>) {
+        let s = &self.state;
+        let phase = if s.bin_p { "binary" } else if s.add_p { "linear" } else { "bbr" };
+        out.push(("modest_phase", InfoValue::Label(phase)));
+        let w = |x: f64| InfoValue::Num(if s.active() { x } else { f64::NAN });
+        out.push(("modest_cwnd_pkts", w(s.cwnd)));
+        out.push(("modest_min_win_pkts", w(s.min_win)));
+        out.push(("modest_max_win_pkts", w(s.max_win)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,5 +279,34 @@ mod tests {
         m.on_round_end(false, 100, &P);
         m.on_ack(&P);
         assert!(!m.active());
+    }
+
+    // ---- hook-level: driven through cong_control (testkit: target 106 at gain 2)
+
+    use crate::bbr::KernelBbr;
+    use crate::ops::CaState;
+    use crate::variants::testkit::Flow;
+
+    #[test]
+    fn modest_round_with_a_loss_caps_cwnd_at_the_search_midpoint() {
+        let mut f = Flow::steady(ModestBbr::new(P));
+        // A loss mid-round: BBR gives 100 - 1 = 99, min(99 + 1, 106) = 100.
+        assert_eq!(f.ack(45_000, 1, CaState::Open), 100);
+        // Round ends: search from cwnd 100: min 80, max 90; BBR's min(100 + 1, 106) = 101
+        // is capped at 90.
+        assert_eq!(f.ack_full(45_000, 1, 0, CaState::Open, true), 90);
+        assert!(f.cc.variant().state.bin_p);
+        // Loss-free round: min_win = (90 + 80) / 2 = 85 becomes the cap.
+        assert_eq!(f.ack_full(45_000, 1, 0, CaState::Open, true), 85);
+        let mut k = Flow::steady(KernelBbr);
+        k.ack(45_000, 1, CaState::Open);
+        assert_eq!(k.ack_full(45_000, 1, 0, CaState::Open, true), 101);
+    }
+
+    #[test]
+    fn modest_loss_free_flow_is_plain_bbr() {
+        let mut f = Flow::steady(ModestBbr::new(P));
+        assert_eq!(f.ack_full(45_000, 1, 0, CaState::Open, true), 101);
+        assert!(!f.cc.variant().state.active());
     }
 }
