@@ -19,6 +19,16 @@
 //! Constants: alpha = 1000 us (Figure 6 caption; Table 3 also tries 500 and 1500 us);
 //! "three consecutive ACKs" = `count_if_steady_rtt >= 2` (Figure 6, Section 4.1).
 //!
+//! Diff against tcp_bbr.c (the `BbrVariant` hooks used):
+//! - `set_cwnd_to_recover_or_restore`: Figure 7 replaces the kernel function; it calls
+//!   `bbr_probe_congestion` first, as Figure 7 does, so the detector sees every ACK that
+//!   acked something. Everything else is the kernel's.
+//!
+//! Deviations:
+//! - The paper patched Linux 4.17; our port follows a newer tcp_bbr.c, so the "target
+//!   cwnd at gain 1" includes the ACK-aggregation allowance (`extra_acked`, off with the
+//!   `extra_acked` parameter) besides the quantization budget.
+//!
 //! Ambiguities resolved:
 //! - Figure 7 halves cwnd on *every* ACK while `packet_conservation` is set: each call
 //!   starts from the current `snd_cwnd`, and the kernel clears `packet_conservation` only

@@ -16,6 +16,15 @@
 //! 2 (Algorithm 1 lines 3, 9, 14; BBR's cwnd_gain), the 1.25 high-load threshold (lines 5,
 //! 11), the 3-round min-RTT window (line 4).
 //!
+//! Diff against tcp_bbr.c (the `BbrVariant` hooks used):
+//! - `on_ack`: keeps d_i, d_min, d_max, the 3-round min RTT and runs Algorithm 1.
+//! - `update_gains`: the kernel's gains, then Algorithm 1's cwnd_gain in PROBE_BW.
+//!
+//! Deviations:
+//! - The gain is rounded to BBR_UNIT (1/256). It may reach 4.0 (1024/256), one step
+//!   more than the kernel's 10-bit `cwnd_gain` field holds; we do not clamp it (the
+//!   paper's NS-3 implementation has no such field).
+//!
 //! Ambiguities resolved:
 //! - d_max and d_min ("the maximum and minimum of delivery rate estimated observing under
 //!   high load", Eq. 1) are not defined further; a flow cannot see other flows' rates. We

@@ -10,6 +10,10 @@
 //! after min(min_rtt, probe cap) instead of min_rtt, so every flow probes for at most the
 //! same absolute time whatever its RTT.
 //!
+//! Diff against tcp_bbr.c (the `BbrVariant` hooks used):
+//! - `is_next_cycle_phase`: the kernel's rule, or BBQ's cap; the queue detector is fed
+//!   from the same hook (it sees each ACK's RTT before the phase decision).
+//!
 //! Sources: the BBQ definition in arXiv:1706.09115 could not be read with the search tool
 //! (only the abstract and introduction were reachable: "the amount of data is in
 //! proportion to RTT ... we design a derivative of BBR that achieves guaranteed flow

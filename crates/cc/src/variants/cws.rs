@@ -17,6 +17,22 @@
 //! 0.01 (Section 4.2), floor 0.2 and cap 1 (Algorithm 1 lines 28-29, 35-36), the 3-RTT
 //! wait (lines 24, 33).
 //!
+//! Diff against tcp_bbr.c (the `BbrVariant` hooks used):
+//! - `set_cwnd_to_recover_or_restore`: lines 1-14 (cut to inflight / 3, no restore).
+//! - `cap_cwnd`: the `done:` label, line 21's cap by `upper_cwnd`, then line 43
+//!   (`bbr_set_upper_scaling_factor` runs after `bbr_set_cwnd`).
+//! - `on_ack`: line 45, noticing that `bbr_update_model` lowered RTprop.
+//!
+//! Deviations:
+//! - The paper patched Linux 4.14; our port's target also holds the ACK-aggregation
+//!   allowance (parameter `extra_acked`).
+//! - cwnd never goes below BBR's 4 packets (`bbr_cwnd_min_target`), even when
+//!   target x factor would.
+//! - The paper also changed "the amount of reduction in ProbeRTT phase" without saying
+//!   how; PROBE_RTT is the kernel's (cwnd 4).
+//! - The kernel's `cwnd - losses` and the round-start end of packet conservation are
+//!   kept: Algorithm 1 is pseudo-code of a "slightly modified" kernel function.
+//!
 //! Ambiguities resolved:
 //! - Section 4.2 (1) says the factor is *reset to 1* when a lower RTprop arrives within
 //!   the 3 RTTs; Algorithm 1 leaves it unchanged in that case. We follow the prose by

@@ -9,6 +9,9 @@
 //! BDP according to the RTT" while keeping a constant cwnd_gain (BBR-ACW paper Sections 2
 //! and 4.2).
 //!
+//! Diff against tcp_bbr.c (the `BbrVariant` hooks used):
+//! - `update_gains`: the kernel's gains, then PROBE_BW's cwnd_gain x gamma.
+//!
 //! Sources: the IEEE Access paper itself could not be read with the search tool; the
 //! definition of gamma is therefore ours, built only from the documented properties above
 //! (gamma <= 1, decreasing in RTT, shrinking the queue share, constant cwnd_gain).

@@ -19,6 +19,16 @@
 //! beta = 819/1024, the multiplicative decrease that `min_win = cwnd x w_max` plays) and
 //! S_min = 0.01 packets (Xu, Harfoush and Rhee, BIC, INFOCOM 2004: S_min = 0.01).
 //!
+//! Diff against tcp_bbr.c (the `BbrVariant` hooks used):
+//! - `on_ack`: collects losses per round, runs lines 1-19 at each round start and
+//!   lines 20-24 on every ACK.
+//! - `cap_cwnd`: Modest's window as the last cap on cwnd.
+//!
+//! Deviations:
+//! - Modest's window is a cap on BBR's cwnd (BBR's own recovery still runs under it);
+//!   the paper's pseudo-code sets cwnd directly and does not say how it meets BBR's.
+//! - The cap never goes below BBR's 4 packets.
+//!
 //! Ambiguities resolved:
 //! - Line 17 sets `bin_p = 1` on leaving the binary search, which would keep the search
 //!   running forever beside the linear phase; we read it as `bin_p = 0` (BIC ends its
