@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
-use tcplab_cc::ops::{CaEvent, CaState, CcView, CongestionOps, RateSample};
+use tcplab_cc::ops::{CaEvent, CaState, CcView, RateSample};
 use tcplab_cc::registry;
 
 const VARIANTS: [&str; 7] = ["bbr", "bbr-acd", "bbr-cws", "bbr-acw", "modest-bbr", "bbq", "da-bbr"];
