@@ -155,6 +155,9 @@ fn check_value(algorithm: &'static str, p: &ParamSpec, value: ParamValue) -> Res
 /// Every registered algorithm, in the order `tcplab algorithms` lists them.
 pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::reno::SPEC,
+    &crate::cubic::SPEC,
+    &crate::vegas::SPEC,
+    &crate::illinois::SPEC,
     &crate::bbr::SPEC,
     &crate::variants::acd::SPEC,
     &crate::variants::cws::SPEC,

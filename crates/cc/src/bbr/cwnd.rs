@@ -34,8 +34,7 @@ pub fn bbr_bdp(bbr: &Bbr, bw: u32, gain: u32) -> u32 {
     // Apply the gain, remove BW_SCALE, round up to avoid a negative feedback loop
     // (written as the kernel writes it).
     #[allow(clippy::manual_div_ceil)]
-    let bdp =
-        ((((w * u64::from(gain)) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT) as u32;
+    let bdp = ((((w * u64::from(gain)) >> BBR_SCALE) + BW_UNIT - 1) / BW_UNIT) as u32;
     bdp
 }
 

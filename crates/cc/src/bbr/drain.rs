@@ -10,14 +10,14 @@
 use super::bw::bbr_max_bw;
 use super::cwnd::{bbr_inflight, bbr_packets_in_net_at_edt};
 use super::probe_bw::bbr_reset_probe_bw_mode;
-use super::{Bbr, BbrMode, BBR_UNIT};
+use super::{bbr_set_mode, Bbr, BbrMode, BBR_UNIT};
 use crate::helpers::tcp_packets_in_flight;
 use crate::ops::CcView;
 
 /// `bbr_check_drain`.
 pub fn bbr_check_drain(bbr: &mut Bbr, tp: &mut CcView) {
     if bbr.mode == BbrMode::Startup && bbr.full_bw_reached {
-        bbr.mode = BbrMode::Drain; // drain the queue we created
+        bbr_set_mode(bbr, BbrMode::Drain); // drain the queue we created
         tp.snd_ssthresh = bbr_inflight(bbr, tp, bbr_max_bw(bbr), BBR_UNIT);
     } // fall through: inflight may already be small
     if bbr.mode == BbrMode::Drain

@@ -5,8 +5,8 @@
 //! Deviations: `info()` reports more than `bbr_get_info` (mode, cycle index, full-pipe
 //! flag, long-term estimator, target cwnd, rounds, extra_acked) for recording.
 
-use super::bw::{bbr_bw, bbr_max_bw};
 use super::ack_aggregation::bbr_extra_acked;
+use super::bw::{bbr_bw, bbr_max_bw};
 use super::cwnd::bbr_save_cwnd;
 use super::lt_bw::{bbr_lt_bw_sampling, bbr_reset_lt_bw_sampling};
 use super::model::bbr_main;

@@ -86,6 +86,8 @@ pub mod startup;
 pub mod variant;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 use crate::ops::CaState;
@@ -498,4 +500,33 @@ impl Bbr {
 /// `after(a, b)` on 32-bit jiffies, wrapping as the kernel's `(s32)(b - a) < 0`.
 pub(crate) fn after32(a: u32, b: u32) -> bool {
     (b.wrapping_sub(a) as i32) < 0
+}
+
+impl BbrMode {
+    /// The transitions tcp_bbr.c can make: STARTUP -> DRAIN (`bbr_check_drain`),
+    /// DRAIN -> PROBE_BW (queue drained), any but PROBE_RTT -> PROBE_RTT
+    /// (`bbr_update_min_rtt`), PROBE_RTT -> STARTUP or PROBE_BW (`bbr_reset_mode`),
+    /// and re-entering STARTUP (`bbr_init`) or PROBE_BW (`bbr_lt_bw_sampling` restarting
+    /// gain cycling).
+    pub fn can_become(self, next: BbrMode) -> bool {
+        use BbrMode::*;
+        matches!(
+            (self, next),
+            (Startup, Startup | Drain | ProbeRtt)
+                | (Drain, ProbeBw | ProbeRtt)
+                | (ProbeBw, ProbeBw | ProbeRtt)
+                | (ProbeRtt, Startup | ProbeBw)
+        )
+    }
+}
+
+/// Every mode change goes through here; debug builds check it is one the kernel makes.
+pub(crate) fn bbr_set_mode(bbr: &mut Bbr, mode: BbrMode) {
+    debug_assert!(
+        bbr.mode.can_become(mode),
+        "BBR mode {:?} -> {:?} is not a kernel transition",
+        bbr.mode,
+        mode
+    );
+    bbr.mode = mode;
 }

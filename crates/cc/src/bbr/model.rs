@@ -27,8 +27,7 @@ pub fn bbr_update_gains(bbr: &mut Bbr) {
             bbr.cwnd_gain = bbr.cfg.high_gain; // keep cwnd
         }
         BbrMode::ProbeBw => {
-            bbr.pacing_gain =
-                if bbr.lt_use_bw { BBR_UNIT } else { BBR_PACING_GAIN[bbr.cycle_idx as usize] };
+            bbr.pacing_gain = if bbr.lt_use_bw { BBR_UNIT } else { BBR_PACING_GAIN[bbr.cycle_idx as usize] };
             bbr.cwnd_gain = bbr.cfg.cwnd_gain;
         }
         BbrMode::ProbeRtt => {

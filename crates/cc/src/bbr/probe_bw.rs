@@ -14,22 +14,14 @@
 use super::bw::bbr_max_bw;
 use super::cwnd::{bbr_inflight, bbr_packets_in_net_at_edt};
 use super::variant::BbrVariant;
-use super::{Bbr, BbrMode, BBR_UNIT};
+use super::{bbr_set_mode, Bbr, BbrMode, BBR_UNIT};
 use crate::ops::{CcView, RateSample};
 
 /// `CYCLE_LEN` = 8: phases in a pacing-gain cycle.
 pub const CYCLE_LEN: u32 = 8;
 /// `bbr_pacing_gain[]`: probe at 1.25, drain at 0.75, cruise at 1.0.
-pub const BBR_PACING_GAIN: [u32; CYCLE_LEN as usize] = [
-    BBR_UNIT * 5 / 4,
-    BBR_UNIT * 3 / 4,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-];
+pub const BBR_PACING_GAIN: [u32; CYCLE_LEN as usize] =
+    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
 /// `bbr_cycle_rand` = 7: the start phase is drawn over 7 phases (never the 0.75 one).
 pub const BBR_CYCLE_RAND: u32 = 7;
 
@@ -50,8 +42,7 @@ pub fn bbr_is_next_cycle_phase(bbr: &Bbr, tp: &CcView, rs: &RateSample) -> bool 
     // Gain > 1 raises inflight to pacing_gain * BDP; that may take more than min_rtt on
     // a short path. Do not persist if packets are lost: a small buffer may not hold it.
     if bbr.pacing_gain > BBR_UNIT {
-        return is_full_length
-            && (rs.losses > 0 || inflight >= bbr_inflight(bbr, tp, bw, bbr.pacing_gain));
+        return is_full_length && (rs.losses > 0 || inflight >= bbr_inflight(bbr, tp, bw, bbr.pacing_gain));
     }
 
     // Gain < 1 drains the probe's queue; once inflight is one BDP, more would underuse.
@@ -79,7 +70,7 @@ pub fn bbr_update_cycle_phase<V: BbrVariant + ?Sized>(
 
 /// `bbr_reset_probe_bw_mode`: enter PROBE_BW at a random phase (not 0.75).
 pub fn bbr_reset_probe_bw_mode(bbr: &mut Bbr, tp: &CcView) {
-    bbr.mode = BbrMode::ProbeBw;
+    bbr_set_mode(bbr, BbrMode::ProbeBw);
     bbr.cycle_idx = CYCLE_LEN - 1 - bbr.rng.u32_below(BBR_CYCLE_RAND);
     bbr_advance_cycle_phase(bbr, tp); // flip to the next phase of the cycle
 }

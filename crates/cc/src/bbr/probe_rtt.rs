@@ -15,7 +15,7 @@
 
 use super::cwnd::bbr_save_cwnd;
 use super::startup::bbr_reset_mode;
-use super::{after32, Bbr, BbrMode, BBR_CWND_MIN_TARGET};
+use super::{after32, bbr_set_mode, Bbr, BbrMode, BBR_CWND_MIN_TARGET};
 use crate::helpers::tcp_packets_in_flight;
 use crate::ops::{CcView, RateSample};
 
@@ -37,15 +37,13 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
     let now = tp.jiffies32();
     let win = bbr.cfg.min_rtt_win_sec.saturating_mul(HZ);
     let filter_expired = after32(now, bbr.min_rtt_stamp.wrapping_add(win));
-    if rs.rtt_us >= 0
-        && (rs.rtt_us <= i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed))
-    {
+    if rs.rtt_us >= 0 && (rs.rtt_us <= i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed)) {
         bbr.min_rtt_us = rs.rtt_us.min(i64::from(u32::MAX)) as u32;
         bbr.min_rtt_stamp = now;
     }
 
     if bbr.cfg.probe_rtt_mode_ms > 0 && filter_expired && !bbr.idle_restart && bbr.mode != BbrMode::ProbeRtt {
-        bbr.mode = BbrMode::ProbeRtt; // dip, drain the queue
+        bbr_set_mode(bbr, BbrMode::ProbeRtt); // dip, drain the queue
         bbr_save_cwnd(bbr, tp); // to restore it afterwards
         bbr.probe_rtt_done_stamp = 0;
     }

@@ -12,7 +12,7 @@
 
 use super::bw::bbr_max_bw;
 use super::probe_bw::bbr_reset_probe_bw_mode;
-use super::{Bbr, BbrMode, BBR_SCALE, BBR_UNIT};
+use super::{bbr_set_mode, Bbr, BbrMode, BBR_SCALE, BBR_UNIT};
 use crate::ops::{CcView, RateSample};
 
 /// `bbr_full_bw_thresh` = 1.25: bw growth that means there may be more to find.
@@ -37,7 +37,7 @@ pub fn bbr_check_full_bw_reached(bbr: &mut Bbr, rs: &RateSample) {
 
 /// `bbr_reset_startup_mode`.
 pub fn bbr_reset_startup_mode(bbr: &mut Bbr) {
-    bbr.mode = BbrMode::Startup;
+    bbr_set_mode(bbr, BbrMode::Startup);
 }
 
 /// `bbr_reset_mode`: back to STARTUP if the pipe was never filled, else PROBE_BW.

@@ -19,7 +19,25 @@
 //!
 //! Variants read and, where their paper says so, write `Bbr`'s `pub(crate)` fields,
 //! and call the kernel functions of the sibling modules (e.g. `cwnd::bbr_bdp`,
-//! `recovery::bbr_set_cwnd_to_recover_or_restore`) to reuse them.
+//! `cwnd::bbr_inflight`, `bw::bbr_bw`, `recovery::bbr_set_cwnd_to_recover_or_restore`)
+//! to reuse them. A variant's registry entry shares BBR's parameters:
+//!
+//! ```ignore
+//! pub static SPEC: AlgorithmSpec = AlgorithmSpec {
+//!     name: "bbr-xyz",
+//!     params: bbr_param_specs![ALPHA],           // BBR's knobs + the paper's
+//!     build: |p| Box::new(BbrFamily::new(BbrConfig::from_params(p), Xyz::new(p))),
+//!     ..
+//! };
+//! struct Xyz { upper_cwnd: u32 }
+//! impl BbrVariant for Xyz {
+//!     fn name(&self) -> &'static str { "bbr-xyz" }
+//!     // Only what the paper changes, e.g. a cap after bbr_set_cwnd:
+//!     fn cap_cwnd(&mut self, bbr: &Bbr, _tp: &CcView, cwnd: u32) -> u32 {
+//!         cwnd.min(self.upper_cwnd.max(bbr.target_cwnd / 2))
+//!     }
+//! }
+//! ```
 
 use super::model::bbr_update_gains;
 use super::probe_bw::bbr_is_next_cycle_phase;
