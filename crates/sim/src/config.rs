@@ -158,7 +158,7 @@ impl WorldConfig {
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let field = if path == "." || path.is_empty() { "config".to_string() } else { path };
+            let field = if path == "." || path == "?" || path.is_empty() { "config".to_string() } else { path };
             err(field, e.into_inner().to_string())
         })
     }

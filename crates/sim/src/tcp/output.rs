@@ -76,6 +76,7 @@ impl Sender {
         if tcp_packets_in_flight(&self.tp) == 0 {
             self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
+        self.tp.lsndtime_us = now_us;
         let snap = self.rate.skb_sent(&mut self.tp, now_us);
         let is_new = seq == self.tp.snd_nxt;
         if is_new {

@@ -17,15 +17,16 @@ impl Sender {
         }
         self.stats.rto_count += 1;
         self.enter_loss();
+        // Back off first: icsk_backoff++, icsk_rto doubled (RFC 6298 (5.5)-(5.6)), so the
+        // timer re-armed by the retransmission below uses the backed-off value.
+        self.rtt.on_timeout();
+        self.rto_retransmits += 1;
         // Retransmit the head at once (tcp_retransmit_skb bypasses cwnd and pacing).
         let head = self.tp.snd_una;
         let f = self.sb.get(head).flags;
         if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
             self.transmit(now, head, io);
         }
-        // Back off: icsk_backoff++, icsk_rto doubled (RFC 6298 (5.5)-(5.6)).
-        self.rtt.on_timeout();
-        self.rto_retransmits += 1;
         let entry = self.rto_timer.arm(now + self.rtt.rto());
         io.arm(entry, SenderTimer::Rto);
         self.try_send(now, io);
