@@ -421,6 +421,21 @@ fn bbr_init_paces_high_gain_times_initial_cwnd_over_nominal_rtt() {
 }
 
 #[test]
+fn bbr_init_after_data_was_delivered_starts_the_round_at_tp_delivered() {
+    // Upstream 6de035fec045: bbr_init sets next_rtt_delivered = tp->delivered (was 0).
+    // Init with 500 delivered: an ACK for a packet sent before init (prior_delivered
+    // 499 < 500) does not end a round; one sent after it (prior_delivered 500) does.
+    let mut f = Flow::new(BbrConfig::default());
+    f.tp.delivered = 500;
+    f.cc.init(&mut f.tp);
+    assert_eq!(f.bbr().next_rtt_delivered, 500);
+    f.ack(Ack { at_us: 10_000, ends_round: false, ..Ack::default() });
+    assert_eq!(f.bbr().rtt_cnt, 0);
+    f.ack(Ack { at_us: 20_000, ends_round: true, ..Ack::default() });
+    assert_eq!(f.bbr().rtt_cnt, 1);
+}
+
+#[test]
 fn bbr_tso_goal_is_two_segments_at_ten_megabit_and_grows_with_rate() {
     let mut tp = CcView::new(MSS, 0);
     // 10 Mbit/s = 1250000 B/s: >> 10 = 1220 bytes, 0 segments -> min_tso_segs 2.
@@ -491,12 +506,28 @@ fn bbr_probe_rtt_waits_for_a_full_round_when_it_outlasts_200ms() {
 #[test]
 fn bbr_lower_rtt_sample_postpones_probe_rtt() {
     let mut f = Flow::in_probe_bw(2);
-    // A 40 ms sample at 5 s (<= min_rtt) refreshes the stamp to 5000 jiffies.
-    f.ack(Ack { at_us: 5_000_000, ..Ack::default() });
+    // A 39.999 ms sample at 5 s (< min_rtt 40 ms) refreshes the estimate and the stamp
+    // to 5000 jiffies, so at 10.001 s the window (5000 + 10000 = 15000) has not expired.
+    f.ack(Ack { at_us: 5_000_000, rtt_us: 39_999, ..Ack::default() });
+    assert_eq!((f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (39_999, 5_000));
     f.ack(Ack { at_us: 10_001_000, rtt_us: 41_000, ..Ack::default() });
     assert_eq!(f.bbr().mode, BbrMode::ProbeBw);
+    // 15.001 s: after(15001, 15000): expired.
     f.ack(Ack { at_us: 15_001_000, rtt_us: 41_000, ..Ack::default() });
     assert_eq!(f.bbr().mode, BbrMode::ProbeRtt);
+}
+
+#[test]
+fn bbr_rtt_sample_equal_to_min_rtt_does_not_postpone_probe_rtt() {
+    // Linux >= 5.10 (upstream 1b9e2a8c99a5): only rs->rtt_us < min_rtt_us refreshes
+    // min_rtt_stamp. min_rtt 40 ms stamped at 0 jiffies; a 40 ms sample at 5 s leaves the
+    // stamp at 0, so at 10.001 s (after(10001, 0 + 10000)) the window has expired:
+    // PROBE_RTT, and the expired filter takes the 41 ms sample.
+    let mut f = Flow::in_probe_bw(2);
+    f.ack(Ack { at_us: 5_000_000, rtt_us: 40_000, ..Ack::default() });
+    assert_eq!((f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (40_000, 0));
+    f.ack(Ack { at_us: 10_001_000, rtt_us: 41_000, ..Ack::default() });
+    assert_eq!((f.bbr().mode, f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (BbrMode::ProbeRtt, 41_000, 10_001));
 }
 
 // ---------------------------------------------------------------- recovery
