@@ -54,11 +54,12 @@
 //!   sends one MSS per paced departure, so the packets of a "TSO burst" leave spaced,
 //!   not back to back: the quantization headroom exists in cwnd but the micro-bursts
 //!   that motivate it on a real host do not.
-//! - No fq qdisc and no earliest-departure-time queue: `tp->tcp_wstamp_ns` does not
-//!   exist, so `bbr_packets_in_net_at_edt` sees an EDT equal to now (nothing scheduled
-//!   ahead in a pacing layer) and reduces to inflight (+ tso_segs_goal while the pacing
-//!   gain is above 1). The kernel subtracts the packets expected to leave before the
-//!   EDT; at our packet-by-packet pacing that is at most one packet.
+//! - No fq qdisc: departures are spaced by the sender's internal pacing (the kernel's
+//!   fallback without fq, `tcp_update_skb_after_send`), which keeps the earliest
+//!   departure time `tp->tcp_wstamp_ns` that `bbr_packets_in_net_at_edt` reads. With
+//!   one segment per departure the EDT is at most one packet gap ahead, so the term it
+//!   subtracts is below 1 / (pacing_gain x 0.99) packets: 0 at gain 1.25, at most 1 at
+//!   0.75 and 1.0, at most 2 in DRAIN (0.34).
 //! - No TSQ (TCP small queues): nothing throttles the sender below what cwnd and pacing
 //!   allow, so there is no local queueing between TCP and the wire.
 //! - The PROBE_BW start phase comes from a seeded SplitMix64 (`rng`), not the kernel's

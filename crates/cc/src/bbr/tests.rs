@@ -366,6 +366,39 @@ fn bbr_drain_phase_ends_early_at_one_bdp_and_cruise_phases_last_min_rtt() {
 }
 
 #[test]
+fn bbr_packets_in_net_at_edt_subtracts_what_the_path_delivers_before_the_next_departure() {
+    use super::cwnd::bbr_packets_in_net_at_edt;
+    // bw 8388. now = 1 s; the next departure is scheduled 2.5 ms later:
+    //   interval_delivered = 8388 * 2500 >> 24 = 20970000 / 16777216 = 1.2499 -> 1.
+    let mut f = Flow::in_probe_bw(1); // gain 0.75: no EDT quantum added
+    f.tp.now_us = 1_000_000;
+    f.tp.tcp_wstamp_ns = 1_002_500_000;
+    assert_eq!(bbr_packets_in_net_at_edt(f.bbr(), &f.tp, 27), 26);
+    // Gain 1.25 adds the EDT quantum (tso_segs_goal 2): 27 + 2 - 1 = 28.
+    let mut g = Flow::in_probe_bw(0);
+    g.tp.now_us = 1_000_000;
+    g.tp.tcp_wstamp_ns = 1_002_500_000;
+    assert_eq!(bbr_packets_in_net_at_edt(g.bbr(), &g.tp, 27), 28);
+    // An EDT in the past counts as now: nothing subtracted.
+    f.tp.tcp_wstamp_ns = 999_000_000;
+    assert_eq!(bbr_packets_in_net_at_edt(f.bbr(), &f.tp, 27), 27);
+    // 100 ms ahead: 8388 * 100000 >> 24 = 49.99 -> 49 >= 27: none left in the network.
+    f.tp.tcp_wstamp_ns = 1_100_000_000;
+    assert_eq!(bbr_packets_in_net_at_edt(f.bbr(), &f.tp, 27), 0);
+}
+
+#[test]
+fn bbr_drain_phase_ends_one_packet_earlier_when_the_next_departure_is_2_5_ms_away() {
+    // As in the test above: with the EDT 2.5 ms ahead, prior_in_flight 27 counts as 26
+    // in the network, <= bbr_inflight(bw, 1.0) = 26: the 0.75 phase ends (without the
+    // EDT term 27 > 26 would keep it, see the drain-phase test).
+    let mut f = Flow::in_probe_bw(1);
+    f.tp.tcp_wstamp_ns = 1_012_500_000;
+    f.ack(Ack { at_us: 1_010_000, prior_in_flight: Some(27), ..Ack::default() });
+    assert_eq!(f.bbr().cycle_idx, 2);
+}
+
+#[test]
 fn bbr_gain_cycle_wraps_after_eight_phases() {
     let mut f = Flow::in_probe_bw(7);
     f.ack(Ack { at_us: 1_040_001, ..Ack::default() });
