@@ -41,6 +41,25 @@
 //! - `variant`: the extension points the research variants (crate::variants) override;
 //!   `KernelBbr` overrides nothing and is plain BBR.
 //!
+//! Kernel version. The default is mainline tcp_bbr.c (compared line by line with a
+//! v6.x tree), not Linux 4.9, the kernel the BBR papers measured. Changes since 4.9 that
+//! the default includes:
+//! - departure-time pacing (4.20): the 1 % pacing margin and the EDT term of
+//!   `bbr_packets_in_net_at_edt` in the DRAIN and gain-cycle checks; the rate is taken
+//!   on the MSS (4.9: on the MTU, i.e. 1500/1448 = 3.6 % above the payload rate, with
+//!   no margin);
+//! - the +2 packets of `bbr_quantization_budget` in the 1.25 phase, the ssthresh set on
+//!   entering DRAIN, the PROBE_RTT cap applied also when nothing is acked, the PROBE_RTT
+//!   exit check on idle restart, the pacing rate initialised from the first RTT sample
+//!   and lowered only once the pipe is full (4.9: outside STARTUP), `is_ack_delayed`
+//!   samples kept from refreshing an expired min_rtt;
+//! - the ACK-aggregation allowance `extra_acked`;
+//! - min_rtt refreshed only by a strictly lower sample (5.10, 1b9e2a8c99a5; 4.9 had
+//!   `<=`, so equal samples postponed PROBE_RTT);
+//! - `bbr_init` starting the first round at `tp->delivered` (5.14, 6de035fec045).
+//! There is no Linux 4.9 profile: the parameters `extra_acked = false` and
+//! `pacing_margin_percent = 0` undo two of these items; the others are always mainline.
+//!
 //! Units are the kernel's: bandwidth in packets per microsecond << `BW_SCALE` (24), gains
 //! in 1/`BBR_UNIT` (1/256), cwnd in packets, times in us (`tcp_mstamp`) or jiffies at
 //! HZ = 1000 (`min_rtt_stamp`, `probe_rtt_done_stamp`), so rounding matches the kernel.
