@@ -48,11 +48,14 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Initial cwnd (segments); Linux TCP_INIT_CWND = 10.
     pub initial_cwnd: u32,
+    /// Loss detection by RACK (RFC 8985), Linux's default (`tcp_recovery = 1`); false
+    /// uses RFC 6675 `IsLost` marking only.
+    pub rack: bool,
 }
 
 impl Default for TcpConfig {
     fn default() -> Self {
-        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10 }
+        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10, rack: true }
     }
 }
 

@@ -6,10 +6,12 @@
 //! - MSS-sized segments; sequence numbers count segments (`tcplab_cc::ops` docs). Wire
 //!   size = payload + `header_bytes` (52: IP, TCP, timestamp option).
 //! - Initial cwnd 10 (`TCP_INIT_CWND`), infinite ssthresh, RTO 1 s until the first RTT.
-//! - SACK scoreboard with RFC 6675 `IsLost` marking (a hole is lost once 3 segments
-//!   above it are SACKed, DupThresh = `tp->reordering` = 3), entry into Recovery as
-//!   `tcp_time_to_recover` (lost_out > 0 or sacked_out + 1 > reordering), fast
-//!   retransmit of lost segments before new data (`tcp_xmit_retransmit_queue`).
+//! - SACK scoreboard; loss detection by RACK (RFC 8985, tcp_recovery.c, Linux's
+//!   default; see [`rack`]) or, with `tcp.rack = false`, RFC 6675 `IsLost` marking (a
+//!   hole is lost once 3 segments above it are SACKed, DupThresh = `tp->reordering` =
+//!   3). Entry into Recovery as `tcp_time_to_recover` (lost_out > 0, or without RACK
+//!   also sacked_out + 1 > reordering); fast retransmit of lost segments before new data
+//!   (`tcp_xmit_retransmit_queue`).
 //! - CA states Open / Disorder / Recovery / Loss driven by the sender as in
 //!   `tcp_fastretrans_alert`, each change announced through `set_state` before
 //!   `icsk_ca_state` changes (`tcp_set_ca_state`). CWR is never entered (no ECN).
@@ -33,8 +35,8 @@
 //!   estimate; the first RTT sample comes from the first ACK.
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to
 //!   its access link at once; a slow access link queues them there), no fq qdisc.
-//! - No RACK-TLP (Linux's default loss detection since 4.18): loss is detected by RFC 6675
-//!   `IsLost` only, so a lost retransmission is recovered by the RTO; no tail loss probe.
+//! - No tail loss probe (TLP): a tail loss is recovered by RACK's reordering timer only
+//!   if something after it was delivered, else by the RTO.
 //! - No undo (`tcp_try_undo_*`, F-RTO, DSACK): reductions are never reverted and
 //!   `undo_cwnd` is not called; spurious RTOs cost what they cost without F-RTO.
 //! - RTT samples follow Karn's rule (never from a retransmitted segment): there is no
@@ -46,6 +48,7 @@
 //!   `cong_avoid`/PRR.
 
 pub mod pacing;
+pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
@@ -65,6 +68,8 @@ use crate::time::SimTime;
 pub enum SenderTimer {
     Rto,
     Pacing,
+    /// RACK's reordering timeout.
+    Reo,
 }
 
 /// What a sender call produced: packets for its access link, timer entries to schedule.
