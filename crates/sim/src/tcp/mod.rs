@@ -43,9 +43,11 @@
 //!   timestamp option echo to measure those.
 //! - No ECN, so no CWR state; no receive-window limit; no idle cwnd restart
 //!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
-//! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`): `pkts_acked`,
-//!   then `in_ack_event`, then state processing, then `cong_control` or
-//!   `cong_avoid`/PRR.
+//! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux
+//!   (where `tcp_in_ack_event` runs after `tcp_clean_rtx_queue`): `pkts_acked`, then
+//!   `in_ack_event`, then state processing (`set_state`, `ssthresh`), then
+//!   `cong_control` or `cong_avoid`/PRR. Older kernels called `in_ack_event` before
+//!   `tcp_clean_rtx_queue`.
 
 pub mod pacing;
 pub mod rack;
