@@ -24,6 +24,13 @@
 //! - RTO (`tcp_retransmit_timer` / `tcp_enter_loss`): every un-SACKed segment marked
 //!   lost, ssthresh from the algorithm, cwnd = in_flight + 1, state Loss, head
 //!   retransmitted, RTO backed off.
+//! - `pkts_acked` on every ACK with `AckSample { pkts_acked: segments cumulatively
+//!   acked, rtt_us: RTT of the newest (s)acked never-retransmitted segment (ca_rtt),
+//!   in_flight: packets in flight before the ACK }` (the seam's definition; recent
+//!   kernels pass `mss * (delivered - prior_delivered)` as `in_flight`).
+//! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks, delayed ACKs (every
+//!   2nd full segment or 40 ms), quick-ACK mode for the first 16 segments, immediate
+//!   ACKs for out-of-order data, filled holes and duplicates.
 //! - Delivery-rate samples as tcp_rate.c ([`rate`]); cwnd validation
 //!   (`tcp_cwnd_validate`: is_cwnd_limited, max_packets_out).
 //! - Internal pacing (`tcp_update_skb_after_send`, `tcp_pacing_check`) when the
