@@ -146,25 +146,19 @@ def parse_size(text: Scalar) -> Size:
 
 
 def format_rate(bps: int) -> str:
-    """The shortest exact spelling of a rate: ``50_000_000 -> "50Mbps"``."""
+    """The shortest exact spelling of a rate: ``50_000_000 -> "50Mbps"``, ``1_500_000 -> "1.5Mbps"``."""
     for name, scale in (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
-        if bps % scale == 0:
-            return f"{bps // scale}{name}"
-    for name, scale in (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
-        if bps >= scale:
+        if bps >= scale and bps % (scale // 1000) == 0:
             return f"{_trim(Decimal(bps) / scale)}{name}"
     return f"{bps}bps"
 
 
 def format_time(ns: int) -> str:
-    """The shortest exact spelling of a time: ``2_500_000_000 -> "2.5s"``."""
+    """The shortest exact spelling of a time: ``2_500_000_000 -> "2.5s"``, ``40_000_000 -> "40ms"``."""
     if ns == 0:
         return "0s"
     for name, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if ns % scale == 0:
-            return f"{ns // scale}{name}"
-    for name, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
-        if ns >= scale:
+        if ns >= scale and ns % (scale // 1000) == 0:
             return f"{_trim(Decimal(ns) / scale)}{name}"
     return f"{ns}ns"
 
