@@ -278,9 +278,13 @@ def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optiona
     def report(job: Job) -> None:
         count[0] += 1
         where = ", ".join(f"{k}={v}" for k, v in job.point.items())
-        _say(f"done {count[0]}/{len(todo)} {job.digest[:12]} [{where}] seed={job.seed}", quiet)
+        msg = f"done {count[0]}/{len(todo)} {job.digest[:12]} [{where}] seed={job.seed}"
         if bar is not None:
+            bar.write(msg, file=sys.stdout)
+            sys.stdout.flush()
             bar.update(1)
+        else:
+            _say(msg, quiet)
 
     try:
         if todo:
