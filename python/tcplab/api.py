@@ -80,7 +80,7 @@ def load(path: Union[str, Path]) -> Result:
 
 
 def sweep(spec: SpecLike, out: Union[str, Path], *, workers: Optional[int] = None, executor: str = "local",
-          overrides: Optional[dict[str, Any]] = None, progress: bool = False) -> Any:
+          overrides: Optional[dict[str, Any]] = None, progress: bool = False, reports: bool = False) -> Any:
     """Run the ``[sweep]`` grid of a spec; see :func:`tcplab.sweep.run_sweep`.
 
     Returns
@@ -92,4 +92,4 @@ def sweep(spec: SpecLike, out: Union[str, Path], *, workers: Optional[int] = Non
 
     source = str(spec) if isinstance(spec, (str, Path)) else None
     return run_sweep(spec, Path(out), workers=workers, executor=executor, overrides=overrides,
-                     progress=progress, source=source)
+                     progress=progress, source=source, reports=reports)

@@ -87,7 +87,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
     table = run_sweep(args.spec, Path(args.output), workers=args.workers, executor=args.executor,
-                      overrides=_overrides(args.set), progress=not args.quiet, quiet=args.quiet)
+                      overrides=_overrides(args.set), progress=not args.quiet, quiet=args.quiet,
+                      reports=args.reports)
     if not args.quiet:
         print(f"wrote {args.output}/table.csv ({len(table)} runs) and summary_*.png")
     return 0
@@ -199,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--executor", choices=["local", "ray"], default="local",
                    help="local process pool (default) or Ray (RAY_ADDRESS selects a cluster)")
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    s.add_argument("--reports", action="store_true", help="also draw every run's report.png/pdf")
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
 

@@ -94,7 +94,7 @@ def unit_scale(column: str) -> tuple[float, str]:
 
 def modes(ax: Any, run: RunData) -> None:
     """The algorithm's mode/state label per flow as a categorical step plot."""
-    col = mode_column(run.series)
+    col = mode_column(run.series) or ("ca_state" if "ca_state" in run.series.columns else None)
     ax.set_ylabel("mode")
     if col is None:
         _no_data(ax, "no algorithm reports a mode")

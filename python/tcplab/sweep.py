@@ -139,7 +139,7 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
 # ---------------------------------------------------------------------------- running
 
 
-def _run_job(spec_dict: dict[str, Any], out_dir: str) -> str:
+def _run_job(spec_dict: dict[str, Any], out_dir: str, report: bool = False) -> str:
     """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
     from .api import execute
     from .results import write_run
@@ -147,18 +147,18 @@ def _run_job(spec_dict: dict[str, Any], out_dir: str) -> str:
     spec = parse_spec(spec_dict, check_algorithms=False)
     result, config, wall = execute(spec)
     try:
-        write_run(result, out_dir, config, wall, replace=False)
+        write_run(result, out_dir, config, wall, replace=False, report=report)
     except FileExistsError:
         pass  # another worker finished the same digest first
     return out_dir
 
 
-def _run_job_files(spec_dict: dict[str, Any]) -> dict[str, bytes]:
+def _run_job_files(spec_dict: dict[str, Any], report: bool = False) -> dict[str, bytes]:
     """Run one job and return its files' bytes (for executors without a shared disk)."""
     tmp = tempfile.mkdtemp(prefix="tcplab-job-")
     try:
         out = os.path.join(tmp, "run")
-        _run_job(spec_dict, out)
+        _run_job(spec_dict, out, report)
         return {name: Path(out, name).read_bytes() for name in os.listdir(out)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -174,14 +174,15 @@ def _say(msg: str, quiet: bool) -> None:
         print(msg, flush=True)
 
 
-def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None]) -> None:
+def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
+                   reports: bool) -> None:
     if workers <= 1:
         for job in todo:
-            _run_job(job.spec.to_dict(), str(runs / job.digest))
+            _run_job(job.spec.to_dict(), str(runs / job.digest), reports)
             report(job)
         return
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest)): j for j in todo}
+        pending = {pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -190,7 +191,8 @@ def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[
                 report(job)
 
 
-def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None]) -> None:
+def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
+                 reports: bool) -> None:
     try:
         import ray
     except ImportError:
@@ -205,7 +207,7 @@ def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Jo
         started = True
     try:
         remote = ray.remote(_run_job_files)
-        pending = {remote.remote(j.spec.to_dict()): j for j in todo}
+        pending = {remote.remote(j.spec.to_dict(), reports): j for j in todo}
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
@@ -225,7 +227,7 @@ def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Jo
 
 def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optional[int] = None,
               executor: str = "local", overrides: Optional[dict[str, Any]] = None, progress: bool = False,
-              source: Optional[str] = None, quiet: bool = True) -> pd.DataFrame:
+              source: Optional[str] = None, quiet: bool = True, reports: bool = False) -> pd.DataFrame:
     """Run (or resume) a sweep into ``out``; return the table (one row per run).
 
     Parameters
@@ -239,6 +241,9 @@ def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optiona
     executor : {"local", "ray"}
         Local process pool, or Ray (``RAY_ADDRESS`` selects a cluster; default: a local
         instance).
+    reports : bool
+        Draw each run's report.png/pdf (about a second per run; off by default, since
+        ``tcplab report DIR/runs/<digest>`` draws one from the stored files at any time).
     """
     if isinstance(spec, (str, Path)):
         source = source or str(spec)
@@ -288,7 +293,7 @@ def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optiona
 
     try:
         if todo:
-            (_execute_ray if executor == "ray" else _execute_local)(todo, runs, workers, report)
+            (_execute_ray if executor == "ray" else _execute_local)(todo, runs, workers, report, reports)
     finally:
         if bar is not None:
             bar.close()
