@@ -57,3 +57,17 @@ def test_formatting_round_trips():
         assert parse_rate(format_rate(bps)) == bps
     assert format_time(2_500_000_000) == "2.5s"
     assert format_rate(50_000_000) == "50Mbps"
+
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@given(st.integers(min_value=0, max_value=10**15))
+def test_any_time_survives_format_and_parse(ns):
+    assert parse_time(format_time(ns)) == ns
+
+
+@given(st.integers(min_value=1, max_value=10**13))
+def test_any_rate_survives_format_and_parse(bps):
+    assert parse_rate(format_rate(bps)) == bps

@@ -86,7 +86,11 @@ def registry() -> dict[str, Algorithm]:
     """
     from .backends.sim import engine
 
-    return {a["name"]: _from_engine(a) for a in engine().algorithms()}
+    try:
+        entries = engine().algorithms()
+    except Exception as exc:  # noqa: BLE001 - report any binding failure as one message
+        raise RuntimeError(f"could not read the algorithm registry from the engine: {exc}") from None
+    return {a["name"]: _from_engine(a) for a in entries}
 
 
 def check_params(name: str, given: dict[str, Any]) -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
@@ -237,6 +238,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("tcplab: interrupted", file=sys.stderr)
         return 130
+    except BaseException as err:  # a Rust panic (pyo3 PanicException) or a bug in tcplab
+        if isinstance(err, SystemExit):
+            raise
+        if os.environ.get("TCPLAB_DEBUG"):
+            raise
+        print(f"tcplab: internal error: {type(err).__name__}: {err} (set TCPLAB_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover
