@@ -146,3 +146,22 @@ def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec)
     # "1bdp" and the same size in packets (17) resolve to the same run
     raw2 = dict(raw, sweep={"repeat": 2, "bottleneck.buffer": ["17pkt", "2bdp"]})
     assert [j.digest for j in plan_sweep(raw2).jobs] == [j.digest for j in plan.jobs]
+
+
+def test_sweep_keeps_going_when_one_run_fails(fake_engine, write_spec, tmp_path, monkeypatch, capsys):
+    real = fake_engine.run
+
+    def flaky(config_json, progress=None):
+        if '"seed":2' in config_json:
+            raise RuntimeError("internal: boom")
+        return real(config_json, progress)
+
+    monkeypatch.setattr(fake_engine, "run", flaky)
+    out = tmp_path / "sw"
+    assert main(["sweep", str(write_spec(SWEEP)), "-o", str(out), "--workers", "1", "-q"]) == 1
+    assert "2 of 4 runs failed" in capsys.readouterr().err
+    assert len(pd.read_csv(out / "table.csv")) == 2
+    monkeypatch.setattr(fake_engine, "run", real)
+    table = tcplab.sweep(write_spec(SWEEP), out, workers=1)  # retry: only the two failed ones run
+    # 2 simulated in the first pass (the seed-2 runs failed before simulating), 2 on retry
+    assert len(table) == 4 and fake_engine.CALLS["run"] == 2 + 2

@@ -35,7 +35,7 @@ import pandas as pd
 
 from . import __version__
 from .backends.sim import config_json, resolve, world_config
-from .errors import SpecError
+from .errors import EngineError, SpecError
 from .paths import check_path, parse_path
 from .results import TMP_PREFIX, atomic_dir, is_run_dir
 from .spec import Spec, apply_overrides, parse_spec, read_toml
@@ -175,24 +175,37 @@ def _say(msg: str, quiet: bool) -> None:
 
 
 def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
-                   reports: bool) -> None:
+                   reports: bool) -> list[tuple[Job, str]]:
+    """Run jobs on local processes; a failing run is recorded, the others go on."""
+    failed: list[tuple[Job, str]] = []
     if workers <= 1:
         for job in todo:
-            _run_job(job.spec.to_dict(), str(runs / job.digest), reports)
+            try:
+                _run_job(job.spec.to_dict(), str(runs / job.digest), reports)
+            except (SpecError, RuntimeError) as exc:
+                failed.append((job, str(exc)))
+                continue
             report(job)
-        return
+        return failed
     with ProcessPoolExecutor(max_workers=workers) as pool:
         pending = {pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
                 job = pending.pop(fut)
-                fut.result()
+                exc = fut.exception()
+                if exc is not None:
+                    failed.append((job, f"{type(exc).__name__}: {exc}"))
+                    continue
                 report(job)
+    return failed
 
 
 def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
-                 reports: bool) -> None:
+                 reports: bool) -> list[tuple[Job, str]]:
+    """Run jobs as Ray tasks; workers return the run's files, written here atomically, so
+    the cluster needs no shared disk."""
+    failed: list[tuple[Job, str]] = []
     try:
         import ray
     except ImportError:
@@ -212,7 +225,11 @@ def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Jo
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
                 job = pending.pop(ref)
-                files = ray.get(ref)
+                try:
+                    files = ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a task failure, reported with the others
+                    failed.append((job, f"{type(exc).__name__}: {exc}"))
+                    continue
                 try:
                     with atomic_dir(runs / job.digest) as tmp:
                         for name, data in files.items():
@@ -223,6 +240,7 @@ def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Jo
     finally:
         if started:
             ray.shutdown()
+    return failed
 
 
 def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optional[int] = None,
@@ -291,14 +309,20 @@ def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optiona
         else:
             _say(msg, quiet)
 
+    failed: list[tuple[Job, str]] = []
     try:
         if todo:
-            (_execute_ray if executor == "ray" else _execute_local)(todo, runs, workers, report, reports)
+            failed = (_execute_ray if executor == "ray" else _execute_local)(todo, runs, workers, report, reports)
     finally:
         if bar is not None:
             bar.close()
     table = build_table(out, plan)
     write_summary(out, plan, table)
+    if failed:
+        lines = [f"[{', '.join(f'{k}={v}' for k, v in j.point.items())}] seed={j.seed}: {msg.splitlines()[0]}"
+                 for j, msg in failed]
+        raise EngineError(f"{len(failed)} of {len(todo)} runs failed (the others are stored; rerun to retry):\n  "
+                          + "\n  ".join(lines))
     return table
 
 
