@@ -99,7 +99,7 @@ def modes(ax: Any, run: RunData) -> None:
     if col is None:
         _no_data(ax, "no algorithm reports a mode")
         return
-    labels = [x for x in pd.unique(run.series[col].dropna().astype(str))]
+    labels = [x for x in pd.unique(run.series[col].dropna().astype(str)) if x]
     order = {lab: i for i, lab in enumerate(labels)}
     colors = flow_colors(len(run.flows))
     n = max(1, len(run.flows))
@@ -113,31 +113,19 @@ def modes(ax: Any, run: RunData) -> None:
     ax.set_ylim(-0.5, len(labels) - 0.5)
 
 
-def per_interval(values: pd.Series, total: Optional[float] = None) -> pd.Series:
-    """Counts per interval from a column that may be cumulative: a non-decreasing column
-    whose last value equals the run's total is differenced."""
-    v = pd.to_numeric(values, errors="coerce").fillna(0)
-    if len(v) > 1 and (v.diff().dropna() >= 0).all() and (total is None or float(v.iloc[-1]) == float(total)) \
-            and v.iloc[-1] > 0:
-        return v.diff().fillna(v.iloc[0])
-    return v
-
-
 def drops_and_retransmissions(ax: Any, run: RunData) -> None:
     """Bottleneck drops (bars) and each flow's retransmissions per interval."""
     ax.set_ylabel("packets / interval")
     drawn = False
     if "drops" in run.queue.columns and not run.queue.empty:
-        bq = next((q for q in run.queues if q.get("name") == "bottleneck"), {})
-        d = per_interval(run.queue["drops"], bq.get("dropped"))
+        d = pd.to_numeric(run.queue["drops"], errors="coerce").fillna(0)  # per interval
         ax.fill_between(run.queue["time_s"], d, step="pre", color="0.75", label="bottleneck drops")
         drawn = True
     wide = run.wide("retransmits")
     colors = flow_colors(len(run.flows))
     for j, fid in enumerate(run.flows.index):
         if not wide.empty and fid in wide.columns:
-            tot = run.flows.loc[fid].get("retransmitted_packets") if "retransmitted_packets" in run.flows else None
-            ax.step(wide.index, per_interval(wide[fid], tot), where="pre", color=colors[j], lw=0.9)
+            ax.step(wide.index, pd.to_numeric(wide[fid], errors="coerce"), where="pre", color=colors[j], lw=0.9)
             drawn = True
     if not drawn:
         _no_data(ax, "not recorded")

@@ -104,7 +104,8 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
             try:
                 series[c] = pd.to_numeric(series[c])
             except (ValueError, TypeError):
-                series[c] = series[c].astype("string")
+                # labels; the engine writes "" where a flow has no value (e.g. CUBIC's cc_mode)
+                series[c] = series[c].astype("string").replace("", pd.NA)
     if "cc" in series.columns:
         series["cc"] = series["cc"].astype("string")
     if "time_s" in series.columns and "flow" in series.columns:

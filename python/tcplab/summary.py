@@ -63,6 +63,9 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             "received_bytes": int(row.get("received_bytes", 0)),
             "delivered_bytes": int(row.get("delivered_bytes", 0)),
         })
+        for extra in ("duplicate_packets", "dropped_packets", "rto_count", "recoveries", "in_flight_packets_at_end"):
+            if extra in row.index:
+                rows[-1][extra] = int(row[extra])
     df = pd.DataFrame(rows)
     if not df.empty:
         df["share"] = m.share(thr)
@@ -155,4 +158,9 @@ def bbr_modes(run: RunData) -> pd.DataFrame | None:
     if not ids:
         return None
     sel = run.series[run.series["flow"].isin(ids)]
-    return sel.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=col)
+    wide = sel.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=col)
+    for fid in wide.columns:  # a flow outside its [start, stop] has no mode
+        active = m.active_mask(wide.index.to_numpy(dtype=float), run.flows.loc[fid, "start_s"],
+                               run.flows.loc[fid, "stop_s"])
+        wide.loc[~active, fid] = pd.NA
+    return wide
