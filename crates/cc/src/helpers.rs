@@ -1,7 +1,7 @@
 //! Kernel helpers shared by the algorithms: slow start, additive increase, the Reno
 //! threshold (net/ipv4/tcp_cong.c) and the inline predicates of include/net/tcp.h.
 
-use crate::ops::CcView;
+use crate::ops::{CaState, CcView};
 
 /// `tcp_in_slow_start`: cwnd below ssthresh.
 pub fn tcp_in_slow_start(tp: &CcView) -> bool {
@@ -70,6 +70,21 @@ pub fn tcp_reno_cong_avoid(tp: &mut CcView, acked: u32) {
     }
     let w = tp.snd_cwnd;
     tcp_cong_avoid_ai(tp, w, acked);
+}
+
+/// `tcp_in_cwnd_reduction`: the sender is reducing cwnd (CWR or Recovery).
+pub fn tcp_in_cwnd_reduction(tp: &CcView) -> bool {
+    matches!(tp.ca_state, CaState::Cwr | CaState::Recovery)
+}
+
+/// `tcp_current_ssthresh`: ssthresh during a reduction; otherwise at least 3/4 of cwnd,
+/// a threshold that remembers the current window (include/net/tcp.h).
+pub fn tcp_current_ssthresh(tp: &CcView) -> u32 {
+    if tcp_in_cwnd_reduction(tp) {
+        tp.snd_ssthresh
+    } else {
+        tp.snd_ssthresh.max((tp.snd_cwnd >> 1) + (tp.snd_cwnd >> 2))
+    }
 }
 
 /// Before/after on sequence numbers in the kernel's wrapping sense. Our sequence
@@ -141,6 +156,15 @@ mod tests {
         assert_eq!(tp.snd_cwnd, 12);
         tcp_reno_cong_avoid(&mut tp, 2); // 12 < 12 is false: stop
         assert_eq!(tp.snd_cwnd, 12);
+    }
+
+    #[test]
+    fn current_ssthresh_is_at_least_three_quarters_of_cwnd_unless_reducing() {
+        // cwnd 21: (21 >> 1) + (21 >> 2) = 10 + 5 = 15 > ssthresh 10.
+        let mut tp = view(21, 10);
+        assert_eq!(tcp_current_ssthresh(&tp), 15);
+        tp.ca_state = CaState::Recovery;
+        assert_eq!(tcp_current_ssthresh(&tp), 10);
     }
 
     #[test]

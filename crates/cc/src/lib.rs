@@ -5,10 +5,13 @@
 //! - [`helpers`]: kernel helpers (slow start, additive increase, Reno threshold).
 //! - [`registry`]: algorithms by name, with parameter schemas.
 
+pub mod cubic;
 pub mod helpers;
+pub mod illinois;
 pub mod ops;
 pub mod registry;
 pub mod reno;
+pub mod vegas;
 
 pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample};
 pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};

@@ -130,6 +130,10 @@ pub struct CcView {
     pub snd_cwnd_clamp: u32,
     /// `tp->snd_cwnd_stamp` (us): when cwnd was last validated/changed by the sender.
     pub snd_cwnd_stamp_us: u64,
+    /// `tp->lsndtime` (us): when data was last sent. The sender updates it after every
+    /// transmission, so while `CaEvent::TxStart` is announced it still holds the previous
+    /// send time (`tcp_event_data_sent`); CUBIC measures the idle period from it.
+    pub lsndtime_us: u64,
     /// `tp->prior_cwnd`: cwnd when the current reduction (CWR/Recovery/Loss) started.
     pub prior_cwnd: u32,
     /// `tp->prior_ssthresh`: ssthresh saved for undo.
@@ -192,6 +196,7 @@ impl CcView {
             snd_cwnd_cnt: 0,
             snd_cwnd_clamp: u32::MAX,
             snd_cwnd_stamp_us: now_us,
+            lsndtime_us: now_us,
             prior_cwnd: 0,
             prior_ssthresh: 0,
             mss_cache: mss,

@@ -153,7 +153,12 @@ fn check_value(algorithm: &'static str, p: &ParamSpec, value: ParamValue) -> Res
 }
 
 /// Every registered algorithm, in the order `tcplab algorithms` lists them.
-pub static ALGORITHMS: &[&AlgorithmSpec] = &[&crate::reno::SPEC];
+pub static ALGORITHMS: &[&AlgorithmSpec] = &[
+    &crate::reno::SPEC,
+    &crate::cubic::SPEC,
+    &crate::vegas::SPEC,
+    &crate::illinois::SPEC,
+];
 
 /// The entry named `name`.
 pub fn find(name: &str) -> Option<&'static AlgorithmSpec> {

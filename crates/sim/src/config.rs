@@ -48,11 +48,14 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Initial cwnd (segments); Linux TCP_INIT_CWND = 10.
     pub initial_cwnd: u32,
+    /// Loss detection by RACK (RFC 8985), Linux's default (`tcp_recovery = 1`); false
+    /// uses RFC 6675 `IsLost` marking only.
+    pub rack: bool,
 }
 
 impl Default for TcpConfig {
     fn default() -> Self {
-        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10 }
+        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10, rack: true }
     }
 }
 
@@ -141,3 +144,143 @@ impl std::fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError { field: field.into(), message: message.into() }
+}
+
+/// Largest wire size of a data segment: a byte-limited buffer must hold at least one.
+fn full_packet(tcp: &TcpConfig) -> u64 {
+    tcp.mss_bytes as u64 + tcp.header_bytes as u64
+}
+
+impl WorldConfig {
+    /// Parse JSON, reporting the path of a field that does not parse
+    /// (`flows[0].sender_access.delay_ns: invalid value: integer `-5`, expected u64`).
+    pub fn from_json(text: &str) -> Result<WorldConfig, ConfigError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let field = if path == "." || path == "?" || path.is_empty() { "config".to_string() } else { path };
+            err(field, e.into_inner().to_string())
+        })
+    }
+
+    /// Check every field; the first problem found is reported with its path.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.duration_ns == 0 {
+            return Err(err("duration_ns", "must be > 0"));
+        }
+        let t = &self.tcp;
+        if t.mss_bytes == 0 || t.mss_bytes > 65_495 {
+            return Err(err("tcp.mss_bytes", "must be in [1, 65495]"));
+        }
+        if t.header_bytes > 1_000 {
+            return Err(err("tcp.header_bytes", "must be in [0, 1000]"));
+        }
+        if t.initial_cwnd == 0 || t.initial_cwnd > 1_000_000 {
+            return Err(err("tcp.initial_cwnd", "must be in [1, 1000000] segments"));
+        }
+        check_link("bottleneck", &self.bottleneck, t)?;
+        if let Some(r) = &self.bottleneck_reverse {
+            check_link("bottleneck_reverse", r, t)?;
+        }
+        if self.flows.is_empty() {
+            return Err(err("flows", "at least one flow is required"));
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let p = format!("flows[{i}]");
+            self.cc_params(i)?;
+            check_link(&format!("{p}.sender_access"), &f.sender_access, t)?;
+            check_link(&format!("{p}.receiver_access"), &f.receiver_access, t)?;
+            if f.start_ns >= self.duration_ns {
+                return Err(err(format!("{p}.start_ns"), format!("must be before duration_ns ({})", self.duration_ns)));
+            }
+            if let Some(stop) = f.stop_ns {
+                if stop <= f.start_ns {
+                    return Err(err(format!("{p}.stop_ns"), format!("must be after start_ns ({})", f.start_ns)));
+                }
+            }
+            if let AppConfig::Finite { bytes } = f.app {
+                if bytes == 0 {
+                    return Err(err(format!("{p}.app.finite.bytes"), "must be > 0"));
+                }
+            }
+        }
+        for (i, e) in self.events.iter().enumerate() {
+            let p = format!("events[{i}]");
+            if e.at_ns > self.duration_ns {
+                return Err(err(format!("{p}.at_ns"), format!("must be <= duration_ns ({})", self.duration_ns)));
+            }
+            if e.rate_bps == Some(0) {
+                return Err(err(format!("{p}.rate_bps"), "must be > 0"));
+            }
+            if let Some(l) = e.loss {
+                check_loss(&format!("{p}.loss"), l)?;
+            }
+            if e.rate_bps.is_none() && e.delay_ns.is_none() && e.loss.is_none() {
+                return Err(err(p, "changes nothing: set rate_bps, delay_ns or loss"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Flow `i`'s algorithm parameters, converted and validated against the registry.
+    pub fn cc_params(&self, i: usize) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
+        use tcplab_cc::registry::{self, CcError};
+        use tcplab_cc::ParamValue;
+        let f = &self.flows[i];
+        let p = format!("flows[{i}]");
+        let mut out = BTreeMap::new();
+        for (k, v) in &f.params {
+            let pv = match v {
+                serde_json::Value::Bool(b) => ParamValue::Bool(*b),
+                serde_json::Value::Number(n) => ParamValue::Num(n.as_f64().unwrap_or(f64::NAN)),
+                other => return Err(err(format!("{p}.params.{k}"), format!("expected a number or a boolean, got {other}"))),
+            };
+            out.insert(k.clone(), pv);
+        }
+        match registry::find(&f.cc) {
+            None => Err(err(format!("{p}.cc"), CcError::UnknownAlgorithm { name: f.cc.clone() }.to_string())),
+            Some(spec) => match spec.validate(&out) {
+                Ok(_) => Ok(out),
+                Err(e @ CcError::UnknownParam { .. }) => {
+                    let name = match &e {
+                        CcError::UnknownParam { param, .. } => param.clone(),
+                        _ => unreachable!(),
+                    };
+                    Err(err(format!("{p}.params.{name}"), e.to_string()))
+                }
+                Err(e @ CcError::BadParam { param, .. }) => Err(err(format!("{p}.params.{param}"), e.to_string())),
+                Err(e) => Err(err(format!("{p}.cc"), e.to_string())),
+            },
+        }
+    }
+}
+
+fn check_loss(field: &str, loss: f64) -> Result<(), ConfigError> {
+    if !loss.is_finite() || !(0.0..1.0).contains(&loss) {
+        return Err(err(field, format!("{loss} is outside [0, 1)")));
+    }
+    Ok(())
+}
+
+fn check_link(path: &str, l: &LinkConfig, tcp: &TcpConfig) -> Result<(), ConfigError> {
+    if l.rate_bps == 0 {
+        return Err(err(format!("{path}.rate_bps"), "must be > 0"));
+    }
+    if l.delay_ns > 3_600 * 1_000_000_000 {
+        return Err(err(format!("{path}.delay_ns"), "must be at most one hour"));
+    }
+    match l.buffer {
+        Some(QueueLimit::Packets(0)) => return Err(err(format!("{path}.buffer.packets"), "must be > 0")),
+        Some(QueueLimit::Bytes(b)) if b < full_packet(tcp) => {
+            return Err(err(
+                format!("{path}.buffer.bytes"),
+                format!("must hold at least one full packet ({} bytes)", full_packet(tcp)),
+            ))
+        }
+        _ => {}
+    }
+    check_loss(&format!("{path}.loss"), l.loss)
+}

@@ -1,2 +1,36 @@
-//! tcplab-sim: the packet-level engine (being built; see docs/ARCHITECTURE.md).
+//! tcplab-sim: a deterministic packet-level discrete-event simulator whose TCP behaves
+//! like Linux, driving congestion-control algorithms through the `tcplab_cc` seam.
+//!
+//! What is modelled: a dumbbell of point-to-point links (rate, propagation delay,
+//! drop-tail queue in packets or bytes, Bernoulli loss, scheduled rate/delay/loss
+//! changes) carrying MSS-sized TCP segments between bulk or finite applications; a
+//! Linux-like TCP sender and receiver (see [`tcp`] for the model and its deviations:
+//! no handshake, no TSO/GSO, no TSQ, no fq qdisc, no tail loss probe, no undo, no ECN;
+//! loss detection by RACK as Linux, or RFC 6675 on request).
+//!
+//! Determinism: integer nanosecond time ([`time`]), events ordered by (time, insertion
+//! sequence) ([`sched`]), one seeded RNG with named sub-streams ([`rng`]). The same
+//! configuration and seed give bit-identical output.
+//!
+//! Entry points: [`config::WorldConfig`] (the plain configuration), [`world::World`]
+//! (`new`, `run_until`, `finish`, or `World::run_config`), [`record::RunOutput`].
+
+pub mod app;
 pub mod config;
+pub mod net;
+pub mod record;
+pub mod rng;
+pub mod sched;
+pub mod tcp;
+pub mod time;
+pub mod world;
+
+pub use config::{ConfigError, WorldConfig};
+pub use record::RunOutput;
+pub use world::{SimError, World};
+
+/// Parse a JSON configuration, run it, and return the output.
+pub fn run_json(text: &str) -> Result<RunOutput, SimError> {
+    let cfg = WorldConfig::from_json(text)?;
+    World::run_config(&cfg)
+}

@@ -1,0 +1,88 @@
+//! Benchmark: simulated packets (data segments crossing the bottleneck) per wall second.
+//!
+//! `cargo bench -p tcplab-sim --bench bottleneck` runs
+//!   (a) 2 CUBIC flows, 10 Mbit/s, 60 s, and
+//!   (b) 10 CUBIC flows, 100 Mbit/s, 30 s,
+//! both with a 40 ms base RTT, a 1-BDP drop-tail buffer, delayed ACKs and no series
+//! (counters only), and prints the median of several repetitions.
+//! `... --bench bottleneck -- memory SECONDS` runs (a) for SECONDS simulated seconds and
+//! prints the peak resident set size, to show that memory stays flat as the simulated
+//! duration grows.
+
+use std::time::Instant;
+
+use tcplab_sim::config::{AppConfig, FlowConfig, LinkConfig, QueueLimit, TcpConfig, WorldConfig};
+use tcplab_sim::World;
+
+fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
+    let rtt_ns = 40_000_000u64;
+    let bdp = rate_bps * rtt_ns / 1_000_000_000 / 8;
+    let access = LinkConfig { rate_bps: 1_000_000_000, delay_ns: rtt_ns / 8, buffer: None, loss: 0.0 };
+    WorldConfig {
+        duration_ns: duration_s * 1_000_000_000,
+        seed: 1,
+        sample_interval_ns: 0,
+        tcp: TcpConfig::default(),
+        bottleneck: LinkConfig { rate_bps, delay_ns: rtt_ns / 4, buffer: Some(QueueLimit::Bytes(bdp)), loss: 0.0 },
+        bottleneck_reverse: None,
+        flows: (0..n)
+            .map(|_| FlowConfig {
+                cc: "cubic".into(),
+                params: Default::default(),
+                sender_access: access.clone(),
+                receiver_access: access.clone(),
+                start_ns: 0,
+                stop_ns: None,
+                app: AppConfig::Bulk,
+            })
+            .collect(),
+        events: vec![],
+    }
+}
+
+fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
+    let mut rates = Vec::new();
+    let mut last = None;
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        let out = World::run_config(cfg).expect("run");
+        let wall = t0.elapsed().as_secs_f64();
+        rates.push((out.bottleneck_packets as f64 / wall, wall, out.events_processed));
+        last = Some(out);
+    }
+    rates.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+    let (median, wall, events) = rates[rates.len() / 2];
+    let out = last.unwrap();
+    println!(
+        "{name}: {} bottleneck packets, {} events, median wall {:.4} s over {reps} runs -> {:.0} bottleneck packets/s ({:.2} M events/s); min {:.0} max {:.0}",
+        out.bottleneck_packets,
+        events,
+        wall,
+        median,
+        events as f64 / wall / 1e6,
+        rates[0].0,
+        rates[rates.len() - 1].0
+    );
+}
+
+fn peak_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    if args.first().map(String::as_str) == Some("memory") {
+        let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60);
+        let out = World::run_config(&dumbbell(2, 10_000_000, secs)).expect("run");
+        println!("memory: (a) for {secs} s: {} bottleneck packets, peak RSS {} KiB", out.bottleneck_packets, peak_rss_kib());
+        return;
+    }
+    bench("(a) 2 cubic flows, 10 Mbit/s, 60 s", &dumbbell(2, 10_000_000, 60), 21);
+    bench("(b) 10 cubic flows, 100 Mbit/s, 30 s", &dumbbell(10, 100_000_000, 30), 5);
+}

@@ -1,0 +1,286 @@
+//! Recording: exact counters at the end of a run and series sampled on a fixed interval,
+//! stored by column.
+//!
+//! Definitions (docs/METRICS.md): throughput = data payload bytes reaching the receiver,
+//! duplicates included; goodput = bytes delivered in order to the application, each
+//! once; sending rate = data payload bytes the sender puts on its access link,
+//! retransmissions included. Rates are over the interval that ends at the row's time.
+//!
+//! Recording only reads simulation state: samples are taken between events, outside the
+//! event queue, so a run with and without series processes the same events in the same
+//! order and yields the same counters.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use tcplab_cc::InfoValue;
+
+/// One column of a table.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Column {
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Str(Vec<String>),
+}
+
+impl Column {
+    pub fn len(&self) -> usize {
+        match self {
+            Column::U64(v) => v.len(),
+            Column::F64(v) => v.len(),
+            Column::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn as_f64(&self) -> Option<&[f64]> {
+        match self {
+            Column::F64(v) => Some(v),
+            _ => None,
+        }
+    }
+    pub fn as_u64(&self) -> Option<&[u64]> {
+        match self {
+            Column::U64(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// Named columns of equal length, in a fixed order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Table {
+    pub columns: Vec<(String, Column)>,
+}
+
+impl Table {
+    pub fn get(&self, name: &str) -> Option<&Column> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, c)| c)
+    }
+    pub fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |(_, c)| c.len())
+    }
+}
+
+/// Exact per-flow counters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowCounters {
+    pub cc: String,
+    pub sent_packets: u64,
+    /// Payload bytes sent, retransmissions included.
+    pub sent_bytes: u64,
+    pub retransmitted_packets: u64,
+    /// Data segments that reached the receiver (duplicates included).
+    pub received_packets: u64,
+    /// Their payload bytes.
+    pub received_bytes: u64,
+    /// Payload bytes delivered in order to the application, each once (goodput).
+    pub delivered_bytes: u64,
+    pub duplicate_packets: u64,
+    /// Data segments lost in the network (tail drops and random losses, all queues).
+    pub dropped_packets: u64,
+    /// Data segments still inside the network when the run ended.
+    pub in_flight_packets_at_end: u64,
+    pub rto_count: u64,
+    pub recoveries: u64,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+}
+
+/// Exact per-queue counters (packets; data and ACKs). enqueued = departed + dropped +
+/// backlog; `random_loss` is the part of `dropped` that was random.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QueueReport {
+    pub name: String,
+    pub enqueued: u64,
+    pub departed: u64,
+    pub dropped: u64,
+    pub random_loss: u64,
+    pub backlog_pkts: u64,
+    pub backlog_bytes: u64,
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunOutput {
+    pub flows: Vec<FlowCounters>,
+    pub queues: Vec<QueueReport>,
+    /// One row per (sample time, flow).
+    pub series: Table,
+    /// One row per sample time: the bottleneck queue.
+    pub queue_series: Table,
+    /// Data segments that finished crossing the bottleneck.
+    pub bottleneck_packets: u64,
+    /// Simulation events processed (samples excluded).
+    pub events_processed: u64,
+    pub duration_ns: u64,
+}
+
+/// The values of one flow at a sample time, gathered by the world.
+pub struct FlowSample {
+    pub cwnd_pkts: u32,
+    pub inflight_pkts: u32,
+    pub pacing_rate_bps: f64,
+    pub srtt_ms: f64,
+    pub rtt_ms: f64,
+    pub delivery_rate_bps: f64,
+    /// Cumulative counters; the recorder differences them.
+    pub received_bytes: u64,
+    pub delivered_bytes: u64,
+    pub sent_bytes: u64,
+    pub retransmits: u64,
+    pub ca_state: &'static str,
+    pub info: Vec<(&'static str, InfoValue)>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Last {
+    received_bytes: u64,
+    delivered_bytes: u64,
+    sent_bytes: u64,
+    retransmits: u64,
+}
+
+/// Accumulates the sampled series.
+pub struct Recorder {
+    interval_ns: u64,
+    last: Vec<Last>,
+    last_time_ns: u64,
+    last_bn_drops: u64,
+    rows: usize,
+    time_ns: Vec<u64>,
+    flow: Vec<u64>,
+    f64_cols: [Vec<f64>; 9],
+    retransmits: Vec<u64>,
+    ca_state: Vec<&'static str>,
+    cc_num: BTreeMap<&'static str, Vec<f64>>,
+    cc_label: BTreeMap<&'static str, Vec<&'static str>>,
+    q_time: Vec<u64>,
+    q_pkts: Vec<u64>,
+    q_bytes: Vec<u64>,
+    q_drops: Vec<u64>,
+}
+
+const F64_NAMES: [&str; 9] = [
+    "cwnd_pkts",
+    "inflight_pkts",
+    "pacing_rate_bps",
+    "srtt_ms",
+    "rtt_ms",
+    "delivery_rate_bps",
+    "throughput_bps",
+    "goodput_bps",
+    "sending_rate_bps",
+];
+
+impl Recorder {
+    pub fn new(interval_ns: u64, n_flows: usize) -> Recorder {
+        Recorder {
+            interval_ns,
+            last: vec![Last::default(); n_flows],
+            last_time_ns: 0,
+            last_bn_drops: 0,
+            rows: 0,
+            time_ns: Vec::new(),
+            flow: Vec::new(),
+            f64_cols: Default::default(),
+            retransmits: Vec::new(),
+            ca_state: Vec::new(),
+            cc_num: BTreeMap::new(),
+            cc_label: BTreeMap::new(),
+            q_time: Vec::new(),
+            q_pkts: Vec::new(),
+            q_bytes: Vec::new(),
+            q_drops: Vec::new(),
+        }
+    }
+
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
+    /// Record one flow's row at `time_ns`.
+    pub fn flow_row(&mut self, time_ns: u64, flow: usize, s: FlowSample) {
+        let dt_s = (time_ns - self.last_time_ns) as f64 / 1e9;
+        let last = self.last[flow];
+        let rate = |now: u64, before: u64| if dt_s > 0.0 { (now - before) as f64 * 8.0 / dt_s } else { 0.0 };
+        let vals = [
+            s.cwnd_pkts as f64,
+            s.inflight_pkts as f64,
+            s.pacing_rate_bps,
+            s.srtt_ms,
+            s.rtt_ms,
+            s.delivery_rate_bps,
+            rate(s.received_bytes, last.received_bytes),
+            rate(s.delivered_bytes, last.delivered_bytes),
+            rate(s.sent_bytes, last.sent_bytes),
+        ];
+        for (col, v) in self.f64_cols.iter_mut().zip(vals) {
+            col.push(v);
+        }
+        self.time_ns.push(time_ns);
+        self.flow.push(flow as u64);
+        self.retransmits.push(s.retransmits - last.retransmits);
+        self.ca_state.push(s.ca_state);
+        self.last[flow] = Last {
+            received_bytes: s.received_bytes,
+            delivered_bytes: s.delivered_bytes,
+            sent_bytes: s.sent_bytes,
+            retransmits: s.retransmits,
+        };
+        let rows = self.rows;
+        for (name, v) in s.info {
+            match v {
+                InfoValue::Num(x) => self.cc_num.entry(name).or_insert_with(|| vec![f64::NAN; rows]).push(x),
+                InfoValue::Label(l) => self.cc_label.entry(name).or_insert_with(|| vec![""; rows]).push(l),
+            }
+        }
+        self.rows += 1;
+        // A flow lacking a column gets NaN / "".
+        for col in self.cc_num.values_mut() {
+            if col.len() < self.rows {
+                col.push(f64::NAN);
+            }
+        }
+        for col in self.cc_label.values_mut() {
+            if col.len() < self.rows {
+                col.push("");
+            }
+        }
+    }
+
+    /// Record the bottleneck queue and close the interval.
+    pub fn queue_row(&mut self, time_ns: u64, backlog_pkts: u64, backlog_bytes: u64, dropped_total: u64) {
+        self.q_time.push(time_ns);
+        self.q_pkts.push(backlog_pkts);
+        self.q_bytes.push(backlog_bytes);
+        self.q_drops.push(dropped_total - self.last_bn_drops);
+        self.last_bn_drops = dropped_total;
+        self.last_time_ns = time_ns;
+    }
+
+    /// The two tables.
+    pub fn finish(self) -> (Table, Table) {
+        let mut cols = vec![("time_ns".to_string(), Column::U64(self.time_ns)), ("flow".to_string(), Column::U64(self.flow))];
+        for (name, col) in F64_NAMES.iter().zip(self.f64_cols) {
+            cols.push((name.to_string(), Column::F64(col)));
+        }
+        cols.push(("retransmits".into(), Column::U64(self.retransmits)));
+        cols.push(("ca_state".into(), Column::Str(self.ca_state.into_iter().map(String::from).collect())));
+        for (name, col) in self.cc_num {
+            cols.push((format!("cc_{name}"), Column::F64(col)));
+        }
+        for (name, col) in self.cc_label {
+            cols.push((format!("cc_{name}"), Column::Str(col.into_iter().map(String::from).collect())));
+        }
+        let q = vec![
+            ("time_ns".to_string(), Column::U64(self.q_time)),
+            ("backlog_pkts".to_string(), Column::U64(self.q_pkts)),
+            ("backlog_bytes".to_string(), Column::U64(self.q_bytes)),
+            ("drops".to_string(), Column::U64(self.q_drops)),
+        ];
+        (Table { columns: cols }, Table { columns: q })
+    }
+}

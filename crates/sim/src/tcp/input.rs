@@ -1,0 +1,270 @@
+//! ACK processing, following `tcp_ack()` (net/ipv4/tcp_input.c): tag SACKed segments
+//! (`tcp_sacktag_write_queue`), remove cumulatively acked ones and take the RTT sample
+//! (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`), call `pkts_acked` and `in_ack_event`,
+//! run the state machine (`tcp_fastretrans_alert`) when the ACK is dubious, build the
+//! rate sample (`tcp_rate_gen`), and let the algorithm or PRR set cwnd
+//! (`tcp_cong_control`); then send.
+
+use tcplab_cc::ops::ack_flags::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
+use tcplab_cc::{AckSample, CaState};
+
+use crate::net::{Packet, SackBlock};
+use crate::tcp::pacing::tcp_update_pacing_rate;
+use crate::tcp::rate::RateAcc;
+use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
+use crate::tcp::sender::Sender;
+use crate::tcp::SenderIo;
+use crate::time::{Dur, SimTime};
+
+/// `FLAG_DATA_ACKED`: snd_una advanced over new data.
+pub(super) const FLAG_DATA_ACKED: u32 = 1 << 0;
+/// `FLAG_DATA_SACKED`: new SACKed data.
+pub(super) const FLAG_DATA_SACKED: u32 = 1 << 1;
+/// `FLAG_RETRANS_DATA_ACKED`: some acked segment was retransmitted (Karn).
+pub(super) const FLAG_RETRANS_DATA_ACKED: u32 = 1 << 2;
+
+/// Send times of never-retransmitted segments newly (s)acked: the RTT candidates.
+#[derive(Default)]
+struct RttTimes {
+    first: Option<u64>,
+    last: Option<u64>,
+}
+
+impl RttTimes {
+    fn note(&mut self, tx_us: u64) {
+        self.first = Some(self.first.map_or(tx_us, |f| f.min(tx_us)));
+        self.last = Some(self.last.map_or(tx_us, |l| l.max(tx_us)));
+    }
+}
+
+impl Sender {
+    /// An ACK arrived from the receiver.
+    pub fn on_ack(&mut self, now: SimTime, pkt: &Packet, io: &mut SenderIo) {
+        if !self.started {
+            return;
+        }
+        let now_us = now.us();
+        self.tp.now_us = now_us;
+        let ack = pkt.seq;
+        // Links never reorder, so an ACK below snd_una cannot occur; above snd_nxt is
+        // invalid (tcp_ack's "ACK of unsent data").
+        if ack < self.tp.snd_una || ack > self.tp.snd_nxt {
+            return;
+        }
+        let prior_snd_una = self.tp.snd_una;
+        let prior_in_flight = self.packets_in_flight();
+        let prior_delivered = self.tp.delivered;
+        let prior_lost = self.tp.lost;
+        let mut acc = RateAcc::default();
+        let mut flag = 0u32;
+
+        let mut sack_times = RttTimes::default();
+        if pkt.n_sacks > 0 {
+            flag |= self.sacktag(pkt.sack_blocks(), ack, &mut acc, &mut sack_times);
+        }
+        let (pkts_acked, ack_times, cflag) = self.clean_rtx_queue(ack, &mut acc);
+        flag |= cflag;
+        if ack > prior_snd_una {
+            self.rto_retransmits = 0;
+        }
+
+        // tcp_ack_update_rtt (Karn: no sample if any acked segment was retransmitted).
+        let mut seq_rtt_us: i64 = -1;
+        let mut ca_rtt_us: i64 = -1;
+        if flag & FLAG_RETRANS_DATA_ACKED == 0 {
+            if let (Some(f), Some(l)) = (ack_times.first, ack_times.last) {
+                seq_rtt_us = (now_us - f) as i64;
+                ca_rtt_us = (now_us - l) as i64;
+            }
+        }
+        let mut sack_rtt_us: i64 = -1;
+        if let (Some(f), Some(l)) = (sack_times.first, sack_times.last) {
+            sack_rtt_us = (now_us - f) as i64;
+            ca_rtt_us = (now_us - l) as i64;
+        }
+        if seq_rtt_us < 0 {
+            seq_rtt_us = sack_rtt_us;
+        }
+        acc.rs.rtt_us = ca_rtt_us;
+        if seq_rtt_us >= 0 {
+            self.rtt.update_min_rtt(self.tp.jiffies32(), ca_rtt_us as u32);
+            self.rtt.on_sample(Dur::from_us(seq_rtt_us as u64));
+            self.rtt.latest_us = ca_rtt_us;
+            self.tp.srtt_us = self.rtt.srtt_us();
+            self.tp.min_rtt_us = self.rtt.min_rtt.get();
+        }
+        if flag & FLAG_DATA_ACKED != 0 {
+            self.rearm_rto(now, io);
+        }
+
+        self.cc.pkts_acked(&mut self.tp, &AckSample { pkts_acked, rtt_us: ca_rtt_us, in_flight: prior_in_flight });
+        let ev = if pkt.n_sacks == 0 && ack > prior_snd_una { CA_ACK_WIN_UPDATE } else { CA_ACK_SLOWPATH };
+        self.cc.in_ack_event(&mut self.tp, ev);
+
+        // tcp_ack_is_dubious: a duplicate, new SACK information, or not Open.
+        if ack == prior_snd_una || flag & FLAG_DATA_SACKED != 0 || self.tp.ca_state != CaState::Open {
+            self.fastretrans_alert(now, flag, io);
+        }
+
+        let delivered = (self.tp.delivered - prior_delivered) as u32;
+        let lost = (self.tp.lost - prior_lost) as u32;
+        acc.rs.prior_in_flight = prior_in_flight;
+        let rs = self.rate.rate_gen(&mut self.tp, &mut acc, delivered, lost);
+
+        // tcp_cong_control
+        if self.cong_control {
+            self.cc.cong_control(&mut self.tp, &rs);
+        } else {
+            if self.in_cwnd_reduction() {
+                self.cwnd_reduction(delivered, lost, ack > prior_snd_una);
+            } else if flag & FLAG_DATA_ACKED != 0 {
+                let una = self.tp.snd_una;
+                self.cc.cong_avoid(&mut self.tp, una, delivered);
+            }
+            tcp_update_pacing_rate(&mut self.tp);
+        }
+        self.tp.snd_cwnd = self.tp.snd_cwnd.max(1);
+        self.try_send(now, io);
+    }
+
+    /// `tcp_sacktag_write_queue`: mark segments in the SACK blocks. Ranges already tagged
+    /// by the previous ACK's blocks are skipped (SACKed state is monotone: we never
+    /// renege), so each segment is walked about once.
+    fn sacktag(&mut self, blocks: &[SackBlock], ack: u64, acc: &mut RateAcc, times: &mut RttTimes) -> u32 {
+        let mut flag = 0;
+        let lo = ack;
+        let hi = self.tp.snd_nxt;
+        let prev = self.prev_sacks;
+        let n_prev = self.n_prev_sacks;
+        let mut clipped = [SackBlock::default(); 3];
+        let mut n_clipped = 0;
+        for b in blocks {
+            let s = b.start.max(lo);
+            let e = b.end.min(hi);
+            if s >= e {
+                continue;
+            }
+            clipped[n_clipped] = SackBlock { start: s, end: e };
+            n_clipped += 1;
+            // Walk [s, e) minus the previous blocks.
+            let mut cur = s;
+            while cur < e {
+                let mut next_gap_end = e;
+                let mut skip_to = None;
+                for p in &prev[..n_prev] {
+                    if p.start <= cur && cur < p.end {
+                        skip_to = Some(p.end);
+                        break;
+                    }
+                    if p.start > cur && p.start < next_gap_end {
+                        next_gap_end = p.start;
+                    }
+                }
+                if let Some(t) = skip_to {
+                    cur = t;
+                    continue;
+                }
+                for seq in cur..next_gap_end {
+                    flag |= self.sacktag_one(seq, acc, times);
+                }
+                cur = next_gap_end;
+            }
+        }
+        self.prev_sacks = clipped;
+        self.n_prev_sacks = n_clipped;
+        flag
+    }
+
+    /// `tcp_sacktag_one`.
+    fn sacktag_one(&mut self, seq: u64, acc: &mut RateAcc, times: &mut RttTimes) -> u32 {
+        let seg = *self.sb.get(seq);
+        if seg.has(SACKED) {
+            return 0;
+        }
+        let mut flags = seg.flags | SACKED;
+        if seg.has(LOST) {
+            flags &= !LOST;
+            self.tp.lost_out -= 1;
+        }
+        if seg.has(RETRANS) {
+            flags &= !RETRANS;
+            self.tp.retrans_out -= 1;
+        }
+        if !seg.has(EVER_RETRANS) {
+            times.note(seg.tx_us);
+        }
+        if self.rack_enabled {
+            self.rack_advance(seq, seg.tx_us, seg.flags);
+        }
+        self.tp.sacked_out += 1;
+        self.tp.delivered += 1;
+        let keep = self.rate.skb_delivered(acc, &seg.snap, seg.tx_us, seq + 1, seg.has(EVER_RETRANS), true);
+        let m = self.sb.get_mut(seq);
+        m.flags = flags;
+        m.snap.valid = keep;
+        self.note_sacked(seq);
+        FLAG_DATA_SACKED
+    }
+
+    /// Keep the three highest SACKed sequence numbers.
+    fn note_sacked(&mut self, seq: u64) {
+        let t = &mut self.top_sacked;
+        let n = self.n_top_sacked;
+        let mut pos = n.min(3);
+        for i in 0..n.min(3) {
+            if seq > t[i] {
+                pos = i;
+                break;
+            }
+        }
+        if pos >= 3 {
+            return;
+        }
+        for i in (pos + 1..3).rev() {
+            t[i] = t[i - 1];
+        }
+        t[pos] = seq;
+        self.n_top_sacked = (n + 1).min(3);
+    }
+
+    /// `tcp_clean_rtx_queue`: drop cumulatively acked segments. Returns the number
+    /// removed, the send times of never-retransmitted, not-previously-SACKed ones, and
+    /// flags.
+    fn clean_rtx_queue(&mut self, ack: u64, acc: &mut RateAcc) -> (u32, RttTimes, u32) {
+        let mut times = RttTimes::default();
+        let mut flag = 0;
+        let mut n = 0u32;
+        while self.tp.snd_una < ack {
+            let seq = self.tp.snd_una;
+            let seg = self.sb.pop_front();
+            if seg.has(EVER_RETRANS) {
+                flag |= FLAG_RETRANS_DATA_ACKED;
+            } else if !seg.has(SACKED) {
+                times.note(seg.tx_us);
+            }
+            if seg.has(RETRANS) {
+                self.tp.retrans_out -= 1;
+            }
+            if seg.has(SACKED) {
+                self.tp.sacked_out -= 1;
+            } else {
+                self.tp.delivered += 1;
+                self.rate.skb_delivered(acc, &seg.snap, seg.tx_us, seq + 1, seg.has(EVER_RETRANS), false);
+                if self.rack_enabled {
+                    self.rack_advance(seq, seg.tx_us, seg.flags);
+                }
+            }
+            if seg.has(LOST) {
+                self.tp.lost_out -= 1;
+            }
+            self.tp.packets_out -= 1;
+            self.tp.snd_una += 1;
+            n += 1;
+        }
+        if n > 0 {
+            flag |= FLAG_DATA_ACKED;
+            self.rack_trim();
+        }
+        (n, times, flag)
+    }
+}

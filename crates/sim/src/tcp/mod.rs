@@ -1,0 +1,88 @@
+//! TCP, modelled on Linux: a sender (output, ACK input, loss recovery, RTO) driving a
+//! `CongestionOps` algorithm through the kernel's hooks, and a receiver with cumulative
+//! ACKs, SACK and delayed ACKs.
+//!
+//! What is modelled (and from where):
+//! - MSS-sized segments; sequence numbers count segments (`tcplab_cc::ops` docs). Wire
+//!   size = payload + `header_bytes` (52: IP, TCP, timestamp option).
+//! - Initial cwnd 10 (`TCP_INIT_CWND`), infinite ssthresh, RTO 1 s until the first RTT.
+//! - SACK scoreboard; loss detection by RACK (RFC 8985, tcp_recovery.c, Linux's
+//!   default; see [`rack`]) or, with `tcp.rack = false`, RFC 6675 `IsLost` marking (a
+//!   hole is lost once 3 segments above it are SACKed, DupThresh = `tp->reordering` =
+//!   3). Entry into Recovery as `tcp_time_to_recover` (lost_out > 0, or without RACK
+//!   also sacked_out + 1 > reordering); fast retransmit of lost segments before new data
+//!   (`tcp_xmit_retransmit_queue`).
+//! - CA states Open / Disorder / Recovery / Loss driven by the sender as in
+//!   `tcp_fastretrans_alert`, each change announced through `set_state` before
+//!   `icsk_ca_state` changes (`tcp_set_ca_state`). CWR is never entered (no ECN).
+//! - Recovery cwnd for algorithms without `cong_control`: PRR (RFC 6937,
+//!   `tcp_cwnd_reduction`), cwnd = ssthresh when Recovery ends
+//!   (`tcp_end_cwnd_reduction`); `cong_avoid` on ACKs that advance snd_una outside
+//!   CWR/Recovery (`tcp_cong_control` + `tcp_may_raise_cwnd`; this includes Loss, which
+//!   is how cwnd slow-starts back after an RTO). Algorithms with `cong_control` get it on
+//!   every ACK and nothing else touches cwnd.
+//! - RTO (`tcp_retransmit_timer` / `tcp_enter_loss`): every un-SACKed segment marked
+//!   lost, ssthresh from the algorithm, cwnd = in_flight + 1, state Loss, head
+//!   retransmitted, RTO backed off.
+//! - Delivery-rate samples as tcp_rate.c ([`rate`]); cwnd validation
+//!   (`tcp_cwnd_validate`: is_cwnd_limited, max_packets_out).
+//! - Internal pacing (`tcp_update_skb_after_send`, `tcp_pacing_check`) when the
+//!   algorithm sets `pacing_needed`; otherwise `sk_pacing_rate` is computed as
+//!   `tcp_update_pacing_rate` does (200 % / 120 % of cwnd/srtt) for recording only.
+//!
+//! Deviations from Linux (simplifications, on purpose):
+//! - No handshake: data starts at the application's start time with cwnd 10 and no RTT
+//!   estimate; the first RTT sample comes from the first ACK.
+//! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to
+//!   its access link at once; a slow access link queues them there), no fq qdisc.
+//! - No tail loss probe (TLP): a tail loss is recovered by RACK's reordering timer only
+//!   if something after it was delivered, else by the RTO.
+//! - No undo (`tcp_try_undo_*`, F-RTO, DSACK): reductions are never reverted and
+//!   `undo_cwnd` is not called; spurious RTOs cost what they cost without F-RTO.
+//! - RTT samples follow Karn's rule (never from a retransmitted segment): there is no
+//!   timestamp option echo to measure those.
+//! - No ECN, so no CWR state; no receive-window limit; no idle cwnd restart
+//!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
+//! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`): `pkts_acked`,
+//!   then `in_ack_event`, then state processing, then `cong_control` or
+//!   `cong_avoid`/PRR.
+
+pub mod pacing;
+pub mod rack;
+pub mod rate;
+pub mod receiver;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+mod input;
+mod output;
+mod recovery;
+mod rto;
+
+use crate::net::Packet;
+use crate::time::SimTime;
+
+/// Which sender timer an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SenderTimer {
+    Rto,
+    Pacing,
+    /// RACK's reordering timeout.
+    Reo,
+}
+
+/// What a sender call produced: packets for its access link, timer entries to schedule.
+#[derive(Default)]
+pub struct SenderIo {
+    pub out: Vec<Packet>,
+    pub timers: Vec<(SimTime, SenderTimer, u32)>,
+}
+
+impl SenderIo {
+    pub fn arm(&mut self, entry: Option<(SimTime, u32)>, kind: SenderTimer) {
+        if let Some((t, g)) = entry {
+            self.timers.push((t, kind, g));
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Sending: `tcp_write_xmit` and `tcp_xmit_retransmit_queue` merged into one loop that
+//! first retransmits segments marked lost, then sends new data, while
+//! packets_in_flight < cwnd and the pacing clock allows (`tcp_pacing_check`); then
+//! `tcp_cwnd_validate`.
+
+use tcplab_cc::helpers::{tcp_is_cwnd_limited, tcp_packets_in_flight};
+use tcplab_cc::CaEvent;
+
+use crate::net::Packet;
+use crate::tcp::pacing::advance_wstamp;
+use crate::tcp::rate::tcp_rate_check_app_limited;
+use crate::tcp::scoreboard::{Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
+use crate::tcp::sender::Sender;
+use crate::tcp::{SenderIo, SenderTimer};
+use crate::time::SimTime;
+
+impl Sender {
+    /// Send whatever cwnd, pacing and the application allow.
+    pub fn try_send(&mut self, now: SimTime, io: &mut SenderIo) {
+        if !self.started {
+            return;
+        }
+        self.tp.now_us = now.us();
+        let mut sent = 0u32;
+        let mut cwnd_limited = false;
+        loop {
+            if self.tp.pacing_needed && self.wstamp_ns > now.ns() {
+                let entry = self.pacing_timer.arm(SimTime(self.wstamp_ns));
+                io.arm(entry, SenderTimer::Pacing);
+                break;
+            }
+            if tcp_packets_in_flight(&self.tp) >= self.tp.snd_cwnd {
+                cwnd_limited = true;
+                break;
+            }
+            if self.tp.lost_out > self.tp.retrans_out {
+                if let Some(seq) = self.next_lost() {
+                    self.transmit(now, seq, io);
+                    sent += 1;
+                    continue;
+                }
+            }
+            if self.tp.snd_nxt < self.offered_segs {
+                self.transmit(now, self.tp.snd_nxt, io);
+                sent += 1;
+                continue;
+            }
+            tcp_rate_check_app_limited(&mut self.tp, false);
+            break;
+        }
+        if sent > 0 || cwnd_limited {
+            self.cwnd_validate(cwnd_limited);
+        }
+    }
+
+    /// The lowest segment marked lost and not yet retransmitted.
+    fn next_lost(&mut self) -> Option<u64> {
+        let mut seq = self.retrans_hint.max(self.tp.snd_una);
+        while seq < self.tp.snd_nxt {
+            let f = self.sb.get(seq).flags;
+            if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
+                self.retrans_hint = seq;
+                return Some(seq);
+            }
+            seq += 1;
+        }
+        self.retrans_hint = seq;
+        None
+    }
+
+    /// Put one segment (new or retransmitted) on the wire.
+    pub(super) fn transmit(&mut self, now: SimTime, seq: u64, io: &mut SenderIo) {
+        let now_us = now.us();
+        let payload = self.payload_of(seq);
+        // tcp_event_data_sent: first transmission with nothing in flight.
+        if tcp_packets_in_flight(&self.tp) == 0 {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        self.tp.lsndtime_us = now_us;
+        let snap = self.rate.skb_sent(&mut self.tp, now_us);
+        let is_new = seq == self.tp.snd_nxt;
+        if is_new {
+            let prior_packets = self.tp.packets_out;
+            self.sb.push(Seg { tx_us: now_us, snap, flags: 0 });
+            self.tp.packets_out += 1;
+            self.tp.snd_nxt += 1;
+            if prior_packets == 0 {
+                // tcp_event_new_data_sent: start the RTO when the pipe was empty.
+                self.rearm_rto(now, io);
+            }
+        } else {
+            let seg = self.sb.get_mut(seq);
+            debug_assert!(seg.flags & (RETRANS | SACKED) == 0);
+            seg.tx_us = now_us;
+            seg.snap = snap;
+            seg.flags |= RETRANS | EVER_RETRANS;
+            self.tp.retrans_out += 1;
+            self.stats.retransmitted_packets += 1;
+            if seq == self.tp.snd_una {
+                // tcp_xmit_retransmit_queue re-arms the RTO after resending the head.
+                self.rearm_rto(now, io);
+            }
+        }
+        if self.in_cwnd_reduction() {
+            self.prr_out += 1;
+        }
+        self.data_segs_out += 1;
+        self.stats.sent_packets += 1;
+        self.stats.sent_bytes += payload as u64;
+        advance_wstamp(&mut self.wstamp_ns, now.ns(), payload, &self.tp, self.data_segs_out);
+        if self.rack_enabled {
+            self.rack.tsorted.push_back((seq, now_us));
+        }
+        io.out.push(Packet::data(self.flow, seq, payload, self.header, !is_new));
+    }
+
+    /// `tcp_cwnd_validate` (its first half: the idle decay is not modelled).
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let tp = &mut self.tp;
+        if tp.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!tp.is_cwnd_limited && tp.packets_out > tp.max_packets_out)
+        {
+            tp.is_cwnd_limited = is_cwnd_limited;
+            tp.max_packets_out = tp.packets_out;
+            self.cwnd_usage_seq = tp.snd_nxt;
+        }
+        if tcp_is_cwnd_limited(tp) {
+            tp.snd_cwnd_stamp_us = tp.now_us;
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Loss detection and the CA state machine: `tcp_fastretrans_alert`, RFC 6675 `IsLost`
+//! marking, `tcp_enter_recovery`, `tcp_try_to_open`, `tcp_end_cwnd_reduction` and PRR
+//! (`tcp_cwnd_reduction`, RFC 6937), after net/ipv4/tcp_input.c.
+
+use tcplab_cc::helpers::tcp_packets_in_flight;
+use tcplab_cc::ops::TCP_INFINITE_SSTHRESH;
+use tcplab_cc::{CaEvent, CaState};
+
+use crate::tcp::scoreboard::{EVER_RETRANS, LOST, SACKED};
+use crate::tcp::sender::Sender;
+use crate::tcp::SenderIo;
+use crate::time::SimTime;
+
+/// `tp->reordering` = `sysctl_tcp_reordering` = 3 (TCP_FASTRETRANS_THRESH): RFC 6675's
+/// DupThresh. Linux adapts it upward on observed reordering; our links never reorder.
+pub const TCP_FASTRETRANS_THRESH: u32 = 3;
+
+impl Sender {
+    /// `tcp_fastretrans_alert`, called for dubious ACKs.
+    pub(super) fn fastretrans_alert(&mut self, now: SimTime, _flag: u32, io: &mut SenderIo) {
+        let una = self.tp.snd_una;
+        // D. Exit conditions: Recovery ends once everything sent before it is acked.
+        if self.tp.ca_state == CaState::Recovery && una >= self.high_seq {
+            // tcp_try_undo_recovery (no undo) sets Open, then tcp_end_cwnd_reduction.
+            self.set_ca_state(CaState::Open);
+            self.end_cwnd_reduction();
+        }
+        // E. Process the state.
+        match self.tp.ca_state {
+            CaState::Recovery => {
+                self.identify_packet_loss(now, io);
+                return;
+            }
+            CaState::Loss => {
+                // tcp_process_loss: recovered once high_seq is acked.
+                if una >= self.high_seq {
+                    self.set_ca_state(CaState::Open);
+                } else {
+                    self.identify_packet_loss(now, io);
+                    return;
+                }
+            }
+            _ => {}
+        }
+        self.identify_packet_loss(now, io);
+        if !self.time_to_recover() {
+            self.try_to_open();
+            return;
+        }
+        self.enter_recovery();
+    }
+
+    /// `tcp_identify_packet_loss`: RACK, or RFC 6675 marking when RACK is off.
+    fn identify_packet_loss(&mut self, now: SimTime, io: &mut SenderIo) {
+        if self.sb.is_empty() {
+            return;
+        }
+        if self.rack_enabled {
+            self.rack_mark_lost(now, io);
+        } else {
+            self.mark_lost();
+        }
+    }
+
+    /// RFC 6675 `IsLost`: a segment not SACKed is lost once DupThresh segments above it
+    /// are SACKed. With one-MSS segments that is every hole below the third-highest
+    /// SACKed segment. Marks newly lost segments (`tcp_mark_skb_lost`).
+    pub(super) fn mark_lost(&mut self) {
+        if self.n_top_sacked < TCP_FASTRETRANS_THRESH as usize {
+            return;
+        }
+        let limit = self.top_sacked[TCP_FASTRETRANS_THRESH as usize - 1];
+        let mut seq = self.lost_scan.max(self.tp.snd_una);
+        while seq < limit {
+            let seg = self.sb.get_mut(seq);
+            if seg.flags & (SACKED | LOST) == 0 {
+                seg.flags |= LOST;
+                self.tp.lost_out += 1;
+                self.tp.lost += 1;
+                if seq < self.retrans_hint {
+                    self.retrans_hint = seq;
+                }
+            }
+            seq += 1;
+        }
+        self.lost_scan = self.lost_scan.max(limit);
+    }
+
+    /// `tcp_time_to_recover`: lost segments, or more SACKed than the reordering degree
+    /// (`tcp_dupack_heuristics` = sacked_out + 1 > reordering).
+    fn time_to_recover(&self) -> bool {
+        self.tp.lost_out > 0 || (!self.rack_enabled && self.tp.sacked_out + 1 > TCP_FASTRETRANS_THRESH)
+    }
+
+    /// `tcp_any_retrans_done`.
+    fn any_retrans_done(&self) -> bool {
+        self.tp.retrans_out > 0 || self.sb.front().is_some_and(|s| s.has(EVER_RETRANS))
+    }
+
+    /// `tcp_try_to_open` / `tcp_try_keep_open`: Disorder while anything is SACKed, lost
+    /// or retransmitted, else Open.
+    fn try_to_open(&mut self) {
+        let state = if self.tp.sacked_out + self.tp.lost_out > 0 || self.any_retrans_done() {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
+        if self.tp.ca_state != state {
+            self.set_ca_state(state);
+            self.high_seq = self.tp.snd_nxt;
+        }
+    }
+
+    /// `tcp_enter_recovery`.
+    pub(super) fn enter_recovery(&mut self) {
+        if !self.in_cwnd_reduction() {
+            self.tp.prior_ssthresh = self.current_ssthresh();
+            self.init_cwnd_reduction();
+        }
+        self.stats.recoveries += 1;
+        self.set_ca_state(CaState::Recovery);
+    }
+
+    /// `tcp_current_ssthresh`.
+    pub(super) fn current_ssthresh(&self) -> u32 {
+        let tp = &self.tp;
+        if self.in_cwnd_reduction() {
+            tp.snd_ssthresh
+        } else {
+            tp.snd_ssthresh.max((tp.snd_cwnd >> 1) + (tp.snd_cwnd >> 2))
+        }
+    }
+
+    /// `tcp_init_cwnd_reduction`: remember where the reduction began and ask the
+    /// algorithm for the new ssthresh.
+    fn init_cwnd_reduction(&mut self) {
+        self.high_seq = self.tp.snd_nxt;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+    }
+
+    /// `tcp_end_cwnd_reduction`: cwnd = ssthresh when Recovery ends (not for
+    /// algorithms with `cong_control`, which own cwnd).
+    fn end_cwnd_reduction(&mut self) {
+        if self.cong_control {
+            return;
+        }
+        if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+            self.tp.snd_cwnd_stamp_us = self.tp.now_us;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937). While in flight
+    /// exceeds ssthresh, send ssthresh/prior_cwnd segments per segment delivered;
+    /// below it, slow-start back up to ssthresh (PRR-SSRB).
+    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, snd_una_advanced: bool) {
+        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        let in_flight = tcp_packets_in_flight(&self.tp) as i64;
+        let delta = self.tp.snd_ssthresh as i64 - in_flight;
+        self.prr_delivered += newly_acked_sacked;
+        let mut sndcnt: i64;
+        if delta < 0 {
+            // RFC 6937: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
+            let dividend = self.tp.snd_ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            sndcnt = (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64;
+        } else {
+            sndcnt = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if snd_una_advanced && newly_lost == 0 {
+                sndcnt += 1;
+            }
+            sndcnt = sndcnt.min(delta);
+        }
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.snd_cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+}

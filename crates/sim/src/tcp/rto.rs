@@ -1,0 +1,74 @@
+//! The retransmission timeout: `tcp_retransmit_timer` and `tcp_enter_loss`
+//! (net/ipv4/tcp_timer.c, tcp_input.c).
+
+use tcplab_cc::{CaEvent, CaState};
+
+use crate::tcp::scoreboard::{LOST, RETRANS, SACKED};
+use crate::tcp::sender::Sender;
+use crate::tcp::{SenderIo, SenderTimer};
+use crate::time::SimTime;
+
+impl Sender {
+    /// The RTO timer expired.
+    pub fn on_rto(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.tp.now_us = now.us();
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        self.stats.rto_count += 1;
+        self.enter_loss();
+        // Back off first: icsk_backoff++, icsk_rto doubled (RFC 6298 (5.5)-(5.6)), so the
+        // timer re-armed by the retransmission below uses the backed-off value.
+        self.rtt.on_timeout();
+        self.rto_retransmits += 1;
+        // Retransmit the head at once (tcp_retransmit_skb bypasses cwnd and pacing).
+        let head = self.tp.snd_una;
+        let f = self.sb.get(head).flags;
+        if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
+            self.transmit(now, head, io);
+        }
+        let entry = self.rto_timer.arm(now + self.rtt.rto());
+        io.arm(entry, SenderTimer::Rto);
+        self.try_send(now, io);
+    }
+
+    /// `tcp_enter_loss`.
+    fn enter_loss(&mut self) {
+        // tcp_timeout_mark_lost: every un-SACKed segment is lost; copies in flight are
+        // forgotten (retrans_out back to 0).
+        let mut seq = self.tp.snd_una;
+        while seq < self.tp.snd_nxt {
+            let seg = self.sb.get_mut(seq);
+            if seg.flags & SACKED == 0 {
+                if seg.flags & RETRANS != 0 {
+                    seg.flags &= !RETRANS;
+                    self.tp.retrans_out -= 1;
+                }
+                if seg.flags & LOST == 0 {
+                    seg.flags |= LOST;
+                    self.tp.lost_out += 1;
+                    self.tp.lost += 1;
+                }
+            }
+            seq += 1;
+        }
+        self.retrans_hint = self.tp.snd_una;
+        self.lost_scan = self.tp.snd_nxt;
+        // Reduce ssthresh unless already reduced for this window.
+        let state = self.tp.ca_state;
+        if state <= CaState::Disorder
+            || self.high_seq <= self.tp.snd_una
+            || (state == CaState::Loss && self.rto_retransmits == 0)
+        {
+            self.tp.prior_ssthresh = self.current_ssthresh();
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        self.tp.snd_cwnd = self.packets_in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.tp.snd_cwnd_stamp_us = self.tp.now_us;
+        self.set_ca_state(CaState::Loss);
+        self.high_seq = self.tp.snd_nxt;
+    }
+}

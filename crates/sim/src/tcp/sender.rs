@@ -1,0 +1,183 @@
+//! The sending host's TCP state: the socket view the algorithm sees (`tp`), the
+//! scoreboard, recovery and timer state. Behaviour lives in the sibling modules:
+//! `output` (tcp_write_xmit), `input` (tcp_ack), `recovery` (tcp_fastretrans_alert,
+//! PRR), `rto` (tcp_retransmit_timer), `pacing`.
+
+use tcplab_cc::helpers::tcp_packets_in_flight;
+use tcplab_cc::{CaState, CcView, CongestionOps};
+
+use crate::app::App;
+use crate::net::SackBlock;
+use crate::sched::Timer;
+use crate::tcp::rack::Rack;
+use crate::tcp::rate::RateState;
+use crate::tcp::rtt::RttEstimator;
+use crate::tcp::scoreboard::Scoreboard;
+use crate::tcp::SenderIo;
+use crate::time::SimTime;
+
+/// Exact sender counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Data segments put on the access link, retransmissions included.
+    pub sent_packets: u64,
+    /// Their payload bytes.
+    pub sent_bytes: u64,
+    pub retransmitted_packets: u64,
+    pub rto_count: u64,
+    pub recoveries: u64,
+}
+
+pub struct Sender {
+    pub flow: u32,
+    /// The socket fields the algorithm reads and writes; the sender's own copy of them.
+    pub tp: CcView,
+    pub cc: Box<dyn CongestionOps>,
+    /// `cc.has_cong_control()`, cached.
+    pub(super) cong_control: bool,
+    pub(super) mss: u32,
+    pub(super) header: u32,
+    pub(super) initial_cwnd: u32,
+    pub(super) sb: Scoreboard,
+    /// Total payload if the application is finite.
+    pub(super) total_bytes: Option<u64>,
+    /// Segments the application has offered (snd_nxt may not pass it).
+    pub(super) offered_segs: u64,
+    pub(super) app: App,
+    pub(super) started: bool,
+    /// `tp->high_seq`: snd_nxt when the current Recovery/Loss began.
+    pub(super) high_seq: u64,
+    pub(super) prr_delivered: u32,
+    pub(super) prr_out: u32,
+    /// The three highest SACKed sequence numbers, highest first (RFC 6675 IsLost).
+    pub(super) top_sacked: [u64; 3],
+    pub(super) n_top_sacked: usize,
+    /// Segments below this were already considered by loss marking.
+    pub(super) lost_scan: u64,
+    /// No lost, un-retransmitted segment lies below this (`retransmit_skb_hint`).
+    pub(super) retrans_hint: u64,
+    /// The SACK blocks of the previous ACK (already tagged), to skip re-walking them.
+    pub(super) prev_sacks: [SackBlock; 3],
+    pub(super) n_prev_sacks: usize,
+    pub rtt: RttEstimator,
+    pub rate: RateState,
+    pub rto_timer: Timer,
+    pub pacing_timer: Timer,
+    /// RACK's reordering timer (`ICSK_TIME_REO_TIMEOUT`).
+    pub reo_timer: Timer,
+    /// Loss detection by RACK (Linux default) rather than RFC 6675 marking.
+    pub rack_enabled: bool,
+    pub(super) rack: Rack,
+    /// `tp->tcp_wstamp_ns`: earliest departure time of the next segment.
+    pub(super) wstamp_ns: u64,
+    pub(super) data_segs_out: u64,
+    pub(super) cwnd_usage_seq: u64,
+    /// `icsk_retransmits`: RTO expiries since snd_una last advanced.
+    pub(super) rto_retransmits: u32,
+    pub stats: SenderStats,
+}
+
+impl Sender {
+    pub fn new(flow: u32, cc: Box<dyn CongestionOps>, mss: u32, header: u32, initial_cwnd: u32, app: App) -> Sender {
+        let mut tp = CcView::new(mss, 0);
+        tp.snd_cwnd = initial_cwnd;
+        let cong_control = cc.has_cong_control();
+        Sender {
+            flow,
+            tp,
+            cc,
+            cong_control,
+            mss,
+            header,
+            initial_cwnd,
+            sb: Scoreboard::default(),
+            total_bytes: app.total_bytes(),
+            offered_segs: 0,
+            app,
+            started: false,
+            high_seq: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            top_sacked: [0; 3],
+            n_top_sacked: 0,
+            lost_scan: 0,
+            retrans_hint: 0,
+            prev_sacks: [SackBlock::default(); 3],
+            n_prev_sacks: 0,
+            rtt: RttEstimator::new(),
+            rate: RateState::default(),
+            rto_timer: Timer::default(),
+            pacing_timer: Timer::default(),
+            reo_timer: Timer::default(),
+            rack_enabled: true,
+            rack: Rack::default(),
+            wstamp_ns: 0,
+            data_segs_out: 0,
+            cwnd_usage_seq: 0,
+            rto_retransmits: 0,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// The application starts: the connection is (instantly) established, the
+    /// algorithm's `init` runs, sending begins.
+    pub fn start(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.started = true;
+        self.tp = CcView::new(self.mss, now.us());
+        self.tp.snd_cwnd = self.initial_cwnd;
+        self.tp.delivered_mstamp_us = now.us();
+        self.offered_segs = self.app.offered_segments(self.mss);
+        self.cc.init(&mut self.tp);
+        self.cong_control = self.cc.has_cong_control();
+        self.try_send(now, io);
+    }
+
+    /// The application stops offering new data.
+    pub fn stop(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.offered_segs = self.offered_segs.min(self.tp.snd_nxt);
+        self.tp.now_us = now.us();
+        self.try_send(now, io);
+    }
+
+    /// Payload bytes of segment `seq`.
+    pub(super) fn payload_of(&self, seq: u64) -> u32 {
+        match self.total_bytes {
+            Some(total) => (total - seq * self.mss as u64).min(self.mss as u64) as u32,
+            None => self.mss,
+        }
+    }
+
+    /// `tcp_set_ca_state`: announce, then change.
+    pub(super) fn set_ca_state(&mut self, new: CaState) {
+        self.cc.set_state(&mut self.tp, new);
+        self.tp.ca_state = new;
+    }
+
+    /// `tcp_in_cwnd_reduction`: CWR or Recovery.
+    pub(super) fn in_cwnd_reduction(&self) -> bool {
+        matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery)
+    }
+
+    pub fn packets_in_flight(&self) -> u32 {
+        tcp_packets_in_flight(&self.tp)
+    }
+
+    /// `tcp_rearm_rto`.
+    pub(super) fn rearm_rto(&mut self, now: SimTime, io: &mut SenderIo) {
+        if self.tp.packets_out == 0 {
+            self.rto_timer.cancel();
+        } else {
+            let entry = self.rto_timer.arm(now + self.rtt.rto());
+            io.arm(entry, crate::tcp::SenderTimer::Rto);
+        }
+    }
+
+    /// Has the application anything left to send (new data)?
+    pub fn has_unsent_data(&self) -> bool {
+        self.started && self.tp.snd_nxt < self.offered_segs
+    }
+    /// All offered data acknowledged.
+    pub fn all_acked(&self) -> bool {
+        self.tp.snd_una >= self.offered_segs.min(self.tp.snd_nxt) && self.tp.packets_out == 0
+    }
+}

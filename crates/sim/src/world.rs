@@ -1,0 +1,433 @@
+//! A world: the dumbbell network, one TCP sender/receiver pair per flow, the event
+//! queue, and the recorder. Built from a validated [`WorldConfig`], run to its duration
+//! (or in chunks with [`World::run_until`] so a caller can report progress), then
+//! checked for conservation and turned into a [`RunOutput`].
+
+use std::fmt;
+
+use crate::app::App;
+use crate::config::{ConfigError, LinkEvent, WorldConfig};
+use crate::net::dumbbell::{self, FlowLinks};
+use crate::net::link::{Link, NextHop, Offer};
+use crate::net::{Packet, PacketKind};
+use crate::record::{FlowCounters, FlowSample, QueueReport, Recorder, RunOutput};
+use crate::rng::RunRng;
+use crate::sched::{EventQueue, Fire};
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::Sender;
+use crate::tcp::{SenderIo, SenderTimer};
+use crate::time::{Dur, Rate, SimTime};
+
+/// Why a run failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimError {
+    /// The configuration was rejected (field path and message).
+    Config(ConfigError),
+    /// An accounting identity did not hold at the end of the run: a bug, never tolerated.
+    Conservation(String),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Config(e) => write!(f, "{e}"),
+            SimError::Conservation(m) => write!(f, "conservation check failed: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<ConfigError> for SimError {
+    fn from(e: ConfigError) -> Self {
+        SimError::Config(e)
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A link finished serializing its packet.
+    TxDone(u32),
+    /// The head of a link's propagation pipe reached the far end.
+    Arrive(u32),
+    SenderTimer { flow: u32, timer: SenderTimer, gen: u32 },
+    DelAck { flow: u32, gen: u32 },
+    AppStart(u32),
+    AppStop(u32),
+    LinkChange(u32),
+}
+
+struct Flow {
+    sender: Sender,
+    receiver: Receiver,
+    links: FlowLinks,
+    cc_name: String,
+    dropped_data: u64,
+    start: SimTime,
+    stop: SimTime,
+}
+
+pub struct World {
+    now: SimTime,
+    end: SimTime,
+    queue: EventQueue<Event>,
+    links: Vec<Link>,
+    bottleneck: usize,
+    flows: Vec<Flow>,
+    link_events: Vec<LinkEvent>,
+    recorder: Option<Recorder>,
+    next_sample: SimTime,
+    events_processed: u64,
+    io: SenderIo,
+}
+
+impl World {
+    /// Validate `cfg` and build the world.
+    pub fn new(cfg: &WorldConfig) -> Result<World, ConfigError> {
+        cfg.validate()?;
+        let rng = RunRng::new(cfg.seed);
+        let net = dumbbell::build(cfg, &rng);
+        let end = SimTime(cfg.duration_ns);
+        let mut queue = EventQueue::new();
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let params = cfg.cc_params(i)?;
+            let cc = tcplab_cc::registry::build(&f.cc, &params)
+                .map_err(|e| ConfigError { field: format!("flows[{i}].cc"), message: e.to_string() })?;
+            let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
+            let app = App { kind: f.app, start: SimTime(f.start_ns), stop };
+            let t = &cfg.tcp;
+            let mut sender = Sender::new(i as u32, cc, t.mss_bytes, t.header_bytes, t.initial_cwnd, app);
+            sender.rack_enabled = t.rack;
+            let receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
+            queue.push(app.start, Event::AppStart(i as u32));
+            if stop < end {
+                queue.push(stop, Event::AppStop(i as u32));
+            }
+            flows.push(Flow {
+                sender,
+                receiver,
+                links: net.flows[i],
+                cc_name: f.cc.clone(),
+                dropped_data: 0,
+                start: app.start,
+                stop,
+            });
+        }
+        for (i, e) in cfg.events.iter().enumerate() {
+            queue.push(SimTime(e.at_ns), Event::LinkChange(i as u32));
+        }
+        let recorder = (cfg.sample_interval_ns > 0).then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
+        Ok(World {
+            now: SimTime::ZERO,
+            end,
+            queue,
+            links: net.links,
+            bottleneck: net.bottleneck,
+            flows,
+            link_events: cfg.events.clone(),
+            recorder,
+            next_sample: SimTime(cfg.sample_interval_ns),
+            events_processed: 0,
+            io: SenderIo::default(),
+        })
+    }
+
+    /// Parse, validate, build, run to the end, check, and report.
+    pub fn run_config(cfg: &WorldConfig) -> Result<RunOutput, SimError> {
+        let mut w = World::new(cfg)?;
+        w.run_until(w.end);
+        w.finish()
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+
+    /// Process every event before `t` (capped at the run's end) and take the samples due
+    /// at or before `t`. A sample at time T sees exactly the events before T, however the
+    /// run is chunked; the run covers [0, duration).
+    pub fn run_until(&mut self, t: SimTime) {
+        let t = t.min(self.end);
+        while let Some(et) = self.queue.peek_time() {
+            if et >= t {
+                break;
+            }
+            self.sample_through(et);
+            let (time, ev) = self.queue.pop().expect("peeked");
+            self.now = time;
+            self.events_processed += 1;
+            self.dispatch(ev);
+        }
+        self.sample_through(t);
+        self.now = self.now.max(t);
+    }
+
+    /// Take every sample due at or before `t` (all events before `t` have run).
+    fn sample_through(&mut self, t: SimTime) {
+        let Some(rec) = &self.recorder else { return };
+        let interval = rec.interval_ns();
+        while self.next_sample <= t && self.next_sample <= self.end {
+            let at = self.next_sample;
+            self.take_sample(at);
+            self.next_sample = SimTime(at.ns() + interval);
+        }
+    }
+
+    fn take_sample(&mut self, at: SimTime) {
+        let Some(rec) = self.recorder.as_mut() else { return };
+        for (i, f) in self.flows.iter().enumerate() {
+            let s = &f.sender;
+            let tp = &s.tp;
+            let sample = FlowSample {
+                cwnd_pkts: tp.snd_cwnd,
+                inflight_pkts: s.packets_in_flight(),
+                pacing_rate_bps: tp.pacing_rate as f64 * 8.0,
+                srtt_ms: s.rtt.srtt_ns() as f64 / 1e6,
+                rtt_ms: if s.rtt.latest_us >= 0 { s.rtt.latest_us as f64 / 1e3 } else { f64::NAN },
+                delivery_rate_bps: s.rate.delivery_rate_bps(tp.mss_cache),
+                received_bytes: f.receiver.stats.received_bytes,
+                delivered_bytes: f.receiver.stats.delivered_bytes,
+                sent_bytes: s.stats.sent_bytes,
+                retransmits: s.stats.retransmitted_packets,
+                ca_state: tp.ca_state.name(),
+                info: s.cc.info(),
+            };
+            rec.flow_row(at.ns(), i, sample);
+        }
+        let bn = &self.links[self.bottleneck];
+        rec.queue_row(at.ns(), bn.backlog_pkts(), bn.backlog_bytes(), bn.counters.dropped);
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        let now = self.now;
+        match ev {
+            Event::TxDone(l) => {
+                let (next_tx, arrival) = self.links[l as usize].tx_done(now);
+                if let Some(t) = next_tx {
+                    self.queue.push(t, Event::TxDone(l));
+                }
+                if let Some(t) = arrival {
+                    self.queue.push(t, Event::Arrive(l));
+                }
+            }
+            Event::Arrive(l) => {
+                let link = &mut self.links[l as usize];
+                let (pkt, next) = link.arrive();
+                let hop = link.next;
+                if let Some(t) = next {
+                    self.queue.push(t, Event::Arrive(l));
+                }
+                self.forward(pkt, hop);
+            }
+            Event::SenderTimer { flow, timer, gen } => {
+                let s = &mut self.flows[flow as usize].sender;
+                let t = match timer {
+                    SenderTimer::Rto => &mut s.rto_timer,
+                    SenderTimer::Pacing => &mut s.pacing_timer,
+                    SenderTimer::Reo => &mut s.reo_timer,
+                };
+                match t.on_fire(now, gen) {
+                    Fire::Stale => {}
+                    Fire::Reschedule(at, g) => self.queue.push(at, Event::SenderTimer { flow, timer, gen: g }),
+                    Fire::Expired => {
+                        let mut io = std::mem::take(&mut self.io);
+                        match timer {
+                            SenderTimer::Rto => s.on_rto(now, &mut io),
+                            SenderTimer::Pacing => s.try_send(now, &mut io),
+                            SenderTimer::Reo => s.on_reo_timer(now, &mut io),
+                        }
+                        self.flush_sender(flow, io);
+                    }
+                }
+            }
+            Event::DelAck { flow, gen } => {
+                let r = &mut self.flows[flow as usize].receiver;
+                match r.delack.on_fire(now, gen) {
+                    Fire::Stale => {}
+                    Fire::Reschedule(at, g) => self.queue.push(at, Event::DelAck { flow, gen: g }),
+                    Fire::Expired => {
+                        if let Some(ack) = r.on_delack_timer() {
+                            let l = self.flows[flow as usize].links.receiver_access_rev;
+                            self.offer(l, ack);
+                        }
+                    }
+                }
+            }
+            Event::AppStart(flow) => {
+                let mut io = std::mem::take(&mut self.io);
+                self.flows[flow as usize].sender.start(now, &mut io);
+                self.flush_sender(flow, io);
+            }
+            Event::AppStop(flow) => {
+                let mut io = std::mem::take(&mut self.io);
+                self.flows[flow as usize].sender.stop(now, &mut io);
+                self.flush_sender(flow, io);
+            }
+            Event::LinkChange(i) => {
+                let e = &self.link_events[i as usize];
+                let bn = &mut self.links[self.bottleneck];
+                if let Some(r) = e.rate_bps {
+                    bn.rate = Rate(r);
+                }
+                if let Some(d) = e.delay_ns {
+                    bn.delay = Dur(d);
+                }
+                if let Some(p) = e.loss {
+                    bn.loss = p;
+                }
+            }
+        }
+    }
+
+    /// A packet reached the far end of a link: hand it to the next hop.
+    fn forward(&mut self, pkt: Packet, hop: NextHop) {
+        let f = pkt.flow as usize;
+        match hop {
+            NextHop::Link(j) => self.offer(j, pkt),
+            NextHop::FlowReceiverAccess => self.offer(self.flows[f].links.receiver_access, pkt),
+            NextHop::FlowSenderAccess => self.offer(self.flows[f].links.sender_access_rev, pkt),
+            NextHop::Receiver => {
+                let flow = &mut self.flows[f];
+                let (ack, timer) = flow.receiver.on_data(self.now, &pkt);
+                let l = flow.links.receiver_access_rev;
+                if let Some((t, gen)) = timer {
+                    self.queue.push(t, Event::DelAck { flow: pkt.flow, gen });
+                }
+                if let Some(a) = ack {
+                    self.offer(l, a);
+                }
+            }
+            NextHop::Sender => {
+                let mut io = std::mem::take(&mut self.io);
+                self.flows[f].sender.on_ack(self.now, &pkt, &mut io);
+                self.flush_sender(pkt.flow, io);
+            }
+        }
+    }
+
+    /// Put what a sender produced on its access link and schedule its timers.
+    fn flush_sender(&mut self, flow: u32, mut io: SenderIo) {
+        let l = self.flows[flow as usize].links.sender_access;
+        for pkt in io.out.drain(..) {
+            self.offer(l, pkt);
+        }
+        for (t, timer, gen) in io.timers.drain(..) {
+            self.queue.push(t, Event::SenderTimer { flow, timer, gen });
+        }
+        self.io = io;
+    }
+
+    fn offer(&mut self, l: usize, pkt: Packet) {
+        match self.links[l].offer(self.now, pkt) {
+            Offer::Transmitting(t) => self.queue.push(t, Event::TxDone(l as u32)),
+            Offer::Queued => {}
+            Offer::Dropped { .. } => {
+                if pkt.kind == PacketKind::Data {
+                    self.flows[pkt.flow as usize].dropped_data += 1;
+                }
+            }
+        }
+    }
+
+    /// Check conservation and produce the output. Fails loudly if any identity breaks.
+    pub fn finish(self) -> Result<RunOutput, SimError> {
+        let mut in_net = vec![0u64; self.flows.len()];
+        for l in &self.links {
+            for p in l.packets_inside() {
+                if p.kind == PacketKind::Data {
+                    in_net[p.flow as usize] += 1;
+                }
+            }
+        }
+        let mut problems = Vec::new();
+        for l in &self.links {
+            let c = l.counters;
+            if c.enqueued != c.departed + c.dropped + l.backlog_pkts() {
+                problems.push(format!(
+                    "queue {}: enqueued {} != departed {} + dropped {} + backlog {}",
+                    l.name,
+                    c.enqueued,
+                    c.departed,
+                    c.dropped,
+                    l.backlog_pkts()
+                ));
+            }
+        }
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (i, f) in self.flows.iter().enumerate() {
+            let s = &f.sender.stats;
+            let r = &f.receiver.stats;
+            if s.sent_packets != r.received_packets + f.dropped_data + in_net[i] {
+                problems.push(format!(
+                    "flow {i}: sent {} != received {} + dropped {} + in flight {}",
+                    s.sent_packets, r.received_packets, f.dropped_data, in_net[i]
+                ));
+            }
+            let tp = &f.sender.tp;
+            if tp.packets_out as u64 != tp.snd_nxt - tp.snd_una || tp.sacked_out + tp.lost_out > tp.packets_out {
+                problems.push(format!(
+                    "flow {i}: scoreboard packets_out {} sacked {} lost {} for [{}, {})",
+                    tp.packets_out, tp.sacked_out, tp.lost_out, tp.snd_una, tp.snd_nxt
+                ));
+            }
+            if r.delivered_bytes + f.receiver.ooo_bytes() + r.duplicate_bytes != r.received_bytes {
+                problems.push(format!(
+                    "flow {i}: delivered {} + held {} + duplicate {} != received {} bytes",
+                    r.delivered_bytes,
+                    f.receiver.ooo_bytes(),
+                    r.duplicate_bytes,
+                    r.received_bytes
+                ));
+            }
+            flows.push(FlowCounters {
+                cc: f.cc_name.clone(),
+                sent_packets: s.sent_packets,
+                sent_bytes: s.sent_bytes,
+                retransmitted_packets: s.retransmitted_packets,
+                received_packets: r.received_packets,
+                received_bytes: r.received_bytes,
+                delivered_bytes: r.delivered_bytes,
+                duplicate_packets: r.duplicate_packets,
+                dropped_packets: f.dropped_data,
+                in_flight_packets_at_end: in_net[i],
+                rto_count: s.rto_count,
+                recoveries: s.recoveries,
+                start_ns: f.start.ns(),
+                stop_ns: f.stop.ns(),
+            });
+        }
+        if !problems.is_empty() {
+            return Err(SimError::Conservation(problems.join("; ")));
+        }
+        let queues = self
+            .links
+            .iter()
+            .map(|l| QueueReport {
+                name: l.name.clone(),
+                enqueued: l.counters.enqueued,
+                departed: l.counters.departed,
+                dropped: l.counters.dropped,
+                random_loss: l.counters.random_loss,
+                backlog_pkts: l.backlog_pkts(),
+                backlog_bytes: l.backlog_bytes(),
+            })
+            .collect();
+        let (series, queue_series) = match self.recorder {
+            Some(r) => r.finish(),
+            None => Default::default(),
+        };
+        Ok(RunOutput {
+            flows,
+            queues,
+            series,
+            queue_series,
+            bottleneck_packets: self.links[self.bottleneck].counters.data_departed,
+            events_processed: self.events_processed,
+            duration_ns: self.end.ns(),
+        })
+    }
+}
