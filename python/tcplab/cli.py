@@ -42,8 +42,7 @@ def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
         "{l_bar}{bar}| {n:.1f}/{total:.1f} s simulated [{elapsed}<{remaining}]"))
 
     def update(sim_time_s: float) -> None:
-        bar.n = min(round(float(sim_time_s), 3), bar.total)
-        bar.refresh()
+        bar.update(min(round(float(sim_time_s), 3), bar.total) - bar.n)
 
     return bar, update
 

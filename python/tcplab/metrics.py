@@ -141,7 +141,9 @@ def equilibrium_time(throughput: pd.DataFrame, flows: pd.DataFrame, t_join_s: fl
 
 def share(values: Sequence[float]) -> list[float]:
     """Each value's share of the total (NaN for all if the total is 0). The basis of
-    ``share`` in summary.json: a flow's throughput over the sum of all flows'."""
+    ``share`` in summary.json: a flow's mean throughput (over its active time) over the sum
+    of all flows' mean throughputs, so that a flow joining late is not penalised for the
+    time it did not run (the same basis as F_tp)."""
     a = np.asarray(values, dtype=float)
     tot = float(a.sum())
     return [float(v / tot) if tot > 0 else math.nan for v in a]

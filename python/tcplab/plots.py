@@ -105,6 +105,8 @@ def modes(ax: Any, run: RunData) -> None:
     n = max(1, len(run.flows))
     for j, fid in enumerate(run.flows.index):
         sel = run.series[run.series["flow"] == fid]
+        row = run.flows.loc[fid]
+        sel = sel[(sel["time_s"] > float(row["start_s"])) & (sel["time_s"] <= float(row["stop_s"]) + run.interval_s)]
         y = sel[col].astype("string").map(lambda v: order.get(str(v), np.nan) if v is not pd.NA else np.nan)
         off = (j - (n - 1) / 2) * min(0.08, 0.6 / n)  # small offset so overlapping flows stay visible
         ax.step(sel["time_s"], pd.to_numeric(y, errors="coerce") + off, where="pre", color=colors[j], lw=1.0)

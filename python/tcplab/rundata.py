@@ -54,10 +54,19 @@ class RunData:
         return self.spec.experiment.duration / 1e9
 
     def wide(self, column: str) -> pd.DataFrame:
-        """``column`` of the series with one column per flow, indexed by time_s."""
+        """``column`` of the series with one column per flow, indexed by time_s; NaN where
+        the flow is not running (before its start, more than one interval after its stop)."""
         if column not in self.series.columns or self.series.empty:
             return pd.DataFrame()
-        return self.series.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=column)
+        wide = self.series.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=column)
+        if not self.flows.empty and {"start_s", "stop_s"} <= set(self.flows.columns):
+            t = wide.index.to_numpy(dtype=float)
+            for fid in wide.columns:  # a flow has no values before it starts or after it stops
+                if fid in self.flows.index:
+                    row = self.flows.loc[fid]
+                    idle = (t <= float(row["start_s"])) | (t > float(row["stop_s"]) + self.interval_s)
+                    wide.loc[idle, fid] = np.nan
+        return wide
 
     def bottleneck_events(self) -> list[tuple[float, float]]:
         """(time_s, rate_bps) of every bottleneck rate change."""

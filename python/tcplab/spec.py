@@ -55,6 +55,7 @@ class Tcp(_Model):
     header: int = Field(52, ge=0, le=1_000)
     delayed_ack: bool = True
     initial_cwnd: int = Field(10, ge=1, le=10_000)
+    rack: bool = True
 
 
 class Link(_Model):

@@ -49,7 +49,7 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
         sel = run.series[run.series["flow"] == fid] if "flow" in run.series else pd.DataFrame()
         mean_rtt, p95_rtt = m.rtt_stats(sel["rtt_ms"]) if "rtt_ms" in sel else (math.nan, math.nan)
         throughput = m.rate_bps(float(row.get("received_bytes", 0)), active)
-        thr.append(float(row.get("received_bytes", 0)))
+        thr.append(throughput)
         rows.append({
             "flow": int(fid), "group": int(row["group"]), "cc": row["cc"], "start_s": float(row["start_s"]),
             "stop_s": float(row["stop_s"]), "rtt_ms": float(row["rtt_ms"]),
