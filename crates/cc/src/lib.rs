@@ -4,7 +4,10 @@
 //! - [`ops`]: the trait, the socket view and the per-ACK samples.
 //! - [`helpers`]: kernel helpers (slow start, additive increase, Reno threshold).
 //! - [`registry`]: algorithms by name, with parameter schemas.
+//! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
+//!   the research variants build on.
 
+pub mod bbr;
 pub mod cubic;
 pub mod helpers;
 pub mod illinois;

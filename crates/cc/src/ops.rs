@@ -115,7 +115,8 @@ pub struct AckSample {
 /// The socket fields an algorithm may read or set: the part of `struct tcp_sock` /
 /// `struct sock` that the kernel's congestion-control modules touch. The sender owns one
 /// per flow, keeps it current, and reads back `snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`,
-/// `pacing_rate` and `pacing_needed` after every hook.
+/// `pacing_rate`, `pacing_needed` and `app_limited` after every hook (BBR's PROBE_RTT
+/// sets `app_limited` so its low-rate samples do not pull the bw estimate down).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcView {
     /// `tp->tcp_mstamp`: the time of the event being processed (us).

@@ -158,6 +158,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::cubic::SPEC,
     &crate::vegas::SPEC,
     &crate::illinois::SPEC,
+    &crate::bbr::SPEC,
 ];
 
 /// The entry named `name`.

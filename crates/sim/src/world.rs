@@ -91,7 +91,16 @@ impl World {
         let mut queue = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
-            let params = cfg.cc_params(i)?;
+            let mut params = cfg.cc_params(i)?;
+            // An algorithm that draws random numbers (BBR's PROBE_BW start phase) takes a
+            // `seed` parameter; unless the spec fixes it, each flow gets its own from the
+            // run seed (stream "cc/<flow>"), so flows are desynchronised as in the kernel
+            // and the run stays a function of (spec, seed).
+            let takes_seed = tcplab_cc::registry::find(&f.cc).is_some_and(|s| s.params.iter().any(|p| p.name == "seed"));
+            if takes_seed && !params.contains_key("seed") {
+                let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
+                params.insert("seed".to_string(), tcplab_cc::ParamValue::Num(seed as f64));
+            }
             let cc = tcplab_cc::registry::build(&f.cc, &params)
                 .map_err(|e| ConfigError { field: format!("flows[{i}].cc"), message: e.to_string() })?;
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));

@@ -1,0 +1,74 @@
+//! min_rtt and PROBE_RTT: tcp_bbr.c `bbr_update_min_rtt`, `bbr_check_probe_rtt_done`.
+//!
+//! min_rtt is the minimum RTT sample over `min_rtt_win_sec` (10 s); a sample at or
+//! below it refreshes it. When the window expires without one (and not restarting from
+//! idle), BBR saves cwnd and enters PROBE_RTT: cwnd is capped at 4 packets (in
+//! `bbr_set_cwnd`), and once inflight is down to 4 a 200 ms timer starts and a round
+//! starts. After both the timer and that round have elapsed, min_rtt_stamp is reset
+//! (the expired estimate, or the new lower sample, is good for another window), cwnd is
+//! restored to max(cwnd, prior_cwnd) and BBR returns to PROBE_BW (or STARTUP if the
+//! pipe was never filled). While in PROBE_RTT the delivery-rate samples are marked
+//! app-limited so the low rate does not pull the bw estimate down.
+//!
+//! Deviations: none. (`tp.app_limited` is set here as the kernel sets
+//! `tp->app_limited`; the sender reads it back after `cong_control`.)
+
+use super::cwnd::bbr_save_cwnd;
+use super::startup::bbr_reset_mode;
+use super::{after32, bbr_set_mode, Bbr, BbrMode, BBR_CWND_MIN_TARGET};
+use crate::helpers::tcp_packets_in_flight;
+use crate::ops::{CcView, RateSample};
+
+/// HZ = 1000 (ops.rs): one jiffy per millisecond.
+const HZ: u32 = 1000;
+
+/// `bbr_check_probe_rtt_done`: leave PROBE_RTT once its time and round are done.
+pub fn bbr_check_probe_rtt_done(bbr: &mut Bbr, tp: &mut CcView) {
+    if !(bbr.probe_rtt_done_stamp != 0 && after32(tp.jiffies32(), bbr.probe_rtt_done_stamp)) {
+        return;
+    }
+    bbr.min_rtt_stamp = tp.jiffies32(); // wait a while until the next PROBE_RTT
+    tp.snd_cwnd = tp.snd_cwnd.max(bbr.prior_cwnd);
+    bbr_reset_mode(bbr, tp);
+}
+
+/// `bbr_update_min_rtt`.
+pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
+    let now = tp.jiffies32();
+    let win = bbr.cfg.min_rtt_win_sec.saturating_mul(HZ);
+    let filter_expired = after32(now, bbr.min_rtt_stamp.wrapping_add(win));
+    if rs.rtt_us >= 0 && (rs.rtt_us <= i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed)) {
+        bbr.min_rtt_us = rs.rtt_us.min(i64::from(u32::MAX)) as u32;
+        bbr.min_rtt_stamp = now;
+    }
+
+    if bbr.cfg.probe_rtt_mode_ms > 0 && filter_expired && !bbr.idle_restart && bbr.mode != BbrMode::ProbeRtt {
+        bbr_set_mode(bbr, BbrMode::ProbeRtt); // dip, drain the queue
+        bbr_save_cwnd(bbr, tp); // to restore it afterwards
+        bbr.probe_rtt_done_stamp = 0;
+    }
+
+    if bbr.mode == BbrMode::ProbeRtt {
+        // Ignore low-rate samples during this mode.
+        let mark = tp.delivered + u64::from(tcp_packets_in_flight(tp));
+        tp.app_limited = if mark != 0 { mark } else { 1 };
+        // Hold the minimum inflight for max(probe_rtt_mode_ms, one round).
+        if bbr.probe_rtt_done_stamp == 0 && tcp_packets_in_flight(tp) <= BBR_CWND_MIN_TARGET {
+            // msecs_to_jiffies at HZ = 1000 is the identity.
+            bbr.probe_rtt_done_stamp = now.wrapping_add(bbr.cfg.probe_rtt_mode_ms);
+            bbr.probe_rtt_round_done = false;
+            bbr.next_rtt_delivered = tp.delivered;
+        } else if bbr.probe_rtt_done_stamp != 0 {
+            if bbr.round_start {
+                bbr.probe_rtt_round_done = true;
+            }
+            if bbr.probe_rtt_round_done {
+                bbr_check_probe_rtt_done(bbr, tp);
+            }
+        }
+    }
+    // The restart after idle ends once a new (S)ACK for data is processed.
+    if rs.delivered > 0 {
+        bbr.idle_restart = false;
+    }
+}

@@ -1,0 +1,54 @@
+//! Loss recovery: tcp_bbr.c `bbr_set_cwnd_to_recover_or_restore`.
+//!
+//! An ACK for P packets should release at most 2P. First the newly lost packets come
+//! off cwnd. On entering Recovery, cwnd is cut to inflight + acked and the first round
+//! uses packet conservation (cwnd = max(cwnd, inflight + acked): one packet out per
+//! packet acked) and starts a round now; the next round ends conservation
+//! (`round::bbr_update_round`) and `bbr_set_cwnd` slow-starts again. Leaving
+//! Recovery or Loss restores max(cwnd, prior_cwnd) (saved by `bbr_ssthresh`).
+//!
+//! This is the default of `BbrVariant::set_cwnd_to_recover_or_restore`; BBR-ACD,
+//! BBR-CWS and others replace or wrap it.
+//!
+//! Deviations: none.
+
+use super::variant::RecoverOrRestore;
+use super::Bbr;
+use crate::helpers::tcp_packets_in_flight;
+use crate::ops::{CaState, CcView, RateSample};
+
+/// `bbr_set_cwnd_to_recover_or_restore`: returns the cwnd to use and whether packet
+/// conservation decides it (then `bbr_set_cwnd` skips the target logic).
+pub fn bbr_set_cwnd_to_recover_or_restore(
+    bbr: &mut Bbr,
+    tp: &CcView,
+    rs: &RateSample,
+    acked: u32,
+) -> RecoverOrRestore {
+    let prev_state = bbr.prev_ca_state;
+    let state = tp.ca_state;
+    let mut cwnd = tp.snd_cwnd;
+
+    // Deduct the lost packets now; bbr_set_cwnd then slow-starts toward the target.
+    if rs.losses > 0 {
+        cwnd = (i64::from(cwnd) - i64::from(rs.losses)).max(1) as u32;
+    }
+
+    if state == CaState::Recovery && prev_state != CaState::Recovery {
+        // First round of Recovery: packet conservation, and start a round now.
+        bbr.packet_conservation = true;
+        bbr.next_rtt_delivered = tp.delivered;
+        // Cut unused cwnd (app-limited, TSQ or TSO deferral).
+        cwnd = tcp_packets_in_flight(tp) + acked;
+    } else if prev_state >= CaState::Recovery && state < CaState::Recovery {
+        // Leaving loss recovery: restore the cwnd saved before it.
+        cwnd = cwnd.max(bbr.prior_cwnd);
+        bbr.packet_conservation = false;
+    }
+    bbr.prev_ca_state = state;
+
+    if bbr.packet_conservation {
+        return RecoverOrRestore { cwnd: cwnd.max(tcp_packets_in_flight(tp) + acked), conserving: true };
+    }
+    RecoverOrRestore { cwnd, conserving: false }
+}
