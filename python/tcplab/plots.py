@@ -77,6 +77,15 @@ def find_cc_column(run: RunData, *needles: str) -> Optional[str]:
     return None
 
 
+def short_name(column: str) -> str:
+    """``cc_btlbw_bps -> btlbw``: the name without the cc_ prefix and unit suffix."""
+    name = column[3:] if column.startswith("cc_") else column
+    for suffix in ("_bps", "_us", "_ns", "_ms", "_pkts"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def unit_scale(column: str) -> tuple[float, str]:
     """Divisor and axis unit for a column from its name's unit suffix."""
     if column.endswith("_bps"):

@@ -102,7 +102,7 @@ def draw_report(result: Any) -> Any:
     bw = p.find_cc_column(run, "btlbw", "bw")
     if bw:
         sc, unit = p.unit_scale(bw)
-        p.per_flow(ax, run, bw, sc, f"{bw[3:]} [{unit}]")
+        p.per_flow(ax, run, bw, sc, f"{p.short_name(bw)} [{unit}]")
         p.bottleneck_rate(ax, run)
         ax.legend(loc="upper right", fontsize=7)
     else:
@@ -113,7 +113,7 @@ def draw_report(result: Any) -> Any:
     mr = p.find_cc_column(run, "min_rtt", "rtprop")
     if mr:
         sc, unit = p.unit_scale(mr)
-        p.per_flow(ax, run, mr, sc, f"{mr[3:]} [{unit}]")
+        p.per_flow(ax, run, mr, sc, f"{p.short_name(mr)} [{unit}]")
     else:
         ax.set_ylabel("min_rtt [ms]")
         p._no_data(ax, "no algorithm reports min_rtt")
