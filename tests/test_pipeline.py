@@ -165,3 +165,10 @@ def test_sweep_keeps_going_when_one_run_fails(fake_engine, write_spec, tmp_path,
     table = tcplab.sweep(write_spec(SWEEP), out, workers=1)  # retry: only the two failed ones run
     # 2 simulated in the first pass (the seed-2 runs failed before simulating), 2 on retry
     assert len(table) == 4 and fake_engine.CALLS["run"] == 2 + 2
+
+
+def test_sweep_metric_must_exist(fake_engine, write_spec, tmp_path, capsys):
+    spec = write_spec(SWEEP + 'metrics = ["jain_idx"]\n')
+    assert main(["sweep", str(spec), "-o", str(tmp_path / "sw")]) == 2
+    assert "sweep.metrics: unknown metric 'jain_idx'; known: jain_index," in capsys.readouterr().err
+    assert not (tmp_path / "sw").exists()

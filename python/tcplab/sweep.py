@@ -23,6 +23,7 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -39,6 +40,7 @@ from .errors import EngineError, SpecError
 from .paths import check_path, parse_path
 from .results import TMP_PREFIX, atomic_dir, is_run_dir
 from .spec import Spec, apply_overrides, parse_spec, read_toml
+from .summary import AGGREGATE_KEYS
 
 RESERVED = ("repeat", "metrics")
 DEFAULT_METRICS = ["total_goodput_bps", "jain_index", "utilization", "retransmitted_packets",
@@ -106,6 +108,11 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
     if not isinstance(metrics, list) or not all(isinstance(x, str) for x in metrics):
         problems.append(("sweep.metrics", "must be a list of metric names (summary.json aggregate keys)"))
         metrics = DEFAULT_METRICS
+    for name in metrics:
+        if name not in AGGREGATE_KEYS and not re.fullmatch(r"(share|share_minus_fair_share)\[[\w.-]+\]|"
+                                                             r"goodput_bps\[flow\d+\]", name):
+            problems.append(("sweep.metrics", f"unknown metric '{name}'; known: {', '.join(AGGREGATE_KEYS)}, "
+                             "share[<cc>], share_minus_fair_share[<cc>], goodput_bps[flow<N>]"))
     axes: dict[str, list[Any]] = {}
     for key, values in _flatten({k: v for k, v in table.items() if k not in RESERVED}).items():
         try:

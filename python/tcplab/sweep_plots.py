@@ -23,7 +23,13 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis: str) -> Path:
     the order the sweep lists them; y = mean over repeats, error bar = standard deviation."""
     metrics = [m for m in plan.metrics if m in table.columns] if not table.empty else []
     n = max(1, len(metrics))
-    fig, axes = plt.subplots(1, n, figsize=(4.2 * n, 3.6), squeeze=False)
+    ncols = min(3, n)
+    nrows = (n + ncols - 1) // ncols
+    fig, grid = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    flat = list(grid.flat)
+    for ax in flat[n:]:
+        ax.axis("off")
+    axes = [flat[:n]]
     values = [_key(v) for v in plan.axes[axis]]
     others = [a for a in plan.axes if a != axis]
     for ax, metric in zip(axes[0], metrics):
