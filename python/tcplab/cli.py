@@ -55,6 +55,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     spec = load_spec(args.spec, _overrides(args.set))
     if args.seed is not None:
+        if not 0 <= args.seed < 2**63:
+            raise SpecError([("--seed", f"must be a whole number >= 0, got {args.seed}")])
         spec.experiment.seed = args.seed
     if out.exists() and not is_run_dir(out):
         raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
