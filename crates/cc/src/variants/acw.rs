@@ -36,9 +36,15 @@
 //!   (RTTmin), "min_rtt" of line 4 the min RTT sample over the last 3 rounds. Since
 //!   I_i / Q_i = T_i / p_i, the load test reduces to T_i <= 1.25 p_i; I_i and Q_i are
 //!   still computed for `info()`.
-//! - has_loss: this ACK reported losses, or the flow is in Recovery / Loss.
-//! - The rule is applied on every ACK with an RTT sample, in PROBE_BW only (the paper
-//!   changes "the cwnd_gain in the ProbeBW"); other modes keep BBR's gains.
+//! - When: Section 4.2 sets cwnd_gain "to adjust the number of packets sent in next
+//!   cycle", and Section 3.2 calls each ProbeBW gain phase (one RTTmin) a "cycle". So
+//!   Algorithm 1 runs once at each gain-phase boundary, on the inputs of the phase that
+//!   ended, and its gain holds for the whole next phase. (Applied per ACK, the gain would
+//!   flip back to 2 on the next ACK and the cap would barely move.)
+//! - has_loss: a loss was reported, or the flow was in Recovery / Loss, during the phase.
+//! - d_i and T_i are the latest delivery-rate and RTT samples at the boundary.
+//! - PROBE_BW only (the paper changes "the cwnd_gain in the ProbeBW"); other modes keep
+//!   BBR's gains, and entering PROBE_BW starts from gain 2.
 
 /// BBR's cwnd_gain in PROBE_BW, the base Algorithm 1 scales (lines 3, 9, 14).
 pub const ACW_BASE_GAIN: f64 = 2.0;
@@ -173,7 +179,13 @@ pub struct BbrAcw {
     pub d_max: RoundWindow,
     /// d_i: the latest delivery-rate sample (packets per second).
     pub d: Option<f64>,
-    /// The last decision of Algorithm 1.
+    /// T_i: the latest RTT sample (us).
+    pub rtt_us: Option<f64>,
+    /// A loss was seen during the current gain phase.
+    pub phase_loss: bool,
+    /// `cycle_mstamp` of the current gain phase (None outside PROBE_BW).
+    pub phase_mstamp: Option<u64>,
+    /// Algorithm 1's decision at the last phase boundary, held for the current phase.
     pub decision: Option<AcwDecision>,
 }
 
@@ -184,8 +196,29 @@ impl BbrAcw {
             d_min: RoundWindow::new(Extreme::Min, d_window_rounds),
             d_max: RoundWindow::new(Extreme::Max, d_window_rounds),
             d: None,
+            rtt_us: None,
+            phase_loss: false,
+            phase_mstamp: None,
             decision: None,
         }
+    }
+}
+
+impl BbrAcw {
+    /// Algorithm 1 on the inputs gathered so far; None until every input exists.
+    fn algorithm_1(&self, bbr: &Bbr) -> Option<AcwDecision> {
+        if bbr.min_rtt_us == u32::MAX {
+            return None;
+        }
+        Some(acw_cwnd_gain(&AcwInput {
+            d: self.d?,
+            d_min: self.d_min.get()?,
+            d_max: self.d_max.get()?,
+            rtt_us: self.rtt_us?,
+            min_rtt_us: f64::from(bbr.min_rtt_us),
+            min_rtt_3rounds_us: self.min_rtt_3rounds.get()?,
+            has_loss: self.phase_loss,
+        }))
     }
 }
 
@@ -194,8 +227,8 @@ impl BbrVariant for BbrAcw {
         "bbr-acw"
     }
 
-    /// Keep d_i, d_min, d_max and the 3-round min RTT; run Algorithm 1 on each ACK with
-    /// an RTT sample.
+    /// Keep d_i, d_min, d_max, T_i, the 3-round min RTT and the phase's loss flag; at a
+    /// gain-phase boundary run Algorithm 1 on them for the next phase.
     fn on_ack(&mut self, bbr: &Bbr, tp: &CcView, rs: &RateSample) {
         let round = u64::from(bbr.rtt_cnt);
         if rs.delivered > 0 && rs.interval_us > 0 && !rs.is_app_limited {
@@ -206,28 +239,28 @@ impl BbrVariant for BbrAcw {
         }
         self.d_min.expire(round);
         self.d_max.expire(round);
-        if rs.rtt_us < 0 {
-            self.min_rtt_3rounds.expire(round);
+        if rs.rtt_us >= 0 {
+            self.rtt_us = Some(rs.rtt_us as f64);
+            self.min_rtt_3rounds.update(round, rs.rtt_us as f64);
+        }
+        self.min_rtt_3rounds.expire(round);
+
+        if bbr.mode != BbrMode::ProbeBw {
+            self.phase_mstamp = None;
+            self.decision = None;
+            self.phase_loss = false;
             return;
         }
-        self.min_rtt_3rounds.update(round, rs.rtt_us as f64);
-        let (Some(d), Some(d_min), Some(d_max), Some(min3)) =
-            (self.d, self.d_min.get(), self.d_max.get(), self.min_rtt_3rounds.get())
-        else {
-            return;
-        };
-        if bbr.min_rtt_us == u32::MAX {
-            return;
+        let boundary = self.phase_mstamp.is_some_and(|m| m != bbr.cycle_mstamp);
+        if self.phase_mstamp.is_none() || boundary {
+            if boundary {
+                self.decision = self.algorithm_1(bbr);
+            }
+            self.phase_mstamp = Some(bbr.cycle_mstamp);
+            self.phase_loss = false;
         }
-        self.decision = Some(acw_cwnd_gain(&AcwInput {
-            d,
-            d_min,
-            d_max,
-            rtt_us: rs.rtt_us as f64,
-            min_rtt_us: f64::from(bbr.min_rtt_us),
-            min_rtt_3rounds_us: min3,
-            has_loss: rs.losses > 0 || tp.ca_state >= CaState::Recovery,
-        }));
+        // This ACK belongs to the phase now running.
+        self.phase_loss |= rs.losses > 0 || tp.ca_state >= CaState::Recovery;
     }
 
     /// `bbr_update_gains`, then Algorithm 1's cwnd_gain in PROBE_BW.
@@ -341,35 +374,49 @@ mod tests {
     use crate::variants::testkit::Flow;
 
     #[test]
-    fn acw_standing_queue_raises_cwnd_gain_by_alpha_for_the_faster_sample() {
+    fn acw_standing_queue_raises_next_phase_cwnd_gain_by_alpha() {
         let mut f = Flow::steady(BbrAcw::new(ACW_D_WINDOW_ROUNDS));
         // RTT 45 ms <= 1.25 x 40 = 50 and no sample at 40 ms in 3 rounds: alpha branch.
-        // Samples of 1, 4 and 3 packets per 40 ms: d = 25, 100, 75 pkt/s.
-        f.ack_full(45_000, 1, 0, CaState::Open, false); // d = d_min = d_max: alpha 1, gain 2
+        // Samples of 1 and 4 packets per 40 ms in this phase: d = 25, 100 pkt/s; the
+        // gain holds at 2 until the phase ends.
+        f.ack_full(45_000, 1, 0, CaState::Open, false);
+        f.ack_full(45_000, 4, 0, CaState::Open, false);
         assert_eq!(f.cc.bbr().cwnd_gain(), 512);
-        f.ack_full(45_000, 4, 0, CaState::Open, false); // d = d_max: alpha 2, gain 4
-        assert_eq!(f.cc.bbr().cwnd_gain(), 1024);
-        // d = 75: (75 - 25) / (100 - 25) x 2 = 1.3333, gain 2.6667 x 256 = 682.67 -> 683.
+        // The phase ends (40.001 ms > min_rtt) on an ACK of 3 packets: d = 75,
+        // (75 - 25) / (100 - 25) x 2 = 1.3333, gain 2.6667 x 256 = 682.67 -> 683.
+        f.advance_cycle_clock(40_001);
         f.ack_full(45_000, 3, 0, CaState::Open, false);
+        assert_eq!(f.cc.bbr().cycle_idx(), 3);
+        assert_eq!(f.cc.bbr().cwnd_gain(), 683);
+        // It holds through the phase, whatever the next samples say.
+        f.ack_full(60_000, 1, 0, CaState::Open, false);
         assert_eq!(f.cc.bbr().cwnd_gain(), 683);
     }
 
     #[test]
-    fn acw_loss_under_high_load_lowers_cwnd_and_bbr_does_not() {
+    fn acw_loss_under_high_load_lowers_next_phase_cwnd_and_bbr_does_not() {
         let mut f = Flow::steady(BbrAcw::new(ACW_D_WINDOW_ROUNDS));
-        // RTT 60 ms > 50 ms with a loss: beta = 60 / (60 + 40) = 0.6, gain 1.2 -> 307.
-        // Target: ceil(20971 x 40000 x 307/256 / 2^24) = ceil(59.96) = 60, + 6 = 66.
-        // cwnd 100 - 1 lost = 99; min(99 + 1, 66) = 66.
-        assert_eq!(f.ack(60_000, 1, CaState::Open), 66);
+        // A loss at RTT 60 ms: this phase keeps gain 2: 100 - 1 = 99, min(99 + 1, 106).
+        assert_eq!(f.ack(60_000, 1, CaState::Open), 100);
+        // Phase boundary at RTT 60 ms > 50 ms with the phase's loss: beta = 60 / (60 + 40)
+        // = 0.6, gain 1.2 -> 307. Target ceil(20971 x 40000 x 307/256 / 2^24)
+        // = ceil(59.96) = 60, + 6 = 66; cwnd min(100 + 1, 66) = 66.
+        f.advance_cycle_clock(40_001);
+        assert_eq!(f.ack(60_000, 0, CaState::Open), 66);
         assert_eq!(f.cc.bbr().cwnd_gain(), 307);
         let mut k = Flow::steady(KernelBbr);
-        assert_eq!(k.ack(60_000, 1, CaState::Open), 100); // min(99 + 1, 106)
+        k.ack(60_000, 1, CaState::Open);
+        k.advance_cycle_clock(40_001);
+        assert_eq!(k.ack(60_000, 0, CaState::Open), 101); // min(100 + 1, 106)
     }
 
     #[test]
     fn acw_high_load_without_loss_keeps_bbr_gain() {
         let mut f = Flow::steady(BbrAcw::new(ACW_D_WINDOW_ROUNDS));
         f.ack(60_000, 0, CaState::Open);
+        f.advance_cycle_clock(40_001);
+        f.ack(60_000, 0, CaState::Open);
         assert_eq!(f.cc.bbr().cwnd_gain(), 512);
+        assert_eq!(f.cc.variant().decision.map(|d| d.branch), Some(AcwBranch::Default));
     }
 }

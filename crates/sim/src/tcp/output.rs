@@ -109,6 +109,9 @@ impl Sender {
         self.stats.sent_bytes += payload as u64;
         advance_wstamp(&mut self.wstamp_ns, now.ns(), payload, &self.tp, self.data_segs_out);
         self.tp.tcp_wstamp_ns = self.wstamp_ns; // visible to the algorithm (BBR's EDT term)
+        if self.rack_enabled {
+            self.rack.tsorted.push_back((seq, now_us));
+        }
         io.out.push(Packet::data(self.flow, seq, payload, self.header, !is_new));
     }
 

@@ -1,0 +1,116 @@
+"""The congestion-control algorithms the engine provides, with their parameter schemas.
+
+The registry lives in Rust (``crates/cc/src/registry.rs``); this module reads it once
+through the binding so that spec validation, ``tcplab algorithms`` and the docs all come
+from the same schema.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+ParamValue = Union[bool, int, float]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One algorithm parameter: kind is ``float``, ``int`` or ``bool``."""
+
+    name: str
+    kind: str
+    default: float
+    min: float
+    max: float
+    doc: str = ""
+
+    def check(self, value: Any) -> Optional[str]:
+        """A message saying why ``value`` is not allowed, or ``None`` if it is."""
+        if self.kind == "bool":
+            return None if isinstance(value, bool) else "expected true or false"
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"expected a number in [{_num(self.min)}, {_num(self.max)}]"
+        if not math.isfinite(value) or value < self.min or value > self.max:
+            return f"{value} is outside the allowed range [{_num(self.min)}, {_num(self.max)}]"
+        if self.kind == "int" and float(value) != int(value):
+            return f"{value} is not a whole number"
+        return None
+
+    def default_value(self) -> ParamValue:
+        """The default in its natural Python type."""
+        if self.kind == "bool":
+            return bool(self.default)
+        if self.kind == "int":
+            return int(self.default)
+        return float(self.default)
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A registered algorithm: name, one-line summary, source and parameters."""
+
+    name: str
+    summary: str
+    source: str
+    params: tuple[Param, ...] = field(default_factory=tuple)
+
+    def param(self, name: str) -> Optional[Param]:
+        return next((p for p in self.params if p.name == name), None)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _from_engine(entry: dict) -> Algorithm:
+    params = tuple(
+        Param(
+            name=p["name"], kind=str(p.get("kind", "float")).lower(), default=float(p.get("default", 0.0)),
+            min=float(p.get("min", -math.inf)), max=float(p.get("max", math.inf)), doc=str(p.get("doc", "")),
+        )
+        for p in entry.get("params", [])
+    )
+    return Algorithm(entry["name"], str(entry.get("summary", "")), str(entry.get("source", "")), params)
+
+
+@functools.lru_cache(maxsize=1)
+def registry() -> dict[str, Algorithm]:
+    """Every algorithm the engine knows, by name, in registry order.
+
+    Raises
+    ------
+    RuntimeError
+        If the Rust engine is not built (``pip install .`` builds it).
+    """
+    from .backends.sim import engine
+
+    try:
+        entries = engine().algorithms()
+    except Exception as exc:  # noqa: BLE001 - report any binding failure as one message
+        raise RuntimeError(f"could not read the algorithm registry from the engine: {exc}") from None
+    return {a["name"]: _from_engine(a) for a in entries}
+
+
+def check_params(name: str, given: dict[str, Any]) -> list[tuple[str, str]]:
+    """Problems with algorithm ``name`` and its ``params``: (sub-path, message) pairs.
+
+    The sub-path is ``"cc"`` or ``"params.<key>"``.
+    """
+    reg = registry()
+    algo = reg.get(name)
+    if algo is None:
+        return [("cc", f"unknown algorithm '{name}'; known: {', '.join(reg)}")]
+    problems = []
+    for key, value in given.items():
+        p = algo.param(key)
+        if p is None:
+            known = ", ".join(q.name for q in algo.params)
+            hint = f"known: {known}" if known else "it takes none"
+            problems.append((f"params.{key}", f"unknown parameter '{key}' for {name}; {hint}"))
+            continue
+        why = p.check(value)
+        if why:
+            problems.append((f"params.{key}", f"parameter '{key}' of {name}: {why}"))
+    return problems

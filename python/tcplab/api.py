@@ -1,0 +1,95 @@
+"""The Python API: ``tcplab.run(spec) -> Result`` and ``tcplab.sweep(...)``, the same
+work the CLI does, for notebooks."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+from .backends.sim import resolve, run_config, world_config
+from .results import Result, load_run, write_run
+from .rundata import from_engine
+from .spec import Spec, apply_overrides, load_spec, parse_spec
+from .summary import flow_metrics, summarize
+
+SpecLike = Union[Spec, str, Path, dict]
+
+
+def as_spec(spec: SpecLike, overrides: Optional[dict[str, Any]] = None) -> Spec:
+    """A validated :class:`Spec` from a Spec, a TOML path or a raw dictionary."""
+    if isinstance(spec, Spec):
+        return parse_spec(apply_overrides(spec.to_dict(), overrides)) if overrides else spec
+    if isinstance(spec, dict):
+        return parse_spec(apply_overrides(spec, overrides) if overrides else spec)
+    return load_spec(spec, overrides)
+
+
+def execute(spec: Spec, progress: Optional[Callable[[float], None]] = None) -> tuple[Result, dict[str, Any], float]:
+    """Resolve and simulate one spec; return the in-memory result, the engine config and
+    the wall time (s)."""
+    resolved = resolve(spec)
+    config = world_config(resolved)
+    t0 = time.perf_counter()
+    raw = run_config(config, progress)
+    data = from_engine(resolved, raw)
+    summary = summarize(data)
+    per_flow = flow_metrics(data)
+    result = Result(resolved, data.series, data.queue, per_flow, summary["aggregate"], summary, run=data)
+    return result, config, time.perf_counter() - t0
+
+
+def run(spec: SpecLike, out: Union[str, Path, None] = None, *, overrides: Optional[dict[str, Any]] = None,
+        seed: Optional[int] = None, progress: Optional[Callable[[float], None]] = None,
+        report: bool = True) -> Result:
+    """Run one experiment.
+
+    Parameters
+    ----------
+    spec : Spec, path or dict
+        The experiment.
+    out : path, optional
+        Write the run directory here (atomically; an existing run directory is replaced).
+    overrides : dict, optional
+        ``{"bottleneck.buffer": "2bdp", ...}`` applied before validation.
+    seed : int, optional
+        Overrides ``experiment.seed``.
+    progress : callable, optional
+        Called with the simulated time (s) about 100 times.
+    report : bool
+        Draw report.png/pdf when writing.
+
+    Returns
+    -------
+    Result
+        DataFrames ``series``, ``queue``, ``summary`` (per flow) and ``aggregate`` metrics.
+    """
+    s = as_spec(spec, overrides)
+    if seed is not None:
+        s = s.model_copy(deep=True)
+        s.experiment.seed = seed
+    result, config, wall = execute(s, progress)
+    if out is not None:
+        write_run(result, out, config, wall, replace=True, report=report)
+    return result
+
+
+def load(path: Union[str, Path]) -> Result:
+    """Load a stored run directory."""
+    return load_run(path)
+
+
+def sweep(spec: SpecLike, out: Union[str, Path], *, workers: Optional[int] = None, executor: str = "local",
+          overrides: Optional[dict[str, Any]] = None, progress: bool = False, reports: bool = False) -> Any:
+    """Run the ``[sweep]`` grid of a spec; see :func:`tcplab.sweep.run_sweep`.
+
+    Returns
+    -------
+    DataFrame
+        One row per run: the swept values, seed, digest and the aggregate metrics.
+    """
+    from .sweep import run_sweep
+
+    source = str(spec) if isinstance(spec, (str, Path)) else None
+    return run_sweep(spec, Path(out), workers=workers, executor=executor, overrides=overrides,
+                     progress=progress, source=source, reports=reports)

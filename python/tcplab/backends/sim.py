@@ -1,0 +1,226 @@
+"""The Rust simulator backend: resolve a :class:`~tcplab.spec.Spec` into the engine's
+``WorldConfig`` (``crates/sim/src/config.rs``: integers in ns, bit/s, bytes, packets) and
+run it.
+
+Resolution choices (each documented here because it shapes every result):
+
+* **Per-flow RTT to access delays.** A flow's base RTT is its two-way propagation delay:
+  ``rtt = 2 * (sender_access.delay + bottleneck.delay + receiver_access.delay)``. Unless a
+  group gives explicit access delays, the whole remainder ``rtt/2 - bottleneck.delay`` is
+  put on the receiver's access link and the sender's is 0, as the TUM framework adds its
+  per-flow delay on the links towards the receivers (Jaeger et al. 2019, Sec. 3.2). An
+  RTT of less than twice the bottleneck delay is an error.
+* **Access rate.** Unless given, both access links run at ``ACCESS_RATE_FACTOR`` (100) times
+  the highest bottleneck rate of the run (events included), with unlimited buffers: a
+  1500-byte packet then takes 1 % of its bottleneck serialisation time on each access
+  link, so the bottleneck is the only place a queue forms and the base RTT is what the
+  spec says. A smaller factor would let bursts queue at the sender's link; a larger one
+  buys nothing, since event count does not depend on rates.
+* **BDP-relative sizes.** ``"1.5bdp"`` means ``1.5 * bottleneck.rate * bdp_rtt / 8`` bytes,
+  turned into packets of wire size ``mss + header`` (1448 + 52 = 1500 bytes by default)
+  and rounded to the nearest packet (at least one packet). ``bdp_rtt`` defaults to the
+  smallest flow RTT of the spec and is recorded in the resolved spec.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, Callable, Optional
+
+from ..errors import EngineError, SpecError
+from ..spec import Link, Spec, parse_spec
+from ..units import Size, format_time
+
+ACCESS_RATE_FACTOR = 100
+"""Default access link rate as a multiple of the highest bottleneck rate (see module doc)."""
+
+
+def engine() -> Any:
+    """The compiled engine module ``tcplab._engine``.
+
+    Raises
+    ------
+    RuntimeError
+        If the extension is not built.
+    """
+    try:
+        from .. import _engine  # type: ignore[attr-defined]
+    except ImportError as exc:  # pragma: no cover - depends on the build
+        raise RuntimeError(
+            "the tcplab engine (tcplab._engine) is not built; install tcplab with 'pip install .' "
+            f"from the repository root ({exc})"
+        ) from None
+    return _engine
+
+
+def _flow_rtt_ns(f: Any, bottleneck_delay: int) -> int:
+    if f.rtt is not None:
+        return f.rtt
+    return 2 * (f.access.delay + bottleneck_delay + f.receiver_access.delay)
+
+
+def bdp_rtt_ns(spec: Spec) -> int:
+    """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT."""
+    if spec.bottleneck.bdp_rtt is not None:
+        return spec.bottleneck.bdp_rtt
+    return min(_flow_rtt_ns(f, spec.bottleneck.delay) for f in spec.flows)
+
+
+def size_to_packets(size: Size, rate_bps: int, rtt_ns: int, wire_bytes: int) -> int:
+    """Packets for a size in packets or BDP multiples (bytes are not converted).
+
+    ``1.5bdp`` at 50 Mbit/s and 10 ms with 1500-byte packets: 1.5 * 50e6 * 0.01 / 8 =
+    93 750 bytes = 62.5 packets, rounded half up to 63.
+    """
+    if size.unit == "pkt":
+        return int(size.value)
+    if size.unit != "bdp":
+        raise ValueError(f"cannot turn {size} into packets")
+    bdp_bytes = Decimal(rate_bps) * Decimal(rtt_ns) / Decimal(8 * 10**9)
+    pkts = (size.value * bdp_bytes / Decimal(wire_bytes)).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    return max(1, int(pkts))
+
+
+def _queue_limit(size: Size) -> Optional[dict[str, int]]:
+    if size.unit == "unlimited":
+        return None
+    if size.unit == "bytes":
+        return {"bytes": int(size.value)}
+    return {"packets": int(size.value)}
+
+
+def resolve(spec: Spec) -> Spec:
+    """Fill every default that depends on other fields.
+
+    The result has ``bottleneck.bdp_rtt`` set, buffers in packets or bytes, and explicit
+    ``access``/``receiver_access`` links (rate and delay) on every flow group. Resolving
+    a resolved spec changes nothing.
+
+    Raises
+    ------
+    SpecError
+        Naming the TOML field, e.g. an RTT shorter than twice the bottleneck delay.
+    """
+    s = spec.model_copy(deep=True)
+    b = s.bottleneck
+    problems: list[tuple[str, str]] = []
+    wire = s.tcp.mss + s.tcp.header
+    b.bdp_rtt = bdp_rtt_ns(s)
+    top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
+    access_rate = ACCESS_RATE_FACTOR * top_rate
+    if b.buffer.unit == "bdp":
+        b.buffer = Size(Decimal(size_to_packets(b.buffer, b.rate, b.bdp_rtt, wire)), "pkt")
+    for i, f in enumerate(s.flows):
+        at = f"flows[{i}]"
+        snd = f.access.model_copy() if f.access else Link()
+        rcv = f.receiver_access.model_copy() if f.receiver_access else Link()
+        snd.rate = snd.rate if snd.rate is not None else access_rate
+        rcv.rate = rcv.rate if rcv.rate is not None else access_rate
+        if f.rtt is None:
+            f.rtt = 2 * (snd.delay + b.delay + rcv.delay)  # both given (checked in spec)
+        else:
+            half = f.rtt // 2
+            if f.rtt % 2:
+                problems.append((f"{at}.rtt", f"{f.rtt} ns is odd; an RTT must split into two equal one-way delays"))
+            rest = half - b.delay - (snd.delay or 0) - (rcv.delay or 0)
+            fixed = snd.delay is not None and rcv.delay is not None
+            if fixed and rest != 0:
+                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} disagrees with the access delays: "
+                                 f"2 * ({format_time(snd.delay)} + {format_time(b.delay)} + "
+                                 f"{format_time(rcv.delay)}) = {format_time(2 * (snd.delay + b.delay + rcv.delay))}"))
+            elif rest < 0:
+                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} is shorter than the path's fixed delays "
+                                 f"(twice the bottleneck delay {format_time(b.delay)} plus any access delay)"))
+            elif snd.delay is None and rcv.delay is None:
+                snd.delay, rcv.delay = 0, rest
+            elif snd.delay is None:
+                snd.delay = rest
+            elif rcv.delay is None:
+                rcv.delay = rest
+        for name, link in (("access", snd), ("receiver_access", rcv)):
+            if link.buffer.unit == "bdp":
+                link.buffer = Size(Decimal(size_to_packets(link.buffer, link.rate, f.rtt, wire)), "pkt")
+        f.access, f.receiver_access = snd, rcv
+        if f.stop is None:
+            f.stop = s.experiment.duration
+    if problems:
+        raise SpecError(problems)
+    return s
+
+
+def _link(rate: int, delay: int, buffer: Size, loss: float) -> dict[str, Any]:
+    return {"rate_bps": int(rate), "delay_ns": int(delay), "buffer": _queue_limit(buffer), "loss": float(loss)}
+
+
+def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
+    """The engine's ``WorldConfig`` for a spec (resolved here if it is not yet).
+
+    Flow groups are expanded: flow ``k`` of a group starts at ``start + k * stagger``.
+    """
+    s = resolve(spec)
+    b = s.bottleneck
+    wire = s.tcp.mss + s.tcp.header
+    flows = []
+    for f in s.flows:
+        for k in range(f.count):
+            app: Any = "bulk"
+            if f.size is not None:
+                nbytes = int(f.size.value) * (s.tcp.mss if f.size.unit == "pkt" else 1)
+                app = {"finite": {"bytes": nbytes}}
+            snd, rcv = f.access, f.receiver_access
+            flows.append({
+                "cc": f.cc,
+                "params": dict(f.params),
+                "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss),
+                "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss),
+                "start_ns": int(f.start + k * f.stagger),
+                "stop_ns": int(f.stop),
+                "app": app,
+            })
+    del wire
+    return {
+        "duration_ns": int(s.experiment.duration),
+        "seed": int(s.experiment.seed if seed is None else seed),
+        "sample_interval_ns": int(s.experiment.sample_interval),
+        "tcp": {"mss_bytes": s.tcp.mss, "header_bytes": s.tcp.header, "delayed_ack": s.tcp.delayed_ack,
+                "initial_cwnd": s.tcp.initial_cwnd, "rack": s.tcp.rack},
+        "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss),
+        "flows": flows,
+        "events": [
+            {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss} for e in s.events
+        ],
+    }
+
+
+def config_json(config: dict[str, Any]) -> str:
+    """Canonical JSON of a config (sorted keys, no spaces): the basis of run digests."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def run_config(config: dict[str, Any], progress: Optional[Callable[[float], None]] = None) -> dict[str, Any]:
+    """Run the engine on a ``WorldConfig``; return its raw result dictionary.
+
+    Raises
+    ------
+    SpecError
+        If the engine rejects the config (its message names the config field).
+    EngineError
+        If the engine fails internally; no Rust panic reaches the caller.
+    """
+    eng = engine()
+    text = config_json(config)
+    try:
+        return eng.run(text, progress) if progress is not None else eng.run(text)
+    except ValueError as exc:
+        raise SpecError([("engine config", str(exc))]) from None
+    except BaseException as exc:  # PanicException derives from BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
+
+
+def reparse(spec: Spec) -> Spec:
+    """Round-trip a spec through its dictionary form (checks a resolved spec is valid)."""
+    return parse_spec(copy.deepcopy(spec.to_dict()), check_algorithms=False)

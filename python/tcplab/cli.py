@@ -1,0 +1,253 @@
+"""The ``tcplab`` command line: run, sweep, report, algorithms, validate.
+
+Exit status: 0 success, 2 a problem with the input (printed as ``file: field.path:
+message``; no output directory is left behind), 1 an internal failure of the simulator
+(reported in one line, never as a Rust panic), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from . import __version__
+from .errors import EngineError, SpecError
+
+EXIT_INPUT = 2
+EXIT_INTERNAL = 1
+
+
+def _overrides(items: Sequence[str]) -> dict[str, Any]:
+    from .spec import parse_value
+
+    out: dict[str, Any] = {}
+    for item in items or []:
+        if "=" not in item:
+            raise SpecError([(f"--set {item}", "expected key=value, e.g. --set bottleneck.buffer=2bdp")])
+        key, value = item.split("=", 1)
+        out[key.strip()] = parse_value(value.strip())
+    return out
+
+
+def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
+    if quiet:
+        return None, None
+    from tqdm import tqdm
+
+    bar = tqdm(total=round(total_s, 3), unit="s sim", file=sys.stderr, bar_format=(
+        "{l_bar}{bar}| {n:.1f}/{total:.1f} s simulated [{elapsed}<{remaining}]"))
+
+    def update(sim_time_s: float) -> None:
+        bar.update(min(round(float(sim_time_s), 3), bar.total) - bar.n)
+
+    return bar, update
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .api import execute
+    from .results import is_run_dir, write_run
+    from .spec import load_spec
+
+    out = Path(args.output)
+    spec = load_spec(args.spec, _overrides(args.set))
+    if args.seed is not None:
+        if not 0 <= args.seed < 2**63:
+            raise SpecError([("--seed", f"must be a whole number >= 0, got {args.seed}")])
+        spec.experiment.seed = args.seed
+    if out.exists() and not is_run_dir(out):
+        raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
+    bar, update = _progress_bar(spec.experiment.duration / 1e9, args.quiet)
+    try:
+        result, config, wall = execute(spec, update)
+    finally:
+        if bar is not None:
+            bar.n = bar.total
+            bar.close()
+    write_run(result, out, config, wall, replace=True, report=not args.no_report)
+    if not args.quiet:
+        _print_summary(result)
+        print(f"wrote {out}/ in {wall:.1f} s" + ("" if args.no_report else f"; report: {out / 'report.png'}"))
+    return 0
+
+
+def _print_summary(result: Any) -> None:
+    a = result.aggregate
+    print(f"{'flow':>4}  {'cc':<12}{'goodput':>12}{'share':>8}{'retx':>8}{'mean RTT':>10}")
+    for fid, row in result.summary.iterrows():
+        print(f"{int(fid):>4}  {str(row['cc']):<12}{row['goodput_bps'] / 1e6:>8.2f} Mbps{row['share']:>8.3f}"
+              f"{int(row['retransmitted_packets']):>8}{row['mean_rtt_ms']:>7.1f} ms")
+    fmt = lambda k, f: "n/a" if a.get(k) is None or a.get(k) != a.get(k) else format(a[k], f)  # noqa: E731
+    print(f"utilization {fmt('utilization', '.3f')}, Jain index {fmt('jain_index', '.3f')}, "
+          f"mean backlog {fmt('mean_backlog_pkts', '.1f')} pkts, queueing delay {fmt('mean_queueing_delay_ms', '.2f')} ms")
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import run_sweep
+
+    table = run_sweep(args.spec, Path(args.output), workers=args.workers, executor=args.executor,
+                      overrides=_overrides(args.set), progress=not args.quiet, quiet=args.quiet,
+                      reports=args.reports)
+    if not args.quiet:
+        print(f"wrote {args.output}/table.csv ({len(table)} runs) and summary_*.png")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .results import is_run_dir
+
+    d = Path(args.dir)
+    if (d / "sweep.json").is_file():
+        from .sweep import build_table, load_plan, write_summary
+
+        plan = load_plan(d)
+        paths = write_summary(d, plan, build_table(d, plan))
+        print("redrew " + ", ".join(str(p) for p in paths))
+        return 0
+    if not is_run_dir(d):
+        raise SpecError([("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")], str(d))
+    redraw_report(d)
+    print(f"redrew {d / 'report.png'} and {d / 'report.pdf'}")
+    return 0
+
+
+def redraw_report(d: Path) -> None:
+    """Redraw report.png/pdf of a stored run and refresh their digests in the manifest."""
+    import os
+    import shutil
+    import tempfile
+
+    from .results import MANIFEST, TMP_PREFIX, load_run, sha256_file
+    from .report import save_report
+
+    result = load_run(d)
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + "report-", dir=d))
+    try:
+        save_report(result, tmp)
+        for name in ("report.png", "report.pdf"):
+            os.replace(tmp / name, d / name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    manifest = json.loads((d / MANIFEST).read_text())
+    for name in ("report.png", "report.pdf"):
+        manifest.setdefault("sha256", {})[name] = sha256_file(d / name)
+    (d / (TMP_PREFIX + MANIFEST)).write_text(json.dumps(manifest, indent=1) + "\n")
+    os.replace(d / (TMP_PREFIX + MANIFEST), d / MANIFEST)
+
+
+def cmd_algorithms(args: argparse.Namespace) -> int:
+    from .algorithms import registry
+
+    reg = registry()
+    if args.json:
+        print(json.dumps([{"name": a.name, "summary": a.summary, "source": a.source,
+                           "params": [p.__dict__ for p in a.params]} for a in reg.values()], indent=1))
+        return 0
+    for a in reg.values():
+        print(f"{a.name}: {a.summary}")
+        print(f"    source: {a.source}")
+        for p in a.params:
+            d = p.default_value()
+            rng = "" if p.kind == "bool" else f" [{p.min:g}, {p.max:g}]"
+            print(f"    {p.name} ({p.kind}, default {d}{rng}): {p.doc}")
+        print()
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from .backends.sim import config_json, engine, resolve, world_config
+    from .results import spec_toml
+    from .spec import load_spec, read_toml
+
+    spec = load_spec(args.spec, _overrides(args.set))
+    raw = read_toml(args.spec)
+    if "sweep" in raw:
+        from .sweep import plan_sweep
+
+        plan = plan_sweep({**raw}, str(args.spec))
+        print(f"# sweep: {len(plan.jobs)} runs over {', '.join(plan.axes) or 'no axes'}, repeat {plan.repeat}",
+              file=sys.stderr)
+    resolved = resolve(spec)
+    config = world_config(resolved)
+    try:
+        engine().validate(config_json(config))
+    except ValueError as exc:
+        raise SpecError([("engine config", str(exc))]) from None
+    print(json.dumps(config, indent=1) if args.json else spec_toml(resolved), end="" if not args.json else "\n")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tcplab", description="A reproducible congestion-control lab.")
+    p.add_argument("--version", action="version", version=f"tcplab {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run one experiment and write its results directory")
+    r.add_argument("spec", help="experiment spec (TOML)")
+    r.add_argument("-o", "--output", required=True, help="results directory (written atomically)")
+    r.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                   help="override a spec field, e.g. --set bottleneck.buffer=2bdp --set 'flows[0].cc=\"cubic\"'")
+    r.add_argument("--seed", type=int, help="override experiment.seed")
+    r.add_argument("--no-report", action="store_true", help="skip report.png/pdf")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    r.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("sweep", help="run the [sweep] grid of a spec (resumable)")
+    s.add_argument("spec")
+    s.add_argument("-o", "--output", required=True, help="sweep directory; reuse it to resume")
+    s.add_argument("--workers", type=int, default=None, help="parallel runs (default: CPU count)")
+    s.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local process pool (default) or Ray (RAY_ADDRESS selects a cluster)")
+    s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    s.add_argument("--reports", action="store_true", help="also draw every run's report.png/pdf")
+    s.add_argument("-q", "--quiet", action="store_true")
+    s.set_defaults(func=cmd_sweep)
+
+    rp = sub.add_parser("report", help="redraw the report of a stored run or sweep")
+    rp.add_argument("dir")
+    rp.set_defaults(func=cmd_report)
+
+    a = sub.add_parser("algorithms", help="list algorithms, parameters, defaults and sources")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=cmd_algorithms)
+
+    v = sub.add_parser("validate", help="check a spec and print it resolved")
+    v.add_argument("spec")
+    v.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
+    v.add_argument("--json", action="store_true", help="print the engine config instead")
+    v.set_defaults(func=cmd_validate)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SpecError as err:
+        print(err.render() if err.source else SpecError(err.problems, getattr(args, "spec", None)).render(),
+              file=sys.stderr)
+        return EXIT_INPUT
+    except FileNotFoundError as err:
+        print(f"tcplab: {err}", file=sys.stderr)
+        return EXIT_INPUT
+    except (EngineError, RuntimeError) as err:
+        print(f"tcplab: error: {err}", file=sys.stderr)
+        return EXIT_INTERNAL
+    except KeyboardInterrupt:
+        print("tcplab: interrupted", file=sys.stderr)
+        return 130
+    except BaseException as err:  # a Rust panic (pyo3 PanicException) or a bug in tcplab
+        if isinstance(err, SystemExit):
+            raise
+        if os.environ.get("TCPLAB_DEBUG"):
+            raise
+        print(f"tcplab: internal error: {type(err).__name__}: {err} (set TCPLAB_DEBUG=1 for a traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""The multi-panel run report (report.png and report.pdf), after the TUM framework's
+automatic report (Jaeger et al. 2019, Sec. 3.4): every time-resolved quantity of a run on
+aligned time axes, one colour per flow, a shared legend on top."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Union
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
+
+from . import plots as p  # noqa: E402
+from .units import format_rate, format_time  # noqa: E402
+
+
+def _title(run: Any) -> str:
+    s = run.spec
+    b = s.bottleneck
+    buf = str(b.buffer)
+    return (f"{s.experiment.name}  —  bottleneck {format_rate(b.rate)}, {format_time(b.delay)} one-way, "
+            f"buffer {buf}, loss {b.loss:g}; {len(run.flows)} flows; seed {s.experiment.seed}; "
+            f"{format_time(s.experiment.duration)}")
+
+
+def _summary_text(ax: Any, result: Any) -> None:
+    ax.axis("off")
+    a = result.aggregate
+
+    def f(key: str, fmt: str, scale: float = 1.0) -> str:
+        v = a.get(key)
+        return "n/a" if v is None or v != v else format(v / scale, fmt)
+
+    lines = [
+        f"total goodput   {f('total_goodput_bps', '.2f', 1e6)} Mbit/s",
+        f"utilization     {f('utilization', '.3f')}",
+        f"Jain F_tp       {f('jain_index', '.3f')}   mean F {f('jain_index_mean', '.3f')}",
+        f"T_F95           {f('t_f95_s', '.1f')} s   F_avg {f('f_avg', '.3f')}",
+        f"retransmitted   {f('retransmitted_packets', '.0f')} pkts",
+        f"backlog         mean {f('mean_backlog_pkts', '.1f')}  max {f('max_backlog_pkts', '.0f')} pkts",
+        f"queueing delay  {f('mean_queueing_delay_ms', '.2f')} ms (mean)",
+        "",
+        "flow  cc          goodput   share  retx   mean RTT",
+    ]
+    for fid, row in result.summary.iterrows():
+        gp = row.get("goodput_bps")
+        lines.append(f"{int(fid):>4}  {str(row['cc'])[:10]:<10} {gp / 1e6 if gp == gp and gp is not None else float('nan'):7.2f}M"
+                     f"  {row.get('share', float('nan')):5.3f}  {int(row.get('retransmitted_packets', 0)):>5}"
+                     f"  {row.get('mean_rtt_ms', float('nan')):6.1f} ms")
+        if len(lines) > 30:
+            lines.append("  ...")
+            break
+    ax.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=8,
+            transform=ax.transAxes)
+
+
+def draw_report(result: Any) -> Any:
+    """The report figure for a :class:`~tcplab.results.Result` (needs ``result.run``)."""
+    run = result.run
+    fig, axes = plt.subplots(7, 2, figsize=(16, 21), sharex=False)
+    left, right = axes[:, 0], axes[:, 1]
+    time_axes = list(left) + list(right[:6])
+    for ax in time_axes[1:]:
+        ax.sharex(time_axes[0])
+
+    ax = left[0]
+    p.per_flow(ax, run, "throughput_bps", p.MBIT, "throughput [Mbit/s]")
+    p.total_line(ax, run, "throughput_bps", p.MBIT)
+    p.bottleneck_rate(ax, run)
+    ax.legend(loc="upper right", fontsize=7)
+    ax.set_title("throughput (bytes reaching the receiver)", fontsize=9, loc="left")
+    ax = left[1]
+    p.per_flow(ax, run, "goodput_bps", p.MBIT, "goodput [Mbit/s]")
+    ax.set_title("goodput (in order to the application)", fontsize=9, loc="left")
+    ax = left[2]
+    p.per_flow(ax, run, "sending_rate_bps", p.MBIT, "sending rate [Mbit/s]")
+    p.bottleneck_rate(ax, run)
+    ax.set_title("sending rate (incl. retransmissions)", fontsize=9, loc="left")
+    ax = left[3]
+    p.per_flow(ax, run, "rtt_ms", 1.0, "RTT [ms]")
+    ax.set_title("RTT per ACK, averaged per interval", fontsize=9, loc="left")
+    ax = left[4]
+    p.per_flow(ax, run, "cwnd_pkts", 1.0, "cwnd [packets]")
+    ax.set_title("congestion window", fontsize=9, loc="left")
+    ax = left[5]
+    p.per_flow(ax, run, "inflight_pkts", 1.0, "inflight [packets]")
+    p.total_line(ax, run, "inflight_pkts", 1.0, "total inflight")
+    b = run.spec.bottleneck
+    if b.bdp_rtt:
+        bdp = b.rate * b.bdp_rtt / 1e9 / 8 / (run.spec.tcp.mss + run.spec.tcp.header)
+        ax.axhline(bdp, color="0.4", ls=":", lw=1.0, label=f"BDP ({bdp:.0f} pkts at {format_time(b.bdp_rtt)})")
+    ax.legend(loc="upper right", fontsize=7)
+    ax.set_title("inflight vs BDP", fontsize=9, loc="left")
+    ax = left[6]
+    p.per_flow(ax, run, "pacing_rate_bps", p.MBIT, "pacing rate [Mbit/s]")
+    ax.set_title("pacing rate", fontsize=9, loc="left")
+
+    ax = right[0]
+    bw = p.find_cc_column(run, "btlbw", "bw")
+    if bw:
+        sc, unit = p.unit_scale(bw)
+        p.per_flow(ax, run, bw, sc, f"{p.short_name(bw)} [{unit}]")
+        p.bottleneck_rate(ax, run)
+        ax.legend(loc="upper right", fontsize=7)
+    else:
+        ax.set_ylabel("bw estimate [Mbit/s]")
+        p._no_data(ax, "no algorithm reports a bandwidth estimate")
+    ax.set_title("BBR bottleneck bandwidth estimate", fontsize=9, loc="left")
+    ax = right[1]
+    mr = p.find_cc_column(run, "min_rtt", "rtprop")
+    if mr:
+        sc, unit = p.unit_scale(mr)
+        p.per_flow(ax, run, mr, sc, f"{p.short_name(mr)} [{unit}]")
+    else:
+        ax.set_ylabel("min_rtt [ms]")
+        p._no_data(ax, "no algorithm reports min_rtt")
+    ax.set_title("BBR min_rtt estimate", fontsize=9, loc="left")
+    p.modes(right[2], run)
+    right[2].set_title("algorithm mode / state", fontsize=9, loc="left")
+    ax = right[3]
+    if not run.queue.empty and "backlog_pkts" in run.queue:
+        ax.plot(run.queue["time_s"], run.queue["backlog_pkts"], color="black", lw=0.9)
+        if b.buffer.unit == "pkt":
+            ax.axhline(float(b.buffer.value), color="0.6", ls=":", lw=1.0, label=f"buffer {b.buffer}")
+            ax.legend(loc="upper right", fontsize=7)
+    else:
+        p._no_data(ax, "not recorded")
+    ax.set_ylabel("backlog [packets]")
+    ax.set_title("bottleneck queue backlog", fontsize=9, loc="left")
+    p.drops_and_retransmissions(right[4], run)
+    right[4].set_title("drops at the bottleneck and retransmissions per flow", fontsize=9, loc="left")
+    p.fairness(right[5], run)
+    right[5].set_title("fairness over time (active flows)", fontsize=9, loc="left")
+    _summary_text(right[6], result)
+
+    for ax in time_axes:
+        ax.grid(True, lw=0.3, alpha=0.6)
+        ax.set_xlim(0, run.duration_s)
+        ax.tick_params(labelsize=8)
+        ax.yaxis.label.set_size(9)
+    for ax in (left[-1], right[5]):
+        ax.set_xlabel("time [s]")
+    handles = [Line2D([], [], color=c, lw=2) for c in p.flow_colors(len(run.flows))]
+    labels = [p.flow_label(run, fid) for fid in run.flows.index]
+    fig.suptitle(_title(run), fontsize=11, y=0.995)
+    fig.legend(handles[:20], labels[:20], loc="upper center", ncol=min(6, max(1, len(labels))), fontsize=8,
+               bbox_to_anchor=(0.5, 0.985), frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig
+
+
+def save_report(result: Any, directory: Union[str, Path]) -> None:
+    """Write report.png and report.pdf into ``directory`` (deterministic bytes: no dates)."""
+    d = Path(directory)
+    fig = draw_report(result)
+    try:
+        fig.savefig(d / "report.png", dpi=90, metadata={"Software": None})
+        fig.savefig(d / "report.pdf", metadata={"CreationDate": None, "Producer": None, "Creator": None})
+    finally:
+        plt.close(fig)

@@ -1,0 +1,199 @@
+"""Writing and reading a run's directory.
+
+```
+DIR/spec.toml       the resolved spec          DIR/series.parquet, series.csv
+DIR/world.json      the engine config it ran   DIR/queue.parquet,  queue.csv
+DIR/summary.json    metrics                    DIR/report.png, report.pdf
+DIR/manifest.json   version, commit, seed, wall time, sha256 of every other file
+```
+
+A directory is written under a temporary name beside ``DIR`` and renamed into place
+only when complete, so a crash or a kill never leaves a half-written run: ``DIR`` either
+holds a whole run or does not exist.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional, Union
+
+import pandas as pd
+
+from . import __version__, tomlout
+from .rundata import RunData
+from .spec import Spec, parse_spec, read_toml
+
+MANIFEST = "manifest.json"
+TMP_PREFIX = ".tmp-"
+
+
+@dataclass
+class Result:
+    """A run's results, as a notebook sees them.
+
+    Attributes
+    ----------
+    spec : Spec
+        The resolved spec.
+    series, queue : DataFrame
+        The sampled per-flow series and bottleneck queue series.
+    summary : DataFrame
+        Per-flow metrics, one row per flow.
+    aggregate : dict
+        Aggregate metrics (jain_index, utilization, ...).
+    summary_json : dict
+        The whole summary.json document.
+    manifest : dict
+        The manifest (empty until written).
+    path : Path or None
+        Where the run is stored.
+    """
+
+    spec: Spec
+    series: pd.DataFrame
+    queue: pd.DataFrame
+    summary: pd.DataFrame
+    aggregate: dict[str, Any]
+    summary_json: dict[str, Any]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    path: Optional[Path] = None
+    run: Optional[RunData] = None
+
+    def report(self, path: Union[str, Path, None] = None) -> Any:
+        """Draw the multi-panel report; save it to ``path`` if given. Returns the figure."""
+        from .report import draw_report
+
+        fig = draw_report(self)
+        if path is not None:
+            fig.savefig(path)
+        return fig
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def git_commit() -> Optional[str]:
+    """The commit of the tcplab source tree, if it is a git checkout."""
+    here = Path(__file__).resolve().parent
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
+                           capture_output=True, text=True, timeout=5).stdout.strip()
+    return out.stdout.strip() + ("-dirty" if dirty else "")
+
+
+@contextmanager
+def atomic_dir(final: Path, replace: bool = False) -> Iterator[Path]:
+    """Yield a fresh temporary directory beside ``final``; on success rename it to
+    ``final`` (replacing an existing one if ``replace``), on any error remove it."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + final.name + "-", dir=final.parent))
+    try:
+        yield tmp
+        if final.exists():
+            if not replace:
+                raise FileExistsError(f"{final} exists")
+            old = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + final.name + "-old-", dir=final.parent))
+            os.rename(final, old / "x")
+            os.rename(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def spec_toml(spec: Spec) -> str:
+    """The resolved spec as TOML text (the ``sweep`` table left out)."""
+    doc = spec.to_dict()
+    doc.pop("sweep", None)
+    return tomlout.dumps(doc, header=f"Resolved by tcplab {__version__}: defaults filled, sizes in packets.")
+
+
+def _write_frame(df: pd.DataFrame, stem: Path) -> None:
+    df.to_parquet(stem.with_suffix(".parquet"), index=False)
+    df.to_csv(stem.with_suffix(".csv"), index=False, float_format="%.9g")
+
+
+def write_run(result: Result, out: Union[str, Path], config: dict[str, Any], wall_time_s: float,
+              replace: bool = True, report: bool = True) -> Path:
+    """Write a run directory atomically; return its path.
+
+    Outputs other than manifest.json are deterministic for a given spec, seed and tcplab
+    version, so their sha256 digests in the manifest are identical across runs.
+    """
+    out = Path(out)
+    with atomic_dir(out, replace=replace) as tmp:
+        (tmp / "spec.toml").write_text(spec_toml(result.spec))
+        (tmp / "world.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+        (tmp / "summary.json").write_text(json.dumps(result.summary_json, indent=1) + "\n")
+        _write_frame(result.series, tmp / "series")
+        _write_frame(result.queue, tmp / "queue")
+        if report:
+            from .report import save_report
+
+            save_report(result, tmp)
+        outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
+        manifest = {
+            "tcplab_version": __version__,
+            "git_commit": git_commit(),
+            "experiment": result.spec.experiment.name,
+            "seed": result.spec.experiment.seed,
+            "wall_time_s": round(wall_time_s, 3),
+            "sha256": {name: sha256_file(tmp / name) for name in outputs},
+        }
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
+        result.manifest = manifest
+    result.path = out
+    return out
+
+
+def is_run_dir(path: Union[str, Path]) -> bool:
+    """Whether ``path`` holds a complete tcplab run (it has a manifest)."""
+    return (Path(path) / MANIFEST).is_file()
+
+
+def load_run(path: Union[str, Path]) -> Result:
+    """Read a stored run back into a :class:`Result` (nothing is re-simulated).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is not a complete run directory.
+    """
+    from .rundata import RunData
+    from .summary import flow_metrics
+
+    p = Path(path)
+    if not is_run_dir(p):
+        raise FileNotFoundError(f"{p} is not a tcplab run directory (no {MANIFEST})")
+    spec = parse_spec(read_toml(p / "spec.toml"), str(p / "spec.toml"), check_algorithms=False)
+    summary_json = json.loads((p / "summary.json").read_text())
+    series = pd.read_parquet(p / "series.parquet")
+    queue = pd.read_parquet(p / "queue.parquet")
+    flows = pd.DataFrame(summary_json.get("flows", []))
+    if not flows.empty:
+        flows = flows.set_index("flow")
+    run = RunData(spec, series, queue, flows, summary_json.get("queues", []), summary_json.get("engine", {}))
+    per_flow = flows if not flows.empty else flow_metrics(run)
+    return Result(spec, series, queue, per_flow, summary_json.get("aggregate", {}), summary_json,
+                  json.loads((p / MANIFEST).read_text()), p, run)

@@ -1,0 +1,141 @@
+"""One run's data as DataFrames: the engine's raw result reshaped once into the tables
+tcplab stores (``series``, ``queue``, ``flows``) and that metrics and plots read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+import pandas as pd
+
+from .spec import Spec
+
+SERIES_FIRST = ["time_s", "flow", "cc", "cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "rtt_ms", "srtt_ms",
+                "throughput_bps", "goodput_bps", "sending_rate_bps", "delivery_rate_bps", "retransmits",
+                "ca_state"]
+QUEUE_COLUMNS = ["time_s", "backlog_pkts", "backlog_bytes", "drops"]
+
+
+@dataclass
+class RunData:
+    """The tables of one run.
+
+    Attributes
+    ----------
+    spec : Spec
+        The resolved spec.
+    series : DataFrame
+        One row per (time_s, flow).
+    queue : DataFrame
+        Bottleneck queue samples.
+    flows : DataFrame
+        One row per flow (index ``flow``): cc, group, start_s, stop_s and the engine's
+        exact counters.
+    queues : list of dict
+        The engine's per-queue counters.
+    extra : dict
+        Other scalars from the engine (events_processed, bottleneck_packets).
+    """
+
+    spec: Spec
+    series: pd.DataFrame
+    queue: pd.DataFrame
+    flows: pd.DataFrame
+    queues: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def interval_s(self) -> float:
+        return self.spec.experiment.sample_interval / 1e9
+
+    @property
+    def duration_s(self) -> float:
+        return self.spec.experiment.duration / 1e9
+
+    def wide(self, column: str) -> pd.DataFrame:
+        """``column`` of the series with one column per flow, indexed by time_s; NaN where
+        the flow is not running (before its start, more than one interval after its stop)."""
+        if column not in self.series.columns or self.series.empty:
+            return pd.DataFrame()
+        wide = self.series.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=column)
+        if not self.flows.empty and {"start_s", "stop_s"} <= set(self.flows.columns):
+            t = wide.index.to_numpy(dtype=float)
+            for fid in wide.columns:  # a flow has no values before it starts or after it stops
+                if fid in self.flows.index:
+                    row = self.flows.loc[fid]
+                    idle = (t <= float(row["start_s"])) | (t > float(row["stop_s"]) + self.interval_s)
+                    wide.loc[idle, fid] = np.nan
+        return wide
+
+    def bottleneck_events(self) -> list[tuple[float, float]]:
+        """(time_s, rate_bps) of every bottleneck rate change."""
+        return [(e.at / 1e9, float(e.rate)) for e in self.spec.events if e.rate is not None]
+
+
+def flow_groups(spec: Spec) -> list[dict[str, Any]]:
+    """One entry per expanded flow: its group index, cc, start and stop (s), rtt (ms)."""
+    out = []
+    for g, f in enumerate(spec.flows):
+        stop = f.stop if f.stop is not None else spec.experiment.duration
+        for k in range(f.count):
+            out.append({"group": g, "cc": f.cc, "start_s": (f.start + k * f.stagger) / 1e9, "stop_s": stop / 1e9,
+                        "rtt_ms": (f.rtt or 0) / 1e6})
+    return out
+
+
+def _frame(columns: dict[str, Any]) -> pd.DataFrame:
+    data = {}
+    for k, v in columns.items():
+        arr = list(v) if not isinstance(v, np.ndarray) else v
+        data[k] = arr
+    return pd.DataFrame(data)
+
+
+def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
+    """Reshape the engine's result dictionary (see ``crates/py``) into :class:`RunData`.
+
+    Times in ns become ``time_s``; column order puts the common columns first and the
+    algorithm's ``cc_*`` columns last, sorted.
+    """
+    groups = flow_groups(spec)
+    series = _frame(raw.get("series", {}) or {})
+    if "time_ns" in series.columns:
+        series.insert(0, "time_s", series.pop("time_ns").astype("int64") / 1e9)
+    if "flow" in series.columns:
+        series["flow"] = series["flow"].astype("int64")
+        series["cc"] = [groups[i]["cc"] if 0 <= i < len(groups) else "" for i in series["flow"]]
+    first = [c for c in SERIES_FIRST if c in series.columns]
+    rest = sorted(c for c in series.columns if c not in first)
+    series = series[first + rest]
+    for c in series.columns:  # label columns (cc_mode, ca_state as text) stay strings
+        if series[c].dtype == object and c not in ("cc",):
+            try:
+                series[c] = pd.to_numeric(series[c])
+            except (ValueError, TypeError):
+                # labels; the engine writes "" where a flow has no value (e.g. CUBIC's cc_mode)
+                series[c] = series[c].astype("string").replace("", pd.NA)
+    if "cc" in series.columns:
+        series["cc"] = series["cc"].astype("string")
+    if "time_s" in series.columns and "flow" in series.columns:
+        series = series.sort_values(["time_s", "flow"], kind="stable").reset_index(drop=True)
+
+    queue = _frame(raw.get("queue_series", {}) or {})
+    if "time_ns" in queue.columns:
+        queue.insert(0, "time_s", queue.pop("time_ns").astype("int64") / 1e9)
+    queue = queue[[c for c in QUEUE_COLUMNS if c in queue.columns] +
+                  [c for c in queue.columns if c not in QUEUE_COLUMNS]]
+
+    rows = []
+    for i, counters in enumerate(raw.get("flows", [])):
+        g = groups[i] if i < len(groups) else {}
+        row = {"flow": i, "group": g.get("group", -1), "cc": counters.get("cc", g.get("cc", "")),
+               "start_s": g.get("start_s", counters.get("start_ns", 0) / 1e9),
+               "stop_s": g.get("stop_s", (counters.get("stop_ns") or spec.experiment.duration) / 1e9),
+               "rtt_ms": g.get("rtt_ms", float("nan"))}
+        row.update({k: v for k, v in counters.items() if k not in row and k not in ("start_ns", "stop_ns")})
+        rows.append(row)
+    flows = pd.DataFrame(rows).set_index("flow") if rows else pd.DataFrame(
+        columns=["group", "cc", "start_s", "stop_s", "rtt_ms"])
+    extra = {k: raw[k] for k in ("bottleneck_packets", "events_processed") if k in raw}
+    return RunData(spec, series, queue, flows, list(raw.get("queues", [])), extra)

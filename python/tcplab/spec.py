@@ -1,0 +1,297 @@
+"""The experiment spec: pydantic models of the TOML file, loading, ``--set`` overrides and
+cross-field checks.
+
+A spec is data, not code. Quantities carry units and are parsed once (see
+:mod:`tcplab.units`) into integers: rates in bit/s, times in ns. Sizes stay symbolic
+(packets, bytes or BDP multiples) until :mod:`tcplab.backends.sim` resolves them against
+the bottleneck. Dumping a model (``model_dump(mode="json")``) writes the canonical unit
+strings back, so a resolved spec is itself a valid spec.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional, Union
+
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
+                      StrictInt, ValidationError)
+
+from .errors import SpecError
+from .paths import check_path, format_path, parse_path, set_path
+from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(format_rate, return_type=str)]
+Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
+SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
+Probability = Annotated[float, Field(ge=0.0, lt=1.0)]
+ParamValue = Union[StrictBool, StrictInt, StrictFloat]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+class Experiment(_Model):
+    """``[experiment]``: name, duration, seed and series sampling interval."""
+
+    name: str = "experiment"
+    description: str = ""
+    duration: Time
+    seed: int = Field(1, ge=0, lt=2**63)
+    sample_interval: Time = 100_000_000
+
+
+class Tcp(_Model):
+    """``[tcp]``: settings shared by every flow (defaults: Linux on 1500-byte Ethernet)."""
+
+    mss: int = Field(1448, ge=64, le=65_000)
+    header: int = Field(52, ge=0, le=1_000)
+    delayed_ack: bool = True
+    initial_cwnd: int = Field(10, ge=1, le=10_000)
+    rack: bool = True
+
+
+class Link(_Model):
+    """An explicit access link (``access`` / ``receiver_access`` of a flow group)."""
+
+    rate: Optional[Rate] = None
+    delay: Optional[Time] = None
+    buffer: SizeField = Size(0, "unlimited")  # type: ignore[arg-type]
+    loss: Probability = 0.0
+
+
+class Bottleneck(_Model):
+    """``[bottleneck]``: the shared link, data direction."""
+
+    rate: Rate
+    delay: Time = 0
+    buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
+    loss: Probability = 0.0
+    bdp_rtt: Optional[Time] = None
+
+
+class Flow(_Model):
+    """``[[flows]]``: a group of ``count`` identical flows."""
+
+    cc: str
+    rtt: Optional[Time] = None
+    count: int = Field(1, ge=1, le=10_000)
+    start: Time = 0
+    stagger: Time = 0
+    stop: Optional[Time] = None
+    size: Optional[SizeField] = None
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    access: Optional[Link] = None
+    receiver_access: Optional[Link] = None
+
+
+class Event(_Model):
+    """``[[events]]``: a change of the bottleneck at ``at``."""
+
+    at: Time
+    rate: Optional[Rate] = None
+    delay: Optional[Time] = None
+    loss: Optional[Probability] = None
+
+
+class Spec(_Model):
+    """A whole experiment. ``sweep`` is kept raw here; :mod:`tcplab.sweep` reads it."""
+
+    experiment: Experiment
+    tcp: Tcp = Field(default_factory=Tcp)
+    bottleneck: Bottleneck
+    flows: list[Flow] = Field(min_length=1)
+    events: list[Event] = Field(default_factory=list)
+    sweep: Optional[dict[str, Any]] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec with canonical unit strings, ``None`` fields left out."""
+        return _drop_none(self.model_dump(mode="json"))
+
+    def flow_count(self) -> int:
+        return sum(f.count for f in self.flows)
+
+
+def _drop_none(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _drop_none(v) for k, v in x.items() if v is not None}
+    if isinstance(x, list):
+        return [_drop_none(v) for v in x]
+    return x
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def _model_at(loc: tuple) -> Optional[type[BaseModel]]:
+    import typing
+
+    from .paths import _unwrap
+
+    tp: Any = Spec
+    for seg in loc:
+        tp = _unwrap(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            if seg not in tp.model_fields:
+                return None
+            tp = tp.model_fields[seg].annotation
+        elif typing.get_origin(tp) in (list, dict):
+            tp = typing.get_args(tp)[-1]
+        else:
+            return None
+    tp = _unwrap(tp)
+    return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
+
+
+def _problems(err: ValidationError) -> list[tuple[str, str]]:
+    out = []
+    for e in err.errors(include_url=False):
+        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "lax-"))))
+        # Union members appear as extra loc entries (e.g. 'bool', 'int'); keep real fields.
+        path = format_path([x for x in loc if not (isinstance(x, str) and x in ("bool", "int", "float",
+                                                                                  "str", "dict", "list"))])
+        kind = e["type"]
+        msg = str(e["msg"])
+        if kind == "extra_forbidden":
+            model = _model_at(tuple(loc[:-1]))
+            known = ", ".join(model.model_fields) if model else ""
+            msg = f"unknown field '{loc[-1]}'" + (f"; allowed: {known}" if known else "")
+        elif kind == "missing":
+            msg = "required field is missing"
+        elif msg.startswith("Value error, "):
+            msg = msg[len("Value error, "):]
+        out.append((path, msg))
+    # A union failing on every member reports once per member; keep the first per path.
+    seen: dict[str, str] = {}
+    for path, msg in out:
+        seen.setdefault(path, msg)
+    return list(seen.items())
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value: a TOML literal (``2.0``, ``true``, ``["a"]``) or else a string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_overrides(raw: dict, overrides: dict[str, Any], what: str = "--set") -> dict:
+    """A copy of ``raw`` with each ``path: value`` set; paths must name spec fields."""
+    raw = copy.deepcopy(raw)
+    problems = []
+    for path, value in overrides.items():
+        try:
+            segments = parse_path(path)
+            check_path(Spec, segments, raw)
+        except ValueError as exc:
+            problems.append((f"{what} {path}", str(exc)))
+            continue
+        set_path(raw, segments, value)
+    if problems:
+        raise SpecError(problems)
+    return raw
+
+
+def parse_spec(raw: dict[str, Any], source: Optional[str] = None, check_algorithms: bool = True) -> Spec:
+    """Validate a raw spec dictionary (as read from TOML).
+
+    Parameters
+    ----------
+    raw : dict
+        The TOML document.
+    source : str, optional
+        Its file name, for error messages.
+    check_algorithms : bool
+        Check ``cc`` names and ``params`` against the engine's registry.
+
+    Raises
+    ------
+    SpecError
+        Naming every problem found, each with its field path.
+    """
+    try:
+        spec = Spec.model_validate(raw)
+    except ValidationError as err:
+        raise SpecError(_problems(err), source) from None
+    problems = cross_check(spec, check_algorithms)
+    if problems:
+        raise SpecError(problems, source)
+    return spec
+
+
+def read_toml(path: Union[str, Path]) -> dict[str, Any]:
+    """Read a TOML file; syntax errors become a :class:`SpecError` naming the file."""
+    p = Path(path)
+    try:
+        with open(p, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise SpecError([("", "no such file")], str(p)) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError([("", f"not valid TOML: {exc}")], str(p)) from None
+
+
+def load_spec(path: Union[str, Path], overrides: Optional[dict[str, Any]] = None,
+              check_algorithms: bool = True) -> Spec:
+    """Read, override and validate a spec file."""
+    raw = read_toml(path)
+    try:
+        if overrides:
+            raw = apply_overrides(raw, overrides)
+        return parse_spec(raw, str(path), check_algorithms)
+    except SpecError as err:
+        raise err.with_source(str(path)) from None
+
+
+# ---------------------------------------------------------------------------- cross checks
+
+
+def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, str]]:
+    """Problems that span fields: times beyond the run, start after stop, algorithms."""
+    from .algorithms import check_params
+
+    p: list[tuple[str, str]] = []
+    dur = spec.experiment.duration
+    if dur <= 0:
+        p.append(("experiment.duration", "must be > 0"))
+    si = spec.experiment.sample_interval
+    if si <= 0 or si > dur:
+        p.append(("experiment.sample_interval", f"must be > 0 and <= experiment.duration ({format_time(dur)})"))
+    if spec.bottleneck.bdp_rtt is not None and spec.bottleneck.bdp_rtt <= 0:
+        p.append(("bottleneck.bdp_rtt", "must be > 0"))
+    for i, f in enumerate(spec.flows):
+        at = f"flows[{i}]"
+        last_start = f.start + f.stagger * (f.count - 1)
+        stop = f.stop if f.stop is not None else dur
+        if f.stop is not None and f.stop > dur:
+            p.append((f"{at}.stop", f"{format_time(f.stop)} is after the end of the experiment ({format_time(dur)})"))
+        if f.start >= stop:
+            p.append((f"{at}.start", f"{format_time(f.start)} is not before stop ({format_time(stop)})"))
+        elif last_start >= stop:
+            p.append((f"{at}.stagger", f"the last flow of the group would start at {format_time(last_start)}, "
+                      f"not before stop ({format_time(stop)})"))
+        if f.size is not None and f.size.unit not in ("bytes", "pkt"):
+            p.append((f"{at}.size", "a transfer size is bytes or packets (e.g. '10MB', '1000pkt')"))
+        if f.rtt is None and not (f.access and f.access.delay is not None and f.receiver_access
+                                  and f.receiver_access.delay is not None):
+            p.append((f"{at}.rtt", "required (or give both access.delay and receiver_access.delay)"))
+        if check_algorithms:
+            for sub, msg in check_params(f.cc, f.params):
+                p.append((f"{at}.{sub}", msg))
+    for i, e in enumerate(spec.events):
+        if e.at > dur:
+            p.append((f"events[{i}].at", f"{format_time(e.at)} is after the end of the experiment ({format_time(dur)})"))
+        if e.rate is None and e.delay is None and e.loss is None:
+            p.append((f"events[{i}]", "changes nothing; give rate, delay and/or loss"))
+    return p

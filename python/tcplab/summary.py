@@ -1,0 +1,166 @@
+"""summary.json: per-flow and aggregate metrics of one run, composed from
+:mod:`tcplab.metrics`. Units are in the key names."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import metrics as m
+from .rundata import RunData
+
+AGGREGATE_KEYS = [
+    "jain_index", "jain_index_mean", "utilization", "total_goodput_bps", "total_throughput_bps",
+    "retransmitted_packets", "retransmission_rate", "mean_backlog_pkts", "max_backlog_pkts",
+    "mean_queueing_delay_ms", "bottleneck_drops_packets", "t_join_s", "t_f95_s", "f_avg",
+    "equilibrium_time_s", "bdp_overestimation_mean", "probe_rtt_overlap_s",
+]
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: NaN/inf become None, numpy scalars become Python numbers."""
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, (np.integer,)):
+        return int(x)
+    if isinstance(x, (np.floating, float)):
+        return None if not math.isfinite(float(x)) else float(x)
+    if isinstance(x, np.bool_):
+        return bool(x)
+    return x
+
+
+def _active_s(row: pd.Series, duration_s: float) -> float:
+    return max(0.0, min(float(row["stop_s"]), duration_s) - float(row["start_s"]))
+
+
+def flow_metrics(run: RunData) -> pd.DataFrame:
+    """Per-flow metrics, one row per flow (index ``flow``)."""
+    fl = run.flows
+    rows = []
+    thr = []
+    for fid, row in fl.iterrows():
+        active = _active_s(row, run.duration_s)
+        sel = run.series[run.series["flow"] == fid] if "flow" in run.series else pd.DataFrame()
+        mean_rtt, p95_rtt = m.rtt_stats(sel["rtt_ms"]) if "rtt_ms" in sel else (math.nan, math.nan)
+        throughput = m.rate_bps(float(row.get("received_bytes", 0)), active)
+        thr.append(throughput)
+        rows.append({
+            "flow": int(fid), "group": int(row["group"]), "cc": row["cc"], "start_s": float(row["start_s"]),
+            "stop_s": float(row["stop_s"]), "rtt_ms": float(row["rtt_ms"]),
+            "goodput_bps": m.rate_bps(float(row.get("delivered_bytes", 0)), active),
+            "throughput_bps": throughput,
+            "sent_packets": int(row.get("sent_packets", 0)),
+            "retransmitted_packets": int(row.get("retransmitted_packets", 0)),
+            "retransmission_rate": m.retransmission_rate(row.get("retransmitted_packets", 0),
+                                                         row.get("sent_packets", 0)),
+            "mean_rtt_ms": mean_rtt, "p95_rtt_ms": p95_rtt,
+            "received_bytes": int(row.get("received_bytes", 0)),
+            "delivered_bytes": int(row.get("delivered_bytes", 0)),
+        })
+        for extra in ("duplicate_packets", "dropped_packets", "rto_count", "recoveries", "in_flight_packets_at_end"):
+            if extra in row.index:
+                rows[-1][extra] = int(row[extra])
+    df = pd.DataFrame(rows)
+    if not df.empty:
+        df["share"] = m.share(thr)
+        df = df.set_index("flow")
+    return df
+
+
+def summarize(run: RunData) -> dict[str, Any]:
+    """The whole summary.json document for a run."""
+    per_flow = flow_metrics(run)
+    spec = run.spec
+    dur = run.duration_s
+    b = spec.bottleneck
+    events = run.bottleneck_events()
+    agg: dict[str, Any] = {k: math.nan for k in AGGREGATE_KEYS}
+    if not per_flow.empty:
+        agg["jain_index"] = m.jain_index(per_flow["throughput_bps"]) if len(per_flow) >= 2 else math.nan
+        agg["total_goodput_bps"] = m.rate_bps(float(per_flow["delivered_bytes"].sum()), dur)
+        agg["total_throughput_bps"] = m.rate_bps(float(per_flow["received_bytes"].sum()), dur)
+        agg["retransmitted_packets"] = int(per_flow["retransmitted_packets"].sum())
+        agg["retransmission_rate"] = m.retransmission_rate(agg["retransmitted_packets"],
+                                                           per_flow["sent_packets"].sum())
+        agg["utilization"] = m.utilization(float(per_flow["delivered_bytes"].sum()),
+                                           m.capacity_bits(b.rate, events, dur))
+    thr = run.wide("throughput_bps")
+    if not thr.empty and len(run.flows) >= 2:
+        fair = m.jain_over_time(thr, run.flows)
+        agg["jain_index_mean"] = float(np.nanmean(fair)) if fair.notna().any() else math.nan
+        t_join = float(run.flows["start_s"].max())
+        agg["t_join_s"] = t_join
+        agg["t_f95_s"] = m.t_f95(fair.index, fair.to_numpy(), t_join, interval_s=run.interval_s)
+        agg["f_avg"] = m.f_avg(fair.index, fair.to_numpy(), t_join)
+        agg["equilibrium_time_s"] = m.equilibrium_time(thr, run.flows, t_join)
+    q = run.queue
+    if not q.empty and "backlog_pkts" in q:
+        agg["mean_backlog_pkts"] = float(q["backlog_pkts"].mean())
+        agg["max_backlog_pkts"] = float(q["backlog_pkts"].max())
+        if "backlog_bytes" in q:
+            rates = m.rate_at(q["time_s"].to_numpy(), b.rate, events)
+            agg["mean_queueing_delay_ms"] = float(np.mean(m.queueing_delay_ms(q["backlog_bytes"], rates)))
+    bq = next((x for x in run.queues if x.get("name") == "bottleneck"), None)
+    if bq is not None:
+        agg["bottleneck_drops_packets"] = int(bq.get("dropped", 0))
+    infl = run.wide("inflight_pkts")
+    if not infl.empty and b.bdp_rtt:
+        total = infl.fillna(0).sum(axis=1)
+        rates = m.rate_at(total.index.to_numpy(), b.rate, events)
+        ratio = m.bdp_overestimation(total, spec.tcp.mss + spec.tcp.header, rates, b.bdp_rtt / 1e9)
+        agg["bdp_overestimation_mean"] = float(np.mean(ratio))
+    modes = bbr_modes(run)
+    if modes is not None:
+        agg["probe_rtt_overlap_s"] = m.probe_rtt_overlap_s(modes, run.interval_s)
+    groups: dict[str, Any] = {}
+    if not per_flow.empty:
+        gb = per_flow.groupby("cc")["received_bytes"].sum().to_dict()
+        gn = per_flow.groupby("cc").size().to_dict()
+        diff = m.share_vs_fair_share({k: float(v) for k, v in gb.items()}, {k: int(v) for k, v in gn.items()})
+        groups = {cc: {"flows": int(gn[cc]), "share": float(gb[cc]) / max(1.0, float(sum(gb.values()))),
+                       "share_minus_fair_share": diff[cc]} for cc in gb}
+    return _clean({
+        "experiment": spec.experiment.name,
+        "seed": spec.experiment.seed,
+        "duration_s": dur,
+        "flows": [dict(flow=int(i), **r) for i, r in per_flow.to_dict(orient="index").items()],
+        "aggregate": agg,
+        "by_cc": groups,
+        "queues": run.queues,
+        "engine": run.extra,
+    })
+
+
+MODE_COLUMNS = ("cc_mode", "cc_state", "cc_bbr_mode")
+
+
+def mode_column(series: pd.DataFrame) -> str | None:
+    """The label column holding an algorithm's mode/state (e.g. BBR's STARTUP ...)."""
+    for c in MODE_COLUMNS:
+        if c in series.columns:
+            return c
+    return None
+
+
+def bbr_modes(run: RunData) -> pd.DataFrame | None:
+    """Mode labels of the BBR-family flows (one column per flow), or None if none report it."""
+    col = mode_column(run.series)
+    if col is None:
+        return None
+    ids = [i for i in run.flows.index if "bbr" in str(run.flows.loc[i, "cc"]).lower() or "bbq" in
+           str(run.flows.loc[i, "cc"]).lower()]
+    if not ids:
+        return None
+    sel = run.series[run.series["flow"].isin(ids)]
+    wide = sel.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=col)
+    for fid in wide.columns:  # a flow outside its [start, stop] has no mode
+        active = m.active_mask(wide.index.to_numpy(dtype=float), run.flows.loc[fid, "start_s"],
+                               run.flows.loc[fid, "stop_s"])
+        wide.loc[~active, fid] = pd.NA
+    return wide

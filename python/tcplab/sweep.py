@@ -1,0 +1,402 @@
+"""Parameter sweeps: a grid over any spec paths, K seeds per point, a content-addressed
+cache and resume.
+
+The ``[sweep]`` table of a spec::
+
+    [sweep]
+    repeat = 3                                  # seeds experiment.seed, +1, +2
+    "bottleneck.buffer" = ["0.5bdp", "1bdp", "5bdp"]
+    "flows[0].cc" = ["bbr", "cubic"]
+    metrics = ["jain_index", "utilization"]     # optional: what the summary plots show
+
+Every run is stored in ``DIR/runs/<digest>/`` where the digest is the sha256 of the
+engine config it runs (which holds the seed and every resolved quantity) and the tcplab
+version. A run directory appears atomically when complete, so after a kill the sweep
+resumes by skipping every digest already present: a finished run is never recomputed or
+lost. ``DIR/table.csv`` (and ``.parquet``) has one row per run; ``DIR/summary_<axis>.png``
+plots each metric against each swept parameter with error bars over seeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+import pandas as pd
+
+from . import __version__
+from .backends.sim import config_json, resolve, world_config
+from .errors import EngineError, SpecError
+from .paths import check_path, parse_path
+from .results import TMP_PREFIX, atomic_dir, is_run_dir
+from .spec import Spec, apply_overrides, parse_spec, read_toml
+from .summary import AGGREGATE_KEYS
+
+RESERVED = ("repeat", "metrics")
+DEFAULT_METRICS = ["total_goodput_bps", "jain_index", "utilization", "retransmitted_packets",
+                   "mean_queueing_delay_ms"]
+
+
+@dataclass
+class Job:
+    """One run of a sweep: the grid point, the repeat index and the resolved spec."""
+
+    point: dict[str, Any]
+    repeat: int
+    seed: int
+    spec: Spec
+    digest: str
+
+
+@dataclass
+class Plan:
+    """A validated sweep: its axes (path -> values), repeat count, metrics and jobs."""
+
+    axes: dict[str, list[Any]]
+    repeat: int
+    metrics: list[str]
+    jobs: list[Job]
+
+
+def run_digest(config: dict[str, Any]) -> str:
+    """sha256 of the canonical engine config (resolved spec + seed) and tcplab version."""
+    return hashlib.sha256(f"tcplab {__version__}\n{config_json(config)}".encode()).hexdigest()
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}.{k}" if prefix else k
+        if isinstance(v, dict):
+            out.update(_flatten(v, key))
+        else:
+            out[key] = v
+    return out
+
+
+def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
+    """Check a raw spec with a ``[sweep]`` table and expand it into jobs.
+
+    Raises
+    ------
+    SpecError
+        For a sweep key that names no field, an empty value list, or any grid point
+        whose spec is invalid (the message names the point).
+    """
+    raw = dict(raw)
+    table = raw.pop("sweep", None)
+    if not isinstance(table, dict):
+        raise SpecError([("sweep", "the spec has no [sweep] table; add e.g. "
+                                   "[sweep] \"bottleneck.buffer\" = [\"1bdp\", \"2bdp\"]")], source)
+    base = parse_spec(raw, source)  # the base spec itself must be valid
+    problems: list[tuple[str, str]] = []
+    repeat = table.get("repeat", 1)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        problems.append(("sweep.repeat", f"must be a whole number >= 1, got {repeat!r}"))
+        repeat = 1
+    metrics = table.get("metrics", DEFAULT_METRICS)
+    if not isinstance(metrics, list) or not all(isinstance(x, str) for x in metrics):
+        problems.append(("sweep.metrics", "must be a list of metric names (summary.json aggregate keys)"))
+        metrics = DEFAULT_METRICS
+    for name in metrics:
+        if name not in AGGREGATE_KEYS and not re.fullmatch(r"(share|share_minus_fair_share)\[[\w.-]+\]|"
+                                                             r"goodput_bps\[flow\d+\]", name):
+            problems.append(("sweep.metrics", f"unknown metric '{name}'; known: {', '.join(AGGREGATE_KEYS)}, "
+                             "share[<cc>], share_minus_fair_share[<cc>], goodput_bps[flow<N>]"))
+    axes: dict[str, list[Any]] = {}
+    for key, values in _flatten({k: v for k, v in table.items() if k not in RESERVED}).items():
+        try:
+            check_path(Spec, parse_path(key), raw)
+        except ValueError as exc:
+            problems.append((f"sweep.{key}", str(exc)))
+            continue
+        if not isinstance(values, list) or not values:
+            problems.append((f"sweep.{key}", "must be a non-empty list of values"))
+            continue
+        axes[key] = values
+    if problems:
+        raise SpecError(problems, source)
+    jobs: list[Job] = []
+    base_seed = base.experiment.seed
+    for combo in itertools.product(*axes.values()) if axes else [()]:
+        point = dict(zip(axes, combo))
+        where = ", ".join(f"{k} = {v!r}" for k, v in point.items()) or "base"
+        try:
+            spec = parse_spec(apply_overrides(raw, point, "sweep"))
+            spec = resolve(spec)
+        except SpecError as err:
+            raise SpecError([(f"sweep point [{where}]: {p}", m) for p, m in err.problems], source) from None
+        for r in range(repeat):
+            s = spec.model_copy(deep=True)
+            s.experiment.seed = base_seed + r
+            jobs.append(Job(point, r, s.experiment.seed, s, run_digest(world_config(s))))
+    return Plan(axes, repeat, list(metrics), jobs)
+
+
+# ---------------------------------------------------------------------------- running
+
+
+def _run_job(spec_dict: dict[str, Any], out_dir: str, report: bool = False) -> str:
+    """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
+    from .api import execute
+    from .results import write_run
+
+    spec = parse_spec(spec_dict, check_algorithms=False)
+    result, config, wall = execute(spec)
+    try:
+        write_run(result, out_dir, config, wall, replace=False, report=report)
+    except FileExistsError:
+        pass  # another worker finished the same digest first
+    return out_dir
+
+
+def _run_job_files(spec_dict: dict[str, Any], report: bool = False) -> dict[str, bytes]:
+    """Run one job and return its files' bytes (for executors without a shared disk)."""
+    tmp = tempfile.mkdtemp(prefix="tcplab-job-")
+    try:
+        out = os.path.join(tmp, "run")
+        _run_job(spec_dict, out, report)
+        return {name: Path(out, name).read_bytes() for name in os.listdir(out)}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _clean_stale(runs: Path) -> None:
+    for p in runs.glob(TMP_PREFIX + "*"):
+        shutil.rmtree(p, ignore_errors=True)
+
+
+def _say(msg: str, quiet: bool) -> None:
+    if not quiet:
+        print(msg, flush=True)
+
+
+def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
+                   reports: bool) -> list[tuple[Job, str]]:
+    """Run jobs on local processes; a failing run is recorded, the others go on."""
+    failed: list[tuple[Job, str]] = []
+    if workers <= 1:
+        for job in todo:
+            try:
+                _run_job(job.spec.to_dict(), str(runs / job.digest), reports)
+            except (SpecError, RuntimeError) as exc:
+                failed.append((job, str(exc)))
+                continue
+            report(job)
+        return failed
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        pending = {pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo}
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                job = pending.pop(fut)
+                exc = fut.exception()
+                if exc is not None:
+                    failed.append((job, f"{type(exc).__name__}: {exc}"))
+                    continue
+                report(job)
+    return failed
+
+
+def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
+                 reports: bool) -> list[tuple[Job, str]]:
+    """Run jobs as Ray tasks; workers return the run's files, written here atomically, so
+    the cluster needs no shared disk."""
+    failed: list[tuple[Job, str]] = []
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("--executor ray needs Ray: pip install 'tcplab[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        address = os.environ.get("RAY_ADDRESS")
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if not address:
+            kwargs["num_cpus"] = max(1, workers)
+        ray.init(address=address, **kwargs)
+        started = True
+    try:
+        remote = ray.remote(_run_job_files)
+        pending = {remote.remote(j.spec.to_dict(), reports): j for j in todo}
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                job = pending.pop(ref)
+                try:
+                    files = ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a task failure, reported with the others
+                    failed.append((job, f"{type(exc).__name__}: {exc}"))
+                    continue
+                try:
+                    with atomic_dir(runs / job.digest) as tmp:
+                        for name, data in files.items():
+                            (tmp / name).write_bytes(data)
+                except FileExistsError:
+                    pass
+                report(job)
+    finally:
+        if started:
+            ray.shutdown()
+    return failed
+
+
+def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optional[int] = None,
+              executor: str = "local", overrides: Optional[dict[str, Any]] = None, progress: bool = False,
+              source: Optional[str] = None, quiet: bool = True, reports: bool = False) -> pd.DataFrame:
+    """Run (or resume) a sweep into ``out``; return the table (one row per run).
+
+    Parameters
+    ----------
+    spec : path, dict or Spec
+        A spec with a ``[sweep]`` table.
+    out : Path
+        The sweep directory; reusing it resumes the sweep.
+    workers : int, optional
+        Parallel runs (default: the number of CPUs).
+    executor : {"local", "ray"}
+        Local process pool, or Ray (``RAY_ADDRESS`` selects a cluster; default: a local
+        instance).
+    reports : bool
+        Draw each run's report.png/pdf (about a second per run; off by default, since
+        ``tcplab report DIR/runs/<digest>`` draws one from the stored files at any time).
+    """
+    if isinstance(spec, (str, Path)):
+        source = source or str(spec)
+        raw = read_toml(spec)
+    elif isinstance(spec, Spec):
+        raw = spec.to_dict()
+    else:
+        raw = dict(spec)
+    try:
+        if overrides:
+            raw = apply_overrides(raw, overrides)
+        plan = plan_sweep(raw, source)
+    except SpecError as err:
+        raise err.with_source(source) if source and not err.source else err
+    if executor not in ("local", "ray"):
+        raise SpecError([("--executor", f"unknown executor '{executor}'; allowed: local, ray")], source)
+    workers = workers or os.cpu_count() or 1
+    out = Path(out)
+    runs = out / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    _clean_stale(runs)
+    write_plan(out, plan)
+    todo, seen = [], set()
+    for job in plan.jobs:
+        if not is_run_dir(runs / job.digest) and job.digest not in seen:
+            todo.append(job)
+            seen.add(job.digest)
+    cached = len(plan.jobs) - len(todo)
+    _say(f"sweep: {len(plan.jobs)} runs, {cached} cached, {len(todo)} to run", quiet)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), unit="run", file=sys.stderr)
+    count = [0]
+
+    def report(job: Job) -> None:
+        count[0] += 1
+        where = ", ".join(f"{k}={v}" for k, v in job.point.items())
+        msg = f"done {count[0]}/{len(todo)} {job.digest[:12]} [{where}] seed={job.seed}"
+        if bar is not None:
+            bar.write(msg, file=sys.stdout)
+            sys.stdout.flush()
+            bar.update(1)
+        else:
+            _say(msg, quiet)
+
+    failed: list[tuple[Job, str]] = []
+    try:
+        if todo:
+            failed = (_execute_ray if executor == "ray" else _execute_local)(todo, runs, workers, report, reports)
+    finally:
+        if bar is not None:
+            bar.close()
+    table = build_table(out, plan)
+    write_summary(out, plan, table)
+    if failed:
+        lines = [f"[{', '.join(f'{k}={v}' for k, v in j.point.items())}] seed={j.seed}: {msg.splitlines()[0]}"
+                 for j, msg in failed]
+        raise EngineError(f"{len(failed)} of {len(todo)} runs failed (the others are stored; rerun to retry):\n  "
+                          + "\n  ".join(lines))
+    return table
+
+
+def write_plan(out: Path, plan: Plan) -> None:
+    doc = {"tcplab_version": __version__, "axes": plan.axes, "repeat": plan.repeat, "metrics": plan.metrics,
+           "runs": [{"point": j.point, "repeat": j.repeat, "seed": j.seed, "digest": j.digest} for j in plan.jobs]}
+    _replace_text(out / "sweep.json", json.dumps(doc, indent=1, default=str) + "\n")
+
+
+def _replace_text(path: Path, text: str) -> None:
+    tmp = path.with_name(TMP_PREFIX + path.name)
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def load_plan(out: Path) -> Plan:
+    """The plan stored in ``out/sweep.json`` (jobs without specs), for redrawing."""
+    doc = json.loads((Path(out) / "sweep.json").read_text())
+    jobs = [Job(r["point"], r["repeat"], r["seed"], None, r["digest"]) for r in doc["runs"]]  # type: ignore[arg-type]
+    return Plan(doc["axes"], doc["repeat"], doc["metrics"], jobs)
+
+
+def build_table(out: Path, plan: Plan) -> pd.DataFrame:
+    """One row per finished run: swept values, seed, digest, aggregate metrics and each
+    algorithm's share of the throughput (``share[cc]``)."""
+    rows = []
+    for job in plan.jobs:
+        d = Path(out) / "runs" / job.digest
+        if not is_run_dir(d):
+            continue
+        summ = json.loads((d / "summary.json").read_text())
+        row: dict[str, Any] = {k: (v if not isinstance(v, (list, dict)) else json.dumps(v))
+                               for k, v in job.point.items()}
+        row.update({"repeat": job.repeat, "seed": job.seed, "digest": job.digest, "run_dir": f"runs/{job.digest}"})
+        row.update(summ.get("aggregate", {}))
+        for cc, g in summ.get("by_cc", {}).items():
+            row[f"share[{cc}]"] = g.get("share")
+            row[f"share_minus_fair_share[{cc}]"] = g.get("share_minus_fair_share")
+        for f in summ.get("flows", []):
+            row[f"goodput_bps[flow{f['flow']}]"] = f.get("goodput_bps")
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    table.to_csv(Path(out) / "table.csv", index=False, float_format="%.9g")
+    table.to_parquet(Path(out) / "table.parquet", index=False)
+    return table
+
+
+def write_summary(out: Path, plan: Plan, table: pd.DataFrame) -> list[Path]:
+    """Summary plots: for each swept parameter, each metric's mean over seeds with
+    standard-deviation error bars, one line per combination of the other parameters."""
+    from .sweep_plots import plot_axis
+
+    paths = []
+    for axis in plan.axes:
+        paths.append(plot_axis(Path(out), plan, table, axis))
+    return paths
+
+
+class _CallableModule(type(sys)):  # type: ignore[misc]
+    """Importing ``tcplab.sweep`` rebinds the package attribute ``tcplab.sweep`` from the
+    API function to this module; making the module callable keeps ``tcplab.sweep(...)``
+    working either way (module ``__class__`` assignment, PEP 549's documented fallback)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        from .api import sweep
+
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

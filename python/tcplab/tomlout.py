@@ -1,0 +1,52 @@
+"""A small TOML writer for specs (tomllib reads only). It handles what a spec holds:
+tables, arrays of tables, strings, numbers, booleans, lists and inline tables."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+    raise TypeError(f"cannot write {type(v).__name__} to TOML")
+
+
+def _key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
+
+
+def dumps(doc: dict[str, Any], header: str = "") -> str:
+    """TOML text for ``doc``: top-level dicts become ``[tables]``, lists of dicts
+    ``[[arrays]]``; nested dicts inside them are written inline."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    scalars = {k: v for k, v in doc.items() if not isinstance(v, dict) and not _is_table_list(v)}
+    for k, v in scalars.items():
+        lines.append(f"{_key(k)} = {_value(v)}")
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{_key(k)}]"] + [f"{_key(a)} = {_value(b)}" for a, b in v.items()]
+        elif _is_table_list(v):
+            for item in v:
+                lines += ["", f"[[{_key(k)}]]"] + [f"{_key(a)} = {_value(b)}" for a, b in item.items()]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _is_table_list(v: Any) -> bool:
+    return isinstance(v, list) and len(v) > 0 and all(isinstance(x, dict) for x in v)

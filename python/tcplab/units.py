@@ -1,0 +1,168 @@
+"""Units, parsed once.
+
+Every quantity in a spec is a string with a unit: rates (``"10Mbps"``, ``"500kbps"``),
+times (``"40ms"``, ``"2.5s"``) and sizes (``"100pkt"``, ``"150KB"``, ``"1.5bdp"``). They are
+parsed here with exact decimal arithmetic into the integer base units the engine takes
+(bit/s, ns, bytes, packets), so that no float rounding creeps into a configuration.
+Prefixes are SI (k = 1000); ``KiB``/``MiB`` are binary for sizes. Every parser raises
+``ValueError`` with a message saying what is allowed; the caller adds the field path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Literal, Union
+
+_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
+_PATTERN = re.compile(r"^\s*" + _NUMBER + r"\s*(?P<unit>[A-Za-z/]*)\s*$")
+
+RATE_UNITS: dict[str, int] = {
+    "bps": 1, "bit/s": 1,
+    "kbps": 10**3, "kbit/s": 10**3,
+    "mbps": 10**6, "mbit/s": 10**6,
+    "gbps": 10**9, "gbit/s": 10**9,
+}
+TIME_UNITS: dict[str, int] = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
+BYTE_UNITS: dict[str, int] = {
+    "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+}
+PACKET_UNITS = ("pkt", "pkts", "packet", "packets")
+
+Scalar = Union[str, int, float]
+
+
+def _split(text: Scalar, what: str, example: str) -> tuple[Decimal, str]:
+    if isinstance(text, bool) or not isinstance(text, str):
+        raise ValueError(f"{text!r} has no unit; write the {what} as a string such as '{example}'")
+    m = _PATTERN.match(text)
+    if not m:
+        raise ValueError(f"cannot parse {text!r} as a {what}; write e.g. '{example}'")
+    try:
+        value = Decimal(m.group("num"))
+    except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
+        raise ValueError(f"cannot parse {text!r} as a {what}") from exc
+    unit = m.group("unit")
+    if not unit:
+        raise ValueError(f"{text!r} has no unit; write the {what} as e.g. '{example}'")
+    return value, unit
+
+
+def _whole(value: Decimal, text: str, base: str) -> int:
+    if value != value.to_integral_value():
+        raise ValueError(f"{text!r} is not a whole number of {base}")
+    return int(value)
+
+
+def parse_rate(text: Scalar) -> int:
+    """Parse a rate into bit/s.
+
+    Parameters
+    ----------
+    text : str
+        A number and one of ``bps, kbps, Mbps, Gbps`` (or ``bit/s, kbit/s, ...``), case
+        insensitive, e.g. ``"10Mbps"``.
+
+    Returns
+    -------
+    int
+        The rate in bit/s, > 0.
+    """
+    value, unit = _split(text, "rate", "10Mbps")
+    scale = RATE_UNITS.get(unit.lower())
+    if scale is None:
+        raise ValueError(f"unknown rate unit '{unit}' in {text!r}; allowed: bps, kbps, Mbps, Gbps")
+    bps = _whole(value * scale, text, "bit/s")
+    if bps <= 0:
+        raise ValueError(f"rate must be > 0, got {text!r}")
+    return bps
+
+
+def parse_time(text: Scalar) -> int:
+    """Parse a duration or instant into nanoseconds.
+
+    Parameters
+    ----------
+    text : str
+        A number and one of ``ns, us, ms, s, min``, e.g. ``"2.5s"``.
+
+    Returns
+    -------
+    int
+        Nanoseconds, >= 0.
+    """
+    value, unit = _split(text, "time", "40ms")
+    scale = TIME_UNITS.get(unit)
+    if scale is None:
+        raise ValueError(f"unknown time unit '{unit}' in {text!r}; allowed: ns, us, ms, s, min")
+    ns = _whole(value * scale, text, "nanoseconds")
+    if ns < 0:
+        raise ValueError(f"time must be >= 0, got {text!r}")
+    return ns
+
+
+@dataclass(frozen=True)
+class Size:
+    """A queue or data size before resolution: packets, bytes, or a multiple of the BDP.
+
+    ``unit == "unlimited"`` means no limit (``value`` is then 0).
+    """
+
+    value: Decimal
+    unit: Literal["pkt", "bytes", "bdp", "unlimited"]
+
+    def __str__(self) -> str:
+        if self.unit == "unlimited":
+            return "unlimited"
+        if self.unit == "bytes":
+            return f"{self.value}B"
+        return f"{self.value}{self.unit}"
+
+
+def parse_size(text: Scalar) -> Size:
+    """Parse a size: ``"100pkt"``, ``"150KB"``, ``"64KiB"``, ``"1.5bdp"`` or ``"unlimited"``.
+
+    Packet and byte counts must be whole numbers; every size must be > 0 (a zero buffer
+    would drop every packet, which is never what an experiment means).
+    """
+    if isinstance(text, str) and text.strip().lower() in ("unlimited", "inf", "infinite"):
+        return Size(Decimal(0), "unlimited")
+    value, unit = _split(text, "size", "100pkt' or '1.5bdp")
+    u = unit.lower()
+    if u in PACKET_UNITS:
+        size = Size(Decimal(_whole(value, text, "packets")), "pkt")
+    elif u == "bdp":
+        size = Size(value, "bdp")
+    elif u in BYTE_UNITS:
+        size = Size(Decimal(_whole(value * BYTE_UNITS[u], text, "bytes")), "bytes")
+    else:
+        raise ValueError(
+            f"unknown size unit '{unit}' in {text!r}; allowed: pkt, B, KB, MB, KiB, MiB, bdp, or 'unlimited'"
+        )
+    if size.value <= 0:
+        raise ValueError(f"size must be > 0, got {text!r}")
+    return size
+
+
+def format_rate(bps: int) -> str:
+    """The shortest exact spelling of a rate: ``50_000_000 -> "50Mbps"``, ``1_500_000 -> "1.5Mbps"``."""
+    for name, scale in (("Gbps", 10**9), ("Mbps", 10**6), ("kbps", 10**3)):
+        if bps >= scale and bps % (scale // 1000) == 0:
+            return f"{_trim(Decimal(bps) / scale)}{name}"
+    return f"{bps}bps"
+
+
+def format_time(ns: int) -> str:
+    """The shortest exact spelling of a time: ``2_500_000_000 -> "2.5s"``, ``40_000_000 -> "40ms"``."""
+    if ns == 0:
+        return "0s"
+    for name, scale in (("s", 10**9), ("ms", 10**6), ("us", 10**3)):
+        if ns >= scale and ns % (scale // 1000) == 0:
+            return f"{_trim(Decimal(ns) / scale)}{name}"
+    return f"{ns}ns"
+
+
+def _trim(d: Decimal) -> str:
+    s = format(d, "f")
+    return s.rstrip("0").rstrip(".") if "." in s else s

@@ -1,0 +1,165 @@
+"""End to end on the real simulator (``tcplab._engine``): a run's files and their schema,
+redrawing the report, determinism of digests, a sweep killed after its first finished run
+and resumed, and a sweep on a local Ray instance."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import tcplab
+from tcplab.cli import main
+
+pytestmark = pytest.mark.engine
+
+SMALL = """
+[experiment]
+name = "small"
+duration = "3s"
+sample_interval = "100ms"
+
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+count = 2
+stagger = "1s"
+"""
+
+SERIES_COLUMNS = ["time_s", "flow", "cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "rtt_ms",
+                  "throughput_bps", "goodput_bps", "retransmits"]
+FLOW_KEYS = ["goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packets", "retransmission_rate",
+             "mean_rtt_ms", "p95_rtt_ms", "share"]
+AGGREGATE_KEYS = ["jain_index", "jain_index_mean", "utilization", "total_goodput_bps", "retransmitted_packets",
+                  "mean_backlog_pkts", "max_backlog_pkts", "mean_queueing_delay_ms", "equilibrium_time_s",
+                  "t_f95_s", "f_avg"]
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("run")
+    spec = d / "small.toml"
+    spec.write_text(SMALL)
+    out = d / "res"
+    assert main(["run", str(spec), "-o", str(out), "-q"]) == 0
+    return spec, out
+
+
+def test_run_files_and_schema(small_run):
+    _, out = small_run
+    names = {p.name for p in out.iterdir()}
+    assert {"spec.toml", "manifest.json", "summary.json", "series.parquet", "queue.parquet", "series.csv",
+            "queue.csv", "report.png", "report.pdf"} <= names
+    series = pd.read_parquet(out / "series.parquet")
+    for c in SERIES_COLUMNS:
+        assert c in series.columns, c
+    # 3 s at 100 ms: 30 samples per flow, 2 flows
+    assert len(series) == 60
+    assert sorted(series["flow"].unique()) == [0, 1]
+    queue = pd.read_parquet(out / "queue.parquet")
+    assert list(queue.columns[:4]) == ["time_s", "backlog_pkts", "backlog_bytes", "drops"]
+    assert pd.read_csv(out / "series.csv").shape == series.shape
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["flows"]) == 2
+    for f in summary["flows"]:
+        for k in FLOW_KEYS:
+            assert k in f, k
+        assert 0 < f["goodput_bps"] <= f["throughput_bps"] <= 10e6
+    for k in AGGREGATE_KEYS:
+        assert k in summary["aggregate"], k
+    # Reno fills a one-BDP buffer: the link is mostly busy, never over-full
+    assert 0.5 < summary["aggregate"]["utilization"] <= 1.0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["sha256"]) == names - {"manifest.json"}
+
+
+def test_report_redraws_from_stored_results(small_run):
+    _, out = small_run
+    before = json.loads((out / "manifest.json").read_text())["sha256"]["report.png"]
+    (out / "report.png").unlink()
+    assert main(["report", str(out)]) == 0
+    after = json.loads((out / "manifest.json").read_text())["sha256"]["report.png"]
+    assert after == before  # same stored data, same picture
+
+
+def test_same_spec_and_seed_give_identical_digests(small_run, tmp_path):
+    spec, out = small_run
+    out2 = tmp_path / "again"
+    assert main(["run", str(spec), "-o", str(out2), "-q"]) == 0
+    d1 = json.loads((out / "manifest.json").read_text())["sha256"]
+    d2 = json.loads((out2 / "manifest.json").read_text())["sha256"]
+    assert d1 == d2
+
+
+def test_api_returns_dataframes(small_run):
+    spec, _ = small_run
+    r = tcplab.run(spec)
+    assert isinstance(r.series, pd.DataFrame) and isinstance(r.summary, pd.DataFrame)
+    assert list(r.summary.index) == [0, 1]
+
+
+SWEEP = SMALL.replace('duration = "3s"', 'duration = "10s"') + """
+[sweep]
+repeat = 2
+"bottleneck.buffer" = ["1bdp", "2bdp"]
+"""
+
+
+def _complete(runs: Path) -> dict[str, tuple[int, int]]:
+    return {p.name: ((p / "manifest.json").stat().st_ino, (p / "manifest.json").stat().st_mtime_ns)
+            for p in runs.iterdir() if (p / "manifest.json").is_file()}
+
+
+def test_sweep_killed_after_first_run_resumes_without_recomputing(tmp_path):
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(SWEEP)
+    out = tmp_path / "sw"
+    cmd = [sys.executable, "-m", "tcplab", "sweep", str(spec), "-o", str(out), "--workers", "1"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env=env, start_new_session=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith("done 1/"):
+                os.killpg(proc.pid, signal.SIGKILL)
+                break
+    finally:
+        proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    finished = _complete(out / "runs")
+    assert 1 <= len(finished) < 4
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert f"4 runs, {len(finished)} cached, {4 - len(finished)} to run" in res.stdout
+    after = _complete(out / "runs")
+    assert len(after) == 4
+    for digest, stamp in finished.items():
+        assert after[digest] == stamp  # the finished run was not rewritten
+    assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]
+    table = pd.read_csv(out / "table.csv")
+    assert len(table) == 4 and set(table["bottleneck.buffer"]) == {"1bdp", "2bdp"}
+
+
+def test_sweep_on_local_ray(tmp_path):
+    pytest.importorskip("ray")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(SMALL + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp"]\n')
+    table = tcplab.sweep(spec, tmp_path / "ray", workers=2, executor="ray")
+    assert len(table) == 2
+    local = tcplab.sweep(spec, tmp_path / "local", workers=1)
+    # the same runs, the same results, whichever executor computed them
+    assert list(table["digest"]) == list(local["digest"])
+    for d in table["digest"]:
+        a = json.loads((tmp_path / "ray" / "runs" / d / "manifest.json").read_text())["sha256"]
+        b = json.loads((tmp_path / "local" / "runs" / d / "manifest.json").read_text())["sha256"]
+        assert a == b

@@ -1,0 +1,174 @@
+"""The Python plumbing (run directory, report redraw, CLI errors, sweep cache) on the
+stand-in engine of tests/fake_engine.py; tests/test_engine.py repeats the essentials on
+the real simulator."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import tcplab
+from tcplab.cli import main
+
+SPEC = """
+[experiment]
+name = "plumbing"
+duration = "2s"
+sample_interval = "100ms"
+
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+count = 2
+"""
+
+SWEEP = SPEC + """
+[sweep]
+repeat = 2
+"bottleneck.buffer" = ["1bdp", "2bdp"]
+"""
+
+EXPECTED_FILES = {"spec.toml", "world.json", "summary.json", "manifest.json", "series.parquet", "series.csv",
+                  "queue.parquet", "queue.csv", "report.png", "report.pdf"}
+
+
+def test_run_writes_every_file_with_digests(fake_engine, write_spec, tmp_path):
+    out = tmp_path / "res"
+    r = tcplab.run(write_spec(SPEC), out)
+    assert {p.name for p in out.iterdir()} == EXPECTED_FILES
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["sha256"]) == EXPECTED_FILES - {"manifest.json"}
+    assert manifest["seed"] == 1 and manifest["tcplab_version"] == tcplab.__version__
+    # the fake engine shares 10 Mbit/s equally: each flow 5 Mbit/s over 2 s
+    assert r.summary["goodput_bps"].tolist() == pytest.approx([5e6, 5e6], rel=1e-3)
+    assert r.aggregate["jain_index"] == pytest.approx(1.0)
+
+
+def test_run_directory_loads_back(fake_engine, write_spec, tmp_path):
+    out = tmp_path / "res"
+    r = tcplab.run(write_spec(SPEC), out)
+    back = tcplab.load(out)
+    pd.testing.assert_frame_equal(back.series, r.series)
+    assert back.aggregate == json.loads((out / "summary.json").read_text())["aggregate"]
+    assert back.spec == r.spec
+
+
+def test_report_command_redraws_from_stored_files(fake_engine, write_spec, tmp_path):
+    out = tmp_path / "res"
+    tcplab.run(write_spec(SPEC), out)
+    (out / "report.png").unlink()
+    calls = fake_engine.CALLS["run"]
+    assert main(["report", str(out)]) == 0
+    assert (out / "report.png").stat().st_size > 10_000
+    assert fake_engine.CALLS["run"] == calls  # nothing re-simulated
+
+
+def test_cli_spec_error_exits_2_and_leaves_no_output(fake_engine, write_spec, tmp_path, capsys):
+    spec = write_spec(SPEC.replace('cc = "reno"', 'cc = "bbbr"'))
+    out = tmp_path / "new" / "res"
+    assert main(["run", str(spec), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}: flows[0].cc: unknown algorithm 'bbbr'; known: reno, cubic, bbr" in err
+    assert not (tmp_path / "new").exists()
+
+
+def test_cli_run_refuses_to_overwrite_a_foreign_directory(fake_engine, write_spec, tmp_path, capsys):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    assert main(["run", str(write_spec(SPEC)), "-o", str(out), "-q"]) == 2
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_engine_failure_is_reported_without_a_traceback(fake_engine, write_spec, tmp_path, capsys, monkeypatch):
+    def boom(*a, **k):
+        raise RuntimeError("internal: event queue corrupted")
+
+    monkeypatch.setattr(fake_engine, "run", boom)
+    out = tmp_path / "res"
+    assert main(["run", str(write_spec(SPEC)), "-o", str(out), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "tcplab: error: the simulator failed: RuntimeError: internal: event queue corrupted" in err
+    assert "Traceback" not in err
+    assert not out.exists() and not list(tmp_path.glob(".tmp-*"))
+
+
+def test_validate_prints_resolved_spec(fake_engine, write_spec, capsys):
+    assert main(["validate", str(write_spec(SPEC))]) == 0
+    out = capsys.readouterr().out
+    # 1 BDP = 10e6 * 0.020 / 8 = 25 000 bytes / 1500 = 16.7 -> 17 packets
+    assert 'buffer = "17pkt"' in out
+    assert 'bdp_rtt = "20ms"' in out
+    assert 'receiver_access = { rate = "1Gbps", delay = "5ms"' in out
+
+
+def test_algorithms_lists_parameters(fake_engine, capsys):
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert "cwnd_gain (float, default 2.0 [0.1, 10]): cwnd gain" in out
+
+
+def test_sweep_key_that_names_no_field(fake_engine, write_spec, tmp_path, capsys):
+    spec = write_spec(SWEEP.replace('"bottleneck.buffer"', '"bottleneck.bufer"'))
+    out = tmp_path / "sw"
+    assert main(["sweep", str(spec), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}: sweep.bottleneck.bufer: 'bottleneck.bufer' names no field; bottleneck has: rate, delay" in err
+    assert not out.exists()
+
+
+def test_sweep_runs_grid_and_never_recomputes(fake_engine, write_spec, tmp_path):
+    spec = write_spec(SWEEP)
+    out = tmp_path / "sw"
+    table = tcplab.sweep(spec, out, workers=1)
+    assert len(table) == 4 and fake_engine.CALLS["run"] == 4
+    assert sorted(table["seed"]) == [1, 1, 2, 2]
+    assert (out / "summary_bottleneck.buffer.png").is_file()
+    again = tcplab.sweep(spec, out, workers=1)
+    assert fake_engine.CALLS["run"] == 4  # all cached
+    pd.testing.assert_frame_equal(again, table)
+
+
+def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec):
+    from tcplab.spec import read_toml
+    from tcplab.sweep import plan_sweep
+
+    raw = read_toml(write_spec(SWEEP))
+    plan = plan_sweep(raw)
+    assert len({j.digest for j in plan.jobs}) == 4
+    assert [j.digest for j in plan_sweep(raw).jobs] == [j.digest for j in plan.jobs]
+    # "1bdp" and the same size in packets (17) resolve to the same run
+    raw2 = dict(raw, sweep={"repeat": 2, "bottleneck.buffer": ["17pkt", "2bdp"]})
+    assert [j.digest for j in plan_sweep(raw2).jobs] == [j.digest for j in plan.jobs]
+
+
+def test_sweep_keeps_going_when_one_run_fails(fake_engine, write_spec, tmp_path, monkeypatch, capsys):
+    real = fake_engine.run
+
+    def flaky(config_json, progress=None):
+        if '"seed":2' in config_json:
+            raise RuntimeError("internal: boom")
+        return real(config_json, progress)
+
+    monkeypatch.setattr(fake_engine, "run", flaky)
+    out = tmp_path / "sw"
+    assert main(["sweep", str(write_spec(SWEEP)), "-o", str(out), "--workers", "1", "-q"]) == 1
+    assert "2 of 4 runs failed" in capsys.readouterr().err
+    assert len(pd.read_csv(out / "table.csv")) == 2
+    monkeypatch.setattr(fake_engine, "run", real)
+    table = tcplab.sweep(write_spec(SWEEP), out, workers=1)  # retry: only the two failed ones run
+    # 2 simulated in the first pass (the seed-2 runs failed before simulating), 2 on retry
+    assert len(table) == 4 and fake_engine.CALLS["run"] == 2 + 2
+
+
+def test_sweep_metric_must_exist(fake_engine, write_spec, tmp_path, capsys):
+    spec = write_spec(SWEEP + 'metrics = ["jain_idx"]\n')
+    assert main(["sweep", str(spec), "-o", str(tmp_path / "sw")]) == 2
+    assert "sweep.metrics: unknown metric 'jain_idx'; known: jain_index," in capsys.readouterr().err
+    assert not (tmp_path / "sw").exists()

@@ -1,0 +1,55 @@
+"""The report and the summary on a hand-made run (tests/handmade.py), no engine needed."""
+
+import json
+
+import pytest
+
+from handmade import handmade_run
+from tcplab.report import save_report
+from tcplab.summary import summarize
+
+
+def test_summary_of_handmade_run():
+    r = handmade_run()
+    a = r.aggregate
+    # goodput bytes 7.9 + 7.9 + 4.9 = 20.7 MB = 165.6 Mbit over 20 Mbit/s * 10 s = 200 Mbit -> 0.828
+    assert a["utilization"] == pytest.approx(0.828)
+    assert a["total_goodput_bps"] == pytest.approx(16.56e6)
+    # throughput of flows 0, 1 over 10 s: 6.4 Mbit/s; flow 2 over its 8 s: 5 Mbit/s
+    assert r.summary["throughput_bps"].tolist() == pytest.approx([6.4e6, 6.4e6, 5e6])
+    # F_tp = (17.8)^2 / (3 * (6.4^2 * 2 + 25)) = 316.84 / 320.76 = 0.98778
+    assert a["jain_index"] == pytest.approx(316.84 / 320.76)
+    # retransmission rate 18 / 16000
+    assert a["retransmission_rate"] == pytest.approx(18 / 16000)
+    assert a["bottleneck_drops_packets"] == 30
+    # both BBR flows show PROBE_RTT from sample 30 to 99: 70 samples * 0.1 s
+    assert a["probe_rtt_overlap_s"] == pytest.approx(7.0)
+    assert r.summary_json["by_cc"]["bbr"]["flows"] == 2
+
+
+def test_summary_is_json_clean():
+    text = json.dumps(summarize(handmade_run().run), allow_nan=False)
+    assert "NaN" not in text
+
+
+def test_report_files_are_written_and_deterministic(tmp_path):
+    r = handmade_run()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    save_report(r, tmp_path / "a")
+    save_report(r, tmp_path / "b")
+    for name in ("report.png", "report.pdf"):
+        a = (tmp_path / "a" / name).read_bytes()
+        assert len(a) > 50_000
+        assert a == (tmp_path / "b" / name).read_bytes()
+
+
+def test_report_has_a_panel_per_quantity_with_units():
+    fig = handmade_run().report()
+    labels = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
+    for expected in ["throughput [Mbit/s]", "goodput [Mbit/s]", "sending rate [Mbit/s]", "RTT [ms]",
+                     "cwnd [packets]", "inflight [packets]", "pacing rate [Mbit/s]", "backlog [packets]",
+                     "Jain index F", "mode", "packets / interval"]:
+        assert expected in labels, expected
+    legend_texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend_texts == ["flow 0 (bbr, 20 ms)", "flow 1 (bbr, 20 ms)", "flow 2 (cubic, 20 ms)"]
