@@ -48,11 +48,14 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Initial cwnd (segments); Linux TCP_INIT_CWND = 10.
     pub initial_cwnd: u32,
+    /// Loss detection by RACK (RFC 8985), Linux's default (`tcp_recovery = 1`); false
+    /// uses RFC 6675 `IsLost` marking only.
+    pub rack: bool,
 }
 
 impl Default for TcpConfig {
     fn default() -> Self {
-        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10 }
+        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10, rack: true }
     }
 }
 
@@ -142,6 +145,10 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Series rows a run may record (each row is ~100 bytes in memory): a guard against a
+/// sampling interval that would exhaust memory.
+pub const MAX_SERIES_ROWS: u64 = 20_000_000;
+
 fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError { field: field.into(), message: message.into() }
 }
@@ -184,6 +191,15 @@ impl WorldConfig {
         }
         if self.flows.is_empty() {
             return Err(err("flows", "at least one flow is required"));
+        }
+        if self.sample_interval_ns > 0 {
+            let rows = (self.duration_ns / self.sample_interval_ns).saturating_mul(self.flows.len() as u64);
+            if rows > MAX_SERIES_ROWS {
+                return Err(err(
+                    "sample_interval_ns",
+                    format!("too small: {rows} series rows (duration / interval * flows); at most {MAX_SERIES_ROWS}"),
+                ));
+            }
         }
         for (i, f) in self.flows.iter().enumerate() {
             let p = format!("flows[{i}]");

@@ -106,7 +106,8 @@ impl World {
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
             let app = App { kind: f.app, start: SimTime(f.start_ns), stop };
             let t = &cfg.tcp;
-            let sender = Sender::new(i as u32, cc, t.mss_bytes, t.header_bytes, t.initial_cwnd, app);
+            let mut sender = Sender::new(i as u32, cc, t.mss_bytes, t.header_bytes, t.initial_cwnd, app);
+            sender.rack_enabled = t.rack;
             let receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -236,6 +237,7 @@ impl World {
                 let t = match timer {
                     SenderTimer::Rto => &mut s.rto_timer,
                     SenderTimer::Pacing => &mut s.pacing_timer,
+                    SenderTimer::Reo => &mut s.reo_timer,
                 };
                 match t.on_fire(now, gen) {
                     Fire::Stale => {}
@@ -245,6 +247,7 @@ impl World {
                         match timer {
                             SenderTimer::Rto => s.on_rto(now, &mut io),
                             SenderTimer::Pacing => s.try_send(now, &mut io),
+                            SenderTimer::Reo => s.on_reo_timer(now, &mut io),
                         }
                         self.flush_sender(flow, io);
                     }

@@ -180,3 +180,74 @@ fn internal_pacing_spaces_departures_by_size_over_rate_after_ten_segments() {
     let next: Vec<_> = io.timers.iter().filter(|t| t.1 == SenderTimer::Pacing).map(|t| t.0).collect();
     assert_eq!(next, vec![SimTime(2 * MS)]);
 }
+
+fn reno_sender(rack: bool) -> Sender {
+    let app = App { kind: AppConfig::Bulk, start: SimTime(0), stop: SimTime(u64::MAX) };
+    let mut s = Sender::new(0, Box::new(Reno), 1448, 52, 10, app);
+    s.rack_enabled = rack;
+    s
+}
+
+/// Segment 0 lost; SACKs for 1..3 put the sender in Recovery and segment 0 is
+/// retransmitted at 102 ms (as in the PRR test above), then segment 12 is sent at 104 ms.
+fn into_recovery(s: &mut Sender, io: &mut SenderIo) {
+    s.start(SimTime(0), io);
+    s.on_ack(SimTime(100 * MS), &ack(0, Some((1, 2))), io);
+    s.on_ack(SimTime(101 * MS), &ack(0, Some((1, 3))), io);
+    s.on_ack(SimTime(102 * MS), &ack(0, Some((1, 4))), io);
+    s.on_ack(SimTime(103 * MS), &ack(0, Some((1, 5))), io);
+    s.on_ack(SimTime(104 * MS), &ack(0, Some((1, 6))), io);
+    sent(io);
+}
+
+#[test]
+fn rack_detects_a_lost_retransmission_without_waiting_for_the_rto() {
+    let mut s = reno_sender(true);
+    let mut io = SenderIo::default();
+    into_recovery(&mut s, &mut io);
+    assert_eq!(s.stats.retransmitted_packets, 1);
+    // The retransmission of 0 (sent at 102 ms) is lost too; segment 12, sent at 104 ms,
+    // is SACKed at 204 ms. RACK: rack.mstamp = 104 ms, rack.rtt = 100 ms, reo_wnd = 0 in
+    // Recovery; for the copy of 0: remaining = 100 + 0 - (204 - 102) = -2 ms <= 0: lost
+    // again, and retransmitted first (lowest lost sequence) at once. (Segments 6..11,
+    // sent before 12 and unSACKed for >= 100 ms, are marked lost by the same rule.)
+    s.on_ack(SimTime(204 * MS), &ack(0, Some((12, 13))), &mut io);
+    assert_eq!(sent(&mut io).first(), Some(&(0, true)));
+    assert_eq!(s.stats.rto_count, 0);
+}
+
+#[test]
+fn without_rack_a_lost_retransmission_waits_for_the_rto() {
+    let mut s = reno_sender(false);
+    let mut io = SenderIo::default();
+    into_recovery(&mut s, &mut io);
+    s.on_ack(SimTime(204 * MS), &ack(0, Some((12, 13))), &mut io);
+    // RFC 6675 marks each hole once; segment 0 is already marked and retransmitted.
+    assert!(!sent(&mut io).contains(&(0, true)));
+    assert_eq!(s.stats.retransmitted_packets, 1);
+}
+
+#[test]
+fn rack_reordering_timer_marks_the_hole_after_a_quarter_min_rtt() {
+    let mut s = reno_sender(true);
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io);
+    sent(&mut io);
+    // One SACK at 100 ms (all sent at 0): srtt = min_rtt = rack.rtt = 100 ms; Open with
+    // sacked_out 1 < 3, so reo_wnd = min(min_rtt / 4, srtt) = 25 ms; for segment 0:
+    // remaining = 100 + 25 - 100 = 25 ms -> timer at 100 + 25 + TCP_TIMEOUT_MIN 2 = 127 ms.
+    s.on_ack(SimTime(100 * MS), &ack(0, Some((1, 2))), &mut io);
+    assert_eq!(s.tp.ca_state, CaState::Disorder);
+    let reo: Vec<_> = io.timers.iter().filter(|t| t.1 == SenderTimer::Reo).cloned().collect();
+    assert_eq!(reo.len(), 1);
+    assert_eq!(reo[0].0, SimTime(127 * MS));
+    assert_eq!(sent(&mut io), vec![(10, false)]);
+    assert_eq!(s.reo_timer.on_fire(reo[0].0, reo[0].2), Fire::Expired);
+    // At 127 ms: remaining = 100 + 25 - 127 < 0: segment 0 lost, Recovery, ssthresh 5.
+    // PRR with 1 delivered: in flight = 11 - 1 - 1 = 9 > 5, sndcnt = ceil(5 * 1 / 10) = 1,
+    // cwnd = 9 + 1 = 10: the retransmission of 0.
+    s.on_reo_timer(SimTime(127 * MS), &mut io);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (5, 10));
+    assert_eq!(sent(&mut io), vec![(0, true)]);
+}

@@ -103,7 +103,7 @@ impl Sender {
 
         // tcp_ack_is_dubious: a duplicate, new SACK information, or not Open.
         if ack == prior_snd_una || flag & FLAG_DATA_SACKED != 0 || self.tp.ca_state != CaState::Open {
-            self.fastretrans_alert(now, flag);
+            self.fastretrans_alert(now, flag, io);
         }
 
         let delivered = (self.tp.delivered - prior_delivered) as u32;
@@ -193,6 +193,9 @@ impl Sender {
         if !seg.has(EVER_RETRANS) {
             times.note(seg.tx_us);
         }
+        if self.rack_enabled {
+            self.rack_advance(seq, seg.tx_us, seg.flags);
+        }
         self.tp.sacked_out += 1;
         self.tp.delivered += 1;
         let keep = self.rate.skb_delivered(acc, &seg.snap, seg.tx_us, seq + 1, seg.has(EVER_RETRANS), true);
@@ -247,6 +250,9 @@ impl Sender {
             } else {
                 self.tp.delivered += 1;
                 self.rate.skb_delivered(acc, &seg.snap, seg.tx_us, seq + 1, seg.has(EVER_RETRANS), false);
+                if self.rack_enabled {
+                    self.rack_advance(seq, seg.tx_us, seg.flags);
+                }
             }
             if seg.has(LOST) {
                 self.tp.lost_out -= 1;
@@ -257,6 +263,7 @@ impl Sender {
         }
         if n > 0 {
             flag |= FLAG_DATA_ACKED;
+            self.rack_trim();
         }
         (n, times, flag)
     }

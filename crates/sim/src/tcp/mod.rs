@@ -6,10 +6,12 @@
 //! - MSS-sized segments; sequence numbers count segments (`tcplab_cc::ops` docs). Wire
 //!   size = payload + `header_bytes` (52: IP, TCP, timestamp option).
 //! - Initial cwnd 10 (`TCP_INIT_CWND`), infinite ssthresh, RTO 1 s until the first RTT.
-//! - SACK scoreboard with RFC 6675 `IsLost` marking (a hole is lost once 3 segments
-//!   above it are SACKed, DupThresh = `tp->reordering` = 3), entry into Recovery as
-//!   `tcp_time_to_recover` (lost_out > 0 or sacked_out + 1 > reordering), fast
-//!   retransmit of lost segments before new data (`tcp_xmit_retransmit_queue`).
+//! - SACK scoreboard; loss detection by RACK (RFC 8985, tcp_recovery.c, Linux's
+//!   default; see [`rack`]) or, with `tcp.rack = false`, RFC 6675 `IsLost` marking (a
+//!   hole is lost once 3 segments above it are SACKed, DupThresh = `tp->reordering` =
+//!   3). Entry into Recovery as `tcp_time_to_recover` (lost_out > 0, or without RACK
+//!   also sacked_out + 1 > reordering); fast retransmit of lost segments before new data
+//!   (`tcp_xmit_retransmit_queue`).
 //! - CA states Open / Disorder / Recovery / Loss driven by the sender as in
 //!   `tcp_fastretrans_alert`, each change announced through `set_state` before
 //!   `icsk_ca_state` changes (`tcp_set_ca_state`). CWR is never entered (no ECN).
@@ -22,6 +24,13 @@
 //! - RTO (`tcp_retransmit_timer` / `tcp_enter_loss`): every un-SACKed segment marked
 //!   lost, ssthresh from the algorithm, cwnd = in_flight + 1, state Loss, head
 //!   retransmitted, RTO backed off.
+//! - `pkts_acked` on every ACK with `AckSample { pkts_acked: segments cumulatively
+//!   acked, rtt_us: RTT of the newest (s)acked never-retransmitted segment (ca_rtt),
+//!   in_flight: packets in flight before the ACK }` (the seam's definition; recent
+//!   kernels pass `mss * (delivered - prior_delivered)` as `in_flight`).
+//! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks, delayed ACKs (every
+//!   2nd full segment or 40 ms), quick-ACK mode for the first 16 segments, immediate
+//!   ACKs for out-of-order data, filled holes and duplicates.
 //! - Delivery-rate samples as tcp_rate.c ([`rate`]); cwnd validation
 //!   (`tcp_cwnd_validate`: is_cwnd_limited, max_packets_out).
 //! - Internal pacing (`tcp_update_skb_after_send`, `tcp_pacing_check`) when the
@@ -33,19 +42,22 @@
 //!   estimate; the first RTT sample comes from the first ACK.
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to
 //!   its access link at once; a slow access link queues them there), no fq qdisc.
-//! - No RACK-TLP (Linux's default loss detection since 4.18): loss is detected by RFC 6675
-//!   `IsLost` only, so a lost retransmission is recovered by the RTO; no tail loss probe.
+//! - No tail loss probe (TLP): a tail loss is recovered by RACK's reordering timer only
+//!   if something after it was delivered, else by the RTO.
 //! - No undo (`tcp_try_undo_*`, F-RTO, DSACK): reductions are never reverted and
 //!   `undo_cwnd` is not called; spurious RTOs cost what they cost without F-RTO.
 //! - RTT samples follow Karn's rule (never from a retransmitted segment): there is no
 //!   timestamp option echo to measure those.
 //! - No ECN, so no CWR state; no receive-window limit; no idle cwnd restart
 //!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
-//! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`): `pkts_acked`,
-//!   then `in_ack_event`, then state processing, then `cong_control` or
-//!   `cong_avoid`/PRR.
+//! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux
+//!   (where `tcp_in_ack_event` runs after `tcp_clean_rtx_queue`): `pkts_acked`, then
+//!   `in_ack_event`, then state processing (`set_state`, `ssthresh`), then
+//!   `cong_control` or `cong_avoid`/PRR. Older kernels called `in_ack_event` before
+//!   `tcp_clean_rtx_queue`.
 
 pub mod pacing;
+pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
@@ -65,6 +77,8 @@ use crate::time::SimTime;
 pub enum SenderTimer {
     Rto,
     Pacing,
+    /// RACK's reordering timeout.
+    Reo,
 }
 
 /// What a sender call produced: packets for its access link, timer entries to schedule.

@@ -108,6 +108,9 @@ impl Sender {
         self.stats.sent_packets += 1;
         self.stats.sent_bytes += payload as u64;
         advance_wstamp(&mut self.wstamp_ns, now.ns(), payload, &self.tp, self.data_segs_out);
+        if self.rack_enabled {
+            self.rack.tsorted.push_back((seq, now_us));
+        }
         io.out.push(Packet::data(self.flow, seq, payload, self.header, !is_new));
     }
 

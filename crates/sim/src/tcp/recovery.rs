@@ -8,6 +8,7 @@ use tcplab_cc::{CaEvent, CaState};
 
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, SACKED};
 use crate::tcp::sender::Sender;
+use crate::tcp::SenderIo;
 use crate::time::SimTime;
 
 /// `tp->reordering` = `sysctl_tcp_reordering` = 3 (TCP_FASTRETRANS_THRESH): RFC 6675's
@@ -16,7 +17,7 @@ pub const TCP_FASTRETRANS_THRESH: u32 = 3;
 
 impl Sender {
     /// `tcp_fastretrans_alert`, called for dubious ACKs.
-    pub(super) fn fastretrans_alert(&mut self, _now: SimTime, _flag: u32) {
+    pub(super) fn fastretrans_alert(&mut self, now: SimTime, _flag: u32, io: &mut SenderIo) {
         let una = self.tp.snd_una;
         // D. Exit conditions: Recovery ends once everything sent before it is acked.
         if self.tp.ca_state == CaState::Recovery && una >= self.high_seq {
@@ -27,7 +28,7 @@ impl Sender {
         // E. Process the state.
         match self.tp.ca_state {
             CaState::Recovery => {
-                self.mark_lost();
+                self.identify_packet_loss(now, io);
                 return;
             }
             CaState::Loss => {
@@ -35,18 +36,30 @@ impl Sender {
                 if una >= self.high_seq {
                     self.set_ca_state(CaState::Open);
                 } else {
-                    self.mark_lost();
+                    self.identify_packet_loss(now, io);
                     return;
                 }
             }
             _ => {}
         }
-        self.mark_lost();
+        self.identify_packet_loss(now, io);
         if !self.time_to_recover() {
             self.try_to_open();
             return;
         }
         self.enter_recovery();
+    }
+
+    /// `tcp_identify_packet_loss`: RACK, or RFC 6675 marking when RACK is off.
+    fn identify_packet_loss(&mut self, now: SimTime, io: &mut SenderIo) {
+        if self.sb.is_empty() {
+            return;
+        }
+        if self.rack_enabled {
+            self.rack_mark_lost(now, io);
+        } else {
+            self.mark_lost();
+        }
     }
 
     /// RFC 6675 `IsLost`: a segment not SACKed is lost once DupThresh segments above it
@@ -76,7 +89,7 @@ impl Sender {
     /// `tcp_time_to_recover`: lost segments, or more SACKed than the reordering degree
     /// (`tcp_dupack_heuristics` = sacked_out + 1 > reordering).
     fn time_to_recover(&self) -> bool {
-        self.tp.lost_out > 0 || self.tp.sacked_out + 1 > TCP_FASTRETRANS_THRESH
+        self.tp.lost_out > 0 || (!self.rack_enabled && self.tp.sacked_out + 1 > TCP_FASTRETRANS_THRESH)
     }
 
     /// `tcp_any_retrans_done`.
@@ -99,7 +112,7 @@ impl Sender {
     }
 
     /// `tcp_enter_recovery`.
-    fn enter_recovery(&mut self) {
+    pub(super) fn enter_recovery(&mut self) {
         if !self.in_cwnd_reduction() {
             self.tp.prior_ssthresh = self.current_ssthresh();
             self.init_cwnd_reduction();

@@ -9,6 +9,7 @@ use tcplab_cc::{CaState, CcView, CongestionOps};
 use crate::app::App;
 use crate::net::SackBlock;
 use crate::sched::Timer;
+use crate::tcp::rack::Rack;
 use crate::tcp::rate::RateState;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
@@ -62,6 +63,11 @@ pub struct Sender {
     pub rate: RateState,
     pub rto_timer: Timer,
     pub pacing_timer: Timer,
+    /// RACK's reordering timer (`ICSK_TIME_REO_TIMEOUT`).
+    pub reo_timer: Timer,
+    /// Loss detection by RACK (Linux default) rather than RFC 6675 marking.
+    pub rack_enabled: bool,
+    pub(super) rack: Rack,
     /// `tp->tcp_wstamp_ns`: earliest departure time of the next segment.
     pub(super) wstamp_ns: u64,
     pub(super) data_segs_out: u64,
@@ -102,6 +108,9 @@ impl Sender {
             rate: RateState::default(),
             rto_timer: Timer::default(),
             pacing_timer: Timer::default(),
+            reo_timer: Timer::default(),
+            rack_enabled: true,
+            rack: Rack::default(),
             wstamp_ns: 0,
             data_segs_out: 0,
             cwnd_usage_seq: 0,

@@ -1,0 +1,196 @@
+//! RACK loss detection (RFC 8985), as Linux net/ipv4/tcp_recovery.c: a segment is lost
+//! once a segment sent after it has been delivered and it has not been delivered within
+//! the latest RTT plus a reordering window. This is Linux's default
+//! (`sysctl_tcp_recovery = TCP_RACK_LOSS_DETECTION`); it also catches lost
+//! retransmissions, which RFC 6675 marking leaves to the RTO.
+//!
+//! - `tcp_rack_advance`: every newly (s)acked segment may advance `rack.mstamp` (send
+//!   time of the most recently sent delivered segment) and sets `rack.rtt_us`.
+//! - `tcp_rack_detect_loss`: walk segments in send-time order (`tsorted_sent_queue`,
+//!   here a FIFO of (seq, send time) with stale entries dropped lazily), mark those whose
+//!   time is up, and report the longest remaining wait.
+//! - `tcp_rack_reo_wnd`: no reordering is ever observed on our links (`reord_seen` stays
+//!   0), so the window is 0 in Recovery/Loss or once sacked_out >= reordering, else
+//!   min(min_rtt / 4, srtt).
+//! - The reordering timer (`tcp_rack_reo_timeout`) fires after the remaining wait
+//!   rounded up to jiffies plus `TCP_TIMEOUT_MIN` (2 ms).
+//!
+//! Deviations: the kernel shares one timer between RTO and RACK's reordering timeout;
+//! we keep two (the RTO keeps running while the reordering timer is pending, and is
+//! always the later of the two). No `tcp_rack_update_reo_wnd` (needs D-SACK). No
+//! timestamp-based spurious-retransmission check in `tcp_rack_advance` beyond the
+//! min-RTT ambiguity test.
+
+use std::collections::VecDeque;
+
+use tcplab_cc::CaState;
+
+use crate::tcp::recovery::TCP_FASTRETRANS_THRESH;
+use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
+use crate::tcp::sender::Sender;
+use crate::tcp::{SenderIo, SenderTimer};
+use crate::time::{Dur, SimTime};
+
+/// `TCP_TIMEOUT_MIN`: 2 jiffies (HZ = 1000).
+pub const TCP_TIMEOUT_MIN: Dur = Dur::from_ms(2);
+
+#[derive(Default)]
+pub struct Rack {
+    /// `rack.mstamp`: send time of the most recently sent segment that was delivered.
+    pub mstamp_us: u64,
+    /// `rack.end_seq` of that segment (tie-break for equal send times).
+    pub end_seq: u64,
+    /// `rack.rtt_us`: RTT of the most recently delivered segment.
+    pub rtt_us: u64,
+    /// `rack.advanced`: something was delivered since the last detection.
+    pub advanced: bool,
+    /// (seq, send time) in send order; an entry is stale once the segment is acked,
+    /// SACKed, or sent again.
+    pub(super) tsorted: VecDeque<(u64, u64)>,
+    scratch: Vec<(u64, u64)>,
+}
+
+/// `tcp_skb_sent_after(t1, t2, seq1, seq2)`.
+fn sent_after(t1: u64, t2: u64, seq1: u64, seq2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+impl Sender {
+    /// `tcp_rack_advance` for a newly delivered segment `seq` sent at `tx_us`.
+    pub(super) fn rack_advance(&mut self, seq: u64, tx_us: u64, flags: u8) {
+        let rtt_us = self.tp.now_us.saturating_sub(tx_us);
+        // A retransmitted segment acked faster than min_rtt was probably the original's
+        // ACK: ambiguous, skip.
+        if rtt_us < self.tp.min_rtt_us as u64 && flags & (RETRANS | EVER_RETRANS) != 0 {
+            return;
+        }
+        let r = &mut self.rack;
+        r.advanced = true;
+        r.rtt_us = rtt_us;
+        if sent_after(tx_us, r.mstamp_us, seq + 1, r.end_seq) {
+            r.mstamp_us = tx_us;
+            r.end_seq = seq + 1;
+        }
+    }
+
+    /// `tcp_rack_reo_wnd` (us).
+    fn rack_reo_wnd_us(&self) -> u64 {
+        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= TCP_FASTRETRANS_THRESH {
+            return 0;
+        }
+        ((self.tp.min_rtt_us >> 2) as u64).min(self.tp.srtt_us as u64)
+    }
+
+    fn rack_entry_is_stale(&self, seq: u64, tx_us: u64) -> bool {
+        if seq < self.tp.snd_una {
+            return true;
+        }
+        let seg = self.sb.get(seq);
+        seg.has(SACKED) || seg.tx_us != tx_us
+    }
+
+    /// Drop stale entries from the head (called as snd_una advances).
+    pub(super) fn rack_trim(&mut self) {
+        while let Some(&(seq, tx)) = self.rack.tsorted.front() {
+            if !self.rack_entry_is_stale(seq, tx) {
+                break;
+            }
+            self.rack.tsorted.pop_front();
+        }
+    }
+
+    /// `tcp_rack_detect_loss`: mark segments whose time is up; returns the longest
+    /// remaining wait (us), 0 if none.
+    pub(super) fn rack_detect_loss(&mut self) -> u64 {
+        let reo_wnd = self.rack_reo_wnd_us();
+        let now_us = self.tp.now_us;
+        let mut timeout = 0u64;
+        let mut keep = std::mem::take(&mut self.rack.scratch);
+        keep.clear();
+        while let Some(&(seq, tx)) = self.rack.tsorted.front() {
+            if self.rack_entry_is_stale(seq, tx) {
+                self.rack.tsorted.pop_front();
+                continue;
+            }
+            let flags = self.sb.get(seq).flags;
+            // Marked lost, not yet retransmitted: skip (kept in place).
+            if flags & LOST != 0 && flags & RETRANS == 0 {
+                keep.push(self.rack.tsorted.pop_front().unwrap());
+                continue;
+            }
+            if !sent_after(self.rack.mstamp_us, tx, self.rack.end_seq, seq + 1) {
+                break;
+            }
+            // remaining = rack.rtt + reo_wnd - time since it was sent
+            let remaining = (self.rack.rtt_us + reo_wnd) as i64 - now_us.saturating_sub(tx) as i64;
+            self.rack.tsorted.pop_front();
+            if remaining <= 0 {
+                self.mark_skb_lost(seq);
+            } else {
+                timeout = timeout.max(remaining as u64);
+                keep.push((seq, tx));
+            }
+        }
+        for e in keep.iter().rev() {
+            self.rack.tsorted.push_front(*e);
+        }
+        self.rack.scratch = keep;
+        timeout
+    }
+
+    /// `tcp_mark_skb_lost`: a lost retransmission stops counting as retransmitted.
+    pub(super) fn mark_skb_lost(&mut self, seq: u64) {
+        let seg = self.sb.get_mut(seq);
+        let f = seg.flags;
+        if f & RETRANS != 0 {
+            seg.flags &= !RETRANS;
+            self.tp.retrans_out -= 1;
+            seg.flags |= LOST;
+            // tcp_sum_lost counts a lost retransmission again.
+            self.tp.lost += 1;
+        } else if f & LOST == 0 {
+            seg.flags |= LOST;
+            self.tp.lost_out += 1;
+            self.tp.lost += 1;
+        }
+        if seq < self.retrans_hint {
+            self.retrans_hint = seq;
+        }
+    }
+
+    /// `tcp_rack_mark_lost`: detect, and arm the reordering timer for what may still
+    /// arrive.
+    pub(super) fn rack_mark_lost(&mut self, now: SimTime, io: &mut SenderIo) {
+        if !self.rack.advanced {
+            return;
+        }
+        self.rack.advanced = false;
+        let timeout_us = self.rack_detect_loss();
+        if timeout_us > 0 {
+            let jiffies_ms = timeout_us.div_ceil(1000);
+            let entry = self.reo_timer.arm(now + Dur::from_ms(jiffies_ms) + TCP_TIMEOUT_MIN);
+            io.arm(entry, SenderTimer::Reo);
+        }
+    }
+
+    /// `tcp_rack_reo_timeout`: the reordering window has passed.
+    pub fn on_reo_timer(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.tp.now_us = now.us();
+        if self.tp.packets_out == 0 {
+            return;
+        }
+        let prior_inflight = self.packets_in_flight();
+        let lost = self.tp.lost;
+        self.rack_detect_loss();
+        if prior_inflight != self.packets_in_flight() {
+            if self.tp.ca_state != CaState::Recovery {
+                self.enter_recovery();
+                if !self.cong_control {
+                    self.cwnd_reduction(1, (self.tp.lost - lost) as u32, false);
+                }
+            }
+            self.try_send(now, io);
+        }
+        self.rearm_rto(now, io);
+    }
+}
