@@ -95,10 +95,24 @@ impl Sender {
         }
         if flag & FLAG_DATA_ACKED != 0 {
             self.rearm_rto(now, io);
+        } else if sack_rtt_us >= 0
+            && self.tp.packets_out > 0
+            && sack_rtt_us as u64 > now_us.saturating_sub(self.sb.get(self.tp.snd_una).tx_us)
+        {
+            // tcp_clean_rtx_queue: a SACK RTT sample from data sent before the head was
+            // last (re)transmitted also re-arms the RTO (FLAG_SET_XMIT_TIMER).
+            self.rearm_rto(now, io);
         }
 
         self.cc.pkts_acked(&mut self.tp, &AckSample { pkts_acked, rtt_us: ca_rtt_us, in_flight: prior_in_flight });
-        let ev = if pkt.n_sacks == 0 && ack > prior_snd_una { CA_ACK_WIN_UPDATE } else { CA_ACK_SLOWPATH };
+        // Fast path (pure cumulative advance): CA_ACK_WIN_UPDATE; slow path (SACK
+        // blocks, duplicates): CA_ACK_SLOWPATH, plus CA_ACK_WIN_UPDATE when snd_una
+        // advanced (tcp_ack_update_window -> tcp_may_update_window).
+        let ev = match (pkt.n_sacks == 0, ack > prior_snd_una) {
+            (true, true) => CA_ACK_WIN_UPDATE,
+            (false, true) => CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE,
+            (_, false) => CA_ACK_SLOWPATH,
+        };
         self.cc.in_ack_event(&mut self.tp, ev);
 
         // tcp_ack_is_dubious: a duplicate, new SACK information, or not Open.
@@ -120,6 +134,8 @@ impl Sender {
             } else if flag & FLAG_DATA_ACKED != 0 {
                 let una = self.tp.snd_una;
                 self.cc.cong_avoid(&mut self.tp, una, delivered);
+                // tcp_cong_avoid stamps cwnd as validated now.
+                self.tp.snd_cwnd_stamp_us = now_us;
             }
             tcp_update_pacing_rate(&mut self.tp);
         }
