@@ -177,25 +177,22 @@ fn sack_of_data_sent_before_the_head_retransmission_rearms_the_rto() {
     let mut io = SenderIo::default();
     s.start(SimTime(0), &mut io);
     // SACKs of 1, 2, 3 (all sent at 0) at 100, 101, 102 ms: RTT samples 100, 101, 102 ms
-    // (ns, integer): srtt 100_000_000 -> (7 * 100_000_000 + 101_000_000) / 8 =
-    // 100_125_000 -> (7 * 100_125_000 + 102_000_000) / 8 = 100_359_375;
-    // rttvar 50_000_000 -> (3 * 50_000_000 + 1_000_000) / 4 = 37_750_000 ->
-    // (3 * 37_750_000 + 1_875_000) / 4 = 28_781_250; 4 * rttvar < 200 ms, so RTO =
-    // srtt + 200 ms = 300_359_375. None of these moves the RTO (each SACKed segment was
-    // sent with the head, not before it). At 102 ms segment 0 is lost (Recovery) and
-    // retransmitted; retransmitting the head re-arms: 102 ms + 300_359_375 ns.
+    // (tcp_rtt_estimator, us): srtt_us/8 100_000 -> 100_125 -> 100_359 (802_875 / 8);
+    // mdev_us 200_000 -> 151_000 -> 115_125, under rttvar_us = rto_min 200_000; so RTO =
+    // srtt + 200 ms = 300_359 us -> 301 jiffies (ms, rounded up). None of these moves the
+    // RTO (each SACKed segment was sent with the head, not before it). At 102 ms segment 0
+    // is lost (Recovery) and retransmitted; retransmitting the head re-arms: 102 + 301 ms.
     s.on_ack(SimTime(100 * MS), &ack(0, Some((1, 2))), &mut io);
     s.on_ack(SimTime(101 * MS), &ack(0, Some((1, 3))), &mut io);
     s.on_ack(SimTime(102 * MS), &ack(0, Some((1, 4))), &mut io);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
-    assert_eq!(s.rto_timer.deadline(), Some(SimTime(402_359_375)));
+    assert_eq!(s.rto_timer.deadline(), Some(SimTime(403 * MS)));
     // 103 ms: SACK of 4, sent at 0, before the head's retransmission at 102 ms:
     // sack_rtt 103 ms > 103 - 102 = 1 ms, so the RTO is re-armed (FLAG_SET_XMIT_TIMER).
-    // srtt = (7 * 100_359_375 + 103_000_000) / 8 = 100_689_453 (floor);
-    // rttvar = (3 * 28_781_250 + 2_640_625) / 4 = 22_246_093; RTO = 300_689_453;
-    // deadline = 103_000_000 + 300_689_453 = 403_689_453.
+    // srtt_us = 802_875 + (103_000 - 100_359) = 805_516, /8 = 100_689; RTO = 300_689 us
+    // -> 301 ms; deadline = 103 + 301 = 404 ms.
     s.on_ack(SimTime(103 * MS), &ack(0, Some((1, 5))), &mut io);
-    assert_eq!(s.rto_timer.deadline(), Some(SimTime(403_689_453)));
+    assert_eq!(s.rto_timer.deadline(), Some(SimTime(404 * MS)));
 }
 
 #[test]

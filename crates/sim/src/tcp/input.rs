@@ -88,7 +88,7 @@ impl Sender {
         acc.rs.rtt_us = ca_rtt_us;
         if seq_rtt_us >= 0 {
             self.rtt.update_min_rtt(self.tp.jiffies32(), ca_rtt_us as u32);
-            self.rtt.on_sample(Dur::from_us(seq_rtt_us as u64));
+            self.rtt.on_sample(Dur::from_us(seq_rtt_us as u64), self.tp.snd_una, self.tp.snd_nxt);
             self.rtt.latest_us = ca_rtt_us;
             self.tp.srtt_us = self.rtt.srtt_us();
             self.tp.min_rtt_us = self.rtt.min_rtt.get();
