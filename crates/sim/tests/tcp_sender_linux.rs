@@ -227,3 +227,24 @@ fn cong_avoid_stamps_cwnd_even_when_the_application_limits_growth() {
     assert_eq!(s.tp.snd_cwnd, 10);
     assert_eq!(s.tp.snd_cwnd_stamp_us, 100_000);
 }
+
+#[test]
+fn last_segment_of_a_finite_transfer_is_acked_at_once() {
+    use tcplab_sim::tcp::receiver::Receiver;
+    // 19 full segments + 104 bytes = 27_616 bytes, delayed ACKs on.
+    let total = 19 * 1448 + 104;
+    let mut r = Receiver::new(0, 1448, 52, true, Some(total));
+    let seg = |seq: u64, len: u32| Packet::data(0, seq, len, 52, false);
+    // Segments 0..15: the 16 quick ACKs. 16: delayed (timer); 17: second full segment,
+    // ACK; 18: delayed again.
+    for s in 0..16 {
+        assert!(r.on_data(SimTime(0), &seg(s, 1448)).0.is_some());
+    }
+    assert!(r.on_data(SimTime(0), &seg(16, 1448)).0.is_none());
+    assert!(r.on_data(SimTime(0), &seg(17, 1448)).0.is_some());
+    assert!(r.on_data(SimTime(0), &seg(18, 1448)).0.is_none());
+    // 19, the 104-byte tail (PSH): rcv_nxt - rcv_wup = 1448 + 104 > rcv_mss, and the
+    // pushed segment is ACKed once read, rather than after the 40 ms timer.
+    let (a, _) = r.on_data(SimTime(0), &seg(19, 104));
+    assert_eq!(a.map(|p| p.seq), Some(20));
+}
