@@ -248,3 +248,18 @@ fn last_segment_of_a_finite_transfer_is_acked_at_once() {
     let (a, _) = r.on_data(SimTime(0), &seg(19, 104));
     assert_eq!(a.map(|p| p.seq), Some(20));
 }
+
+#[test]
+fn an_ack_with_nothing_outstanding_reaches_no_congestion_hook() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut s = logged_sender(&log, AppConfig::Finite { bytes: 1448 });
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io);
+    s.on_ack(SimTime(100 * MS), &ack(1, None), &mut io);
+    assert_eq!(take(&log), vec!["pkts_acked 1", "in_ack_event 2"]);
+    // A duplicate ACK (e.g. for a spurious retransmission) after everything is acked:
+    // tcp_ack jumps to no_queue (prior_packets == 0) before tcp_clean_rtx_queue,
+    // tcp_rate_gen and tcp_cong_control.
+    s.on_ack(SimTime(101 * MS), &ack(1, None), &mut io);
+    assert!(take(&log).is_empty());
+}

@@ -51,6 +51,12 @@ impl Sender {
         if ack < self.tp.snd_una || ack > self.tp.snd_nxt {
             return;
         }
+        if self.tp.packets_out == 0 {
+            // tcp_ack's no_queue: nothing outstanding (a late duplicate ACK), so no
+            // rtx-queue work, rate sample or congestion-control hook; just send.
+            self.try_send(now, io);
+            return;
+        }
         let prior_snd_una = self.tp.snd_una;
         let prior_in_flight = self.packets_in_flight();
         let prior_delivered = self.tp.delivered;
