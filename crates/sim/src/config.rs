@@ -192,8 +192,8 @@ impl WorldConfig {
         if self.flows.is_empty() {
             return Err(err("flows", "at least one flow is required"));
         }
-        if self.sample_interval_ns > 0 {
-            let rows = (self.duration_ns / self.sample_interval_ns).saturating_mul(self.flows.len() as u64);
+        if let Some(samples) = self.duration_ns.checked_div(self.sample_interval_ns) {
+            let rows = samples.saturating_mul(self.flows.len() as u64);
             if rows > MAX_SERIES_ROWS {
                 return Err(err(
                     "sample_interval_ns",

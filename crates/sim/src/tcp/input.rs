@@ -51,6 +51,12 @@ impl Sender {
         if ack < self.tp.snd_una || ack > self.tp.snd_nxt {
             return;
         }
+        if self.tp.packets_out == 0 {
+            // tcp_ack's no_queue: nothing outstanding (a late duplicate ACK), so no
+            // rtx-queue work, rate sample or congestion-control hook; just send.
+            self.try_send(now, io);
+            return;
+        }
         let prior_snd_una = self.tp.snd_una;
         let prior_in_flight = self.packets_in_flight();
         let prior_delivered = self.tp.delivered;
@@ -88,17 +94,31 @@ impl Sender {
         acc.rs.rtt_us = ca_rtt_us;
         if seq_rtt_us >= 0 {
             self.rtt.update_min_rtt(self.tp.jiffies32(), ca_rtt_us as u32);
-            self.rtt.on_sample(Dur::from_us(seq_rtt_us as u64));
+            self.rtt.on_sample(Dur::from_us(seq_rtt_us as u64), self.tp.snd_una, self.tp.snd_nxt);
             self.rtt.latest_us = ca_rtt_us;
             self.tp.srtt_us = self.rtt.srtt_us();
             self.tp.min_rtt_us = self.rtt.min_rtt.get();
         }
         if flag & FLAG_DATA_ACKED != 0 {
             self.rearm_rto(now, io);
+        } else if sack_rtt_us >= 0
+            && self.tp.packets_out > 0
+            && sack_rtt_us as u64 > now_us.saturating_sub(self.sb.get(self.tp.snd_una).tx_us)
+        {
+            // tcp_clean_rtx_queue: a SACK RTT sample from data sent before the head was
+            // last (re)transmitted also re-arms the RTO (FLAG_SET_XMIT_TIMER).
+            self.rearm_rto(now, io);
         }
 
         self.cc.pkts_acked(&mut self.tp, &AckSample { pkts_acked, rtt_us: ca_rtt_us, in_flight: prior_in_flight });
-        let ev = if pkt.n_sacks == 0 && ack > prior_snd_una { CA_ACK_WIN_UPDATE } else { CA_ACK_SLOWPATH };
+        // Fast path (pure cumulative advance): CA_ACK_WIN_UPDATE; slow path (SACK
+        // blocks, duplicates): CA_ACK_SLOWPATH, plus CA_ACK_WIN_UPDATE when snd_una
+        // advanced (tcp_ack_update_window -> tcp_may_update_window).
+        let ev = match (pkt.n_sacks == 0, ack > prior_snd_una) {
+            (true, true) => CA_ACK_WIN_UPDATE,
+            (false, true) => CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE,
+            (_, false) => CA_ACK_SLOWPATH,
+        };
         self.cc.in_ack_event(&mut self.tp, ev);
 
         // tcp_ack_is_dubious: a duplicate, new SACK information, or not Open.
@@ -120,6 +140,8 @@ impl Sender {
             } else if flag & FLAG_DATA_ACKED != 0 {
                 let una = self.tp.snd_una;
                 self.cc.cong_avoid(&mut self.tp, una, delivered);
+                // tcp_cong_avoid stamps cwnd as validated now.
+                self.tp.snd_cwnd_stamp_us = now_us;
             }
             tcp_update_pacing_rate(&mut self.tp);
         }
@@ -210,13 +232,7 @@ impl Sender {
     fn note_sacked(&mut self, seq: u64) {
         let t = &mut self.top_sacked;
         let n = self.n_top_sacked;
-        let mut pos = n.min(3);
-        for i in 0..n.min(3) {
-            if seq > t[i] {
-                pos = i;
-                break;
-            }
-        }
+        let pos = t[..n.min(3)].iter().position(|&x| seq > x).unwrap_or(n.min(3));
         if pos >= 3 {
             return;
         }

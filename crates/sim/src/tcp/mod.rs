@@ -22,8 +22,10 @@
 //!   is how cwnd slow-starts back after an RTO). Algorithms with `cong_control` get it on
 //!   every ACK and nothing else touches cwnd.
 //! - RTO (`tcp_retransmit_timer` / `tcp_enter_loss`): every un-SACKed segment marked
-//!   lost, ssthresh from the algorithm, cwnd = in_flight + 1, state Loss, head
-//!   retransmitted, RTO backed off.
+//!   lost (with RACK, except those sent less than rack.rtt ago, as
+//!   `tcp_timeout_mark_lost`), ssthresh from the algorithm, cwnd = in_flight + 1, state
+//!   Loss, head retransmitted, RTO backed off. In Loss, a retransmission RACK finds lost
+//!   again moves the sender to Recovery (`FLAG_LOST_RETRANS`).
 //! - `pkts_acked` on every ACK with `AckSample { pkts_acked: segments cumulatively
 //!   acked, rtt_us: RTT of the newest (s)acked never-retransmitted segment (ca_rtt),
 //!   in_flight: packets in flight before the ACK }` (the seam's definition; recent

@@ -48,6 +48,9 @@ impl Sender {
             tcp_rate_check_app_limited(&mut self.tp, false);
             break;
         }
+        // tcp_write_xmit: a window that is full counts as cwnd-limited even when the loop
+        // stopped for another reason (the pacing clock).
+        cwnd_limited |= tcp_packets_in_flight(&self.tp) >= self.tp.snd_cwnd;
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }

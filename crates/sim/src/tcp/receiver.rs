@@ -4,7 +4,8 @@
 //! - In-order data advances `rcv_nxt` and pulls in any out-of-order range it joins.
 //! - ACK policy (`__tcp_ack_snd_check`): immediately when more than one full segment
 //!   is unacknowledged (i.e. every 2nd full segment), in quick-ACK mode, when
-//!   out-of-order data is held or arrives, when a hole is filled, and for duplicates;
+//!   out-of-order data is held or arrives, when a hole is filled, for duplicates, and
+//!   for the last (PSH) segment of a finite transfer (`ICSK_ACK_PUSHED`);
 //!   otherwise the delayed-ACK timer (`TCP_DELACK_MIN` = 40 ms) sends it. With delayed
 //!   ACKs off every segment is acknowledged at once.
 //! - Quick-ACK mode: the first data segment arms `TCP_MAX_QUICKACKS` = 16 immediate
@@ -206,7 +207,11 @@ impl Receiver {
             if pkt.payload >= self.mss {
                 self.unacked += 1;
             }
-            if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 {
+            // The last segment of a finite transfer carries PSH: tcp_measure_rcv_mss sets
+            // ICSK_ACK_PUSHED and tcp_cleanup_rbuf ACKs at once once the application has
+            // read everything (ours reads at once).
+            let pushed = self.total_bytes.is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
+            if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed {
                 return (Some(self.make_ack()), None);
             }
             let timer = self.delack.arm(now + TCP_DELACK_MIN);

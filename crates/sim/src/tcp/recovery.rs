@@ -35,8 +35,12 @@ impl Sender {
                 // tcp_process_loss: recovered once high_seq is acked.
                 if una >= self.high_seq {
                     self.set_ca_state(CaState::Open);
-                } else {
-                    self.identify_packet_loss(now, io);
+                }
+                // Stay in Loss unless recovered or RACK found a retransmission lost
+                // again (FLAG_LOST_RETRANS): then, as the kernel's fallthrough, go on
+                // to the Open/Disorder processing, which enters Recovery.
+                let lost_retrans = self.identify_packet_loss(now, io);
+                if !(self.tp.ca_state == CaState::Open || lost_retrans) {
                     return;
                 }
             }
@@ -50,15 +54,19 @@ impl Sender {
         self.enter_recovery();
     }
 
-    /// `tcp_identify_packet_loss`: RACK, or RFC 6675 marking when RACK is off.
-    fn identify_packet_loss(&mut self, now: SimTime, io: &mut SenderIo) {
+    /// `tcp_identify_packet_loss`: RACK, or RFC 6675 marking when RACK is off. Returns
+    /// whether RACK marked a retransmission lost (`FLAG_LOST_RETRANS`: retrans_out fell).
+    fn identify_packet_loss(&mut self, now: SimTime, io: &mut SenderIo) -> bool {
         if self.sb.is_empty() {
-            return;
+            return false;
         }
         if self.rack_enabled {
+            let prior_retrans = self.tp.retrans_out;
             self.rack_mark_lost(now, io);
+            prior_retrans > self.tp.retrans_out
         } else {
             self.mark_lost();
+            false
         }
     }
 

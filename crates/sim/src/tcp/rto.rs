@@ -34,21 +34,20 @@ impl Sender {
 
     /// `tcp_enter_loss`.
     fn enter_loss(&mut self) {
-        // tcp_timeout_mark_lost: every un-SACKed segment is lost; copies in flight are
-        // forgotten (retrans_out back to 0).
-        let mut seq = self.tp.snd_una;
+        // tcp_timeout_mark_lost: every un-SACKed segment is marked lost through
+        // tcp_mark_skb_lost (a retransmission in flight is forgotten and counted in
+        // tp->lost again), except that with RACK a segment other than the head sent less
+        // than rack.rtt ago is left alone (`tcp_rack_skb_timeout(tp, skb, 0) > 0`).
+        let now_us = self.tp.now_us;
+        let head = self.tp.snd_una;
+        let mut seq = head;
         while seq < self.tp.snd_nxt {
-            let seg = self.sb.get_mut(seq);
-            if seg.flags & SACKED == 0 {
-                if seg.flags & RETRANS != 0 {
-                    seg.flags &= !RETRANS;
-                    self.tp.retrans_out -= 1;
-                }
-                if seg.flags & LOST == 0 {
-                    seg.flags |= LOST;
-                    self.tp.lost_out += 1;
-                    self.tp.lost += 1;
-                }
+            let seg = *self.sb.get(seq);
+            let recent = self.rack_enabled
+                && seq != head
+                && self.rack.rtt_us as i64 - now_us.saturating_sub(seg.tx_us) as i64 > 0;
+            if seg.flags & SACKED == 0 && !recent {
+                self.mark_skb_lost(seq);
             }
             seq += 1;
         }

@@ -1,22 +1,25 @@
-//! RTT estimation and the retransmission timeout: RFC 6298 smoothing with Linux's
-//! timeout floor, exponential backoff, and the windowed minimum RTT (`tcp_min_rtt`).
+//! RTT estimation and the retransmission timeout as Linux computes them
+//! (`tcp_rtt_estimator`, `tcp_set_rto` / `__tcp_set_rto` / `tcp_bound_rto` in
+//! net/ipv4/tcp_input.c), exponential backoff, and the windowed minimum RTT
+//! (`tcp_min_rtt`).
 //!
-//! - SRTT/RTTVAR follow RFC 6298 (2.2) and (2.3) exactly (alpha = 1/8, beta = 1/4,
-//!   RTTVAR updated first with the old SRTT), kept in nanoseconds so the shifts do not
-//!   truncate.
-//! - RTO = SRTT + max(4 * RTTVAR, 200 ms): Linux floors the variance term at
-//!   `TCP_RTO_MIN` (its `mdev_max_us` never drops below `tcp_rto_min_us`, see
-//!   `tcp_rtt_estimator` / `__tcp_set_rto` in net/ipv4/tcp_input.c) rather than the whole
-//!   RTO at RFC 6298's 1 s; capped at `TCP_RTO_MAX` = 120 s. Before the first sample the
-//!   RTO is `TCP_TIMEOUT_INIT` = 1 s (RFC 6298 (2.1)).
-//! - Backoff doubles the RTO per expiry (RFC 6298 (5.5)) and is reset by the next valid
-//!   RTT sample (`tcp_ack_update_rtt`).
+//! - Jacobson/Karels smoothing in integer microseconds with the kernel's scalings:
+//!   `srtt_us` holds 8 * SRTT, `mdev_us` 4 * mean deviation (gains 1/8 and 1/4, as RFC
+//!   6298), except that a sample *below* SRTT whose error exceeds the deviation only
+//!   moves it by 1/32 of the excess (the kernel's Eifel-like damping).
+//! - The variance term of the RTO, `rttvar_us` (4 * RTTVAR), is the largest `mdev_us`
+//!   seen in the current round trip (`mdev_max_us`, reset to `TCP_RTO_MIN` = 200 ms once
+//!   per RTT, when snd_una passes `rtt_seq`), raised at once and decayed by a quarter of
+//!   the gap per round trip: so RTO = SRTT + max(200 ms, ~4 * recent max deviation).
+//! - First sample m: SRTT = m, mdev = 2m (4 * m/2), rttvar = max(2m, 200 ms) (RFC 6298
+//!   (2.2) with Linux's floor). Before any sample RTO = `TCP_TIMEOUT_INIT` = 1 s.
+//! - `icsk_rto` is kept in jiffies (HZ = 1000): the RTO is rounded up to whole
+//!   milliseconds (`usecs_to_jiffies`) and capped at `TCP_RTO_MAX` = 120 s.
+//! - Backoff doubles the RTO per expiry (`tcp_retransmit_timer`) and is reset by the
+//!   next valid RTT sample (`tcp_ack_update_rtt`).
 //! - min_rtt: Kathleen Nichols' windowed min-filter (lib/minmax.c,
 //!   `minmax_running_min`) over `tcp_min_rtt_wlen` = 300 s in jiffies, as
 //!   `tcp_update_rtt_min` does.
-//!
-//! Deviation: Linux's mdev tracking (`tcp_rtt_estimator`) damps decreases of the
-//! variance and keeps a per-window maximum (`mdev_max_us`); we use RFC 6298's RTTVAR.
 
 use crate::time::{Dur, NS_PER_MS, NS_PER_S};
 
@@ -94,10 +97,17 @@ impl Minmax {
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
-    /// Smoothed RTT (ns); 0 before the first sample.
-    srtt_ns: u64,
-    rttvar_ns: u64,
-    /// The current RTO before backoff.
+    /// `tp->srtt_us`: 8 * smoothed RTT (us); 0 before the first sample.
+    srtt8_us: u64,
+    /// `tp->mdev_us`: 4 * mean deviation (us).
+    mdev4_us: u64,
+    /// `tp->mdev_max_us`: the largest `mdev_us` in the current round trip.
+    mdev_max_us: u64,
+    /// `tp->rttvar_us`: the RTO's variance term (4 * RTTVAR, us).
+    rttvar4_us: u64,
+    /// `tp->rtt_seq`: snd_nxt when the current round trip began.
+    rtt_seq: u64,
+    /// `icsk_rto`: the current RTO before backoff (whole milliseconds).
     rto: Dur,
     /// `icsk_backoff`: consecutive expiries since the last valid sample.
     pub backoff: u32,
@@ -112,11 +122,17 @@ impl Default for RttEstimator {
     }
 }
 
+/// `tcp_rto_min_us()` with the default `TCP_RTO_MIN`.
+const RTO_MIN_US: u64 = TCP_RTO_MIN.0 / 1000;
+
 impl RttEstimator {
     pub fn new() -> Self {
         RttEstimator {
-            srtt_ns: 0,
-            rttvar_ns: 0,
+            srtt8_us: 0,
+            mdev4_us: 0,
+            mdev_max_us: 0,
+            rttvar4_us: 0,
+            rtt_seq: 0,
             rto: TCP_TIMEOUT_INIT,
             backoff: 0,
             latest_us: -1,
@@ -124,22 +140,53 @@ impl RttEstimator {
         }
     }
 
-    /// A valid RTT sample (`tcp_rtt_estimator` + `tcp_set_rto`): RFC 6298 (2.2)/(2.3).
-    pub fn on_sample(&mut self, rtt: Dur) {
-        let r = rtt.ns().max(1);
-        if self.srtt_ns == 0 {
-            // (2.2) SRTT <- R, RTTVAR <- R/2
-            self.srtt_ns = r;
-            self.rttvar_ns = r / 2;
+    /// A valid RTT sample `rtt` taken on an ACK that left snd_una and snd_nxt (in
+    /// segments) as given: `tcp_rtt_estimator`, then `tcp_set_rto`, and the backoff
+    /// reset of `tcp_ack_update_rtt`.
+    pub fn on_sample(&mut self, rtt: Dur, snd_una: u64, snd_nxt: u64) {
+        let mut m = rtt.us() as i64;
+        let mut srtt = self.srtt8_us as i64;
+        if srtt != 0 {
+            m -= srtt >> 3; // m is now the error in the rtt estimate
+            srtt += m; // srtt = 7/8 srtt + 1/8 new
+            if m < 0 {
+                m = -m; // |error|
+                m -= (self.mdev4_us >> 2) as i64;
+                // A falling RTT moves mdev with the finer gain 1/32 (alpha * beta).
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= (self.mdev4_us >> 2) as i64;
+            }
+            self.mdev4_us = (self.mdev4_us as i64 + m) as u64; // mdev = 3/4 mdev + 1/4 new
+            if self.mdev4_us > self.mdev_max_us {
+                self.mdev_max_us = self.mdev4_us;
+                if self.mdev_max_us > self.rttvar4_us {
+                    self.rttvar4_us = self.mdev_max_us;
+                }
+            }
+            // Once per round trip: decay rttvar toward the round's maximum deviation.
+            if snd_una > self.rtt_seq {
+                if self.mdev_max_us < self.rttvar4_us {
+                    self.rttvar4_us -= (self.rttvar4_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max_us = RTO_MIN_US;
+            }
         } else {
-            // (2.3) RTTVAR <- (1 - 1/4) RTTVAR + 1/4 |SRTT - R'|, then
-            //       SRTT <- (1 - 1/8) SRTT + 1/8 R'
-            let err = self.srtt_ns.abs_diff(r);
-            self.rttvar_ns = (3 * self.rttvar_ns + err) / 4;
-            self.srtt_ns = (7 * self.srtt_ns + r) / 8;
+            // No previous measure: rto = 3 * rtt unless the floor is larger.
+            srtt = m << 3;
+            self.mdev4_us = (m << 1) as u64;
+            self.rttvar4_us = self.mdev4_us.max(RTO_MIN_US);
+            self.mdev_max_us = self.rttvar4_us;
+            self.rtt_seq = snd_nxt;
         }
-        let var = (4 * self.rttvar_ns).max(TCP_RTO_MIN.ns());
-        self.rto = Dur((self.srtt_ns + var).min(TCP_RTO_MAX.ns()));
+        self.srtt8_us = srtt.max(1) as u64;
+        // __tcp_set_rto: usecs_to_jiffies((srtt_us >> 3) + rttvar_us); tcp_bound_rto.
+        let rto_us = (self.srtt8_us >> 3) + self.rttvar4_us;
+        let rto_ms = rto_us.div_ceil(1000);
+        self.rto = Dur((rto_ms * NS_PER_MS).min(TCP_RTO_MAX.ns()));
         self.backoff = 0;
     }
 
@@ -159,14 +206,21 @@ impl RttEstimator {
     pub fn on_timeout(&mut self) {
         self.backoff += 1;
     }
+    /// Smoothed RTT in us (`tp->srtt_us >> 3`).
     pub fn srtt_us(&self) -> u32 {
-        (self.srtt_ns / 1000).min(u32::MAX as u64) as u32
+        (self.srtt8_us >> 3).min(u32::MAX as u64) as u32
     }
+    /// Smoothed RTT in ns (8 * SRTT us * 1000 / 8).
     pub fn srtt_ns(&self) -> u64 {
-        self.srtt_ns
+        self.srtt8_us * 125
     }
+    /// The RTO's variance term as an RTTVAR in ns (`rttvar_us` / 4).
     pub fn rttvar_ns(&self) -> u64 {
-        self.rttvar_ns
+        self.rttvar4_us * 250
+    }
+    /// The mean deviation in ns (`mdev_us` / 4).
+    pub fn mdev_ns(&self) -> u64 {
+        self.mdev4_us * 250
     }
 }
 
@@ -175,33 +229,71 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rfc6298_first_and_second_samples() {
+    fn first_and_second_samples_as_tcp_rtt_estimator() {
         let mut e = RttEstimator::new();
-        assert_eq!(e.rto(), Dur::from_secs(1)); // (2.1) before any sample
-        e.on_sample(Dur::from_ms(100));
-        // (2.2) SRTT = 100 ms, RTTVAR = 50 ms; 4*RTTVAR = 200 ms = floor; RTO = 300 ms.
-        assert_eq!((e.srtt_ns(), e.rttvar_ns()), (100_000_000, 50_000_000));
+        assert_eq!(e.rto(), Dur::from_secs(1)); // TCP_TIMEOUT_INIT before any sample
+        e.on_sample(Dur::from_ms(100), 1, 10);
+        // srtt_us = 8 * 100_000; mdev_us = 2 * 100_000 = 200_000 (4 * 50 ms);
+        // rttvar_us = max(200_000, rto_min 200_000); RTO = 100 + 200 = 300 ms.
+        assert_eq!((e.srtt_ns(), e.mdev_ns(), e.rttvar_ns()), (100_000_000, 50_000_000, 50_000_000));
         assert_eq!(e.rto(), Dur::from_ms(300));
-        e.on_sample(Dur::from_ms(60));
-        // (2.3) RTTVAR = 3/4*50 + 1/4*|100-60| = 37.5 + 10 = 47.5 ms;
-        //       SRTT = 7/8*100 + 1/8*60 = 87.5 + 7.5 = 95 ms;
-        //       RTO = 95 + max(4*47.5 = 190, 200) = 295 ms.
-        assert_eq!((e.srtt_ns(), e.rttvar_ns()), (95_000_000, 47_500_000));
+        e.on_sample(Dur::from_ms(60), 2, 10);
+        // m = 60_000 - 100_000 = -40_000: srtt_us = 800_000 - 40_000 = 760_000 (95 ms);
+        // |m| - mdev/4 = 40_000 - 50_000 = -10_000 (not > 0: no damping);
+        // mdev_us = 200_000 - 10_000 = 190_000 (47.5 ms, as RFC 6298's RTTVAR);
+        // rttvar_us stays 200_000 (= mdev_max); RTO = 95 + 200 = 295 ms.
+        assert_eq!((e.srtt_ns(), e.mdev_ns(), e.rttvar_ns()), (95_000_000, 47_500_000, 50_000_000));
         assert_eq!(e.rto(), Dur::from_ms(295));
     }
 
     #[test]
     fn rto_uses_variance_when_above_the_linux_floor() {
         let mut e = RttEstimator::new();
-        e.on_sample(Dur::from_ms(400));
-        // SRTT 400, RTTVAR 200, 4*RTTVAR = 800 > 200: RTO = 1200 ms.
+        e.on_sample(Dur::from_ms(400), 1, 10);
+        // srtt 400 ms, mdev_us = 800_000 > rto_min: RTO = 400 + 800 = 1200 ms.
         assert_eq!(e.rto(), Dur::from_ms(1200));
+    }
+
+    #[test]
+    fn a_falling_rtt_moves_the_deviation_by_one_thirty_second() {
+        let mut e = RttEstimator::new();
+        e.on_sample(Dur::from_ms(100), 1, 10); // srtt_us 800_000, mdev_us 200_000
+        e.on_sample(Dur::from_ms(20), 2, 10);
+        // m = 20_000 - 100_000 = -80_000: srtt_us = 720_000 (90 ms); |m| - mdev/4 =
+        // 80_000 - 50_000 = 30_000 > 0, >> 3 = 3_750: mdev_us = 203_750 (RFC 6298 would
+        // give 4 * (37.5 + 20) = 230 ms). It exceeds mdev_max 200_000, so rttvar_us =
+        // 203_750; RTO = 90_000 + 203_750 = 293_750 us -> 294 jiffies (ms, rounded up).
+        assert_eq!(e.mdev_ns(), 50_937_500);
+        assert_eq!(e.rto(), Dur::from_ms(294));
+    }
+
+    #[test]
+    fn rttvar_holds_the_round_maximum_and_decays_a_quarter_per_round() {
+        let mut e = RttEstimator::new();
+        e.on_sample(Dur::from_ms(100), 1, 10); // rtt_seq = 10
+        e.on_sample(Dur::from_ms(300), 2, 11);
+        // m = 300_000 - 100_000 = 200_000: srtt_us = 1_000_000 (125 ms);
+        // mdev_us = 200_000 + (200_000 - 50_000) = 350_000 -> mdev_max, rttvar_us 350_000;
+        // RTO = 125 + 350 = 475 ms.
+        assert_eq!(e.rto(), Dur::from_ms(475));
+        e.on_sample(Dur::from_ms(125), 11, 20);
+        // m = 0: mdev_us = 350_000 - 87_500 = 262_500 (RFC 6298 would now give RTO
+        // 125 + 262.5 = 387.5 ms). snd_una 11 > rtt_seq 10 ends the round: mdev_max
+        // 350_000 is not below rttvar_us 350_000, no decay; mdev_max = 200_000,
+        // rtt_seq = 20. RTO stays 125 + 350 = 475 ms.
+        assert_eq!(e.rto(), Dur::from_ms(475));
+        e.on_sample(Dur::from_ms(125), 21, 30);
+        // mdev_us = 262_500 - 65_625 = 196_875; the round ends again: rttvar_us -=
+        // (350_000 - 200_000) >> 2 = 37_500 -> 312_500; RTO = 125_000 + 312_500 =
+        // 437_500 us -> 438 ms.
+        assert_eq!(e.rttvar_ns(), 78_125_000);
+        assert_eq!(e.rto(), Dur::from_ms(438));
     }
 
     #[test]
     fn backoff_doubles_until_a_new_sample_and_caps_at_120_s() {
         let mut e = RttEstimator::new();
-        e.on_sample(Dur::from_ms(40)); // RTO = 40 + 200 = 240 ms
+        e.on_sample(Dur::from_ms(40), 1, 10); // RTO = 40 + 200 = 240 ms
         e.on_timeout();
         e.on_timeout();
         assert_eq!(e.rto(), Dur::from_ms(960)); // 240 * 4
@@ -209,8 +301,8 @@ mod tests {
             e.on_timeout();
         }
         assert_eq!(e.rto(), TCP_RTO_MAX);
-        e.on_sample(Dur::from_ms(40));
-        // RTTVAR = 3/4*20 + 0 = 15 ms; 4*15 = 60 < 200: RTO = 40 + 200 = 240 ms.
+        e.on_sample(Dur::from_ms(40), 2, 10);
+        // m = 0: mdev_us = 80_000 - 20_000 = 60_000 < rttvar_us 200_000: RTO = 240 ms.
         assert_eq!(e.rto(), Dur::from_ms(240));
     }
 
