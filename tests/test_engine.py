@@ -163,3 +163,22 @@ def test_sweep_on_local_ray(tmp_path):
         a = json.loads((tmp_path / "ray" / "runs" / d / "manifest.json").read_text())["sha256"]
         b = json.loads((tmp_path / "local" / "runs" / d / "manifest.json").read_text())["sha256"]
         assert a == b
+
+
+def test_cli_error_from_a_subprocess_exits_2_without_output(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(SMALL.replace('cc = "reno"', 'cc = "bbbr"'))
+    out = tmp_path / "results" / "bad"
+    res = subprocess.run([sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr.startswith(f"{spec}: flows[0].cc: unknown algorithm 'bbbr'; known: reno, ")
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_algorithms_lists_the_registry(capsys):
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("reno: ")
+    assert "cubic: " in out
