@@ -139,7 +139,7 @@ def redraw_report(d: Path) -> None:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
-    from .algorithms import registry
+    from .algorithms import _num, registry
 
     reg = registry()
     if args.json:
@@ -151,7 +151,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
         print(f"    source: {a.source}")
         for p in a.params:
             d = p.default_value()
-            rng = "" if p.kind == "bool" else f" [{p.min:g}, {p.max:g}]"
+            d = str(d).lower() if isinstance(d, bool) else d  # as written in TOML
+            rng = "" if p.kind == "bool" else f" [{_num(p.min)}, {_num(p.max)}]"
             print(f"    {p.name} ({p.kind}, default {d}{rng}): {p.doc}")
         print()
     return 0
