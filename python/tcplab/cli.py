@@ -49,6 +49,7 @@ def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .api import execute
+    from .backends.sim import resolve
     from .results import is_run_dir, write_run
     from .spec import load_spec
 
@@ -60,6 +61,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec.experiment.seed = args.seed
     if out.exists() and not is_run_dir(out):
         raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
+    spec = resolve(spec)  # every spec error is reported before the simulation starts
     bar, update = _progress_bar(spec.experiment.duration / 1e9, args.quiet)
     try:
         result, config, wall = execute(spec, update)

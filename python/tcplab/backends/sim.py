@@ -131,8 +131,10 @@ def resolve(spec: Spec) -> Spec:
                                  f"2 * ({format_time(snd.delay)} + {format_time(b.delay)} + "
                                  f"{format_time(rcv.delay)}) = {format_time(2 * (snd.delay + b.delay + rcv.delay))}"))
             elif rest < 0:
-                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} is shorter than the path's fixed delays "
-                                 f"(twice the bottleneck delay {format_time(b.delay)} plus any access delay)"))
+                floor = 2 * (b.delay + (snd.delay or 0) + (rcv.delay or 0))
+                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} is shorter than the path's fixed delays; "
+                                 f"allowed: rtt >= 2 x (bottleneck.delay + given access delays) = "
+                                 f"{format_time(floor)}"))
             elif snd.delay is None and rcv.delay is None:
                 snd.delay, rcv.delay = 0, rest
             elif snd.delay is None:
