@@ -40,29 +40,49 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
     }
 }
 
+/// Nanoseconds this thread has spent on a CPU (/proc/self/schedstat, first field): unlike
+/// wall time it does not count time the scheduler gave to other processes.
+fn on_cpu_ns() -> Option<u64> {
+    std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
+}
+
 fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
-    let mut rates = Vec::new();
+    let mut walls = Vec::new();
+    let mut cpus = Vec::new();
     let mut last = None;
     for _ in 0..reps {
+        let c0 = on_cpu_ns();
         let t0 = Instant::now();
         let out = World::run_config(cfg).expect("run");
         let wall = t0.elapsed().as_secs_f64();
-        rates.push((out.bottleneck_packets as f64 / wall, wall, out.events_processed));
+        if let (Some(a), Some(b)) = (c0, on_cpu_ns()) {
+            cpus.push((b - a) as f64 / 1e9);
+        }
+        walls.push(wall);
         last = Some(out);
     }
-    rates.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
-    let (median, wall, events) = rates[rates.len() / 2];
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
     let out = last.unwrap();
-    println!(
-        "{name}: {} bottleneck packets, {} events, median wall {:.4} s over {reps} runs -> {:.0} bottleneck packets/s ({:.2} M events/s); min {:.0} max {:.0}",
+    let pkts = out.bottleneck_packets as f64;
+    let (wall_min, wall_max) = (walls.iter().cloned().fold(f64::MAX, f64::min), walls.iter().cloned().fold(0.0, f64::max));
+    let wall = med(&mut walls);
+    print!(
+        "{name}: {} bottleneck packets, {} events; median wall {:.4} s over {reps} runs -> {:.0} bottleneck packets per wall second (best {:.0}, worst {:.0})",
         out.bottleneck_packets,
-        events,
+        out.events_processed,
         wall,
-        median,
-        events as f64 / wall / 1e6,
-        rates[0].0,
-        rates[rates.len() - 1].0
+        pkts / wall,
+        pkts / wall_min,
+        pkts / wall_max
     );
+    if !cpus.is_empty() {
+        let cpu = med(&mut cpus);
+        print!("; median on-CPU {cpu:.4} s -> {:.0} per CPU second", pkts / cpu);
+    }
+    println!();
 }
 
 fn peak_rss_kib() -> u64 {

@@ -1,5 +1,5 @@
 //! Run a dumbbell from a JSON configuration and print the counters (for debugging):
-//! `cargo run -p tcplab-sim --example dumbbell -- config.json`
+//! `cargo run -p tcplab-sim --example dumbbell -- crates/sim/examples/dumbbell.json`
 use std::time::Instant;
 
 fn main() {

@@ -145,6 +145,10 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Series rows a run may record (each row is ~100 bytes in memory): a guard against a
+/// sampling interval that would exhaust memory.
+pub const MAX_SERIES_ROWS: u64 = 20_000_000;
+
 fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError { field: field.into(), message: message.into() }
 }
@@ -187,6 +191,15 @@ impl WorldConfig {
         }
         if self.flows.is_empty() {
             return Err(err("flows", "at least one flow is required"));
+        }
+        if let Some(samples) = self.duration_ns.checked_div(self.sample_interval_ns) {
+            let rows = samples.saturating_mul(self.flows.len() as u64);
+            if rows > MAX_SERIES_ROWS {
+                return Err(err(
+                    "sample_interval_ns",
+                    format!("too small: {rows} series rows (duration / interval * flows); at most {MAX_SERIES_ROWS}"),
+                ));
+            }
         }
         for (i, f) in self.flows.iter().enumerate() {
             let p = format!("flows[{i}]");

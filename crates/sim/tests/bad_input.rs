@@ -105,3 +105,12 @@ fn no_flows_and_zero_duration_are_rejected() {
     cfg.duration_ns = 0;
     assert_eq!(field_of(&cfg).0, "duration_ns");
 }
+
+#[test]
+fn a_sampling_interval_that_would_exhaust_memory_is_rejected() {
+    let mut cfg = base();
+    cfg.sample_interval_ns = 1; // 1 s / 1 ns * 2 flows = 2e9 rows
+    let (f, m) = field_of(&cfg);
+    assert_eq!(f, "sample_interval_ns");
+    assert!(m.contains("2000000000"), "{m}");
+}

@@ -130,3 +130,35 @@ fn two_reno_flows_share_fairly() {
     eprintln!("two reno: throughputs {x:?} bit/s, Jain {j:.4}");
     assert!(j >= 0.9, "Jain {j}");
 }
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+#[test]
+fn delivery_rate_estimate_matches_the_bottleneck_payload_rate() {
+    // A saturated 10 Mbit/s link delivers 10e6 * 1448 / 1500 = 9_653_333 bit/s of payload;
+    // tcp_rate.c samples of a cwnd-limited flow should measure that (within 3 %).
+    let (_, out) = single_flow("cubic");
+    let t = u64_col(&out, "time_ns");
+    let d = f64_col(&out, "delivery_rate_bps");
+    let m = median((0..t.len()).filter(|&i| t[i] > 10 * S).map(|i| d[i]).collect());
+    eprintln!("cubic: median delivery rate {m:.0} bit/s");
+    assert!((m / 9_653_333.0 - 1.0).abs() < 0.03, "{m}");
+}
+
+#[test]
+fn srtt_follows_base_rtt_plus_queueing_delay() {
+    // Expected RTT at each sample: 40 ms + backlog_bytes * 8 / 10e6 s (queueing at the
+    // bottleneck); srtt lags it by its 1/8 smoothing, so compare means over 10-60 s
+    // within 10 %.
+    let (_, out) = single_flow("cubic");
+    let qt = out.queue_series.get("time_ns").unwrap().as_u64().unwrap();
+    let qb = out.queue_series.get("backlog_bytes").unwrap().as_u64().unwrap();
+    let idx: Vec<usize> = (0..qt.len()).filter(|&i| qt[i] > 10 * S).collect();
+    let expected_ms = idx.iter().map(|&i| 40.0 + qb[i] as f64 * 8.0 / 10e6 * 1e3).sum::<f64>() / idx.len() as f64;
+    let srtt_ms = flow_mean(&out, "srtt_ms", 0, 10 * S, 60 * S);
+    eprintln!("cubic: mean srtt {srtt_ms:.1} ms, expected {expected_ms:.1} ms");
+    assert!((srtt_ms / expected_ms - 1.0).abs() < 0.1, "{srtt_ms} vs {expected_ms}");
+}

@@ -251,3 +251,23 @@ fn rack_reordering_timer_marks_the_hole_after_a_quarter_min_rtt() {
     assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (5, 10));
     assert_eq!(sent(&mut io), vec![(0, true)]);
 }
+
+#[test]
+fn sack_blocks_that_grow_and_merge_tag_every_segment_once() {
+    let mut s = reno_sender(true);
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io); // segments 0..9 out
+    let blocks = |v: &[(u64, u64)]| {
+        let b: Vec<SackBlock> = v.iter().map(|&(start, end)| SackBlock { start, end }).collect();
+        Packet::ack(0, 0, &b, 52)
+    };
+    // [2,4): 2 SACKed. Then [2,6): 4 and 5 added. Then [8,9) before [2,6): 8 added. Then
+    // 6 and 7 arrive and the blocks merge into [2,9): 6 and 7 added. 0 and 1 never.
+    let steps: [(&[(u64, u64)], u32); 4] = [(&[(2, 4)], 2), (&[(2, 6)], 4), (&[(8, 9), (2, 6)], 5), (&[(2, 9)], 7)];
+    for (k, (b, sacked)) in steps.iter().enumerate() {
+        s.on_ack(SimTime((100 + k as u64) * MS), &blocks(b), &mut io);
+        assert_eq!(s.tp.sacked_out, *sacked, "step {k}");
+    }
+    // delivered counts each SACKed segment once.
+    assert_eq!(s.tp.delivered, 7);
+}

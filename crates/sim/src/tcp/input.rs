@@ -210,13 +210,7 @@ impl Sender {
     fn note_sacked(&mut self, seq: u64) {
         let t = &mut self.top_sacked;
         let n = self.n_top_sacked;
-        let mut pos = n.min(3);
-        for i in 0..n.min(3) {
-            if seq > t[i] {
-                pos = i;
-                break;
-            }
-        }
+        let pos = t[..n.min(3)].iter().position(|&x| seq > x).unwrap_or(n.min(3));
         if pos >= 3 {
             return;
         }

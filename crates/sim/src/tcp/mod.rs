@@ -24,6 +24,13 @@
 //! - RTO (`tcp_retransmit_timer` / `tcp_enter_loss`): every un-SACKed segment marked
 //!   lost, ssthresh from the algorithm, cwnd = in_flight + 1, state Loss, head
 //!   retransmitted, RTO backed off.
+//! - `pkts_acked` on every ACK with `AckSample { pkts_acked: segments cumulatively
+//!   acked, rtt_us: RTT of the newest (s)acked never-retransmitted segment (ca_rtt),
+//!   in_flight: packets in flight before the ACK }` (the seam's definition; recent
+//!   kernels pass `mss * (delivered - prior_delivered)` as `in_flight`).
+//! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks, delayed ACKs (every
+//!   2nd full segment or 40 ms), quick-ACK mode for the first 16 segments, immediate
+//!   ACKs for out-of-order data, filled holes and duplicates.
 //! - Delivery-rate samples as tcp_rate.c ([`rate`]); cwnd validation
 //!   (`tcp_cwnd_validate`: is_cwnd_limited, max_packets_out).
 //! - Internal pacing (`tcp_update_skb_after_send`, `tcp_pacing_check`) when the
@@ -43,9 +50,11 @@
 //!   timestamp option echo to measure those.
 //! - No ECN, so no CWR state; no receive-window limit; no idle cwnd restart
 //!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
-//! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`): `pkts_acked`,
-//!   then `in_ack_event`, then state processing, then `cong_control` or
-//!   `cong_avoid`/PRR.
+//! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux
+//!   (where `tcp_in_ack_event` runs after `tcp_clean_rtx_queue`): `pkts_acked`, then
+//!   `in_ack_event`, then state processing (`set_state`, `ssthresh`), then
+//!   `cong_control` or `cong_avoid`/PRR. Older kernels called `in_ack_event` before
+//!   `tcp_clean_rtx_queue`.
 
 pub mod pacing;
 pub mod rack;

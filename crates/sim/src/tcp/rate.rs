@@ -7,6 +7,10 @@
 //! send phase and the ACK phase. App-limited periods are marked by
 //! `tcp_rate_check_app_limited` and end once their bubble is delivered.
 //!
+//! `is_ack_delayed` (`FLAG_ACK_MAYBE_DELAYED`) stays false: the kernel sets it only when
+//! a single runt segment (less than one MSS) is acked, and every segment here but the
+//! last one of a finite flow is a full MSS.
+//!
 //! Deviation: the kernel marks "no snapshot" with a zero timestamp and "no sample yet in
 //! this ACK" with `rs->prior_delivered == 0`; simulated time starts at 0, so we carry
 //! explicit flags instead. (The kernel therefore re-takes the sample for every acked

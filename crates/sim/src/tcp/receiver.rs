@@ -3,16 +3,21 @@
 //!
 //! - In-order data advances `rcv_nxt` and pulls in any out-of-order range it joins.
 //! - ACK policy (`__tcp_ack_snd_check`): immediately when more than one full segment
-//!   is unacknowledged (i.e. every 2nd full segment), when out-of-order data is held
-//!   or arrives, when a hole is filled, and for duplicates; otherwise the delayed-ACK
-//!   timer (`TCP_DELACK_MIN` = 40 ms) sends it. With delayed ACKs off every segment is
-//!   acknowledged at once.
+//!   is unacknowledged (i.e. every 2nd full segment), in quick-ACK mode, when
+//!   out-of-order data is held or arrives, when a hole is filled, and for duplicates;
+//!   otherwise the delayed-ACK timer (`TCP_DELACK_MIN` = 40 ms) sends it. With delayed
+//!   ACKs off every segment is acknowledged at once.
+//! - Quick-ACK mode: the first data segment arms `TCP_MAX_QUICKACKS` = 16 immediate
+//!   ACKs (`tcp_event_data_recv` -> `tcp_incr_quickack`: min(rcv_wnd / (2 * mss), 16),
+//!   16 for Linux's 64 KB initial window), and so does a duplicate segment
+//!   (`tcp_enter_quickack_mode`); each ACK sent uses one (`tcp_dec_quickack_mode`).
 //! - SACK blocks (RFC 2018 Sec. 4): the block holding the most recently received
 //!   segment first, then the most recently reported other blocks; at most 3 (the room
 //!   left beside the timestamp option).
 //!
-//! Deviations: no quick-ACK mode at connection start and no adaptive ATO (the delayed
-//! ACK timeout is fixed at 40 ms); no D-SACK; the receive window never limits.
+//! Deviations: no adaptive ATO (the delayed ACK timeout is fixed at 40 ms) and no
+//! quick-ACK re-entry after an idle gap longer than the RTO; no D-SACK; the receive
+//! window never limits.
 
 use crate::net::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sched::Timer;
@@ -20,6 +25,8 @@ use crate::time::{Dur, SimTime};
 
 /// `TCP_DELACK_MIN` (include/net/tcp.h): HZ / 25 = 40 ms.
 pub const TCP_DELACK_MIN: Dur = Dur::from_ms(40);
+/// `TCP_MAX_QUICKACKS` (include/net/tcp.h): at most 16 ACKs in quick-ACK mode.
+pub const TCP_MAX_QUICKACKS: u32 = 16;
 
 /// Exact receiver counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,6 +59,10 @@ pub struct Receiver {
     n_recent: usize,
     /// Full segments received in order since the last ACK.
     unacked: u32,
+    /// `icsk_ack.quick`: immediate ACKs left in quick-ACK mode.
+    quick: u32,
+    /// Whether any data has arrived (`icsk_ack.ato` set).
+    seen_data: bool,
     pub delack: Timer,
     pub stats: ReceiverStats,
 }
@@ -69,6 +80,8 @@ impl Receiver {
             recent: [0; MAX_SACK_BLOCKS + 1],
             n_recent: 0,
             unacked: 0,
+            quick: 0,
+            seen_data: false,
             delack: Timer::default(),
             stats: ReceiverStats::default(),
         }
@@ -153,6 +166,7 @@ impl Receiver {
 
     fn make_ack(&mut self) -> Packet {
         self.unacked = 0;
+        self.quick = self.quick.saturating_sub(1);
         self.delack.cancel();
         self.stats.acks_sent += 1;
         let (blocks, n) = self.sack_blocks();
@@ -165,7 +179,13 @@ impl Receiver {
         self.stats.received_packets += 1;
         self.stats.received_bytes += pkt.payload as u64;
         let seq = pkt.seq;
+        if !self.seen_data {
+            // The first data segment initializes the delayed-ACK engine in quick mode.
+            self.seen_data = true;
+            self.quick = TCP_MAX_QUICKACKS;
+        }
         if self.holds(seq) {
+            self.quick = TCP_MAX_QUICKACKS;
             self.stats.duplicate_packets += 1;
             self.stats.duplicate_bytes += pkt.payload as u64;
             return (Some(self.make_ack()), None);
@@ -186,7 +206,7 @@ impl Receiver {
             if pkt.payload >= self.mss {
                 self.unacked += 1;
             }
-            if !self.delayed_ack || self.unacked >= 2 {
+            if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 {
                 return (Some(self.make_ack()), None);
             }
             let timer = self.delack.arm(now + TCP_DELACK_MIN);
@@ -211,27 +231,46 @@ mod tests {
     fn rx(delayed: bool) -> Receiver {
         Receiver::new(0, 1448, 52, delayed, None)
     }
+    /// A receiver past its 16 quick ACKs (segments 0..16 received and acked).
+    fn rx_warm() -> Receiver {
+        let mut r = rx(true);
+        for s in 0..16 {
+            assert!(r.on_data(SimTime(0), &seg(s)).0.is_some(), "quick ACK {s}");
+        }
+        r
+    }
     fn seg(seq: u64) -> Packet {
         Packet::data(0, seq, 1448, 52, false)
     }
 
     #[test]
-    fn delayed_ack_every_second_full_segment() {
-        let mut r = rx(true);
-        let (a, t) = r.on_data(SimTime(0), &seg(0));
+    fn delayed_ack_every_second_full_segment_after_the_quick_acks() {
+        let mut r = rx_warm();
+        let (a, t) = r.on_data(SimTime(0), &seg(16));
         assert!(a.is_none());
         assert_eq!(t.map(|x| x.0), Some(SimTime(40_000_000))); // 40 ms timer
-        let (a, _) = r.on_data(SimTime(1), &seg(1));
-        assert_eq!(a.unwrap().seq, 2);
+        let (a, _) = r.on_data(SimTime(1), &seg(17));
+        assert_eq!(a.unwrap().seq, 18);
         assert!(!r.delack.is_armed());
     }
 
     #[test]
     fn delayed_ack_timer_acks_a_lone_segment() {
-        let mut r = rx(true);
-        r.on_data(SimTime(0), &seg(0));
-        assert_eq!(r.on_delack_timer().unwrap().seq, 1);
+        let mut r = rx_warm();
+        r.on_data(SimTime(0), &seg(16));
+        assert_eq!(r.on_delack_timer().unwrap().seq, 17);
         assert!(r.on_delack_timer().is_none());
+    }
+
+    #[test]
+    fn a_duplicate_re_enters_quick_ack_mode() {
+        let mut r = rx_warm();
+        r.on_data(SimTime(0), &seg(3)); // duplicate: ACKed at once, 16 quick ACKs armed
+        // ... of which that ACK used one: 15 more in-order segments are ACKed at once.
+        for s in 16..31 {
+            assert!(r.on_data(SimTime(0), &seg(s)).0.is_some(), "quick ACK for {s}");
+        }
+        assert!(r.on_data(SimTime(0), &seg(31)).0.is_none());
     }
 
     #[test]
