@@ -182,3 +182,24 @@ def test_algorithms_lists_the_registry(capsys):
     out = capsys.readouterr().out
     assert out.startswith("reno: ")
     assert "cubic: " in out
+
+
+def test_engine_complaints_name_the_spec_field(tmp_path, capsys):
+    # 10 000 s at 1 us sampling with 2 flows would be 2e10 series rows: the engine refuses
+    spec = tmp_path / "fine.toml"
+    spec.write_text(SMALL.replace('duration = "3s"', 'duration = "10000s"')
+                    .replace('sample_interval = "100ms"', 'sample_interval = "1us"'))
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{spec}: experiment.sample_interval: too small")
+
+
+def test_engine_field_paths_map_to_flow_groups():
+    from tcplab.backends.sim import spec_field
+    from tcplab.spec import parse_spec
+
+    s = parse_spec({"experiment": {"duration": "1s"}, "bottleneck": {"rate": "1Mbps"},
+                    "flows": [{"cc": "reno", "rtt": "10ms", "count": 2}, {"cc": "reno", "rtt": "10ms"}]})
+    assert spec_field("flows[2].sender_access.rate_bps", s) == "flows[1].access.rate"
+    assert spec_field("flows[1].start_ns", s) == "flows[0].start"
+    assert spec_field("duration_ns", s) == "experiment.duration"

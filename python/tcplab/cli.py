@@ -49,7 +49,7 @@ def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .api import execute
-    from .backends.sim import resolve
+    from .backends.sim import check_with_engine, resolve
     from .results import is_run_dir, write_run
     from .spec import load_spec
 
@@ -62,6 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if out.exists() and not is_run_dir(out):
         raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
     spec = resolve(spec)  # every spec error is reported before the simulation starts
+    check_with_engine(spec)
     bar, update = _progress_bar(spec.experiment.duration / 1e9, args.quiet)
     try:
         result, config, wall = execute(spec, update)
@@ -161,7 +162,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .backends.sim import config_json, engine, resolve, world_config
+    from .backends.sim import check_with_engine, resolve
     from .results import spec_toml
     from .spec import load_spec, read_toml
 
@@ -174,11 +175,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"# sweep: {len(plan.jobs)} runs over {', '.join(plan.axes) or 'no axes'}, repeat {plan.repeat}",
               file=sys.stderr)
     resolved = resolve(spec)
-    config = world_config(resolved)
-    try:
-        engine().validate(config_json(config))
-    except ValueError as exc:
-        raise SpecError([("engine config", str(exc))]) from None
+    config = check_with_engine(resolved)
     print(json.dumps(config, indent=1) if args.json else spec_toml(resolved), end="" if not args.json else "\n")
     return 0
 

@@ -226,3 +226,48 @@ def run_config(config: dict[str, Any], progress: Optional[Callable[[float], None
 def reparse(spec: Spec) -> Spec:
     """Round-trip a spec through its dictionary form (checks a resolved spec is valid)."""
     return parse_spec(copy.deepcopy(spec.to_dict()), check_algorithms=False)
+
+
+_FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interval", "rate_bps": "rate",
+                "delay_ns": "delay", "start_ns": "start", "stop_ns": "stop", "at_ns": "at", "mss_bytes": "mss",
+                "header_bytes": "header", "sender_access": "access"}
+
+
+def spec_field(config_field: str, spec: Spec) -> str:
+    """The spec path of an engine config field: ``flows[3].sender_access.rate_bps`` ->
+    ``flows[1].access.rate`` (flow 3 belongs to group 1), ``duration_ns`` ->
+    ``experiment.duration``."""
+    import re
+
+    parts = config_field.split(".")
+    head = parts[0]
+    m = re.fullmatch(r"flows\[(\d+)\]", head)
+    if m:
+        k, group = int(m.group(1)), 0
+        for g, f in enumerate(spec.flows):
+            if k < f.count:
+                group = g
+                break
+            k -= f.count
+        parts[0] = f"flows[{group}]"
+    elif head in ("duration_ns", "sample_interval_ns", "seed"):
+        parts.insert(0, "experiment")
+    return ".".join(_FIELD_NAMES.get(p, p) for p in parts)
+
+
+def check_with_engine(spec: Spec) -> dict[str, Any]:
+    """Resolve ``spec``, let the engine validate its config, and return the config.
+
+    Raises
+    ------
+    SpecError
+        With the engine's complaint attributed to the spec field it came from.
+    """
+    resolved = resolve(spec)
+    config = world_config(resolved)
+    try:
+        engine().validate(config_json(config))
+    except ValueError as exc:
+        field, _, msg = str(exc).partition(": ")
+        raise SpecError([(spec_field(field, resolved), msg or str(exc))]) from None
+    return config
