@@ -203,3 +203,32 @@ def test_engine_field_paths_map_to_flow_groups():
     assert spec_field("flows[2].sender_access.rate_bps", s) == "flows[1].access.rate"
     assert spec_field("flows[1].start_ns", s) == "flows[0].start"
     assert spec_field("duration_ns", s) == "experiment.duration"
+
+
+def test_finite_flow_and_rate_event_pass_through(tmp_path):
+    spec = tmp_path / "ev.toml"
+    spec.write_text("""
+[experiment]
+duration = "6s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "150KB"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+[[flows]]
+cc = "reno"
+rtt = "30ms"
+size = "100KB"
+start = "1s"
+[[events]]
+at = "3s"
+rate = "5Mbps"
+""")
+    r = tcplab.run(spec)
+    # the finite transfer delivers exactly its 100 000 bytes, once
+    assert int(r.summary.loc[1, "delivered_bytes"]) == 100_000
+    # capacity: 10 Mbit/s * 3 s + 5 Mbit/s * 3 s = 45 Mbit; a busy link uses most of it
+    assert 0.8 < r.aggregate["utilization"] <= 1.0
+    assert r.aggregate["total_goodput_bps"] * 6 <= 45e6
