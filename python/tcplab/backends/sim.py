@@ -24,13 +24,12 @@ Resolution choices (each documented here because it shapes every result):
 
 from __future__ import annotations
 
-import copy
 import json
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Callable, Optional
 
 from ..errors import EngineError, SpecError
-from ..spec import Link, Spec, parse_spec
+from ..spec import Link, Spec
 from ..units import Size, format_time
 
 ACCESS_RATE_FACTOR = 100
@@ -163,7 +162,6 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     """
     s = resolve(spec)
     b = s.bottleneck
-    wire = s.tcp.mss + s.tcp.header
     flows = []
     for f in s.flows:
         for k in range(f.count):
@@ -181,7 +179,6 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
                 "stop_ns": int(f.stop),
                 "app": app,
             })
-    del wire
     return {
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
@@ -221,11 +218,6 @@ def run_config(config: dict[str, Any], progress: Optional[Callable[[float], None
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
-
-
-def reparse(spec: Spec) -> Spec:
-    """Round-trip a spec through its dictionary form (checks a resolved spec is valid)."""
-    return parse_spec(copy.deepcopy(spec.to_dict()), check_algorithms=False)
 
 
 _FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interval", "rate_bps": "rate",
