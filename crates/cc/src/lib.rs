@@ -6,6 +6,7 @@
 //! - [`registry`]: algorithms by name, with parameter schemas.
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
+//! - [`variants`]: BBR-ACD, BBR-CWS, BBR-ACW, Modest BBR, BBQ, DA-BBR as `BbrVariant`s.
 
 pub mod bbr;
 pub mod cubic;
@@ -14,6 +15,7 @@ pub mod illinois;
 pub mod ops;
 pub mod registry;
 pub mod reno;
+pub mod variants;
 pub mod vegas;
 
 pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample};

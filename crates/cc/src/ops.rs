@@ -180,6 +180,10 @@ pub struct CcView {
     /// `pacing_rate` (the kernel's internal TCP pacing). Algorithms that pace set it in
     /// `init`, as BBR does.
     pub pacing_needed: bool,
+    /// `tp->tcp_wstamp_ns`: earliest departure time of the next segment (ns), as the
+    /// sender's internal pacing (`tcp_update_skb_after_send`) last set it; 0 before the
+    /// first send. Read-only for algorithms (BBR's `bbr_packets_in_net_at_edt`).
+    pub tcp_wstamp_ns: u64,
 }
 
 /// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
@@ -219,6 +223,7 @@ impl CcView {
             pacing_rate: 0,
             max_pacing_rate: u64::MAX,
             pacing_needed: false,
+            tcp_wstamp_ns: 0,
         }
     }
 

@@ -159,6 +159,12 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::vegas::SPEC,
     &crate::illinois::SPEC,
     &crate::bbr::SPEC,
+    &crate::variants::acd::SPEC,
+    &crate::variants::cws::SPEC,
+    &crate::variants::acw::SPEC,
+    &crate::variants::modest::SPEC,
+    &crate::variants::bbq::SPEC,
+    &crate::variants::da_bbr::SPEC,
 ];
 
 /// The entry named `name`.

@@ -180,7 +180,8 @@ fn five_flow_inflight(extra_acked: bool) -> f64 {
 #[test]
 fn five_bbr_flows_keep_two_to_two_and_a_half_bdp_in_flight() {
     // Hock et al., reproduced in the TUM paper Section 4.3 on Linux 4.9, whose
-    // tcp_bbr.c has no ACK-aggregation (extra_acked) term: with it off, the summed
+    // tcp_bbr.c has no ACK-aggregation (extra_acked) term (`linux_4_9` below is only
+    // that term off; the other post-4.9 changes stay, see the bbr module doc): the summed
     // inflight sits in [2, 2.5] BDP (measured mean 2.36). The current kernel's
     // extra_acked adds allowance on top (measured 2.58): reported, and checked only to
     // lie between the 2 BDP of cwnd_gain and 3 BDP.

@@ -57,7 +57,9 @@ impl<V: BbrVariant> CongestionOps for BbrFamily<V> {
         bbr.prior_cwnd = 0;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
         bbr.rtt_cnt = 0;
-        bbr.next_rtt_delivered = 0;
+        // Upstream 6de035fec045 (v5.14): the first round ends at the first ACK of data
+        // sent after init, also when init runs with packets already delivered.
+        bbr.next_rtt_delivered = tp.delivered;
         bbr.prev_ca_state = CaState::Open;
         bbr.packet_conservation = false;
 

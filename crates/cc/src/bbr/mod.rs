@@ -41,6 +41,25 @@
 //! - `variant`: the extension points the research variants (crate::variants) override;
 //!   `KernelBbr` overrides nothing and is plain BBR.
 //!
+//! Kernel version. The default is mainline tcp_bbr.c (compared line by line with a
+//! v6.x tree), not Linux 4.9, the kernel the BBR papers measured. Changes since 4.9 that
+//! the default includes:
+//! - departure-time pacing (4.20): the 1 % pacing margin and the EDT term of
+//!   `bbr_packets_in_net_at_edt` in the DRAIN and gain-cycle checks; the rate is taken
+//!   on the MSS (4.9: on the MTU, i.e. 1500/1448 = 3.6 % above the payload rate, with
+//!   no margin);
+//! - the +2 packets of `bbr_quantization_budget` in the 1.25 phase, the ssthresh set on
+//!   entering DRAIN, the PROBE_RTT cap applied also when nothing is acked, the PROBE_RTT
+//!   exit check on idle restart, the pacing rate initialised from the first RTT sample
+//!   and lowered only once the pipe is full (4.9: outside STARTUP), `is_ack_delayed`
+//!   samples kept from refreshing an expired min_rtt;
+//! - the ACK-aggregation allowance `extra_acked`;
+//! - min_rtt refreshed only by a strictly lower sample (5.10, 1b9e2a8c99a5; 4.9 had
+//!   `<=`, so equal samples postponed PROBE_RTT);
+//! - `bbr_init` starting the first round at `tp->delivered` (5.14, 6de035fec045).
+//! There is no Linux 4.9 profile: the parameters `extra_acked = false` and
+//! `pacing_margin_percent = 0` undo two of these items; the others are always mainline.
+//!
 //! Units are the kernel's: bandwidth in packets per microsecond << `BW_SCALE` (24), gains
 //! in 1/`BBR_UNIT` (1/256), cwnd in packets, times in us (`tcp_mstamp`) or jiffies at
 //! HZ = 1000 (`min_rtt_stamp`, `probe_rtt_done_stamp`), so rounding matches the kernel.
@@ -54,11 +73,12 @@
 //!   sends one MSS per paced departure, so the packets of a "TSO burst" leave spaced,
 //!   not back to back: the quantization headroom exists in cwnd but the micro-bursts
 //!   that motivate it on a real host do not.
-//! - No fq qdisc and no earliest-departure-time queue: `tp->tcp_wstamp_ns` does not
-//!   exist, so `bbr_packets_in_net_at_edt` sees an EDT equal to now (nothing scheduled
-//!   ahead in a pacing layer) and reduces to inflight (+ tso_segs_goal while the pacing
-//!   gain is above 1). The kernel subtracts the packets expected to leave before the
-//!   EDT; at our packet-by-packet pacing that is at most one packet.
+//! - No fq qdisc: departures are spaced by the sender's internal pacing (the kernel's
+//!   fallback without fq, `tcp_update_skb_after_send`), which keeps the earliest
+//!   departure time `tp->tcp_wstamp_ns` that `bbr_packets_in_net_at_edt` reads. With
+//!   one segment per departure the EDT is at most one packet gap ahead, so the term it
+//!   subtracts is below 1 / (pacing_gain x 0.99) packets: 0 at gain 1.25, at most 1 at
+//!   0.75 and 1.0, at most 2 in DRAIN (0.34).
 //! - No TSQ (TCP small queues): nothing throttles the sender below what cwnd and pacing
 //!   allow, so there is no local queueing between TCP and the wire.
 //! - The PROBE_BW start phase comes from a seeded SplitMix64 (`rng`), not the kernel's

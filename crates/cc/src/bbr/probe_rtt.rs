@@ -1,7 +1,7 @@
 //! min_rtt and PROBE_RTT: tcp_bbr.c `bbr_update_min_rtt`, `bbr_check_probe_rtt_done`.
 //!
-//! min_rtt is the minimum RTT sample over `min_rtt_win_sec` (10 s); a sample at or
-//! below it refreshes it. When the window expires without one (and not restarting from
+//! min_rtt is the minimum RTT sample over `min_rtt_win_sec` (10 s); a sample strictly
+//! below it refreshes it (an equal one does not, since Linux 5.10). When the window expires without one (and not restarting from
 //! idle), BBR saves cwnd and enters PROBE_RTT: cwnd is capped at 4 packets (in
 //! `bbr_set_cwnd`), and once inflight is down to 4 a 200 ms timer starts and a round
 //! starts. After both the timer and that round have elapsed, min_rtt_stamp is reset
@@ -37,7 +37,10 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
     let now = tp.jiffies32();
     let win = bbr.cfg.min_rtt_win_sec.saturating_mul(HZ);
     let filter_expired = after32(now, bbr.min_rtt_stamp.wrapping_add(win));
-    if rs.rtt_us >= 0 && (rs.rtt_us <= i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed)) {
+    // Strictly lower: since upstream 1b9e2a8c99a5 (v5.10, "tcp: only postpone PROBE_RTT if
+    // RTT is < current min_rtt estimate") a sample equal to min_rtt no longer refreshes the
+    // stamp (Linux 4.9 to 5.9 had `<=`).
+    if rs.rtt_us >= 0 && (rs.rtt_us < i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed)) {
         bbr.min_rtt_us = rs.rtt_us.min(i64::from(u32::MAX)) as u32;
         bbr.min_rtt_stamp = now;
     }

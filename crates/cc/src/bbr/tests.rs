@@ -366,6 +366,39 @@ fn bbr_drain_phase_ends_early_at_one_bdp_and_cruise_phases_last_min_rtt() {
 }
 
 #[test]
+fn bbr_packets_in_net_at_edt_subtracts_what_the_path_delivers_before_the_next_departure() {
+    use super::cwnd::bbr_packets_in_net_at_edt;
+    // bw 8388. now = 1 s; the next departure is scheduled 2.5 ms later:
+    //   interval_delivered = 8388 * 2500 >> 24 = 20970000 / 16777216 = 1.2499 -> 1.
+    let mut f = Flow::in_probe_bw(1); // gain 0.75: no EDT quantum added
+    f.tp.now_us = 1_000_000;
+    f.tp.tcp_wstamp_ns = 1_002_500_000;
+    assert_eq!(bbr_packets_in_net_at_edt(f.bbr(), &f.tp, 27), 26);
+    // Gain 1.25 adds the EDT quantum (tso_segs_goal 2): 27 + 2 - 1 = 28.
+    let mut g = Flow::in_probe_bw(0);
+    g.tp.now_us = 1_000_000;
+    g.tp.tcp_wstamp_ns = 1_002_500_000;
+    assert_eq!(bbr_packets_in_net_at_edt(g.bbr(), &g.tp, 27), 28);
+    // An EDT in the past counts as now: nothing subtracted.
+    f.tp.tcp_wstamp_ns = 999_000_000;
+    assert_eq!(bbr_packets_in_net_at_edt(f.bbr(), &f.tp, 27), 27);
+    // 100 ms ahead: 8388 * 100000 >> 24 = 49.99 -> 49 >= 27: none left in the network.
+    f.tp.tcp_wstamp_ns = 1_100_000_000;
+    assert_eq!(bbr_packets_in_net_at_edt(f.bbr(), &f.tp, 27), 0);
+}
+
+#[test]
+fn bbr_drain_phase_ends_one_packet_earlier_when_the_next_departure_is_2_5_ms_away() {
+    // As in the test above: with the EDT 2.5 ms ahead, prior_in_flight 27 counts as 26
+    // in the network, <= bbr_inflight(bw, 1.0) = 26: the 0.75 phase ends (without the
+    // EDT term 27 > 26 would keep it, see the drain-phase test).
+    let mut f = Flow::in_probe_bw(1);
+    f.tp.tcp_wstamp_ns = 1_012_500_000;
+    f.ack(Ack { at_us: 1_010_000, prior_in_flight: Some(27), ..Ack::default() });
+    assert_eq!(f.bbr().cycle_idx, 2);
+}
+
+#[test]
 fn bbr_gain_cycle_wraps_after_eight_phases() {
     let mut f = Flow::in_probe_bw(7);
     f.ack(Ack { at_us: 1_040_001, ..Ack::default() });
@@ -418,6 +451,21 @@ fn bbr_init_paces_high_gain_times_initial_cwnd_over_nominal_rtt() {
     tp.srtt_us = 40_000;
     cc.init(&mut tp);
     assert_eq!(tp.pacing_rate, 1_034_467);
+}
+
+#[test]
+fn bbr_init_after_data_was_delivered_starts_the_round_at_tp_delivered() {
+    // Upstream 6de035fec045: bbr_init sets next_rtt_delivered = tp->delivered (was 0).
+    // Init with 500 delivered: an ACK for a packet sent before init (prior_delivered
+    // 499 < 500) does not end a round; one sent after it (prior_delivered 500) does.
+    let mut f = Flow::new(BbrConfig::default());
+    f.tp.delivered = 500;
+    f.cc.init(&mut f.tp);
+    assert_eq!(f.bbr().next_rtt_delivered, 500);
+    f.ack(Ack { at_us: 10_000, ends_round: false, ..Ack::default() });
+    assert_eq!(f.bbr().rtt_cnt, 0);
+    f.ack(Ack { at_us: 20_000, ends_round: true, ..Ack::default() });
+    assert_eq!(f.bbr().rtt_cnt, 1);
 }
 
 #[test]
@@ -491,12 +539,28 @@ fn bbr_probe_rtt_waits_for_a_full_round_when_it_outlasts_200ms() {
 #[test]
 fn bbr_lower_rtt_sample_postpones_probe_rtt() {
     let mut f = Flow::in_probe_bw(2);
-    // A 40 ms sample at 5 s (<= min_rtt) refreshes the stamp to 5000 jiffies.
-    f.ack(Ack { at_us: 5_000_000, ..Ack::default() });
+    // A 39.999 ms sample at 5 s (< min_rtt 40 ms) refreshes the estimate and the stamp
+    // to 5000 jiffies, so at 10.001 s the window (5000 + 10000 = 15000) has not expired.
+    f.ack(Ack { at_us: 5_000_000, rtt_us: 39_999, ..Ack::default() });
+    assert_eq!((f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (39_999, 5_000));
     f.ack(Ack { at_us: 10_001_000, rtt_us: 41_000, ..Ack::default() });
     assert_eq!(f.bbr().mode, BbrMode::ProbeBw);
+    // 15.001 s: after(15001, 15000): expired.
     f.ack(Ack { at_us: 15_001_000, rtt_us: 41_000, ..Ack::default() });
     assert_eq!(f.bbr().mode, BbrMode::ProbeRtt);
+}
+
+#[test]
+fn bbr_rtt_sample_equal_to_min_rtt_does_not_postpone_probe_rtt() {
+    // Linux >= 5.10 (upstream 1b9e2a8c99a5): only rs->rtt_us < min_rtt_us refreshes
+    // min_rtt_stamp. min_rtt 40 ms stamped at 0 jiffies; a 40 ms sample at 5 s leaves the
+    // stamp at 0, so at 10.001 s (after(10001, 0 + 10000)) the window has expired:
+    // PROBE_RTT, and the expired filter takes the 41 ms sample.
+    let mut f = Flow::in_probe_bw(2);
+    f.ack(Ack { at_us: 5_000_000, rtt_us: 40_000, ..Ack::default() });
+    assert_eq!((f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (40_000, 0));
+    f.ack(Ack { at_us: 10_001_000, rtt_us: 41_000, ..Ack::default() });
+    assert_eq!((f.bbr().mode, f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (BbrMode::ProbeRtt, 41_000, 10_001));
 }
 
 // ---------------------------------------------------------------- recovery

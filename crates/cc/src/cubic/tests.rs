@@ -369,3 +369,85 @@ fn cubic_registry_builds_with_kernel_defaults() {
     let c = SPEC.default_params();
     assert_eq!(CubicConfig::from_params(&c), CubicConfig::default());
 }
+
+// ---- Over seconds: cong_avoid driven by one ACK per segment, evenly spread per RTT ----
+
+/// A loss at cwnd 100 after RTT samples of `rtt_us` (so delay_min = rtt), then
+/// `secs` seconds of rounds: each round acks the whole window, one segment per ACK,
+/// evenly spread over the RTT. Returns cwnd at each whole second after the epoch began
+/// (index 0 = the loss).
+fn cwnd_per_second(cfg: CubicConfig, rtt_us: u64, secs: u64) -> Vec<u32> {
+    let mut tp = socket(9_000, 100);
+    let mut c = cubic(cfg, &mut tp);
+    tp.snd_ssthresh = 100; // congestion avoidance; no HyStart
+    c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: rtt_us as i64, in_flight: 100 });
+    let ss = c.ssthresh(&tp);
+    tp.snd_ssthresh = ss;
+    tp.snd_cwnd = ss;
+    let start_us = 10_000_000;
+    let mut out = vec![tp.snd_cwnd];
+    let mut round_us = start_us;
+    while round_us < start_us + secs * 1_000_000 {
+        let w = tp.snd_cwnd as u64;
+        for i in 0..w {
+            tp.now_us = round_us + i * rtt_us / w;
+            tp.snd_una += 1;
+            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: rtt_us as i64, in_flight: w as u32 });
+            let una = tp.snd_una;
+            c.cong_avoid(&mut tp, una, 1);
+        }
+        round_us += rtt_us;
+        if (round_us - start_us) % 1_000_000 == 0 {
+            out.push(tp.snd_cwnd);
+        }
+    }
+    out
+}
+
+#[test]
+fn cubic_cwnd_follows_the_cubic_curve_over_seconds() {
+    // W_max 100, cwnd 70, RTT 100 ms, Reno estimate off. The kernel aims at
+    // W(t + delay_min) = 100 + 0.4004 (t + 0.1 - 4.2148)^3 with C = 410/1024 and
+    // K = 4316/1024 s:
+    //   t=1: 100 + 0.4004 * (-3.1148)^3 = 100 - 12.10 = 87.9
+    //   t=2: 100 + 0.4004 * (-2.1148)^3 = 100 - 3.79 = 96.2
+    //   t=3: 100 + 0.4004 * (-1.1148)^3 = 100 - 0.55 = 99.4
+    //   t=5: 100 + 0.4004 * ( 0.8852)^3 = 100 + 0.28 = 100.3
+    //   t=6: 100 + 0.4004 * ( 1.8852)^3 = 100 + 2.68 = 102.7
+    //   t=7: 100 + 0.4004 * ( 2.8852)^3 = 100 + 9.62 = 109.6
+    //   t=8: 100 + 0.4004 * ( 3.8852)^3 = 100 + 23.48 = 123.5
+    // cwnd trails the target by about one RTT of growth (slope 3C(t-K)^2 * 0.1 s:
+    // <= 1.2 segments up to 7 s, 1.8 at 8 s) plus the integer floor of the target (< 1),
+    // and never runs ahead of it by a whole segment: expect W - 3 <= cwnd <= W + 1.
+    let cfg = CubicConfig { tcp_friendliness: false, ..CubicConfig::default() };
+    let cwnd = cwnd_per_second(cfg, 100_000, 8);
+    let expected = [(1, 87.9), (2, 96.2), (3, 99.4), (5, 100.3), (6, 102.7), (7, 109.6), (8, 123.5)];
+    for (t, w) in expected {
+        let got = cwnd[t] as f64;
+        assert!(got >= w - 3.0 && got <= w + 1.0, "t = {t} s: cwnd {got}, curve {w}; all {cwnd:?}");
+    }
+}
+
+#[test]
+fn cubic_friendliness_region_grows_like_aimd_on_short_rtts() {
+    // RTT 10 ms: the cubic alone would give W(1.01) = 100 + 0.4004 (1.01 - 4.2148)^3
+    // = 100 - 13.2 = 86.8 after 1 s. The Reno estimate grows 1 segment per
+    // cwnd * 15 / 8 acked, i.e. 8/15 = 0.533 per RTT (Eq. 4: 3(1-b)/(1+b) = 0.53 for
+    // b = 0.7): after 100 RTTs, 70 + 53.3 = 123.3. cwnd follows the larger, within a
+    // round's lag and rounding: 123.3 +- 3.
+    let cwnd = cwnd_per_second(CubicConfig::default(), 10_000, 1);
+    assert!((120..=126).contains(&cwnd[1]), "cwnd after 1 s: {}", cwnd[1]);
+    // Without the Reno estimate the cubic's 86.8 applies (W - 3 .. W + 1).
+    let cfg = CubicConfig { tcp_friendliness: false, ..CubicConfig::default() };
+    let cubic_only = cwnd_per_second(cfg, 10_000, 1);
+    assert!((84..=87).contains(&cubic_only[1]), "cubic-only cwnd after 1 s: {}", cubic_only[1]);
+}
+
+#[test]
+fn cubic_rejects_a_beta_that_would_divide_by_zero() {
+    // beta_scale divides by (1024 - beta): 1024 must be refused by name, not panic.
+    let mut given = std::collections::BTreeMap::new();
+    given.insert("beta".to_string(), crate::registry::ParamValue::Num(1024.0));
+    let err = SPEC.validate(&given).unwrap_err().to_string();
+    assert!(err.starts_with("parameter 'beta' of cubic: 1024 is outside"), "{err}");
+}

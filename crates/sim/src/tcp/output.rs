@@ -108,6 +108,7 @@ impl Sender {
         self.stats.sent_packets += 1;
         self.stats.sent_bytes += payload as u64;
         advance_wstamp(&mut self.wstamp_ns, now.ns(), payload, &self.tp, self.data_segs_out);
+        self.tp.tcp_wstamp_ns = self.wstamp_ns; // visible to the algorithm (BBR's EDT term)
         if self.rack_enabled {
             self.rack.tsorted.push_back((seq, now_us));
         }
