@@ -163,3 +163,72 @@ def test_sweep_on_local_ray(tmp_path):
         a = json.loads((tmp_path / "ray" / "runs" / d / "manifest.json").read_text())["sha256"]
         b = json.loads((tmp_path / "local" / "runs" / d / "manifest.json").read_text())["sha256"]
         assert a == b
+
+
+def test_cli_error_from_a_subprocess_exits_2_without_output(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text(SMALL.replace('cc = "reno"', 'cc = "bbbr"'))
+    out = tmp_path / "results" / "bad"
+    res = subprocess.run([sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(out)],
+                         capture_output=True, text=True)
+    assert res.returncode == 2
+    assert res.stderr.startswith(f"{spec}: flows[0].cc: unknown algorithm 'bbbr'; known: reno, ")
+    assert "Traceback" not in res.stderr
+    assert not (tmp_path / "results").exists()
+
+
+def test_algorithms_lists_the_registry(capsys):
+    assert main(["algorithms"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("reno: ")
+    assert "cubic: " in out
+
+
+def test_engine_complaints_name_the_spec_field(tmp_path, capsys):
+    # 10 000 s at 1 us sampling with 2 flows would be 2e10 series rows: the engine refuses
+    spec = tmp_path / "fine.toml"
+    spec.write_text(SMALL.replace('duration = "3s"', 'duration = "10000s"')
+                    .replace('sample_interval = "100ms"', 'sample_interval = "1us"'))
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{spec}: experiment.sample_interval: too small")
+
+
+def test_engine_field_paths_map_to_flow_groups():
+    from tcplab.backends.sim import spec_field
+    from tcplab.spec import parse_spec
+
+    s = parse_spec({"experiment": {"duration": "1s"}, "bottleneck": {"rate": "1Mbps"},
+                    "flows": [{"cc": "reno", "rtt": "10ms", "count": 2}, {"cc": "reno", "rtt": "10ms"}]})
+    assert spec_field("flows[2].sender_access.rate_bps", s) == "flows[1].access.rate"
+    assert spec_field("flows[1].start_ns", s) == "flows[0].start"
+    assert spec_field("duration_ns", s) == "experiment.duration"
+
+
+def test_finite_flow_and_rate_event_pass_through(tmp_path):
+    spec = tmp_path / "ev.toml"
+    spec.write_text("""
+[experiment]
+duration = "6s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "150KB"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+[[flows]]
+cc = "reno"
+rtt = "30ms"
+size = "100KB"
+start = "1s"
+[[events]]
+at = "3s"
+rate = "5Mbps"
+""")
+    r = tcplab.run(spec)
+    # the finite transfer delivers exactly its 100 000 bytes, once
+    assert int(r.summary.loc[1, "delivered_bytes"]) == 100_000
+    # capacity: 10 Mbit/s * 3 s + 5 Mbit/s * 3 s = 45 Mbit; a busy link uses most of it
+    assert 0.8 < r.aggregate["utilization"] <= 1.0
+    assert r.aggregate["total_goodput_bps"] * 6 <= 45e6

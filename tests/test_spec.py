@@ -124,7 +124,8 @@ def test_rtt_becomes_receiver_access_delay(fake_engine, write_spec):
 
 
 def test_rtt_shorter_than_bottleneck_delay_is_rejected(fake_engine, write_spec):
-    with pytest.raises(SpecError, match=r"flows\[0\].rtt: 3ms is shorter than the path's fixed delays"):
+    with pytest.raises(SpecError, match=r"flows\[0\].rtt: 3ms is shorter than the path's fixed delays; "
+                                        r"allowed: rtt >= 2 x \(bottleneck.delay \+ given access delays\) = 4ms"):
         resolve(load_spec(write_spec(BASE.replace('rtt = "10ms"', 'rtt = "3ms"'))))
 
 

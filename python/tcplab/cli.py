@@ -49,6 +49,7 @@ def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from .api import execute
+    from .backends.sim import check_with_engine, resolve
     from .results import is_run_dir, write_run
     from .spec import load_spec
 
@@ -60,6 +61,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         spec.experiment.seed = args.seed
     if out.exists() and not is_run_dir(out):
         raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
+    spec = resolve(spec)  # every spec error is reported before the simulation starts
+    check_with_engine(spec)
     bar, update = _progress_bar(spec.experiment.duration / 1e9, args.quiet)
     try:
         result, config, wall = execute(spec, update)
@@ -139,7 +142,7 @@ def redraw_report(d: Path) -> None:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
-    from .algorithms import registry
+    from .algorithms import _num, registry
 
     reg = registry()
     if args.json:
@@ -151,14 +154,15 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
         print(f"    source: {a.source}")
         for p in a.params:
             d = p.default_value()
-            rng = "" if p.kind == "bool" else f" [{p.min:g}, {p.max:g}]"
+            d = str(d).lower() if isinstance(d, bool) else d  # as written in TOML
+            rng = "" if p.kind == "bool" else f" [{_num(p.min)}, {_num(p.max)}]"
             print(f"    {p.name} ({p.kind}, default {d}{rng}): {p.doc}")
         print()
     return 0
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .backends.sim import config_json, engine, resolve, world_config
+    from .backends.sim import check_with_engine, resolve
     from .results import spec_toml
     from .spec import load_spec, read_toml
 
@@ -171,11 +175,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"# sweep: {len(plan.jobs)} runs over {', '.join(plan.axes) or 'no axes'}, repeat {plan.repeat}",
               file=sys.stderr)
     resolved = resolve(spec)
-    config = world_config(resolved)
-    try:
-        engine().validate(config_json(config))
-    except ValueError as exc:
-        raise SpecError([("engine config", str(exc))]) from None
+    config = check_with_engine(resolved)
     print(json.dumps(config, indent=1) if args.json else spec_toml(resolved), end="" if not args.json else "\n")
     return 0
 

@@ -126,6 +126,13 @@ def spec_toml(spec: Spec) -> str:
     """The resolved spec as TOML text (the ``sweep`` table left out)."""
     doc = spec.to_dict()
     doc.pop("sweep", None)
+    if not doc.get("events"):
+        doc.pop("events", None)
+    if not doc["experiment"].get("description"):
+        doc["experiment"].pop("description", None)
+    for f in doc["flows"]:
+        if not f.get("params"):
+            f.pop("params", None)
     return tomlout.dumps(doc, header=f"Resolved by tcplab {__version__}: defaults filled, sizes in packets.")
 
 

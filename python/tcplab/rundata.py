@@ -4,7 +4,7 @@ tcplab stores (``series``, ``queue``, ``flows``) and that metrics and plots read
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pandas as pd

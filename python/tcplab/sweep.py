@@ -222,7 +222,10 @@ def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Jo
         address = os.environ.get("RAY_ADDRESS")
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
         if not address:
+            # A local instance: one task slot per worker, and a small object store (each
+            # task returns one run's files, a few MB, fetched as soon as it is ready).
             kwargs["num_cpus"] = max(1, workers)
+            kwargs["object_store_memory"] = 200 * 1024 * 1024
         ray.init(address=address, **kwargs)
         started = True
     try:

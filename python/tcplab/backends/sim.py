@@ -24,13 +24,12 @@ Resolution choices (each documented here because it shapes every result):
 
 from __future__ import annotations
 
-import copy
 import json
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Callable, Optional
 
 from ..errors import EngineError, SpecError
-from ..spec import Link, Spec, parse_spec
+from ..spec import Link, Spec
 from ..units import Size, format_time
 
 ACCESS_RATE_FACTOR = 100
@@ -131,8 +130,10 @@ def resolve(spec: Spec) -> Spec:
                                  f"2 * ({format_time(snd.delay)} + {format_time(b.delay)} + "
                                  f"{format_time(rcv.delay)}) = {format_time(2 * (snd.delay + b.delay + rcv.delay))}"))
             elif rest < 0:
-                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} is shorter than the path's fixed delays "
-                                 f"(twice the bottleneck delay {format_time(b.delay)} plus any access delay)"))
+                floor = 2 * (b.delay + (snd.delay or 0) + (rcv.delay or 0))
+                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} is shorter than the path's fixed delays; "
+                                 f"allowed: rtt >= 2 x (bottleneck.delay + given access delays) = "
+                                 f"{format_time(floor)}"))
             elif snd.delay is None and rcv.delay is None:
                 snd.delay, rcv.delay = 0, rest
             elif snd.delay is None:
@@ -161,7 +162,6 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     """
     s = resolve(spec)
     b = s.bottleneck
-    wire = s.tcp.mss + s.tcp.header
     flows = []
     for f in s.flows:
         for k in range(f.count):
@@ -179,7 +179,6 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
                 "stop_ns": int(f.stop),
                 "app": app,
             })
-    del wire
     return {
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
@@ -221,6 +220,46 @@ def run_config(config: dict[str, Any], progress: Optional[Callable[[float], None
         raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
 
 
-def reparse(spec: Spec) -> Spec:
-    """Round-trip a spec through its dictionary form (checks a resolved spec is valid)."""
-    return parse_spec(copy.deepcopy(spec.to_dict()), check_algorithms=False)
+_FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interval", "rate_bps": "rate",
+                "delay_ns": "delay", "start_ns": "start", "stop_ns": "stop", "at_ns": "at", "mss_bytes": "mss",
+                "header_bytes": "header", "sender_access": "access"}
+
+
+def spec_field(config_field: str, spec: Spec) -> str:
+    """The spec path of an engine config field: ``flows[3].sender_access.rate_bps`` ->
+    ``flows[1].access.rate`` (flow 3 belongs to group 1), ``duration_ns`` ->
+    ``experiment.duration``."""
+    import re
+
+    parts = config_field.split(".")
+    head = parts[0]
+    m = re.fullmatch(r"flows\[(\d+)\]", head)
+    if m:
+        k, group = int(m.group(1)), 0
+        for g, f in enumerate(spec.flows):
+            if k < f.count:
+                group = g
+                break
+            k -= f.count
+        parts[0] = f"flows[{group}]"
+    elif head in ("duration_ns", "sample_interval_ns", "seed"):
+        parts.insert(0, "experiment")
+    return ".".join(_FIELD_NAMES.get(p, p) for p in parts)
+
+
+def check_with_engine(spec: Spec) -> dict[str, Any]:
+    """Resolve ``spec``, let the engine validate its config, and return the config.
+
+    Raises
+    ------
+    SpecError
+        With the engine's complaint attributed to the spec field it came from.
+    """
+    resolved = resolve(spec)
+    config = world_config(resolved)
+    try:
+        engine().validate(config_json(config))
+    except ValueError as exc:
+        field, _, msg = str(exc).partition(": ")
+        raise SpecError([(spec_field(field, resolved), msg or str(exc))]) from None
+    return config
