@@ -44,6 +44,7 @@ fn check_fills_link_and_buffer(cc: &str) {
     assert!(f.dropped_packets > 0 && f.retransmitted_packets > 0);
     let unique = f.sent_packets - f.retransmitted_packets;
     let delivered_segs = f.delivered_bytes / 1448;
+    eprintln!("{cc}: unique segments sent {unique}, delivered {delivered_segs}, not yet delivered {}", unique - delivered_segs);
     assert!(unique - delivered_segs <= 200, "unique {unique} delivered {delivered_segs}");
     assert_eq!(f.delivered_bytes % 1448, 0);
 }
@@ -92,6 +93,8 @@ fn reno_cwnd_halves_on_each_loss_event() {
         assert!((0.45..=0.55).contains(r), "cwnd ratio {r}");
     }
     // Between events cwnd grows (the teeth of the saw).
+    let peak = cwnd.iter().cloned().fold(0.0, f64::max);
+    eprintln!("reno: peak cwnd {peak}, mid-run cwnd {}", cwnd[cwnd.len() / 2]);
     assert!(cwnd.iter().cloned().fold(0.0, f64::max) > 1.5 * cwnd[cwnd.len() / 2].min(100.0));
 }
 
