@@ -63,6 +63,7 @@ pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
+pub mod sack_compress;
 pub mod scoreboard;
 pub mod sender;
 
