@@ -463,3 +463,25 @@ fn handshake_rtt(links: &[Link], f: FlowLinks, bottleneck: usize, bottleneck_rev
     let path = [f.sender_access, bottleneck, f.receiver_access, f.receiver_access_rev, bottleneck_rev, f.sender_access_rev];
     Dur(path.iter().map(|&l| links[l].delay.ns() + links[l].rate.tx_time(header as u64).ns()).sum())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_compression_rtt_is_the_header_only_round_trip_of_the_path() {
+        // Access links 1 Gbit/s, 5 ms; bottleneck 10 Mbit/s, 10 ms; header 52 bytes.
+        // Propagation: 2 x (5 + 10 + 5) ms = 40 ms. Serialization of 52 B = 416 bit:
+        // 416 ns on each of the 4 access directions, 41 600 ns on each bottleneck
+        // direction. Total 40_000_000 + 1_664 + 83_200 = 40_084_864 ns -> 40 084 us.
+        let text = r#"{"duration_ns": 1000000, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
+            "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
+                       "receiver_access": {"rate_bps": 1000000000, "delay_ns": 5000000}}]}"#;
+        let w = World::new(&WorldConfig::from_json(text).unwrap()).unwrap();
+        assert_eq!(w.flows[0].receiver.comp.rtt_us(), 40_084);
+        // tcp.sack_compression = false leaves compression off (rtt unused, 0).
+        let off = text.replace(r#""duration_ns": 1000000,"#, r#""duration_ns": 1000000, "tcp": {"sack_compression": false},"#);
+        let w = World::new(&WorldConfig::from_json(&off).unwrap()).unwrap();
+        assert_eq!(w.flows[0].receiver.comp.rtt_us(), 0);
+    }
+}

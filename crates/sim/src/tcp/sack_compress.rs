@@ -85,6 +85,11 @@ impl SackCompress {
         }
     }
 
+    /// The RTT estimate behind the delay (us).
+    pub fn rtt_us(&self) -> u64 {
+        self.rtt_us
+    }
+
     /// The timer delay: min(tcp_comp_sack_delay_ns, rtt * (NSEC_PER_USEC >> 3) / 20) with
     /// the kernel's rtt in us << 3, i.e. 5 % of the RTT, at most 1 ms.
     pub fn delay(&self) -> Dur {
