@@ -56,6 +56,7 @@ class Tcp(_Model):
     delayed_ack: bool = True
     initial_cwnd: int = Field(10, ge=1, le=10_000)
     rack: bool = True
+    sack_compression: bool = True
 
 
 class Link(_Model):

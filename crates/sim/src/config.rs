@@ -51,11 +51,16 @@ pub struct TcpConfig {
     /// Loss detection by RACK (RFC 8985), Linux's default (`tcp_recovery = 1`); false
     /// uses RFC 6675 `IsLost` marking only.
     pub rack: bool,
+    /// SACK compression at the receiver (Linux >= 4.18 default, `tcp_comp_sack_nr` = 44,
+    /// see `tcp::sack_compress`): while out-of-order data is held, after 3 immediate
+    /// ACKs per `rcv_nxt` further ACKs wait up to min(1 ms, RTT / 20). False acknowledges
+    /// every out-of-order segment at once (`tcp_comp_sack_nr = 0`).
+    pub sack_compression: bool,
 }
 
 impl Default for TcpConfig {
     fn default() -> Self {
-        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10, rack: true }
+        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10, rack: true, sack_compression: true }
     }
 }
 

@@ -13,7 +13,7 @@ use crate::net::{Packet, PacketKind};
 use crate::record::{FlowCounters, FlowSample, QueueReport, Recorder, RunOutput};
 use crate::rng::RunRng;
 use crate::sched::{EventQueue, Fire};
-use crate::tcp::receiver::Receiver;
+use crate::tcp::receiver::{Receiver, RxTimer};
 use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, Rate, SimTime};
@@ -51,7 +51,8 @@ enum Event {
     /// The head of a link's propagation pipe reached the far end.
     Arrive(u32),
     SenderTimer { flow: u32, timer: SenderTimer, gen: u32 },
-    DelAck { flow: u32, gen: u32 },
+    /// A receiver timer (delayed ACK, compressed SACK).
+    RxTimer { flow: u32, timer: RxTimer, gen: u32 },
     AppStart(u32),
     AppStop(u32),
     LinkChange(u32),
@@ -108,7 +109,10 @@ impl World {
             let t = &cfg.tcp;
             let mut sender = Sender::new(i as u32, cc, t.mss_bytes, t.header_bytes, t.initial_cwnd, app);
             sender.rack_enabled = t.rack;
-            let receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
+            let mut receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
+            if t.sack_compression {
+                receiver.enable_sack_compression(handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes));
+            }
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
                 queue.push(stop, Event::AppStop(i as u32));
@@ -253,13 +257,21 @@ impl World {
                     }
                 }
             }
-            Event::DelAck { flow, gen } => {
+            Event::RxTimer { flow, timer, gen } => {
                 let r = &mut self.flows[flow as usize].receiver;
-                match r.delack.on_fire(now, gen) {
+                let t = match timer {
+                    RxTimer::DelAck => &mut r.delack,
+                    RxTimer::CompressedAck => &mut r.comp.timer,
+                };
+                match t.on_fire(now, gen) {
                     Fire::Stale => {}
-                    Fire::Reschedule(at, g) => self.queue.push(at, Event::DelAck { flow, gen: g }),
+                    Fire::Reschedule(at, g) => self.queue.push(at, Event::RxTimer { flow, timer, gen: g }),
                     Fire::Expired => {
-                        if let Some(ack) = r.on_delack_timer() {
+                        let ack = match timer {
+                            RxTimer::DelAck => r.on_delack_timer(),
+                            RxTimer::CompressedAck => r.on_compressed_ack_timer(),
+                        };
+                        if let Some(ack) = ack {
                             let l = self.flows[flow as usize].links.receiver_access_rev;
                             self.offer(l, ack);
                         }
@@ -301,12 +313,12 @@ impl World {
             NextHop::FlowSenderAccess => self.offer(self.flows[f].links.sender_access_rev, pkt),
             NextHop::Receiver => {
                 let flow = &mut self.flows[f];
-                let (ack, timer) = flow.receiver.on_data(self.now, &pkt);
+                let out = flow.receiver.on_data(self.now, &pkt);
                 let l = flow.links.receiver_access_rev;
-                if let Some((t, gen)) = timer {
-                    self.queue.push(t, Event::DelAck { flow: pkt.flow, gen });
+                if let Some((t, timer, gen)) = out.timer {
+                    self.queue.push(t, Event::RxTimer { flow: pkt.flow, timer, gen });
                 }
-                if let Some(a) = ack {
+                for a in [out.flush, out.ack].into_iter().flatten() {
                     self.offer(l, a);
                 }
             }
@@ -438,5 +450,38 @@ impl World {
             events_processed: self.events_processed,
             duration_ns: self.end.ns(),
         })
+    }
+}
+
+/// The RTT a flow's receiver would have measured in the handshake (`srtt_us` of the
+/// receiving socket): a header-only segment's round trip over the flow's six link
+/// directions at build time, propagation plus serialization, no queueing. It stands in
+/// for the kernel's min(`rcv_rtt_est`, `srtt_us`) in SACK compression: `rcv_rtt_est`
+/// includes queueing, so the handshake RTT is the smaller of the two unless the path
+/// delay drops during the run.
+fn handshake_rtt(links: &[Link], f: FlowLinks, bottleneck: usize, bottleneck_rev: usize, header: u32) -> Dur {
+    let path = [f.sender_access, bottleneck, f.receiver_access, f.receiver_access_rev, bottleneck_rev, f.sender_access_rev];
+    Dur(path.iter().map(|&l| links[l].delay.ns() + links[l].rate.tx_time(header as u64).ns()).sum())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_compression_rtt_is_the_header_only_round_trip_of_the_path() {
+        // Access links 1 Gbit/s, 5 ms; bottleneck 10 Mbit/s, 10 ms; header 52 bytes.
+        // Propagation: 2 x (5 + 10 + 5) ms = 40 ms. Serialization of 52 B = 416 bit:
+        // 416 ns on each of the 4 access directions, 41 600 ns on each bottleneck
+        // direction. Total 40_000_000 + 1_664 + 83_200 = 40_084_864 ns -> 40 084 us.
+        let text = r#"{"duration_ns": 1000000, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
+            "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
+                       "receiver_access": {"rate_bps": 1000000000, "delay_ns": 5000000}}]}"#;
+        let w = World::new(&WorldConfig::from_json(text).unwrap()).unwrap();
+        assert_eq!(w.flows[0].receiver.comp.rtt_us(), 40_084);
+        // tcp.sack_compression = false leaves compression off (rtt unused, 0).
+        let off = text.replace(r#""duration_ns": 1000000,"#, r#""duration_ns": 1000000, "tcp": {"sack_compression": false},"#);
+        let w = World::new(&WorldConfig::from_json(&off).unwrap()).unwrap();
+        assert_eq!(w.flows[0].receiver.comp.rtt_us(), 0);
     }
 }

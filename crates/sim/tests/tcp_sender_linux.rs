@@ -238,14 +238,14 @@ fn last_segment_of_a_finite_transfer_is_acked_at_once() {
     // Segments 0..15: the 16 quick ACKs. 16: delayed (timer); 17: second full segment,
     // ACK; 18: delayed again.
     for s in 0..16 {
-        assert!(r.on_data(SimTime(0), &seg(s, 1448)).0.is_some());
+        assert!(r.on_data(SimTime(0), &seg(s, 1448)).ack.is_some());
     }
-    assert!(r.on_data(SimTime(0), &seg(16, 1448)).0.is_none());
-    assert!(r.on_data(SimTime(0), &seg(17, 1448)).0.is_some());
-    assert!(r.on_data(SimTime(0), &seg(18, 1448)).0.is_none());
+    assert!(r.on_data(SimTime(0), &seg(16, 1448)).ack.is_none());
+    assert!(r.on_data(SimTime(0), &seg(17, 1448)).ack.is_some());
+    assert!(r.on_data(SimTime(0), &seg(18, 1448)).ack.is_none());
     // 19, the 104-byte tail (PSH): rcv_nxt - rcv_wup = 1448 + 104 > rcv_mss, and the
     // pushed segment is ACKed once read, rather than after the 40 ms timer.
-    let (a, _) = r.on_data(SimTime(0), &seg(19, 104));
+    let a = r.on_data(SimTime(0), &seg(19, 104)).ack;
     assert_eq!(a.map(|p| p.seq), Some(20));
 }
 

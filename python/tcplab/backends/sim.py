@@ -184,7 +184,8 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
         "seed": int(s.experiment.seed if seed is None else seed),
         "sample_interval_ns": int(s.experiment.sample_interval),
         "tcp": {"mss_bytes": s.tcp.mss, "header_bytes": s.tcp.header, "delayed_ack": s.tcp.delayed_ack,
-                "initial_cwnd": s.tcp.initial_cwnd, "rack": s.tcp.rack},
+                "initial_cwnd": s.tcp.initial_cwnd, "rack": s.tcp.rack,
+                "sack_compression": s.tcp.sack_compression},
         "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss),
         "flows": flows,
         "events": [

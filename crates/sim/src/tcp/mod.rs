@@ -32,7 +32,10 @@
 //!   kernels pass `mss * (delivered - prior_delivered)` as `in_flight`).
 //! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks, delayed ACKs (every
 //!   2nd full segment or 40 ms), quick-ACK mode for the first 16 segments, immediate
-//!   ACKs for out-of-order data, filled holes and duplicates.
+//!   ACKs for filled holes and duplicates; ACKs for out-of-order data under SACK
+//!   compression ([`sack_compress`], `tcp.sack_compression`, default on as in Linux
+//!   since 4.18): 3 immediate per value of rcv_nxt, then up to 44 withheld for
+//!   min(1 ms, RTT / 20) (`__tcp_ack_snd_check`, `tcp_compressed_ack_kick`).
 //! - Delivery-rate samples as tcp_rate.c ([`rate`]); cwnd validation
 //!   (`tcp_cwnd_validate`: is_cwnd_limited, max_packets_out).
 //! - Internal pacing (`tcp_update_skb_after_send`, `tcp_pacing_check`) when the
@@ -50,6 +53,9 @@
 //!   `undo_cwnd` is not called; spurious RTOs cost what they cost without F-RTO.
 //! - RTT samples follow Karn's rule (never from a retransmitted segment): there is no
 //!   timestamp option echo to measure those.
+//! - SACK compression's RTT is the flow's handshake-like base RTT fixed at build time
+//!   (no timestamp echo, so no `rcv_rtt_est`; see [`receiver`]), and its timer fires
+//!   without the kernel's 100 us hrtimer slack.
 //! - No ECN, so no CWR state; no receive-window limit; no idle cwnd restart
 //!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
 //! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux
@@ -63,6 +69,7 @@ pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
+pub mod sack_compress;
 pub mod scoreboard;
 pub mod sender;
 

@@ -1,27 +1,39 @@
-//! The receiving host: cumulative ACK, SACK blocks and delayed ACKs, after Linux
-//! `tcp_data_queue` / `__tcp_ack_snd_check` / `tcp_sack_new_ofo_skb`.
+//! The receiving host: cumulative ACK, SACK blocks, delayed ACKs and SACK compression,
+//! after Linux `tcp_data_queue` / `__tcp_ack_snd_check` / `tcp_sack_new_ofo_skb`.
 //!
 //! - In-order data advances `rcv_nxt` and pulls in any out-of-order range it joins.
 //! - ACK policy (`__tcp_ack_snd_check`): immediately when more than one full segment
-//!   is unacknowledged (i.e. every 2nd full segment), in quick-ACK mode, when
-//!   out-of-order data is held or arrives, when a hole is filled, for duplicates, and
-//!   for the last (PSH) segment of a finite transfer (`ICSK_ACK_PUSHED`);
-//!   otherwise the delayed-ACK timer (`TCP_DELACK_MIN` = 40 ms) sends it. With delayed
-//!   ACKs off every segment is acknowledged at once.
+//!   is unacknowledged (i.e. every 2nd full segment), in quick-ACK mode, when a hole is
+//!   closed (no out-of-order data left, `ICSK_ACK_NOW`), for duplicates, and for the
+//!   last (PSH) segment of a finite transfer (`ICSK_ACK_PUSHED`); otherwise, with no
+//!   out-of-order data held, the delayed-ACK timer (`TCP_DELACK_MIN` = 40 ms) sends it.
+//!   With out-of-order data held the ACK is subject to SACK compression
+//!   ([`super::sack_compress`], Linux >= 4.18 default): the first 3 ACKs per value of
+//!   `rcv_nxt` go at once, later ones are withheld up to 44 and sent by a timer of
+//!   min(1 ms, RTT / 20). With `tcp.sack_compression = false` (the sysctl
+//!   `tcp_comp_sack_nr = 0`) every such ACK goes at once. With delayed ACKs off every
+//!   segment is acknowledged at once (as `TCP_QUICKACK`, which also bypasses
+//!   compression).
 //! - Quick-ACK mode: the first data segment arms `TCP_MAX_QUICKACKS` = 16 immediate
 //!   ACKs (`tcp_event_data_recv` -> `tcp_incr_quickack`: min(rcv_wnd / (2 * mss), 16),
 //!   16 for Linux's 64 KB initial window), and so does a duplicate segment
 //!   (`tcp_enter_quickack_mode`); each ACK sent uses one (`tcp_dec_quickack_mode`).
 //! - SACK blocks (RFC 2018 Sec. 4): the block holding the most recently received
 //!   segment first, then the most recently reported other blocks; at most 3 (the room
-//!   left beside the timestamp option).
+//!   left beside the timestamp option) sent, 4 remembered (`TCP_NUM_SACKS`).
 //!
 //! Deviations: no adaptive ATO (the delayed ACK timeout is fixed at 40 ms) and no
 //! quick-ACK re-entry after an idle gap longer than the RTO; no D-SACK; the receive
-//! window never limits.
+//! window never limits; a duplicate of a segment held out of order is treated like one
+//! below `rcv_nxt` (immediate ACK, quick-ACK mode; the kernel only sets a D-SACK).
+//! SACK compression: the RTT behind its delay is the flow's base RTT fixed at build
+//! time (standing in for the receiver's handshake `srtt_us`, which caps the kernel's
+//! min(`rcv_rtt_est`, `srtt_us`)), and the timer has no slack (see
+//! [`super::sack_compress`]).
 
 use crate::net::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sched::Timer;
+use crate::tcp::sack_compress::{CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED};
 use crate::time::{Dur, SimTime};
 
 /// `TCP_DELACK_MIN` (include/net/tcp.h): HZ / 25 = 40 ms.
@@ -42,6 +54,39 @@ pub struct ReceiverStats {
     /// Payload bytes delivered in order to the application, each once (goodput).
     pub delivered_bytes: u64,
     pub acks_sent: u64,
+    /// ACKs withheld by SACK compression and replaced by a later one
+    /// (LINUX_MIB_TCPACKCOMPRESSED).
+    pub acks_compressed: u64,
+}
+
+/// Which receiver timer an event belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RxTimer {
+    /// The delayed-ACK timer (`ICSK_TIME_DACK`).
+    DelAck,
+    /// `tp->compressed_ack_timer`.
+    CompressedAck,
+}
+
+/// What a data segment produced.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RxOut {
+    /// An ACK flushed by `tcp_sack_compress_send_ack` before the segment changed the SACK
+    /// list; goes out before `ack`.
+    pub flush: Option<Packet>,
+    /// The ACK to send now.
+    pub ack: Option<Packet>,
+    /// A timer entry (time, timer, generation) to schedule.
+    pub timer: Option<(SimTime, RxTimer, u32)>,
+}
+
+impl RxOut {
+    fn ack(p: Packet) -> RxOut {
+        RxOut { ack: Some(p), ..RxOut::default() }
+    }
+    fn timer(entry: Option<(SimTime, u32)>, kind: RxTimer) -> RxOut {
+        RxOut { timer: entry.map(|(t, g)| (t, kind, g)), ..RxOut::default() }
+    }
 }
 
 pub struct Receiver {
@@ -60,11 +105,15 @@ pub struct Receiver {
     n_recent: usize,
     /// Full segments received in order since the last ACK.
     unacked: u32,
+    /// `tp->rcv_wup`: rcv_nxt when the last ACK was sent.
+    rcv_wup: u64,
     /// `icsk_ack.quick`: immediate ACKs left in quick-ACK mode.
     quick: u32,
     /// Whether any data has arrived (`icsk_ack.ato` set).
     seen_data: bool,
     pub delack: Timer,
+    /// SACK compression state and its timer.
+    pub comp: SackCompress,
     pub stats: ReceiverStats,
 }
 
@@ -81,11 +130,19 @@ impl Receiver {
             recent: [0; MAX_SACK_BLOCKS + 1],
             n_recent: 0,
             unacked: 0,
+            rcv_wup: 0,
             quick: 0,
             seen_data: false,
             delack: Timer::default(),
+            comp: SackCompress::disabled(),
             stats: ReceiverStats::default(),
         }
+    }
+
+    /// Turn on SACK compression with Linux's `tcp_comp_sack_nr` = 44; `rtt` is the RTT
+    /// estimate its timer delay is derived from (the engine passes the flow's base RTT).
+    pub fn enable_sack_compression(&mut self, rtt: Dur) {
+        self.comp = SackCompress::new(TCP_COMP_SACK_NR, rtt);
     }
 
     /// Payload bytes of segments [a, b).
@@ -165,18 +222,67 @@ impl Receiver {
         (out, n)
     }
 
+    /// Send an ACK now (`tcp_send_ack` -> `tcp_event_ack_sent`: quick-ACK count, delayed
+    /// ACK and compressed-ACK timers, `rcv_wup`).
     fn make_ack(&mut self) -> Packet {
         self.unacked = 0;
+        self.rcv_wup = self.rcv_nxt;
         self.quick = self.quick.saturating_sub(1);
         self.delack.cancel();
+        self.stats.acks_compressed += self.comp.on_ack_sent() as u64;
         self.stats.acks_sent += 1;
         let (blocks, n) = self.sack_blocks();
         Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header)
     }
 
-    /// A data segment arrived. Returns an ACK to send now, and maybe a delayed-ACK timer
-    /// entry (time, generation) to schedule.
-    pub fn on_data(&mut self, now: SimTime, pkt: &Packet) -> (Option<Packet>, Option<(SimTime, u32)>) {
+    /// The distinct blocks of the remembered SACK list (the kernel's `selective_acks[]`,
+    /// at most `TCP_NUM_SACKS` = 4), most recent first.
+    fn sack_list(&self) -> ([(u64, u64); MAX_SACK_BLOCKS + 1], usize) {
+        let mut out = [(0, 0); MAX_SACK_BLOCKS + 1];
+        let mut n = 0;
+        for k in 0..self.n_recent {
+            if let Some(i) = self.range_of(self.recent[k]) {
+                if !out[..n].contains(&self.ooo[i]) {
+                    out[n] = self.ooo[i];
+                    n += 1;
+                }
+            }
+        }
+        (out, n)
+    }
+
+    /// `tcp_sack_new_ofo_skb`'s flush, before the out-of-order segment `seq` changes the
+    /// SACK list: if it extends a block listed at position >= 2 (`tcp_sack_extend`: the
+    /// segment touches or overlaps the block), or starts a new block while 2 or more are
+    /// listed, a pending compressed ACK is sent first (`tcp_sack_compress_send_ack`).
+    fn sack_compress_flush(&mut self, seq: u64) -> Option<Packet> {
+        if self.comp.compressed_ack == 0 {
+            return None;
+        }
+        let (list, n) = self.sack_list();
+        let this_sack = list[..n].iter().position(|&(a, b)| a <= seq + 1 && seq <= b).unwrap_or(n);
+        if this_sack < TCP_SACK_BLOCKS_EXPECTED {
+            return None;
+        }
+        // The ACK being sent stands for one of the withheld ones.
+        self.comp.compressed_ack -= 1;
+        Some(self.make_ack())
+    }
+
+    /// `__tcp_ack_snd_check` with out-of-order data held.
+    fn ack_snd_check_ofo(&mut self, now: SimTime) -> RxOut {
+        // More than one full segment since the last ACK, quick-ACK mode, TCP_QUICKACK.
+        if self.rcv_nxt - self.rcv_wup >= 2 || self.quick > 0 || !self.delayed_ack {
+            return RxOut::ack(self.make_ack());
+        }
+        match self.comp.check(now, self.rcv_nxt) {
+            CompDecision::SendNow => RxOut::ack(self.make_ack()),
+            CompDecision::Compressed(entry) => RxOut::timer(entry, RxTimer::CompressedAck),
+        }
+    }
+
+    /// A data segment arrived: the ACKs to send now and maybe a timer to schedule.
+    pub fn on_data(&mut self, now: SimTime, pkt: &Packet) -> RxOut {
         self.stats.received_packets += 1;
         self.stats.received_bytes += pkt.payload as u64;
         let seq = pkt.seq;
@@ -189,7 +295,7 @@ impl Receiver {
             self.quick = TCP_MAX_QUICKACKS;
             self.stats.duplicate_packets += 1;
             self.stats.duplicate_bytes += pkt.payload as u64;
-            return (Some(self.make_ack()), None);
+            return RxOut::ack(self.make_ack());
         }
         if seq == self.rcv_nxt {
             let had_ooo = !self.ooo.is_empty();
@@ -201,8 +307,13 @@ impl Receiver {
                 self.rcv_nxt = b;
             }
             if had_ooo {
-                // Hole filled or out-of-order data still held: ACK now (RFC 5681 4.2).
-                return (Some(self.make_ack()), None);
+                if self.ooo.is_empty() {
+                    // The hole is closed: ICSK_ACK_NOW (RFC 5681 4.2).
+                    return RxOut::ack(self.make_ack());
+                }
+                // Out-of-order data still held: the compression path, where the moved
+                // rcv_nxt makes this ACK immediate.
+                return self.ack_snd_check_ofo(now);
             }
             if pkt.payload >= self.mss {
                 self.unacked += 1;
@@ -212,15 +323,25 @@ impl Receiver {
             // read everything (ours reads at once).
             let pushed = self.total_bytes.is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
             if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed {
-                return (Some(self.make_ack()), None);
+                return RxOut::ack(self.make_ack());
             }
-            let timer = self.delack.arm(now + TCP_DELACK_MIN);
-            return (None, timer);
+            return RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck);
         }
-        // Out of order: hold it, ACK at once with SACK.
+        // Out of order: maybe flush a compressed ACK, hold the segment, then decide.
+        let flush = self.sack_compress_flush(seq);
         self.insert_ooo(seq);
         self.note_recent(seq);
-        (Some(self.make_ack()), None)
+        RxOut { flush, ..self.ack_snd_check_ofo(now) }
+    }
+
+    /// The compressed-ACK timer expired (`tcp_compressed_ack_kick`).
+    pub fn on_compressed_ack_timer(&mut self) -> Option<Packet> {
+        if self.comp.compressed_ack == 0 {
+            return None;
+        }
+        // The ACK being sent stands for one of the withheld ones.
+        self.comp.compressed_ack -= 1;
+        Some(self.make_ack())
     }
 
     /// The delayed-ACK timer expired.
@@ -232,6 +353,7 @@ impl Receiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sched::Fire;
 
     fn rx(delayed: bool) -> Receiver {
         Receiver::new(0, 1448, 52, delayed, None)
@@ -240,7 +362,7 @@ mod tests {
     fn rx_warm() -> Receiver {
         let mut r = rx(true);
         for s in 0..16 {
-            assert!(r.on_data(SimTime(0), &seg(s)).0.is_some(), "quick ACK {s}");
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "quick ACK {s}");
         }
         r
     }
@@ -251,10 +373,10 @@ mod tests {
     #[test]
     fn delayed_ack_every_second_full_segment_after_the_quick_acks() {
         let mut r = rx_warm();
-        let (a, t) = r.on_data(SimTime(0), &seg(16));
-        assert!(a.is_none());
-        assert_eq!(t.map(|x| x.0), Some(SimTime(40_000_000))); // 40 ms timer
-        let (a, _) = r.on_data(SimTime(1), &seg(17));
+        let out = r.on_data(SimTime(0), &seg(16));
+        assert!(out.ack.is_none());
+        assert_eq!(out.timer.map(|x| (x.0, x.1)), Some((SimTime(40_000_000), RxTimer::DelAck))); // 40 ms timer
+        let a = r.on_data(SimTime(1), &seg(17)).ack;
         assert_eq!(a.unwrap().seq, 18);
         assert!(!r.delack.is_armed());
     }
@@ -273,15 +395,15 @@ mod tests {
         r.on_data(SimTime(0), &seg(3)); // duplicate: ACKed at once, 16 quick ACKs armed
         // ... of which that ACK used one: 15 more in-order segments are ACKed at once.
         for s in 16..31 {
-            assert!(r.on_data(SimTime(0), &seg(s)).0.is_some(), "quick ACK for {s}");
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "quick ACK for {s}");
         }
-        assert!(r.on_data(SimTime(0), &seg(31)).0.is_none());
+        assert!(r.on_data(SimTime(0), &seg(31)).ack.is_none());
     }
 
     #[test]
     fn without_delayed_ack_every_segment_is_acked() {
         let mut r = rx(false);
-        assert_eq!(r.on_data(SimTime(0), &seg(0)).0.unwrap().seq, 1);
+        assert_eq!(r.on_data(SimTime(0), &seg(0)).ack.unwrap().seq, 1);
     }
 
     #[test]
@@ -289,16 +411,16 @@ mod tests {
         let mut r = rx(true);
         r.on_data(SimTime(0), &seg(0));
         r.on_data(SimTime(0), &seg(1)); // rcv_nxt 2
-        let a = r.on_data(SimTime(0), &seg(3)).0.unwrap(); // hole at 2
+        let a = r.on_data(SimTime(0), &seg(3)).ack.unwrap(); // hole at 2
         assert_eq!(a.seq, 2);
         assert_eq!(a.sack_blocks(), &[SackBlock { start: 3, end: 4 }]);
         r.on_data(SimTime(0), &seg(6));
-        let a = r.on_data(SimTime(0), &seg(4)).0.unwrap();
+        let a = r.on_data(SimTime(0), &seg(4)).ack.unwrap();
         // Most recent (4, joined with 3) first, then 6.
         assert_eq!(a.sack_blocks(), &[SackBlock { start: 3, end: 5 }, SackBlock { start: 6, end: 7 }]);
         r.on_data(SimTime(0), &seg(9));
         r.on_data(SimTime(0), &seg(11));
-        let a = r.on_data(SimTime(0), &seg(13)).0.unwrap();
+        let a = r.on_data(SimTime(0), &seg(13)).ack.unwrap();
         // Four blocks exist; the three most recently touched are reported.
         assert_eq!(
             a.sack_blocks(),
@@ -311,7 +433,7 @@ mod tests {
         let mut r = rx(true);
         r.on_data(SimTime(0), &seg(1));
         r.on_data(SimTime(0), &seg(2));
-        let a = r.on_data(SimTime(0), &seg(0)).0.unwrap();
+        let a = r.on_data(SimTime(0), &seg(0)).ack.unwrap();
         assert_eq!(a.seq, 3);
         assert_eq!(a.n_sacks, 0);
         assert_eq!(r.stats.delivered_bytes, 3 * 1448);
@@ -321,7 +443,7 @@ mod tests {
     fn duplicate_is_counted_and_acked() {
         let mut r = rx(true);
         r.on_data(SimTime(0), &seg(0));
-        let (a, _) = r.on_data(SimTime(0), &seg(0));
+        let a = r.on_data(SimTime(0), &seg(0)).ack;
         assert_eq!(a.unwrap().seq, 1);
         assert_eq!((r.stats.duplicate_packets, r.stats.received_bytes, r.stats.delivered_bytes), (1, 2896, 1448));
     }
@@ -334,5 +456,153 @@ mod tests {
         r.on_data(SimTime(0), &seg(1));
         r.on_data(SimTime(0), &seg(0));
         assert_eq!(r.stats.delivered_bytes, 3000);
+    }
+
+    /// A warm receiver (rcv_nxt = 16, quick-ACK mode over) with SACK compression on.
+    fn rx_comp(rtt: Dur) -> Receiver {
+        let mut r = rx_warm();
+        r.enable_sack_compression(rtt);
+        r
+    }
+    const US: u64 = 1_000;
+
+    #[test]
+    fn sack_compression_sends_three_dupacks_at_once_then_waits_rtt_over_20() {
+        // RTT 10 ms: delay = min(1 ms, 10 ms / 20 = 500 us) = 500 us.
+        let mut r = rx_comp(Dur::from_ms(10));
+        // Segment 16 is lost; 17, 18, 19 arrive 100 us apart: dup_ack_counter 1, 2, 3,
+        // each ACKed at once with rcv_nxt = 16.
+        for (k, s) in [17, 18, 19].into_iter().enumerate() {
+            let out = r.on_data(SimTime(100 * US * k as u64), &seg(s));
+            assert_eq!(out.ack.map(|a| a.seq), Some(16), "dupack for {s}");
+            assert!(out.timer.is_none());
+        }
+        // 20 at t = 300 us: withheld, timer at 300 + 500 = 800 us.
+        let out = r.on_data(SimTime(300 * US), &seg(20));
+        assert!(out.ack.is_none());
+        let (at, kind, gen) = out.timer.unwrap();
+        assert_eq!((at, kind), (SimTime(800 * US), RxTimer::CompressedAck));
+        // 21, 22 at 400, 500 us: withheld, the running timer is kept.
+        for s in [21, 22] {
+            let out = r.on_data(SimTime(100 * US * (s - 17)), &seg(s));
+            assert!(out.ack.is_none() && out.timer.is_none(), "{s} withheld");
+        }
+        assert_eq!(r.comp.compressed_ack, 3);
+        // The timer (800 us) sends one ACK carrying the block [17, 23); the other two
+        // withheld ACKs are counted as compressed.
+        assert!(matches!(r.comp.timer.on_fire(at, gen), Fire::Expired));
+        let a = r.on_compressed_ack_timer().unwrap();
+        assert_eq!((a.seq, a.sack_blocks()), (16, &[SackBlock { start: 17, end: 23 }][..]));
+        assert_eq!((r.stats.acks_compressed, r.comp.compressed_ack), (2, 0));
+        assert!(r.on_compressed_ack_timer().is_none());
+        // rcv_nxt has not moved, so the counter stays at 3: 23 at 900 us is withheld at
+        // once, with a fresh timer at 900 + 500 = 1400 us.
+        let out = r.on_data(SimTime(900 * US), &seg(23));
+        assert!(out.ack.is_none());
+        assert_eq!(out.timer.map(|t| t.0), Some(SimTime(1_400 * US)));
+    }
+
+    #[test]
+    fn sack_compression_sends_at_once_when_44_acks_are_withheld() {
+        // RTT 40 ms: delay = min(1 ms, 2 ms) = 1 ms.
+        let mut r = rx_comp(Dur::from_ms(40));
+        // 17, 18, 19: immediate (dup_ack_counter 1..3).
+        for s in 17..20 {
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "dupack {s}");
+        }
+        // 20..=63, 44 segments, all at t = 0 (before the 1 ms timer): compressed_ack 1..44.
+        let first = r.on_data(SimTime(0), &seg(20));
+        assert_eq!(first.timer.map(|t| t.0), Some(SimTime(1_000 * US)));
+        for s in 21..64 {
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_none(), "{s} withheld");
+        }
+        assert_eq!(r.comp.compressed_ack, 44);
+        // 64: compressed_ack >= tcp_comp_sack_nr (44) -> sent now, SACK [17, 65); the 44
+        // withheld ACKs are compressed into it and the timer is cancelled.
+        let a = r.on_data(SimTime(0), &seg(64)).ack.unwrap();
+        assert_eq!(a.sack_blocks(), &[SackBlock { start: 17, end: 65 }]);
+        assert_eq!((r.stats.acks_compressed, r.comp.compressed_ack), (44, 0));
+        assert!(!r.comp.timer.is_armed());
+        // 65: the count starts again (withheld, new 1 ms timer; its first heap entry is
+        // the stale one at 1 ms, which reschedules).
+        let out = r.on_data(SimTime(10 * US), &seg(65));
+        assert!(out.ack.is_none());
+        assert_eq!(r.comp.timer.deadline(), Some(SimTime(1_010 * US)));
+        // ACKs sent: 16 warm-up + 3 dupacks + 1 at the 45th = 20.
+        assert_eq!(r.stats.acks_sent, 20);
+    }
+
+    #[test]
+    fn a_partial_hole_fill_is_acked_at_once_and_restarts_the_dupack_count() {
+        let mut r = rx_comp(Dur::from_ms(40));
+        // 16 and 17 lost; 18, 19, 20 immediate, 21 withheld.
+        for s in 18..21 {
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some());
+        }
+        assert!(r.on_data(SimTime(0), &seg(21)).ack.is_none());
+        // Retransmitted 16 arrives: rcv_nxt 16 -> 17 (one segment since the last ACK, so
+        // not the "more than one full segment" rule); out-of-order data still held, rcv_nxt
+        // moved -> dup_ack_counter restarts and this ACK is its first: sent now.
+        let a = r.on_data(SimTime(0), &seg(16)).ack.unwrap();
+        assert_eq!((a.seq, r.stats.acks_compressed), (17, 1));
+        // So only two more out-of-order ACKs go at once (counter 2, 3); 24 is withheld.
+        assert!(r.on_data(SimTime(0), &seg(22)).ack.is_some());
+        assert!(r.on_data(SimTime(0), &seg(23)).ack.is_some());
+        assert!(r.on_data(SimTime(0), &seg(24)).ack.is_none());
+        // Closing the last hole (17) delivers everything and is ACKed at once.
+        let a = r.on_data(SimTime(0), &seg(17)).ack.unwrap();
+        assert_eq!((a.seq, a.n_sacks), (25, 0));
+    }
+
+    #[test]
+    fn a_third_sack_block_flushes_the_compressed_ack_first() {
+        let mut r = rx_comp(Dur::from_ms(40));
+        // 16 lost: 17, 18, 19 immediate; 20 withheld (block [17, 21)).
+        for s in 17..20 {
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some());
+        }
+        assert!(r.on_data(SimTime(0), &seg(20)).ack.is_none());
+        // 22 (21 lost): a new block while one is listed (position 1 < 2): no flush, withheld.
+        let out = r.on_data(SimTime(0), &seg(22));
+        assert!(out.flush.is_none() && out.ack.is_none());
+        // 24 (23 lost): a new block while two are listed (position 2 >= 2): the pending
+        // compressed ACK goes first, with the list as it was: [22, 23), [17, 21). Then 24
+        // itself is withheld (counter still 3) under a new timer.
+        let out = r.on_data(SimTime(5 * US), &seg(24));
+        let f = out.flush.unwrap();
+        assert_eq!(f.sack_blocks(), &[SackBlock { start: 22, end: 23 }, SackBlock { start: 17, end: 21 }]);
+        assert!(out.ack.is_none());
+        assert_eq!(r.comp.timer.deadline(), Some(SimTime(1_005 * US)));
+        assert_eq!(r.comp.compressed_ack, 1);
+    }
+
+    #[test]
+    fn without_sack_compression_every_out_of_order_segment_is_acked_at_once() {
+        let mut r = rx_warm(); // compression is off unless enabled
+        for s in 17..80 {
+            let out = r.on_data(SimTime(0), &seg(s));
+            assert_eq!(out.ack.map(|a| a.seq), Some(16), "ACK for {s}");
+            assert!(out.timer.is_none());
+        }
+        assert_eq!(r.stats.acks_compressed, 0);
+    }
+
+    #[test]
+    fn quick_ack_mode_bypasses_sack_compression() {
+        // A fresh receiver is in quick-ACK mode (16 ACKs): 0 arrives, then 2..16 out of
+        // order: 15 more ACKs, all immediate despite compression.
+        let mut r = rx(true);
+        r.enable_sack_compression(Dur::from_ms(40));
+        assert!(r.on_data(SimTime(0), &seg(0)).ack.is_some());
+        for s in 2..17 {
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "quick ACK {s}");
+        }
+        // Quick mode used up (16 ACKs). Quick ACKs do not count as duplicate ACKs for
+        // compression (they leave __tcp_ack_snd_check before it): 17, 18, 19 are the three
+        // immediate ones, 20 is withheld.
+        for s in 17..20 {
+            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "dupack {s}");
+        }
+        assert!(r.on_data(SimTime(0), &seg(20)).ack.is_none());
     }
 }
