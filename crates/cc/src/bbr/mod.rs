@@ -17,7 +17,8 @@
 //! >= 20 % loss over two intervals) and then paces at the policed rate for 48 rounds.
 //!
 //! Kernel functions followed, one module per concern (names kept for grepping):
-//! - `minmax`: lib/win_minmax.c `minmax_running_max`.
+//! - `crate::minmax` (shared with the simulator's min_rtt filter): lib/win_minmax.c
+//!   `minmax_running_max`, for the windowed max bandwidth.
 //! - `round`: the round counting at the top of `bbr_update_bw`.
 //! - `bw`: `bbr_update_bw`, `bbr_max_bw`, `bbr_bw`.
 //! - `startup`: `bbr_check_full_bw_reached`, `bbr_reset_startup_mode`, `bbr_reset_mode`.
@@ -94,7 +95,6 @@ pub mod cwnd;
 pub mod drain;
 pub mod family;
 pub mod lt_bw;
-pub mod minmax;
 pub mod model;
 pub mod pacing;
 pub mod probe_bw;
@@ -116,7 +116,7 @@ use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
 pub use family::BbrFamily;
 pub use variant::{BbrVariant, KernelBbr, RecoverOrRestore};
 
-use minmax::Minmax;
+use crate::minmax::Minmax;
 use rng::CycleRng;
 
 /// Scale of bandwidth, in packets per microsecond: one unit is ~715 bit/s at 1500 bytes
