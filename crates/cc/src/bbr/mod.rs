@@ -58,6 +58,7 @@
 //! - min_rtt refreshed only by a strictly lower sample (5.10, 1b9e2a8c99a5; 4.9 had
 //!   `<=`, so equal samples postponed PROBE_RTT);
 //! - `bbr_init` starting the first round at `tp->delivered` (5.14, 6de035fec045).
+//!
 //! There is no Linux 4.9 profile: the parameters `extra_acked = false` and
 //! `pacing_margin_percent = 0` undo two of these items; the others are always mainline.
 //!
