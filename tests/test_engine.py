@@ -45,6 +45,11 @@ AGGREGATE_KEYS = ["jain_index", "jain_index_mean", "utilization", "total_goodput
                   "t_f95_s", "f_avg"]
 
 
+def digests(run_dir: Path) -> dict[str, str]:
+    """The sha256 of each file of a run directory, as its manifest.json records them."""
+    return json.loads((run_dir / "manifest.json").read_text())["sha256"]
+
+
 @pytest.fixture(scope="module")
 def small_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("run")
@@ -85,10 +90,10 @@ def test_run_files_and_schema(small_run):
 
 def test_report_redraws_from_stored_results(small_run):
     _, out = small_run
-    before = json.loads((out / "manifest.json").read_text())["sha256"]["report.png"]
+    before = digests(out)["report.png"]
     (out / "report.png").unlink()
     assert main(["report", str(out)]) == 0
-    after = json.loads((out / "manifest.json").read_text())["sha256"]["report.png"]
+    after = digests(out)["report.png"]
     assert after == before  # same stored data, same picture
 
 
@@ -96,8 +101,8 @@ def test_same_spec_and_seed_give_identical_digests(small_run, tmp_path):
     spec, out = small_run
     out2 = tmp_path / "again"
     assert main(["run", str(spec), "-o", str(out2), "-q"]) == 0
-    d1 = json.loads((out / "manifest.json").read_text())["sha256"]
-    d2 = json.loads((out2 / "manifest.json").read_text())["sha256"]
+    d1 = digests(out)
+    d2 = digests(out2)
     assert d1 == d2
 
 
@@ -160,8 +165,8 @@ def test_sweep_on_local_ray(tmp_path):
     # the same runs, the same results, whichever executor computed them
     assert list(table["digest"]) == list(local["digest"])
     for d in table["digest"]:
-        a = json.loads((tmp_path / "ray" / "runs" / d / "manifest.json").read_text())["sha256"]
-        b = json.loads((tmp_path / "local" / "runs" / d / "manifest.json").read_text())["sha256"]
+        a = digests(tmp_path / "ray" / "runs" / d)
+        b = digests(tmp_path / "local" / "runs" / d)
         assert a == b
 
 

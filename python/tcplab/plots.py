@@ -77,6 +77,24 @@ def find_cc_column(run: RunData, *needles: str) -> Optional[str]:
     return None
 
 
+def cc_estimate(ax: Any, run: RunData, needles: tuple[str, ...], ylabel: str, missing: str,
+                with_rate: bool = False) -> None:
+    """An algorithm's own estimate per flow: the first ``cc_*`` column naming one of
+    ``needles`` (see :func:`find_cc_column`), in the unit its name gives; if no algorithm
+    reports one, ``ylabel`` and the note ``missing``. ``with_rate`` adds the bottleneck
+    rate and a legend (for bandwidth estimates)."""
+    col = find_cc_column(run, *needles)
+    if not col:
+        ax.set_ylabel(ylabel)
+        _no_data(ax, missing)
+        return
+    sc, unit = unit_scale(col)
+    per_flow(ax, run, col, sc, f"{short_name(col)} [{unit}]")
+    if with_rate:
+        bottleneck_rate(ax, run)
+        ax.legend(loc="upper right", fontsize=7)
+
+
 def short_name(column: str) -> str:
     """``cc_btlbw_bps -> btlbw``: the name without the cc_ prefix and unit suffix."""
     name = column[3:] if column.startswith("cc_") else column

@@ -98,26 +98,11 @@ def draw_report(result: Any) -> Any:
     p.per_flow(ax, run, "pacing_rate_bps", p.MBIT, "pacing rate [Mbit/s]")
     ax.set_title("pacing rate", fontsize=9, loc="left")
 
-    ax = right[0]
-    bw = p.find_cc_column(run, "btlbw", "bw")
-    if bw:
-        sc, unit = p.unit_scale(bw)
-        p.per_flow(ax, run, bw, sc, f"{p.short_name(bw)} [{unit}]")
-        p.bottleneck_rate(ax, run)
-        ax.legend(loc="upper right", fontsize=7)
-    else:
-        ax.set_ylabel("bw estimate [Mbit/s]")
-        p._no_data(ax, "no algorithm reports a bandwidth estimate")
-    ax.set_title("BBR bottleneck bandwidth estimate", fontsize=9, loc="left")
-    ax = right[1]
-    mr = p.find_cc_column(run, "min_rtt", "rtprop")
-    if mr:
-        sc, unit = p.unit_scale(mr)
-        p.per_flow(ax, run, mr, sc, f"{p.short_name(mr)} [{unit}]")
-    else:
-        ax.set_ylabel("min_rtt [ms]")
-        p._no_data(ax, "no algorithm reports min_rtt")
-    ax.set_title("BBR min_rtt estimate", fontsize=9, loc="left")
+    p.cc_estimate(right[0], run, ("btlbw", "bw"), "bw estimate [Mbit/s]",
+                  "no algorithm reports a bandwidth estimate", with_rate=True)
+    right[0].set_title("BBR bottleneck bandwidth estimate", fontsize=9, loc="left")
+    p.cc_estimate(right[1], run, ("min_rtt", "rtprop"), "min_rtt [ms]", "no algorithm reports min_rtt")
+    right[1].set_title("BBR min_rtt estimate", fontsize=9, loc="left")
     p.modes(right[2], run)
     right[2].set_title("algorithm mode / state", fontsize=9, loc="left")
     ax = right[3]

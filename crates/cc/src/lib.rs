@@ -4,6 +4,8 @@
 //! - [`ops`]: the trait, the socket view and the per-ACK samples.
 //! - [`helpers`]: kernel helpers (slow start, additive increase, Reno threshold).
 //! - [`registry`]: algorithms by name, with parameter schemas.
+//! - [`minmax`]: the kernel's windowed min/max filter (lib/win_minmax.c), used by BBR's
+//!   bandwidth filter and by the simulator's `tcp_min_rtt`.
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
 //! - [`variants`]: BBR-ACD, BBR-CWS, BBR-ACW, Modest BBR, BBQ, DA-BBR as `BbrVariant`s.
@@ -12,6 +14,7 @@ pub mod bbr;
 pub mod cubic;
 pub mod helpers;
 pub mod illinois;
+pub mod minmax;
 pub mod ops;
 pub mod registry;
 pub mod reno;

@@ -5,52 +5,20 @@
 use std::sync::{Arc, Mutex};
 
 use tcplab_cc::reno::Reno;
-use tcplab_cc::{CaState, CcView, CongestionOps};
-use tcplab_sim::app::App;
+use tcplab_cc::CaState;
 use tcplab_sim::config::AppConfig;
-use tcplab_sim::net::{Packet, SackBlock};
 use tcplab_sim::sched::Fire;
 use tcplab_sim::tcp::sender::Sender;
 use tcplab_sim::tcp::{SenderIo, SenderTimer};
 use tcplab_sim::time::SimTime;
 
-const MS: u64 = 1_000_000;
+mod common;
+use common::sender::{ack, ack_blocks, logged_sender, sender_with, sent, Log, Pacer};
+use common::MS;
 
-/// Reno, logging the hooks that matter here with the state the sender shows at the time.
-struct Logged {
-    inner: Reno,
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl CongestionOps for Logged {
-    fn name(&self) -> &'static str {
-        "logged-reno"
-    }
-    fn ssthresh(&mut self, tp: &CcView) -> u32 {
-        self.log.lock().unwrap().push(format!("ssthresh in {}", tp.ca_state.name()));
-        self.inner.ssthresh(tp)
-    }
-    fn cong_avoid(&mut self, tp: &mut CcView, ack: u64, acked: u32) {
-        self.inner.cong_avoid(tp, ack, acked)
-    }
-    fn set_state(&mut self, tp: &mut CcView, new_state: CaState) {
-        self.log.lock().unwrap().push(format!("set_state {} -> {}", tp.ca_state.name(), new_state.name()));
-    }
-}
-
-fn sender(log: &Arc<Mutex<Vec<String>>>) -> Sender {
-    let app = App { kind: AppConfig::Bulk, start: SimTime(0), stop: SimTime(u64::MAX) };
-    Sender::new(0, Box::new(Logged { inner: Reno, log: log.clone() }), 1448, 52, 10, app)
-}
-
-fn ack(a: u64, sack: Option<(u64, u64)>) -> Packet {
-    let blocks: Vec<SackBlock> = sack.iter().map(|&(start, end)| SackBlock { start, end }).collect();
-    Packet::ack(0, a, &blocks, 52)
-}
-
-fn sent(io: &mut SenderIo) -> Vec<(u64, bool)> {
-    io.timers.clear();
-    io.out.drain(..).map(|p| (p.seq, p.is_retrans)).collect()
+/// Reno logging `ssthresh` and `set_state` with the state the sender shows at the time.
+fn sender(log: &Log) -> Sender {
+    logged_sender(log, AppConfig::Bulk, false)
 }
 
 #[test]
@@ -142,26 +110,10 @@ fn rto_enters_loss_with_cwnd_one_and_slow_starts_the_retransmissions() {
     assert_eq!(log, vec!["ssthresh in Open", "set_state Open -> Loss"]);
 }
 
-/// A fixed-rate pacer: 1,448,000 B/s = one 1448-byte segment per millisecond.
-struct Pacer;
-impl CongestionOps for Pacer {
-    fn name(&self) -> &'static str {
-        "pacer"
-    }
-    fn init(&mut self, tp: &mut CcView) {
-        tp.pacing_needed = true;
-        tp.pacing_rate = 1_448_000;
-        tp.snd_cwnd = 100;
-    }
-    fn ssthresh(&mut self, _tp: &CcView) -> u32 {
-        2
-    }
-}
-
 #[test]
 fn internal_pacing_spaces_departures_by_size_over_rate_after_ten_segments() {
-    let app = App { kind: AppConfig::Bulk, start: SimTime(0), stop: SimTime(u64::MAX) };
-    let mut s = Sender::new(0, Box::new(Pacer), 1448, 52, 10, app);
+    // A pacer at one segment per millisecond with cwnd 100.
+    let mut s = sender_with(Box::new(Pacer { cwnd: Some(100) }), AppConfig::Bulk);
     let mut io = SenderIo::default();
     s.start(SimTime(0), &mut io);
     // Segments 1-9 are not paced (data_segs_out < 10); the 10th sets the next departure
@@ -182,8 +134,7 @@ fn internal_pacing_spaces_departures_by_size_over_rate_after_ten_segments() {
 }
 
 fn reno_sender(rack: bool) -> Sender {
-    let app = App { kind: AppConfig::Bulk, start: SimTime(0), stop: SimTime(u64::MAX) };
-    let mut s = Sender::new(0, Box::new(Reno), 1448, 52, 10, app);
+    let mut s = sender_with(Box::new(Reno), AppConfig::Bulk);
     s.rack_enabled = rack;
     s
 }
@@ -257,15 +208,11 @@ fn sack_blocks_that_grow_and_merge_tag_every_segment_once() {
     let mut s = reno_sender(true);
     let mut io = SenderIo::default();
     s.start(SimTime(0), &mut io); // segments 0..9 out
-    let blocks = |v: &[(u64, u64)]| {
-        let b: Vec<SackBlock> = v.iter().map(|&(start, end)| SackBlock { start, end }).collect();
-        Packet::ack(0, 0, &b, 52)
-    };
     // [2,4): 2 SACKed. Then [2,6): 4 and 5 added. Then [8,9) before [2,6): 8 added. Then
     // 6 and 7 arrive and the blocks merge into [2,9): 6 and 7 added. 0 and 1 never.
     let steps: [(&[(u64, u64)], u32); 4] = [(&[(2, 4)], 2), (&[(2, 6)], 4), (&[(8, 9), (2, 6)], 5), (&[(2, 9)], 7)];
     for (k, (b, sacked)) in steps.iter().enumerate() {
-        s.on_ack(SimTime((100 + k as u64) * MS), &blocks(b), &mut io);
+        s.on_ack(SimTime((100 + k as u64) * MS), &ack_blocks(0, b), &mut io);
         assert_eq!(s.tp.sacked_out, *sacked, "step {k}");
     }
     // delivered counts each SACKed segment once.

@@ -6,61 +6,20 @@
 
 use std::sync::{Arc, Mutex};
 
-use tcplab_cc::reno::Reno;
-use tcplab_cc::{AckSample, CaState, CcView, CongestionOps};
-use tcplab_sim::app::App;
+use tcplab_cc::CaState;
 use tcplab_sim::config::AppConfig;
-use tcplab_sim::net::{Packet, SackBlock};
+use tcplab_sim::net::Packet;
 use tcplab_sim::tcp::sender::Sender;
 use tcplab_sim::tcp::SenderIo;
 use tcplab_sim::time::SimTime;
 
-const MS: u64 = 1_000_000;
+mod common;
+use common::sender::{ack, sender_with, sent, take, Log, Pacer};
+use common::MS;
 
 /// Reno that logs `ssthresh`, `set_state`, `pkts_acked` and `in_ack_event`.
-struct Logged {
-    log: Arc<Mutex<Vec<String>>>,
-}
-
-impl CongestionOps for Logged {
-    fn name(&self) -> &'static str {
-        "logged-reno"
-    }
-    fn ssthresh(&mut self, tp: &CcView) -> u32 {
-        self.log.lock().unwrap().push(format!("ssthresh in {}", tp.ca_state.name()));
-        Reno.ssthresh(tp)
-    }
-    fn cong_avoid(&mut self, tp: &mut CcView, ack: u64, acked: u32) {
-        Reno.cong_avoid(tp, ack, acked)
-    }
-    fn set_state(&mut self, tp: &mut CcView, new_state: CaState) {
-        self.log.lock().unwrap().push(format!("set_state {} -> {}", tp.ca_state.name(), new_state.name()));
-    }
-    fn pkts_acked(&mut self, _tp: &mut CcView, s: &AckSample) {
-        self.log.lock().unwrap().push(format!("pkts_acked {}", s.pkts_acked));
-    }
-    fn in_ack_event(&mut self, _tp: &mut CcView, flags: u32) {
-        self.log.lock().unwrap().push(format!("in_ack_event {flags}"));
-    }
-}
-
-fn logged_sender(log: &Arc<Mutex<Vec<String>>>, app: AppConfig) -> Sender {
-    let app = App { kind: app, start: SimTime(0), stop: SimTime(u64::MAX) };
-    Sender::new(0, Box::new(Logged { log: log.clone() }), 1448, 52, 10, app)
-}
-
-fn ack(a: u64, sack: Option<(u64, u64)>) -> Packet {
-    let blocks: Vec<SackBlock> = sack.iter().map(|&(start, end)| SackBlock { start, end }).collect();
-    Packet::ack(0, a, &blocks, 52)
-}
-
-fn sent(io: &mut SenderIo) -> Vec<(u64, bool)> {
-    io.timers.clear();
-    io.out.drain(..).map(|p| (p.seq, p.is_retrans)).collect()
-}
-
-fn take(log: &Arc<Mutex<Vec<String>>>) -> Vec<String> {
-    std::mem::take(&mut *log.lock().unwrap())
+fn logged_sender(log: &Log, app: AppConfig) -> Sender {
+    common::sender::logged_sender(log, app, true)
 }
 
 #[test]
@@ -141,25 +100,10 @@ fn rack_finding_a_lost_retransmission_in_loss_moves_to_recovery_with_a_new_ssthr
     assert_eq!(hooks, vec!["ssthresh in Loss", "set_state Loss -> Recovery"]);
 }
 
-/// A pacer at 1,448,000 B/s (one segment per ms) with the initial cwnd of 10.
-struct Pacer10;
-impl CongestionOps for Pacer10 {
-    fn name(&self) -> &'static str {
-        "pacer10"
-    }
-    fn init(&mut self, tp: &mut CcView) {
-        tp.pacing_needed = true;
-        tp.pacing_rate = 1_448_000;
-    }
-    fn ssthresh(&mut self, _tp: &CcView) -> u32 {
-        2
-    }
-}
-
 #[test]
 fn a_full_window_stopped_by_the_pacing_clock_is_cwnd_limited() {
-    let app = App { kind: AppConfig::Bulk, start: SimTime(0), stop: SimTime(u64::MAX) };
-    let mut s = Sender::new(0, Box::new(Pacer10), 1448, 52, 10, app);
+    // A pacer at one segment per millisecond with the initial cwnd of 10.
+    let mut s = sender_with(Box::new(Pacer { cwnd: None }), AppConfig::Bulk);
     let mut io = SenderIo::default();
     s.start(SimTime(0), &mut io);
     // Ten unpaced segments fill cwnd 10; the loop then stops on the pacing clock

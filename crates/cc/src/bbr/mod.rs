@@ -17,7 +17,8 @@
 //! >= 20 % loss over two intervals) and then paces at the policed rate for 48 rounds.
 //!
 //! Kernel functions followed, one module per concern (names kept for grepping):
-//! - `minmax`: lib/win_minmax.c `minmax_running_max`.
+//! - `crate::minmax` (shared with the simulator's min_rtt filter): lib/win_minmax.c
+//!   `minmax_running_max`, for the windowed max bandwidth.
 //! - `round`: the round counting at the top of `bbr_update_bw`.
 //! - `bw`: `bbr_update_bw`, `bbr_max_bw`, `bbr_bw`.
 //! - `startup`: `bbr_check_full_bw_reached`, `bbr_reset_startup_mode`, `bbr_reset_mode`.
@@ -57,6 +58,7 @@
 //! - min_rtt refreshed only by a strictly lower sample (5.10, 1b9e2a8c99a5; 4.9 had
 //!   `<=`, so equal samples postponed PROBE_RTT);
 //! - `bbr_init` starting the first round at `tp->delivered` (5.14, 6de035fec045).
+//!
 //! There is no Linux 4.9 profile: the parameters `extra_acked = false` and
 //! `pacing_margin_percent = 0` undo two of these items; the others are always mainline.
 //!
@@ -94,7 +96,6 @@ pub mod cwnd;
 pub mod drain;
 pub mod family;
 pub mod lt_bw;
-pub mod minmax;
 pub mod model;
 pub mod pacing;
 pub mod probe_bw;
@@ -116,7 +117,7 @@ use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
 pub use family::BbrFamily;
 pub use variant::{BbrVariant, KernelBbr, RecoverOrRestore};
 
-use minmax::Minmax;
+use crate::minmax::Minmax;
 use rng::CycleRng;
 
 /// Scale of bandwidth, in packets per microsecond: one unit is ~715 bit/s at 1500 bytes

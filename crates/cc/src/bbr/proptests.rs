@@ -5,23 +5,15 @@
 //! lays them out for the mode, pacing rate never above the cap, and before the pipe is
 //! full the pacing rate never falls once an RTT has been seen.
 
+use super::tests::{deliver_ack, Ack};
 use super::*;
-use crate::ops::{CaEvent, CaState, CcView, CongestionOps, RateSample};
+use crate::ops::{CaEvent, CaState, CcView, CongestionOps};
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Ev {
-    Ack {
-        gap_us: u32,
-        acked: u32,
-        delivered: i64,
-        interval_us: i64,
-        rtt_us: i64,
-        losses: u32,
-        in_flight: u32,
-        ends_round: bool,
-        app_limited: bool,
-    },
+    /// An ACK `gap_us` after the previous event (its `at_us` is set when it is fed).
+    Ack { gap_us: u32, ack: Ack },
     EnterRecovery,
     ExitRecovery,
     Rto,
@@ -33,7 +25,11 @@ fn ev() -> impl Strategy<Value = Ev> {
     prop_oneof![
         8 => (1u32..150_000, 0u32..30, -1i64..60, -1i64..100_000, -1i64..300_000, 0u32..5, 0u32..200, any::<bool>(), any::<bool>())
             .prop_map(|(gap_us, acked, delivered, interval_us, rtt_us, losses, in_flight, ends_round, app_limited)| Ev::Ack {
-                gap_us, acked, delivered, interval_us, rtt_us, losses, in_flight, ends_round, app_limited
+                gap_us,
+                ack: Ack {
+                    at_us: 0, acked, delivered, interval_us, rtt_us, losses, in_flight, prior_in_flight: None,
+                    ends_round, app_limited
+                },
             }),
         1 => Just(Ev::EnterRecovery),
         1 => Just(Ev::ExitRecovery),
@@ -77,21 +73,9 @@ proptest! {
             let seen_rtt_before = cc.bbr().has_seen_rtt;
             let mut acked_now = false;
             match e {
-                Ev::Ack { gap_us, acked, delivered, interval_us, rtt_us, losses, in_flight, ends_round, app_limited } => {
+                Ev::Ack { gap_us, ack } => {
                     now += u64::from(gap_us);
-                    let prior_delivered = if ends_round { tp.delivered } else { cc.bbr.next_rtt_delivered.saturating_sub(1) };
-                    tp.now_us = now;
-                    tp.delivered += u64::from(acked);
-                    tp.delivered_mstamp_us = now;
-                    tp.lost += u64::from(losses);
-                    tp.packets_out = in_flight;
-                    if rtt_us > 0 { tp.srtt_us = rtt_us as u32; }
-                    let rs = RateSample {
-                        prior_delivered, delivered, interval_us, rtt_us, losses,
-                        acked_sacked: acked, prior_in_flight: in_flight + acked,
-                        is_app_limited: app_limited, ..RateSample::default()
-                    };
-                    cc.cong_control(&mut tp, &rs);
+                    deliver_ack(&mut cc, &mut tp, &Ack { at_us: now, ..ack });
                     acked_now = true;
                 }
                 Ev::EnterRecovery => {

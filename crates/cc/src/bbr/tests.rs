@@ -38,24 +38,24 @@ const MIN_RTT_US: i64 = 40_000;
 /// 20 packets per 40 ms: 20 * 2^24 / 40000 = 8388.608, truncated.
 const BW_20: u32 = 8388;
 
-/// One ACK as the sender would report it.
-#[derive(Clone, Copy)]
-struct Ack {
-    at_us: u64,
+/// One ACK as the sender would report it (also the ACK event of `proptests`).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ack {
+    pub(super) at_us: u64,
     /// Packets newly (S)ACKed (`rs.acked_sacked`, added to `tp.delivered`).
-    acked: u32,
+    pub(super) acked: u32,
     /// The rate sample: `delivered` packets over `interval_us`.
-    delivered: i64,
-    interval_us: i64,
-    rtt_us: i64,
-    losses: u32,
+    pub(super) delivered: i64,
+    pub(super) interval_us: i64,
+    pub(super) rtt_us: i64,
+    pub(super) losses: u32,
     /// Packets in flight after this ACK (`tp.packets_out`, nothing SACKed or lost).
-    in_flight: u32,
+    pub(super) in_flight: u32,
     /// `rs.prior_in_flight`; defaults to in_flight + acked.
-    prior_in_flight: Option<u32>,
+    pub(super) prior_in_flight: Option<u32>,
     /// The acked packet was sent after the current round began, so the round ends.
-    ends_round: bool,
-    app_limited: bool,
+    pub(super) ends_round: bool,
+    pub(super) app_limited: bool,
 }
 
 impl Default for Ack {
@@ -113,34 +113,40 @@ impl Flow {
     }
 
     fn ack(&mut self, a: Ack) {
-        let tp = &mut self.tp;
-        let prior_delivered =
-            if a.ends_round { tp.delivered } else { self.cc.bbr.next_rtt_delivered.saturating_sub(1) };
-        tp.now_us = a.at_us;
-        tp.delivered += u64::from(a.acked);
-        tp.delivered_mstamp_us = a.at_us;
-        tp.lost += u64::from(a.losses);
-        tp.packets_out = a.in_flight;
-        if a.rtt_us >= 0 {
-            tp.srtt_us = a.rtt_us as u32;
-        }
-        let rs = RateSample {
-            prior_delivered,
-            delivered: a.delivered,
-            interval_us: a.interval_us,
-            rtt_us: a.rtt_us,
-            losses: a.losses,
-            acked_sacked: a.acked,
-            prior_in_flight: a.prior_in_flight.unwrap_or(a.in_flight + a.acked),
-            is_app_limited: a.app_limited,
-            ..RateSample::default()
-        };
-        self.cc.cong_control(&mut self.tp, &rs);
+        deliver_ack(&mut self.cc, &mut self.tp, &a);
     }
 
     fn bbr(&self) -> &Bbr {
         &self.cc.bbr
     }
+}
+
+/// Feed `a` to `cc` as the sender would: advance the clock and `tp.delivered`, count the
+/// losses, set packets_out (and srtt when the ACK carries an RTT sample), then call
+/// `cong_control` with the rate sample. The round ends on this ACK if `a.ends_round`
+/// (its packet was sent after `next_rtt_delivered` was set), else not.
+pub(super) fn deliver_ack<V: BbrVariant>(cc: &mut BbrFamily<V>, tp: &mut CcView, a: &Ack) {
+    let prior_delivered = if a.ends_round { tp.delivered } else { cc.bbr.next_rtt_delivered.saturating_sub(1) };
+    tp.now_us = a.at_us;
+    tp.delivered += u64::from(a.acked);
+    tp.delivered_mstamp_us = a.at_us;
+    tp.lost += u64::from(a.losses);
+    tp.packets_out = a.in_flight;
+    if a.rtt_us > 0 {
+        tp.srtt_us = a.rtt_us as u32;
+    }
+    let rs = RateSample {
+        prior_delivered,
+        delivered: a.delivered,
+        interval_us: a.interval_us,
+        rtt_us: a.rtt_us,
+        losses: a.losses,
+        acked_sacked: a.acked,
+        prior_in_flight: a.prior_in_flight.unwrap_or(a.in_flight + a.acked),
+        is_app_limited: a.app_limited,
+        ..RateSample::default()
+    };
+    cc.cong_control(tp, &rs);
 }
 
 // ---------------------------------------------------------------- bandwidth filter

@@ -17,9 +17,11 @@
 //!   milliseconds (`usecs_to_jiffies`) and capped at `TCP_RTO_MAX` = 120 s.
 //! - Backoff doubles the RTO per expiry (`tcp_retransmit_timer`) and is reset by the
 //!   next valid RTT sample (`tcp_ack_update_rtt`).
-//! - min_rtt: Kathleen Nichols' windowed min-filter (lib/minmax.c,
-//!   `minmax_running_min`) over `tcp_min_rtt_wlen` = 300 s in jiffies, as
-//!   `tcp_update_rtt_min` does.
+//! - min_rtt: Kathleen Nichols' windowed min-filter (lib/win_minmax.c
+//!   `minmax_running_min`, in `tcplab_cc::minmax`, shared with BBR's max filter) over
+//!   `tcp_min_rtt_wlen` = 300 s in jiffies, as `tcp_update_rtt_min` does.
+
+use tcplab_cc::minmax::Minmax;
 
 use crate::time::{Dur, NS_PER_MS, NS_PER_S};
 
@@ -31,69 +33,6 @@ pub const TCP_RTO_MAX: Dur = Dur(120 * NS_PER_S);
 pub const TCP_TIMEOUT_INIT: Dur = Dur(NS_PER_S);
 /// `sysctl_tcp_min_rtt_wlen`: 300 s, in jiffies (HZ = 1000).
 pub const MIN_RTT_WLEN_JIFFIES: u32 = 300 * 1000;
-
-#[derive(Clone, Copy, Debug, Default)]
-struct MinmaxSample {
-    t: u32,
-    v: u32,
-}
-
-/// `struct minmax` (include/linux/win_minmax.h): the best, 2nd best and 3rd best
-/// samples of a sliding window.
-#[derive(Clone, Copy, Debug)]
-pub struct Minmax {
-    s: [MinmaxSample; 3],
-}
-
-impl Minmax {
-    pub fn new(t: u32, v: u32) -> Minmax {
-        let s = MinmaxSample { t, v };
-        Minmax { s: [s; 3] }
-    }
-    pub fn get(&self) -> u32 {
-        self.s[0].v
-    }
-    fn reset(&mut self, t: u32, v: u32) -> u32 {
-        *self = Minmax::new(t, v);
-        v
-    }
-    fn subwin_update(&mut self, win: u32, val: MinmaxSample) -> u32 {
-        let dt = val.t.wrapping_sub(self.s[0].t);
-        if dt > win {
-            // The best sample left the window: promote the 2nd and 3rd.
-            self.s[0] = self.s[1];
-            self.s[1] = self.s[2];
-            self.s[2] = val;
-            if val.t.wrapping_sub(self.s[0].t) > win {
-                self.s[0] = self.s[1];
-                self.s[1] = self.s[2];
-                self.s[2] = val;
-            }
-        } else if self.s[1].t == self.s[0].t && dt > win / 4 {
-            // A quarter of the window passed with no 2nd choice: take one from the
-            // 2nd quarter.
-            self.s[1] = val;
-            self.s[2] = val;
-        } else if self.s[2].t == self.s[1].t && dt > win / 2 {
-            self.s[2] = val;
-        }
-        self.s[0].v
-    }
-    /// `minmax_running_min`.
-    pub fn running_min(&mut self, win: u32, t: u32, meas: u32) -> u32 {
-        let val = MinmaxSample { t, v: meas };
-        if val.v <= self.s[0].v || val.t.wrapping_sub(self.s[2].t) > win {
-            return self.reset(t, meas);
-        }
-        if val.v <= self.s[1].v {
-            self.s[1] = val;
-            self.s[2] = val;
-        } else if val.v <= self.s[2].v {
-            self.s[2] = val;
-        }
-        self.subwin_update(win, val)
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
@@ -307,15 +246,15 @@ mod tests {
     }
 
     #[test]
-    fn min_rtt_tracks_the_minimum_and_forgets_it_after_the_window() {
-        let mut m = Minmax::new(0, u32::MAX);
-        let w = 10_000;
-        assert_eq!(m.running_min(w, 0, 50), 50);
-        assert_eq!(m.running_min(w, 100, 70), 50);
-        assert_eq!(m.running_min(w, 3000, 60), 50);
-        assert_eq!(m.running_min(w, 6000, 65), 50);
-        // At t = 10_200 the sample from t = 0 is older than the window: the best
-        // remaining is 60 (t = 3000).
-        assert_eq!(m.running_min(w, 10_200, 80), 60);
+    fn min_rtt_keeps_the_minimum_and_stores_a_zero_sample_as_one_jiffy() {
+        let mut e = RttEstimator::new();
+        // Before any sample the filter holds ~0U (tcp_init_sock's minmax_reset).
+        assert_eq!(e.min_rtt.get(), u32::MAX);
+        e.update_min_rtt(0, 40_000);
+        e.update_min_rtt(100, 50_000); // larger, inside the 300 s window: 40 ms stays
+        assert_eq!(e.min_rtt.get(), 40_000);
+        // A 0 us sample is taken as jiffies_to_usecs(1) = 1000 us, a new minimum.
+        e.update_min_rtt(200, 0);
+        assert_eq!(e.min_rtt.get(), 1000);
     }
 }

@@ -2,6 +2,8 @@
 //! docs/METRICS.md computed from a run's series.
 #![allow(dead_code)]
 
+pub mod sender;
+
 use tcplab_sim::config::{AppConfig, FlowConfig, LinkConfig, QueueLimit, TcpConfig, WorldConfig};
 use tcplab_sim::record::{Column, RunOutput};
 
