@@ -17,6 +17,22 @@ use super::Bbr;
 use crate::helpers::tcp_packets_in_flight;
 use crate::ops::{CaState, CcView, RateSample};
 
+/// The first step of `bbr_set_cwnd_to_recover_or_restore`: deduct the packets this ACK
+/// marked lost now (at least 1 remains); `bbr_set_cwnd` then slow-starts toward the target.
+pub fn bbr_deduct_losses(cwnd: u32, rs: &RateSample) -> u32 {
+    if rs.losses > 0 {
+        (i64::from(cwnd) - i64::from(rs.losses)).max(1) as u32
+    } else {
+        cwnd
+    }
+}
+
+/// On the first round of Recovery: packet conservation, and start a new round now.
+pub fn bbr_start_packet_conservation(bbr: &mut Bbr, tp: &CcView) {
+    bbr.packet_conservation = true;
+    bbr.next_rtt_delivered = tp.delivered;
+}
+
 /// `bbr_set_cwnd_to_recover_or_restore`: returns the cwnd to use and whether packet
 /// conservation decides it (then `bbr_set_cwnd` skips the target logic).
 pub fn bbr_set_cwnd_to_recover_or_restore(
@@ -29,15 +45,10 @@ pub fn bbr_set_cwnd_to_recover_or_restore(
     let state = tp.ca_state;
     let mut cwnd = tp.snd_cwnd;
 
-    // Deduct the lost packets now; bbr_set_cwnd then slow-starts toward the target.
-    if rs.losses > 0 {
-        cwnd = (i64::from(cwnd) - i64::from(rs.losses)).max(1) as u32;
-    }
+    cwnd = bbr_deduct_losses(cwnd, rs);
 
     if state == CaState::Recovery && prev_state != CaState::Recovery {
-        // First round of Recovery: packet conservation, and start a round now.
-        bbr.packet_conservation = true;
-        bbr.next_rtt_delivered = tp.delivered;
+        bbr_start_packet_conservation(bbr, tp);
         // Cut unused cwnd (app-limited, TSQ or TSO deferral).
         cwnd = tcp_packets_in_flight(tp) + acked;
     } else if prev_state >= CaState::Recovery && state < CaState::Recovery {

@@ -160,6 +160,7 @@ pub fn cws_grow_cwnd(cwnd: u32, acked: u32, upper_cwnd: u32) -> u32 {
 // (lines 18-21) and `bbr_set_upper_scaling_factor` after `bbr_set_cwnd` (line 43).
 
 use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrVariant, RecoverOrRestore, BBR_CWND_MIN_TARGET};
+use crate::bbr::recovery::{bbr_deduct_losses, bbr_start_packet_conservation};
 use crate::bbr_param_specs;
 use crate::helpers::tcp_packets_in_flight;
 use crate::ops::{CaState, CcView, InfoField, InfoValue, RateSample};
@@ -256,15 +257,11 @@ impl BbrVariant for BbrCws {
     ) -> RecoverOrRestore {
         let prev_state = bbr.prev_ca_state;
         let state = tp.ca_state;
-        let mut cwnd = tp.snd_cwnd;
-        if rs.losses > 0 {
-            cwnd = (i64::from(cwnd) - i64::from(rs.losses)).max(1) as u32; // kernel, kept
-        }
+        let mut cwnd = bbr_deduct_losses(tp.snd_cwnd, rs); // kernel, kept
         if state == CaState::Recovery && prev_state != CaState::Recovery {
             if let Some(cut) = self.scaling.on_enter_recovery(tp.now_us, tcp_packets_in_flight(tp)) {
                 cwnd = cut; // inflight / 3
-                bbr.packet_conservation = true;
-                bbr.next_rtt_delivered = tp.delivered;
+                bbr_start_packet_conservation(bbr, tp);
             }
         } else if prev_state >= CaState::Recovery && state < CaState::Recovery {
             bbr.packet_conservation = false; // and no restore of prior_cwnd
