@@ -77,8 +77,21 @@ pub struct RateSample {
     pub prior_mstamp_us: u64,
     /// `tp->delivered` when the newest acked packet was sent.
     pub prior_delivered: u64,
+    /// `tp->delivered_ce` when the newest acked packet was sent (BBRv2/v3 tcp_rate.c).
+    pub prior_delivered_ce: u64,
+    /// `tp->lost` when the newest acked packet was sent (BBRv2/v3 tcp_rate.c).
+    pub prior_lost: u64,
+    /// Packets in flight just after the newest acked packet was sent, that packet
+    /// included (`TCP_SKB_CB(skb)->tx.in_flight`, set by `tcp_set_tx_in_flight` in the
+    /// BBRv2/v3 kernels); 0 if there is no sample.
+    pub tx_in_flight: u32,
     /// Packets delivered over `interval_us`; negative if there is no valid sample.
     pub delivered: i64,
+    /// Of those, packets delivered with a CE mark (`tp->delivered_ce - prior_delivered_ce`).
+    pub delivered_ce: i64,
+    /// Packets marked lost since the newest acked packet was sent
+    /// (`tp->lost - prior_lost`, BBRv2/v3 tcp_rate.c); 0 if there is no sample.
+    pub lost: i64,
     /// Interval over which `delivered` was counted (us); -1 if invalid.
     pub interval_us: i64,
     /// Send-side part of the interval (us).
@@ -99,6 +112,8 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// The receiver probably delayed this ACK.
     pub is_ack_delayed: bool,
+    /// This ACK carried an ECN echo (`FLAG_ECE`).
+    pub is_ece: bool,
 }
 
 /// Per-ACK sample for `pkts_acked`, `struct ack_sample` (include/net/tcp.h).
@@ -163,6 +178,10 @@ pub struct CcView {
     pub delivered_mstamp_us: u64,
     /// `tp->lost`: total segments marked lost.
     pub lost: u64,
+    /// `tp->delivered_ce`: total segments delivered with a CE mark echoed (ECN).
+    pub delivered_ce: u64,
+    /// `tp->ecn_flags & TCP_ECN_OK`: ECN was negotiated for this connection.
+    pub ecn_ok: bool,
     /// `tp->app_limited`: nonzero while the delivery-rate samples are app-limited
     /// (the `delivered` value that ends the app-limited period).
     pub app_limited: u64,
@@ -216,6 +235,8 @@ impl CcView {
             delivered: 0,
             delivered_mstamp_us: now_us,
             lost: 0,
+            delivered_ce: 0,
+            ecn_ok: false,
             app_limited: 0,
             srtt_us: 0,
             min_rtt_us: u32::MAX,

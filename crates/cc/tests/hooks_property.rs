@@ -186,6 +186,7 @@ impl Flow {
                 Some(r) => (prior_in_flight.max(delivered) as i64, r as i64),
                 None => (-1, -1),
             };
+            let losses = std::mem::take(&mut self.pending_losses);
             let rs = RateSample {
                 prior_mstamp_us: self.tp.now_us.saturating_sub(interval.max(0) as u64),
                 prior_delivered: prior_delivered.saturating_sub(prior_in_flight as u64),
@@ -194,12 +195,17 @@ impl Flow {
                 snd_interval_us: interval.max(0) as u32,
                 rcv_interval_us: interval.max(0) as u32,
                 rtt_us: rtt,
-                losses: std::mem::take(&mut self.pending_losses),
+                losses,
+                // The BBRv2/v3 fields: the flight this sample's packet left in, the
+                // losses marked since; no ECN marks in this driver.
+                tx_in_flight: prior_in_flight.max(1),
+                lost: losses as i64,
                 acked_sacked: delivered,
                 prior_in_flight,
                 is_app_limited: app_limited,
                 is_retrans: false,
                 is_ack_delayed: delayed,
+                ..RateSample::default()
             };
             self.cc.cong_control(&mut self.tp, &rs);
             self.check("cong_control");

@@ -27,6 +27,11 @@ pub struct TxSnapshot {
     pub first_tx_mstamp_us: u64,
     pub delivered_mstamp_us: u64,
     pub delivered: u64,
+    /// `tx.delivered_ce` and `tx.lost` (BBRv2/v3 kernels): the counters at send time.
+    pub delivered_ce: u64,
+    pub lost: u64,
+    /// `tx.in_flight` (`tcp_set_tx_in_flight`): packets in flight after this send.
+    pub in_flight: u32,
     pub is_app_limited: bool,
     /// False once the segment was SACKed and its snapshot used (kernel: mstamp = 0).
     pub valid: bool,
@@ -54,8 +59,10 @@ pub struct RateAcc {
 }
 
 impl RateState {
-    /// `tcp_rate_skb_sent`: snapshot at transmission. `tp.packets_out` must not yet count
-    /// the packet if it is new data.
+    /// `tcp_rate_skb_sent` (with the BBRv2/v3 kernels' `tcp_set_tx_in_flight`): snapshot
+    /// at transmission. Called before the sender counts the packet in `packets_out` (new
+    /// data) or `retrans_out` (a retransmission), so in flight after the send is
+    /// `tcp_packets_in_flight + 1` either way.
     pub fn skb_sent(&mut self, tp: &mut CcView, tx_us: u64) -> TxSnapshot {
         if tp.packets_out == 0 {
             // Start the window from now: ACKs after this measure only this flight.
@@ -66,6 +73,9 @@ impl RateState {
             first_tx_mstamp_us: self.first_tx_mstamp_us,
             delivered_mstamp_us: tp.delivered_mstamp_us,
             delivered: tp.delivered,
+            delivered_ce: tp.delivered_ce,
+            lost: tp.lost,
+            in_flight: tcp_packets_in_flight(tp) + 1,
             is_app_limited: tp.app_limited != 0,
             valid: true,
         }
@@ -83,6 +93,9 @@ impl RateState {
         if !acc.have_prior || sent_after {
             acc.have_prior = true;
             acc.rs.prior_delivered = snap.delivered;
+            acc.rs.prior_delivered_ce = snap.delivered_ce;
+            acc.rs.prior_lost = snap.lost;
+            acc.rs.tx_in_flight = snap.in_flight;
             acc.rs.prior_mstamp_us = snap.delivered_mstamp_us;
             acc.rs.is_app_limited = snap.is_app_limited;
             acc.rs.is_retrans = is_retrans;
@@ -114,6 +127,8 @@ impl RateState {
             return *rs;
         }
         rs.delivered = (tp.delivered - rs.prior_delivered) as i64;
+        rs.delivered_ce = (tp.delivered_ce - rs.prior_delivered_ce) as i64;
+        rs.lost = (tp.lost - rs.prior_lost) as i64;
         // Sending and ACKing are separate pipeline phases; use the longer one.
         let snd_us = rs.interval_us.max(0) as u64;
         let ack_us = tp.now_us.saturating_sub(rs.prior_mstamp_us);
@@ -199,6 +214,34 @@ mod tests {
         assert_eq!((last.delivered, last.interval_us), (4, 53_000));
         assert_eq!((last.snd_interval_us, last.rcv_interval_us), (3_000, 53_000));
         assert_eq!((st.rate_delivered, st.rate_interval_us), (4, 53_000));
+    }
+
+    /// BBRv2/v3 fields: three segments sent back to back from idle carry in_flight 1, 2,
+    /// 3; two segments are marked lost and one CE mark is counted before the third is
+    /// acked, so its sample reports tx_in_flight 3, lost 2, delivered_ce 1.
+    #[test]
+    fn rate_sample_carries_tx_in_flight_lost_and_delivered_ce() {
+        let mut tp = CcView::new(1448, 0);
+        tp.min_rtt_us = 1_000;
+        let mut st = RateState::default();
+        let snaps: Vec<_> = (0..3u64)
+            .map(|_| {
+                let s = st.skb_sent(&mut tp, 0);
+                tp.packets_out += 1;
+                s
+            })
+            .collect();
+        assert_eq!(snaps.iter().map(|s| s.in_flight).collect::<Vec<_>>(), vec![1, 2, 3]);
+        // Segments 0 and 1 lost (RACK/RFC 6675 marking), segment 2 acked with CE.
+        tp.lost = 2;
+        tp.lost_out = 2;
+        tp.delivered = 1;
+        tp.delivered_ce = 1;
+        tp.now_us = 50_000;
+        let mut acc = RateAcc::default();
+        st.skb_delivered(&mut acc, &snaps[2], 0, 3, false, false);
+        let rs = st.rate_gen(&mut tp, &mut acc, 1, 2);
+        assert_eq!((rs.tx_in_flight, rs.lost, rs.delivered_ce, rs.losses), (3, 2, 1, 2));
     }
 
     #[test]
