@@ -43,6 +43,7 @@ from .spec import Spec, apply_overrides, parse_spec, read_toml
 from .summary import AGGREGATE_KEYS
 
 RESERVED = ("repeat", "metrics")
+SEED_LIMIT = 2**63  # experiment.seed's bound (spec.py)
 DEFAULT_METRICS = ["total_goodput_bps", "jain_index", "utilization", "retransmitted_packets",
                    "mean_queueing_delay_ms"]
 
@@ -98,7 +99,7 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
     if not isinstance(table, dict):
         raise SpecError([("sweep", "the spec has no [sweep] table; add e.g. "
                                    "[sweep] \"bottleneck.buffer\" = [\"1bdp\", \"2bdp\"]")], source)
-    base = parse_spec(raw, source)  # the base spec itself must be valid
+    parse_spec(raw, source)  # the base spec itself must be valid
     problems: list[tuple[str, str]] = []
     repeat = table.get("repeat", 1)
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
@@ -127,7 +128,6 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
     if problems:
         raise SpecError(problems, source)
     jobs: list[Job] = []
-    base_seed = base.experiment.seed
     for combo in itertools.product(*axes.values()) if axes else [()]:
         point = dict(zip(axes, combo))
         where = ", ".join(f"{k} = {v!r}" for k, v in point.items()) or "base"
@@ -136,9 +136,15 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
             spec = resolve(spec)
         except SpecError as err:
             raise SpecError([(f"sweep point [{where}]: {p}", m) for p, m in err.problems], source) from None
+        # The point's own seed (which a swept "experiment.seed" sets) starts its repeats.
+        first_seed = spec.experiment.seed
+        if first_seed + repeat - 1 >= SEED_LIMIT:
+            raise SpecError([(f"sweep point [{where}]: experiment.seed",
+                              f"seed {first_seed} with repeat = {repeat} needs seeds up to "
+                              f"{first_seed + repeat - 1}; seeds must be below 2**63")], source)
         for r in range(repeat):
             s = spec.model_copy(deep=True)
-            s.experiment.seed = base_seed + r
+            s.experiment.seed = first_seed + r
             jobs.append(Job(point, r, s.experiment.seed, s, run_digest(world_config(s))))
     return Plan(axes, repeat, list(metrics), jobs)
 
