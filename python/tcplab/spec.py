@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional, Union
 
 from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
-                      StrictInt, ValidationError)
+                      StrictInt, StrictStr, ValidationError)
 
 from .errors import SpecError
 from .paths import check_path, format_path, parse_path, set_path
@@ -30,7 +30,17 @@ else:  # pragma: no cover
 Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(format_rate, return_type=str)]
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
-Probability = Annotated[float, Field(ge=0.0, lt=1.0)]
+
+
+def _real(v: Any) -> Any:
+    """A TOML number for a float field: an int or a float, not a bool or a string
+    (pydantic's lax mode would turn ``true`` into 1.0 and ``"0.1"`` into 0.1)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"must be a number, got {type(v).__name__} {v!r}")
+    return float(v)
+
+
+Probability = Annotated[float, BeforeValidator(_real), Field(ge=0.0, lt=1.0)]
 ParamValue = Union[StrictBool, StrictInt, StrictFloat]
 
 
@@ -41,22 +51,22 @@ class _Model(BaseModel):
 class Experiment(_Model):
     """``[experiment]``: name, duration, seed and series sampling interval."""
 
-    name: str = "experiment"
-    description: str = ""
+    name: StrictStr = "experiment"
+    description: StrictStr = ""
     duration: Time
-    seed: int = Field(1, ge=0, lt=2**63)
+    seed: StrictInt = Field(1, ge=0, lt=2**63)
     sample_interval: Time = 100_000_000
 
 
 class Tcp(_Model):
     """``[tcp]``: settings shared by every flow (defaults: Linux on 1500-byte Ethernet)."""
 
-    mss: int = Field(1448, ge=64, le=65_000)
-    header: int = Field(52, ge=0, le=1_000)
-    delayed_ack: bool = True
-    initial_cwnd: int = Field(10, ge=1, le=10_000)
-    rack: bool = True
-    sack_compression: bool = True
+    mss: StrictInt = Field(1448, ge=64, le=65_000)
+    header: StrictInt = Field(52, ge=0, le=1_000)
+    delayed_ack: StrictBool = True
+    initial_cwnd: StrictInt = Field(10, ge=1, le=10_000)
+    rack: StrictBool = True
+    sack_compression: StrictBool = True
 
 
 class Link(_Model):
@@ -83,7 +93,7 @@ class Flow(_Model):
 
     cc: str
     rtt: Optional[Time] = None
-    count: int = Field(1, ge=1, le=10_000)
+    count: StrictInt = Field(1, ge=1, le=10_000)
     start: Time = 0
     stagger: Time = 0
     stop: Optional[Time] = None

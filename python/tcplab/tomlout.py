@@ -3,7 +3,6 @@ tables, arrays of tables, strings, numbers, booleans, lists and inline tables.""
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -20,7 +19,7 @@ def _value(v: Any) -> str:
             return "inf" if v > 0 else "-inf"
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v, ensure_ascii=False)
+        return _string(v)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
@@ -28,8 +27,26 @@ def _value(v: Any) -> str:
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
+# TOML basic strings may not hold U+0000-U+0008, U+000A-U+001F or U+007F unescaped
+# (toml.io v1.0.0, "String"); JSON's escaping leaves U+007F raw, so escape it ourselves.
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _string(s: str) -> str:
+    """A TOML basic string that reads back as ``s``."""
+    out = []
+    for ch in s:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 def _key(k: str) -> str:
-    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else json.dumps(k)
+    return k if k.replace("_", "").replace("-", "").isalnum() and k.isascii() else _string(k)
 
 
 def dumps(doc: dict[str, Any], header: str = "") -> str:
