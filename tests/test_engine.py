@@ -190,13 +190,12 @@ def test_algorithms_lists_the_registry(capsys):
 
 
 def test_engine_complaints_name_the_spec_field(tmp_path, capsys):
-    # 10 000 s at 1 us sampling with 2 flows would be 2e10 series rows: the engine refuses
+    # A byte buffer smaller than one 1500-byte packet: only the engine checks this
     spec = tmp_path / "fine.toml"
-    spec.write_text(SMALL.replace('duration = "3s"', 'duration = "10000s"')
-                    .replace('sample_interval = "100ms"', 'sample_interval = "1us"'))
+    spec.write_text(SMALL.replace('buffer = "1bdp"', 'buffer = "100B"', 1))
     assert main(["validate", str(spec)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"{spec}: experiment.sample_interval: too small")
+    assert err.startswith(f"{spec}: bottleneck.buffer.bytes: must hold at least one full packet (1500 bytes)")
 
 
 def test_engine_field_paths_map_to_flow_groups():

@@ -19,6 +19,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerial
                       StrictInt, StrictStr, ValidationError)
 
 from .errors import SpecError
+from .limits import check_rates
 from .paths import check_path, format_path, parse_path, set_path
 from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time
 
@@ -41,6 +42,8 @@ def _real(v: Any) -> Any:
 
 
 Probability = Annotated[float, BeforeValidator(_real), Field(ge=0.0, lt=1.0)]
+MAX_LINK_DELAY_NS = 3_600 * 10**9
+"""The engine's longest one-way link delay (crates/sim/src/config.rs, check_link)."""
 ParamValue = Union[StrictBool, StrictInt, StrictFloat]
 
 
@@ -305,4 +308,8 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             p.append((f"events[{i}].at", f"{format_time(e.at)} is after the end of the experiment ({format_time(dur)})"))
         if e.rate is None and e.delay is None and e.loss is None:
             p.append((f"events[{i}]", "changes nothing; give rate, delay and/or loss"))
+        if e.delay is not None and e.delay > MAX_LINK_DELAY_NS:
+            p.append((f"events[{i}].delay", f"{format_time(e.delay)} is more than the longest link delay, "
+                      f"{format_time(MAX_LINK_DELAY_NS)}"))
+    p += check_rates(spec)
     return p

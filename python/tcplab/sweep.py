@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 import shutil
@@ -37,6 +38,7 @@ import pandas as pd
 from . import __version__
 from .backends.sim import config_json, resolve, world_config
 from .errors import EngineError, SpecError
+from .limits import MAX_SWEEP_RUNS
 from .paths import check_path, parse_path
 from .results import TMP_PREFIX, atomic_dir, is_run_dir
 from .spec import Spec, apply_overrides, parse_spec, read_toml
@@ -125,6 +127,9 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
             problems.append((f"sweep.{key}", "must be a non-empty list of values"))
             continue
         axes[key] = values
+    runs = repeat * math.prod(len(v) for v in axes.values())
+    if runs > MAX_SWEEP_RUNS:
+        problems.append(("sweep", f"the grid has {runs:,} runs (grid points x repeat); the limit is {MAX_SWEEP_RUNS:,}"))
     if problems:
         raise SpecError(problems, source)
     jobs: list[Job] = []

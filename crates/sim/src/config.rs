@@ -233,6 +233,9 @@ impl WorldConfig {
             if e.rate_bps == Some(0) {
                 return Err(err(format!("{p}.rate_bps"), "must be > 0"));
             }
+            if e.delay_ns.is_some_and(|d| d > MAX_LINK_DELAY_NS) {
+                return Err(err(format!("{p}.delay_ns"), "must be at most one hour"));
+            }
             if let Some(l) = e.loss {
                 check_loss(&format!("{p}.loss"), l)?;
             }
@@ -276,6 +279,9 @@ impl WorldConfig {
     }
 }
 
+/// The longest one-way link delay a config may ask for, at start or by an event.
+const MAX_LINK_DELAY_NS: u64 = 3_600 * 1_000_000_000;
+
 fn check_loss(field: &str, loss: f64) -> Result<(), ConfigError> {
     if !loss.is_finite() || !(0.0..1.0).contains(&loss) {
         return Err(err(field, format!("{loss} is outside [0, 1)")));
@@ -287,7 +293,7 @@ fn check_link(path: &str, l: &LinkConfig, tcp: &TcpConfig) -> Result<(), ConfigE
     if l.rate_bps == 0 {
         return Err(err(format!("{path}.rate_bps"), "must be > 0"));
     }
-    if l.delay_ns > 3_600 * 1_000_000_000 {
+    if l.delay_ns > MAX_LINK_DELAY_NS {
         return Err(err(format!("{path}.delay_ns"), "must be at most one hour"));
     }
     match l.buffer {

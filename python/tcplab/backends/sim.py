@@ -28,6 +28,7 @@ import json
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Callable, Optional
 
+from ..limits import check_resources
 from ..errors import EngineError, SpecError
 from ..spec import Link, Spec
 from ..units import Size, format_time
@@ -146,6 +147,8 @@ def resolve(spec: Spec) -> Spec:
         f.access, f.receiver_access = snd, rcv
         if f.stop is None:
             f.stop = s.experiment.duration
+    if not problems:
+        problems = check_resources(s)
     if problems:
         raise SpecError(problems)
     return s

@@ -31,6 +31,8 @@
 //! min(`rcv_rtt_est`, `srtt_us`)), and the timer has no slack (see
 //! [`super::sack_compress`]).
 
+use std::collections::VecDeque;
+
 use crate::net::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sched::Timer;
 use crate::tcp::sack_compress::{CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED};
@@ -98,8 +100,11 @@ pub struct Receiver {
     total_bytes: Option<u64>,
     /// Next segment expected.
     pub rcv_nxt: u64,
-    /// Out-of-order ranges [start, end), sorted and disjoint, all above rcv_nxt.
-    ooo: Vec<(u64, u64)>,
+    /// Out-of-order ranges [start, end), sorted and disjoint, all above rcv_nxt. A deque:
+    /// new ranges open at the back (the newest data) and retransmissions close holes at
+    /// the front, both O(1); a flight with millions of holes (a 1 Tbit/s BDP of loss)
+    /// made a Vec's front removal quadratic (issue 12).
+    ooo: VecDeque<(u64, u64)>,
     /// Segments whose blocks were reported most recently, newest first.
     recent: [u64; MAX_SACK_BLOCKS + 1],
     n_recent: usize,
@@ -126,7 +131,7 @@ impl Receiver {
             delayed_ack,
             total_bytes,
             rcv_nxt: 0,
-            ooo: Vec::with_capacity(8),
+            ooo: VecDeque::with_capacity(8),
             recent: [0; MAX_SACK_BLOCKS + 1],
             n_recent: 0,
             unacked: 0,
@@ -302,7 +307,7 @@ impl Receiver {
             self.rcv_nxt += 1;
             self.stats.delivered_bytes += pkt.payload as u64;
             if had_ooo && self.ooo[0].0 == self.rcv_nxt {
-                let (a, b) = self.ooo.remove(0);
+                let (a, b) = self.ooo.pop_front().expect("checked non-empty");
                 self.stats.delivered_bytes += self.bytes_of(a, b);
                 self.rcv_nxt = b;
             }

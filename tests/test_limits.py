@@ -1,0 +1,62 @@
+"""Runs the engine cannot do, or this machine cannot hold, are refused before they start,
+naming the field, the estimate and the limit (issue 12)."""
+
+import pytest
+
+from tcplab.backends.sim import resolve
+from tcplab.errors import SpecError
+from tcplab.spec import parse_spec
+from tcplab.sweep import plan_sweep
+
+
+def raw(rate="10Mbps", duration="1s", interval="100ms", count=1, events=None):
+    r = {"experiment": {"duration": duration, "sample_interval": interval},
+         "bottleneck": {"rate": rate, "delay": "10ms"}, "flows": [{"cc": "bbr", "rtt": "40ms", "count": count}]}
+    if events:
+        r["events"] = events
+    return r
+
+
+def problems(r):
+    with pytest.raises(SpecError) as err:
+        resolve(parse_spec(r))
+    return dict(err.value.problems)
+
+
+def test_rate_above_bbrs_bandwidth_word_is_refused(fake_engine):
+    # 256 packets/us x 1500 B x 8 = 3.072 Tbit/s
+    p = problems(raw(rate="10000Gbps"))
+    assert "3.072 Tbit/s" in p["bottleneck.rate"] and "BW_SCALE" in p["bottleneck.rate"]
+    p = problems(raw(events=[{"at": "0.5s", "rate": "4Tbps"}]))
+    assert "events[0].rate" in p
+
+
+def test_one_terabit_fits_the_rate_and_memory_limits(fake_engine):
+    # 1e12 x 0.04 / 8 / 1500 = 3 333 333 packets in flight + a 1 BDP buffer of 3 333 333:
+    # 6.67 M x 400 B = 2.7 GB, under the 8 GB default
+    resolve(parse_spec(raw(rate="1000Gbps")))
+
+
+def test_memory_estimate_names_the_limit(fake_engine, monkeypatch):
+    monkeypatch.setenv("TCPLAB_MEMORY_LIMIT_GB", "1")
+    p = problems(raw(rate="1000Gbps"))
+    assert "about 2.7 GB" in p["bottleneck"] and "limit is 1.0 GB" in p["bottleneck"]
+
+
+def test_microsecond_sampling_is_refused_with_the_row_count(fake_engine):
+    # 1 s / 1 us + 1 = 1 000 001 samples x (2 flows + the queue) = 3 000 003 rows
+    p = problems(raw(interval="1us", count=2))
+    assert "3,000,003 series rows" in p["experiment.sample_interval"]
+
+
+def test_event_delay_over_an_hour_is_refused(fake_engine):
+    p = problems(raw(events=[{"at": "0.5s", "delay": "7200s"}]))
+    assert "events[0].delay" in p
+
+
+def test_huge_sweep_is_refused_before_expanding(fake_engine):
+    r = raw()
+    r["sweep"] = {"repeat": 1_000_000_000, "bottleneck.buffer": ["1bdp", "2bdp"]}
+    # refused from the counts: expanding 2e9 jobs first would exhaust memory
+    with pytest.raises(SpecError, match="2,000,000,000 runs"):
+        plan_sweep(r)
