@@ -7,7 +7,17 @@
 
 __version__ = "0.1.0"
 
-from .api import load, run, sweep  # noqa: E402
 from .errors import EngineError, SpecError  # noqa: E402
 
 __all__ = ["run", "sweep", "load", "SpecError", "EngineError", "__version__"]
+
+
+def __getattr__(name: str):  # PEP 562
+    # run/sweep/load pull in pandas and matplotlib; importing them lazily keeps
+    # `import tcplab.cli` (the command's first step) quick, so a Ctrl-C at start-up lands
+    # inside the CLI's handler rather than in an import.
+    if name in ("run", "sweep", "load"):
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'tcplab' has no attribute {name!r}")

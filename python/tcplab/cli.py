@@ -11,14 +11,21 @@ import argparse
 import json
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 from . import __version__
 from .errors import EngineError, SpecError
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 1
+
+
+def threading_is_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _overrides(items: Sequence[str]) -> dict[str, Any]:
@@ -50,10 +57,11 @@ def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
 def cmd_run(args: argparse.Namespace) -> int:
     from .api import execute
     from .backends.sim import check_with_engine, resolve
-    from .results import is_run_dir, write_run
+    from .results import check_output_dir, is_run_dir, write_run
     from .spec import load_spec
 
     out = Path(args.output)
+    check_output_dir(out)
     spec = load_spec(args.spec, _overrides(args.set))
     if args.seed is not None:
         if not 0 <= args.seed < 2**63:
@@ -107,8 +115,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if (d / "sweep.json").is_file():
         from .sweep import build_table, load_plan, write_summary
 
-        plan = load_plan(d)
-        paths = write_summary(d, plan, build_table(d, plan))
+        with _stored_files(d):
+            plan = load_plan(d)
+            table = build_table(d, plan)
+        paths = write_summary(d, plan, table)
         print("redrew " + ", ".join(str(p) for p in paths))
         return 0
     if not is_run_dir(d):
@@ -118,17 +128,32 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextmanager
+def _stored_files(d: Path) -> Iterator[None]:
+    """Stored files that cannot be read back (truncated, edited, from a foreign tool)
+    are a problem with the input, reported as such, not an internal error."""
+    try:
+        yield
+    except SpecError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        raise SpecError([("", f"its stored results cannot be read ({type(exc).__name__}: {exc}); "
+                              "re-run the experiment")], str(d)) from None
+
+
 def redraw_report(d: Path) -> None:
     """Redraw report.png/pdf of a stored run and refresh their digests in the manifest."""
     import os
     import shutil
     import tempfile
 
-    from .results import MANIFEST, TMP_PREFIX, load_run, sha256_file
+    from .results import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
     from .report import save_report
 
-    result = load_run(d)
-    tmp = Path(tempfile.mkdtemp(prefix=TMP_PREFIX + "report-", dir=d))
+    with _stored_files(d):
+        result = load_run(d)
+    clean_stale_tmp(d)
+    tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix("report"), dir=d))
     try:
         save_report(result, tmp)
         for name in ("report.png", "report.pdf"):
@@ -138,8 +163,9 @@ def redraw_report(d: Path) -> None:
     manifest = json.loads((d / MANIFEST).read_text())
     for name in ("report.png", "report.pdf"):
         manifest.setdefault("sha256", {})[name] = sha256_file(d / name)
-    (d / (TMP_PREFIX + MANIFEST)).write_text(json.dumps(manifest, indent=1) + "\n")
-    os.replace(d / (TMP_PREFIX + MANIFEST), d / MANIFEST)
+    staged = d / (tmp_prefix(MANIFEST) + "x")
+    staged.write_text(json.dumps(manifest, indent=1) + "\n")
+    os.replace(staged, d / MANIFEST)
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
@@ -223,15 +249,45 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that temporaries are removed on the way out
+    (a KeyboardInterrupt, so every layer that lets Ctrl-C through lets it through too)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # during argument parsing or a lazy import
+        print("tcplab: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: Optional[Sequence[str]] = None) -> int:
+    import signal
+
+    if argv is None and threading_is_main():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
+    except Terminated:
+        print("tcplab: terminated", file=sys.stderr)
+        return 143
+    except BrokenPipeError:
+        # The reader went away (`tcplab algorithms | head -1`): stop quietly, and keep
+        # Python from complaining again when it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except SpecError as err:
         print(err.render() if err.source else SpecError(err.problems, getattr(args, "spec", None)).render(),
               file=sys.stderr)
         return EXIT_INPUT
-    except FileNotFoundError as err:
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
         print(f"tcplab: {err}", file=sys.stderr)
         return EXIT_INPUT
     except (EngineError, RuntimeError) as err:

@@ -90,6 +90,11 @@ def check_path(model: type[BaseModel], segments: list[Segment], raw: dict) -> No
                 raise ValueError(f"{format_path(where + [seg])!r} names no field; {format_path(where)} has {n} entries")
             tp = typing.get_args(tp)[0]
         elif origin in (dict, typing.Dict):
+            # A table of scalars keyed by name (params): exactly one key below it.
+            rest = segments[len(where):]
+            if len(rest) != 1 or not isinstance(rest[0], str):
+                raise ValueError(f"{format_path(segments)!r} names no field; {format_path(where)} takes one "
+                                 f"name below it, e.g. {format_path(where)}.cwnd_gain")
             return
         else:
             raise ValueError(f"{format_path(where + [seg])!r} names no field; {format_path(where)} is a value")

@@ -196,7 +196,7 @@ def parse_value(text: str) -> Any:
     """A ``--set`` value: a TOML literal (``2.0``, ``true``, ``["a"]``) or else a string."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (ValueError, RecursionError):  # TOMLDecodeError, or an integer of 4300+ digits
         return text
 
 
@@ -248,12 +248,27 @@ def read_toml(path: Union[str, Path]) -> dict[str, Any]:
     """Read a TOML file; syntax errors become a :class:`SpecError` naming the file."""
     p = Path(path)
     try:
-        with open(p, "rb") as fh:
-            return tomllib.load(fh)
+        data = p.read_bytes()
     except FileNotFoundError:
         raise SpecError([("", "no such file")], str(p)) from None
+    except IsADirectoryError:
+        raise SpecError([("", "is a directory; give a spec file (TOML)")], str(p)) from None
+    except OSError as exc:
+        raise SpecError([("", f"cannot be read: {exc.strerror or exc}")], str(p)) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bom = " (it starts with a UTF-16 byte-order mark)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        raise SpecError([("", f"not UTF-8 text{bom}: byte 0x{data[exc.start]:02x} at offset {exc.start}; "
+                              "TOML files are UTF-8")], str(p)) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([("", f"not valid TOML: {exc}")], str(p)) from None
+    except ValueError as exc:  # Python's own limit: an integer literal of 4300+ digits
+        raise SpecError([("", f"not a spec: {str(exc).split(';')[0]}")], str(p)) from None
+    except RecursionError:
+        raise SpecError([("", "not a spec: tables or arrays nested too deeply")], str(p)) from None
 
 
 def load_spec(path: Union[str, Path], overrides: Optional[dict[str, Any]] = None,

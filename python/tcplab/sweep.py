@@ -26,12 +26,16 @@ import math
 import os
 import re
 import shutil
+import signal
 import sys
 import tempfile
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 import pandas as pd
 
@@ -40,7 +44,7 @@ from .backends.sim import config_json, resolve, world_config
 from .errors import EngineError, SpecError
 from .limits import MAX_SWEEP_RUNS
 from .paths import check_path, parse_path
-from .results import TMP_PREFIX, atomic_dir, is_run_dir
+from .results import atomic_dir, check_output_dir, clean_stale_tmp, is_run_dir, tmp_prefix
 from .spec import Spec, apply_overrides, parse_spec, read_toml
 from .summary import AGGREGATE_KEYS
 
@@ -182,14 +186,34 @@ def _run_job_files(spec_dict: dict[str, Any], report: bool = False) -> dict[str,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _clean_stale(runs: Path) -> None:
-    for p in runs.glob(TMP_PREFIX + "*"):
-        shutil.rmtree(p, ignore_errors=True)
-
-
 def _say(msg: str, quiet: bool) -> None:
     if not quiet:
         print(msg, flush=True)
+
+
+def _die_with_parent() -> None:
+    """Worker initializer: a worker ends when the sweep's main process does, even if that
+    one is killed with SIGKILL and cannot shut its pool down. On Linux the kernel sends
+    SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG); elsewhere, and as a second
+    guard, a thread ends the worker once it has been re-parented."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1 (include/uapi/linux/prctl.h)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tcplab-parent-watch", daemon=True).start()
 
 
 def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
@@ -205,7 +229,7 @@ def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[
                 continue
             report(job)
         return failed
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent) as pool:
         pending = {pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo}
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -299,11 +323,54 @@ def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optiona
         raise err.with_source(source) if source and not err.source else err
     if executor not in ("local", "ray"):
         raise SpecError([("--executor", f"unknown executor '{executor}'; allowed: local, ray")], source)
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SpecError([("--workers", f"must be a whole number >= 1, got {workers!r}")], source)
     workers = workers or os.cpu_count() or 1
     out = Path(out)
+    check_output_dir(out)
+    if is_run_dir(out):
+        raise SpecError([("-o", f"{out} holds a single run; a sweep needs a directory of its own")])
+    if out.is_dir() and any(out.iterdir()) and not (out / "sweep.json").is_file() and not (out / LOCK).exists():
+        raise SpecError([("-o", f"{out} exists and is not a tcplab sweep directory; choose another")])
+    out.mkdir(parents=True, exist_ok=True)
+    with _locked(out):
+        return _run_plan(plan, out, workers, executor, progress, quiet, reports)
+
+
+LOCK = ".lock"
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a sweep directory: a second sweep on it is refused
+    rather than deleting the first one's work or mixing two grids in one table. The lock
+    is the kernel's (flock), so it is released when its holder dies, however it dies."""
+    import fcntl
+
+    fh = open(out / LOCK, "a+")
+    try:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            raise SpecError([("-o", f"{out} is in use by another tcplab sweep ({holder}); "
+                                    "wait for it to finish or choose another directory")]) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(f"pid {os.getpid()}")
+        fh.flush()
+        yield
+    finally:
+        fh.close()
+
+
+def _run_plan(plan: Plan, out: Path, workers: int, executor: str, progress: bool, quiet: bool,
+              reports: bool) -> pd.DataFrame:
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
-    _clean_stale(runs)
+    clean_stale_tmp(runs)
+    clean_stale_tmp(out)
     write_plan(out, plan)
     todo, seen = [], set()
     for job in plan.jobs:
@@ -354,7 +421,7 @@ def write_plan(out: Path, plan: Plan) -> None:
 
 
 def _replace_text(path: Path, text: str) -> None:
-    tmp = path.with_name(TMP_PREFIX + path.name)
+    tmp = path.with_name(tmp_prefix(path.name) + "x")
     tmp.write_text(text)
     os.replace(tmp, path)
 

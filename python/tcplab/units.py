@@ -32,6 +32,21 @@ PACKET_UNITS = ("pkt", "pkts", "packet", "packets")
 
 Scalar = Union[str, int, float]
 
+MAX_EXPONENT = 30
+"""Numbers of 10**31 or more are refused before any arithmetic (``"1e999999s"`` would
+overflow Decimal's context, a 5000-digit one Python's int conversion)."""
+MAX_RATE_BPS = 10**15
+"""1 Pbit/s: above any link the engine can simulate (the bottleneck is capped far lower
+by tcplab.limits; this bounds explicit access links so they fit the engine's u64)."""
+MAX_TIME_NS = 2**63 - 1
+"""Times are u64 nanoseconds in the engine; 2**63 ns is 292 years."""
+MAX_BYTES = 2**53
+"""Sizes in bytes (9 PB): a finite transfer's byte count stays exact in every unit."""
+MAX_PACKETS = 2**40
+"""Sizes in packets (1.1e12; times a 65 000-byte MSS still below 2**63 bytes)."""
+MAX_BDP = 10**6
+"""Sizes in BDP multiples."""
+
 
 def _split(text: Scalar, what: str, example: str) -> tuple[Decimal, str]:
     if isinstance(text, bool) or not isinstance(text, str):
@@ -43,6 +58,8 @@ def _split(text: Scalar, what: str, example: str) -> tuple[Decimal, str]:
         value = Decimal(m.group("num"))
     except InvalidOperation as exc:  # pragma: no cover - the regex admits only numbers
         raise ValueError(f"cannot parse {text!r} as a {what}") from exc
+    if value.adjusted() > MAX_EXPONENT:
+        raise ValueError(f"{text[:40]!r}{'...' if len(text) > 40 else ''} is too large a {what}")
     unit = m.group("unit")
     if not unit:
         raise ValueError(f"{text!r} has no unit; write the {what} as e.g. '{example}'")
@@ -76,6 +93,8 @@ def parse_rate(text: Scalar) -> int:
     bps = _whole(value * scale, text, "bit/s")
     if bps <= 0:
         raise ValueError(f"rate must be > 0, got {text!r}")
+    if bps > MAX_RATE_BPS:
+        raise ValueError(f"{text!r} is above the largest rate, 1000000Gbps (1 Pbit/s)")
     return bps
 
 
@@ -99,6 +118,8 @@ def parse_time(text: Scalar) -> int:
     ns = _whole(value * scale, text, "nanoseconds")
     if ns < 0:
         raise ValueError(f"time must be >= 0, got {text!r}")
+    if ns > MAX_TIME_NS:
+        raise ValueError(f"{text!r} is longer than the longest time, 2**63 ns (292 years)")
     return ns
 
 
@@ -142,6 +163,10 @@ def parse_size(text: Scalar) -> Size:
         )
     if size.value <= 0:
         raise ValueError(f"size must be > 0, got {text!r}")
+    top = {"pkt": (MAX_PACKETS, "2**40 packets"), "bytes": (MAX_BYTES, "2**53 bytes"), "bdp": (MAX_BDP, "1000000bdp")}
+    limit, spelled = top[size.unit]
+    if size.value > limit:
+        raise ValueError(f"{text!r} is above the largest size, {spelled}")
     return size
 
 
