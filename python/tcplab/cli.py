@@ -1,6 +1,7 @@
 """The ``tcplab`` command line: run, sweep, report, algorithms, validate.
 
-Exit status: 0 success, 2 a problem with the input (printed as ``file: field.path:
+Exit status: 0 success, 1 a ``[[checks]]`` entry failed (each is printed) or an internal
+failure, 2 a problem with the input (printed as ``file: field.path:
 message``; no output directory is left behind), 1 an internal failure of the simulator
 (reported in one line, never as a Rust panic), 130 interrupted.
 """
@@ -20,6 +21,7 @@ from .errors import EngineError, SpecError
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 1
+EXIT_CHECKS = 1
 
 
 def threading_is_main() -> bool:
@@ -83,6 +85,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_summary(result)
         # `wall` is the simulation alone; writing and drawing the report come on top.
         print(f"simulated in {wall:.1f} s; wrote {out}/" + ("" if args.no_report else f"; report: {out / 'report.png'}"))
+    return _report_checks(spec, result.summary_json)
+
+
+def _report_checks(spec: Any, summary: dict[str, Any]) -> int:
+    """Print each [[checks]] entry's outcome (even with -q: it is the run's verdict);
+    exit status 1 if one failed."""
+    from .checks import evaluate
+
+    outcomes = [evaluate(c, summary) for c in spec.checks]
+    for o in outcomes:
+        print(o.line())
+    failed = [o for o in outcomes if not o.passed]
+    if failed:
+        print(f"tcplab: {len(failed)} of {len(outcomes)} checks failed: "
+              + "; ".join(o.check.label() for o in failed), file=sys.stderr)
+        return EXIT_CHECKS
     return 0
 
 

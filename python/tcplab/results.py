@@ -194,6 +194,9 @@ def spec_toml(spec: Spec) -> str:
     """The resolved spec as TOML text (the ``sweep`` table left out)."""
     doc = spec.to_dict()
     doc.pop("sweep", None)
+    doc.pop("catalogue", None)
+    if not doc.get("checks"):
+        doc.pop("checks", None)
     if not doc.get("events"):
         doc.pop("events", None)
     if not doc["experiment"].get("description"):

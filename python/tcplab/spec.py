@@ -21,7 +21,8 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerial
 from .errors import SpecError
 from .limits import check_rates
 from .paths import check_path, format_path, parse_path, set_path
-from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time
+from .checks import Check
+from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time, real_number
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,16 +33,7 @@ Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(format_rate, 
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
 
-
-def _real(v: Any) -> Any:
-    """A TOML number for a float field: an int or a float, not a bool or a string
-    (pydantic's lax mode would turn ``true`` into 1.0 and ``"0.1"`` into 0.1)."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise ValueError(f"must be a number, got {type(v).__name__} {v!r}")
-    return float(v)
-
-
-Probability = Annotated[float, BeforeValidator(_real), Field(ge=0.0, lt=1.0)]
+Probability = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, lt=1.0)]
 MAX_LINK_DELAY_NS = 3_600 * 10**9
 """The engine's longest one-way link delay (crates/sim/src/config.rs, check_link)."""
 ParamValue = Union[StrictBool, StrictInt, StrictFloat]
@@ -116,14 +108,17 @@ class Event(_Model):
 
 
 class Spec(_Model):
-    """A whole experiment. ``sweep`` is kept raw here; :mod:`tcplab.sweep` reads it."""
+    """A whole experiment. ``sweep`` and ``catalogue`` are kept raw here; :mod:`tcplab.sweep`
+    and :mod:`tcplab.reproduce` read them."""
 
     experiment: Experiment
     tcp: Tcp = Field(default_factory=Tcp)
     bottleneck: Bottleneck
     flows: list[Flow] = Field(min_length=1)
     events: list[Event] = Field(default_factory=list)
+    checks: list[Check] = Field(default_factory=list)
     sweep: Optional[dict[str, Any]] = None
+    catalogue: Optional[dict[str, Any]] = None
 
     def to_dict(self) -> dict[str, Any]:
         """The spec with canonical unit strings, ``None`` fields left out."""
@@ -327,4 +322,15 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             p.append((f"events[{i}].delay", f"{format_time(e.delay)} is more than the longest link delay, "
                       f"{format_time(MAX_LINK_DELAY_NS)}"))
     p += check_rates(spec)
+    if spec.checks:
+        from .checks import check_expression
+        from .summary import AGGREGATE_KEYS
+
+        ccs = {f.cc for f in spec.flows}
+        for i, c in enumerate(spec.checks):
+            for field in ("metric", "of"):
+                expr = getattr(c, field)
+                why = check_expression(expr, ccs, spec.flow_count(), AGGREGATE_KEYS) if expr else None
+                if why:
+                    p.append((f"checks[{i}].{field}", why))
     return p

@@ -66,6 +66,14 @@ def _split(text: Scalar, what: str, example: str) -> tuple[Decimal, str]:
     return value, unit
 
 
+def real_number(v: object) -> float:
+    """A TOML number for a float field: an int or a float, not a bool or a string
+    (pydantic's lax mode would turn ``true`` into 1.0 and ``"0.1"`` into 0.1)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValueError(f"must be a number, got {type(v).__name__} {v!r}")
+    return float(v)
+
+
 def _whole(value: Decimal, text: str, base: str) -> int:
     if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of {base}")

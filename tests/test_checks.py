@@ -1,0 +1,103 @@
+"""[[checks]]: metric expressions on a hand-made summary, comparisons, validation, and
+`tcplab run` exiting 1 with the failing check named (issue 8)."""
+
+import math
+
+import pytest
+
+from tcplab.checks import Check, evaluate, metric_value
+from tcplab.cli import main
+
+SUMMARY = {
+    "aggregate": {"jain_index": 0.8, "utilization": 0.95},
+    "by_cc": {"bbr": {"flows": 2, "share": 0.75, "share_minus_fair_share": 0.0833}},
+    "flows": [
+        {"flow": 0, "cc": "bbr", "goodput_bps": 4e6, "sent_packets": 1000, "retransmitted_packets": 100,
+         "mean_rtt_ms": 30.0},
+        {"flow": 1, "cc": "bbr", "goodput_bps": 5e6, "sent_packets": 3000, "retransmitted_packets": 200,
+         "mean_rtt_ms": 50.0},
+        {"flow": 2, "cc": "cubic", "goodput_bps": 3e6, "sent_packets": 2000, "retransmitted_packets": 20,
+         "mean_rtt_ms": None},
+    ],
+}
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("jain_index", 0.8),
+    ("share[bbr]", 0.75),                     # the group's share (by_cc)
+    ("goodput_bps[bbr]", 9e6),                # summed: 4 + 5 Mbit/s
+    ("retransmission_rate[bbr]", 300 / 4000),  # the group's ratio, not the mean of 0.1 and 0.0667
+    ("mean_rtt_ms[bbr]", 40.0),               # averaged over the group's flows
+    ("goodput_bps[flow2]", 3e6),
+])
+def test_metric_expressions_on_a_handmade_summary(expr, expected):
+    assert metric_value(SUMMARY, expr) == pytest.approx(expected)
+
+
+def test_undefined_metrics_are_nan_and_never_pass():
+    assert math.isnan(metric_value(SUMMARY, "mean_rtt_ms[cubic]"))
+    assert not evaluate(Check(metric="mean_rtt_ms[cubic]", op="<=", value=1e9), SUMMARY).passed
+
+
+def test_ratio_and_tolerance_checks():
+    # cubic retransmitted 20, bbr 300: 20 <= 0.1 x 300 = 30 holds, 20 <= 0.05 x 300 = 15 does not
+    assert evaluate(Check(metric="retransmitted_packets[cubic]", op="<=", value=0.1,
+                          of="retransmitted_packets[bbr]"), SUMMARY).passed
+    o = evaluate(Check(metric="retransmitted_packets[cubic]", op="<=", value=0.05, of="retransmitted_packets[bbr]"),
+                 SUMMARY)
+    assert not o.passed and o.target == pytest.approx(15.0)
+    assert evaluate(Check(metric="jain_index", op="within", value=0.85, tolerance=0.05), SUMMARY).passed
+    assert not evaluate(Check(metric="jain_index", op="within", value=0.86, tolerance=0.05), SUMMARY).passed
+
+
+SPEC = """
+[experiment]
+duration = "2s"
+
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+count = 2
+
+[[checks]]
+name = "reno shares evenly"
+metric = "share[flow0]"
+op = "within"
+value = 0.5
+tolerance = 0.05
+
+[[checks]]
+name = "one flow takes everything"
+metric = "share[flow0]"
+op = ">="
+value = 0.9
+"""
+
+
+def test_run_exits_1_naming_the_failing_check(fake_engine, write_spec, tmp_path, capsys):
+    # the stand-in engine shares the bottleneck equally: flow0's share is 0.5
+    assert main(["run", str(write_spec(SPEC)), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 1
+    cap = capsys.readouterr()
+    assert "PASS  reno shares evenly" in cap.out
+    assert "FAIL  one flow takes everything: ours 0.5" in cap.out
+    assert "1 of 2 checks failed: one flow takes everything" in cap.err
+    assert (tmp_path / "out" / "summary.json").is_file()  # the run itself is kept
+
+
+@pytest.mark.parametrize("line, says", [
+    ('metric = "share[bbr]"', "checks[0].metric: share[bbr]: no flow runs 'bbr'; the spec's algorithms: reno"),
+    ('metric = "goodput_bps[flow7]"', "the spec has 2 flows"),
+    ('metric = "nonsense"', "unknown aggregate metric 'nonsense'"),
+    ('op = "=="', "checks[0].op"),
+    ('value = "0.5"', "checks[0].value: must be a number"),
+])
+def test_bad_checks_name_the_field(fake_engine, write_spec, capsys, line, says):
+    key = line.split(" = ")[0]
+    text = SPEC.replace({"metric": 'metric = "share[flow0]"', "op": 'op = "within"',
+                         "value": "value = 0.5"}[key], line, 1)
+    assert main(["validate", str(write_spec(text))]) == 2
+    assert says in capsys.readouterr().err
