@@ -197,9 +197,10 @@ def test_a_killed_run_leaves_nothing_behind_after_the_next_run(tmp_path, sig, co
 
 
 def test_ctrl_c_at_start_up_is_clean(tmp_path):
-    """Once tcplab's code runs (the interpreter itself starts in about 60 ms, during
-    which Python's own handler prints the traceback) Ctrl-C exits 130 quietly; before the
-    fix pandas' import made a 0.6 s window."""
+    """Once tcplab's code runs Ctrl-C exits 130 quietly; before the fix pandas' import
+    made a 0.6 s window with a traceback. On a slow machine the signal can land while the
+    interpreter is still starting, before Python installs any handler: the process then
+    dies of the signal (-2), also without a traceback."""
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     for delay in (0.3, 0.6, 1.0):
@@ -209,7 +210,7 @@ def test_ctrl_c_at_start_up_is_clean(tmp_path):
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
         assert "Traceback" not in err, err
-        assert p.returncode in (0, 130)
+        assert p.returncode in (0, 130, -signal.SIGINT)
 
 
 SWEEP_LONG = LONG.replace('"600s"', '"120s"') + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp", "3bdp", "4bdp"]\n'
