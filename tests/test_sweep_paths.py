@@ -72,3 +72,18 @@ def test_repeats_past_the_seed_limit_are_refused(fake_engine, write_spec):
 
     with pytest.raises(SpecError, match=r"experiment.seed.*below 2\*\*63"):
         plan(write_spec, f'repeat = 2\n"experiment.seed" = [{2**63 - 1}]')
+
+
+def test_a_star_path_sets_every_flow_group(tmp_path):
+    """flows[*].cc is one axis that changes every group together (both senders of a
+    testbed switch algorithm at once); the digest and table carry it like any path."""
+    from tcplab.errors import SpecError
+    raw = {"experiment": {"duration": "1s"}, "bottleneck": {"rate": "10Mbps", "delay": "5ms"},
+           "flows": [{"cc": "bbr", "rtt": "40ms"}, {"cc": "bbr", "rtt": "40ms", "start": "500ms"}],
+           "sweep": {"flows[*].cc": ["cubic", "reno"]}}
+    plan = plan_sweep(raw)
+    assert [[f.cc for f in j.spec.flows] for j in plan.jobs] == [["cubic", "cubic"], ["reno", "reno"]]
+    assert [j.point for j in plan.jobs] == [{"flows[*].cc": "cubic"}, {"flows[*].cc": "reno"}]
+    raw["sweep"] = {"bottleneck[*].rate": ["1Mbps"]}
+    with pytest.raises(SpecError, match=r"sweep.bottleneck\[\*\].rate.*needs a list"):
+        plan_sweep(raw)

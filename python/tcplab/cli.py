@@ -126,6 +126,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import load_catalogue, reproduce
+
+    root = Path(args.catalogue) if args.catalogue else None
+    if args.list:
+        for e in load_catalogue(root, args.select or None):
+            state = f"not run: {e.meta.needs}" if e.meta.needs else f"{len(e.meta.claims)} claims"
+            print(f"{e.meta.paper:<9} {e.name:<44} {e.meta.figure:<16} {state}")
+        return 0
+    if not args.output:
+        raise SpecError([("-o", "required (the directory for the runs and the report), or use --list")])
+    if args.workers is not None and args.workers < 1:
+        raise SpecError([("--workers", f"must be a whole number >= 1, got {args.workers}")])
+    cmd = "tcplab reproduce " + " ".join(args.select + (["--quick"] if args.quick else []))
+    results = reproduce(args.select or None, Path(args.output), quick=args.quick, workers=args.workers,
+                        executor=args.executor, root=root, docs=Path(args.docs) if args.docs else None,
+                        command=cmd.strip(), say=(lambda *_: None) if args.quiet else print)
+    if not args.quiet:
+        print(f"wrote {args.output}/report.md, report.html and claims.csv ({sum(len(r.claims) for r in results)} claims)")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from .results import is_run_dir
 
@@ -250,6 +272,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--reports", action="store_true", help="also draw every run's report.png/pdf")
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
+
+    rc = sub.add_parser("reproduce", help="run the papers' catalogue and judge each claim")
+    rc.add_argument("select", nargs="*", help="papers (acd, acw, cws, bbrprime, tum) or entry names; default: all")
+    rc.add_argument("-o", "--output", help="directory for the runs (cached, resumable) and the report")
+    rc.add_argument("--quick", action="store_true", help="the shortened runs (fewer seeds, shorter; for CI)")
+    rc.add_argument("--workers", type=int, default=None, help="parallel runs (default: CPU count)")
+    rc.add_argument("--executor", choices=["local", "ray"], default="local")
+    rc.add_argument("--list", action="store_true", help="list the catalogue's entries and exit")
+    rc.add_argument("--catalogue", help="catalogue directory (default: experiments/papers)")
+    rc.add_argument("--docs", help="also write the report as DOCS/RESULTS.md, RESULTS.html and DOCS/results/")
+    rc.add_argument("-q", "--quiet", action="store_true")
+    rc.set_defaults(func=cmd_reproduce)
 
     rp = sub.add_parser("report", help="redraw the report of a stored run or sweep")
     rp.add_argument("dir")

@@ -104,6 +104,28 @@ def check_path(model: type[BaseModel], segments: list[Segment], raw: dict) -> No
         )
 
 
+def expand_path(path: str, raw: dict) -> list[str]:
+    """``flows[*].cc`` stands for the path in every flow group of ``raw``
+    (``flows[0].cc``, ``flows[1].cc``, ...): one sweep axis or ``--set`` that changes all
+    groups together. Other paths are returned as they are.
+
+    Raises
+    ------
+    ValueError
+        If ``[*]`` follows something that is not a list of the spec.
+    """
+    if "[*]" not in path:
+        return [path]
+    head, _, tail = path.partition("[*]")
+    node: Any = raw
+    for seg in parse_path(head):
+        node = node.get(seg) if isinstance(node, dict) and isinstance(seg, str) else (
+            node[seg] if isinstance(node, list) and isinstance(seg, int) and seg < len(node) else None)
+    if not isinstance(node, list) or not node:
+        raise ValueError(f"{path!r}: [*] needs a list before it, e.g. 'flows[*].cc'; {head!r} is not one")
+    return [p for i in range(len(node)) for p in expand_path(f"{head}[{i}]{tail}", raw)]
+
+
 def set_path(raw: dict, segments: list[Segment], value: Any) -> None:
     """Set ``value`` at ``segments`` in the raw spec dictionary, creating tables as needed."""
     node: Any = raw

@@ -20,7 +20,7 @@ from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerial
 
 from .errors import SpecError
 from .limits import check_rates
-from .paths import check_path, format_path, parse_path, set_path
+from .paths import check_path, expand_path, format_path, parse_path, set_path
 from .checks import Check
 from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time, real_number
 
@@ -199,14 +199,20 @@ def apply_overrides(raw: dict, overrides: dict[str, Any], what: str = "--set") -
     """A copy of ``raw`` with each ``path: value`` set; paths must name spec fields."""
     raw = copy.deepcopy(raw)
     problems = []
-    for path, value in overrides.items():
+    for pattern, value in overrides.items():
         try:
-            segments = parse_path(path)
-            check_path(Spec, segments, raw)
+            paths = expand_path(pattern, raw)
         except ValueError as exc:
-            problems.append((f"{what} {path}", str(exc)))
+            problems.append((f"{what} {pattern}", str(exc)))
             continue
-        set_path(raw, segments, value)
+        for path in paths:
+            try:
+                segments = parse_path(path)
+                check_path(Spec, segments, raw)
+            except ValueError as exc:
+                problems.append((f"{what} {path}", str(exc)))
+                continue
+            set_path(raw, segments, copy.deepcopy(value))
     if problems:
         raise SpecError(problems)
     return raw

@@ -43,7 +43,7 @@ from . import __version__
 from .backends.sim import config_json, resolve, world_config
 from .errors import EngineError, SpecError
 from .limits import MAX_SWEEP_RUNS
-from .paths import check_path, parse_path
+from .paths import check_path, expand_path, parse_path
 from .results import atomic_dir, check_output_dir, clean_stale_tmp, is_run_dir, tmp_prefix
 from .spec import Spec, apply_overrides, parse_spec, read_toml
 from .summary import AGGREGATE_KEYS
@@ -123,7 +123,8 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
     axes: dict[str, list[Any]] = {}
     for key, values in _flatten({k: v for k, v in table.items() if k not in RESERVED}).items():
         try:
-            check_path(Spec, parse_path(key), raw)
+            for path in expand_path(key, raw):
+                check_path(Spec, parse_path(path), raw)
         except ValueError as exc:
             problems.append((f"sweep.{key}", str(exc)))
             continue

@@ -1,0 +1,207 @@
+"""The catalogue's data: one TOML file per figure or table of a source paper under
+``experiments/papers/<paper>/``, each an ordinary spec (with a ``[sweep]`` grid where the
+paper varies a parameter) plus a ``[catalogue]`` table that says where it comes from, what
+to plot, how to shorten it for ``--quick``, and the paper's claims about it::
+
+    [catalogue]
+    paper = "cws"                          # the paper's key (PAPERS)
+    figure = "Fig. 13a"                    # where in the paper
+    title = "BBR vs CUBIC: Jain index against buffer size, 10 ms"
+    x = "bottleneck.buffer"                # the swept path on the plot's x axis
+    plot = ["jain_index", "share[cubic]"]  # metrics drawn against it (one line per other axis value)
+    quick = { "experiment.duration" = "20s", repeat = 1 }   # overrides for --quick
+    published = [ { metric = "jain_index", x = "0.5bdp", y = 0.55, label = "BBR" } ]
+
+    [[catalogue.claims]]
+    quote = "BBR takes up most of the bandwidth"
+    where = "Sec. 5.4, Fig. 9a"
+    published = "BBR share about 0.9"
+    metric = "share[bbr]"                  # a check (tcplab.checks) on the runs at `at`
+    op = ">="
+    value = 0.8
+    at = { "bottleneck.buffer" = "0.5bdp", "flows[0].cc" = "bbr" }   # a list: every value
+    of_at = { "flows[0].cc" = "bbr" }      # with ``of``: the reference metric at another point
+    weaker = { op = ">=", value = 0.5 }    # the direction alone: "partly" when only this holds
+    explain = "..."                        # what we know about a difference
+    needs = ""                             # set: the claim cannot run yet, and why
+
+A file whose ``[catalogue]`` has ``needs`` and no spec lists claims that cannot run yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+
+from ..checks import Check
+from ..errors import SpecError
+from ..spec import _problems, read_toml
+
+PAPERS = {
+    "acd": "BBR-ACD (Mahmud et al., Electronics 2020)",
+    "acw": "BBR-ACW (Electronics 2021)",
+    "cws": "BBR-CWS (Song et al., Electronics 2020)",
+    "bbrprime": "BBR' for ns-3 (Claypool et al., WPI-CS-TR-18-01)",
+    "tum": "Reproducible Measurements of TCP BBR (Jaeger et al., Computer Communications 2019)",
+}
+"""The five source papers (/work/shared/seeds/README.md), by catalogue key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Weaker(_Strict):
+    op: Literal[">=", "<=", ">", "<", "within"]
+    value: float
+    tolerance: float = 0.0
+
+
+class Claim(_Strict):
+    """One sentence of a paper and the check that tests it on our runs."""
+
+    quote: StrictStr
+    where: StrictStr
+    published: StrictStr = ""
+    metric: Optional[StrictStr] = None
+    op: Optional[Literal[">=", "<=", ">", "<", "within"]] = None
+    value: Optional[float] = None
+    tolerance: float = Field(0.0, ge=0.0)
+    of: Optional[StrictStr] = None
+    of_at: dict[str, Any] = Field(default_factory=dict)
+    at: dict[str, Any] = Field(default_factory=dict)
+    weaker: Optional[Weaker] = None
+    explain: StrictStr = ""
+    needs: StrictStr = ""
+
+    def check(self, loose: bool = False) -> Check:
+        """The claim as a check; ``loose``: its weaker form."""
+        op, value, tol = (self.weaker.op, self.weaker.value, self.weaker.tolerance) if loose and self.weaker else (
+            self.op, self.value, self.tolerance)
+        return Check(name=self.quote[:60], metric=self.metric, op=op, value=value, tolerance=tol, of=self.of)
+
+
+class Published(_Strict):
+    metric: StrictStr
+    x: Any
+    y: float
+    label: StrictStr = "published"
+
+
+class Meta(_Strict):
+    """The ``[catalogue]`` table of one entry."""
+
+    paper: StrictStr
+    figure: StrictStr
+    title: StrictStr
+    x: Optional[StrictStr] = None
+    plot: list[StrictStr] = Field(default_factory=list)
+    series: StrictStr = "throughput_bps"
+    quick: dict[str, Any] = Field(default_factory=dict)
+    published: list[Published] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
+    needs: StrictStr = ""
+
+
+@dataclass
+class Entry:
+    """One catalogue file: its name (the file stem), metadata and the spec it runs."""
+
+    name: str
+    path: Path
+    meta: Meta
+    raw: dict[str, Any]  # the spec without [catalogue]; empty for an entry that cannot run
+
+    @property
+    def runnable(self) -> bool:
+        return not self.meta.needs and bool(self.raw)
+
+
+def default_root() -> Path:
+    """``experiments/papers`` of the working directory, else of the source checkout."""
+    here = Path("experiments/papers")
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parents[3] / "experiments" / "papers"
+
+
+def load_entry(path: Path) -> Entry:
+    """Read and check one catalogue file.
+
+    Raises
+    ------
+    SpecError
+        Naming the file and the field.
+    """
+    raw = read_toml(path)
+    table = raw.pop("catalogue", None)
+    if not isinstance(table, dict):
+        raise SpecError([("catalogue", "a catalogue entry needs a [catalogue] table (paper, figure, title)")],
+                        str(path))
+    try:
+        meta = Meta.model_validate(table)
+    except ValidationError as err:
+        raise SpecError([(f"catalogue.{p}", m) for p, m in _problems(err)], str(path)) from None
+    problems = []
+    if meta.paper not in PAPERS:
+        problems.append(("catalogue.paper", f"unknown paper '{meta.paper}'; known: {', '.join(PAPERS)}"))
+    for i, c in enumerate(meta.claims):
+        if not (c.needs or meta.needs) and (c.metric is None or c.op is None or c.value is None):
+            problems.append((f"catalogue.claims[{i}]", "a claim that runs needs metric, op and value "
+                                                       "(or 'needs' saying why it cannot run)"))
+    if not meta.needs:
+        problems += _grid_problems(meta, raw)
+    if problems:
+        raise SpecError(problems, str(path))
+    return Entry(path.stem, path, meta, raw if not meta.needs else {})
+
+
+def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """Claims and the plot must name swept paths and values of the grid, and metrics that
+    parse: a typo would otherwise turn a claim into "not run" silently."""
+    from ..checks import _EXPR
+
+    grid = {k: [str(x) for x in v] for k, v in (raw.get("sweep") or {}).items() if isinstance(v, list)}
+    problems = []
+    if meta.x and meta.x not in grid:
+        problems.append(("catalogue.x", f"'{meta.x}' is not swept; swept: {', '.join(grid) or 'nothing'}"))
+    for j, m in enumerate(meta.plot):
+        if not _EXPR.match(m):
+            problems.append((f"catalogue.plot[{j}]", f"cannot parse metric {m!r}"))
+    for i, c in enumerate(meta.claims):
+        for field in ("metric", "of"):
+            expr = getattr(c, field)
+            if expr is not None and not _EXPR.match(expr):
+                problems.append((f"catalogue.claims[{i}].{field}", f"cannot parse metric {expr!r}"))
+        for name, at in (("at", c.at), ("of_at", c.of_at)):
+            for k, v in at.items():
+                if k not in grid:
+                    problems.append((f"catalogue.claims[{i}].{name}", f"'{k}' is not swept; swept: "
+                                                                       f"{', '.join(grid) or 'nothing'}"))
+                    continue
+                for x in v if isinstance(v, list) else [v]:
+                    if str(x) not in grid[k]:
+                        problems.append((f"catalogue.claims[{i}].{name}", f"{k} = {x!r} is not in the grid "
+                                                                           f"({', '.join(grid[k])})"))
+    return problems
+
+
+def load_catalogue(root: Optional[Path] = None, select: Optional[list[str]] = None) -> list[Entry]:
+    """Every entry under ``root`` (sorted by paper and name), or those whose paper key or
+    file name starts with one of ``select``."""
+    root = Path(root) if root else default_root()
+    if not root.is_dir():
+        raise SpecError([("--catalogue", f"{root} is not a directory of catalogue entries")])
+    entries = [load_entry(p) for p in sorted(root.glob("*/*.toml"))]
+    if select:
+        chosen = [e for e in entries if any(e.meta.paper == s or e.name.startswith(s) for s in select)]
+        unknown = [s for s in select if not any(e.meta.paper == s or e.name.startswith(s) for e in entries)]
+        if unknown:
+            raise SpecError([("selection", f"no catalogue entry matches {', '.join(unknown)}; papers: "
+                                           f"{', '.join(PAPERS)}; or an entry name such as {entries[0].name}")])
+        entries = chosen
+    return entries
+

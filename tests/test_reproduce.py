@@ -1,0 +1,181 @@
+"""The catalogue machinery on small hand-made entries (issue 8): a claim that holds, one
+that fails, one that holds only in its weaker form, a claim over every grid value, a
+cached rerun, a resumed interruption, bad entries, and the shipped catalogue's --quick
+listing."""
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tcplab.cli import main
+from tcplab.errors import SpecError
+from tcplab.reproduce import load_catalogue, reproduce
+
+# One BBR flow alone on 10 Mbit/s, 40 ms, 1 BDP, 4 s: BBR keeps the link busy after its
+# first round trips (utilisation ~0.9 of 4 s counting start-up), so "utilization >= 0.8"
+# holds and ">= 1.5" cannot (a link carries at most its rate).
+ENTRY = """
+[experiment]
+duration = "4s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+cc = "bbr"
+rtt = "40ms"
+[sweep]
+"bottleneck.buffer" = ["1bdp", "2bdp"]
+
+[catalogue]
+paper = "tum"
+figure = "Fig. 99"
+title = "a test entry"
+x = "bottleneck.buffer"
+plot = ["utilization"]
+quick = { "experiment.duration" = "2s" }
+
+[[catalogue.claims]]
+quote = "holds"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 0.8
+at = { "bottleneck.buffer" = ["1bdp", "2bdp"] }
+
+[[catalogue.claims]]
+quote = "fails"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 1.5
+at = { "bottleneck.buffer" = "1bdp" }
+
+[[catalogue.claims]]
+quote = "direction only"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 1.5
+weaker = { op = ">=", value = 0.5 }
+at = { "bottleneck.buffer" = "2bdp" }
+"""
+
+NOT_RUN = """
+[catalogue]
+paper = "bbrprime"
+figure = "Fig. 10"
+title = "LTE"
+needs = "a cellular link model"
+
+[[catalogue.claims]]
+quote = "BBR' keeps the queue small on LTE"
+where = "Sec. 5"
+"""
+
+
+@pytest.fixture
+def cat(tmp_path):
+    root = tmp_path / "papers"
+    (root / "tum").mkdir(parents=True)
+    (root / "bbrprime").mkdir()
+    (root / "tum" / "tum-fig99-test.toml").write_text(ENTRY)
+    (root / "bbrprime" / "bbrprime-fig10-lte.toml").write_text(NOT_RUN)
+    return root
+
+
+def _verdicts(out: Path) -> dict[str, str]:
+    with open(out / "claims.csv") as f:
+        return {r["quote"]: r["verdict"] for r in csv.DictReader(f)}
+
+
+def test_verdicts_report_and_plot(cat, tmp_path):
+    out = tmp_path / "out"
+    reproduce(None, out, root=cat, workers=1, say=lambda *_: None)
+    assert _verdicts(out) == {"holds": "agree", "fails": "disagree", "direction only": "partly",
+                              "BBR' keeps the queue small on LTE": "not run"}
+    md = (out / "report.md").read_text()
+    assert "![Fig. 99](plots/tum-fig99-test.png)" in md and (out / "plots" / "tum-fig99-test.png").stat().st_size > 0
+    assert "not run: a cellular link model" in md
+    assert "<img src='plots/tum-fig99-test.png'" in (out / "report.html").read_text()
+
+
+def test_a_rerun_is_cached(cat, tmp_path):
+    out = tmp_path / "out"
+    said: list[str] = []
+    reproduce(["tum"], out, root=cat, workers=1, say=said.append)
+    assert "2 runs (0 cached)" in " ".join(said)
+    said.clear()
+    reproduce(["tum"], out, root=cat, workers=1, say=said.append)
+    assert "2 runs (2 cached)" in " ".join(said)
+
+
+def test_quick_uses_the_entrys_overrides(cat, tmp_path):
+    out = tmp_path / "out"
+    res = reproduce(["tum-fig99"], out, root=cat, quick=True, workers=1, say=lambda *_: None)
+    assert {r.summary["duration_s"] for r in res[0].runs} == {2.0}
+
+
+def _finished(out: Path) -> list[Path]:
+    """Stored runs (not the hidden temporaries a run is written into first)."""
+    return [p for p in (out / "tum" / "tum-fig99-test" / "runs").glob("[!.]*/summary.json")]
+
+
+def test_an_interrupted_reproduce_resumes(cat, tmp_path):
+    """Ctrl-C after the first run: exit 130; the rerun keeps the finished run and completes."""
+    long = ENTRY.replace('duration = "4s"', 'duration = "60s"').replace(
+        '["1bdp", "2bdp"]', '["1bdp", "2bdp", "3bdp"]', 1)
+    (cat / "tum" / "tum-fig99-test.toml").write_text(long)
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "tcplab", "reproduce", "tum", "-o", str(out), "--workers", "1",
+                          "--catalogue", str(cat)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not _finished(out):
+        assert time.monotonic() < deadline and p.poll() is None
+        time.sleep(0.05)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    first = _finished(out)
+    assert len(first) == 1 and not (out / "claims.csv").exists()
+    stamp = first[0].stat().st_mtime_ns
+    said: list[str] = []
+    reproduce(["tum"], out, root=cat, workers=1, say=said.append)
+    assert "3 runs (1 cached)" in " ".join(said)
+    assert first[0].stat().st_mtime_ns == stamp
+
+
+@pytest.mark.parametrize("edit, field", [
+    (('at = { "bottleneck.buffer" = "1bdp" }', 'at = { "bottleneck.buffer" = "7bdp" }'), "catalogue.claims[1].at"),
+    (('at = { "bottleneck.buffer" = "1bdp" }', 'at = { "bottleneck.rate" = "1bdp" }'), "catalogue.claims[1].at"),
+    (('metric = "utilization"\nop = ">="\nvalue = 1.5', 'metric = "util ization"\nop = ">="\nvalue = 1.5'),
+     "catalogue.claims[1].metric"),
+    (('paper = "tum"', 'paper = "nope"'), "catalogue.paper"),
+    (('x = "bottleneck.buffer"', 'x = "bottleneck.delay"'), "catalogue.x"),
+    (('quote = "fails"', 'quote = "fails"\ncolour = "red"'), "catalogue.claims[1].colour"),
+])
+def test_bad_entries_name_the_field(cat, edit, field):
+    path = cat / "tum" / "tum-fig99-test.toml"
+    path.write_text(ENTRY.replace(*edit, 1))
+    with pytest.raises(SpecError) as err:
+        load_catalogue(cat)
+    assert field in str(err.value) and "tum-fig99-test.toml" in str(err.value)
+
+
+def test_cli_list_and_unknown_selection(cat, capsys):
+    assert main(["reproduce", "--list", "--catalogue", str(cat)]) == 0
+    out = capsys.readouterr().out
+    assert "tum-fig99-test" in out and "not run: a cellular link model" in out
+    assert main(["reproduce", "acw", "-o", "x", "--catalogue", str(cat)]) == 2
+    assert "no catalogue entry matches acw" in capsys.readouterr().err
+
+
+def test_the_shipped_catalogue_loads_and_lists_every_paper():
+    entries = load_catalogue()
+    assert {e.meta.paper for e in entries} == {"acd", "acw", "cws", "bbrprime", "tum"}
+    assert all(e.meta.claims for e in entries)
