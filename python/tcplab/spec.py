@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional, Union
 
-from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
+from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
                       StrictInt, StrictStr, ValidationError)
 
 from .errors import SpecError
@@ -53,6 +53,12 @@ class Experiment(_Model):
     sample_interval: Time = 100_000_000
 
 
+def _rto_min_range(ns: int) -> int:
+    if not 1_000_000 <= ns <= 60_000_000_000:
+        raise ValueError(f"must be between 1ms and 60s, got {format_time(ns)}")
+    return ns
+
+
 class Tcp(_Model):
     """``[tcp]``: settings shared by every flow (defaults: Linux on 1500-byte Ethernet)."""
 
@@ -62,6 +68,9 @@ class Tcp(_Model):
     initial_cwnd: StrictInt = Field(10, ge=1, le=10_000)
     rack: StrictBool = True
     sack_compression: StrictBool = True
+    # Linux TCP_RTO_MIN (include/net/tcp.h), the per-route `rto_min`: RTO >= srtt + rto_min.
+    # ns-3's TcpSocketBase::MinRto default is 1 s (a floor on the RTO itself).
+    rto_min: Annotated[Time, AfterValidator(_rto_min_range)] = 200_000_000
 
 
 class Link(_Model):

@@ -39,6 +39,16 @@ def _active_s(row: pd.Series, duration_s: float) -> float:
     return max(0.0, min(float(row["stop_s"]), duration_s) - float(row["start_s"]))
 
 
+def _mean_of(sel: pd.DataFrame, col: str) -> float:
+    """Mean of a series column over a flow's samples (NaN where absent): the mean cwnd
+    (BBR-CWS Sec. 5.3 compares average cwnds) and the mean of an algorithm's min_rtt
+    estimate (BBR's RTprop, whose overestimation BBR-CWS Sec. 3.2 and TUM Sec. 4.3 discuss)."""
+    if col not in sel:
+        return math.nan
+    v = pd.to_numeric(sel[col], errors="coerce").dropna()
+    return float(v.mean()) if len(v) else math.nan
+
+
 def flow_metrics(run: RunData) -> pd.DataFrame:
     """Per-flow metrics, one row per flow (index ``flow``)."""
     fl = run.flows
@@ -60,6 +70,8 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             "retransmission_rate": m.retransmission_rate(row.get("retransmitted_packets", 0),
                                                          row.get("sent_packets", 0)),
             "mean_rtt_ms": mean_rtt, "p95_rtt_ms": p95_rtt,
+            "mean_cwnd_pkts": _mean_of(sel, "cwnd_pkts"),
+            "mean_min_rtt_estimate_ms": _mean_of(sel, "cc_min_rtt_ms"),
             "received_bytes": int(row.get("received_bytes", 0)),
             "delivered_bytes": int(row.get("delivered_bytes", 0)),
         })

@@ -160,6 +160,8 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::illinois::SPEC,
     &crate::bbr::SPEC,
     &crate::variants::acd::SPEC,
+    &crate::variants::acd_ns3::SPEC,
+    &crate::variants::acd_ns3::BASELINE_SPEC,
     &crate::variants::cws::SPEC,
     &crate::variants::acw::SPEC,
     &crate::variants::modest::SPEC,

@@ -56,11 +56,22 @@ pub struct TcpConfig {
     /// ACKs per `rcv_nxt` further ACKs wait up to min(1 ms, RTT / 20). False acknowledges
     /// every out-of-order segment at once (`tcp_comp_sack_nr = 0`).
     pub sack_compression: bool,
+    /// Floor of the retransmission timer's variance term (`tcp_rto_min_us()`, the
+    /// per-route `rto_min`): RTO >= srtt + rto_min. Linux `TCP_RTO_MIN` = 200 ms.
+    pub rto_min_ns: u64,
 }
 
 impl Default for TcpConfig {
     fn default() -> Self {
-        TcpConfig { mss_bytes: 1448, header_bytes: 52, delayed_ack: true, initial_cwnd: 10, rack: true, sack_compression: true }
+        TcpConfig {
+            mss_bytes: 1448,
+            header_bytes: 52,
+            delayed_ack: true,
+            initial_cwnd: 10,
+            rack: true,
+            sack_compression: true,
+            rto_min_ns: crate::tcp::rtt::TCP_RTO_MIN.0,
+        }
     }
 }
 
@@ -189,6 +200,9 @@ impl WorldConfig {
         }
         if t.initial_cwnd == 0 || t.initial_cwnd > 1_000_000 {
             return Err(err("tcp.initial_cwnd", "must be in [1, 1000000] segments"));
+        }
+        if !(1_000_000..=60_000_000_000).contains(&t.rto_min_ns) {
+            return Err(err("tcp.rto_min_ns", "must be in [1 ms, 60 s]"));
         }
         check_link("bottleneck", &self.bottleneck, t)?;
         if let Some(r) = &self.bottleneck_reverse {

@@ -109,6 +109,7 @@ impl World {
             let t = &cfg.tcp;
             let mut sender = Sender::new(i as u32, cc, t.mss_bytes, t.header_bytes, t.initial_cwnd, app);
             sender.rack_enabled = t.rack;
+            sender.rtt = crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             let mut receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
             if t.sack_compression {
                 receiver.enable_sack_compression(handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes));

@@ -55,9 +55,13 @@ class _Strict(BaseModel):
 
 
 class Weaker(_Strict):
+    """The claim's direction alone; ``of``/``of_at`` default to the claim's own."""
+
     op: Literal[">=", "<=", ">", "<", "within"]
     value: float
     tolerance: float = 0.0
+    of: Optional[StrictStr] = None
+    of_at: Optional[dict[str, Any]] = None
 
 
 class Claim(_Strict):
@@ -176,7 +180,9 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
             expr = getattr(c, field)
             if expr is not None and not _EXPR.match(expr):
                 problems.append((f"catalogue.claims[{i}].{field}", f"cannot parse metric {expr!r}"))
-        for name, at in (("at", c.at), ("of_at", c.of_at)):
+        if c.weaker and c.weaker.of is not None and not _EXPR.match(c.weaker.of):
+            problems.append((f"catalogue.claims[{i}].weaker.of", f"cannot parse metric {c.weaker.of!r}"))
+        for name, at in (("at", c.at), ("of_at", c.of_at), ("weaker.of_at", (c.weaker and c.weaker.of_at) or {})):
             for k, v in at.items():
                 if k not in grid:
                     problems.append((f"catalogue.claims[{i}].{name}", f"'{k}' is not swept; swept: "

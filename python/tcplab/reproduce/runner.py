@@ -61,7 +61,7 @@ class ClaimResult:
             return ""
         target = f"{c.value:g} x {c.of}" if c.of else f"{c.value:g}"
         if c.of_at:
-            target += " at " + ", ".join(f"{k} = {v}" for k, v in c.of_at.items())
+            target = f"({target} at " + ", ".join(f"{k} = {v}" for k, v in c.of_at.items()) + ")"
         main = f"{c.metric} within {c.tolerance:g} of {target}" if c.op == "within" else f"{c.metric} {c.op} {target}"
         at = ", ".join(f"{k} = {' / '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in c.at.items())
         return main + (f" at {at}" if at else "")
@@ -155,23 +155,29 @@ def _evaluate_point(entry: Entry, claim: Claim, runs: list[Run], point: dict[str
     if not sel:
         return ClaimResult(entry, claim, "not run")
     ours_each = [metric_value(r.summary, claim.metric) for r in sel]
-    if claim.of:
-        ref = at_point(runs, {**point, **claim.of_at}) if claim.of_at else sel
-        of_each = [metric_value(r.summary, claim.of) for r in ref]
-        if not ref:
-            return ClaimResult(entry, claim, "not run")
-    else:
-        of_each = [1.0]
     ours = _mean(ours_each)
-    target = claim.value * _mean(of_each)
+    target = _reference(runs, sel, point, claim.of, claim.of_at, claim.value)
     spread = statistics.stdev(ours_each) if len(ours_each) > 1 and not any(map(math.isnan, ours_each)) else math.nan
     if compare(claim.op, ours, target, claim.tolerance):
         verdict = "agree"
-    elif claim.weaker and compare(claim.weaker.op, ours, claim.weaker.value * _mean(of_each), claim.weaker.tolerance):
+    elif claim.weaker and compare(claim.weaker.op, ours, _reference(
+            runs, sel, point, claim.weaker.of if claim.weaker.of is not None else claim.of,
+            claim.weaker.of_at if claim.weaker.of_at is not None else claim.of_at, claim.weaker.value),
+            claim.weaker.tolerance):
         verdict = "partly"
     else:
         verdict = "disagree"
     return ClaimResult(entry, claim, verdict, ours, spread, target, len(sel), point=point)
+
+
+def _reference(runs: list[Run], sel: list[Run], point: dict[str, Any], of: Optional[str],
+               of_at: dict[str, Any], value: float) -> float:
+    """The number a claim compares with: ``value``, or ``value`` x the mean of metric ``of``
+    over the same runs, or over the runs at ``point`` changed by ``of_at``."""
+    if not of:
+        return value
+    ref = at_point(runs, {**point, **of_at}) if of_at else sel
+    return value * _mean([metric_value(r.summary, of) for r in ref]) if ref else math.nan
 
 
 def _mean(v: list[float]) -> float:

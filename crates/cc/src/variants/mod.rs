@@ -4,6 +4,7 @@
 //! rules, constants, ambiguities and test arithmetic side by side.
 //!
 //! - [`acd`]: BBR-ACD, congestion detection before halving cwnd on loss (seed 000).
+//! - [`acd_ns3`]: BBR-ACD and its baseline as the authors' ns-3 code runs them (profile).
 //! - [`cws`]: BBR-CWS, upper_scaling_factor on the cwnd cap (seed 002, Algorithm 1).
 //! - [`acw`]: BBR-ACW, per-flow cwnd_gain from Eqs. 1-2 (seed 001, Algorithm 1).
 //! - [`modest`]: Modest BBR, BIC-like binary search on retransmission (seed 002, Alg. 2).
@@ -11,6 +12,7 @@
 //! - [`da_bbr`]: DA-BBR, RTT-dependent regulating factor on the cwnd cap (Kim, Cho 2020).
 
 pub mod acd;
+pub mod acd_ns3;
 pub mod acw;
 pub mod bbq;
 pub mod cws;

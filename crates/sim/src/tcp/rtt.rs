@@ -36,6 +36,8 @@ pub const MIN_RTT_WLEN_JIFFIES: u32 = 300 * 1000;
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
+    /// `tcp_rto_min_us()`: the floor of rttvar, so RTO >= srtt + rto_min.
+    rto_min_us: u64,
     /// `tp->srtt_us`: 8 * smoothed RTT (us); 0 before the first sample.
     srtt8_us: u64,
     /// `tp->mdev_us`: 4 * mean deviation (us).
@@ -61,12 +63,17 @@ impl Default for RttEstimator {
     }
 }
 
-/// `tcp_rto_min_us()` with the default `TCP_RTO_MIN`.
-const RTO_MIN_US: u64 = TCP_RTO_MIN.0 / 1000;
-
 impl RttEstimator {
+    /// An estimator with Linux's default `TCP_RTO_MIN`.
     pub fn new() -> Self {
+        Self::with_rto_min(TCP_RTO_MIN)
+    }
+
+    /// An estimator whose `tcp_rto_min_us()` is `rto_min` (the per-route `rto_min` of
+    /// `ip route`, which Linux reads in `tcp_rto_min`; default `TCP_RTO_MIN`).
+    pub fn with_rto_min(rto_min: Dur) -> Self {
         RttEstimator {
+            rto_min_us: rto_min.0 / 1000,
             srtt8_us: 0,
             mdev4_us: 0,
             mdev_max_us: 0,
@@ -111,13 +118,13 @@ impl RttEstimator {
                     self.rttvar4_us -= (self.rttvar4_us - self.mdev_max_us) >> 2;
                 }
                 self.rtt_seq = snd_nxt;
-                self.mdev_max_us = RTO_MIN_US;
+                self.mdev_max_us = self.rto_min_us;
             }
         } else {
             // No previous measure: rto = 3 * rtt unless the floor is larger.
             srtt = m << 3;
             self.mdev4_us = (m << 1) as u64;
-            self.rttvar4_us = self.mdev4_us.max(RTO_MIN_US);
+            self.rttvar4_us = self.mdev4_us.max(self.rto_min_us);
             self.mdev_max_us = self.rttvar4_us;
             self.rtt_seq = snd_nxt;
         }
@@ -183,6 +190,16 @@ mod tests {
         // rttvar_us stays 200_000 (= mdev_max); RTO = 95 + 200 = 295 ms.
         assert_eq!((e.srtt_ns(), e.mdev_ns(), e.rttvar_ns()), (95_000_000, 47_500_000, 50_000_000));
         assert_eq!(e.rto(), Dur::from_ms(295));
+    }
+
+    #[test]
+    fn a_route_rto_min_floors_the_variance_term() {
+        // rto_min 1 s (ns-3's MinRto default, as `ip route ... rto_min 1000`): first
+        // sample 100 ms gives mdev_us 200_000 < 1_000_000, so rttvar_us = 1_000_000 and
+        // RTO = 100 + 1000 = 1100 ms (Linux's default floor gives 300 ms above).
+        let mut e = RttEstimator::with_rto_min(Dur::from_secs(1));
+        e.on_sample(Dur::from_ms(100), 1, 10);
+        assert_eq!(e.rto(), Dur::from_ms(1100));
     }
 
     #[test]
