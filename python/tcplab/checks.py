@@ -52,7 +52,7 @@ Number = Annotated[float, BeforeValidator(real_number)]
 
 OPS = (">=", "<=", ">", "<", "within")
 SUMMED = {"goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packets", "received_bytes",
-          "delivered_bytes", "duplicate_packets", "dropped_packets", "rto_count", "recoveries"}
+          "delivered_bytes", "duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes"}
 PER_FLOW = SUMMED | {"retransmission_rate", "mean_rtt_ms", "p95_rtt_ms", "share"}
 BY_CC = {"share", "share_minus_fair_share"}
 _EXPR = re.compile(r"^(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$")

@@ -71,6 +71,7 @@ class Tcp(_Model):
     # Linux TCP_RTO_MIN (include/net/tcp.h), the per-route `rto_min`: RTO >= srtt + rto_min.
     # ns-3's TcpSocketBase::MinRto default is 1 s (a floor on the RTO itself).
     rto_min: Annotated[Time, AfterValidator(_rto_min_range)] = 200_000_000
+    tlp: StrictBool = True  # tail loss probes (Linux tcp_early_retrans = 3, the default)
 
 
 class Link(_Model):

@@ -75,7 +75,8 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             "received_bytes": int(row.get("received_bytes", 0)),
             "delivered_bytes": int(row.get("delivered_bytes", 0)),
         })
-        for extra in ("duplicate_packets", "dropped_packets", "rto_count", "recoveries", "in_flight_packets_at_end"):
+        for extra in ("duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes",
+                      "in_flight_packets_at_end"):
             if extra in row.index:
                 rows[-1][extra] = int(row[extra])
     df = pd.DataFrame(rows)

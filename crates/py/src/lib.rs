@@ -69,6 +69,7 @@ fn to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> 
         fd.set_item("in_flight_packets_at_end", f.in_flight_packets_at_end)?;
         fd.set_item("rto_count", f.rto_count)?;
         fd.set_item("recoveries", f.recoveries)?;
+        fd.set_item("tlp_probes", f.tlp_probes)?;
         fd.set_item("start_ns", f.start_ns)?;
         fd.set_item("stop_ns", f.stop_ns)?;
         flows.append(fd)?;

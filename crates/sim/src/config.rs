@@ -59,6 +59,8 @@ pub struct TcpConfig {
     /// Floor of the retransmission timer's variance term (`tcp_rto_min_us()`, the
     /// per-route `rto_min`): RTO >= srtt + rto_min. Linux `TCP_RTO_MIN` = 200 ms.
     pub rto_min_ns: u64,
+    /// Tail loss probes (`tcp_early_retrans` = 3, Linux's default; see `tcp::tlp`).
+    pub tlp: bool,
 }
 
 impl Default for TcpConfig {
@@ -71,6 +73,7 @@ impl Default for TcpConfig {
             rack: true,
             sack_compression: true,
             rto_min_ns: crate::tcp::rtt::TCP_RTO_MIN.0,
+            tlp: true,
         }
     }
 }

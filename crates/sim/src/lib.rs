@@ -5,7 +5,7 @@
 //! drop-tail queue in packets or bytes, Bernoulli loss, scheduled rate/delay/loss
 //! changes) carrying MSS-sized TCP segments between bulk or finite applications; a
 //! Linux-like TCP sender and receiver (see [`tcp`] for the model and its deviations:
-//! no handshake, no TSO/GSO, no TSQ, no fq qdisc, no tail loss probe, no undo, no ECN;
+//! no handshake, no TSO/GSO, no TSQ, no fq qdisc, no undo, no ECN;
 //! loss detection by RACK as Linux, or RFC 6675 on request).
 //!
 //! Determinism: integer nanosecond time ([`time`]), events ordered by (time, insertion

@@ -85,6 +85,8 @@ pub struct FlowCounters {
     pub in_flight_packets_at_end: u64,
     pub rto_count: u64,
     pub recoveries: u64,
+    /// Tail loss probes sent (new data or a retransmission).
+    pub tlp_probes: u64,
     pub start_ns: u64,
     pub stop_ns: u64,
 }

@@ -109,6 +109,7 @@ impl World {
             let t = &cfg.tcp;
             let mut sender = Sender::new(i as u32, cc, t.mss_bytes, t.header_bytes, t.initial_cwnd, app);
             sender.rack_enabled = t.rack;
+            sender.tlp_enabled = t.tlp;
             sender.rtt = crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             let mut receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
             if t.sack_compression {
@@ -418,6 +419,7 @@ impl World {
                 in_flight_packets_at_end: in_net[i],
                 rto_count: s.rto_count,
                 recoveries: s.recoveries,
+                tlp_probes: s.tlp_probes,
                 start_ns: f.start.ns(),
                 stop_ns: f.stop.ns(),
             });

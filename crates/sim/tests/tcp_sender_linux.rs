@@ -1,8 +1,9 @@
 //! Sender behaviours checked against Linux (net/ipv4/tcp_input.c, tcp_output.c,
 //! tcp_recovery.c, tcp_timer.c) during the engine review: each test drives the sender
 //! with hand-made ACKs and timer expiries and compares with what the kernel's functions
-//! compute (arithmetic in the comments). F-RTO and TLP are not modelled, so the kernel
-//! meant is one with `tcp_frto = 0`.
+//! compute (arithmetic in the comments). F-RTO is not modelled and the fixture turns
+//! tail loss probes off (tcp_tlp.rs tests them), so the kernel meant is one with
+//! `tcp_frto = 0` and `tcp_early_retrans = 0`.
 
 use std::sync::{Arc, Mutex};
 

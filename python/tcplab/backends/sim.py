@@ -188,7 +188,7 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
         "sample_interval_ns": int(s.experiment.sample_interval),
         "tcp": {"mss_bytes": s.tcp.mss, "header_bytes": s.tcp.header, "delayed_ack": s.tcp.delayed_ack,
                 "initial_cwnd": s.tcp.initial_cwnd, "rack": s.tcp.rack,
-                "sack_compression": s.tcp.sack_compression, "rto_min_ns": int(s.tcp.rto_min)},
+                "sack_compression": s.tcp.sack_compression, "rto_min_ns": int(s.tcp.rto_min), "tlp": s.tcp.tlp},
         "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss),
         "flows": flows,
         "events": [

@@ -99,16 +99,13 @@ impl Sender {
             self.tp.srtt_us = self.rtt.srtt_us();
             self.tp.min_rtt_us = self.rtt.min_rtt.get();
         }
-        if flag & FLAG_DATA_ACKED != 0 {
-            self.rearm_rto(now, io);
-        } else if sack_rtt_us >= 0
-            && self.tp.packets_out > 0
-            && sack_rtt_us as u64 > now_us.saturating_sub(self.sb.get(self.tp.snd_una).tx_us)
-        {
-            // tcp_clean_rtx_queue: a SACK RTT sample from data sent before the head was
-            // last (re)transmitted also re-arms the RTO (FLAG_SET_XMIT_TIMER).
-            self.rearm_rto(now, io);
-        }
+        // FLAG_SET_XMIT_TIMER (tcp_clean_rtx_queue): data acked, or a SACK RTT sample
+        // from data sent before the head was last (re)transmitted. The timer itself (PTO
+        // or RTO) is set after loss detection, as tcp_ack does.
+        let set_xmit_timer = flag & FLAG_DATA_ACKED != 0
+            || (sack_rtt_us >= 0
+                && self.tp.packets_out > 0
+                && sack_rtt_us as u64 > now_us.saturating_sub(self.sb.get(self.tp.snd_una).tx_us));
 
         self.cc.pkts_acked(&mut self.tp, &AckSample { pkts_acked, rtt_us: ca_rtt_us, in_flight: prior_in_flight });
         // Fast path (pure cumulative advance): CA_ACK_WIN_UPDATE; slow path (SACK
@@ -121,9 +118,15 @@ impl Sender {
         };
         self.cc.in_ack_event(&mut self.tp, ev);
 
+        if self.tlp_high_seq.is_some() {
+            self.process_tlp_ack(ack, ack == prior_snd_una && flag & FLAG_DATA_SACKED == 0);
+        }
         // tcp_ack_is_dubious: a duplicate, new SACK information, or not Open.
         if ack == prior_snd_una || flag & FLAG_DATA_SACKED != 0 || self.tp.ca_state != CaState::Open {
             self.fastretrans_alert(now, flag, io);
+        }
+        if set_xmit_timer {
+            self.set_xmit_timer(now, io);
         }
 
         let delivered = (self.tp.delivered - prior_delivered) as u32;

@@ -47,8 +47,8 @@
 //!   estimate; the first RTT sample comes from the first ACK.
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to
 //!   its access link at once; a slow access link queues them there), no fq qdisc.
-//! - No tail loss probe (TLP): a tail loss is recovered by RACK's reordering timer only
-//!   if something after it was delivered, else by the RTO.
+//! - Tail loss probe ([`tlp`], `tcp.tlp`, on by default as `tcp_early_retrans` = 3):
+//!   without D-SACK a probe is judged spurious only by a pure duplicate ACK.
 //! - No undo (`tcp_try_undo_*`, F-RTO, DSACK): reductions are never reverted and
 //!   `undo_cwnd` is not called; spurious RTOs cost what they cost without F-RTO.
 //! - RTT samples follow Karn's rule (never from a retransmitted segment): there is no
@@ -56,7 +56,8 @@
 //! - SACK compression's RTT is the flow's handshake-like base RTT fixed at build time
 //!   (no timestamp echo, so no `rcv_rtt_est`; see [`receiver`]), and its timer fires
 //!   without the kernel's 100 us hrtimer slack.
-//! - No ECN, so no CWR state; no receive-window limit; no idle cwnd restart
+//! - No ECN, so CWR is entered only for the one-shot reduction after a tail loss probe
+//!   repaired a loss; no receive-window limit; no idle cwnd restart
 //!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
 //! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux
 //!   (where `tcp_in_ack_event` runs after `tcp_clean_rtx_queue`): `pkts_acked`, then
@@ -77,6 +78,7 @@ mod input;
 mod output;
 mod recovery;
 mod rto;
+mod tlp;
 
 use crate::net::Packet;
 use crate::time::SimTime;

@@ -10,7 +10,7 @@ use crate::net::Packet;
 use crate::tcp::pacing::advance_wstamp;
 use crate::tcp::rate::tcp_rate_check_app_limited;
 use crate::tcp::scoreboard::{Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
-use crate::tcp::sender::Sender;
+use crate::tcp::sender::{Sender, XmitTimer};
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::SimTime;
 
@@ -22,6 +22,7 @@ impl Sender {
         }
         self.tp.now_us = now.us();
         let mut sent = 0u32;
+        let mut sent_new = 0u32;
         let mut cwnd_limited = false;
         loop {
             if self.tp.pacing_needed && self.wstamp_ns > now.ns() {
@@ -43,6 +44,7 @@ impl Sender {
             if self.tp.snd_nxt < self.offered_segs {
                 self.transmit(now, self.tp.snd_nxt, io);
                 sent += 1;
+                sent_new += 1;
                 continue;
             }
             tcp_rate_check_app_limited(&mut self.tp, false);
@@ -53,6 +55,10 @@ impl Sender {
         cwnd_limited |= tcp_packets_in_flight(&self.tp) >= self.tp.snd_cwnd;
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
+        }
+        // tcp_write_xmit: one loss probe per tail loss episode, after new data.
+        if sent_new > 0 {
+            self.schedule_loss_probe(now, false, io);
         }
     }
 
@@ -87,8 +93,9 @@ impl Sender {
             self.sb.push(Seg { tx_us: now_us, snap, flags: 0 });
             self.tp.packets_out += 1;
             self.tp.snd_nxt += 1;
-            if prior_packets == 0 {
-                // tcp_event_new_data_sent: start the RTO when the pipe was empty.
+            if prior_packets == 0 || self.xmit_pending == XmitTimer::LossProbe {
+                // tcp_event_new_data_sent: start the RTO when the pipe was empty, or put
+                // it back in place of a pending probe (re-armed after the send).
                 self.rearm_rto(now, io);
             }
         } else {

@@ -107,7 +107,7 @@ impl Sender {
 
     /// `tcp_try_to_open` / `tcp_try_keep_open`: Disorder while anything is SACKed, lost
     /// or retransmitted, else Open.
-    fn try_to_open(&mut self) {
+    pub(super) fn try_to_open(&mut self) {
         let state = if self.tp.sacked_out + self.tp.lost_out > 0 || self.any_retrans_done() {
             CaState::Disorder
         } else {
@@ -141,8 +141,9 @@ impl Sender {
 
     /// `tcp_init_cwnd_reduction`: remember where the reduction began and ask the
     /// algorithm for the new ssthresh.
-    fn init_cwnd_reduction(&mut self) {
+    pub(super) fn init_cwnd_reduction(&mut self) {
         self.high_seq = self.tp.snd_nxt;
+        self.tlp_high_seq = None;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
         self.prr_delivered = 0;
@@ -152,7 +153,7 @@ impl Sender {
 
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh when Recovery ends (not for
     /// algorithms with `cong_control`, which own cwnd).
-    fn end_cwnd_reduction(&mut self) {
+    pub(super) fn end_cwnd_reduction(&mut self) {
         if self.cong_control {
             return;
         }

@@ -4,13 +4,18 @@
 use tcplab_cc::{CaEvent, CaState};
 
 use crate::tcp::scoreboard::{LOST, RETRANS, SACKED};
-use crate::tcp::sender::Sender;
+use crate::tcp::sender::{Sender, XmitTimer};
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::SimTime;
 
 impl Sender {
     /// The RTO timer expired.
     pub fn on_rto(&mut self, now: SimTime, io: &mut SenderIo) {
+        if self.xmit_pending == XmitTimer::LossProbe {
+            // The shared slot held the probe timeout (tcp_write_timer_handler).
+            self.send_loss_probe(now, io);
+            return;
+        }
         self.tp.now_us = now.us();
         if self.tp.packets_out == 0 {
             return;

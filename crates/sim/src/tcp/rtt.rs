@@ -152,6 +152,10 @@ impl RttEstimator {
     pub fn on_timeout(&mut self) {
         self.backoff += 1;
     }
+    /// `tcp_rto_min_us()`.
+    pub fn rto_min_us(&self) -> u64 {
+        self.rto_min_us
+    }
     /// Smoothed RTT in us (`tp->srtt_us >> 3`).
     pub fn srtt_us(&self) -> u32 {
         (self.srtt8_us >> 3).min(u32::MAX as u64) as u32

@@ -14,7 +14,7 @@ use crate::tcp::rate::RateState;
 use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::SenderIo;
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
 
 /// Exact sender counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -26,6 +26,17 @@ pub struct SenderStats {
     pub retransmitted_packets: u64,
     pub rto_count: u64,
     pub recoveries: u64,
+    /// Tail loss probes sent (`LINUX_MIB_TCPLOSSPROBES`).
+    pub tlp_probes: u64,
+}
+
+/// Which timer the shared retransmission slot (`rto_timer`) holds: `icsk_pending`'s
+/// ICSK_TIME_RETRANS or ICSK_TIME_LOSS_PROBE.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum XmitTimer {
+    #[default]
+    Rto,
+    LossProbe,
 }
 
 pub struct Sender {
@@ -74,6 +85,14 @@ pub struct Sender {
     pub(super) cwnd_usage_seq: u64,
     /// `icsk_retransmits`: RTO expiries since snd_una last advanced.
     pub(super) rto_retransmits: u32,
+    /// Tail loss probes on (`tcp_early_retrans` = 3, Linux's default).
+    pub tlp_enabled: bool,
+    /// What `rto_timer` holds now.
+    pub(super) xmit_pending: XmitTimer,
+    /// `tp->tlp_high_seq`: snd_nxt when the outstanding probe was sent.
+    pub(super) tlp_high_seq: Option<u64>,
+    /// `tp->tlp_retrans`: the outstanding probe was a retransmission.
+    pub(super) tlp_retrans: bool,
     pub stats: SenderStats,
 }
 
@@ -115,6 +134,10 @@ impl Sender {
             data_segs_out: 0,
             cwnd_usage_seq: 0,
             rto_retransmits: 0,
+            tlp_enabled: true,
+            xmit_pending: XmitTimer::Rto,
+            tlp_high_seq: None,
+            tlp_retrans: false,
             stats: SenderStats::default(),
         }
     }
@@ -167,9 +190,21 @@ impl Sender {
         if self.tp.packets_out == 0 {
             self.rto_timer.cancel();
         } else {
-            let entry = self.rto_timer.arm(now + self.rtt.rto());
+            let mut rto = self.rtt.rto();
+            if self.xmit_pending == XmitTimer::LossProbe {
+                // Offset the time elapsed since the regular RTO was installed: the head's
+                // RTO deadline, at least one jiffy ahead.
+                rto = Dur::from_ms((self.rto_delta_us(now).max(1) as u64).div_ceil(1000));
+            }
+            let entry = self.rto_timer.arm(now + rto);
             io.arm(entry, crate::tcp::SenderTimer::Rto);
         }
+        self.xmit_pending = XmitTimer::Rto;
+    }
+
+    /// Whether the retransmission timer slot holds a tail loss probe (else the RTO).
+    pub fn probe_pending(&self) -> bool {
+        self.xmit_pending == XmitTimer::LossProbe && self.rto_timer.is_armed()
     }
 
     /// Has the application anything left to send (new data)?

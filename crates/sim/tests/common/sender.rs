@@ -71,10 +71,14 @@ impl CongestionOps for Pacer {
     }
 }
 
-/// Flow 0 with `cc`: MSS 1448, 52-byte headers, initial cwnd 10, `app` from time 0.
+/// Flow 0 with `cc`: MSS 1448, 52-byte headers, initial cwnd 10, `app` from time 0, and
+/// no tail loss probe (the kernel with `tcp_early_retrans` = 0), so that a test's
+/// `on_rto` is the RTO; tcp_tlp.rs turns probes on.
 pub fn sender_with(cc: Box<dyn CongestionOps>, app: AppConfig) -> Sender {
     let app = App { kind: app, start: SimTime(0), stop: SimTime(u64::MAX) };
-    Sender::new(0, cc, 1448, 52, 10, app)
+    let mut s = Sender::new(0, cc, 1448, 52, 10, app);
+    s.tlp_enabled = false;
+    s
 }
 
 /// A sender whose algorithm is a `Logged` Reno writing to `log`.
