@@ -101,3 +101,61 @@ def test_bad_checks_name_the_field(fake_engine, write_spec, capsys, line, says):
                          "value": "value = 0.5"}[key], line, 1)
     assert main(["validate", str(write_spec(text))]) == 2
     assert says in capsys.readouterr().err
+
+
+WINDOWED = """
+[experiment]
+duration = "10s"
+analysis = ["6s", "10s"]
+
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "2bdp"
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+
+[[events]]
+at = "5s"
+rate = "2Mbps"
+
+[[checks]]
+metric = "window.total_goodput_bps"
+op = "within"
+value = 1.93e6
+tolerance = 0.15e6
+
+[[checks]]
+metric = "window.utilization"
+op = ">="
+value = 0.85
+"""
+
+
+def test_an_analysis_window_measures_only_its_part_of_the_run(tmp_path, capsys):
+    """10 Mbit/s for 5 s, then 2 Mbit/s: over (6 s, 10 s] a busy CUBIC flow delivers about
+    2 Mbit/s x 1448/1500 = 1.93 Mbit/s of payload, and its utilisation is measured
+    against the window's 2 Mbit/s capacity, not the run's (over the whole run the goodput is
+    ~5.5 Mbit/s)."""
+    import json
+    spec = tmp_path / "w.toml"
+    spec.write_text(WINDOWED)
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 0
+    doc = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert doc["window"]["from_s"] == 6.0 and doc["window"]["to_s"] == 10.0
+    assert doc["aggregate"]["total_goodput_bps"] > 4e6
+    assert metric_value(doc, "window.share[cubic]") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("edit, field", [
+    (('analysis = ["6s", "10s"]', 'analysis = ["6s", "11s"]'), "experiment.analysis"),
+    (('analysis = ["6s", "10s"]', 'analysis = ["6s", "5s"]'), "experiment.analysis"),
+    (('analysis = ["6s", "10s"]\n', ''), "checks[0].metric"),
+])
+def test_bad_analysis_windows_name_the_field(tmp_path, capsys, edit, field):
+    spec = tmp_path / "w.toml"
+    spec.write_text(WINDOWED.replace(*edit))
+    assert main(["validate", str(spec)]) == 2
+    assert field in capsys.readouterr().err

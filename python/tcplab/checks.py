@@ -32,6 +32,9 @@ Metric expressions:
   retransmitted over sent; other per-flow metrics (``mean_rtt_ms``, ``p95_rtt_ms``)
   averaged over the group's flows.
 - ``NAME[flowN]``: one flow's per-flow metric (flows numbered from 0 as expanded).
+- ``window.`` before any of these: the same over the spec's analysis window
+  (``[experiment] analysis = ["10s", "60s"]``): ``window.jain_index``,
+  ``window.share[bbr]``, ``window.throughput_bps[flow1]``, ``window.retransmitted_packets``.
 
 ``tcplab run`` prints each check's result and exits 1 when one fails (the way
 transperf's pass/fail checks gate a run).
@@ -53,9 +56,14 @@ Number = Annotated[float, BeforeValidator(real_number)]
 OPS = (">=", "<=", ">", "<", "within")
 SUMMED = {"goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packets", "received_bytes",
           "delivered_bytes", "duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes"}
-PER_FLOW = SUMMED | {"retransmission_rate", "mean_rtt_ms", "p95_rtt_ms", "share"}
+PER_FLOW = SUMMED | {"retransmission_rate", "mean_rtt_ms", "p95_rtt_ms", "share", "mean_cwnd_pkts",
+                     "mean_min_rtt_estimate_ms"}
+WINDOW_AGGREGATE = ["jain_index", "utilization", "total_goodput_bps", "retransmitted_packets", "mean_backlog_pkts",
+                    "mean_queueing_delay_ms"]
+"""The aggregate keys of the analysis-window block (``window.`` metrics)."""
+WINDOW_PER_FLOW = {"throughput_bps", "goodput_bps", "retransmitted_packets", "mean_rtt_ms", "share"}
 BY_CC = {"share", "share_minus_fair_share"}
-_EXPR = re.compile(r"^(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$")
+_EXPR = re.compile(r"^(?:window\.)?(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$")
 
 
 class Check(BaseModel):
@@ -78,8 +86,19 @@ class Check(BaseModel):
         return self.name or f"{self.metric} {self.op} {target}"
 
 
-def check_expression(expr: str, ccs: set[str], n_flows: int, aggregate_keys: list[str]) -> Optional[str]:
-    """Why ``expr`` names no metric of a run with these algorithms and flows, or None."""
+def check_expression(expr: str, ccs: set[str], n_flows: int, aggregate_keys: list[str],
+                     window: bool = False) -> Optional[str]:
+    """Why ``expr`` names no metric of a run with these algorithms and flows, or None.
+    ``window``: the spec has an analysis window, so ``window.`` metrics exist."""
+    if expr.startswith("window."):
+        if not window:
+            return f"{expr}: window metrics need [experiment] analysis = [\"from\", \"to\"]"
+        inner = expr[len("window."):]
+        why = check_expression(inner, ccs, n_flows, WINDOW_AGGREGATE)
+        m = _EXPR.match(inner)
+        if why is None and m and m.group("sel") and m.group("name") not in WINDOW_PER_FLOW | BY_CC:
+            why = f"unknown window metric '{m.group('name')}'; known: {', '.join(sorted(WINDOW_PER_FLOW))}"
+        return why
     m = _EXPR.match(expr)
     if not m:
         return f"cannot parse metric {expr!r}; write e.g. 'jain_index', 'share[bbr]' or 'goodput_bps[flow0]'"
@@ -103,7 +122,10 @@ def check_expression(expr: str, ccs: set[str], n_flows: int, aggregate_keys: lis
 
 
 def metric_value(summary: dict[str, Any], expr: str) -> float:
-    """The value of a metric expression in a summary.json document (NaN if undefined)."""
+    """The value of a metric expression in a summary.json document (NaN if undefined).
+    ``window.`` in front reads the analysis-window block (``[experiment] analysis``)."""
+    if expr.startswith("window."):
+        return metric_value(summary.get("window") or {}, expr[len("window."):])
     m = _EXPR.match(expr)
     if not m:
         raise ValueError(f"cannot parse metric {expr!r}")

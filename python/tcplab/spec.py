@@ -51,6 +51,14 @@ class Experiment(_Model):
     duration: Time
     seed: StrictInt = Field(1, ge=0, lt=2**63)
     sample_interval: Time = 100_000_000
+    # Optional analysis window [from, to] (to defaults to the end): summary.json gains a
+    # "window" block with rates, shares, Jain and retransmissions over it only.
+    analysis: Optional[list[Time]] = Field(None, min_length=1, max_length=2)
+
+    def analysis_s(self, duration_s: float) -> tuple[float, float]:
+        """The analysis window in seconds (``to`` defaults to the run's end)."""
+        a = self.analysis or [0]
+        return a[0] / 1e9, (a[1] / 1e9 if len(a) > 1 else duration_s)
 
 
 def _rto_min_range(ns: int) -> int:
@@ -308,6 +316,10 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
     si = spec.experiment.sample_interval
     if si <= 0 or si > dur:
         p.append(("experiment.sample_interval", f"must be > 0 and <= experiment.duration ({format_time(dur)})"))
+    a = spec.experiment.analysis
+    if a is not None and not (0 <= a[0] < (a[1] if len(a) > 1 else dur) <= dur):
+        p.append(("experiment.analysis", f"must be [from] or [from, to] with 0 <= from < to <= experiment.duration "
+                                         f"({format_time(dur)}), got [{', '.join(format_time(x) for x in a)}]"))
     if spec.bottleneck.bdp_rtt is not None and spec.bottleneck.bdp_rtt <= 0:
         p.append(("bottleneck.bdp_rtt", "must be > 0"))
     for i, f in enumerate(spec.flows):
@@ -346,7 +358,8 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
         for i, c in enumerate(spec.checks):
             for field in ("metric", "of"):
                 expr = getattr(c, field)
-                why = check_expression(expr, ccs, spec.flow_count(), AGGREGATE_KEYS) if expr else None
+                why = check_expression(expr, ccs, spec.flow_count(), AGGREGATE_KEYS,
+                                       window=spec.experiment.analysis is not None) if expr else None
                 if why:
                     p.append((f"checks[{i}].{field}", why))
     return p

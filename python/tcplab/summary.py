@@ -138,7 +138,7 @@ def summarize(run: RunData) -> dict[str, Any]:
         diff = m.share_vs_fair_share({k: float(v) for k, v in gb.items()}, {k: int(v) for k, v in gn.items()})
         groups = {cc: {"flows": int(gn[cc]), "share": float(gb[cc]) / max(1.0, float(sum(gb.values()))),
                        "share_minus_fair_share": diff[cc]} for cc in gb}
-    return _clean({
+    doc = {
         "experiment": spec.experiment.name,
         "seed": spec.experiment.seed,
         "duration_s": dur,
@@ -147,7 +147,58 @@ def summarize(run: RunData) -> dict[str, Any]:
         "by_cc": groups,
         "queues": run.queues,
         "engine": run.extra,
-    })
+    }
+    if spec.experiment.analysis is not None:
+        doc["window"] = window_metrics(run, *spec.experiment.analysis_s(dur))
+    return _clean(doc)
+
+
+def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
+    """Metrics over the analysis window ``(t0, t1]`` (``[experiment] analysis``), from the
+    sampled series: the papers that average "after the start-up" (BBR-ACW Sec. 5.2:
+    "after bandwidth stabilization"; TUM Fig. 8: "retransmission rate after 25 s") measure
+    over part of the run. Per flow: mean throughput and goodput over the samples in the
+    window while the flow runs, retransmissions summed, mean RTT; aggregate: Jain of the
+    mean throughputs, utilisation (goodput / capacity of the window), retransmissions,
+    mean backlog and queueing delay; per algorithm: share of the summed throughput."""
+    s = run.series
+    sel = s[(s["time_s"] > t0 + 1e-12) & (s["time_s"] <= t1 + 1e-12)] if not s.empty else s
+    flows, thr = [], []
+    for fid, row in run.flows.iterrows():
+        f = sel[sel["flow"] == fid] if "flow" in sel else sel
+        f = f[(f["time_s"] > float(row["start_s"])) & (f["time_s"] <= float(row["stop_s"]) + run.interval_s)]
+        tput = float(f["throughput_bps"].mean()) if len(f) else math.nan
+        thr.append(tput)
+        flows.append({"flow": int(fid), "cc": row["cc"], "throughput_bps": tput,
+                      "goodput_bps": float(f["goodput_bps"].mean()) if len(f) else math.nan,
+                      "retransmitted_packets": int(f["retransmits"].sum()) if "retransmits" in f else 0,
+                      "mean_rtt_ms": m.rtt_stats(f["rtt_ms"])[0] if "rtt_ms" in f and len(f) else math.nan})
+    shares = m.share([0.0 if math.isnan(x) else x for x in thr]) if thr else []
+    for fl, sh in zip(flows, shares):
+        fl["share"] = sh
+    valid = [x for x in thr if not math.isnan(x)]
+    agg: dict[str, Any] = {"jain_index": m.jain_index(valid) if len(valid) >= 2 else math.nan,
+                           "retransmitted_packets": sum(f["retransmitted_packets"] for f in flows)}
+    goodput = sum(f["goodput_bps"] for f in flows if not math.isnan(f["goodput_bps"]))
+    events = run.bottleneck_events()
+    cap = m.capacity_bits(run.spec.bottleneck.rate, events, t1) - m.capacity_bits(run.spec.bottleneck.rate, events, t0)
+    agg["utilization"] = goodput * (t1 - t0) / cap if cap > 0 else math.nan
+    agg["total_goodput_bps"] = goodput
+    q = run.queue
+    if not q.empty and "backlog_pkts" in q:
+        qs = q[(q["time_s"] > t0 + 1e-12) & (q["time_s"] <= t1 + 1e-12)]
+        agg["mean_backlog_pkts"] = float(qs["backlog_pkts"].mean()) if len(qs) else math.nan
+        if "backlog_bytes" in qs and len(qs):
+            rates = m.rate_at(qs["time_s"].to_numpy(), run.spec.bottleneck.rate, events)
+            agg["mean_queueing_delay_ms"] = float(np.mean(m.queueing_delay_ms(qs["backlog_bytes"], rates)))
+    by_cc: dict[str, Any] = {}
+    total = sum(valid)
+    for fl in flows:
+        g = by_cc.setdefault(fl["cc"], {"flows": 0, "share": 0.0})
+        g["flows"] += 1
+        if total > 0 and not math.isnan(fl["throughput_bps"]):
+            g["share"] += fl["throughput_bps"] / total
+    return {"from_s": t0, "to_s": t1, "flows": flows, "aggregate": agg, "by_cc": by_cc}
 
 
 MODE_COLUMNS = ("cc_mode", "cc_state", "cc_bbr_mode")
