@@ -57,7 +57,7 @@ OPS = (">=", "<=", ">", "<", "within")
 SUMMED = {"goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packets", "received_bytes",
           "delivered_bytes", "duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes"}
 PER_FLOW = SUMMED | {"retransmission_rate", "mean_rtt_ms", "p95_rtt_ms", "share", "mean_cwnd_pkts",
-                     "mean_min_rtt_estimate_ms"}
+                     "mean_min_rtt_estimate_ms", "startup_exit_s", "probe_rtt_entries"}
 WINDOW_AGGREGATE = ["jain_index", "utilization", "total_goodput_bps", "retransmitted_packets", "mean_backlog_pkts",
                     "mean_queueing_delay_ms"]
 """The aggregate keys of the analysis-window block (``window.`` metrics)."""

@@ -49,6 +49,31 @@ def _mean_of(sel: pd.DataFrame, col: str) -> float:
     return float(v.mean()) if len(v) else math.nan
 
 
+def _modes(sel: pd.DataFrame) -> pd.Series | None:
+    col = mode_column(sel)
+    return None if col is None else sel[col].dropna()
+
+
+def _startup_exit_s(sel: pd.DataFrame, start_s: float) -> float:
+    """Time from the flow's start to the first sample outside STARTUP (a BBR-family flow's
+    start-up length, BBR' Sec. 4.1 Fig. 3; resolution: the sample interval)."""
+    modes = _modes(sel)
+    if modes is None or modes.empty or not (modes == "STARTUP").any():
+        return math.nan
+    after = sel.loc[modes.index[modes != "STARTUP"], "time_s"]
+    return float(after.iloc[0]) - start_s if len(after) else math.nan
+
+
+def _mode_entries(sel: pd.DataFrame, mode: str) -> float:
+    """How many times the flow entered ``mode`` (from consecutive samples; a phase shorter
+    than the sample interval can be missed)."""
+    modes = _modes(sel)
+    if modes is None or not modes.isin(["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"]).any():
+        return math.nan  # not a BBR-family flow
+    is_mode = (modes == mode).to_numpy()
+    return float(np.sum(is_mode[1:] & ~is_mode[:-1]) + int(is_mode[0]))
+
+
 def flow_metrics(run: RunData) -> pd.DataFrame:
     """Per-flow metrics, one row per flow (index ``flow``)."""
     fl = run.flows
@@ -72,6 +97,8 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             "mean_rtt_ms": mean_rtt, "p95_rtt_ms": p95_rtt,
             "mean_cwnd_pkts": _mean_of(sel, "cwnd_pkts"),
             "mean_min_rtt_estimate_ms": _mean_of(sel, "cc_min_rtt_ms"),
+            "startup_exit_s": _startup_exit_s(sel, float(row["start_s"])),
+            "probe_rtt_entries": _mode_entries(sel, "PROBE_RTT"),
             "received_bytes": int(row.get("received_bytes", 0)),
             "delivered_bytes": int(row.get("delivered_bytes", 0)),
         })
