@@ -1,4 +1,4 @@
-"""The ``tcplab`` command line: run, sweep, report, algorithms, validate.
+"""The ``tcplab`` command line: run, sweep, reproduce, report, compare, algorithms, validate.
 
 Exit status: 0 success, 1 a ``[[checks]]`` entry failed (each is printed) or an internal
 failure, 2 a problem with the input (printed as ``file: field.path:
@@ -208,6 +208,19 @@ def redraw_report(d: Path) -> None:
     os.replace(staged, d / MANIFEST)
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    from .compare import compare_runs
+
+    result = compare_runs([Path(d) for d in args.dirs], args.output)
+    if args.json:
+        print(result.table.to_json(orient="records", indent=1))
+    else:
+        print(result.text())
+    if args.output:
+        print(f"wrote {args.output}/compare.csv, compare.md and compare.png", file=sys.stderr)
+    return 0
+
+
 def cmd_algorithms(args: argparse.Namespace) -> int:
     from .algorithms import _num, registry
 
@@ -288,6 +301,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="redraw the report of a stored run or sweep")
     rp.add_argument("dir")
     rp.set_defaults(func=cmd_report)
+
+    c = sub.add_parser("compare", help="stored runs side by side: metrics, differences, overlaid series")
+    c.add_argument("dirs", nargs="+", metavar="DIR", help="run directories; the first is the reference")
+    c.add_argument("-o", "--output", help="also write compare.csv, compare.md and compare.png here")
+    c.add_argument("--json", action="store_true", help="print the table as JSON records")
+    c.set_defaults(func=cmd_compare)
 
     a = sub.add_parser("algorithms", help="list algorithms, parameters, defaults and sources")
     a.add_argument("--json", action="store_true")
