@@ -159,3 +159,44 @@ def test_bad_analysis_windows_name_the_field(tmp_path, capsys, edit, field):
     spec.write_text(WINDOWED.replace(*edit))
     assert main(["validate", str(spec)]) == 2
     assert field in capsys.readouterr().err
+
+
+NAMED_WINDOWS = WINDOWED.replace('analysis = ["6s", "10s"]', 'windows = { fast = ["1s", "5s"], slow = ["6s", "10s"] }') \
+    .replace('metric = "window.total_goodput_bps"', 'metric = "windows.slow.total_goodput_bps"') \
+    .replace('metric = "window.utilization"', 'metric = "windows.fast.total_goodput_bps"\nof = "windows.slow.total_goodput_bps"') \
+    .replace('value = 0.85', 'value = 4.0')
+
+
+def test_named_windows_compare_two_phases_of_one_run(tmp_path, capsys):
+    """The same run as above, read over two named windows: (1 s, 5 s] at 10 Mbit/s and
+    (6 s, 10 s] at 2 Mbit/s. Goodput over the first is about 10 x 1448/1500 = 9.65 Mbit/s,
+    over the second about 1.93 Mbit/s: the first is about 5 times the second (the check
+    asks >= 4 x, with room for CUBIC's slow start in the first second)."""
+    import json
+    spec = tmp_path / "w.toml"
+    spec.write_text(NAMED_WINDOWS)
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("PASS") == 2, out
+    doc = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert set(doc["windows"]) == {"fast", "slow"}
+    assert doc["windows"]["fast"]["from_s"] == 1.0 and doc["windows"]["slow"]["to_s"] == 10.0
+    assert metric_value(doc, "windows.fast.utilization") == pytest.approx(0.95, abs=0.05)
+    assert "window" not in doc  # no [experiment] analysis
+
+
+@pytest.mark.parametrize("edit, field, says", [
+    (("slow = [\"6s\", \"10s\"]", "slow = [\"6s\", \"11s\"]"), "experiment.windows.slow", "<= experiment.duration"),
+    (("slow = [\"6s\", \"10s\"]", "Slow = [\"6s\", \"10s\"]"), "experiment.windows.Slow", "lower-case"),
+    (("slow = [\"6s\", \"10s\"]", "slow = [\"6s\"]"), "experiment.windows.slow", "[from, to]"),
+    (('"windows.slow.total_goodput_bps"\nop', '"windows.late.total_goodput_bps"\nop'), "checks[0].metric",
+     "names no window"),
+])
+def test_bad_named_windows_name_the_field(tmp_path, capsys, edit, field, says):
+    spec = tmp_path / "w.toml"
+    text = NAMED_WINDOWS.replace(*edit)
+    assert text != NAMED_WINDOWS
+    spec.write_text(text)
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert field in err and says in err, err

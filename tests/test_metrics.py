@@ -137,3 +137,55 @@ def test_rebin_averages_into_bins_ending_at_multiples():
     thr = pd.DataFrame({0: [1.0, 3.0, 5.0, 7.0]}, index=[0.5, 1.0, 1.5, 2.0])
     b = m.rebin(thr, 1.0)
     assert list(b.index) == [1.0, 2.0] and list(b[0]) == [2.0, 6.0]
+
+
+def _bbr_run(modes_by_flow, bw_by_flow, rate="10Mbps", backlog=None):
+    """A hand-made run of BBR flows sampled every 100 ms: the modes and bandwidth estimates
+    given, nothing else of interest."""
+    from tcplab.rundata import RunData
+    from tcplab.spec import parse_spec
+
+    n = len(modes_by_flow[0])
+    spec = parse_spec({"experiment": {"duration": f"{n * 100}ms", "sample_interval": "100ms"},
+                       "bottleneck": {"rate": rate, "buffer": "50pkt"},
+                       "flows": [{"cc": "bbr", "rtt": "20ms", "count": len(modes_by_flow)}]},
+                      check_algorithms=False)
+    t = np.round(np.arange(1, n + 1) * 0.1, 6)
+    rows = [{"time_s": ts, "flow": f, "cc": "bbr", "cc_mode": modes[k], "cc_btlbw_bps": bws[k],
+             "throughput_bps": 1e6, "rtt_ms": 20.0}
+            for f, (modes, bws) in enumerate(zip(modes_by_flow, bw_by_flow)) for k, ts in enumerate(t)]
+    series = pd.DataFrame(rows)
+    queue = pd.DataFrame({"time_s": t, "backlog_pkts": backlog if backlog is not None else np.zeros(n)})
+    k = len(modes_by_flow)
+    flows = pd.DataFrame({"flow": range(k), "group": [0] * k, "cc": ["bbr"] * k, "start_s": [0.0] * k,
+                          "stop_s": [n / 10] * k, "rtt_ms": [20.0] * k}).set_index("flow")
+    return RunData(spec, series, queue, flows)
+
+
+def test_bw_estimate_and_probe_rtt_duration_per_flow():
+    """PROBE_BW samples carry 2, 4, 6 and 8 Mbit/s: their mean is 5 Mbit/s (the 1 and 9
+    Mbit/s of STARTUP and PROBE_RTT do not count). PROBE_RTT phases of 2 and 1 samples at
+    100 ms: 0.15 s on average."""
+    from tcplab.summary import flow_metrics
+
+    modes = ["STARTUP", "PROBE_BW", "PROBE_BW", "PROBE_RTT", "PROBE_RTT", "PROBE_BW", "PROBE_RTT", "PROBE_BW"]
+    bw = [1e6, 2e6, 4e6, 9e6, 9e6, 6e6, 9e6, 8e6]
+    row = flow_metrics(_bbr_run([modes], [bw])).loc[0]
+    assert row["mean_bw_estimate_bps"] == pytest.approx(5e6)
+    assert row["mean_probe_rtt_duration_s"] == pytest.approx(0.15)
+    assert row["probe_rtt_entries"] == 2
+
+
+def test_summed_bw_estimates_over_the_link_rate_and_the_persistent_backlog():
+    """Two flows on 10 Mbit/s. Both are past start-up at samples 2-4 only: the sums are 6+6,
+    7+5 and 8+8 Mbit/s, i.e. 1.2, 1.2 and 1.6 of the rate, mean 4.0/3 = 1.3333. The backlog
+    0, 1, ..., 4 has its 10th percentile at 0.4 (linear interpolation between the 1st and
+    2nd of five samples)."""
+    from tcplab.summary import summarize
+
+    a = ["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "PROBE_BW"]
+    b = ["STARTUP", "STARTUP", "PROBE_BW", "PROBE_BW", "PROBE_BW"]
+    doc = summarize(_bbr_run([a, b], [[1e6, 5e6, 6e6, 7e6, 8e6], [1e6, 2e6, 6e6, 5e6, 8e6]],
+                             backlog=np.arange(5.0)))
+    assert doc["aggregate"]["bw_estimate_sum_over_rate_mean"] == pytest.approx(4.0 / 3)
+    assert doc["aggregate"]["p10_backlog_pkts"] == pytest.approx(0.4)

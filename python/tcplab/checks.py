@@ -35,6 +35,10 @@ Metric expressions:
 - ``window.`` before any of these: the same over the spec's analysis window
   (``[experiment] analysis = ["10s", "60s"]``): ``window.jain_index``,
   ``window.share[bbr]``, ``window.throughput_bps[flow1]``, ``window.retransmitted_packets``.
+- ``windows.NAME.`` before any of these: the same over the named window NAME
+  (``[experiment] windows = { drain = ["40s", "45s"] }``): ``windows.drain.mean_backlog_pkts``;
+  with ``of`` one window compares with another
+  (``of = "windows.before.mean_inflight_pkts[flow0]"``).
 
 ``tcplab run`` prints each check's result and exits 1 when one fails (the way
 transperf's pass/fail checks gate a run).
@@ -57,13 +61,16 @@ OPS = (">=", "<=", ">", "<", "within")
 SUMMED = {"goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packets", "received_bytes",
           "delivered_bytes", "duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes"}
 PER_FLOW = SUMMED | {"retransmission_rate", "mean_rtt_ms", "p95_rtt_ms", "share", "mean_cwnd_pkts",
-                     "mean_min_rtt_estimate_ms", "startup_exit_s", "probe_rtt_entries"}
+                     "mean_min_rtt_estimate_ms", "startup_exit_s", "probe_rtt_entries", "mean_bw_estimate_bps",
+                     "mean_probe_rtt_duration_s"}
 WINDOW_AGGREGATE = ["jain_index", "utilization", "total_goodput_bps", "retransmitted_packets", "mean_backlog_pkts",
-                    "mean_queueing_delay_ms"]
+                    "p10_backlog_pkts", "mean_queueing_delay_ms"]
 """The aggregate keys of the analysis-window block (``window.`` metrics)."""
-WINDOW_PER_FLOW = {"throughput_bps", "goodput_bps", "retransmitted_packets", "mean_rtt_ms", "share"}
+WINDOW_PER_FLOW = {"throughput_bps", "goodput_bps", "retransmitted_packets", "mean_rtt_ms", "share",
+                   "mean_inflight_pkts", "mean_cwnd_pkts", "mean_bw_estimate_bps"}
 BY_CC = {"share", "share_minus_fair_share"}
-_EXPR = re.compile(r"^(?:window\.)?(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$")
+_WINDOWS = re.compile(r"^windows\.(?P<window>[a-z][a-z0-9_]*)\.(?P<inner>.*)$")
+_EXPR = re.compile(r"^(?:window\.|windows\.[a-z][a-z0-9_]*\.)?(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$")
 
 
 class Check(BaseModel):
@@ -87,18 +94,20 @@ class Check(BaseModel):
 
 
 def check_expression(expr: str, ccs: set[str], n_flows: int, aggregate_keys: list[str],
-                     window: bool = False) -> Optional[str]:
+                     window: bool = False, windows: set[str] = frozenset()) -> Optional[str]:
     """Why ``expr`` names no metric of a run with these algorithms and flows, or None.
-    ``window``: the spec has an analysis window, so ``window.`` metrics exist."""
+    ``window``: the spec has an analysis window, so ``window.`` metrics exist;
+    ``windows``: the names of its named windows (``windows.NAME.`` metrics)."""
     if expr.startswith("window."):
         if not window:
             return f"{expr}: window metrics need [experiment] analysis = [\"from\", \"to\"]"
-        inner = expr[len("window."):]
-        why = check_expression(inner, ccs, n_flows, WINDOW_AGGREGATE)
-        m = _EXPR.match(inner)
-        if why is None and m and m.group("sel") and m.group("name") not in WINDOW_PER_FLOW | BY_CC:
-            why = f"unknown window metric '{m.group('name')}'; known: {', '.join(sorted(WINDOW_PER_FLOW))}"
-        return why
+        return _window_expression(expr[len("window."):], ccs, n_flows)
+    if expr.startswith("windows."):
+        w = _WINDOWS.match(expr)
+        if not w or w.group("window") not in windows:
+            known = ", ".join(sorted(windows)) or "none"
+            return f"{expr}: names no window of [experiment] windows (defined: {known})"
+        return _window_expression(w.group("inner"), ccs, n_flows)
     m = _EXPR.match(expr)
     if not m:
         return f"cannot parse metric {expr!r}; write e.g. 'jain_index', 'share[bbr]' or 'goodput_bps[flow0]'"
@@ -121,11 +130,22 @@ def check_expression(expr: str, ccs: set[str], n_flows: int, aggregate_keys: lis
     return None
 
 
+def _window_expression(inner: str, ccs: set[str], n_flows: int) -> Optional[str]:
+    why = check_expression(inner, ccs, n_flows, WINDOW_AGGREGATE)
+    m = _EXPR.match(inner)
+    if why is None and m and m.group("sel") and m.group("name") not in WINDOW_PER_FLOW | BY_CC:
+        why = f"unknown window metric '{m.group('name')}'; known: {', '.join(sorted(WINDOW_PER_FLOW))}"
+    return why
+
+
 def metric_value(summary: dict[str, Any], expr: str) -> float:
     """The value of a metric expression in a summary.json document (NaN if undefined).
     ``window.`` in front reads the analysis-window block (``[experiment] analysis``)."""
     if expr.startswith("window."):
         return metric_value(summary.get("window") or {}, expr[len("window."):])
+    w = _WINDOWS.match(expr)
+    if w:
+        return metric_value((summary.get("windows") or {}).get(w.group("window")) or {}, w.group("inner"))
     m = _EXPR.match(expr)
     if not m:
         raise ValueError(f"cannot parse metric {expr!r}")

@@ -11,6 +11,7 @@ strings back, so a resolved spec is itself a valid spec.
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional, Union
@@ -54,11 +55,19 @@ class Experiment(_Model):
     # Optional analysis window [from, to] (to defaults to the end): summary.json gains a
     # "window" block with rates, shares, Jain and retransmissions over it only.
     analysis: Optional[list[Time]] = Field(None, min_length=1, max_length=2)
+    # Named windows {name = [from, to]}: summary.json gains a "windows" block with the same
+    # metrics over each (TUM Fig. 4 reads the queue, the rate and the utilisation over
+    # several phases of one run; BBR' Figs. 5-6 compare before and after a rate change).
+    windows: dict[str, list[Time]] = Field(default_factory=dict)
 
     def analysis_s(self, duration_s: float) -> tuple[float, float]:
         """The analysis window in seconds (``to`` defaults to the run's end)."""
         a = self.analysis or [0]
         return a[0] / 1e9, (a[1] / 1e9 if len(a) > 1 else duration_s)
+
+    def windows_s(self) -> dict[str, tuple[float, float]]:
+        """The named windows in seconds."""
+        return {k: (v[0] / 1e9, v[1] / 1e9) for k, v in self.windows.items()}
 
 
 def _rto_min_range(ns: int) -> int:
@@ -305,6 +314,9 @@ def load_spec(path: Union[str, Path], overrides: Optional[dict[str, Any]] = None
 # ---------------------------------------------------------------------------- cross checks
 
 
+WINDOW_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
 def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, str]]:
     """Problems that span fields: times beyond the run, start after stop, algorithms."""
     from .algorithms import check_params
@@ -320,6 +332,13 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
     if a is not None and not (0 <= a[0] < (a[1] if len(a) > 1 else dur) <= dur):
         p.append(("experiment.analysis", f"must be [from] or [from, to] with 0 <= from < to <= experiment.duration "
                                          f"({format_time(dur)}), got [{', '.join(format_time(x) for x in a)}]"))
+    for name, w in spec.experiment.windows.items():
+        at = f"experiment.windows.{name}"
+        if not WINDOW_NAME.fullmatch(name):
+            p.append((at, "a window name is lower-case letters, digits and '_', starting with a letter"))
+        elif len(w) != 2 or not 0 <= w[0] < w[1] <= dur:
+            p.append((at, f"must be [from, to] with 0 <= from < to <= experiment.duration ({format_time(dur)}), "
+                          f"got [{', '.join(format_time(x) for x in w)}]"))
     if spec.bottleneck.bdp_rtt is not None and spec.bottleneck.bdp_rtt <= 0:
         p.append(("bottleneck.bdp_rtt", "must be > 0"))
     for i, f in enumerate(spec.flows):
@@ -359,7 +378,8 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             for field in ("metric", "of"):
                 expr = getattr(c, field)
                 why = check_expression(expr, ccs, spec.flow_count(), AGGREGATE_KEYS,
-                                       window=spec.experiment.analysis is not None) if expr else None
+                                       window=spec.experiment.analysis is not None,
+                                       windows=set(spec.experiment.windows)) if expr else None
                 if why:
                     p.append((f"checks[{i}].{field}", why))
     return p

@@ -16,7 +16,8 @@ AGGREGATE_KEYS = [
     "jain_index", "jain_index_mean", "utilization", "total_goodput_bps", "total_throughput_bps",
     "retransmitted_packets", "retransmission_rate", "mean_backlog_pkts", "max_backlog_pkts",
     "mean_queueing_delay_ms", "bottleneck_drops_packets", "t_join_s", "t_f95_s", "f_avg",
-    "equilibrium_time_s", "bdp_overestimation_mean", "probe_rtt_overlap_s",
+    "equilibrium_time_s", "bdp_overestimation_mean", "probe_rtt_overlap_s", "p10_backlog_pkts",
+    "bw_estimate_sum_over_rate_mean",
 ]
 
 
@@ -74,6 +75,41 @@ def _mode_entries(sel: pd.DataFrame, mode: str) -> float:
     return float(np.sum(is_mode[1:] & ~is_mode[:-1]) + int(is_mode[0]))
 
 
+BW_ESTIMATE_COLUMNS = ("cc_btlbw_bps", "cc_bw_bps")
+"""The algorithm's bandwidth estimate in the series: BBR's max-filtered BtlBw (``cc_btlbw_bps``,
+tcp_bbr.c bbr_max_bw) where it is recorded, else ``cc_bw_bps`` (the kernel backend's
+tcp_bbr_info.bbr_bw_lo/hi)."""
+
+
+def bw_estimate_column(series: pd.DataFrame) -> str | None:
+    return next((c for c in BW_ESTIMATE_COLUMNS if c in series.columns), None)
+
+
+def _mean_bw_estimate_bps(sel: pd.DataFrame) -> float:
+    """Mean of the flow's bandwidth estimate over its PROBE_BW samples: the steady-state
+    estimate BBR' Sec. 4.1 (Fig. 3: "about 9.7 Mb/s" on a 10 Mb/s link) reads. Samples in
+    STARTUP, DRAIN and PROBE_RTT are left out (the estimate is still growing or unchanged)."""
+    col, modes = bw_estimate_column(sel), _modes(sel)
+    if col is None or modes is None:
+        return math.nan
+    v = pd.to_numeric(sel.loc[modes.index[modes == "PROBE_BW"], col], errors="coerce").dropna()
+    return float(v.mean()) if len(v) else math.nan
+
+
+def _mean_mode_duration_s(sel: pd.DataFrame, mode: str, interval_s: float) -> float:
+    """Mean length of the flow's phases in ``mode``: consecutive samples in it, times the
+    sample interval (TUM Sec. 4.3.1, Fig. 7c: a Probe RTT phase lasts 200 ms + one RTT or
+    more; resolution: one sample interval, so sample finely). NaN if never in ``mode``."""
+    modes = _modes(sel)
+    if modes is None or modes.empty:
+        return math.nan
+    is_mode = (modes == mode).to_numpy()
+    if not is_mode.any():
+        return math.nan
+    starts = int(np.sum(is_mode[1:] & ~is_mode[:-1]) + int(is_mode[0]))
+    return float(is_mode.sum()) * interval_s / starts
+
+
 def flow_metrics(run: RunData) -> pd.DataFrame:
     """Per-flow metrics, one row per flow (index ``flow``)."""
     fl = run.flows
@@ -99,6 +135,8 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             "mean_min_rtt_estimate_ms": _mean_of(sel, "cc_min_rtt_ms"),
             "startup_exit_s": _startup_exit_s(sel, float(row["start_s"])),
             "probe_rtt_entries": _mode_entries(sel, "PROBE_RTT"),
+            "mean_probe_rtt_duration_s": _mean_mode_duration_s(sel, "PROBE_RTT", run.interval_s),
+            "mean_bw_estimate_bps": _mean_bw_estimate_bps(sel),
             "received_bytes": int(row.get("received_bytes", 0)),
             "delivered_bytes": int(row.get("delivered_bytes", 0)),
         })
@@ -143,6 +181,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     if not q.empty and "backlog_pkts" in q:
         agg["mean_backlog_pkts"] = float(q["backlog_pkts"].mean())
         agg["max_backlog_pkts"] = float(q["backlog_pkts"].max())
+        agg["p10_backlog_pkts"] = persistent_backlog_pkts(q["backlog_pkts"])
         if "backlog_bytes" in q:
             rates = m.rate_at(q["time_s"].to_numpy(), b.rate, events)
             agg["mean_queueing_delay_ms"] = float(np.mean(m.queueing_delay_ms(q["backlog_bytes"], rates)))
@@ -158,6 +197,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     modes = bbr_modes(run)
     if modes is not None:
         agg["probe_rtt_overlap_s"] = m.probe_rtt_overlap_s(modes, run.interval_s)
+        agg["bw_estimate_sum_over_rate_mean"] = _bw_estimate_sum_over_rate(run, modes, events)
     groups: dict[str, Any] = {}
     if not per_flow.empty:
         gb = per_flow.groupby("cc")["received_bytes"].sum().to_dict()
@@ -177,7 +217,36 @@ def summarize(run: RunData) -> dict[str, Any]:
     }
     if spec.experiment.analysis is not None:
         doc["window"] = window_metrics(run, *spec.experiment.analysis_s(dur))
+    if spec.experiment.windows:
+        doc["windows"] = {name: window_metrics(run, t0, t1) for name, (t0, t1) in spec.experiment.windows_s().items()}
     return _clean(doc)
+
+
+def persistent_backlog_pkts(backlog: pd.Series) -> float:
+    """The 10th percentile of the sampled backlog: the queue that does not drain (TUM Sec.
+    4.4, Figs. 13-14, a "persistent queue" that grows with the number of BBR flows). A low
+    percentile rather than the minimum, so that one sample at a PROBE_RTT dip or at the
+    start does not decide it."""
+    v = pd.to_numeric(backlog, errors="coerce").dropna()
+    return float(np.percentile(v, 10)) if len(v) else math.nan
+
+
+def _bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) -> float:
+    """Mean over the samples at which every BBR-family flow is active and past start-up
+    (PROBE_BW or PROBE_RTT) of the sum of their bandwidth estimates over the bottleneck
+    rate (TUM Sec. 4.3, Fig. 6: the summed BtlBw estimates exceed the link's capacity,
+    the root of the 2-2.5 BDP inflight). NaN without such a sample."""
+    col = bw_estimate_column(run.series)
+    if col is None:
+        return math.nan
+    est = run.series[run.series["flow"].isin(modes.columns)].drop_duplicates(["time_s", "flow"])
+    wide = est.pivot(index="time_s", columns="flow", values=col).reindex(index=modes.index, columns=modes.columns)
+    steady = modes.isin(["PROBE_BW", "PROBE_RTT"]).all(axis=1) & wide.notna().all(axis=1)
+    if not steady.any():
+        return math.nan
+    total = wide[steady].astype(float).sum(axis=1)
+    rates = m.rate_at(total.index.to_numpy(dtype=float), run.spec.bottleneck.rate, events)
+    return float(np.mean(total.to_numpy() / rates))
 
 
 def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
@@ -199,7 +268,9 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
         flows.append({"flow": int(fid), "cc": row["cc"], "throughput_bps": tput,
                       "goodput_bps": float(f["goodput_bps"].mean()) if len(f) else math.nan,
                       "retransmitted_packets": int(f["retransmits"].sum()) if "retransmits" in f else 0,
-                      "mean_rtt_ms": m.rtt_stats(f["rtt_ms"])[0] if "rtt_ms" in f and len(f) else math.nan})
+                      "mean_rtt_ms": m.rtt_stats(f["rtt_ms"])[0] if "rtt_ms" in f and len(f) else math.nan,
+                      "mean_inflight_pkts": _mean_of(f, "inflight_pkts"), "mean_cwnd_pkts": _mean_of(f, "cwnd_pkts"),
+                      "mean_bw_estimate_bps": _mean_bw_estimate_bps(f)})
     shares = m.share([0.0 if math.isnan(x) else x for x in thr]) if thr else []
     for fl, sh in zip(flows, shares):
         fl["share"] = sh
@@ -215,6 +286,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     if not q.empty and "backlog_pkts" in q:
         qs = q[(q["time_s"] > t0 + 1e-12) & (q["time_s"] <= t1 + 1e-12)]
         agg["mean_backlog_pkts"] = float(qs["backlog_pkts"].mean()) if len(qs) else math.nan
+        agg["p10_backlog_pkts"] = persistent_backlog_pkts(qs["backlog_pkts"])
         if "backlog_bytes" in qs and len(qs):
             rates = m.rate_at(qs["time_s"].to_numpy(), run.spec.bottleneck.rate, events)
             agg["mean_queueing_delay_ms"] = float(np.mean(m.queueing_delay_ms(qs["backlog_bytes"], rates)))

@@ -27,7 +27,7 @@ def reproduce(select: Optional[list[str]], out: Path, *, quick: bool = False, wo
     import os
 
     header = {"command": command, "version": __version__, "quick": quick, "entries": len(entries),
-              "runs": sum(len(r.runs) for r in results), "wall_s": time.monotonic() - t0,
+              "runs": sum(len(r.runs) for r in results), "cached": sum(r.cached for r in results), "wall_s": time.monotonic() - t0,
               "workers": workers or os.cpu_count() or 1}
     write_report(results, Path(out), header)
     if docs is not None:
