@@ -189,3 +189,16 @@ def test_summed_bw_estimates_over_the_link_rate_and_the_persistent_backlog():
                              backlog=np.arange(5.0)))
     assert doc["aggregate"]["bw_estimate_sum_over_rate_mean"] == pytest.approx(4.0 / 3)
     assert doc["aggregate"]["p10_backlog_pkts"] == pytest.approx(0.4)
+
+
+def test_probe_bw_cycle_period_counts_only_starts_within_probe_bw():
+    """Probing (gain 1.25) starts at samples 1, 5 and 9 (0.2, 0.6, 1.0 s): periods 0.4 and
+    0.4 s. The start at sample 13 (1.4 s) follows a PROBE_RTT at 1.2 s, so 1.0 -> 1.4 s
+    does not count: mean 0.4 s."""
+    from tcplab.summary import flow_metrics
+
+    modes = ["PROBE_BW"] * 11 + ["PROBE_RTT"] + ["PROBE_BW"] * 3
+    gains = [1.0, 1.25, 0.75, 1, 1, 1.25, 0.75, 1, 1, 1.25, 0.75, 1, 1, 1.25, 0.75]
+    run = _bbr_run([modes], [[5e6] * 15])
+    run.series["cc_pacing_gain"] = gains
+    assert flow_metrics(run).loc[0, "mean_probe_bw_cycle_s"] == pytest.approx(0.4)

@@ -62,7 +62,7 @@ SUMMED = {"goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packet
           "delivered_bytes", "duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes"}
 PER_FLOW = SUMMED | {"retransmission_rate", "mean_rtt_ms", "p95_rtt_ms", "share", "mean_cwnd_pkts",
                      "mean_min_rtt_estimate_ms", "startup_exit_s", "probe_rtt_entries", "mean_bw_estimate_bps",
-                     "mean_probe_rtt_duration_s"}
+                     "mean_probe_rtt_duration_s", "mean_probe_bw_cycle_s"}
 WINDOW_AGGREGATE = ["jain_index", "utilization", "total_goodput_bps", "retransmitted_packets", "mean_backlog_pkts",
                     "p10_backlog_pkts", "mean_queueing_delay_ms"]
 """The aggregate keys of the analysis-window block (``window.`` metrics)."""

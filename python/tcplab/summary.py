@@ -110,6 +110,30 @@ def _mean_mode_duration_s(sel: pd.DataFrame, mode: str, interval_s: float) -> fl
     return float(is_mode.sum()) * interval_s / starts
 
 
+def _mean_probe_bw_cycle_s(sel: pd.DataFrame) -> float:
+    """Mean time between the starts of successive probing phases (pacing gain above 1) in
+    PROBE_BW: the gain cycle's period, 8 x min_rtt in tcp_bbr.c (bbr_pacing_gain[],
+    CYCLE_LEN = 8; BBR' Sec. 4.2, Fig. 4: "about 320 (8 x 40 = 320) milliseconds apart").
+    Only starts with PROBE_BW in between count (a PROBE_RTT or STARTUP restarts the count).
+    NaN for a flow without a recorded mode and pacing gain, or with fewer than two starts."""
+    modes = _modes(sel)
+    if modes is None or "cc_pacing_gain" not in sel or modes.empty:
+        return math.nan
+    in_bw = (modes == "PROBE_BW").reindex(sel.index, fill_value=False).to_numpy()
+    gain = pd.to_numeric(sel["cc_pacing_gain"], errors="coerce").to_numpy()
+    probing = in_bw & (gain > 1.0)
+    t = sel["time_s"].to_numpy(dtype=float)
+    periods, last = [], None
+    for k in range(len(t)):
+        if not in_bw[k]:
+            last = None
+        elif probing[k] and (k == 0 or not probing[k - 1]):
+            if last is not None:
+                periods.append(t[k] - last)
+            last = t[k]
+    return float(np.mean(periods)) if periods else math.nan
+
+
 def flow_metrics(run: RunData) -> pd.DataFrame:
     """Per-flow metrics, one row per flow (index ``flow``)."""
     fl = run.flows
@@ -137,6 +161,7 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             "probe_rtt_entries": _mode_entries(sel, "PROBE_RTT"),
             "mean_probe_rtt_duration_s": _mean_mode_duration_s(sel, "PROBE_RTT", run.interval_s),
             "mean_bw_estimate_bps": _mean_bw_estimate_bps(sel),
+            "mean_probe_bw_cycle_s": _mean_probe_bw_cycle_s(sel),
             "received_bytes": int(row.get("received_bytes", 0)),
             "delivered_bytes": int(row.get("delivered_bytes", 0)),
         })
