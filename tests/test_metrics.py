@@ -202,3 +202,19 @@ def test_probe_bw_cycle_period_counts_only_starts_within_probe_bw():
     run = _bbr_run([modes], [[5e6] * 15])
     run.series["cc_pacing_gain"] = gains
     assert flow_metrics(run).loc[0, "mean_probe_bw_cycle_s"] == pytest.approx(0.4)
+
+
+def test_probe_rtt_sync_counts_from_the_last_start_to_the_first_common_probe_rtt():
+    """Flow 1 starts at 0.3 s. Flow 0 is in PROBE_RTT at 0.2 s (before the join: not
+    counted) and at 0.6-0.7 s, flow 1 at 0.5 and 0.7 s: both first at 0.7 s, 0.4 s after
+    the join."""
+    from tcplab.summary import probe_rtt_sync_s
+
+    t = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    modes = pd.DataFrame({0: ["PROBE_BW", "PROBE_RTT", "PROBE_RTT", "PROBE_BW", "PROBE_BW", "PROBE_RTT",
+                              "PROBE_RTT", "PROBE_BW"],
+                          1: [pd.NA, pd.NA, "STARTUP", "PROBE_BW", "PROBE_RTT", "PROBE_BW", "PROBE_RTT",
+                              "PROBE_BW"]}, index=t)
+    assert probe_rtt_sync_s(modes, pd.Series({0: 0.0, 1: 0.3})) == pytest.approx(0.4)
+    never = modes.replace("PROBE_RTT", "PROBE_BW")
+    assert math.isnan(probe_rtt_sync_s(never, pd.Series({0: 0.0, 1: 0.3})))

@@ -17,7 +17,7 @@ AGGREGATE_KEYS = [
     "retransmitted_packets", "retransmission_rate", "mean_backlog_pkts", "max_backlog_pkts",
     "mean_queueing_delay_ms", "bottleneck_drops_packets", "t_join_s", "t_f95_s", "f_avg",
     "equilibrium_time_s", "bdp_overestimation_mean", "probe_rtt_overlap_s", "p10_backlog_pkts",
-    "bw_estimate_sum_over_rate_mean",
+    "bw_estimate_sum_over_rate_mean", "probe_rtt_sync_s",
 ]
 
 
@@ -223,6 +223,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     if modes is not None:
         agg["probe_rtt_overlap_s"] = m.probe_rtt_overlap_s(modes, run.interval_s)
         agg["bw_estimate_sum_over_rate_mean"] = _bw_estimate_sum_over_rate(run, modes, events)
+        agg["probe_rtt_sync_s"] = probe_rtt_sync_s(modes, run.flows.loc[modes.columns, "start_s"])
     groups: dict[str, Any] = {}
     if not per_flow.empty:
         gb = per_flow.groupby("cc")["received_bytes"].sum().to_dict()
@@ -254,6 +255,21 @@ def persistent_backlog_pkts(backlog: pd.Series) -> float:
     start does not decide it."""
     v = pd.to_numeric(backlog, errors="coerce").dropna()
     return float(np.percentile(v, 10)) if len(v) else math.nan
+
+
+def probe_rtt_sync_s(modes: pd.DataFrame, starts_s: pd.Series) -> float:
+    """Time from the last BBR-family flow's start to the first sample at which all of
+    them are in PROBE_RTT at once: when their Probe RTT phases have synchronised (TUM Sec.
+    6.4, Fig. 19: "The synchronization itself ... happens at most after 10s"). Needs at
+    least two such flows; NaN if they never coincide. Resolution: one sample interval (a
+    Probe RTT phase lasts 200 ms plus a round, so sample at 200 ms or finer)."""
+    if modes.shape[1] < 2:
+        return math.nan
+    t_join = float(starts_s.max())
+    after = modes[modes.index.to_numpy(dtype=float) >= t_join]
+    together = (after == "PROBE_RTT").fillna(False).all(axis=1)
+    hits = together[together].index
+    return float(hits[0]) - t_join if len(hits) else math.nan
 
 
 def _bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) -> float:
