@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
                       StrictInt, StrictStr, ValidationError)
@@ -54,6 +54,10 @@ class Experiment(_Model):
     # Optional analysis window [from, to] (to defaults to the end): summary.json gains a
     # "window" block with rates, shares, Jain and retransmissions over it only.
     analysis: Optional[list[Time]] = Field(None, min_length=1, max_length=2)
+    # Which TCP runs the spec: "sim" (the simulator; also when left out) or "kernel" (this
+    # machine's Linux TCP in network namespaces over the emulated bottleneck, needs root;
+    # see tcplab.backends.kernel). `tcplab run --backend` overrides it.
+    backend: Optional[Literal["sim", "kernel"]] = None
 
     def analysis_s(self, duration_s: float) -> tuple[float, float]:
         """The analysis window in seconds (``to`` defaults to the run's end)."""
