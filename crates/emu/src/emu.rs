@@ -122,6 +122,9 @@ pub struct Emulator {
     next_sample: SimTime,
     last_bn_drops: u64,
     base_port: u16,
+    /// Packets that left their last link, with the side to write them to and their model
+    /// delivery time; `run` writes them out after each round of events.
+    pub out: Vec<(Side, SimTime, Vec<u8>)>,
     pub report: Report,
 }
 
@@ -149,6 +152,7 @@ impl Emulator {
             next_sample: SimTime(if interval > 0 { interval } else { u64::MAX }),
             last_bn_drops: 0,
             base_port,
+            out: Vec::new(),
             report: Report {
                 flows: vec![FlowNet::default(); flows],
                 series: Series {
@@ -195,7 +199,7 @@ impl Emulator {
     }
 
     /// Handle every model event due at or before `now`, in time order.
-    pub fn run_due(&mut self, now: SimTime, snd: &OwnedFd, rcv: &OwnedFd) {
+    pub fn run_due(&mut self, now: SimTime) {
         while let Some((t, due)) = self.next_due() {
             if t > now {
                 break;
@@ -213,7 +217,7 @@ impl Emulator {
                     let (pkt, next) = self.net.links[l].arrive();
                     self.arrival[l] = next;
                     let hop = self.net.links[l].next;
-                    self.forward(t, pkt, hop, snd, rcv);
+                    self.forward(t, pkt, hop);
                 }
                 Due::LinkChange(i) => {
                     // World::dispatch, Event::LinkChange: rate, delay, loss of the bottleneck.
@@ -251,31 +255,25 @@ impl Emulator {
         }
     }
 
-    fn forward(&mut self, t: SimTime, pkt: Packet, hop: NextHop, snd: &OwnedFd, rcv: &OwnedFd) {
+    fn forward(&mut self, t: SimTime, pkt: Packet, hop: NextHop) {
         let f = pkt.flow as usize;
-        let deliver = |fd: &OwnedFd, bytes: Option<Vec<u8>>, report: &mut Report| {
-            if let Some(b) = bytes {
-                report.packets_forwarded += 1;
-                if tun::write_packet(fd, &b).is_err() {
-                    report.write_errors += 1;
-                }
-            }
-        };
         match hop {
             NextHop::Link(j) => self.offer(j, t, pkt),
             NextHop::FlowReceiverAccess => self.offer(self.net.flows[f].receiver_access, t, pkt),
             NextHop::FlowSenderAccess => self.offer(self.net.flows[f].sender_access_rev, t, pkt),
-            NextHop::Receiver => {
-                if pkt.kind == PacketKind::Data {
+            NextHop::Receiver | NextHop::Sender => {
+                let to = if hop == NextHop::Receiver {
+                    Side::Receiver
+                } else {
+                    Side::Sender
+                };
+                if to == Side::Receiver && pkt.kind == PacketKind::Data {
                     self.report.flows[f].received_packets += 1;
                     self.report.flows[f].received_bytes += u64::from(pkt.payload);
                 }
-                let b = self.bytes.remove(&pkt.seq);
-                deliver(rcv, b, &mut self.report);
-            }
-            NextHop::Sender => {
-                let b = self.bytes.remove(&pkt.seq);
-                deliver(snd, b, &mut self.report);
+                if let Some(b) = self.bytes.remove(&pkt.seq) {
+                    self.out.push((to, t, b));
+                }
             }
         }
     }
@@ -358,13 +356,25 @@ impl Emulator {
     }
 }
 
+/// Write the packets that left the network into their namespaces.
+fn flush(emu: &mut Emulator, snd: &OwnedFd, rcv: &OwnedFd) {
+    for (side, _, b) in emu.out.drain(..) {
+        emu.report.packets_forwarded += 1;
+        let fd = if side == Side::Receiver { rcv } else { snd };
+        if tun::write_packet(fd, &b).is_err() {
+            emu.report.write_errors += 1;
+        }
+    }
+}
+
 /// Run the emulation from `t0_ns` (CLOCK_MONOTONIC) for the configured duration.
 pub fn run(mut emu: Emulator, t0_ns: u64, snd: &OwnedFd, rcv: &OwnedFd) -> Report {
     let mut buf = vec![0u8; 65_536];
     let end = emu.duration();
     loop {
         let now = SimTime(clock::now_ns().saturating_sub(t0_ns));
-        emu.run_due(now, snd, rcv);
+        emu.run_due(now);
+        flush(&mut emu, snd, rcv);
         if now >= end {
             break;
         }
@@ -374,11 +384,123 @@ pub fn run(mut emu: Emulator, t0_ns: u64, snd: &OwnedFd, rcv: &OwnedFd) -> Repor
             }
         }
         let now = SimTime(clock::now_ns().saturating_sub(t0_ns));
-        emu.run_due(now, snd, rcv);
+        emu.run_due(now);
+        flush(&mut emu, snd, rcv);
         let timeout = emu.timeout_ns(now).min(end.0.saturating_sub(now.0));
         if timeout > 0 {
             clock::wait_readable(&[snd, rcv], timeout);
         }
     }
     emu.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tcplab_sim::config::{AppConfig, FlowConfig, LinkConfig, LinkEvent, QueueLimit, TcpConfig};
+
+    fn link(rate_bps: u64, delay_ns: u64, buffer: Option<QueueLimit>) -> LinkConfig {
+        LinkConfig {
+            rate_bps,
+            delay_ns,
+            buffer,
+            loss: 0.0,
+        }
+    }
+
+    /// 12 Mbit/s bottleneck (1500 B = 1 ms), 5 ms; one flow with 1.2 Gbit/s access links
+    /// (1500 B = 10 us), sender access 0 ms, receiver access 15 ms; buffer 2 packets.
+    fn world(events: Vec<LinkEvent>) -> WorldConfig {
+        WorldConfig {
+            duration_ns: 1_000_000_000,
+            seed: 1,
+            sample_interval_ns: 100_000_000,
+            tcp: TcpConfig::default(),
+            bottleneck: link(12_000_000, 5_000_000, Some(QueueLimit::Packets(2))),
+            bottleneck_reverse: None,
+            flows: vec![FlowConfig {
+                cc: "cubic".into(),
+                params: Default::default(),
+                sender_access: link(1_200_000_000, 0, None),
+                receiver_access: link(1_200_000_000, 15_000_000, None),
+                start_ns: 0,
+                stop_ns: None,
+                app: AppConfig::Bulk,
+            }],
+            events,
+        }
+    }
+
+    /// A 1500-byte IPv4 TCP segment to port 5000 (flow 0) with 1448 payload bytes.
+    fn segment(tag: u8) -> Vec<u8> {
+        let mut p = vec![0u8; 1500];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&1500u16.to_be_bytes());
+        p[9] = 6;
+        p[22..24].copy_from_slice(&5000u16.to_be_bytes());
+        p[32] = 8 << 4;
+        p[100] = tag;
+        p
+    }
+
+    #[test]
+    fn a_segment_takes_serializations_plus_propagation_and_arrives_unchanged() {
+        let mut e = Emulator::new(world(vec![]), 5000);
+        e.inject(SimTime(0), Side::Sender, &segment(7));
+        e.run_due(SimTime(100_000_000));
+        // 10 us (sender access) + 1 ms + 5 ms (bottleneck) + 10 us + 15 ms (receiver access).
+        assert_eq!(e.out.len(), 1);
+        let (side, t, bytes) = &e.out[0];
+        assert_eq!((*side, *t), (Side::Receiver, SimTime(21_020_000)));
+        assert_eq!(bytes, &segment(7));
+        assert_eq!(e.report.flows[0].received_bytes, 1448);
+    }
+
+    #[test]
+    fn a_burst_is_paced_by_the_bottleneck_and_tail_dropped_beyond_its_buffer() {
+        let mut e = Emulator::new(world(vec![]), 5000);
+        for i in 0..5 {
+            e.inject(SimTime(0), Side::Sender, &segment(i));
+        }
+        e.run_due(SimTime(100_000_000));
+        // Access link serializes them 10 us apart; the bottleneck holds one serializing plus
+        // two waiting: packets 0, 1 and 2 pass, packet 3 finds the queue full (it arrives at
+        // 40 us, while 1 and 2 wait), and so does 4.
+        let times: Vec<u64> = e.out.iter().map(|(_, t, _)| t.0).collect();
+        assert_eq!(times, vec![21_020_000, 22_020_000, 23_020_000]);
+        let rep = e.finish();
+        assert_eq!(rep.flows[0].dropped_packets, 2);
+        let bn = rep.queues.iter().find(|q| q.name == "bottleneck").unwrap();
+        assert_eq!((bn.enqueued, bn.departed, bn.dropped), (5, 3, 2));
+    }
+
+    #[test]
+    fn a_rate_event_applies_from_its_time() {
+        // At 0.5 s the bottleneck drops to 6 Mbit/s: a segment then takes 2 ms to serialize.
+        let ev = LinkEvent {
+            at_ns: 500_000_000,
+            rate_bps: Some(6_000_000),
+            delay_ns: None,
+            loss: None,
+        };
+        let mut e = Emulator::new(world(vec![ev]), 5000);
+        e.run_due(SimTime(600_000_000));
+        e.inject(SimTime(600_000_000), Side::Sender, &segment(1));
+        e.run_due(SimTime(700_000_000));
+        assert_eq!(
+            e.out[0].1,
+            SimTime(600_000_000 + 10_000 + 2_000_000 + 5_000_000 + 10_000 + 15_000_000)
+        );
+    }
+
+    #[test]
+    fn foreign_packets_are_counted_and_dropped() {
+        let mut e = Emulator::new(world(vec![]), 5000);
+        let mut p = segment(0);
+        p[22..24].copy_from_slice(&6000u16.to_be_bytes());
+        e.inject(SimTime(0), Side::Sender, &p);
+        e.run_due(SimTime(100_000_000));
+        assert!(e.out.is_empty());
+        assert_eq!(e.report.foreign_packets, 1);
+    }
 }
