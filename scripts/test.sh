@@ -6,7 +6,13 @@
 # shadows this tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The kernel backend's tests (tests/test_kernel.py, root only) need `ip` (iproute2);
+# install it from Debian only when it is missing and we may.
+if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q iproute2 >/dev/null || (apt-get update -q && apt-get install -y -q iproute2)
+fi
 cargo test --workspace --release
+cargo build --release -p tcplab-emu   # the kernel backend's link emulator
 if [ -z "${VIRTUAL_ENV:-}" ]; then
     python3 -m venv --system-site-packages .venv
     # shellcheck disable=SC1091

@@ -3,6 +3,7 @@ work the CLI does, for notebooks."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
@@ -26,13 +27,20 @@ def as_spec(spec: SpecLike, overrides: Optional[dict[str, Any]] = None) -> Spec:
 
 
 def execute(spec: Spec, progress: Optional[Callable[[float], None]] = None) -> tuple[Result, dict[str, Any], float]:
-    """Resolve and simulate one spec; return the in-memory result, the engine config and
-    the wall time (s)."""
+    """Resolve and run one spec on its backend (``experiment.backend``: the simulator, or
+    the kernel); return the in-memory result, the engine config and the wall time (s)."""
     resolved = resolve(spec)
     config = world_config(resolved)
     t0 = time.perf_counter()
-    raw = run_config(config, progress)
-    data = from_engine(resolved, raw)
+    if resolved.experiment.backend == "kernel":
+        from .backends.kernel import run_kernel
+
+        raw = run_kernel(resolved, config, progress)
+        data = from_engine(resolved, raw)
+        data.extra.update({"backend": "kernel", "kernel_release": os.uname().release, "emulator": raw["emulator"]})
+    else:
+        raw = run_config(config, progress)
+        data = from_engine(resolved, raw)
     summary = summarize(data)
     per_flow = flow_metrics(data)
     result = Result(resolved, data.series, data.queue, per_flow, summary["aggregate"], summary, run=data)

@@ -1,4 +1,5 @@
-"""The ``tcplab`` command line: run, sweep, reproduce, report, compare, algorithms, validate.
+"""The ``tcplab`` command line: run, sweep, reproduce, report, compare, algorithms, validate,
+doctor.
 
 Exit status: 0 success, 1 a ``[[checks]]`` entry failed (each is printed) or an internal
 failure, 2 a problem with the input (printed as ``file: field.path:
@@ -42,13 +43,14 @@ def _overrides(items: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
+def _progress_bar(total_s: float, quiet: bool, real_time: bool = False) -> tuple[Any, Any]:
     if quiet:
         return None, None
     from tqdm import tqdm
 
-    bar = tqdm(total=round(total_s, 3), unit="s sim", file=sys.stderr, bar_format=(
-        "{l_bar}{bar}| {n:.1f}/{total:.1f} s simulated [{elapsed}<{remaining}]"))
+    what = "s of real time (kernel: as long as the experiment)" if real_time else "s simulated"
+    bar = tqdm(total=round(total_s, 3), unit="s real" if real_time else "s sim", file=sys.stderr, bar_format=(
+        "{l_bar}{bar}| {n:.1f}/{total:.1f} " + what + " [{elapsed}<{remaining}]"))
 
     def update(sim_time_s: float) -> None:
         bar.update(min(round(float(sim_time_s), 3), bar.total) - bar.n)
@@ -56,24 +58,83 @@ def _progress_bar(total_s: float, quiet: bool) -> tuple[Any, Any]:
     return bar, update
 
 
+BACKENDS = ("sim", "kernel")
+
+
+def _backends(arg: Optional[str]) -> list[Optional[str]]:
+    """``--backend`` as a list (None: the spec's own)."""
+    if arg is None:
+        return [None]
+    names = [b.strip() for b in arg.split(",") if b.strip()]
+    bad = [b for b in names if b not in BACKENDS]
+    if bad or not names or len(set(names)) != len(names):
+        raise SpecError([("--backend", f"'{arg}': allowed: sim, kernel, or both as sim,kernel")])
+    return list(names)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
-    from .api import execute
-    from .backends.sim import check_with_engine, resolve
-    from .results import check_output_dir, is_run_dir, write_run
     from .spec import load_spec
 
     out = Path(args.output)
+    from .results import check_output_dir
+
     check_output_dir(out)
+    backends = _backends(args.backend)
     spec = load_spec(args.spec, _overrides(args.set))
     if args.seed is not None:
         if not 0 <= args.seed < 2**63:
             raise SpecError([("--seed", f"must be a whole number >= 0, got {args.seed}")])
         spec.experiment.seed = args.seed
+    if len(backends) == 1:
+        return _run_one(args, spec, out, backends[0])
+    # Both: DIR/sim and DIR/kernel, every input problem found before either runs.
+    specs = []
+    for b in backends:
+        s = spec.model_copy(deep=True)
+        s.experiment.backend = None if b == "sim" else b
+        specs.append(_prepare(s, out / str(b)))
+    status = 0
+    for b, s in zip(backends, specs):
+        if not args.quiet:
+            print(f"== backend {b}: {out / str(b)}/")
+        status = max(status, _execute_and_write(args, s, out / str(b)))
+    from .compare import compare_runs
+
+    result = compare_runs([out / str(b) for b in backends], out / "compare")
+    if not args.quiet:
+        print(result.text())
+        print(f"wrote {out / 'compare'}/compare.csv, compare.md and compare.png")
+    return status
+
+
+def _prepare(spec: Any, out: Path) -> Any:
+    """Every check that can refuse a run before it starts; returns the resolved spec."""
+    from .backends.sim import check_with_engine, resolve
+    from .results import is_run_dir
+
     if out.exists() and not is_run_dir(out):
         raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
-    spec = resolve(spec)  # every spec error is reported before the simulation starts
+    spec = resolve(spec)  # every spec error is reported before the run starts
     check_with_engine(spec)
-    bar, update = _progress_bar(spec.experiment.duration / 1e9, args.quiet)
+    if spec.experiment.backend == "kernel":
+        from .backends.kernel import check_spec
+
+        check_spec(spec)
+    return spec
+
+
+def _run_one(args: argparse.Namespace, spec: Any, out: Path, backend: Optional[str]) -> int:
+    if backend is not None:
+        spec.experiment.backend = None if backend == "sim" else backend
+    return _execute_and_write(args, _prepare(spec, out), out)
+
+
+def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
+    from .api import execute
+    from .results import write_run
+
+    kernel = spec.experiment.backend == "kernel"
+    bar, update = _progress_bar(spec.experiment.duration / 1e9, args.quiet, real_time=kernel)
     try:
         result, config, wall = execute(spec, update)
     finally:
@@ -83,9 +144,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     write_run(result, out, config, wall, replace=True, report=not args.no_report)
     if not args.quiet:
         _print_summary(result)
-        # `wall` is the simulation alone; writing and drawing the report come on top.
-        print(f"simulated in {wall:.1f} s; wrote {out}/" + ("" if args.no_report else f"; report: {out / 'report.png'}"))
+        # `wall` is the run alone; writing and drawing the report come on top.
+        verb = "ran on the kernel" if kernel else "simulated"
+        print(f"{verb} in {wall:.1f} s; wrote {out}/" + ("" if args.no_report else f"; report: {out / 'report.png'}"))
     return _report_checks(spec, result.summary_json)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    """What the kernel backend needs and whether this machine has it; removes the
+    namespaces of dead kernel runs. Exit 0 when a kernel run can start, 2 otherwise."""
+    from .backends.kernel import netns, requirements
+
+    reqs = requirements.check()
+    for r in reqs:
+        print(f"{'ok' if r.ok else 'MISSING':>7}  {r.name:<20} {r.detail}")
+    if all(r.ok for r in reqs if r.name in ("root", "ip")):
+        removed = netns.clean_stale()
+        if removed:
+            print(f"removed leftover namespaces of dead runs: {' '.join(removed)}")
+    blocking = requirements.missing()
+    print("kernel backend: " + ("available" if not blocking else "unavailable (" + ", ".join(r.name for r in blocking) + ")"))
+    return 0 if not blocking else EXIT_INPUT
 
 
 def _report_checks(spec: Any, summary: dict[str, Any]) -> int:
@@ -273,7 +352,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, help="override experiment.seed")
     r.add_argument("--no-report", action="store_true", help="skip report.png/pdf")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
+    r.add_argument("--backend", help="sim (the simulator), kernel (this machine's Linux TCP over the emulated "
+                   "bottleneck; needs root), or sim,kernel (both: DIR/sim and DIR/kernel, then compared); "
+                   "default: the spec's experiment.backend")
     r.set_defaults(func=cmd_run)
+
+    d = sub.add_parser("doctor", help="what the kernel backend needs and whether this machine has it")
+    d.set_defaults(func=cmd_doctor)
 
     s = sub.add_parser("sweep", help="run the [sweep] grid of a spec (resumable)")
     s.add_argument("spec")

@@ -14,7 +14,7 @@ import copy
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
                       StrictInt, StrictStr, ValidationError)
@@ -59,6 +59,10 @@ class Experiment(_Model):
     # metrics over each (TUM Fig. 4 reads the queue, the rate and the utilisation over
     # several phases of one run; BBR' Figs. 5-6 compare before and after a rate change).
     windows: dict[str, list[Time]] = Field(default_factory=dict)
+    # Which TCP runs the spec: "sim" (the simulator; also when left out) or "kernel" (this
+    # machine's Linux TCP in network namespaces over the emulated bottleneck, needs root;
+    # see tcplab.backends.kernel). `tcplab run --backend` overrides it.
+    backend: Optional[Literal["sim", "kernel"]] = None
 
     def analysis_s(self, duration_s: float) -> tuple[float, float]:
         """The analysis window in seconds (``to`` defaults to the run's end)."""

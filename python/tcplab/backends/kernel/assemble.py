@@ -1,0 +1,132 @@
+"""The kernel run's records reshaped into the engine's raw result format (what
+``tcplab._engine.run`` returns, see ``crates/py``), so :func:`tcplab.rundata.from_engine`
+and every metric, report and sweep read a kernel run exactly as a simulated one.
+
+Where each column comes from (the simulator's definitions: ``crates/sim/src/record.rs``):
+
+* ``cwnd_pkts``, ``inflight_pkts``, ``pacing_rate_bps``, ``srtt_ms``, ``delivery_rate_bps``,
+  ``ca_state``: the sender's ``TCP_INFO`` at the sample time (``snd_cwnd``;
+  ``unacked - sacked - lost + retrans`` as tcp_packets_in_flight(); ``pacing_rate``;
+  ``rtt``; ``delivery_rate``; ``ca_state``).
+* ``rtt_ms``: also ``tcpi_rtt`` (the smoothed RTT). Deviation: ``TCP_INFO`` has no latest
+  RTT sample, which is what the simulator records here.
+* ``throughput_bps``: payload bytes of the flow's data segments that reached the
+  receiver's namespace during the interval, counted by the emulator (duplicates
+  included, as the simulator). ``goodput_bps``: bytes the receiving application read
+  during the interval (the simulator's in-order delivery). ``sending_rate_bps``:
+  ``tcpi_bytes_sent`` (retransmissions included). ``retransmits``: ``tcpi_total_retrans``.
+* ``cc_*``: for BBR, ``TCP_CC_INFO`` (``tcp_bbr_info``) gives ``cc_bw_bps`` (bbr_bw,
+  the simulator's ``bw_bps``), ``cc_min_rtt_ms``, ``cc_pacing_gain``, ``cc_cwnd_gain`` and,
+  from the two gains, ``cc_mode``. Every other ``cc_*`` column the simulator writes for
+  this spec is present and NaN (empty for labels): the kernel does not export it.
+* Before a flow connects its values are NaN (retransmits 0, ca_state empty).
+* Per-flow counters: ``sent_packets`` = ``tcpi_data_segs_out``, ``sent_bytes`` =
+  ``tcpi_bytes_sent``, ``retransmitted_packets`` = ``tcpi_total_retrans``, ``rto_count`` =
+  ``tcpi_total_rto`` (kernel >= 6.7), all at the end of the run; ``received_*``,
+  ``dropped_packets`` and ``in_flight_packets_at_end`` from the emulator;
+  ``delivered_bytes`` from the receiving application. The simulator's
+  ``duplicate_packets``, ``recoveries`` and ``tlp_probes`` have no per-socket kernel
+  counter and are left out.
+* Queue series and per-link counters: the emulator's bottleneck, the simulator's model.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+from ...spec import Spec
+
+NAN = math.nan
+_KERNEL_CC = ("cc_bw_bps", "cc_min_rtt_ms", "cc_pacing_gain", "cc_cwnd_gain", "cc_mode")
+
+
+def simulator_columns(config: dict[str, Any]) -> tuple[list[str], set[str]]:
+    """The series columns the simulator writes for this config, and which are labels:
+    taken from a one-interval simulation of it (milliseconds), so the schemas are equal
+    by construction whatever the algorithms report."""
+    from ..sim import run_config
+
+    short = {**config, "duration_ns": config["sample_interval_ns"], "events": [],
+             "flows": [{**f, "start_ns": 0, "stop_ns": None} for f in config["flows"]]}
+    raw = run_config(short)
+    cols = list(raw["series"].keys())
+    labels = {c for c, v in raw["series"].items() if v and isinstance(v[0], str)}
+    return cols, labels
+
+
+def _rate(cur: Optional[float], prev: Optional[float], dt_s: float) -> float:
+    if cur is None or prev is None or dt_s <= 0:
+        return NAN
+    return (cur - prev) * 8.0 / dt_s
+
+
+def assemble(spec: Spec, config: dict[str, Any], emu: dict[str, Any], snd: dict[str, Any],
+             rcv: dict[str, Any]) -> dict[str, Any]:
+    """The engine-format result of a kernel run (see the module doc for each value)."""
+    n = len(config["flows"])
+    iv = config["sample_interval_ns"]
+    times = [k * iv for k in range(1, config["duration_ns"] // iv + 1)] if iv > 0 else []
+    cols, labels = simulator_columns(config) if iv > 0 else ([], set())
+    series: dict[str, list[Any]] = {c: [] for c in cols}
+    e_rx = emu["series"]["received_bytes"]
+    r_rx = rcv["samples"]
+    s_rows = snd["samples"]
+    prev: list[dict[str, Optional[float]]] = [{"rx": 0.0, "app": 0.0, "sent": 0.0, "retx": 0.0} for _ in range(n)]
+    for k, t in enumerate(times):
+        dt_s = iv / 1e9
+        for i in range(n):
+            s = s_rows[k][i] if k < len(s_rows) and i < len(s_rows[k]) else None
+            rx = float(e_rx[i][k]) if k < len(e_rx[i]) else None
+            app = float(r_rx[k][i]) if k < len(r_rx) else None
+            sent = float(s["bytes_sent"]) if s else None
+            retx = float(s["total_retrans"]) if s else None
+            row: dict[str, Any] = {c: ("" if c in labels else NAN) for c in cols}
+            row.update({"time_ns": t, "flow": i, "retransmits": 0,
+                        "throughput_bps": _rate(rx, prev[i]["rx"], dt_s),
+                        "goodput_bps": _rate(app, prev[i]["app"], dt_s)})
+            if s:
+                row.update({c: s[c] for c in ("cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "srtt_ms",
+                                              "delivery_rate_bps", "ca_state")})
+                row["rtt_ms"] = s["srtt_ms"]
+                row["sending_rate_bps"] = _rate(sent, prev[i]["sent"], dt_s)
+                row["retransmits"] = int(retx - (prev[i]["retx"] or 0.0))
+                for c in _KERNEL_CC:
+                    if c in s and c in series:
+                        row[c] = s[c]
+            prev[i] = {"rx": rx if rx is not None else prev[i]["rx"], "app": app if app is not None else prev[i]["app"],
+                       "sent": sent if sent is not None else prev[i]["sent"],
+                       "retx": retx if retx is not None else prev[i]["retx"]}
+            for c in cols:
+                series[c].append(row.get(c, NAN))
+    last = s_rows[-1] if s_rows else [None] * n
+    flows = []
+    for i, f in enumerate(config["flows"]):
+        s = last[i] if i < len(last) else None
+        net = emu["flows"][i]
+        flows.append({
+            "cc": f["cc"],
+            "sent_packets": int(s["data_segs_out"]) if s else 0,
+            "sent_bytes": int(s["bytes_sent"]) if s else 0,
+            "retransmitted_packets": int(s["total_retrans"]) if s else 0,
+            "received_packets": int(net["received_packets"]),
+            "received_bytes": int(net["received_bytes"]),
+            "delivered_bytes": int(rcv["delivered_bytes"][i]),
+            "dropped_packets": int(net["dropped_packets"]),
+            "in_flight_packets_at_end": int(net["in_flight_packets_at_end"]),
+            "rto_count": int(s["total_rto"]) if s else 0,
+            "start_ns": int(f["start_ns"]),
+            "stop_ns": int(f["stop_ns"] if f["stop_ns"] is not None else config["duration_ns"]),
+        })
+    q = emu["series"]
+    return {
+        "flows": flows,
+        "queues": emu["queues"],
+        "series": series,
+        "queue_series": {"time_ns": q["time_ns"], "backlog_pkts": q["backlog_pkts"],
+                         "backlog_bytes": q["backlog_bytes"], "drops": q["drops"]},
+        "bottleneck_packets": emu["bottleneck_packets"],
+        "events_processed": emu["lateness"]["events"],
+        "emulator": {k: emu[k] for k in ("lateness", "max_packet_bytes", "foreign_packets", "write_errors",
+                                         "packets_forwarded")},
+    }

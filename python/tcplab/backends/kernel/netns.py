@@ -1,0 +1,118 @@
+"""The kernel backend's network namespaces: names, creation, removal, and the cleanup of
+leftovers from runs that died.
+
+Every run owns two named namespaces, ``tcplab-<pid>-snd`` and ``tcplab-<pid>-rcv``
+(``ip netns add``, i.e. bind mounts under /run/netns), and inside them one TUN device
+each, ``tcplab<pid>s`` / ``tcplab<pid>r``, created by the emulator. Addresses
+(10.201.0.1 for the senders, 10.201.1.1 for the receivers) exist only inside these two
+namespaces, so no packet can go anywhere else; nothing outside them is touched.
+
+Removal: on normal exit, on an exception and on Ctrl-C / SIGTERM (the run's ``finally``);
+after a SIGKILL or a crash the namespaces stay, and the next kernel run (or ``tcplab
+doctor``) removes every ``tcplab-<pid>-*`` namespace whose pid no longer runs. The TUN
+devices disappear with the emulator's descriptors and with the namespaces.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+PREFIX = "tcplab-"
+NETNS_DIR = Path("/run/netns")
+SENDER_ADDR, RECEIVER_ADDR = "10.201.0.1", "10.201.1.1"
+SENDER_NET, RECEIVER_NET = "10.201.0.0/24", "10.201.1.0/24"
+_OURS = re.compile(r"^tcplab-(\d+)-(snd|rcv)$")
+
+
+class NetnsError(RuntimeError):
+    """An ``ip`` command failed."""
+
+
+def ip(*args: str, timeout: float = 10.0) -> str:
+    """Run ``ip ARGS``; raise :class:`NetnsError` with its message on failure."""
+    try:
+        out = subprocess.run(["ip", *args], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise NetnsError(f"ip {' '.join(args)}: {exc}") from None
+    if out.returncode != 0:
+        raise NetnsError(f"ip {' '.join(args)}: {out.stderr.strip() or out.returncode}")
+    return out.stdout
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def list_ours() -> list[str]:
+    """Every namespace with our naming pattern (any owner)."""
+    try:
+        names = ip("netns", "list").split("\n")
+    except NetnsError:
+        return []
+    return [n.split()[0] for n in names if n.strip() and _OURS.match(n.split()[0])]
+
+
+def clean_stale() -> list[str]:
+    """Delete the namespaces of tcplab runs whose process is gone; return their names."""
+    removed = []
+    for name in list_ours():
+        pid = int(_OURS.match(name).group(1))  # type: ignore[union-attr]
+        if pid != os.getpid() and not _alive(pid):
+            try:
+                ip("netns", "delete", name)
+                removed.append(name)
+            except NetnsError:
+                pass
+    return removed
+
+
+@dataclass
+class Pair:
+    """This process's two namespaces and their TUN device names."""
+
+    sender: str
+    receiver: str
+    sender_tun: str
+    receiver_tun: str
+
+    @classmethod
+    def for_pid(cls, pid: int) -> "Pair":
+        return cls(f"{PREFIX}{pid}-snd", f"{PREFIX}{pid}-rcv", f"tcplab{pid}s", f"tcplab{pid}r")
+
+    def path(self, ns: str) -> str:
+        return str(NETNS_DIR / ns)
+
+    def create(self) -> None:
+        for ns in (self.sender, self.receiver):
+            if ns in list_ours():
+                ip("netns", "delete", ns)  # our own pid's leftover (pid reuse)
+            ip("netns", "add", ns)
+            ip("-n", ns, "link", "set", "lo", "up")
+
+    def configure(self, mtu: int, sender_route: list[str], receiver_route: list[str]) -> None:
+        """Addresses, MTU and routes on the TUN devices (after the emulator made them),
+        with per-route TCP options (``initcwnd N``, ``rto_min T`` on the sender's route,
+        ``quickack 1`` on the receiver's)."""
+        for ns, dev, addr, peer, opts in (
+                (self.sender, self.sender_tun, SENDER_ADDR, RECEIVER_NET, sender_route),
+                (self.receiver, self.receiver_tun, RECEIVER_ADDR, SENDER_NET, receiver_route)):
+            ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
+            ip("-n", ns, "link", "set", "dev", dev, "mtu", str(mtu), "up")
+            ip("-n", ns, "route", "add", peer, "dev", dev, *opts)
+
+    def delete(self) -> None:
+        for ns in (self.sender, self.receiver):
+            try:
+                ip("netns", "delete", ns)
+            except NetnsError:
+                pass

@@ -1,0 +1,78 @@
+"""What the kernel backend needs from this machine, checked before a run and listed by
+``tcplab doctor``: root (CAP_NET_ADMIN, to create namespaces and TUN devices), network
+namespaces, ``/dev/net/tun``, ``ip`` (iproute2), the emulator binary and the kernel's
+congestion-control algorithms (``net.ipv4.tcp_available_congestion_control``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+REPO = Path(__file__).resolve().parents[4]  # python/tcplab/backends/kernel -> repository root
+
+
+@dataclass
+class Requirement:
+    name: str
+    ok: bool
+    detail: str
+
+
+def available_cc() -> list[str]:
+    """The algorithms the running kernel offers (loaded modules and built-ins)."""
+    try:
+        return AVAILABLE_CC.read_text().split()
+    except OSError:
+        return []
+
+
+def find_emulator() -> Optional[Path]:
+    """``TCPLAB_EMU``, else this checkout's ``target/release/tcplab-emu``, else PATH."""
+    env = os.environ.get("TCPLAB_EMU")
+    if env:
+        return Path(env) if Path(env).is_file() else None
+    built = REPO / "target" / "release" / "tcplab-emu"
+    if built.is_file():
+        return built
+    found = shutil.which("tcplab-emu")
+    return Path(found) if found else None
+
+
+def build_emulator() -> Optional[Path]:
+    """Build the emulator from this checkout (``cargo build --release -p tcplab-emu``) if
+    cargo and the sources are here; return its path or None."""
+    if not (REPO / "crates" / "emu" / "Cargo.toml").is_file() or shutil.which("cargo") is None:
+        return None
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcplab-emu"], cwd=REPO, check=False, timeout=1800)
+    return find_emulator()
+
+
+def check() -> list[Requirement]:
+    """Every requirement with whether it is met and what was found."""
+    out = []
+    root = os.geteuid() == 0
+    out.append(Requirement("root", root, "running as root" if root else
+                           f"running as uid {os.geteuid()}; the kernel backend needs root (CAP_NET_ADMIN)"))
+    netns = Path("/proc/self/ns/net").exists()
+    out.append(Requirement("netns", netns, "network namespaces supported" if netns else
+                           "/proc/self/ns/net missing: the kernel lacks network namespaces"))
+    tun = Path("/dev/net/tun").exists()
+    out.append(Requirement("tun", tun, "/dev/net/tun present" if tun else "/dev/net/tun missing (modprobe tun)"))
+    ip = shutil.which("ip")
+    out.append(Requirement("ip", ip is not None, ip or "the 'ip' command (Debian package iproute2) is missing"))
+    emu = find_emulator()
+    out.append(Requirement("emulator", emu is not None, str(emu) if emu else
+                           "tcplab-emu not built: cargo build --release -p tcplab-emu (a kernel run builds it)"))
+    cc = available_cc()
+    out.append(Requirement("congestion control", bool(cc), " ".join(cc) if cc else f"{AVAILABLE_CC} unreadable"))
+    return out
+
+
+def missing() -> list[Requirement]:
+    """The unmet requirements that stop a run (the emulator is built on demand)."""
+    return [r for r in check() if not r.ok and r.name != "emulator"]

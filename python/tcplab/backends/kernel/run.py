@@ -1,0 +1,199 @@
+"""One kernel-backend run: check the spec against the machine, build the namespaces,
+start the emulator and the agents, wait (in real time, bounded by a hard timeout), and
+collect their records.
+
+Order: stale namespaces of dead runs are removed; the two namespaces are created; the
+emulator creates its TUN devices in them and says ``ready``; addresses, MTU and routes
+are configured; the receiver agent listens and says ``ready``; time zero ``t0`` is set
+200 ms ahead and sent to the emulator and both agents; the run lasts ``duration``; every
+process we started is killed if still running, and both namespaces are deleted, whatever
+happened (``finally``: also on Ctrl-C and SIGTERM, which the CLI turns into
+KeyboardInterrupt).
+
+Spec mapping (the kernel's own knobs, per namespace or per route, so the host is never
+changed): ``tcp.mss`` -> device MTU ``mss + 52`` (20 IP + 20 TCP + 12 timestamp option:
+the kernel's MSS is then ``mss``); ``tcp.initial_cwnd`` -> route ``initcwnd``;
+``tcp.rto_min`` -> route ``rto_min``; ``tcp.delayed_ack = false`` -> receiver route
+``quickack 1``; ``tcp.rack = false`` -> ``net.ipv4.tcp_recovery = 0``;
+``tcp.tlp = false`` -> ``net.ipv4.tcp_early_retrans = 0``; ``tcp.sack_compression =
+false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver). Not mappable, hence errors:
+algorithm ``params`` (the kernel's modules take none per socket), an algorithm the kernel
+does not offer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from ...errors import EngineError, SpecError
+from ...spec import Spec
+from . import netns, requirements
+from .assemble import assemble
+
+BASE_PORT = 5000
+START_LEAD_NS = 200_000_000
+"""Time zero is set this far ahead, so that every process has it before it arrives."""
+HARD_TIMEOUT_GRACE_S = 30.0
+"""A run is abandoned this long after its duration (then: an error, everything removed)."""
+KERNEL_HEADER = 52  # 20 IP + 20 TCP + 12 timestamp option, what Linux sends with timestamps
+
+
+def check_spec(spec: Spec) -> None:
+    """Whether this machine can run ``spec`` on the kernel.
+
+    Raises
+    ------
+    SpecError
+        ``experiment.backend`` when the machine lacks something (root, netns, tun, ip),
+        ``flows[i].cc`` naming what the kernel offers, ``flows[i].params``.
+    """
+    problems = [("experiment.backend", f"kernel: {r.detail}") for r in requirements.missing()]
+    if problems:
+        raise SpecError(problems)
+    offered = requirements.available_cc()
+    for i, f in enumerate(spec.flows):
+        if f.cc not in offered:
+            problems.append((f"flows[{i}].cc", f"'{f.cc}' is not offered by this kernel; "
+                             f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}"))
+        if f.params:
+            problems.append((f"flows[{i}].params", "the kernel backend runs the kernel's algorithm as it is; "
+                             "parameters cannot be set per flow (remove them or use the simulator)"))
+    if problems:
+        raise SpecError(problems)
+
+
+def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], dict[str, str]]:
+    t = spec.tcp
+    snd = ["initcwnd", str(t.initial_cwnd), "rto_min", f"{max(1, t.rto_min // 1_000_000)}ms"]
+    rcv = [] if t.delayed_ack else ["quickack", "1"]
+    snd_sys = {"net.ipv4.tcp_no_metrics_save": "1"}
+    rcv_sys = {"net.ipv4.tcp_no_metrics_save": "1"}
+    if not t.rack:
+        snd_sys["net.ipv4.tcp_recovery"] = "0"
+    if not t.tlp:
+        snd_sys["net.ipv4.tcp_early_retrans"] = "0"
+    if not t.sack_compression:
+        rcv_sys["net.ipv4.tcp_comp_sack_nr"] = "0"
+    return snd, rcv, snd_sys, rcv_sys
+
+
+def _agent(ns: str, role: str, cfg_path: Path, err: Path) -> subprocess.Popen:
+    env = dict(os.environ)
+    pkg_parent = str(Path(__file__).resolve().parents[3])  # the directory holding tcplab/
+    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-m", "tcplab.backends.kernel.agent", role,
+                             str(cfg_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=open(err, "w"), text=True, env=env)
+
+
+def _expect_ready(p: subprocess.Popen, what: str, err: Path, timeout_s: float = 15.0) -> None:
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout_s):
+        raise EngineError(f"the {what} did not start within {timeout_s:.0f} s")
+    line = p.stdout.readline().strip()
+    if line != "ready":
+        p.wait(5)
+        raise EngineError(f"the {what} failed to start: {err.read_text().strip()[-500:] or line or p.returncode}")
+
+
+def _emulator() -> Path:
+    emu = requirements.find_emulator() or requirements.build_emulator()
+    if emu is None:
+        raise SpecError([("experiment.backend", "kernel: the emulator tcplab-emu is not built and cannot be built "
+                          "here (cargo build --release -p tcplab-emu, or set TCPLAB_EMU)")])
+    return emu
+
+
+def run_kernel(spec: Spec, config: dict[str, Any], progress: Optional[Callable[[float], None]] = None,
+               realtime: bool = True) -> dict[str, Any]:
+    """Run the resolved ``spec`` (whose engine config is ``config``) on the kernel and
+    return the raw result in the engine's format (see :func:`.assemble.assemble`).
+
+    Raises
+    ------
+    SpecError
+        The machine or the kernel cannot run this spec (see :func:`check_spec`).
+    EngineError
+        A process failed or the hard timeout passed; everything is removed either way.
+    """
+    check_spec(spec)
+    emu_bin = _emulator()
+    netns.clean_stale()
+    pair = netns.Pair.for_pid(os.getpid())
+    duration_ns = config["duration_ns"]
+    work = Path(tempfile.mkdtemp(prefix=f"tcplab-kernel-{os.getpid()}-"))
+    procs: list[subprocess.Popen] = []
+    flows = [{"cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
+              "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None} for f in config["flows"]]
+    common = {"flows": flows, "base_port": BASE_PORT, "receiver_addr": netns.RECEIVER_ADDR,
+              "duration_ns": duration_ns, "sample_interval_ns": config["sample_interval_ns"]}
+    snd_route, rcv_route, snd_sys, rcv_sys = _route_options(spec)
+    try:
+        pair.create()
+        emu_cfg = {"world": config, "sender_netns": pair.path(pair.sender), "receiver_netns": pair.path(pair.receiver),
+                   "sender_tun": pair.sender_tun, "receiver_tun": pair.receiver_tun, "base_port": BASE_PORT,
+                   "out": str(work / "emu.json"), "realtime": realtime}
+        (work / "emu-config.json").write_text(json.dumps(emu_cfg))
+        emu = subprocess.Popen([str(emu_bin), str(work / "emu-config.json")], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=open(work / "emu.err", "w"), text=True)
+        procs.append(emu)
+        _expect_ready(emu, "emulator", work / "emu.err")
+        pair.configure(spec.tcp.mss + KERNEL_HEADER, snd_route, rcv_route)
+        (work / "rcv.json").write_text(json.dumps({**common, "sysctls": rcv_sys, "out": str(work / "rcv-out.json")}))
+        rcv = _agent(pair.receiver, "receive", work / "rcv.json", work / "rcv.err")
+        procs.append(rcv)
+        _expect_ready(rcv, "receiver agent", work / "rcv.err")
+        t0 = time.monotonic_ns() + START_LEAD_NS
+        (work / "snd.json").write_text(json.dumps({**common, "sysctls": snd_sys, "t0_ns": t0,
+                                                    "out": str(work / "snd-out.json")}))
+        for p in (emu, rcv):
+            p.stdin.write(f"start {t0}\n")
+            p.stdin.flush()
+        snd = _agent(pair.sender, "send", work / "snd.json", work / "snd.err")
+        procs.append(snd)
+        deadline = t0 + duration_ns + int(HARD_TIMEOUT_GRACE_S * 1e9)
+        while any(p.poll() is None for p in procs):
+            now = time.monotonic_ns()
+            if now > deadline:
+                raise EngineError(f"kernel run exceeded its hard timeout (duration + {HARD_TIMEOUT_GRACE_S:.0f} s)")
+            if progress is not None:
+                progress(min(max(0.0, (now - t0) / 1e9), duration_ns / 1e9))
+            time.sleep(0.1)
+        for p, what, err in ((emu, "emulator", "emu.err"), (rcv, "receiver agent", "rcv.err"),
+                             (snd, "sender agent", "snd.err")):
+            if p.returncode != 0:
+                raise EngineError(f"the {what} failed (exit {p.returncode}): "
+                                  f"{(work / err).read_text().strip()[-800:]}")
+        emu_out = json.loads((work / "emu.json").read_text())
+        snd_out = json.loads((work / "snd-out.json").read_text())
+        rcv_out = json.loads((work / "rcv-out.json").read_text())
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+            for f in (p.stdin, p.stdout):
+                if f is not None:
+                    try:
+                        f.close()
+                    except OSError:
+                        pass
+        pair.delete()
+        shutil.rmtree(work, ignore_errors=True)
+    if snd_out.get("errors"):
+        raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
+    return assemble(spec, config, emu_out, snd_out, rcv_out)
