@@ -34,9 +34,11 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
                 start_ns: 0,
                 stop_ns: None,
                 app: AppConfig::Bulk,
+                ecn: None,
             })
             .collect(),
         events: vec![],
+        aqm: None,
     }
 }
 

@@ -48,6 +48,7 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
             start_ns,
             stop_ns,
             app,
+            ecn: None,
         })
 }
 
@@ -73,6 +74,7 @@ fn world() -> impl Strategy<Value = WorldConfig> {
             bottleneck,
             bottleneck_reverse,
             flows,
+            aqm: None,
             events: evs
                 .into_iter()
                 .map(|(at_ns, rate_bps, delay_ns)| LinkEvent { at_ns, rate_bps, delay_ns, loss: Some(0.01) })

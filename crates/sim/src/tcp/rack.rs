@@ -184,7 +184,7 @@ impl Sender {
         self.rack_detect_loss();
         if prior_inflight != self.packets_in_flight() {
             if self.tp.ca_state != CaState::Recovery {
-                self.enter_recovery();
+                self.enter_recovery(false);
                 if !self.cong_control {
                     self.cwnd_reduction(1, (self.tp.lost - lost) as u32, false);
                 }
