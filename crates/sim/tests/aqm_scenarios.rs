@@ -157,3 +157,28 @@ fn fq_codel_gives_flows_of_different_rtts_near_equal_shares() {
     assert!(j >= 0.95, "Jain {j}, shares {s:?}");
     assert!(util >= 0.90, "utilisation {util}");
 }
+
+#[test]
+fn cubic_with_ecn_over_codel_with_ecn_is_controlled_by_marks_not_losses() {
+    // RFC 3168 Sec. 5-6 with RFC 8289 Sec. 5.3 ("CoDel ... can mark ECN-capable packets
+    // instead of dropping them"): the same control, so the queue stays at CoDel's target,
+    // but every signal is a CE mark and the sender reduces once per window (CWR) without
+    // a loss. The setup of the CoDel test above, with [tcp] ecn and CoDel ecn on.
+    let mut cfg = dumbbell("cubic", 1, 20_000_000, 50 * MS, 1.0, 40 * S);
+    fast_access(&mut cfg);
+    cfg.tcp.ecn = true;
+    cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
+    cfg.aqm = Some(AqmConfig::Codel(CodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, ecn: true }));
+    let out = World::run_config(&cfg).expect("run");
+    let f = &out.flows[0];
+    let util = total_throughput(&out, 1, 5 * S, 40 * S) * WIRE_PER_PAYLOAD / 20e6;
+    eprintln!(
+        "cubic+ecn over codel+ecn: marks {}, ce segments {}, ece acks {}, cwr reductions {}, drops {}, retransmits {}, utilisation {util:.4}",
+        out.queues[0].marked, f.ce_packets, f.ece_acks, f.ecn_reductions, f.dropped_packets, f.retransmitted_packets
+    );
+    assert_eq!((f.dropped_packets, f.retransmitted_packets), (0, 0));
+    assert!(f.ecn_reductions > 0 && out.queues[0].marked >= f.ecn_reductions);
+    // Every mark reached the receiver as CE (the path after the bottleneck is lossless).
+    assert_eq!(f.ce_packets, out.queues[0].marked);
+    assert!(util >= 0.90, "utilisation {util}");
+}
