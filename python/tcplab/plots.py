@@ -150,6 +150,10 @@ def drops_and_retransmissions(ax: Any, run: RunData) -> None:
         d = pd.to_numeric(run.queue["drops"], errors="coerce").fillna(0)  # per interval
         ax.fill_between(run.queue["time_s"], d, step="pre", color="0.75", label="bottleneck drops")
         drawn = True
+    if "marks" in run.queue.columns and not run.queue.empty:
+        # CE marks by the bottleneck's qdisc (recorded only with an aqm).
+        mk = pd.to_numeric(run.queue["marks"], errors="coerce").fillna(0)
+        ax.step(run.queue["time_s"], mk, where="pre", color="tab:orange", lw=0.9, label="bottleneck CE marks")
     wide = run.wide("retransmits")
     colors = flow_colors(len(run.flows))
     for j, fid in enumerate(run.flows.index):
@@ -174,3 +178,14 @@ def fairness(ax: Any, run: RunData) -> None:
     ax.axhline(0.95, color="0.6", lw=0.8, ls=":", label="0.95")
     ax.set_ylim(max(0.0, 1.0 / len(run.flows) - 0.05), 1.02)
     ax.legend(loc="lower right", fontsize=7)
+
+
+def sojourn(ax: Any, run: RunData) -> bool:
+    """The qdisc's mean sojourn time per interval on a twin axis; False if not recorded."""
+    if run.queue.empty or "sojourn_ms" not in run.queue.columns:
+        return False
+    tw = ax.twinx()
+    tw.plot(run.queue["time_s"], pd.to_numeric(run.queue["sojourn_ms"], errors="coerce"), color="tab:blue", lw=0.8)
+    tw.set_ylabel("sojourn [ms]", color="tab:blue", fontsize=9)
+    tw.tick_params(labelsize=8, colors="tab:blue")
+    return True

@@ -114,7 +114,9 @@ def draw_report(result: Any) -> Any:
     else:
         p._no_data(ax, "not recorded")
     ax.set_ylabel("backlog [packets]")
-    ax.set_title("bottleneck queue backlog", fontsize=9, loc="left")
+    with_sojourn = p.sojourn(ax, run)
+    ax.set_title("bottleneck queue backlog" + (" and qdisc sojourn time (blue)" if with_sojourn else ""),
+                 fontsize=9, loc="left")
     p.drops_and_retransmissions(right[4], run)
     right[4].set_title("drops at the bottleneck and retransmissions per flow", fontsize=9, loc="left")
     p.fairness(right[5], run)

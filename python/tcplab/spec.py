@@ -22,6 +22,9 @@ from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fi
 from .errors import SpecError
 from .limits import check_rates
 from .paths import check_path, expand_path, format_path, parse_path, set_path
+from .aqm import KINDS as AQM_KINDS
+from .aqm import Aqm
+from .aqm import model_of as aqm_model_of
 from .checks import Check
 from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time, real_number
 
@@ -93,6 +96,9 @@ class Tcp(_Model):
     # ns-3's TcpSocketBase::MinRto default is 1 s (a floor on the RTO itself).
     rto_min: Annotated[Time, AfterValidator(_rto_min_range)] = 200_000_000
     tlp: StrictBool = True  # tail loss probes (Linux tcp_early_retrans = 3, the default)
+    # Negotiate ECN on every flow (RFC 3168). Off as in Linux (tcp_ecn = 2 does not request
+    # it on active opens); dctcp turns it on for its own flows (TCP_CONG_NEEDS_ECN).
+    ecn: StrictBool = False
 
 
 class Link(_Model):
@@ -112,6 +118,8 @@ class Bottleneck(_Model):
     buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
     loss: Probability = 0.0
     bdp_rtt: Optional[Time] = None
+    # Queue discipline (drop-tail if absent): see tcplab.aqm.
+    aqm: Optional[Aqm] = None
 
 
 class Flow(_Model):
@@ -127,6 +135,7 @@ class Flow(_Model):
     params: dict[str, ParamValue] = Field(default_factory=dict)
     access: Optional[Link] = None
     receiver_access: Optional[Link] = None
+    ecn: Optional[StrictBool] = None  # ECN for this group, overriding [tcp] ecn
 
 
 class Event(_Model):
@@ -194,13 +203,19 @@ def _problems(err: ValidationError) -> list[tuple[str, str]]:
     out = []
     for e in err.errors(include_url=False):
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "lax-"))))
+        # A discriminated union (bottleneck.aqm) puts the tag in the path: drop it.
+        aqm_model = None
+        if "aqm" in loc and loc.index("aqm") + 1 < len(loc) and loc[loc.index("aqm") + 1] in AQM_KINDS:
+            i = loc.index("aqm") + 1
+            aqm_model = aqm_model_of(loc[i])
+            loc = loc[:i] + loc[i + 1:]
         # Union members appear as extra loc entries (e.g. 'bool', 'int'); keep real fields.
         path = format_path([x for x in loc if not (isinstance(x, str) and x in ("bool", "int", "float",
                                                                                   "str", "dict", "list"))])
         kind = e["type"]
         msg = str(e["msg"])
         if kind == "extra_forbidden":
-            model = _model_at(tuple(loc[:-1]))
+            model = aqm_model if aqm_model is not None and loc[-2] == "aqm" else _model_at(tuple(loc[:-1]))
             known = ", ".join(model.model_fields) if model else ""
             msg = f"unknown field '{loc[-1]}'" + (f"; allowed: {known}" if known else "")
         elif kind == "missing":

@@ -17,7 +17,7 @@ AGGREGATE_KEYS = [
     "retransmitted_packets", "retransmission_rate", "mean_backlog_pkts", "max_backlog_pkts",
     "mean_queueing_delay_ms", "bottleneck_drops_packets", "t_join_s", "t_f95_s", "f_avg",
     "equilibrium_time_s", "bdp_overestimation_mean", "probe_rtt_overlap_s", "p10_backlog_pkts",
-    "bw_estimate_sum_over_rate_mean", "probe_rtt_sync_s",
+    "bw_estimate_sum_over_rate_mean", "probe_rtt_sync_s", "marked_packets", "mean_sojourn_ms",
 ]
 
 
@@ -166,7 +166,7 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             "delivered_bytes": int(row.get("delivered_bytes", 0)),
         })
         for extra in ("duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes",
-                      "in_flight_packets_at_end"):
+                      "in_flight_packets_at_end", "ce_packets", "ece_acks", "ecn_reductions"):
             if extra in row.index:
                 rows[-1][extra] = int(row[extra])
     df = pd.DataFrame(rows)
@@ -213,6 +213,12 @@ def summarize(run: RunData) -> dict[str, Any]:
     bq = next((x for x in run.queues if x.get("name") == "bottleneck"), None)
     if bq is not None:
         agg["bottleneck_drops_packets"] = int(bq.get("dropped", 0))
+        # CE marks by the bottleneck's qdisc; null without one (drop-tail never marks).
+        if b.aqm is not None:
+            agg["marked_packets"] = int(bq.get("marked", 0))
+    if not q.empty and "sojourn_ms" in q and q["sojourn_ms"].notna().any():
+        # Queueing delay measured per packet by the qdisc (only recorded with an aqm).
+        agg["mean_sojourn_ms"] = float(q["sojourn_ms"].mean())
     infl = run.wide("inflight_pkts")
     if not infl.empty and b.bdp_rtt:
         total = infl.fillna(0).sum(axis=1)

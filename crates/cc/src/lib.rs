@@ -8,10 +8,12 @@
 //!   bandwidth filter and by the simulator's `tcp_min_rtt`.
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
+//! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`variants`]: BBR-ACD, BBR-CWS, BBR-ACW, Modest BBR, BBQ, DA-BBR as `BbrVariant`s.
 
 pub mod bbr;
 pub mod cubic;
+pub mod dctcp;
 pub mod helpers;
 pub mod illinois;
 pub mod minmax;

@@ -203,6 +203,19 @@ pub struct CcView {
     /// sender's internal pacing (`tcp_update_skb_after_send`) last set it; 0 before the
     /// first send. Read-only for algorithms (BBR's `bbr_packets_in_net_at_edt`).
     pub tcp_wstamp_ns: u64,
+    /// Receiver side (the receiving socket's view, for `CaEvent::EcnIsCe` /
+    /// `CaEvent::EcnNoCe`, which `tcp_ecn_check_ce` raises on the host that receives
+    /// data): `tp->rcv_nxt` after the segment being processed.
+    pub rcv_nxt: u64,
+    /// `tp->ecn_flags & TCP_ECN_DEMAND_CWR`: ACKs carry ECE while set.
+    pub ecn_demand_cwr: bool,
+    /// `icsk_ack.pending & ICSK_ACK_TIMER`: a delayed ACK is pending.
+    pub ack_timer_pending: bool,
+    /// Set by the algorithm to ACK at once (`icsk_ack.pending |= ICSK_ACK_NOW`).
+    pub ack_now: bool,
+    /// Set by the algorithm to send an ACK right away for (ack, ECE) before the current
+    /// segment's (`__tcp_send_ack(sk, prior_rcv_nxt)` in `dctcp_ece_ack_update`).
+    pub send_ack: Option<(u64, bool)>,
 }
 
 /// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
@@ -245,6 +258,11 @@ impl CcView {
             max_pacing_rate: u64::MAX,
             pacing_needed: false,
             tcp_wstamp_ns: 0,
+            rcv_nxt: 0,
+            ecn_demand_cwr: false,
+            ack_timer_pending: false,
+            ack_now: false,
+            send_ack: None,
         }
     }
 
@@ -300,6 +318,13 @@ pub trait CongestionOps: Send {
 
     /// `pkts_acked`: RTT and count of newly acknowledged segments.
     fn pkts_acked(&mut self, _tp: &mut CcView, _sample: &AckSample) {}
+
+    /// `TCP_CONG_NEEDS_ECN`: the algorithm requests ECN on its connections (DCTCP) and
+    /// receives `CaEvent::EcnIsCe` / `EcnNoCe` on the receiving side; its segments,
+    /// retransmissions and ACKs included, are sent ECN-capable.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
 
     /// True if the algorithm implements `cong_control` and so owns cwnd and pacing
     /// entirely (BBR); the sender then skips `cong_avoid` and PRR.

@@ -158,6 +158,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::cubic::SPEC,
     &crate::vegas::SPEC,
     &crate::illinois::SPEC,
+    &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::variants::acd::SPEC,
     &crate::variants::acd_ns3::SPEC,

@@ -2,7 +2,10 @@
 //! added later are covered without touching this file): a small sender model drives the
 //! hooks with random sequences of ACKs, duplicate ACKs, losses, RTOs, returns to Open,
 //! undos and idle periods, in the order Linux calls them (tcp_input.c, tcp_output.c,
-//! tcp_timer.c), and checks after every step:
+//! tcp_timer.c), plus ECN: ACKs echoing CE (ECE: a CWR reduction as `tcp_enter_cwr`, then
+//! `in_ack_event` with `CA_ACK_ECE`, `delivered_ce` and `is_ece` in the rate sample) and
+//! the receiver-side `EcnIsCe` / `EcnNoCe` events; ECN is negotiated when the algorithm
+//! needs it (`needs_ecn`) or the case says so. It checks after every step:
 //! - no panic (arithmetic overflow included: tests build with debug assertions);
 //! - cwnd >= 1, and >= the algorithm's documented floor (`CWND_FLOORS`) right after its
 //!   own growth hook (`cong_avoid` / `cong_control`) ran;
@@ -46,6 +49,10 @@ enum Op {
     Undo,
     /// Everything acked, then an idle period before the next send.
     Idle { gap_us: u64 },
+    /// A cumulative ACK of `segs` segments echoing CE (ECE).
+    EceAck { segs: u32, gap_us: u64 },
+    /// A data segment reached this host's receiving side with (or without) CE.
+    RxEcn { ce: bool, delayed_ack_pending: bool },
 }
 
 /// One step; `ack_weight` against a total weight of 7 for the other kinds sets how
@@ -61,6 +68,8 @@ fn op(ack_weight: u32) -> impl Strategy<Value = Op> {
         1 => Just(Op::Open),
         1 => Just(Op::Undo),
         1 => (0u64..=5_000_000).prop_map(|gap_us| Op::Idle { gap_us }),
+        2 => (1u32..=4, 0u64..=20_000).prop_map(|(segs, gap_us)| Op::EceAck { segs, gap_us }),
+        1 => (any::<bool>(), any::<bool>()).prop_map(|(ce, delayed_ack_pending)| Op::RxEcn { ce, delayed_ack_pending }),
     ]
 }
 
@@ -77,9 +86,10 @@ struct Flow {
 }
 
 impl Flow {
-    fn new(spec: &AlgorithmSpec, base_rtt_us: u32) -> Flow {
+    fn new(spec: &AlgorithmSpec, base_rtt_us: u32, ecn: bool) -> Flow {
         let cc = (spec.build)(&spec.default_params());
-        let tp = CcView::new(1448, 1_000_000);
+        let mut tp = CcView::new(1448, 1_000_000);
+        tp.ecn_ok = ecn || cc.needs_ecn();
         let mut flow = Flow { name: spec.name, tp, cc, pending_losses: 0, app_limited: false, base_rtt_us };
         flow.cc.init(&mut flow.tp);
         flow.check("init");
@@ -149,8 +159,15 @@ impl Flow {
     /// tcp_ack: pkts_acked (from tcp_clean_rtx_queue), in_ack_event, then cong_control or
     /// the sender's own path (cong_avoid outside CWR/Recovery, reduction inside).
     fn ack(&mut self, newly_acked: u32, sacked: u32, rtt_us: Option<u32>, app_limited: bool, delayed: bool) {
+        self.ack_ecn(newly_acked, sacked, rtt_us, app_limited, delayed, false);
+    }
+
+    /// `ece`: the ACK echoes CE on an ECN connection (FLAG_ECE).
+    fn ack_ecn(&mut self, newly_acked: u32, sacked: u32, rtt_us: Option<u32>, app_limited: bool, delayed: bool, ece: bool) {
+        let ece = ece && self.tp.ecn_ok;
         let prior_in_flight = self.inflight();
         let prior_delivered = self.tp.delivered;
+        let prior_delivered_ce = self.tp.delivered_ce;
         let tp = &mut self.tp;
         let acked = newly_acked.min(tp.packets_out);
         tp.packets_out -= acked;
@@ -161,6 +178,9 @@ impl Flow {
         tp.lost_out = tp.lost_out.min(tp.packets_out - tp.sacked_out);
         let delivered = acked + sacked;
         tp.delivered += delivered as u64;
+        if ece {
+            tp.delivered_ce += delivered as u64; // tcp_count_delivered
+        }
         if delivered > 0 {
             tp.delivered_mstamp_us = tp.now_us;
         }
@@ -175,9 +195,19 @@ impl Flow {
         let sample = AckSample { pkts_acked: acked, rtt_us: rtt, in_flight: prior_in_flight };
         self.cc.pkts_acked(&mut self.tp, &sample);
         self.check("pkts_acked");
-        let flags = if acked == 0 { ack_flags::CA_ACK_SLOWPATH } else { 0 };
+        let mut flags = if acked == 0 { ack_flags::CA_ACK_SLOWPATH } else { 0 };
+        if ece {
+            flags |= ack_flags::CA_ACK_ECE;
+        }
         self.cc.in_ack_event(&mut self.tp, flags);
         self.check("in_ack_event");
+        if ece && matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) {
+            // tcp_fastretrans_alert -> tcp_try_to_open -> tcp_enter_cwr.
+            self.tp.prior_ssthresh = 0;
+            self.tp.prior_cwnd = self.tp.snd_cwnd;
+            self.call_ssthresh();
+            self.set_state(CaState::Cwr);
+        }
 
         if self.cc.has_cong_control() {
             // A rate sample over roughly one flight: delivered prior_in_flight (at least
@@ -197,7 +227,10 @@ impl Flow {
                 rtt_us: rtt,
                 losses,
                 // The BBRv2/v3 fields: the flight this sample's packet left in, the
-                // losses marked since; no ECN marks in this driver.
+                // losses marked since, and the CE-echoed deliveries.
+                prior_delivered_ce: prior_delivered_ce,
+                delivered_ce: if rs_delivered >= 0 { (self.tp.delivered_ce - prior_delivered_ce) as i64 } else { 0 },
+                is_ece: ece,
                 tx_in_flight: prior_in_flight.max(1),
                 lost: losses as i64,
                 acked_sacked: delivered,
@@ -238,6 +271,27 @@ impl Flow {
                 let base = self.base_rtt_us as u64;
                 let rtt_us = queue_pct.map(|q| (base + base * q as u64 / 100) as u32);
                 self.ack(segs, 0, rtt_us, app_limited, delayed);
+            }
+            Op::EceAck { segs, gap_us } => {
+                self.advance(gap_us);
+                let rtt_us = Some(self.base_rtt_us + self.base_rtt_us / 2);
+                self.ack_ecn(segs, 0, rtt_us, false, false, true);
+            }
+            Op::RxEcn { ce, delayed_ack_pending } => {
+                if !self.tp.ecn_ok {
+                    return;
+                }
+                // tcp_ecn_check_ce on the receiving side of this socket.
+                self.tp.rcv_nxt += 1;
+                self.tp.ack_timer_pending = delayed_ack_pending;
+                self.tp.ack_now = false;
+                self.tp.send_ack = None;
+                let ev = if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe };
+                self.cc.cwnd_event(&mut self.tp, ev);
+                self.check("cwnd_event(Ecn)");
+                if let Some((ack, _)) = self.tp.send_ack {
+                    assert!(ack <= self.tp.rcv_nxt, "{}: special ACK {ack} beyond rcv_nxt", self.name);
+                }
             }
             Op::DupAck { gap_us } => {
                 self.advance(gap_us);
@@ -347,10 +401,11 @@ proptest! {
     #[test]
     fn every_algorithm_keeps_its_invariants_under_random_acks_losses_and_timeouts(
         base_rtt_us in 1_000u32..=200_000,
+        ecn in any::<bool>(),
         ops in prop_oneof![prop::collection::vec(op(12), 1..400), prop::collection::vec(op(150), 1..1500)]
     ) {
         for spec in ALGORITHMS {
-            let mut flow = Flow::new(spec, base_rtt_us);
+            let mut flow = Flow::new(spec, base_rtt_us, ecn);
             for op in &ops {
                 flow.apply(op);
             }

@@ -70,6 +70,9 @@ fn to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> 
         fd.set_item("rto_count", f.rto_count)?;
         fd.set_item("recoveries", f.recoveries)?;
         fd.set_item("tlp_probes", f.tlp_probes)?;
+        fd.set_item("ce_packets", f.ce_packets)?;
+        fd.set_item("ece_acks", f.ece_acks)?;
+        fd.set_item("ecn_reductions", f.ecn_reductions)?;
         fd.set_item("start_ns", f.start_ns)?;
         fd.set_item("stop_ns", f.stop_ns)?;
         flows.append(fd)?;
@@ -82,6 +85,7 @@ fn to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> 
         qd.set_item("departed", q.departed)?;
         qd.set_item("dropped", q.dropped)?;
         qd.set_item("random_loss", q.random_loss)?;
+        qd.set_item("marked", q.marked)?;
         qd.set_item("backlog_pkts", q.backlog_pkts)?;
         qd.set_item("backlog_bytes", q.backlog_bytes)?;
         queues.append(qd)?;

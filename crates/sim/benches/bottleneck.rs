@@ -3,7 +3,8 @@
 //! `cargo bench -p tcplab-sim --bench bottleneck` runs
 //!   (a) 2 CUBIC flows, 10 Mbit/s, 60 s, and
 //!   (b) 10 CUBIC flows, 100 Mbit/s, 30 s,
-//! both with a 40 ms base RTT, a 1-BDP drop-tail buffer, delayed ACKs and no series
+//!   (c) as (b) with FQ-CoDel (Linux defaults, limit 10240 packets) at the bottleneck,
+//! all with a 40 ms base RTT, a 1-BDP drop-tail buffer (not (c)), delayed ACKs and no series
 //! (counters only), and prints the median of several repetitions.
 //! `... --bench bottleneck -- memory SECONDS` runs (a) for SECONDS simulated seconds and
 //! prints the peak resident set size, to show that memory stays flat as the simulated
@@ -12,6 +13,8 @@
 use std::time::Instant;
 
 use tcplab_sim::config::{AppConfig, FlowConfig, LinkConfig, QueueLimit, TcpConfig, WorldConfig};
+use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
+use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::World;
 
 fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
@@ -34,9 +37,11 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
                 start_ns: 0,
                 stop_ns: None,
                 app: AppConfig::Bulk,
+                ecn: None,
             })
             .collect(),
         events: vec![],
+        aqm: None,
     }
 }
 
@@ -105,4 +110,8 @@ fn main() {
     }
     bench("(a) 2 cubic flows, 10 Mbit/s, 60 s", &dumbbell(2, 10_000_000, 60), 21);
     bench("(b) 10 cubic flows, 100 Mbit/s, 30 s", &dumbbell(10, 100_000_000, 30), 5);
+    let mut fq = dumbbell(10, 100_000_000, 30);
+    fq.bottleneck.buffer = Some(QueueLimit::Packets(10240));
+    fq.aqm = Some(AqmConfig::FqCodel(FqCodelConfig { target_ns: 5_000_000, interval_ns: 100_000_000, quantum_bytes: 1514, flows: 1024, ecn: true }));
+    bench("(c) as (b) with fq_codel", &fq, 5);
 }

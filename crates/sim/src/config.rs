@@ -33,6 +33,10 @@ pub struct WorldConfig {
     /// Changes to the bottleneck (data direction) during the run.
     #[serde(default)]
     pub events: Vec<LinkEvent>,
+    /// The bottleneck's (data direction) queue discipline; `None`: drop-tail. Its hard
+    /// limit is `bottleneck.buffer`.
+    #[serde(default)]
+    pub aqm: Option<crate::net::aqm::AqmConfig>,
 }
 
 /// TCP settings shared by every flow of the run.
@@ -61,6 +65,10 @@ pub struct TcpConfig {
     pub rto_min_ns: u64,
     /// Tail loss probes (`tcp_early_retrans` = 3, Linux's default; see `tcp::tlp`).
     pub tlp: bool,
+    /// Negotiate ECN on every flow (RFC 3168; Linux `tcp_ecn = 1`). Off by default, as
+    /// Linux's `tcp_ecn = 2` does not request it on active opens. An algorithm that needs
+    /// ECN (DCTCP) turns it on for its flow regardless.
+    pub ecn: bool,
 }
 
 impl Default for TcpConfig {
@@ -74,6 +82,7 @@ impl Default for TcpConfig {
             sack_compression: true,
             rto_min_ns: crate::tcp::rtt::TCP_RTO_MIN.0,
             tlp: true,
+            ecn: false,
         }
     }
 }
@@ -123,6 +132,9 @@ pub struct FlowConfig {
     pub stop_ns: Option<u64>,
     #[serde(default)]
     pub app: AppConfig,
+    /// ECN for this flow, overriding `tcp.ecn`.
+    #[serde(default)]
+    pub ecn: Option<bool>,
 }
 
 /// What the sending application offers.
@@ -210,6 +222,9 @@ impl WorldConfig {
         check_link("bottleneck", &self.bottleneck, t)?;
         if let Some(r) = &self.bottleneck_reverse {
             check_link("bottleneck_reverse", r, t)?;
+        }
+        if let Some(a) = &self.aqm {
+            a.validate("aqm")?;
         }
         if self.flows.is_empty() {
             return Err(err("flows", "at least one flow is required"));

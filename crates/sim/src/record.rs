@@ -87,6 +87,11 @@ pub struct FlowCounters {
     pub recoveries: u64,
     /// Tail loss probes sent (new data or a retransmission).
     pub tlp_probes: u64,
+    /// ECN: data segments that reached the receiver with CE, ACKs with ECE the sender
+    /// processed, and CWR reductions they started (all 0 without ECN).
+    pub ce_packets: u64,
+    pub ece_acks: u64,
+    pub ecn_reductions: u64,
     pub start_ns: u64,
     pub stop_ns: u64,
 }
@@ -100,6 +105,8 @@ pub struct QueueReport {
     pub departed: u64,
     pub dropped: u64,
     pub random_loss: u64,
+    /// CE marks set by the queue discipline (0 for drop-tail).
+    pub marked: u64,
     pub backlog_pkts: u64,
     pub backlog_bytes: u64,
 }
@@ -163,6 +170,11 @@ pub struct Recorder {
     q_pkts: Vec<u64>,
     q_bytes: Vec<u64>,
     q_drops: Vec<u64>,
+    /// With a queue discipline: marks per interval and mean sojourn (ms) of the packets
+    /// dequeued in the interval (NaN if none).
+    q_marks: Vec<u64>,
+    q_sojourn_ms: Vec<f64>,
+    last_aqm: (u64, u64, u64),
 }
 
 const F64_NAMES: [&str; 9] = [
@@ -196,6 +208,9 @@ impl Recorder {
             q_pkts: Vec::new(),
             q_bytes: Vec::new(),
             q_drops: Vec::new(),
+            q_marks: Vec::new(),
+            q_sojourn_ms: Vec::new(),
+            last_aqm: (0, 0, 0),
         }
     }
 
@@ -263,6 +278,16 @@ impl Recorder {
         self.last_time_ns = time_ns;
     }
 
+    /// Record the queue discipline's cumulative marks and sojourn sum (ns) / count for
+    /// the row `queue_row` just added.
+    pub fn queue_aqm(&mut self, marked: u64, sojourn_sum_ns: u64, sojourn_count: u64) {
+        let (m0, s0, n0) = self.last_aqm;
+        self.q_marks.push(marked - m0);
+        let n = sojourn_count - n0;
+        self.q_sojourn_ms.push(if n > 0 { (sojourn_sum_ns - s0) as f64 / n as f64 / 1e6 } else { f64::NAN });
+        self.last_aqm = (marked, sojourn_sum_ns, sojourn_count);
+    }
+
     /// The two tables.
     pub fn finish(self) -> (Table, Table) {
         let mut cols = vec![("time_ns".to_string(), Column::U64(self.time_ns)), ("flow".to_string(), Column::U64(self.flow))];
@@ -277,12 +302,17 @@ impl Recorder {
         for (name, col) in self.cc_label {
             cols.push((format!("cc_{name}"), Column::Str(col.into_iter().map(String::from).collect())));
         }
-        let q = vec![
+        let with_aqm = !self.q_marks.is_empty();
+        let mut q = vec![
             ("time_ns".to_string(), Column::U64(self.q_time)),
             ("backlog_pkts".to_string(), Column::U64(self.q_pkts)),
             ("backlog_bytes".to_string(), Column::U64(self.q_bytes)),
             ("drops".to_string(), Column::U64(self.q_drops)),
         ];
+        if with_aqm {
+            q.push(("marks".to_string(), Column::U64(self.q_marks)));
+            q.push(("sojourn_ms".to_string(), Column::F64(self.q_sojourn_ms)));
+        }
         (Table { columns: cols }, Table { columns: q })
     }
 }

@@ -87,7 +87,11 @@ impl World {
     pub fn new(cfg: &WorldConfig) -> Result<World, ConfigError> {
         cfg.validate()?;
         let rng = RunRng::new(cfg.seed);
-        let net = dumbbell::build(cfg, &rng);
+        let mut net = dumbbell::build(cfg, &rng);
+        if let Some(aqm) = &cfg.aqm {
+            let qdisc = aqm.build(cfg.bottleneck.buffer, Rate(cfg.bottleneck.rate_bps), rng.stream("aqm/bottleneck"));
+            net.links[net.bottleneck].set_qdisc(qdisc);
+        }
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
@@ -112,6 +116,17 @@ impl World {
             sender.tlp_enabled = t.tlp;
             sender.rtt = crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             let mut receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
+            // ECN: requested by the spec or by the algorithm (TCP_CONG_NEEDS_ECN); the
+            // receiving host then runs the same algorithm for its echo (DCTCP).
+            sender.ecn = f.ecn.unwrap_or(t.ecn);
+            if sender.ecn || sender.cc.needs_ecn() {
+                let rx_cc = if sender.cc.needs_ecn() {
+                    Some(tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError { field: format!("flows[{i}].cc"), message: e.to_string() })?)
+                } else {
+                    None
+                };
+                receiver.enable_ecn(rx_cc);
+            }
             if t.sack_compression {
                 receiver.enable_sack_compression(handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes));
             }
@@ -215,6 +230,10 @@ impl World {
         }
         let bn = &self.links[self.bottleneck];
         rec.queue_row(at.ns(), bn.backlog_pkts(), bn.backlog_bytes(), bn.counters.dropped);
+        if bn.has_qdisc() {
+            let c = &bn.counters;
+            rec.queue_aqm(c.marked, c.sojourn_sum_ns, c.sojourn_count);
+        }
     }
 
     fn dispatch(&mut self, ev: Event) {
@@ -222,6 +241,7 @@ impl World {
         match ev {
             Event::TxDone(l) => {
                 let (next_tx, arrival) = self.links[l as usize].tx_done(now);
+                self.drain_qdisc_drops(l as usize);
                 if let Some(t) = next_tx {
                     self.queue.push(t, Event::TxDone(l));
                 }
@@ -354,17 +374,30 @@ impl World {
                 }
             }
         }
+        self.drain_qdisc_drops(l);
+    }
+
+    /// Account the packets a queue discipline dropped other than a refused arrival.
+    fn drain_qdisc_drops(&mut self, l: usize) {
+        if self.links[l].aqm_out.dropped.is_empty() {
+            return;
+        }
+        for p in self.links[l].aqm_out.dropped.drain(..) {
+            if p.kind == PacketKind::Data {
+                self.flows[p.flow as usize].dropped_data += 1;
+            }
+        }
     }
 
     /// Check conservation and produce the output. Fails loudly if any identity breaks.
     pub fn finish(self) -> Result<RunOutput, SimError> {
         let mut in_net = vec![0u64; self.flows.len()];
         for l in &self.links {
-            for p in l.packets_inside() {
+            l.for_each_inside(&mut |p| {
                 if p.kind == PacketKind::Data {
                     in_net[p.flow as usize] += 1;
                 }
-            }
+            });
         }
         let mut problems = Vec::new();
         for l in &self.links {
@@ -420,6 +453,9 @@ impl World {
                 rto_count: s.rto_count,
                 recoveries: s.recoveries,
                 tlp_probes: s.tlp_probes,
+                ce_packets: r.ce_packets,
+                ece_acks: s.ece_acks,
+                ecn_reductions: s.ecn_reductions,
                 start_ns: f.start.ns(),
                 stop_ns: f.stop.ns(),
             });
@@ -436,6 +472,7 @@ impl World {
                 departed: l.counters.departed,
                 dropped: l.counters.dropped,
                 random_loss: l.counters.random_loss,
+                marked: l.counters.marked,
                 backlog_pkts: l.backlog_pkts(),
                 backlog_bytes: l.backlog_bytes(),
             })

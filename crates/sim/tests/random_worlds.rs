@@ -1,11 +1,17 @@
 //! Property test: random dumbbells (algorithms, rates from 100 kbit/s to 1 Gbit/s,
 //! delays, byte or packet buffers down to one packet, random loss in both directions,
 //! staggered start/stop, finite flows, mid-run rate/delay/loss changes, RACK on/off,
-//! delayed ACKs on/off) run to the end without a panic and with every conservation
+//! delayed ACKs on/off, ECN on/off per run and per flow, a bottleneck queue discipline
+//! or none) run to the end without a panic and with every conservation
 //! identity holding (`World::finish` checks them and returns an error otherwise).
 
 use proptest::prelude::*;
 use tcplab_sim::config::{AppConfig, FlowConfig, LinkConfig, LinkEvent, QueueLimit, TcpConfig, WorldConfig};
+use tcplab_sim::net::aqm::codel::CodelConfig;
+use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
+use tcplab_sim::net::aqm::pie::PieConfig;
+use tcplab_sim::net::aqm::red::RedConfig;
+use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::World;
 
 const MS: u64 = 1_000_000;
@@ -30,6 +36,33 @@ fn link() -> impl Strategy<Value = LinkConfig> {
         .prop_map(|(rate_bps, delay_ns, buffer, loss)| LinkConfig { rate_bps, delay_ns, buffer, loss })
 }
 
+fn aqm() -> impl Strategy<Value = Option<AqmConfig>> {
+    (any::<bool>(), 1u64..50, 1u64..20).prop_flat_map(|(ecn, k, ms)| {
+        prop_oneof![
+            2 => Just(None),
+            1 => Just(Some(AqmConfig::Step { k_pkts: k, ecn })),
+            1 => Just(Some(AqmConfig::Red(RedConfig {
+                min_bytes: 3_000 * k,
+                max_bytes: 9_000 * k,
+                max_p: 0.1,
+                avpkt_bytes: 1000,
+                burst_pkts: None,
+                ecn,
+                harddrop: false,
+            }))),
+            1 => Just(Some(AqmConfig::Codel(CodelConfig { target_ns: ms * MS, interval_ns: 20 * ms * MS, ecn }))),
+            1 => Just(Some(AqmConfig::FqCodel(FqCodelConfig {
+                target_ns: ms * MS,
+                interval_ns: 20 * ms * MS,
+                quantum_bytes: 1514,
+                flows: (k as u32 % 3) + 1,
+                ecn,
+            }))),
+            1 => Just(Some(AqmConfig::Pie(PieConfig { target_ns: ms * MS, tupdate_ns: 15 * MS, alpha: 2, beta: 20, ecn }))),
+        ]
+    })
+}
+
 fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
     let algs: Vec<&'static str> = tcplab_cc::registry::names();
     (
@@ -39,8 +72,9 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
         0..duration_ns / 2,
         proptest::option::of(duration_ns / 2..duration_ns * 2),
         prop_oneof![Just(AppConfig::Bulk), (1u64..2_000_000).prop_map(|bytes| AppConfig::Finite { bytes })],
+        proptest::option::of(any::<bool>()),
     )
-        .prop_map(|(cc, sender_access, receiver_access, start_ns, stop_ns, app)| FlowConfig {
+        .prop_map(|(cc, sender_access, receiver_access, start_ns, stop_ns, app, ecn)| FlowConfig {
             cc: cc.to_string(),
             params: Default::default(),
             sender_access,
@@ -48,6 +82,7 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
             start_ns,
             stop_ns,
             app,
+            ecn,
         })
 }
 
@@ -64,15 +99,18 @@ fn world() -> impl Strategy<Value = WorldConfig> {
         ),
         any::<bool>(),
         any::<bool>(),
+        aqm(),
+        any::<bool>(),
     )
-        .prop_map(move |(seed, bottleneck, bottleneck_reverse, flows, evs, rack, delayed_ack)| WorldConfig {
+        .prop_map(move |(seed, bottleneck, bottleneck_reverse, flows, evs, rack, delayed_ack, aqm, ecn)| WorldConfig {
             duration_ns,
             seed,
             sample_interval_ns: 50 * MS,
-            tcp: TcpConfig { rack, delayed_ack, ..TcpConfig::default() },
+            tcp: TcpConfig { rack, delayed_ack, ecn, ..TcpConfig::default() },
             bottleneck,
             bottleneck_reverse,
             flows,
+            aqm,
             events: evs
                 .into_iter()
                 .map(|(at_ns, rate_bps, delay_ns)| LinkEvent { at_ns, rate_bps, delay_ns, loss: Some(0.01) })

@@ -51,6 +51,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
             start_ns: 0,
             stop_ns: None,
             app: AppConfig::Bulk,
+            ecn: None,
         })
         .collect();
     WorldConfig {
@@ -67,6 +68,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         bottleneck_reverse: None,
         flows,
         events: vec![],
+        aqm: None,
     }
 }
 

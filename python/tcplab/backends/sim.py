@@ -31,6 +31,7 @@ from typing import Any, Callable, Optional
 from ..limits import check_resources
 from ..errors import EngineError, SpecError
 from ..spec import Link, Spec
+from ..aqm import engine_config as aqm_engine_config
 from ..units import Size, format_time
 
 ACCESS_RATE_FACTOR = 100
@@ -110,6 +111,17 @@ def resolve(spec: Spec) -> Spec:
     b.bdp_rtt = bdp_rtt_ns(s)
     top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
     access_rate = ACCESS_RATE_FACTOR * top_rate
+    if b.aqm is not None:
+        # The qdisc's hard limit: aqm.limit, else an explicit buffer, else the kernel's
+        # default for the qdisc (tcplab.aqm); both given is ambiguous.
+        if b.aqm.limit is not None and "buffer" in b.model_fields_set:
+            problems.append(("bottleneck.aqm.limit", "the bottleneck's buffer is set too; give the queue limit once "
+                             "(aqm.limit or bottleneck.buffer)"))
+        elif b.aqm.limit is not None:
+            b.buffer = b.aqm.limit
+        elif "buffer" not in b.model_fields_set and b.aqm.default_limit() is not None:
+            b.buffer = b.aqm.default_limit()
+        b.aqm = b.aqm.model_copy(update={"limit": None})
     if b.buffer.unit == "bdp":
         b.buffer = Size(Decimal(size_to_packets(b.buffer, b.rate, b.bdp_rtt, wire)), "pkt")
     for i, f in enumerate(s.flows):
@@ -182,7 +194,9 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
                 "stop_ns": int(f.stop),
                 "app": app,
             })
-    return {
+            if f.ecn is not None:  # absent unless set: configs (and digests) of older specs stay as they were
+                flows[-1]["ecn"] = f.ecn
+    config: dict[str, Any] = {
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
         "sample_interval_ns": int(s.experiment.sample_interval),
@@ -195,6 +209,13 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
             {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss} for e in s.events
         ],
     }
+    # ECN and AQM keys only when used, so configs of specs without them are unchanged.
+    if s.tcp.ecn:
+        config["tcp"]["ecn"] = True
+    if b.aqm is not None:
+        wire = s.tcp.mss + s.tcp.header
+        config["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
+    return config
 
 
 def config_json(config: dict[str, Any]) -> str:
@@ -226,7 +247,9 @@ def run_config(config: dict[str, Any], progress: Optional[Callable[[float], None
 
 _FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interval", "rate_bps": "rate",
                 "delay_ns": "delay", "start_ns": "start", "stop_ns": "stop", "at_ns": "at", "mss_bytes": "mss",
-                "header_bytes": "header", "sender_access": "access"}
+                "header_bytes": "header", "sender_access": "access", "target_ns": "target", "interval_ns": "interval",
+                "tupdate_ns": "tupdate", "quantum_bytes": "quantum", "k_pkts": "k", "max_p": "probability",
+                "min_bytes": "min", "max_bytes": "max", "avpkt_bytes": "avpkt", "burst_pkts": "burst"}
 
 
 def spec_field(config_field: str, spec: Spec) -> str:
@@ -248,6 +271,8 @@ def spec_field(config_field: str, spec: Spec) -> str:
         parts[0] = f"flows[{group}]"
     elif head in ("duration_ns", "sample_interval_ns", "seed"):
         parts.insert(0, "experiment")
+    elif head == "aqm":
+        parts.insert(0, "bottleneck")
     return ".".join(_FIELD_NAMES.get(p, p) for p in parts)
 
 

@@ -14,14 +14,22 @@
 //!   overtake one sent before it (arrival = max(tx_end + delay, previous arrival)): a
 //!   link does not reorder.
 //!
+//! - With a queue discipline (`aqm`, [`crate::net::aqm`]) the qdisc holds the waiting
+//!   packets instead of the FIFO: it decides on each arrival (drop, mark, queue) and picks
+//!   the next packet whenever the serializer frees up (possibly dropping some first).
+//!   Packets it drops other than a refused arrival wait in `aqm_out.dropped` for the
+//!   engine's per-flow accounting. Without one, nothing of this runs.
+//!
 //! Counters (see [`QueueCounters`]): `enqueued` counts every packet offered,
 //! `dropped` every packet lost here (tail drops plus random losses, the latter also
 //! counted in `random_loss`), `departed` every packet that finished serializing, and
 //! `backlog` what is queued or serializing; enqueued = departed + dropped + backlog.
+//! `marked` counts CE marks set by the qdisc.
 
 use std::collections::VecDeque;
 
 use crate::config::QueueLimit;
+use crate::net::aqm::{AqmOut, Qdisc};
 use crate::net::packet::{Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
@@ -51,6 +59,12 @@ pub struct QueueCounters {
     pub random_loss: u64,
     /// Data segments that finished serializing (for the bottleneck: the benchmark figure).
     pub data_departed: u64,
+    /// Packets marked CE by the queue discipline.
+    pub marked: u64,
+    /// Sum (ns) and count of the queueing delays of packets the qdisc handed to the
+    /// serializer (arrival to start of serialization); only with a qdisc.
+    pub sojourn_sum_ns: u64,
+    pub sojourn_count: u64,
 }
 
 /// What happened to an offered packet.
@@ -77,6 +91,10 @@ pub struct Link {
     last_arrival: SimTime,
     rng: Rng,
     pub counters: QueueCounters,
+    /// The queue discipline, if any (else the drop-tail FIFO above).
+    aqm: Option<Box<dyn Qdisc>>,
+    /// What the qdisc dropped (besides refused arrivals) and marked, until drained.
+    pub aqm_out: AqmOut,
 }
 
 impl Link {
@@ -95,6 +113,56 @@ impl Link {
             last_arrival: SimTime::ZERO,
             rng,
             counters: QueueCounters::default(),
+            aqm: None,
+            aqm_out: AqmOut::default(),
+        }
+    }
+
+    /// Run the waiting room as `qdisc` instead of the drop-tail FIFO.
+    pub fn set_qdisc(&mut self, qdisc: Box<dyn Qdisc>) {
+        self.aqm = Some(qdisc);
+    }
+    pub fn has_qdisc(&self) -> bool {
+        self.aqm.is_some()
+    }
+
+    /// Fold what the qdisc reported into the counters: drops since `dropped_before`.
+    fn note_aqm(&mut self, dropped_before: usize) {
+        self.counters.dropped += (self.aqm_out.dropped.len() - dropped_before) as u64;
+        self.counters.marked += std::mem::take(&mut self.aqm_out.marks);
+    }
+
+    /// The next packet from the qdisc, its sojourn recorded.
+    fn dequeue_aqm(&mut self, now: SimTime) -> Option<Packet> {
+        let q = self.aqm.as_mut().expect("qdisc present");
+        let before = self.aqm_out.dropped.len();
+        let next = q.dequeue(now, &mut self.aqm_out);
+        self.note_aqm(before);
+        let (pkt, t) = next?;
+        self.counters.sojourn_sum_ns += now.ns() - t.ns();
+        self.counters.sojourn_count += 1;
+        Some(pkt)
+    }
+
+    /// `offer` through the qdisc.
+    fn offer_aqm(&mut self, now: SimTime, pkt: Packet) -> Offer {
+        let q = self.aqm.as_mut().expect("qdisc present");
+        let before = self.aqm_out.dropped.len();
+        let accepted = q.enqueue(now, pkt, &mut self.aqm_out);
+        self.note_aqm(before);
+        if !accepted {
+            self.counters.dropped += 1;
+            return Offer::Dropped { random: false };
+        }
+        if self.in_tx.is_some() {
+            return Offer::Queued;
+        }
+        match self.dequeue_aqm(now) {
+            Some(p) => {
+                self.in_tx = Some(p);
+                Offer::Transmitting(now + self.rate.tx_time(p.wire_bytes as u64))
+            }
+            None => Offer::Queued,
         }
     }
 
@@ -105,6 +173,9 @@ impl Link {
             self.counters.dropped += 1;
             self.counters.random_loss += 1;
             return Offer::Dropped { random: true };
+        }
+        if self.aqm.is_some() {
+            return self.offer_aqm(now, pkt);
         }
         if self.in_tx.is_none() {
             debug_assert!(self.queue.is_empty());
@@ -138,8 +209,12 @@ impl Link {
         self.last_arrival = arrival;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrival, pkt));
-        let next_tx = self.queue.pop_front().map(|next| {
-            self.queue_bytes -= next.wire_bytes as u64;
+        let next = if self.aqm.is_some() {
+            self.dequeue_aqm(now)
+        } else {
+            self.queue.pop_front().inspect(|next| self.queue_bytes -= next.wire_bytes as u64)
+        };
+        let next_tx = next.map(|next| {
             self.in_tx = Some(next);
             now + self.rate.tx_time(next.wire_bytes as u64)
         });
@@ -154,15 +229,20 @@ impl Link {
 
     /// Packets queued or serializing (not those propagating).
     pub fn backlog_pkts(&self) -> u64 {
-        self.queue.len() as u64 + self.in_tx.is_some() as u64
+        let waiting = self.aqm.as_ref().map_or(self.queue.len() as u64, |q| q.len_pkts());
+        waiting + self.in_tx.is_some() as u64
     }
     pub fn backlog_bytes(&self) -> u64 {
-        self.queue_bytes + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
+        let waiting = self.aqm.as_ref().map_or(self.queue_bytes, |q| q.len_bytes());
+        waiting + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
     }
 
-    /// Every packet still inside this link (queued, serializing or propagating).
-    pub fn packets_inside(&self) -> impl Iterator<Item = &Packet> {
-        self.queue.iter().chain(self.in_tx.iter()).chain(self.pipe.iter().map(|(_, p)| p))
+    /// Visit every packet still inside this link (queued, serializing or propagating).
+    pub fn for_each_inside(&self, f: &mut dyn FnMut(&Packet)) {
+        if let Some(q) = &self.aqm {
+            q.for_each(f);
+        }
+        self.queue.iter().chain(self.in_tx.iter()).chain(self.pipe.iter().map(|(_, p)| p)).for_each(f);
     }
 }
 

@@ -9,6 +9,25 @@ pub enum PacketKind {
     Ack,
 }
 
+/// The IP header's ECN field (RFC 3168 Sec. 5): Not-ECT, ECT(1), ECT(0), CE, with the
+/// codepoints' wire values.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0b00,
+    Ect1 = 0b01,
+    Ect0 = 0b10,
+    Ce = 0b11,
+}
+
+impl Ecn {
+    /// ECN-capable transport: a queue may mark it instead of dropping it.
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
 /// One SACK block: segments `[start, end)` held by the receiver.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlock {
@@ -36,6 +55,11 @@ pub struct Packet {
     /// ACK: SACK blocks, most recent first (RFC 2018); `n_sacks` are valid.
     pub sacks: [SackBlock; MAX_SACK_BLOCKS],
     pub n_sacks: u8,
+    /// IP ECN field; a queue turns ECT(0)/ECT(1) into CE to mark (`INET_ECN_set_ce`).
+    pub ecn: Ecn,
+    /// TCP header flags: ECE (ACK: ECN echo) and CWR (data: congestion window reduced).
+    pub ece: bool,
+    pub cwr: bool,
 }
 
 impl Packet {
@@ -49,6 +73,9 @@ impl Packet {
             is_retrans,
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_sacks: 0,
+            ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
         }
     }
 
@@ -68,6 +95,9 @@ impl Packet {
             is_retrans: false,
             sacks: blocks,
             n_sacks: n as u8,
+            ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
         }
     }
 

@@ -5,7 +5,7 @@
 //! rate sample (`tcp_rate_gen`), and let the algorithm or PRR set cwnd
 //! (`tcp_cong_control`); then send.
 
-use tcplab_cc::ops::ack_flags::{CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
+use tcplab_cc::ops::ack_flags::{CA_ACK_ECE, CA_ACK_SLOWPATH, CA_ACK_WIN_UPDATE};
 use tcplab_cc::{AckSample, CaState};
 
 use crate::net::{Packet, SackBlock};
@@ -22,6 +22,8 @@ pub(super) const FLAG_DATA_ACKED: u32 = 1 << 0;
 pub(super) const FLAG_DATA_SACKED: u32 = 1 << 1;
 /// `FLAG_RETRANS_DATA_ACKED`: some acked segment was retransmitted (Karn).
 pub(super) const FLAG_RETRANS_DATA_ACKED: u32 = 1 << 2;
+/// `FLAG_ECE`: the ACK echoed congestion (ECE) on an ECN connection.
+pub(super) const FLAG_ECE: u32 = 1 << 3;
 
 /// Send times of never-retransmitted segments newly (s)acked: the RTT candidates.
 #[derive(Default)]
@@ -62,7 +64,12 @@ impl Sender {
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
         let mut acc = RateAcc::default();
-        let mut flag = 0u32;
+        // tcp_ecn_rcv_ecn_echo.
+        let ece = pkt.ece && self.tp.ecn_ok;
+        let mut flag = if ece { FLAG_ECE } else { 0 };
+        if ece {
+            self.stats.ece_acks += 1;
+        }
 
         let mut sack_times = RttTimes::default();
         if pkt.n_sacks > 0 {
@@ -70,6 +77,10 @@ impl Sender {
         }
         let (pkts_acked, ack_times, cflag) = self.clean_rtx_queue(ack, &mut acc);
         flag |= cflag;
+        if ece {
+            // tcp_count_delivered: everything this ECE ACK delivered counts as CE.
+            self.tp.delivered_ce += self.tp.delivered - prior_delivered;
+        }
         if ack > prior_snd_una {
             self.rto_retransmits = 0;
         }
@@ -111,18 +122,22 @@ impl Sender {
         // Fast path (pure cumulative advance): CA_ACK_WIN_UPDATE; slow path (SACK
         // blocks, duplicates): CA_ACK_SLOWPATH, plus CA_ACK_WIN_UPDATE when snd_una
         // advanced (tcp_ack_update_window -> tcp_may_update_window).
-        let ev = match (pkt.n_sacks == 0, ack > prior_snd_una) {
+        let mut ev = match (pkt.n_sacks == 0, ack > prior_snd_una) {
             (true, true) => CA_ACK_WIN_UPDATE,
             (false, true) => CA_ACK_SLOWPATH | CA_ACK_WIN_UPDATE,
             (_, false) => CA_ACK_SLOWPATH,
         };
+        if ece {
+            ev |= CA_ACK_ECE;
+        }
         self.cc.in_ack_event(&mut self.tp, ev);
 
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(ack, ack == prior_snd_una && flag & FLAG_DATA_SACKED == 0);
         }
-        // tcp_ack_is_dubious: a duplicate, new SACK information, or not Open.
-        if ack == prior_snd_una || flag & FLAG_DATA_SACKED != 0 || self.tp.ca_state != CaState::Open {
+        // tcp_ack_is_dubious: a duplicate, new SACK information or an ECN echo
+        // (FLAG_CA_ALERT), or not Open.
+        if ack == prior_snd_una || flag & (FLAG_DATA_SACKED | FLAG_ECE) != 0 || self.tp.ca_state != CaState::Open {
             self.fastretrans_alert(now, flag, io);
         }
         if set_xmit_timer {
@@ -132,6 +147,7 @@ impl Sender {
         let delivered = (self.tp.delivered - prior_delivered) as u32;
         let lost = (self.tp.lost - prior_lost) as u32;
         acc.rs.prior_in_flight = prior_in_flight;
+        acc.rs.is_ece = ece;
         let rs = self.rate.rate_gen(&mut self.tp, &mut acc, delivered, lost);
 
         // tcp_cong_control

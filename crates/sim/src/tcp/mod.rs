@@ -14,7 +14,21 @@
 //!   (`tcp_xmit_retransmit_queue`).
 //! - CA states Open / Disorder / Recovery / Loss driven by the sender as in
 //!   `tcp_fastretrans_alert`, each change announced through `set_state` before
-//!   `icsk_ca_state` changes (`tcp_set_ca_state`). CWR is never entered (no ECN).
+//!   `icsk_ca_state` changes (`tcp_set_ca_state`). CWR on an ECN echo (below).
+//! - ECN (RFC 3168, tcp_input.c / tcp_output.c / tcp_ecn.h), when the spec turns it on
+//!   (`tcp.ecn`, a flow's `ecn`) or the algorithm needs it (`needs_ecn`,
+//!   `TCP_CONG_NEEDS_ECN`): new data is ECT(0), retransmissions Not-ECT unless the
+//!   algorithm needs ECN (`tcp_ecn_send`); an ACK with ECE is `FLAG_ECE`: everything it
+//!   delivers counts in `delivered_ce` (`tcp_count_delivered`), `in_ack_event` gets
+//!   `CA_ACK_ECE`, the rate sample `is_ece`, and in Open/Disorder the sender enters CWR
+//!   (`tcp_try_to_open` -> `tcp_enter_cwr`: `ssthresh`, `set_state(CWR)`, PRR down to
+//!   ssthresh, no undo); CWR ends once an ACK passes `high_seq` (`tcp_end_cwnd_reduction`).
+//!   Every reduction (CWR, Recovery, Loss) sets CWR on the next new segment
+//!   (`tcp_ecn_queue_cwr`). The receiver echoes CE as RFC 3168 (`TCP_ECN_DEMAND_CWR`: ECE
+//!   on every ACK from a CE segment until one with CWR, which is ACKed at once; quick ACKs
+//!   after CE, `tcp_ecn_check_ce`), or for an algorithm that needs ECN, as its receiving
+//!   instance's `cwnd_event(EcnIsCe / EcnNoCe)` says (DCTCP: ECE exactly on the ACKs of
+//!   CE segments, an immediate ACK on every CE change).
 //! - Recovery cwnd for algorithms without `cong_control`: PRR (RFC 6937,
 //!   `tcp_cwnd_reduction`), cwnd = ssthresh when Recovery ends
 //!   (`tcp_end_cwnd_reduction`); `cong_avoid` on ACKs that advance snd_una outside
@@ -56,8 +70,9 @@
 //! - SACK compression's RTT is the flow's handshake-like base RTT fixed at build time
 //!   (no timestamp echo, so no `rcv_rtt_est`; see [`receiver`]), and its timer fires
 //!   without the kernel's 100 us hrtimer slack.
-//! - No ECN, so CWR is entered only for the one-shot reduction after a tail loss probe
-//!   repaired a loss; no receive-window limit; no idle cwnd restart
+//! - ECN has no handshake (the peer always agrees, no SYN/SYN-ACK negotiation, no
+//!   fallback) and no AccECN; ECN-setup and retransmitted-SYN rules do not apply. No
+//!   receive-window limit; no idle cwnd restart
 //!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
 //! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux
 //!   (where `tcp_in_ack_event` runs after `tcp_clean_rtx_queue`): `pkts_acked`, then

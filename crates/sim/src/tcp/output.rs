@@ -6,7 +6,7 @@
 use tcplab_cc::helpers::{tcp_is_cwnd_limited, tcp_packets_in_flight};
 use tcplab_cc::CaEvent;
 
-use crate::net::Packet;
+use crate::net::{Ecn, Packet};
 use crate::tcp::pacing::advance_wstamp;
 use crate::tcp::rate::tcp_rate_check_app_limited;
 use crate::tcp::scoreboard::{Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
@@ -122,7 +122,18 @@ impl Sender {
         if self.rack_enabled {
             self.rack.tsorted.push_back((seq, now_us));
         }
-        io.out.push(Packet::data(self.flow, seq, payload, self.header, !is_new));
+        let mut pkt = Packet::data(self.flow, seq, payload, self.header, !is_new);
+        if self.tp.ecn_ok {
+            // tcp_ecn_send: new data is ECT(0) and carries a queued CWR; retransmissions
+            // are Not-ECT unless the algorithm needs ECN (RFC 3168 Sec. 6.1.5).
+            if is_new {
+                pkt.ecn = Ecn::Ect0;
+                pkt.cwr = std::mem::take(&mut self.ecn_queue_cwr);
+            } else if self.ca_needs_ecn {
+                pkt.ecn = Ecn::Ect0;
+            }
+        }
+        io.out.push(pkt);
     }
 
     /// `tcp_cwnd_validate` (its first half: the idle decay is not modelled).

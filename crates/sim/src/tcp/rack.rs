@@ -138,17 +138,21 @@ impl Sender {
         timeout
     }
 
-    /// `tcp_mark_skb_lost`: a lost retransmission stops counting as retransmitted.
+    /// `tcp_mark_skb_lost`: a segment not yet marked lost is marked (even one whose
+    /// retransmission is in flight without having been marked, as a loss probe's: it
+    /// keeps counting as retransmitted); a lost retransmission of a segment already
+    /// marked stops counting as retransmitted.
     pub(super) fn mark_skb_lost(&mut self, seq: u64) {
         let seg = self.sb.get_mut(seq);
         let f = seg.flags;
-        if f & RETRANS != 0 {
-            seg.flags &= !RETRANS;
-            self.tp.retrans_out -= 1;
-            seg.flags |= LOST;
-            // tcp_sum_lost counts a lost retransmission again.
-            self.tp.lost += 1;
-        } else if f & LOST == 0 {
+        if f & LOST != 0 {
+            if f & RETRANS != 0 {
+                seg.flags &= !RETRANS;
+                self.tp.retrans_out -= 1;
+                // tcp_sum_lost counts a lost retransmission again.
+                self.tp.lost += 1;
+            }
+        } else {
             seg.flags |= LOST;
             self.tp.lost_out += 1;
             self.tp.lost += 1;
@@ -184,7 +188,7 @@ impl Sender {
         self.rack_detect_loss();
         if prior_inflight != self.packets_in_flight() {
             if self.tp.ca_state != CaState::Recovery {
-                self.enter_recovery();
+                self.enter_recovery(false);
                 if !self.cong_control {
                     self.cwnd_reduction(1, (self.tp.lost - lost) as u32, false);
                 }

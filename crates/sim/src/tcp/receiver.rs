@@ -33,7 +33,9 @@
 
 use std::collections::VecDeque;
 
-use crate::net::packet::{Packet, SackBlock, MAX_SACK_BLOCKS};
+use tcplab_cc::{CaEvent, CcView, CongestionOps};
+
+use crate::net::packet::{Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sched::Timer;
 use crate::tcp::sack_compress::{CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED};
 use crate::time::{Dur, SimTime};
@@ -59,6 +61,8 @@ pub struct ReceiverStats {
     /// ACKs withheld by SACK compression and replaced by a later one
     /// (LINUX_MIB_TCPACKCOMPRESSED).
     pub acks_compressed: u64,
+    /// Data segments that arrived with CE set.
+    pub ce_packets: u64,
 }
 
 /// Which receiver timer an event belongs to.
@@ -119,6 +123,17 @@ pub struct Receiver {
     pub delack: Timer,
     /// SACK compression state and its timer.
     pub comp: SackCompress,
+    /// ECN negotiated (see [`Receiver::enable_ecn`]); everything below is unused without.
+    ecn: bool,
+    /// `TCP_ECN_SEEN`: an ECN-capable segment has arrived.
+    ecn_seen: bool,
+    /// `TCP_ECN_DEMAND_CWR`: ACKs carry ECE.
+    demand_cwr: bool,
+    /// `ICSK_ACK_NOW` for the segment being processed.
+    ack_now: bool,
+    /// The receiving socket's algorithm when it needs ECN (DCTCP): it gets
+    /// `EcnIsCe`/`EcnNoCe` and runs its own echo state machine, through `rx_tp`.
+    rx_cc: Option<(Box<dyn CongestionOps>, CcView)>,
     pub stats: ReceiverStats,
 }
 
@@ -140,6 +155,11 @@ impl Receiver {
             seen_data: false,
             delack: Timer::default(),
             comp: SackCompress::disabled(),
+            ecn: false,
+            ecn_seen: false,
+            demand_cwr: false,
+            ack_now: false,
+            rx_cc: None,
             stats: ReceiverStats::default(),
         }
     }
@@ -148,6 +168,105 @@ impl Receiver {
     /// estimate its timer delay is derived from (the engine passes the flow's base RTT).
     pub fn enable_sack_compression(&mut self, rtt: Dur) {
         self.comp = SackCompress::new(TCP_COMP_SACK_NR, rtt);
+    }
+
+    /// ECN was negotiated: echo CE as RFC 3168 (ECE on every ACK from a CE segment until
+    /// a segment with CWR arrives), or, with `rx_cc` (an algorithm that needs ECN, run
+    /// by the receiving host as in a DCTCP deployment), as that algorithm's
+    /// `cwnd_event(EcnIsCe / EcnNoCe)` says.
+    pub fn enable_ecn(&mut self, rx_cc: Option<Box<dyn CongestionOps>>) {
+        self.ecn = true;
+        self.rx_cc = rx_cc.map(|mut cc| {
+            let mut tp = CcView::new(self.mss, 0);
+            tp.ecn_ok = true;
+            cc.init(&mut tp);
+            (cc, tp)
+        });
+    }
+
+    /// `tcp_ecn_accept_cwr`: the sender has reduced; stop echoing, and ACK this segment
+    /// at once (its cwnd may be tiny).
+    fn ecn_accept_cwr(&mut self, pkt: &Packet) {
+        if self.ecn && pkt.cwr {
+            self.demand_cwr = false;
+            self.ack_now = true;
+        }
+    }
+
+    /// `tcp_enter_quickack_mode(sk, 2)`: at least 2 immediate ACKs.
+    fn quickack_2(&mut self) {
+        self.quick = self.quick.max(2);
+    }
+
+    /// `tcp_ecn_check_ce` for a segment that just arrived (`rcv_nxt` already advanced
+    /// past it if in order). Returns an ACK the algorithm asks to send first.
+    fn ecn_check_ce(&mut self, pkt: &Packet) -> Option<Packet> {
+        if !self.ecn {
+            return None;
+        }
+        let mut flush = None;
+        let ev = match pkt.ecn {
+            Ecn::NotEct => {
+                // Not-ECT after ECT: probably a retransmission; ACK quickly.
+                if self.ecn_seen {
+                    self.quickack_2();
+                }
+                return None;
+            }
+            Ecn::Ce => CaEvent::EcnIsCe,
+            Ecn::Ect0 | Ecn::Ect1 => CaEvent::EcnNoCe,
+        };
+        if let Some((cc, tp)) = self.rx_cc.as_mut() {
+            tp.rcv_nxt = self.rcv_nxt;
+            tp.ecn_demand_cwr = self.demand_cwr;
+            tp.ack_timer_pending = self.delack.is_armed();
+            tp.ack_now = false;
+            tp.send_ack = None;
+            cc.cwnd_event(tp, ev);
+            self.demand_cwr = tp.ecn_demand_cwr;
+            self.ack_now |= tp.ack_now;
+            if let Some((ack, ece)) = tp.send_ack {
+                flush = Some(self.special_ack(ack, ece));
+            }
+        }
+        if ev == CaEvent::EcnIsCe {
+            self.stats.ce_packets += 1;
+            if !self.demand_cwr {
+                // Better not delay ACKs: the sender may have a very small cwnd.
+                self.quickack_2();
+                self.demand_cwr = true;
+            }
+        }
+        self.ecn_seen = true;
+        flush
+    }
+
+    /// An ACK for `ack` with ECE = `ece` sent outside the normal path
+    /// (`__tcp_send_ack(sk, prior_rcv_nxt)`): when it does not acknowledge everything
+    /// received, `tcp_event_ack_sent` leaves the delayed-ACK state alone.
+    fn special_ack(&mut self, ack: u64, ece: bool) -> Packet {
+        if ack == self.rcv_nxt {
+            let saved = self.demand_cwr;
+            self.demand_cwr = ece;
+            let p = self.make_ack();
+            self.demand_cwr = saved;
+            return p;
+        }
+        self.stats.acks_sent += 1;
+        let (blocks, n) = self.sack_blocks();
+        let mut p = Packet::ack(self.flow, ack, &blocks[..n], self.header);
+        self.ecn_mark_ack(&mut p, ece);
+        p
+    }
+
+    /// `tcp_ecn_send` for an ACK: ECE while demanded; ECT if the algorithm needs ECN.
+    fn ecn_mark_ack(&self, p: &mut Packet, ece: bool) {
+        if self.ecn {
+            p.ece = ece;
+            if self.rx_cc.is_some() {
+                p.ecn = Ecn::Ect0;
+            }
+        }
     }
 
     /// Payload bytes of segments [a, b).
@@ -236,8 +355,11 @@ impl Receiver {
         self.delack.cancel();
         self.stats.acks_compressed += self.comp.on_ack_sent() as u64;
         self.stats.acks_sent += 1;
+        self.ack_now = false;
         let (blocks, n) = self.sack_blocks();
-        Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header)
+        let mut p = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header);
+        self.ecn_mark_ack(&mut p, self.demand_cwr);
+        p
     }
 
     /// The distinct blocks of the remembered SACK list (the kernel's `selective_acks[]`,
@@ -277,7 +399,7 @@ impl Receiver {
     /// `__tcp_ack_snd_check` with out-of-order data held.
     fn ack_snd_check_ofo(&mut self, now: SimTime) -> RxOut {
         // More than one full segment since the last ACK, quick-ACK mode, TCP_QUICKACK.
-        if self.rcv_nxt - self.rcv_wup >= 2 || self.quick > 0 || !self.delayed_ack {
+        if self.rcv_nxt - self.rcv_wup >= 2 || self.quick > 0 || !self.delayed_ack || self.ack_now {
             return RxOut::ack(self.make_ack());
         }
         match self.comp.check(now, self.rcv_nxt) {
@@ -296,6 +418,8 @@ impl Receiver {
             self.seen_data = true;
             self.quick = TCP_MAX_QUICKACKS;
         }
+        self.ack_now = false;
+        self.ecn_accept_cwr(pkt);
         if self.holds(seq) {
             self.quick = TCP_MAX_QUICKACKS;
             self.stats.duplicate_packets += 1;
@@ -306,6 +430,8 @@ impl Receiver {
             let had_ooo = !self.ooo.is_empty();
             self.rcv_nxt += 1;
             self.stats.delivered_bytes += pkt.payload as u64;
+            // tcp_event_data_recv -> tcp_ecn_check_ce, before the out-of-order merge.
+            let ecn_flush = if self.ecn { self.ecn_check_ce(pkt) } else { None };
             if had_ooo && self.ooo[0].0 == self.rcv_nxt {
                 let (a, b) = self.ooo.pop_front().expect("checked non-empty");
                 self.stats.delivered_bytes += self.bytes_of(a, b);
@@ -314,11 +440,11 @@ impl Receiver {
             if had_ooo {
                 if self.ooo.is_empty() {
                     // The hole is closed: ICSK_ACK_NOW (RFC 5681 4.2).
-                    return RxOut::ack(self.make_ack());
+                    return RxOut { flush: ecn_flush, ..RxOut::ack(self.make_ack()) };
                 }
                 // Out-of-order data still held: the compression path, where the moved
                 // rcv_nxt makes this ACK immediate.
-                return self.ack_snd_check_ofo(now);
+                return RxOut { flush: ecn_flush, ..self.ack_snd_check_ofo(now) };
             }
             if pkt.payload >= self.mss {
                 self.unacked += 1;
@@ -327,13 +453,15 @@ impl Receiver {
             // ICSK_ACK_PUSHED and tcp_cleanup_rbuf ACKs at once once the application has
             // read everything (ours reads at once).
             let pushed = self.total_bytes.is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
-            if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed {
-                return RxOut::ack(self.make_ack());
+            if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed || self.ack_now {
+                return RxOut { flush: ecn_flush, ..RxOut::ack(self.make_ack()) };
             }
-            return RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck);
+            return RxOut { flush: ecn_flush, ..RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck) };
         }
-        // Out of order: maybe flush a compressed ACK, hold the segment, then decide.
-        let flush = self.sack_compress_flush(seq);
+        // Out of order (tcp_data_queue_ofo: tcp_ecn_check_ce first): maybe flush a
+        // compressed ACK, hold the segment, then decide.
+        let ecn_flush = if self.ecn { self.ecn_check_ce(pkt) } else { None };
+        let flush = ecn_flush.or_else(|| self.sack_compress_flush(seq));
         self.insert_ooo(seq);
         self.note_recent(seq);
         RxOut { flush, ..self.ack_snd_check_ofo(now) }

@@ -6,6 +6,7 @@ use tcplab_cc::helpers::tcp_packets_in_flight;
 use tcplab_cc::ops::TCP_INFINITE_SSTHRESH;
 use tcplab_cc::{CaEvent, CaState};
 
+use crate::tcp::input::FLAG_ECE;
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, SACKED};
 use crate::tcp::sender::Sender;
 use crate::tcp::SenderIo;
@@ -17,13 +18,20 @@ pub const TCP_FASTRETRANS_THRESH: u32 = 3;
 
 impl Sender {
     /// `tcp_fastretrans_alert`, called for dubious ACKs.
-    pub(super) fn fastretrans_alert(&mut self, now: SimTime, _flag: u32, io: &mut SenderIo) {
+    pub(super) fn fastretrans_alert(&mut self, now: SimTime, flag: u32, io: &mut SenderIo) {
         let una = self.tp.snd_una;
+        let ece = flag & FLAG_ECE != 0;
         // D. Exit conditions: Recovery ends once everything sent before it is acked.
         if self.tp.ca_state == CaState::Recovery && una >= self.high_seq {
             // tcp_try_undo_recovery (no undo) sets Open, then tcp_end_cwnd_reduction.
             self.set_ca_state(CaState::Open);
             self.end_cwnd_reduction();
+        }
+        // CWR is held until something above high_seq is acked, so that the CWR flag
+        // reached the receiver.
+        if self.tp.ca_state == CaState::Cwr && una > self.high_seq {
+            self.end_cwnd_reduction();
+            self.set_ca_state(CaState::Open);
         }
         // E. Process the state.
         match self.tp.ca_state {
@@ -48,10 +56,27 @@ impl Sender {
         }
         self.identify_packet_loss(now, io);
         if !self.time_to_recover() {
-            self.try_to_open();
+            // tcp_try_to_open: an ECN echo starts a CWR reduction; otherwise Open/Disorder.
+            if ece {
+                self.enter_cwr();
+            }
+            if self.tp.ca_state != CaState::Cwr {
+                self.try_to_open();
+            }
             return;
         }
-        self.enter_recovery();
+        self.enter_recovery(ece);
+    }
+
+    /// `tcp_enter_cwr`: reduce cwnd once for an ECN echo (RFC 3168 Sec. 6.1.2), without
+    /// undo.
+    pub(super) fn enter_cwr(&mut self) {
+        self.tp.prior_ssthresh = 0;
+        if self.tp.ca_state < CaState::Cwr {
+            self.init_cwnd_reduction();
+            self.stats.ecn_reductions += 1;
+            self.set_ca_state(CaState::Cwr);
+        }
     }
 
     /// `tcp_identify_packet_loss`: RACK, or RFC 6675 marking when RACK is off. Returns
@@ -119,10 +144,12 @@ impl Sender {
         }
     }
 
-    /// `tcp_enter_recovery`.
-    pub(super) fn enter_recovery(&mut self) {
+    /// `tcp_enter_recovery`: an ECN echo on the same ACK forbids undo (no prior_ssthresh).
+    pub(super) fn enter_recovery(&mut self, ece: bool) {
         if !self.in_cwnd_reduction() {
-            self.tp.prior_ssthresh = self.current_ssthresh();
+            if !ece {
+                self.tp.prior_ssthresh = self.current_ssthresh();
+            }
             self.init_cwnd_reduction();
         }
         self.stats.recoveries += 1;
@@ -149,6 +176,8 @@ impl Sender {
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
+        // tcp_ecn_queue_cwr: tell the receiver on the next new segment.
+        self.ecn_queue_cwr |= self.tp.ecn_ok;
     }
 
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh when Recovery ends (not for

@@ -74,5 +74,6 @@ impl Sender {
         self.tp.snd_cwnd_stamp_us = self.tp.now_us;
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.tp.snd_nxt;
+        self.ecn_queue_cwr |= self.tp.ecn_ok; // tcp_ecn_queue_cwr
     }
 }

@@ -28,6 +28,9 @@ pub struct SenderStats {
     pub recoveries: u64,
     /// Tail loss probes sent (`LINUX_MIB_TCPLOSSPROBES`).
     pub tlp_probes: u64,
+    /// ACKs with ECE processed (`FLAG_ECE`), and reductions they started (CWR entries).
+    pub ece_acks: u64,
+    pub ecn_reductions: u64,
 }
 
 /// Which timer the shared retransmission slot (`rto_timer`) holds: `icsk_pending`'s
@@ -93,6 +96,13 @@ pub struct Sender {
     pub(super) tlp_high_seq: Option<u64>,
     /// `tp->tlp_retrans`: the outstanding probe was a retransmission.
     pub(super) tlp_retrans: bool,
+    /// ECN requested for this connection (`tcp.ecn` / the flow's `ecn`); the algorithm's
+    /// `needs_ecn` requests it too. `tp.ecn_ok` holds the negotiated result.
+    pub ecn: bool,
+    /// `TCP_ECN_QUEUE_CWR`: set CWR on the next new data segment.
+    pub(super) ecn_queue_cwr: bool,
+    /// `tcp_ca_needs_ecn`, cached: retransmissions stay ECN-capable.
+    pub(super) ca_needs_ecn: bool,
     pub stats: SenderStats,
 }
 
@@ -138,6 +148,9 @@ impl Sender {
             xmit_pending: XmitTimer::Rto,
             tlp_high_seq: None,
             tlp_retrans: false,
+            ecn: false,
+            ecn_queue_cwr: false,
+            ca_needs_ecn: false,
             stats: SenderStats::default(),
         }
     }
@@ -150,6 +163,9 @@ impl Sender {
         self.tp.snd_cwnd = self.initial_cwnd;
         self.tp.delivered_mstamp_us = now.us();
         self.offered_segs = self.app.offered_segments(self.mss);
+        // ECN negotiation (no handshake here: the peer always agrees, see tcp/mod.rs).
+        self.ca_needs_ecn = self.cc.needs_ecn();
+        self.tp.ecn_ok = self.ecn || self.ca_needs_ecn;
         self.cc.init(&mut self.tp);
         self.cong_control = self.cc.has_cong_control();
         self.try_send(now, io);

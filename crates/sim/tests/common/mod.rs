@@ -30,6 +30,7 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
             start_ns: 0,
             stop_ns: None,
             app: AppConfig::Bulk,
+            ecn: None,
         })
         .collect();
     WorldConfig {
@@ -41,6 +42,7 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         bottleneck_reverse: None,
         flows,
         events: vec![],
+        aqm: None,
     }
 }
 

@@ -1,0 +1,152 @@
+"""``[bottleneck] aqm``: the bottleneck's queue discipline, one table per kind, each with
+Linux's defaults (the engine models them: crates/sim/src/net/aqm/).
+
+``kind`` selects the model; every other field is optional::
+
+    aqm = { kind = "codel", target = "5ms", interval = "100ms", ecn = true }
+
+The qdisc's hard limit is ``limit`` if given, else ``bottleneck.buffer`` if the spec sets
+it, else the kernel's default (codel and pie: 1000 packets, fq_codel: 10240 packets;
+red and step have none, so the bottleneck's default buffer of 1 BDP applies).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictInt, model_validator
+
+from .units import Size, format_time, parse_size, parse_time
+
+Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
+SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
+
+KINDS = ("step", "red", "codel", "fq_codel", "pie")
+
+
+class _Aqm(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    @model_validator(mode="after")
+    def _target_below_interval(self) -> "_Aqm":
+        target, interval = getattr(self, "target", None), getattr(self, "interval", None)
+        if target is not None and interval is not None and target >= interval:
+            raise ValueError(f"target ({format_time(target)}) must be below interval ({format_time(interval)})")
+        return self
+
+    # The qdisc's hard limit (packets, bytes or BDP multiples); see the module docs.
+    limit: Optional[SizeField] = None
+
+    def default_limit(self) -> Optional[Size]:
+        """The kernel's default limit, if the qdisc has one."""
+        return None
+
+
+class StepAqm(_Aqm):
+    """Mark (drop without ``ecn``) an arrival that finds ``k`` or more packets queued (DCTCP's K)."""
+
+    kind: Literal["step"]
+    k: StrictInt = Field(ge=1, le=1_000_000)
+    ecn: StrictBool = False
+
+
+class RedAqm(_Aqm):
+    """RED (sch_red.c); ``min``/``max`` thresholds on the average queue, defaults as ``tc``."""
+
+    kind: Literal["red"]
+    min: Optional[SizeField] = None
+    max: Optional[SizeField] = None
+    probability: float = Field(0.02, gt=0.0, le=1.0)  # tc/q_red.c default
+    avpkt: StrictInt = Field(1000, ge=1, le=65_535)  # bytes; tc/q_red.c default
+    burst: Optional[StrictInt] = Field(None, ge=1)  # packets; tc: (2 min + max) / (3 avpkt)
+    ecn: StrictBool = False
+    harddrop: StrictBool = False
+
+
+class CodelAqm(_Aqm):
+    """CoDel (sch_codel.c): target 5 ms, interval 100 ms, limit 1000 packets."""
+
+    kind: Literal["codel"]
+    target: Time = 5_000_000
+    interval: Time = 100_000_000
+    ecn: StrictBool = False
+
+    def default_limit(self) -> Optional[Size]:
+        from decimal import Decimal
+        return Size(Decimal(1000), "pkt")  # sch_codel.c: sch->limit = DEFAULT_CODEL_LIMIT
+
+
+class FqCodelAqm(_Aqm):
+    """FQ-CoDel (sch_fq_codel.c): 1024 flow queues, quantum 1514 B, ECN on, limit 10240."""
+
+    kind: Literal["fq_codel"]
+    target: Time = 5_000_000
+    interval: Time = 100_000_000
+    quantum: StrictInt = Field(1514, ge=64, le=1_048_576)  # bytes; psched_mtu
+    flows: StrictInt = Field(1024, ge=1, le=65_536)
+    ecn: StrictBool = True  # fq_codel_init: cparams.ecn = true
+
+    def default_limit(self) -> Optional[Size]:
+        from decimal import Decimal
+        return Size(Decimal(10240), "pkt")  # fq_codel_init: sch->limit = 10*1024
+
+
+class PieAqm(_Aqm):
+    """PIE (sch_pie.c): target 15 ms, tupdate 15 ms, alpha 2/16, beta 20/16, limit 1000."""
+
+    kind: Literal["pie"]
+    target: Time = 15_000_000
+    tupdate: Time = 15_000_000
+    alpha: StrictInt = Field(2, ge=0, le=32)
+    beta: StrictInt = Field(20, ge=0, le=32)
+    ecn: StrictBool = False
+
+    def default_limit(self) -> Optional[Size]:
+        from decimal import Decimal
+        return Size(Decimal(1000), "pkt")  # pie_init: sch->limit = 1000
+
+
+Aqm = Annotated[Union[StepAqm, RedAqm, CodelAqm, FqCodelAqm, PieAqm], Field(discriminator="kind")]
+
+
+def _bytes(size: Size, wire: int, bdp_bytes: float) -> int:
+    if size.unit == "bytes":
+        return int(size.value)
+    if size.unit == "pkt":
+        return int(size.value) * wire
+    if size.unit == "bdp":
+        return max(1, int(round(float(size.value) * bdp_bytes)))
+    raise ValueError(f"{size} is not a size")
+
+
+def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
+    """The engine's ``aqm`` table (crates/sim/src/net/aqm/mod.rs, ``AqmConfig``)."""
+    if isinstance(aqm, StepAqm):
+        return {"kind": "step", "k_pkts": aqm.k, "ecn": aqm.ecn}
+    if isinstance(aqm, RedAqm):
+        qmax = _bytes(aqm.max, wire, bdp_bytes) if aqm.max is not None else None
+        qmin = _bytes(aqm.min, wire, bdp_bytes) if aqm.min is not None else None
+        # tc/q_red.c: max defaults to 3 min, min to max / 3.
+        if qmax is None and qmin is not None:
+            qmax = 3 * qmin
+        if qmin is None and qmax is not None:
+            qmin = qmax // 3
+        out: dict[str, Any] = {"kind": "red", "min_bytes": qmin, "max_bytes": qmax, "max_p": aqm.probability,
+                               "avpkt_bytes": aqm.avpkt, "ecn": aqm.ecn, "harddrop": aqm.harddrop}
+        if aqm.burst is not None:
+            out["burst_pkts"] = aqm.burst
+        return out
+    if isinstance(aqm, CodelAqm):
+        return {"kind": "codel", "target_ns": aqm.target, "interval_ns": aqm.interval, "ecn": aqm.ecn}
+    if isinstance(aqm, FqCodelAqm):
+        return {"kind": "fq_codel", "target_ns": aqm.target, "interval_ns": aqm.interval,
+                "quantum_bytes": aqm.quantum, "flows": aqm.flows, "ecn": aqm.ecn}
+    if isinstance(aqm, PieAqm):
+        return {"kind": "pie", "target_ns": aqm.target, "tupdate_ns": aqm.tupdate, "alpha": aqm.alpha,
+                "beta": aqm.beta, "ecn": aqm.ecn}
+    raise TypeError(f"unknown aqm {aqm!r}")
+
+
+def model_of(kind: str) -> Any:
+    """The model class of an aqm ``kind`` (for error messages)."""
+    return {"step": StepAqm, "red": RedAqm, "codel": CodelAqm, "fq_codel": FqCodelAqm, "pie": PieAqm}.get(kind)
