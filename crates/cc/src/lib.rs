@@ -8,9 +8,11 @@
 //!   bandwidth filter and by the simulator's `tcp_min_rtt`.
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
+//! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern.
 //! - [`variants`]: BBR-ACD, BBR-CWS, BBR-ACW, Modest BBR, BBQ, DA-BBR as `BbrVariant`s.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod helpers;
 pub mod illinois;
@@ -21,5 +23,5 @@ pub mod reno;
 pub mod variants;
 pub mod vegas;
 
-pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample};
+pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample};
 pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};

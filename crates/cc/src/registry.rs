@@ -159,6 +159,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::vegas::SPEC,
     &crate::illinois::SPEC,
     &crate::bbr::SPEC,
+    &crate::bbr3::SPEC,
     &crate::variants::acd::SPEC,
     &crate::variants::acd_ns3::SPEC,
     &crate::variants::acd_ns3::BASELINE_SPEC,
