@@ -35,40 +35,91 @@ fn rates(out: &RunOutput, n: usize, from: u64, to: u64) -> Vec<f64> {
     (0..n as u64).map(|i| flow_mean(out, "throughput_bps", i, from, to)).collect()
 }
 
-fn shallow(cc: &str) -> RunOutput {
-    let cfg = dumbbell(cc, 4, 50_000_000, 40 * MS, 0.5, 60 * S);
-    World::run_config(&cfg).unwrap()
+/// `cc` x n over `rate` Mbit/s, 40 ms, a 0.5 BDP drop-tail buffer, 60 s.
+fn shallow(cc: &str, n: usize, rate: u64) -> RunOutput {
+    World::run_config(&dumbbell(cc, n, rate, 40 * MS, 0.5, 60 * S)).unwrap()
 }
 
+/// Shallow buffer, flows of one kind. Expectation (draft-ietf-ccwg-bbr Sec. 4.5.10,
+/// the v3 `bbr_loss_thresh` and `bbr_is_inflight_too_high`; Google's IETF 104/117
+/// BBRv2/v3 slides: v1 ignores loss and retransmits a large fraction in shallow
+/// buffers, v2/v3 bound loss near 2 %): BBRv3's retransmission rate stays near or below
+/// loss_thresh, BBRv1's is far higher, and v3 still fills the link.
+/// Tolerances: v3 <= 2 x loss_thresh = 3.9 % (a probe's overshoot is detected per lost
+/// packet, but a round of it is already in flight); v1 >= 3 x v3 and >= 3 %; v3
+/// utilisation (5-60 s) >= 90 %.
+/// Measured: 4 flows at 50 Mbit/s: v3 0.40 % (util 0.977, Jain 0.998), v1 11.9 %
+/// (util 0.981); at 10 Mbit/s: v3 2.68 % (util 0.981), v1 13.8 %. (Also seen while
+/// writing this test, not asserted: 8 flows / 0.25 BDP / 50 Mbit/s: v3 1.06 %, v1 9.8 %;
+/// 2 flows / 100 Mbit/s: v3 0.22 %, v1 3.4 %.)
 #[test]
 fn bbr3_keeps_its_retransmission_rate_near_loss_thresh_in_a_shallow_buffer() {
-    let v3 = shallow("bbr3");
-    let v1 = shallow("bbr");
-    let (r3, r1) = (retrans_rate(&v3, "bbr3"), retrans_rate(&v1, "bbr"));
-    let x3 = rates(&v3, 4, 5 * S, 60 * S);
-    let x1 = rates(&v1, 4, 5 * S, 60 * S);
-    let util3 = x3.iter().sum::<f64>() / (50e6 * 1448.0 / 1500.0);
-    let util1 = x1.iter().sum::<f64>() / (50e6 * 1448.0 / 1500.0);
-    eprintln!(
-        "4 flows, 50 Mbit/s, 40 ms, 0.5 BDP: retransmission rate bbr3 {:.4} (util {util3:.3}, Jain {:.3}), \
-         bbr {:.4} (util {util1:.3}, Jain {:.3})",
-        r3, jain(&x3), r1, jain(&x1)
-    );
+    for rate in [50_000_000u64, 10_000_000] {
+        let v3 = shallow("bbr3", 4, rate);
+        let v1 = shallow("bbr", 4, rate);
+        let (r3, r1) = (retrans_rate(&v3, "bbr3"), retrans_rate(&v1, "bbr"));
+        let x3 = rates(&v3, 4, 5 * S, 60 * S);
+        let x1 = rates(&v1, 4, 5 * S, 60 * S);
+        let payload = rate as f64 * 1448.0 / 1500.0;
+        let util3 = x3.iter().sum::<f64>() / payload;
+        let util1 = x1.iter().sum::<f64>() / payload;
+        eprintln!(
+            "4 flows, {} Mbit/s, 40 ms, 0.5 BDP: retransmission rate bbr3 {:.4} (util {util3:.3}, Jain {:.3}), \
+             bbr {:.4} (util {util1:.3}, Jain {:.3})",
+            rate / 1_000_000,
+            r3,
+            jain(&x3),
+            r1,
+            jain(&x1)
+        );
+        assert!(r3 <= 2.0 * 5.0 / 256.0, "bbr3 retransmission rate {r3}");
+        assert!(r1 >= 3.0 * r3 && r1 >= 0.03, "bbr {r1} vs bbr3 {r3}");
+        assert!(util3 >= 0.9, "bbr3 utilisation {util3}");
+    }
 }
 
-fn deep_vs_cubic(cc: &str) -> (f64, f64) {
-    let mut cfg = dumbbell(cc, 2, 50_000_000, 40 * MS, 5.0, 120 * S);
+/// BBR (v1 or v3) flow 0 against CUBIC flow 1: CUBIC's share of the summed mean
+/// throughput over (from, 60 or 120 s], and Jain's index.
+fn vs_cubic(cc: &str, rate: u64, rtt_ns: u64, buffer_bdp: f64, duration: u64, from: u64) -> (f64, f64) {
+    let mut cfg = dumbbell(cc, 2, rate, rtt_ns, buffer_bdp, duration);
     cfg.flows[1].cc = "cubic".into();
     let out = World::run_config(&cfg).unwrap();
-    let x = rates(&out, 2, 10 * S, 120 * S);
+    let x = rates(&out, 2, from, duration);
     (x[1] / (x[0] + x[1]), jain(&x))
 }
 
+/// Shallow buffer against CUBIC, the scenario of bbr_scenarios.rs
+/// (BBR-CWS Fig. 9: 50 Mbit/s, 10 ms, 0.5 BDP), where v1 takes ~96 %. Expectation
+/// (Google's IETF 104/117 slides; draft-ietf-ccwg-bbr Sec. 1, coexistence with
+/// Reno/CUBIC as a design goal, via inflight_hi and the loss response): v3 leaves CUBIC
+/// a far larger share. Tolerance: CUBIC share with v3 >= 2 x with v1, and >= 0.10.
+/// Measured: CUBIC share 0.150 with v3 (Jain 0.671), 0.039 with v1 (Jain 0.540); v3
+/// still takes 85 %, far from an even split (at 40 ms instead of 10 ms, seen while
+/// writing this test: 0.241 at 50 Mbit/s, 0.439 at 10 Mbit/s, vs v1's 0.074 / 0.078).
+#[test]
+fn bbr3_leaves_cubic_far_more_of_a_shallow_buffer_than_bbr_v1() {
+    let (s3, j3) = vs_cubic("bbr3", 50_000_000, 10 * MS, 0.5, 60 * S, 10 * S);
+    let (s1, j1) = vs_cubic("bbr", 50_000_000, 10 * MS, 0.5, 60 * S, 10 * S);
+    eprintln!("vs CUBIC, 50 Mbit/s, 10 ms, 0.5 BDP: CUBIC share with bbr3 {s3:.3} (Jain {j3:.3}), with bbr {s1:.3} (Jain {j1:.3})");
+    assert!(s3 >= 2.0 * s1 && s3 >= 0.10, "CUBIC share with bbr3 {s3}, with bbr {s1}");
+}
+
+/// Deep buffer (5 BDP) against CUBIC, 50 Mbit/s, 40 ms, 120 s (means over 10-120 s).
+/// Expectation (the issue's, after Google's coexistence claims for v3): v3 shares more
+/// evenly than v1. Tolerance: Jain(v3) > Jain(v1); CUBIC's share with v3 in [0.3, 0.7].
+/// Measured: CUBIC share 0.428 with v3 (Jain 0.980), 0.601 with v1 (Jain 0.961): v1 is
+/// held to its 2 BDP cwnd while CUBIC fills the buffer, so here CUBIC gets more than
+/// half against v1 and less than half against v3; by Jain v3 is the more even.
+/// Not robust across paths (seen while writing this test, not asserted): at 10 Mbit/s
+/// Jain 0.996 (v3) vs 1.000 (v1); at 3 BDP 0.953 vs 0.988; at 20 ms 0.997 vs 0.977; at
+/// 20 Mbit/s / 8 BDP 0.990 vs 0.938. Reported as measured, not tuned.
 #[test]
 fn bbr3_shares_a_deep_buffer_with_cubic_more_evenly_than_bbr_v1() {
-    let (s3, j3) = deep_vs_cubic("bbr3");
-    let (s1, j1) = deep_vs_cubic("bbr");
+    let (s3, j3) = vs_cubic("bbr3", 50_000_000, 40 * MS, 5.0, 120 * S, 10 * S);
+    let (s1, j1) = vs_cubic("bbr", 50_000_000, 40 * MS, 5.0, 120 * S, 10 * S);
     eprintln!("vs CUBIC, 50 Mbit/s, 40 ms, 5 BDP: CUBIC share with bbr3 {s3:.3} (Jain {j3:.3}), with bbr {s1:.3} (Jain {j1:.3})");
+    assert!(j3 > j1, "Jain bbr3 {j3} <= bbr {j1}");
+    assert!((0.3..=0.7).contains(&s3), "CUBIC share with bbr3 {s3}");
 }
 
 /// Seconds of each change of `cc_mode`/`cc_phase` of flow 0: (time, mode, phase, cwnd).
