@@ -60,6 +60,8 @@
 //! - `ops`: the `tcp_congestion_ops`: `bbr_init`, `bbr_ssthresh`, `bbr_undo_cwnd`,
 //!   `bbr_cwnd_event`, `bbr_set_state`, `bbr_skb_marked_lost`, `bbr_get_info`.
 //! - `params`: the `bbr_param(sk, name)` tunables with the kernel's defaults.
+//! - `variant`: hooks for research variants on v3 (`Bbr3Variant`; `bbr3` is
+//!   `Bbr3Ops<KernelBbr3>`, which overrides nothing).
 //!
 //! Units are the kernel's (see `crate::bbr`): bw in packets/us << 24, fractions in 1/256,
 //! cwnd in packets, `tcp_mstamp` times in us, `min_rtt_stamp`-like times in jiffies at
@@ -105,6 +107,7 @@ pub mod probe_bw;
 pub mod probe_rtt;
 pub mod startup;
 pub mod upper_bounds;
+pub mod variant;
 
 #[cfg(test)]
 mod proptests;
@@ -116,6 +119,7 @@ use crate::ops::CaState;
 
 pub use crate::bbr::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
 pub use ops::Bbr3Ops;
+pub use variant::{Bbr3Variant, KernelBbr3};
 pub use params::{Bbr3Config, SPEC};
 
 /// The kernel's `~0U`: a bound or count not set.

@@ -20,7 +20,8 @@ use super::lower_bounds::{
     bbr_advance_latest_delivery_signals, bbr_update_congestion_signals, bbr_update_latest_delivery_signals,
 };
 use super::pacing::bbr_set_pacing_rate;
-use super::probe_bw::{bbr_update_cycle_phase, BBR_PACING_GAIN};
+use super::probe_bw::BBR_PACING_GAIN;
+use super::variant::Bbr3Variant;
 use super::probe_rtt::bbr_update_min_rtt;
 use super::startup::{bbr_check_drain, bbr_check_full_bw_reached, bbr_check_loss_too_high_in_startup};
 use super::{Bbr3, Ctx, Mode, Phase, BBR_UNIT};
@@ -46,13 +47,13 @@ pub fn bbr_update_gains(bbr: &mut Bbr3) {
 }
 
 /// `bbr_update_model`.
-pub fn bbr_update_model(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample, ctx: &Ctx) {
+pub fn bbr_update_model<V: Bbr3Variant + ?Sized>(bbr: &mut Bbr3, variant: &mut V, tp: &mut CcView, rs: &RateSample, ctx: &Ctx) {
     bbr_update_congestion_signals(bbr, tp, rs, ctx);
     bbr_update_ack_aggregation(bbr, tp, rs);
     bbr_check_loss_too_high_in_startup(bbr, tp, rs);
     bbr_check_full_bw_reached(bbr, rs, ctx);
     bbr_check_drain(bbr, tp);
-    bbr_update_cycle_phase(bbr, tp, rs, ctx);
+    variant.update_cycle_phase(bbr, tp, rs, ctx);
     bbr_update_min_rtt(bbr, tp, rs);
 }
 
@@ -60,7 +61,14 @@ pub fn bbr_update_model(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample, ctx: &
 /// the estimate, skip the model update; skip the control update too if neither mode,
 /// min_rtt nor phase changed. Returns true to skip everything; sets `update_model` to
 /// false to skip only the model.
-pub fn bbr_run_fast_path(bbr: &mut Bbr3, tp: &mut CcView, update_model: &mut bool, rs: &RateSample, ctx: &Ctx) -> bool {
+pub fn bbr_run_fast_path<V: Bbr3Variant + ?Sized>(
+    bbr: &mut Bbr3,
+    variant: &mut V,
+    tp: &mut CcView,
+    update_model: &mut bool,
+    rs: &RateSample,
+    ctx: &Ctx,
+) -> bool {
     if bbr.cfg.fast_path
         && bbr.try_fast_path
         && rs.is_app_limited
@@ -71,7 +79,7 @@ pub fn bbr_run_fast_path(bbr: &mut Bbr3, tp: &mut CcView, update_model: &mut boo
         let prev_mode = bbr.mode;
         let prev_min_rtt_us = bbr.min_rtt_us;
         bbr_check_drain(bbr, tp);
-        bbr_update_cycle_phase(bbr, tp, rs, ctx);
+        variant.update_cycle_phase(bbr, tp, rs, ctx);
         bbr_update_min_rtt(bbr, tp, rs);
         if bbr.mode == prev_mode && bbr.min_rtt_us == prev_min_rtt_us && bbr.try_fast_path {
             return true;
@@ -82,8 +90,8 @@ pub fn bbr_run_fast_path(bbr: &mut Bbr3, tp: &mut CcView, update_model: &mut boo
     false
 }
 
-/// `bbr_main`: the `cong_control` hook.
-pub fn bbr_main(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
+/// `bbr_main`: the `cong_control` hook, with the variant's hooks (`variant`).
+pub fn bbr_main<V: Bbr3Variant + ?Sized>(bbr: &mut Bbr3, variant: &mut V, tp: &mut CcView, rs: &RateSample) {
     let mut ctx = Ctx::default();
     let mut update_model = true;
 
@@ -96,15 +104,17 @@ pub fn bbr_main(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
     bbr_calculate_bw_sample(rs, &mut ctx);
     bbr_update_latest_delivery_signals(bbr, tp, rs, &ctx);
 
-    if !bbr_run_fast_path(bbr, tp, &mut update_model, rs, &ctx) {
+    if !bbr_run_fast_path(bbr, variant, tp, &mut update_model, rs, &ctx) {
         if update_model {
-            bbr_update_model(bbr, tp, rs, &ctx);
+            bbr_update_model(bbr, variant, tp, rs, &ctx);
         }
-        bbr_update_gains(bbr);
+        variant.on_ack(bbr, tp, rs);
+        variant.update_gains(bbr);
         let bw = bbr_bw(bbr);
         bbr_set_pacing_rate(bbr, tp, bw, bbr.pacing_gain);
         bbr_set_cwnd(bbr, tp, rs.acked_sacked, bw, bbr.cwnd_gain);
         bbr_bound_cwnd_for_inflight_model(bbr, tp);
+        tp.snd_cwnd = variant.cap_cwnd(bbr, tp, tp.snd_cwnd);
     }
     // out:
     bbr_advance_latest_delivery_signals(bbr, rs, &ctx);

@@ -22,25 +22,37 @@ use super::pacing::{bbr_init_pacing_rate_from_rtt, bbr_set_pacing_rate};
 use super::probe_bw::bbr_is_probing_bandwidth;
 use super::probe_rtt::bbr_check_probe_rtt_done;
 use super::startup::bbr_reset_full_bw;
+use super::variant::{Bbr3Variant, KernelBbr3};
 use super::{AckPhase, Bbr3, Bbr3Config, Mode, Phase, BBR_UNIT, UNSET};
 use crate::bbr::family::bw_to_bps;
 use crate::ops::{
     CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample, TCP_INFINITE_SSTHRESH,
 };
 
-/// BBRv3 behind the seam.
+/// BBRv3 behind the seam, with a variant's hooks (`KernelBbr3`: none).
 #[derive(Clone, Debug)]
-pub struct Bbr3Ops {
+pub struct Bbr3Ops<V: Bbr3Variant = KernelBbr3> {
     pub(crate) bbr: Bbr3,
+    pub(crate) variant: V,
 }
 
-impl Bbr3Ops {
+impl Bbr3Ops<KernelBbr3> {
+    /// Plain BBRv3.
     pub fn new(cfg: Bbr3Config) -> Self {
-        Bbr3Ops { bbr: Bbr3::new(cfg) }
+        Bbr3Ops::with_variant(cfg, KernelBbr3)
+    }
+}
+
+impl<V: Bbr3Variant> Bbr3Ops<V> {
+    pub fn with_variant(cfg: Bbr3Config, variant: V) -> Self {
+        Bbr3Ops { bbr: Bbr3::new(cfg), variant }
     }
     /// The state, read-only (tests, recording).
     pub fn bbr(&self) -> &Bbr3 {
         &self.bbr
+    }
+    pub fn variant(&self) -> &V {
+        &self.variant
     }
 }
 
@@ -124,9 +136,9 @@ fn pkts_or_nan(x: u32) -> InfoValue {
     }
 }
 
-impl CongestionOps for Bbr3Ops {
+impl<V: Bbr3Variant> CongestionOps for Bbr3Ops<V> {
     fn name(&self) -> &'static str {
-        "bbr3"
+        self.variant.name()
     }
 
     fn init(&mut self, tp: &mut CcView) {
@@ -188,7 +200,7 @@ impl CongestionOps for Bbr3Ops {
 
     fn cong_control(&mut self, tp: &mut CcView, rs: &RateSample) {
         self.bbr.mss = tp.mss_cache;
-        bbr_main(&mut self.bbr, tp, rs);
+        bbr_main(&mut self.bbr, &mut self.variant, tp, rs);
     }
 
     fn skb_marked_lost(&mut self, tp: &CcView, skb: &LostSkb) {
@@ -215,7 +227,7 @@ impl CongestionOps for Bbr3Ops {
         let min_rtt_ms =
             if bbr.min_rtt_us == UNSET { f64::NAN } else { f64::from(bbr.min_rtt_us) / 1000.0 };
         let phase = if bbr.mode == Mode::ProbeBw { bbr.cycle_idx.label() } else { "-" };
-        vec![
+        let mut out = vec![
             ("mode", InfoValue::Label(bbr.mode.label())),
             ("phase", InfoValue::Label(phase)),
             ("btlbw_bps", bps(bbr_max_bw(bbr))),
@@ -235,6 +247,8 @@ impl CongestionOps for Bbr3Ops {
             ("probe_wait_ms", InfoValue::Num(f64::from(bbr.probe_wait_us) / 1000.0)),
             ("extra_acked_pkts", num(u32::from(bbr_extra_acked(bbr)))),
             ("prior_cwnd_pkts", num(bbr.prior_cwnd)),
-        ]
+        ];
+        self.variant.info(bbr, &mut out);
+        out
     }
 }

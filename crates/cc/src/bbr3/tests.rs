@@ -452,3 +452,36 @@ fn info_names_and_values() {
     assert_eq!(get("bw_bps"), crate::ops::InfoValue::Num(5_791_576.0));
     assert!(matches!(get("inflight_hi_pkts"), crate::ops::InfoValue::Num(x) if x.is_nan()));
 }
+
+/// A variant that only caps cwnd: the `cap_cwnd`, `info` and `name` hooks are used.
+struct CapAt(u32);
+
+impl Bbr3Variant for CapAt {
+    fn name(&self) -> &'static str {
+        "bbr3-cap-test"
+    }
+    fn cap_cwnd(&mut self, _bbr: &Bbr3, _tp: &CcView, cwnd: u32) -> u32 {
+        cwnd.min(self.0)
+    }
+    fn info(&self, _bbr: &Bbr3, out: &mut Vec<crate::ops::InfoField>) {
+        out.push(("cap_pkts", crate::ops::InfoValue::Num(f64::from(self.0))));
+    }
+}
+
+#[test]
+fn a_variant_hook_applies_after_the_model_bound() {
+    // CRUISE, cwnd 40 + 1 acked -> target 40 (see the probe_rtt test) for plain bbr3;
+    // the variant, given the same state and socket, caps it at 25.
+    let mut plain = Flow::in_probe_bw(Phase::Cruise);
+    let mut g = Flow::in_probe_bw(Phase::Cruise);
+    let mut cc = Bbr3Ops::with_variant(cfg(), CapAt(25));
+    cc.bbr = g.cc.bbr.clone();
+    plain.ack(T0 + 1000, 1, false, sample(19));
+    assert_eq!(plain.tp.snd_cwnd, 40, "plain bbr3");
+    g.tp.now_us = T0 + 1000;
+    g.tp.delivered += 1;
+    cc.cong_control(&mut g.tp, &RateSample { acked_sacked: 1, ..sample(19) });
+    assert_eq!(g.tp.snd_cwnd, 25);
+    assert_eq!(cc.name(), "bbr3-cap-test");
+    assert!(cc.info().iter().any(|(k, _)| *k == "cap_pkts"));
+}
