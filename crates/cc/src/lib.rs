@@ -9,9 +9,11 @@
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
+//! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern.
 //! - [`variants`]: BBR-ACD, BBR-CWS, BBR-ACW, Modest BBR, BBQ, DA-BBR as `BbrVariant`s.
 
 pub mod bbr;
+pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
 pub mod helpers;
@@ -23,5 +25,5 @@ pub mod reno;
 pub mod variants;
 pub mod vegas;
 
-pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample};
+pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample};
 pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};

@@ -57,6 +57,9 @@ pub enum CaEvent {
     EcnNoCe,
     /// ECN: ACK with CE.
     EcnIsCe,
+    /// A tail loss probe repaired a loss (`CA_EVENT_TLP_RECOVERY`, added by the
+    /// BBRv2/v3 kernels in `tcp_process_tlp_ack`; mainline announces only the CWR).
+    TlpRecovery,
 }
 
 /// Flags for `in_ack_event`, the kernel's `enum tcp_ca_ack_event_flags`.
@@ -114,6 +117,24 @@ pub struct RateSample {
     pub is_ack_delayed: bool,
     /// This ACK carried an ECN echo (`FLAG_ECE`).
     pub is_ece: bool,
+}
+
+/// What `skb_marked_lost` may read of a segment just marked lost: the snapshot its
+/// (latest) transmission took (`TCP_SKB_CB(skb)->tx`, tcp_rate.c of the BBRv2/v3 kernels)
+/// and its size (`tcp_skb_pcount`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LostSkb {
+    /// `tx.in_flight`: packets in flight just after this segment was sent, it included.
+    pub tx_in_flight: u32,
+    /// `tx.lost`: `tp->lost` when it was sent.
+    pub tx_lost: u64,
+    /// `tx.is_app_limited`.
+    pub tx_is_app_limited: bool,
+    /// `tx.delivered_mstamp != 0`: the snapshot is still valid (the kernel zeroes it
+    /// once the segment was SACKed and its sample taken).
+    pub tx_valid: bool,
+    /// `tcp_skb_pcount(skb)`: segments in it (always 1 here).
+    pub pcount: u32,
 }
 
 /// Per-ACK sample for `pkts_acked`, `struct ack_sample` (include/net/tcp.h).
@@ -216,6 +237,10 @@ pub struct CcView {
     /// Set by the algorithm to send an ACK right away for (ack, ECE) before the current
     /// segment's (`__tcp_send_ack(sk, prior_rcv_nxt)` in `dctcp_ece_ack_update`).
     pub send_ack: Option<(u64, bool)>,
+    /// `tp->tlp_orig_data_app_limited`: the segment the last tail loss probe
+    /// retransmitted had been sent app-limited (BBRv2/v3 kernels; read on
+    /// `CaEvent::TlpRecovery`).
+    pub tlp_orig_data_app_limited: bool,
 }
 
 /// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
@@ -263,6 +288,7 @@ impl CcView {
             ack_timer_pending: false,
             ack_now: false,
             send_ack: None,
+            tlp_orig_data_app_limited: false,
         }
     }
 
@@ -334,6 +360,12 @@ pub trait CongestionOps: Send {
 
     /// `cong_control`: called on every ACK with the delivery-rate sample.
     fn cong_control(&mut self, _tp: &mut CcView, _rs: &RateSample) {}
+
+    /// `skb_marked_lost`: the sender has just marked one segment lost and counted it in
+    /// `tp.lost` (`tcp_mark_skb_lost` / RFC 6675 marking, also on RTO; the BBRv2/v3
+    /// kernels' hook, called from `tcp_sum_lost`). BBRv3 checks there whether the loss
+    /// rate of the flight that segment belonged to was too high.
+    fn skb_marked_lost(&mut self, _tp: &CcView, _skb: &LostSkb) {}
 
     /// `undo_cwnd`: the cwnd to restore when a reduction proves spurious. The kernel's
     /// default is `tcp_reno_undo_cwnd`: max(cwnd, prior_cwnd).

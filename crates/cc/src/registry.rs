@@ -160,6 +160,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::illinois::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
+    &crate::bbr3::SPEC,
     &crate::variants::acd::SPEC,
     &crate::variants::acd_ns3::SPEC,
     &crate::variants::acd_ns3::BASELINE_SPEC,

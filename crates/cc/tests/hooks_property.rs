@@ -23,7 +23,7 @@ use proptest::prelude::*;
 use tcplab_cc::helpers::{tcp_current_ssthresh, tcp_packets_in_flight};
 use tcplab_cc::ops::{ack_flags, TCP_INFINITE_SSTHRESH};
 use tcplab_cc::registry::{AlgorithmSpec, ALGORITHMS};
-use tcplab_cc::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoValue, RateSample};
+use tcplab_cc::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoValue, LostSkb, RateSample};
 
 /// Documented cwnd floors above 1, applied after the algorithm's own growth hook. An
 /// algorithm with a floor lists it here with the place its module doc states it.
@@ -308,7 +308,22 @@ impl Flow {
                 let room = self.tp.packets_out - self.tp.sacked_out - self.tp.lost_out;
                 let lost = lost.min(room);
                 self.tp.lost_out += lost;
-                self.tp.lost += lost as u64;
+                // tcp_mark_skb_lost, one segment at a time, each announced through
+                // skb_marked_lost after tp.lost counted it (BBRv2/v3 kernels). The model
+                // keeps no per-segment snapshot: each was sent with the current flight
+                // out, before the losses of this event.
+                let tx_lost = self.tp.lost;
+                for _ in 0..lost {
+                    self.tp.lost += 1;
+                    let skb = LostSkb {
+                        tx_in_flight: self.tp.packets_out,
+                        tx_lost,
+                        tx_is_app_limited: false,
+                        tx_valid: true,
+                        pcount: 1,
+                    };
+                    self.cc.skb_marked_lost(&self.tp, &skb);
+                }
                 self.pending_losses += lost;
                 if state != CaState::Recovery {
                     // tcp_enter_recovery -> tcp_init_cwnd_reduction: prior values, then

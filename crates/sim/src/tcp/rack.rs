@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 
-use tcplab_cc::CaState;
+use tcplab_cc::{CaState, LostSkb};
 
 use crate::tcp::recovery::TCP_FASTRETRANS_THRESH;
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
@@ -151,15 +151,32 @@ impl Sender {
                 self.tp.retrans_out -= 1;
                 // tcp_sum_lost counts a lost retransmission again.
                 self.tp.lost += 1;
+                self.notify_skb_loss_event(seq);
             }
         } else {
             seg.flags |= LOST;
             self.tp.lost_out += 1;
             self.tp.lost += 1;
+            self.notify_skb_loss_event(seq);
         }
         if seq < self.retrans_hint {
             self.retrans_hint = seq;
         }
+    }
+
+    /// The BBRv2/v3 kernels' `tcp_sum_lost` hook: `tp.lost` has just counted segment
+    /// `seq`; tell the algorithm, with that segment's transmission snapshot
+    /// (`skb_marked_lost`). A no-op for every algorithm but BBRv3.
+    pub(super) fn notify_skb_loss_event(&mut self, seq: u64) {
+        let snap = self.sb.get(seq).snap;
+        let skb = LostSkb {
+            tx_in_flight: snap.in_flight,
+            tx_lost: snap.lost,
+            tx_is_app_limited: snap.is_app_limited,
+            tx_valid: snap.valid,
+            pcount: 1,
+        };
+        self.cc.skb_marked_lost(&self.tp, &skb);
     }
 
     /// `tcp_rack_mark_lost`: detect, and arm the reordering timer for what may still

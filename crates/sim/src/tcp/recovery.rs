@@ -110,6 +110,7 @@ impl Sender {
                 seg.flags |= LOST;
                 self.tp.lost_out += 1;
                 self.tp.lost += 1;
+                self.notify_skb_loss_event(seq);
                 if seq < self.retrans_hint {
                     self.retrans_hint = seq;
                 }

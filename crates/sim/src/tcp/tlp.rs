@@ -21,7 +21,7 @@
 //! - `skb_still_in_host_queue` is not checked (no qdisc or driver queue on the host).
 //! - Jiffies at HZ = 1000 (`usecs_to_jiffies` rounds up to whole milliseconds).
 
-use tcplab_cc::CaState;
+use tcplab_cc::{CaEvent, CaState};
 
 use crate::tcp::scoreboard::{RETRANS, SACKED};
 use crate::tcp::sender::{Sender, XmitTimer};
@@ -113,6 +113,9 @@ impl Sender {
                 self.rearm_rto(now, io);
                 return;
             }
+            // tp->tlp_orig_data_app_limited (BBRv2/v3 kernels): read before the
+            // retransmission re-snapshots the segment.
+            self.tp.tlp_orig_data_app_limited = self.sb.get(last).snap.is_app_limited;
             self.transmit(now, last, io);
             self.tlp_retrans = true;
         }
@@ -138,6 +141,9 @@ impl Sender {
             // The ACK passed the probe without a D-SACK: there was a loss, which the probe
             // repaired. One reduction, through CWR (tcp_init_cwnd_reduction clears
             // tlp_high_seq).
+            // CA_EVENT_TLP_RECOVERY (BBRv2/v3 kernels, announced before the reduction):
+            // algorithms that ignore CWR (BBR) still learn of the repaired loss.
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TlpRecovery);
             self.init_cwnd_reduction();
             self.set_ca_state(CaState::Cwr);
             self.end_cwnd_reduction();
