@@ -37,6 +37,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
             })
             .collect(),
         events: vec![],
+        shaping: Default::default(),
     }
 }
 

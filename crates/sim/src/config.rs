@@ -33,6 +33,9 @@ pub struct WorldConfig {
     /// Changes to the bottleneck (data direction) during the run.
     #[serde(default)]
     pub events: Vec<LinkEvent>,
+    /// Traces and policers by link name (net/shaping.rs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shaping: BTreeMap<String, crate::net::shaping::Shaping>,
 }
 
 /// TCP settings shared by every flow of the run.
@@ -242,8 +245,13 @@ impl WorldConfig {
                 }
             }
         }
+        crate::net::shaping::validate(&self.shaping, &crate::net::shaping::dumbbell_link_names(self.flows.len()), t)?;
+        let traced = self.shaping.get("bottleneck").is_some_and(|s| s.trace.is_some());
         for (i, e) in self.events.iter().enumerate() {
             let p = format!("events[{i}]");
+            if traced && e.rate_bps.is_some() {
+                return Err(err(format!("{p}.rate_bps"), "the bottleneck's capacity follows a trace; a rate change is not allowed"));
+            }
             if e.at_ns > self.duration_ns {
                 return Err(err(format!("{p}.at_ns"), format!("must be <= duration_ns ({})", self.duration_ns)));
             }

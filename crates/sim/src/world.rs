@@ -87,7 +87,8 @@ impl World {
     pub fn new(cfg: &WorldConfig) -> Result<World, ConfigError> {
         cfg.validate()?;
         let rng = RunRng::new(cfg.seed);
-        let net = dumbbell::build(cfg, &rng);
+        let mut net = dumbbell::build(cfg, &rng);
+        crate::net::shaping::apply(&cfg.shaping, &mut net.links);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());

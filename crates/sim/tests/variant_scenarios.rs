@@ -67,6 +67,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         bottleneck_reverse: None,
         flows,
         events: vec![],
+        shaping: Default::default(),
     }
 }
 

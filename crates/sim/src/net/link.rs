@@ -14,6 +14,10 @@
 //!   overtake one sent before it (arrival = max(tx_end + delay, previous arrival)): a
 //!   link does not reorder.
 //!
+//! - Optional (net/shaping.rs): a token-bucket policer at the entrance (policer.rs), after
+//!   the random loss, dropping what exceeds it; a Mahimahi trace (trace.rs) in place of
+//!   the line rate.
+//!
 //! Counters (see [`QueueCounters`]): `enqueued` counts every packet offered,
 //! `dropped` every packet lost here (tail drops plus random losses, the latter also
 //! counted in `random_loss`), `departed` every packet that finished serializing, and
@@ -23,6 +27,8 @@ use std::collections::VecDeque;
 
 use crate::config::QueueLimit;
 use crate::net::packet::{Packet, PacketKind};
+use crate::net::policer::Policer;
+use crate::net::trace::TraceServer;
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -77,6 +83,10 @@ pub struct Link {
     last_arrival: SimTime,
     rng: Rng,
     pub counters: QueueCounters,
+    /// Trace-driven capacity (net/trace.rs) instead of `rate`; `rate` is then the mean.
+    pub trace: Option<TraceServer>,
+    /// Token-bucket policer at the entrance, before the queue (net/policer.rs).
+    pub policer: Option<Policer>,
 }
 
 impl Link {
@@ -95,6 +105,18 @@ impl Link {
             last_arrival: SimTime::ZERO,
             rng,
             counters: QueueCounters::default(),
+            trace: None,
+            policer: None,
+        }
+    }
+
+    /// When a packet of `bytes` starting service at `now` has been sent: at the line rate,
+    /// or at the delivery opportunities of a trace (`fresh`: the link was idle).
+    #[inline]
+    fn service_end(&mut self, now: SimTime, bytes: u32, fresh: bool) -> SimTime {
+        match &mut self.trace {
+            None => now + self.rate.tx_time(bytes as u64),
+            Some(t) => t.service_end(now, bytes, fresh),
         }
     }
 
@@ -106,10 +128,16 @@ impl Link {
             self.counters.random_loss += 1;
             return Offer::Dropped { random: true };
         }
+        if let Some(p) = &mut self.policer {
+            if !p.conforms(now, pkt.wire_bytes) {
+                self.counters.dropped += 1;
+                return Offer::Dropped { random: false };
+            }
+        }
         if self.in_tx.is_none() {
             debug_assert!(self.queue.is_empty());
             self.in_tx = Some(pkt);
-            return Offer::Transmitting(now + self.rate.tx_time(pkt.wire_bytes as u64));
+            return Offer::Transmitting(self.service_end(now, pkt.wire_bytes, true));
         }
         let full = match self.limit {
             None => false,
@@ -141,7 +169,7 @@ impl Link {
         let next_tx = self.queue.pop_front().map(|next| {
             self.queue_bytes -= next.wire_bytes as u64;
             self.in_tx = Some(next);
-            now + self.rate.tx_time(next.wire_bytes as u64)
+            self.service_end(now, next.wire_bytes, false)
         });
         (next_tx, if was_empty { Some(arrival) } else { None })
     }

@@ -4,6 +4,9 @@
 pub mod dumbbell;
 pub mod link;
 pub mod packet;
+pub mod policer;
+pub mod shaping;
+pub mod trace;
 
 pub use link::{Link, NextHop, QueueCounters};
 pub use packet::{Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};

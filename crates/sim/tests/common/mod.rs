@@ -41,6 +41,7 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         bottleneck_reverse: None,
         flows,
         events: vec![],
+        shaping: Default::default(),
     }
 }
 
