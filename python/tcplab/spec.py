@@ -58,6 +58,9 @@ class Experiment(_Model):
     # Optional analysis window [from, to] (to defaults to the end): summary.json gains a
     # "window" block with rates, shares, Jain and retransmissions over it only.
     analysis: Optional[list[Time]] = Field(None, min_length=1, max_length=2)
+    # Links written as DIR/<link>.pcap (tcplab.pcap): "bottleneck", "bottleneck_reverse",
+    # "flow<k>.sender_access", ... (k counts flows over all groups).
+    pcap: Optional[list[StrictStr]] = None
 
     def analysis_s(self, duration_s: float) -> tuple[float, float]:
         """The analysis window in seconds (``to`` defaults to the run's end)."""
@@ -360,6 +363,15 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             for sub, msg in check_params(f.cc, f.params):
                 p.append((f"{at}.{sub}", msg))
     p += _check_shaping(spec)
+    if spec.experiment.pcap:
+        from .pcap import link_names
+
+        names = link_names(spec.flow_count())
+        for i, name in enumerate(spec.experiment.pcap):
+            if name not in names:
+                shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+                p.append((f"experiment.pcap[{i}]", f"no link '{name}'; links: {shown} "
+                                                   "(flow<k>.<sender_access|receiver_access>[_reverse])"))
     for i, e in enumerate(spec.events):
         if e.at > dur:
             p.append((f"events[{i}].at", f"{format_time(e.at)} is after the end of the experiment ({format_time(dur)})"))

@@ -38,6 +38,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
             .collect(),
         events: vec![],
         shaping: Default::default(),
+        capture: vec![],
     }
 }
 

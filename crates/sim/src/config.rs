@@ -36,6 +36,9 @@ pub struct WorldConfig {
     /// Traces and policers by link name (net/shaping.rs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub shaping: BTreeMap<String, crate::net::shaping::Shaping>,
+    /// Links whose departures are recorded for pcap output (net/capture.rs), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture: Vec<String>,
 }
 
 /// TCP settings shared by every flow of the run.
@@ -246,6 +249,12 @@ impl WorldConfig {
             }
         }
         crate::net::shaping::validate(&self.shaping, &crate::net::shaping::dumbbell_link_names(self.flows.len()), t)?;
+        let names = crate::net::shaping::dumbbell_link_names(self.flows.len());
+        for (i, c) in self.capture.iter().enumerate() {
+            if !names.contains(c) {
+                return Err(err(format!("capture[{i}]"), format!("no link '{c}'; links: {}", names.join(", "))));
+            }
+        }
         let traced = self.shaping.get("bottleneck").is_some_and(|s| s.trace.is_some());
         for (i, e) in self.events.iter().enumerate() {
             let p = format!("events[{i}]");

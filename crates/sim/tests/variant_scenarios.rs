@@ -68,6 +68,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         flows,
         events: vec![],
         shaping: Default::default(),
+        capture: vec![],
     }
 }
 

@@ -234,6 +234,8 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
         config["bottleneck_reverse"] = _link(r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss)
     if shaping:
         config["shaping"] = shaping
+    if s.experiment.pcap:
+        config["capture"] = list(s.experiment.pcap)
     return config
 
 

@@ -180,6 +180,11 @@ impl Link {
         (pkt, self.pipe.front().map(|(t, _)| *t))
     }
 
+    /// The packet that left the serializer last (the pipe's tail), for captures.
+    pub fn last_sent(&self) -> Option<&Packet> {
+        self.pipe.back().map(|(_, p)| p)
+    }
+
     /// Packets queued or serializing (not those propagating).
     pub fn backlog_pkts(&self) -> u64 {
         self.queue.len() as u64 + self.in_tx.is_some() as u64

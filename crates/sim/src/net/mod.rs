@@ -1,6 +1,7 @@
 //! The network: packets, point-to-point links with a drop-tail queue at their sending
 //! side, and the dumbbell topology builder.
 
+pub mod capture;
 pub mod dumbbell;
 pub mod link;
 pub mod packet;

@@ -42,6 +42,7 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         flows,
         events: vec![],
         shaping: Default::default(),
+        capture: vec![],
     }
 }
 
