@@ -7,7 +7,6 @@ use std::fmt;
 
 use crate::app::App;
 use crate::config::{ConfigError, LinkEvent, WorldConfig};
-use crate::net::capture::Capture;
 use crate::net::dumbbell::{self, FlowLinks};
 use crate::net::link::{Link, NextHop, Offer};
 use crate::net::{Packet, PacketKind};
@@ -81,7 +80,6 @@ pub struct World {
     next_sample: SimTime,
     events_processed: u64,
     io: SenderIo,
-    capture: Capture,
 }
 
 impl World {
@@ -91,7 +89,7 @@ impl World {
         let rng = RunRng::new(cfg.seed);
         let mut net = dumbbell::build(cfg, &rng);
         crate::net::shaping::apply(&cfg.shaping, &mut net.links);
-        let capture = Capture::new(&cfg.capture, &net.links);
+        crate::net::capture::attach(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
@@ -149,7 +147,6 @@ impl World {
             next_sample: SimTime(cfg.sample_interval_ns),
             events_processed: 0,
             io: SenderIo::default(),
-            capture,
         })
     }
 
@@ -227,11 +224,6 @@ impl World {
         match ev {
             Event::TxDone(l) => {
                 let (next_tx, arrival) = self.links[l as usize].tx_done(now);
-                if !self.capture.is_empty() {
-                    if let Some(p) = self.links[l as usize].last_sent() {
-                        self.capture.record(l as usize, now, p);
-                    }
-                }
                 if let Some(t) = next_tx {
                     self.queue.push(t, Event::TxDone(l));
                 }
@@ -462,8 +454,8 @@ impl World {
             bottleneck_packets: self.links[self.bottleneck].counters.data_departed,
             events_processed: self.events_processed,
             duration_ns: self.end.ns(),
-            capture_missed: self.capture.missed,
-            captures: self.capture.finish(),
+            capture_missed: self.links.iter().filter_map(|l| l.extras.as_ref()?.capture.as_ref()).map(|c| c.missed).sum(),
+            captures: crate::net::capture::tables(&self.links),
         })
     }
 }

@@ -27,8 +27,7 @@ use std::collections::VecDeque;
 
 use crate::config::QueueLimit;
 use crate::net::packet::{Packet, PacketKind};
-use crate::net::policer::Policer;
-use crate::net::trace::TraceServer;
+use crate::net::shaping::LinkExtras;
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -83,10 +82,9 @@ pub struct Link {
     last_arrival: SimTime,
     rng: Rng,
     pub counters: QueueCounters,
-    /// Trace-driven capacity (net/trace.rs) instead of `rate`; `rate` is then the mean.
-    pub trace: Option<TraceServer>,
-    /// Token-bucket policer at the entrance, before the queue (net/policer.rs).
-    pub policer: Option<Policer>,
+    /// A trace, a policer or a capture (net/shaping.rs). Boxed and tested once per offer
+    /// and once per departure, so that a plain link runs the code it ran before.
+    pub extras: Option<Box<LinkExtras>>,
 }
 
 impl Link {
@@ -105,18 +103,7 @@ impl Link {
             last_arrival: SimTime::ZERO,
             rng,
             counters: QueueCounters::default(),
-            trace: None,
-            policer: None,
-        }
-    }
-
-    /// When a packet of `bytes` starting service at `now` has been sent: at the line rate,
-    /// or at the delivery opportunities of a trace (`fresh`: the link was idle).
-    #[inline]
-    fn service_end(&mut self, now: SimTime, bytes: u32, fresh: bool) -> SimTime {
-        match &mut self.trace {
-            None => now + self.rate.tx_time(bytes as u64),
-            Some(t) => t.service_end(now, bytes, fresh),
+            extras: None,
         }
     }
 
@@ -128,17 +115,35 @@ impl Link {
             self.counters.random_loss += 1;
             return Offer::Dropped { random: true };
         }
-        if let Some(p) = &mut self.policer {
-            if !p.conforms(now, pkt.wire_bytes) {
-                self.counters.dropped += 1;
-                return Offer::Dropped { random: false };
-            }
+        if self.extras.is_some() {
+            return self.offer_shaped(now, pkt);
         }
         if self.in_tx.is_none() {
             debug_assert!(self.queue.is_empty());
             self.in_tx = Some(pkt);
-            return Offer::Transmitting(self.service_end(now, pkt.wire_bytes, true));
+            return Offer::Transmitting(now + self.rate.tx_time(pkt.wire_bytes as u64));
         }
+        self.enqueue(pkt)
+    }
+
+    /// `offer` on a link with extras: the policer first, then the trace's schedule.
+    #[inline(never)]
+    fn offer_shaped(&mut self, now: SimTime, pkt: Packet) -> Offer {
+        let x = self.extras.as_deref_mut().expect("a shaped link");
+        if !x.admits(now, pkt.wire_bytes) {
+            self.counters.dropped += 1;
+            return Offer::Dropped { random: false };
+        }
+        if self.in_tx.is_none() {
+            self.in_tx = Some(pkt);
+            return Offer::Transmitting(x.service_end(now, pkt.wire_bytes, true, self.rate));
+        }
+        self.enqueue(pkt)
+    }
+
+    /// Queue a packet behind the one serializing, or tail-drop it.
+    #[inline(always)]
+    fn enqueue(&mut self, pkt: Packet) -> Offer {
         let full = match self.limit {
             None => false,
             Some(QueueLimit::Packets(n)) => self.queue.len() as u64 >= n,
@@ -166,23 +171,36 @@ impl Link {
         self.last_arrival = arrival;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrival, pkt));
-        let next_tx = self.queue.pop_front().map(|next| {
-            self.queue_bytes -= next.wire_bytes as u64;
-            self.in_tx = Some(next);
-            self.service_end(now, next.wire_bytes, false)
-        });
+        let next_tx = if self.extras.is_some() {
+            self.next_shaped(now, &pkt)
+        } else {
+            self.queue.pop_front().map(|next| {
+                self.queue_bytes -= next.wire_bytes as u64;
+                self.in_tx = Some(next);
+                now + self.rate.tx_time(next.wire_bytes as u64)
+            })
+        };
         (next_tx, if was_empty { Some(arrival) } else { None })
+    }
+
+    /// `tx_done` on a link with extras: capture the departure, start the next packet on
+    /// the trace's schedule (using the surplus of the opportunity that sent `sent`).
+    #[inline(never)]
+    fn next_shaped(&mut self, now: SimTime, sent: &Packet) -> Option<SimTime> {
+        let x = self.extras.as_deref_mut().expect("a shaped link");
+        if let Some(c) = &mut x.capture {
+            c.record(now, sent);
+        }
+        let next = self.queue.pop_front()?;
+        self.queue_bytes -= next.wire_bytes as u64;
+        self.in_tx = Some(next);
+        Some(x.service_end(now, next.wire_bytes, false, self.rate))
     }
 
     /// The pipe's head arrives at the far end. Returns it and the next arrival time.
     pub fn arrive(&mut self) -> (Packet, Option<SimTime>) {
         let (_, pkt) = self.pipe.pop_front().expect("arrival on an empty pipe");
         (pkt, self.pipe.front().map(|(t, _)| *t))
-    }
-
-    /// The packet that left the serializer last (the pipe's tail), for captures.
-    pub fn last_sent(&self) -> Option<&Packet> {
-        self.pipe.back().map(|(_, p)| p)
     }
 
     /// Packets queued or serializing (not those propagating).

@@ -52,6 +52,7 @@ impl Policer {
     }
 
     /// Does a packet of `bytes` arriving at `now` conform? Spends its tokens if so.
+    #[inline(never)] // out of the unpoliced link's hot path
     pub fn conforms(&mut self, now: SimTime, bytes: u32) -> bool {
         let dt = u128::from(now.ns().saturating_sub(self.last.ns()));
         self.last = now;

@@ -12,9 +12,36 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{ConfigError, TcpConfig};
+use crate::net::capture::Capture;
 use crate::net::link::Link;
 use crate::net::policer::{Policer, PolicerConfig};
 use crate::net::trace::{TraceConfig, TraceServer};
+use crate::time::{Rate, SimTime};
+
+/// What a link may have beyond rate, delay, loss and drop-tail: a trace, a policer, a
+/// capture. `Link` holds it boxed and takes a separate path when it is present.
+#[derive(Debug, Default)]
+pub struct LinkExtras {
+    pub trace: Option<TraceServer>,
+    pub policer: Option<Policer>,
+    pub capture: Option<Capture>,
+}
+
+impl LinkExtras {
+    /// Does a packet of `bytes` arriving at `now` pass the policer (if any)?
+    pub fn admits(&mut self, now: SimTime, bytes: u32) -> bool {
+        self.policer.as_mut().is_none_or(|p| p.conforms(now, bytes))
+    }
+
+    /// When a packet of `bytes` starting service at `now` has been sent: on the trace's
+    /// schedule, or at the line rate without one (`fresh`: the link was idle).
+    pub fn service_end(&mut self, now: SimTime, bytes: u32, fresh: bool, rate: Rate) -> SimTime {
+        match &mut self.trace {
+            Some(t) => t.service_end(now, bytes, fresh),
+            None => now + rate.tx_time(u64::from(bytes)),
+        }
+    }
+}
 
 /// What shapes one link direction.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -73,8 +100,9 @@ pub fn dumbbell_link_names(n: usize) -> Vec<String> {
 pub fn apply(shaping: &BTreeMap<String, Shaping>, links: &mut [Link]) {
     for l in links.iter_mut() {
         if let Some(s) = shaping.get(&l.name) {
-            l.trace = s.trace.as_ref().map(TraceServer::new);
-            l.policer = s.policer.as_ref().map(Policer::new);
+            let x = l.extras.get_or_insert_with(Box::default);
+            x.trace = s.trace.as_ref().map(TraceServer::new);
+            x.policer = s.policer.as_ref().map(Policer::new);
         }
     }
 }

@@ -148,6 +148,7 @@ impl TraceServer {
     /// When a packet of `bytes` starting service at `now` has left the link. `fresh`: the
     /// link was idle (earlier opportunities are wasted); otherwise `now` is the opportunity
     /// that completed the previous packet and its surplus is used first.
+    #[inline(never)] // out of the fixed-rate link's hot path
     pub fn service_end(&mut self, now: SimTime, bytes: u32, fresh: bool) -> SimTime {
         if fresh {
             self.skip_through(now.ns());
