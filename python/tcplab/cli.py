@@ -339,6 +339,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_tum(args: argparse.Namespace) -> int:
+    from .import_tum import import_tum
+    from .spec import parse_spec
+    from .tomlout import dumps
+
+    raw = import_tum(args.config, bandwidth=args.bandwidth, rtt=args.rtt, loss=args.loss, bucket=args.bucket,
+                     latency=args.latency, name=args.name)
+    try:
+        parse_spec(raw)  # what we print must be a valid spec
+    except SpecError as err:
+        raise err.with_source(args.config) from None
+    print(dumps(raw, header=f"Imported by tcplab {__version__} from the TUM framework config {args.config} "
+                            "(see python/tcplab/import_tum.py for the mapping)."), end="")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tcplab", description="A reproducible congestion-control lab.")
     p.add_argument("--version", action="version", version=f"tcplab {__version__}")
@@ -402,6 +418,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     v.add_argument("--json", action="store_true", help="print the engine config instead")
     v.set_defaults(func=cmd_validate)
+
+    t = sub.add_parser("import-tum", help="print a spec for a TUM measurement-framework config (host/link lines)")
+    t.add_argument("config", help="the framework's config file")
+    t.add_argument("-b", "--bandwidth", default="10Mbit", help="run_mininet.py -b: initial bottleneck rate (10Mbit)")
+    t.add_argument("-r", "--rtt", default="0ms", help="run_mininet.py -r: initial RTT added to every flow (0ms)")
+    t.add_argument("--loss", default="0%", help="run_mininet.py --loss (0%%)")
+    t.add_argument("-s", "--bucket", default="1600b", help="run_mininet.py -s: tbf burst (1600b)")
+    t.add_argument("-l", "--latency", default="100ms", help="run_mininet.py -l: tbf buffer as latency (100ms)")
+    t.add_argument("-n", "--name", help="experiment name (default: the config's file name)")
+    t.set_defaults(func=cmd_import_tum)
     return p
 
 

@@ -226,6 +226,10 @@ def write_run(result: Result, out: Union[str, Path], config: dict[str, Any], wal
         (tmp / "summary.json").write_text(json.dumps(result.summary_json, indent=1) + "\n")
         _write_frame(result.series, tmp / "series")
         _write_frame(result.queue, tmp / "queue")
+        if result.run is not None and result.run.captures:
+            from .pcap import write_captures
+
+            write_captures(tmp, result.run.captures, config)
         if report:
             from .report import save_report
 

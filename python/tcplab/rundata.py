@@ -44,6 +44,8 @@ class RunData:
     flows: pd.DataFrame
     queues: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    # Captured links (``[experiment] pcap``): link name -> the engine's columns (pcap.py).
+    captures: dict[str, Any] = field(default_factory=dict)
 
     @property
     def interval_s(self) -> float:
@@ -137,5 +139,5 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
         rows.append(row)
     flows = pd.DataFrame(rows).set_index("flow") if rows else pd.DataFrame(
         columns=["group", "cc", "start_s", "stop_s", "rtt_ms"])
-    extra = {k: raw[k] for k in ("bottleneck_packets", "events_processed") if k in raw}
-    return RunData(spec, series, queue, flows, list(raw.get("queues", [])), extra)
+    extra = {k: raw[k] for k in ("bottleneck_packets", "events_processed", "capture_missed") if k in raw}
+    return RunData(spec, series, queue, flows, list(raw.get("queues", [])), extra, dict(raw.get("captures") or {}))

@@ -26,6 +26,7 @@ from .aqm import KINDS as AQM_KINDS
 from .aqm import Aqm
 from .aqm import model_of as aqm_model_of
 from .checks import Check
+from .traces import absolute_trace_paths, format_link_rate, parse_link_rate
 from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time, real_number
 
 if sys.version_info >= (3, 11):
@@ -36,6 +37,9 @@ else:  # pragma: no cover
 Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(format_rate, return_type=str)]
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
+# A link's rate: a Rate, or { trace = "FILE" } (a Mahimahi trace; tcplab.traces.TraceRate,
+# an int equal to the trace's mean rate).
+LinkRate = Annotated[Any, BeforeValidator(parse_link_rate), PlainSerializer(format_link_rate)]
 
 Probability = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, lt=1.0)]
 MAX_LINK_DELAY_NS = 3_600 * 10**9
@@ -66,6 +70,9 @@ class Experiment(_Model):
     # machine's Linux TCP in network namespaces over the emulated bottleneck, needs root;
     # see tcplab.backends.kernel). `tcplab run --backend` overrides it.
     backend: Optional[Literal["sim", "kernel"]] = None
+    # Links written as DIR/<link>.pcap (tcplab.pcap): "bottleneck", "bottleneck_reverse",
+    # "flow<k>.sender_access", ... (k counts flows over all groups).
+    pcap: Optional[list[StrictStr]] = None
 
     def analysis_s(self, duration_s: float) -> tuple[float, float]:
         """The analysis window in seconds (``to`` defaults to the run's end)."""
@@ -101,25 +108,39 @@ class Tcp(_Model):
     ecn: StrictBool = False
 
 
-class Link(_Model):
-    """An explicit access link (``access`` / ``receiver_access`` of a flow group)."""
+class Policer(_Model):
+    """A token-bucket policer at a link's entrance (crates/sim/src/net/policer.rs): packets
+    finding fewer than their size in tokens are dropped, never queued."""
 
-    rate: Optional[Rate] = None
+    rate: Rate
+    burst: SizeField  # bytes or packets (of mss + header wire bytes)
+
+
+class Link(_Model):
+    """An explicit access link (``access`` / ``receiver_access`` of a flow group), or the
+    bottleneck's ACK direction (``bottleneck.reverse``, whose delay is the bottleneck's)."""
+
+    rate: Optional[LinkRate] = None
     delay: Optional[Time] = None
     buffer: SizeField = Size(0, "unlimited")  # type: ignore[arg-type]
     loss: Probability = 0.0
+    policer: Optional[Policer] = None
 
 
 class Bottleneck(_Model):
     """``[bottleneck]``: the shared link, data direction."""
 
-    rate: Rate
+    rate: LinkRate
     delay: Time = 0
     buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
     loss: Probability = 0.0
     bdp_rtt: Optional[Time] = None
     # Queue discipline (drop-tail if absent): see tcplab.aqm.
     aqm: Optional[Aqm] = None
+    policer: Optional[Policer] = None
+    # The ACK direction (router B -> A). Default: the same rate and delay, lossless,
+    # unlimited (never a bottleneck).
+    reverse: Optional[Link] = None
 
 
 class Flow(_Model):
@@ -309,7 +330,7 @@ def read_toml(path: Union[str, Path]) -> dict[str, Any]:
         raise SpecError([("", f"not UTF-8 text{bom}: byte 0x{data[exc.start]:02x} at offset {exc.start}; "
                               "TOML files are UTF-8")], str(p)) from None
     try:
-        return tomllib.loads(text)
+        return absolute_trace_paths(tomllib.loads(text), p.parent)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([("", f"not valid TOML: {exc}")], str(p)) from None
     except ValueError as exc:  # Python's own limit: an integer literal of 4300+ digits
@@ -379,6 +400,16 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
         if check_algorithms:
             for sub, msg in check_params(f.cc, f.params):
                 p.append((f"{at}.{sub}", msg))
+    p += _check_shaping(spec)
+    if spec.experiment.pcap:
+        from .pcap import link_names
+
+        names = link_names(spec.flow_count())
+        for i, name in enumerate(spec.experiment.pcap):
+            if name not in names:
+                shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
+                p.append((f"experiment.pcap[{i}]", f"no link '{name}'; links: {shown} "
+                                                   "(flow<k>.<sender_access|receiver_access>[_reverse])"))
     for i, e in enumerate(spec.events):
         if e.at > dur:
             p.append((f"events[{i}].at", f"{format_time(e.at)} is after the end of the experiment ({format_time(dur)})"))
@@ -401,4 +432,35 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                                        windows=set(spec.experiment.windows)) if expr else None
                 if why:
                     p.append((f"checks[{i}].{field}", why))
+    return p
+
+
+def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
+    """Policer bursts of at least one packet, no rate events on a traced bottleneck, a
+    reverse bottleneck without its own delay."""
+    from .traces import TraceRate
+
+    p: list[tuple[str, str]] = []
+    wire = spec.tcp.mss + spec.tcp.header
+    links: list[tuple[str, Any]] = [("bottleneck", spec.bottleneck)]
+    if spec.bottleneck.reverse is not None:
+        links.append(("bottleneck.reverse", spec.bottleneck.reverse))
+        if spec.bottleneck.reverse.delay is not None:
+            p.append(("bottleneck.reverse.delay", "the reverse direction has the bottleneck's delay; "
+                                                  "allowed: rate, buffer, loss, policer"))
+    for i, f in enumerate(spec.flows):
+        links += [(f"flows[{i}].access", f.access), (f"flows[{i}].receiver_access", f.receiver_access)]
+    for at, link in links:
+        pol = getattr(link, "policer", None)
+        if pol is None:
+            continue
+        if pol.burst.unit not in ("bytes", "pkt"):
+            p.append((f"{at}.policer.burst", "a bucket depth is bytes or packets (e.g. '20KB', '10pkt')"))
+        elif (pol.burst.value * wire if pol.burst.unit == "pkt" else pol.burst.value) < wire:
+            p.append((f"{at}.policer.burst", f"must hold at least one full packet ({wire} bytes)"))
+    if isinstance(spec.bottleneck.rate, TraceRate):
+        for i, e in enumerate(spec.events):
+            if e.rate is not None:
+                p.append((f"events[{i}].rate", "the bottleneck's rate follows a trace; rate events are not allowed "
+                                               "(delay and loss events are)"))
     return p

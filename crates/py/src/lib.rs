@@ -97,6 +97,14 @@ fn to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> 
     d.set_item("bottleneck_packets", out.bottleneck_packets)?;
     d.set_item("events_processed", out.events_processed)?;
     d.set_item("duration_ns", out.duration_ns)?;
+    if !out.captures.is_empty() {
+        let caps = PyDict::new(py);
+        for (name, t) in &out.captures {
+            caps.set_item(name, table(py, t)?)?;
+        }
+        d.set_item("captures", caps)?;
+        d.set_item("capture_missed", out.capture_missed)?;
+    }
     Ok(d)
 }
 

@@ -42,6 +42,8 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
             .collect(),
         events: vec![],
         aqm: None,
+        shaping: Default::default(),
+        capture: vec![],
     }
 }
 

@@ -37,6 +37,12 @@ pub struct WorldConfig {
     /// limit is `bottleneck.buffer`.
     #[serde(default)]
     pub aqm: Option<crate::net::aqm::AqmConfig>,
+    /// Traces and policers by link name (net/shaping.rs).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shaping: BTreeMap<String, crate::net::shaping::Shaping>,
+    /// Links whose departures are recorded for pcap output (net/capture.rs), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capture: Vec<String>,
 }
 
 /// TCP settings shared by every flow of the run.
@@ -257,8 +263,19 @@ impl WorldConfig {
                 }
             }
         }
+        crate::net::shaping::validate(&self.shaping, &crate::net::shaping::dumbbell_link_names(self.flows.len()), t)?;
+        let names = crate::net::shaping::dumbbell_link_names(self.flows.len());
+        for (i, c) in self.capture.iter().enumerate() {
+            if !names.contains(c) {
+                return Err(err(format!("capture[{i}]"), format!("no link '{c}'; links: {}", names.join(", "))));
+            }
+        }
+        let traced = self.shaping.get("bottleneck").is_some_and(|s| s.trace.is_some());
         for (i, e) in self.events.iter().enumerate() {
             let p = format!("events[{i}]");
+            if traced && e.rate_bps.is_some() {
+                return Err(err(format!("{p}.rate_bps"), "the bottleneck's capacity follows a trace; a rate change is not allowed"));
+            }
             if e.at_ns > self.duration_ns {
                 return Err(err(format!("{p}.at_ns"), format!("must be <= duration_ns ({})", self.duration_ns)));
             }

@@ -125,6 +125,11 @@ pub struct RunOutput {
     /// Simulation events processed (samples excluded).
     pub events_processed: u64,
     pub duration_ns: u64,
+    /// Per captured link (config `capture`), its departures (net/capture.rs).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub captures: Vec<(String, Table)>,
+    /// Departures not captured because the capture limit was reached.
+    pub capture_missed: u64,
 }
 
 /// The values of one flow at a sample time, gathered by the world.

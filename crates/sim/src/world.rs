@@ -92,6 +92,8 @@ impl World {
             let qdisc = aqm.build(cfg.bottleneck.buffer, Rate(cfg.bottleneck.rate_bps), rng.stream("aqm/bottleneck"));
             net.links[net.bottleneck].set_qdisc(qdisc);
         }
+        crate::net::shaping::apply(&cfg.shaping, &mut net.links);
+        crate::net::capture::attach(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let mut flows = Vec::with_capacity(cfg.flows.len());
@@ -489,6 +491,8 @@ impl World {
             bottleneck_packets: self.links[self.bottleneck].counters.data_departed,
             events_processed: self.events_processed,
             duration_ns: self.end.ns(),
+            capture_missed: self.links.iter().filter_map(|l| l.extras.as_ref()?.capture.as_ref()).map(|c| c.missed).sum(),
+            captures: crate::net::capture::tables(&self.links),
         })
     }
 }

@@ -115,6 +115,8 @@ fn world() -> impl Strategy<Value = WorldConfig> {
                 .into_iter()
                 .map(|(at_ns, rate_bps, delay_ns)| LinkEvent { at_ns, rate_bps, delay_ns, loss: Some(0.01) })
                 .collect(),
+            shaping: Default::default(),
+            capture: vec![],
         })
 }
 

@@ -69,6 +69,8 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         flows,
         events: vec![],
         aqm: None,
+        shaping: Default::default(),
+        capture: vec![],
     }
 }
 

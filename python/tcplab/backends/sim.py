@@ -20,6 +20,13 @@ Resolution choices (each documented here because it shapes every result):
   turned into packets of wire size ``mss + header`` (1448 + 52 = 1500 bytes by default)
   and rounded to the nearest packet (at least one packet). ``bdp_rtt`` defaults to the
   smallest flow RTT of the spec and is recorded in the resolved spec.
+* **Traces and policers.** A link whose ``rate`` is a trace (:mod:`tcplab.traces`) counts
+  as its trace's mean rate wherever one rate stands for it (BDP sizes, default access rate,
+  utilisation); the engine gets the trace itself in ``shaping`` under the link's name
+  (``bottleneck``, ``bottleneck_reverse``, ``flow<k>.sender_access``,
+  ``flow<k>.receiver_access``), with any ``policer`` (burst in packets = packets x
+  (mss + header) bytes). The reverse directions of access links run at their forward
+  link's (mean) rate, without trace or policer.
 """
 
 from __future__ import annotations
@@ -124,6 +131,9 @@ def resolve(spec: Spec) -> Spec:
         b.aqm = b.aqm.model_copy(update={"limit": None})
     if b.buffer.unit == "bdp":
         b.buffer = Size(Decimal(size_to_packets(b.buffer, b.rate, b.bdp_rtt, wire)), "pkt")
+    if b.reverse is not None and b.reverse.buffer.unit == "bdp":
+        rev_rate = b.reverse.rate if b.reverse.rate is not None else b.rate
+        b.reverse.buffer = Size(Decimal(size_to_packets(b.reverse.buffer, rev_rate, b.bdp_rtt, wire)), "pkt")
     for i, f in enumerate(s.flows):
         at = f"flows[{i}]"
         snd = f.access.model_copy() if f.access else Link()
@@ -170,6 +180,19 @@ def _link(rate: int, delay: int, buffer: Size, loss: float) -> dict[str, Any]:
     return {"rate_bps": int(rate), "delay_ns": int(delay), "buffer": _queue_limit(buffer), "loss": float(loss)}
 
 
+def _shaping(rate: Any, policer: Any, wire: int) -> Optional[dict[str, Any]]:
+    """The engine's ``Shaping`` of a link (net/shaping.rs), or None."""
+    from ..traces import TraceRate
+
+    out: dict[str, Any] = {}
+    if isinstance(rate, TraceRate):
+        out["trace"] = rate.engine_config()
+    if policer is not None:
+        burst = int(policer.burst.value) * (wire if policer.burst.unit == "pkt" else 1)
+        out["policer"] = {"rate_bps": int(policer.rate), "burst_bytes": burst}
+    return out or None
+
+
 def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     """The engine's ``WorldConfig`` for a spec (resolved here if it is not yet).
 
@@ -177,9 +200,19 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     """
     s = resolve(spec)
     b = s.bottleneck
+    wire = s.tcp.mss + s.tcp.header
+    shaping: dict[str, Any] = {}
+    for name, rate, pol in (("bottleneck", b.rate, b.policer),
+                            ("bottleneck_reverse", b.reverse.rate if b.reverse else None,
+                             b.reverse.policer if b.reverse else None)):
+        if (sh := _shaping(rate, pol, wire)) is not None:
+            shaping[name] = sh
     flows = []
     for f in s.flows:
         for k in range(f.count):
+            for end, link in (("sender_access", f.access), ("receiver_access", f.receiver_access)):
+                if (sh := _shaping(link.rate, link.policer, wire)) is not None:
+                    shaping[f"flow{len(flows)}.{end}"] = sh
             app: Any = "bulk"
             if f.size is not None:
                 nbytes = int(f.size.value) * (s.tcp.mss if f.size.unit == "pkt" else 1)
@@ -215,6 +248,14 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     if b.aqm is not None:
         wire = s.tcp.mss + s.tcp.header
         config["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
+    # Only when used, so that existing specs keep their engine config and run digests.
+    if b.reverse is not None:
+        r = b.reverse
+        config["bottleneck_reverse"] = _link(r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss)
+    if shaping:
+        config["shaping"] = shaping
+    if s.experiment.pcap:
+        config["capture"] = list(s.experiment.pcap)
     return config
 
 
@@ -249,7 +290,8 @@ _FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interva
                 "delay_ns": "delay", "start_ns": "start", "stop_ns": "stop", "at_ns": "at", "mss_bytes": "mss",
                 "header_bytes": "header", "sender_access": "access", "target_ns": "target", "interval_ns": "interval",
                 "tupdate_ns": "tupdate", "quantum_bytes": "quantum", "k_pkts": "k", "max_p": "probability",
-                "min_bytes": "min", "max_bytes": "max", "avpkt_bytes": "avpkt", "burst_pkts": "burst"}
+                "min_bytes": "min", "max_bytes": "max", "avpkt_bytes": "avpkt", "burst_pkts": "burst",
+                "bottleneck_reverse": "bottleneck.reverse"}
 
 
 def spec_field(config_field: str, spec: Spec) -> str:

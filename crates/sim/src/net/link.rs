@@ -20,6 +20,10 @@
 //!   Packets it drops other than a refused arrival wait in `aqm_out.dropped` for the
 //!   engine's per-flow accounting. Without one, nothing of this runs.
 //!
+//! - Optional (net/shaping.rs): a token-bucket policer at the entrance (policer.rs), after
+//!   the random loss, dropping what exceeds it; a Mahimahi trace (trace.rs) in place of
+//!   the line rate.
+//!
 //! Counters (see [`QueueCounters`]): `enqueued` counts every packet offered,
 //! `dropped` every packet lost here (tail drops plus random losses, the latter also
 //! counted in `random_loss`), `departed` every packet that finished serializing, and
@@ -31,6 +35,7 @@ use std::collections::VecDeque;
 use crate::config::QueueLimit;
 use crate::net::aqm::{AqmOut, Qdisc};
 use crate::net::packet::{Packet, PacketKind};
+use crate::net::shaping::LinkExtras;
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -95,6 +100,9 @@ pub struct Link {
     aqm: Option<Box<dyn Qdisc>>,
     /// What the qdisc dropped (besides refused arrivals) and marked, until drained.
     pub aqm_out: AqmOut,
+    /// A trace, a policer or a capture (net/shaping.rs). Boxed and tested once per offer
+    /// and once per departure, so that a plain link runs the code it ran before.
+    pub extras: Option<Box<LinkExtras>>,
 }
 
 impl Link {
@@ -115,6 +123,7 @@ impl Link {
             counters: QueueCounters::default(),
             aqm: None,
             aqm_out: AqmOut::default(),
+            extras: None,
         }
     }
 
@@ -144,9 +153,44 @@ impl Link {
         Some(pkt)
     }
 
-    /// `offer` through the qdisc.
-    fn offer_aqm(&mut self, now: SimTime, pkt: Packet) -> Offer {
-        let q = self.aqm.as_mut().expect("qdisc present");
+    /// Offer a packet at `now`.
+    pub fn offer(&mut self, now: SimTime, pkt: Packet) -> Offer {
+        self.counters.enqueued += 1;
+        if self.rng.bernoulli(self.loss) {
+            self.counters.dropped += 1;
+            self.counters.random_loss += 1;
+            return Offer::Dropped { random: true };
+        }
+        if self.aqm.is_some() || self.extras.is_some() {
+            return self.offer_slow(now, pkt);
+        }
+        if self.in_tx.is_none() {
+            debug_assert!(self.queue.is_empty());
+            self.in_tx = Some(pkt);
+            return Offer::Transmitting(now + self.rate.tx_time(pkt.wire_bytes as u64));
+        }
+        self.enqueue(pkt)
+    }
+
+    /// `offer` on a link with a qdisc or extras (out of line, so that a plain drop-tail
+    /// link runs the code it ran before): the policer first, then the waiting room (the
+    /// qdisc, or the drop-tail FIFO), serialization at the trace's schedule or the line
+    /// rate.
+    #[inline(never)]
+    fn offer_slow(&mut self, now: SimTime, pkt: Packet) -> Offer {
+        if let Some(x) = self.extras.as_deref_mut() {
+            if !x.admits(now, pkt.wire_bytes) {
+                self.counters.dropped += 1;
+                return Offer::Dropped { random: false };
+            }
+        }
+        let Some(q) = self.aqm.as_mut() else {
+            if self.in_tx.is_none() {
+                self.in_tx = Some(pkt);
+                return Offer::Transmitting(self.service_end(now, pkt.wire_bytes, true));
+            }
+            return self.enqueue(pkt);
+        };
         let before = self.aqm_out.dropped.len();
         let accepted = q.enqueue(now, pkt, &mut self.aqm_out);
         self.note_aqm(before);
@@ -160,28 +204,24 @@ impl Link {
         match self.dequeue_aqm(now) {
             Some(p) => {
                 self.in_tx = Some(p);
-                Offer::Transmitting(now + self.rate.tx_time(p.wire_bytes as u64))
+                Offer::Transmitting(self.service_end(now, p.wire_bytes, true))
             }
             None => Offer::Queued,
         }
     }
 
-    /// Offer a packet at `now`.
-    pub fn offer(&mut self, now: SimTime, pkt: Packet) -> Offer {
-        self.counters.enqueued += 1;
-        if self.rng.bernoulli(self.loss) {
-            self.counters.dropped += 1;
-            self.counters.random_loss += 1;
-            return Offer::Dropped { random: true };
+    /// When a packet of `bytes` starting service at `now` has been sent: on the trace's
+    /// schedule, or at the line rate (`fresh`: the link was idle).
+    fn service_end(&mut self, now: SimTime, bytes: u32, fresh: bool) -> SimTime {
+        match self.extras.as_deref_mut() {
+            Some(x) => x.service_end(now, bytes, fresh, self.rate),
+            None => now + self.rate.tx_time(u64::from(bytes)),
         }
-        if self.aqm.is_some() {
-            return self.offer_aqm(now, pkt);
-        }
-        if self.in_tx.is_none() {
-            debug_assert!(self.queue.is_empty());
-            self.in_tx = Some(pkt);
-            return Offer::Transmitting(now + self.rate.tx_time(pkt.wire_bytes as u64));
-        }
+    }
+
+    /// Queue a packet behind the one serializing, or tail-drop it.
+    #[inline(always)]
+    fn enqueue(&mut self, pkt: Packet) -> Offer {
         let full = match self.limit {
             None => false,
             Some(QueueLimit::Packets(n)) => self.queue.len() as u64 >= n,
@@ -209,16 +249,35 @@ impl Link {
         self.last_arrival = arrival;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrival, pkt));
-        let next = if self.aqm.is_some() {
-            self.dequeue_aqm(now)
+        let next_tx = if self.aqm.is_some() || self.extras.is_some() {
+            self.next_slow(now, &pkt)
         } else {
-            self.queue.pop_front().inspect(|next| self.queue_bytes -= next.wire_bytes as u64)
+            self.queue.pop_front().map(|next| {
+                self.queue_bytes -= next.wire_bytes as u64;
+                self.in_tx = Some(next);
+                now + self.rate.tx_time(next.wire_bytes as u64)
+            })
         };
-        let next_tx = next.map(|next| {
-            self.in_tx = Some(next);
-            now + self.rate.tx_time(next.wire_bytes as u64)
-        });
         (next_tx, if was_empty { Some(arrival) } else { None })
+    }
+
+    /// `tx_done` on a link with a qdisc or extras: capture the departure, take the next
+    /// packet from the waiting room, start it on the trace's schedule (using the surplus
+    /// of the opportunity that sent `sent`) or at the line rate.
+    #[inline(never)]
+    fn next_slow(&mut self, now: SimTime, sent: &Packet) -> Option<SimTime> {
+        if let Some(c) = self.extras.as_deref_mut().and_then(|x| x.capture.as_mut()) {
+            c.record(now, sent);
+        }
+        let next = if self.aqm.is_some() {
+            self.dequeue_aqm(now)?
+        } else {
+            let next = self.queue.pop_front()?;
+            self.queue_bytes -= next.wire_bytes as u64;
+            next
+        };
+        self.in_tx = Some(next);
+        Some(self.service_end(now, next.wire_bytes, false))
     }
 
     /// The pipe's head arrives at the far end. Returns it and the next arrival time.

@@ -3,9 +3,13 @@
 //! topology builder.
 
 pub mod aqm;
+pub mod capture;
 pub mod dumbbell;
 pub mod link;
 pub mod packet;
+pub mod policer;
+pub mod shaping;
+pub mod trace;
 
 pub use link::{Link, NextHop, QueueCounters};
 pub use packet::{Ecn, Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};

@@ -43,6 +43,8 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         flows,
         events: vec![],
         aqm: None,
+        shaping: Default::default(),
+        capture: vec![],
     }
 }
 
