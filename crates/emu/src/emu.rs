@@ -25,7 +25,7 @@ use serde::Serialize;
 use tcplab_sim::config::WorldConfig;
 use tcplab_sim::net::dumbbell::{self, Dumbbell};
 use tcplab_sim::net::link::{NextHop, Offer};
-use tcplab_sim::net::{Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};
+use tcplab_sim::net::{Ecn, Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};
 use tcplab_sim::rng::RunRng;
 use tcplab_sim::time::{Dur, Rate, SimTime};
 
@@ -314,6 +314,11 @@ impl Emulator {
             is_retrans: false,
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_sacks: 0,
+            // The emulator forwards the real packet's bytes unchanged: the model's copy
+            // carries no ECN (qdiscs, which would mark it, are not run here).
+            ecn: Ecn::NotEct,
+            ece: false,
+            cwr: false,
         };
         let links = self.net.flows[c.flow as usize];
         let first = if side == Side::Sender {
@@ -327,11 +332,12 @@ impl Emulator {
     /// Close the run: final counters, what is still inside the links.
     pub fn finish(mut self) -> Report {
         for l in &self.net.links {
-            for p in l.packets_inside() {
+            let flows = &mut self.report.flows;
+            l.for_each_inside(&mut |p| {
                 if p.kind == PacketKind::Data {
-                    self.report.flows[p.flow as usize].in_flight_packets_at_end += 1;
+                    flows[p.flow as usize].in_flight_packets_at_end += 1;
                 }
-            }
+            });
         }
         self.report.queues = self
             .net
@@ -426,8 +432,12 @@ mod tests {
                 start_ns: 0,
                 stop_ns: None,
                 app: AppConfig::Bulk,
+                ecn: None,
             }],
             events,
+            aqm: None,
+            shaping: Default::default(),
+            capture: vec![],
         }
     }
 
