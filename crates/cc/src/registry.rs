@@ -160,6 +160,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::illinois::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
+    &crate::bbr3::v2::SPEC,
     &crate::variants::acd::SPEC,
     &crate::variants::acd_ns3::SPEC,
     &crate::variants::acd_ns3::BASELINE_SPEC,
