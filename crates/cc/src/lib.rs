@@ -9,7 +9,8 @@
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
-//! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern.
+//! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
+//!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
 //! - [`variants`]: BBR-ACD, BBR-CWS, BBR-ACW, Modest BBR, BBQ, DA-BBR as `BbrVariant`s.
 
 pub mod bbr;

@@ -161,6 +161,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
+    &crate::bbr3::v2::SPEC,
     &crate::variants::acd::SPEC,
     &crate::variants::acd_ns3::SPEC,
     &crate::variants::acd_ns3::BASELINE_SPEC,

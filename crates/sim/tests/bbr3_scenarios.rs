@@ -1,4 +1,5 @@
-//! Scenario tests of BBRv3 (crates/cc/src/bbr3) on the engine's dumbbell, each against
+//! Scenario tests of BBRv3 (crates/cc/src/bbr3) and, at the end, BBRv2 (`bbr2`, the
+//! same code with `Bbr3Config::v2()`) on the engine's dumbbell, each against
 //! an expectation from Google's BBRv3 material, with its tolerance and the measured
 //! figures beside the assertion. The figures are from
 //! `cargo test -p tcplab-sim --release --test bbr3_scenarios -- --nocapture` (seed 1),
@@ -15,7 +16,7 @@
 //!   CUBIC). The slides themselves were not reachable from the reference store, so no
 //!   figure from them is compared; the tests check the direction with the tolerances
 //!   stated beside each assertion.
-
+//!
 //! Path arithmetic (common::dumbbell, 1448-byte payload, 1500 wire bytes): at 50 Mbit/s
 //! a packet takes 0.24 ms on the bottleneck; BDP at 40 ms = 250 000 bytes = 166.7
 //! packets.
@@ -182,4 +183,69 @@ fn bbr3_probes_rtt_every_five_seconds_at_half_a_bdp_and_bandwidth_every_two_to_t
     assert!(rtt_cwnd.iter().all(|c| (77.0..=95.0).contains(c)), "{rtt_cwnd:?}");
     assert!(waits.len() >= 6, "{waits:?}");
     assert!(waits.iter().all(|w| (2.0 - 0.02..=3.0 + 0.02).contains(w)), "{waits:?}");
+}
+
+// ---- BBRv2 (`bbr2`, google/bbr v2alpha tcp_bbr2.c, sharing bbr3's code) ----
+// Source: draft-cardwell-iccrg-bbr-congestion-control-02 (the draft that specified v2:
+// loss_thresh 2 % bounding inflight_hi, Reno/CUBIC coexistence as a goal) and
+// tcp_bbr2.c itself.
+
+/// Shallow buffer, as the v3 test: v2 bounds its loss like v3 and unlike v1.
+/// Tolerances as there: <= 2 x loss_thresh, v1 >= 3 x v2, utilisation >= 90 %.
+/// Measured: 50 Mbit/s bbr2 0.25 % (util 0.979, Jain 0.996); 10 Mbit/s bbr2 0.53 %
+/// (util 0.979, Jain 0.845); bbr (v1) 11.9 % and 13.8 % (first test).
+#[test]
+fn bbr2_keeps_its_retransmission_rate_near_loss_thresh_in_a_shallow_buffer() {
+    for rate in [50_000_000u64, 10_000_000] {
+        let v2 = shallow("bbr2", 4, rate);
+        let v1 = shallow("bbr", 4, rate);
+        let (r2, r1) = (retrans_rate(&v2, "bbr2"), retrans_rate(&v1, "bbr"));
+        let x2 = rates(&v2, 4, 5 * S, 60 * S);
+        let util2 = x2.iter().sum::<f64>() / (rate as f64 * 1448.0 / 1500.0);
+        eprintln!(
+            "4 flows, {} Mbit/s, 40 ms, 0.5 BDP: retransmission rate bbr2 {r2:.4} (util {util2:.3}, Jain {:.3}), bbr {r1:.4}",
+            rate / 1_000_000,
+            jain(&x2)
+        );
+        assert!(r2 <= 2.0 * 5.0 / 256.0, "bbr2 retransmission rate {r2}");
+        assert!(r1 >= 3.0 * r2 && r1 >= 0.03, "bbr {r1} vs bbr2 {r2}");
+        assert!(util2 >= 0.9, "bbr2 utilisation {util2}");
+    }
+}
+
+/// Shallow buffer against CUBIC (the BBR-CWS Fig. 9 path, as the v3 test). Tolerance:
+/// CUBIC's share with v2 >= 2 x with v1. Measured: 0.593 (Jain 0.967) vs 0.039; deep
+/// buffer (50 Mbit/s, 40 ms, 5 BDP, 120 s, seen while writing, not asserted): 0.460
+/// (Jain 0.994).
+#[test]
+fn bbr2_leaves_cubic_far_more_of_a_shallow_buffer_than_bbr_v1() {
+    let (s2, j2) = vs_cubic("bbr2", 50_000_000, 10 * MS, 0.5, 60 * S, 10 * S);
+    let (s1, _) = vs_cubic("bbr", 50_000_000, 10 * MS, 0.5, 60 * S, 10 * S);
+    eprintln!("vs CUBIC, 50 Mbit/s, 10 ms, 0.5 BDP: CUBIC share with bbr2 {s2:.3} (Jain {j2:.3}), with bbr {s1:.3}");
+    assert!(s2 >= 2.0 * s1 && s2 >= 0.10, "CUBIC share with bbr2 {s2}, with bbr {s1}");
+}
+
+/// tcp_bbr2.c's `bbr_update_min_rtt` refreshes the 5 s PROBE_RTT filter also with a
+/// sample equal to the minimum (`<=`, as v1 before upstream 1b9e2a8c99a5; v3: `<`).
+/// A lone flow that keeps no standing queue sees such samples all the time, so v2
+/// never enters PROBE_RTT where v3 does every ~5.2 s (first PROBE_RTT test). Expected
+/// from the code, not from a published figure; checked: 0 entries in 30 s for bbr2,
+/// at least 4 for bbr3. Also: bw probes every 2-3 s (the v2 draft's probe wait,
+/// `bbr2_pick_probe_wait`); measured REFILL gaps 2.13-2.66 s.
+#[test]
+fn bbr2_without_a_queue_postpones_probe_rtt_where_bbr3_does_not() {
+    let run = |cc: &str| {
+        let mut cfg = dumbbell(cc, 1, 50_000_000, 40 * MS, 2.0, 30 * S);
+        cfg.sample_interval_ns = 10 * MS;
+        World::run_config(&cfg).unwrap()
+    };
+    let (v2, v3) = (run("bbr2"), run("bbr3"));
+    let entries = |out: &RunOutput| transitions(out).iter().filter(|x| x.1 == "PROBE_RTT").count();
+    let refills: Vec<f64> = transitions(&v2).iter().filter(|x| x.2 == "REFILL").map(|x| x.0).collect();
+    let gaps: Vec<f64> = refills.windows(2).map(|w| w[1] - w[0]).collect();
+    eprintln!("PROBE_RTT entries in 30 s: bbr2 {}, bbr3 {}; bbr2 REFILL gaps {gaps:.2?} s", entries(&v2), entries(&v3));
+    assert_eq!(entries(&v2), 0);
+    assert!(entries(&v3) >= 4);
+    // Each gap: DOWN and CRUISE after a ~0.1 s probe, then a 2-3 s wait: 2.0-3.2 s.
+    assert!(gaps.len() >= 8 && gaps.iter().all(|g| (2.0..=3.2).contains(g)), "{gaps:?}");
 }

@@ -18,9 +18,10 @@ pub fn bbr_max_bw(bbr: &Bbr3) -> u32 {
     bbr.bw_hi[0].max(bbr.bw_hi[1])
 }
 
-/// `bbr_bw`: the estimated bandwidth, max_bw bounded by bw_lo.
+/// `bbr_bw`: the estimated bandwidth, max_bw bounded by bw_lo (and in v2 by its
+/// separate `bw_hi`, which v3 does not have: `v2_bw_hi` stays unset there).
 pub fn bbr_bw(bbr: &Bbr3) -> u32 {
-    bbr_max_bw(bbr).min(bbr.bw_lo)
+    bbr_max_bw(bbr).min(bbr.bw_lo).min(bbr.v2_bw_hi)
 }
 
 /// `bbr_update_round_start`: a packet-timed round ends when a packet sent after the

@@ -1,5 +1,6 @@
 //! `bbr3`: BBRv3 as Google proposed it for upstream Linux, a port of net/ipv4/tcp_bbr.c
-//! on the `v3` branch of github.com/google/bbr (`BBR_VERSION` 3).
+//! on the `v3` branch of github.com/google/bbr (`BBR_VERSION` 3). The same code runs
+//! BBRv2 (`bbr2`, branch v2alpha tcp_bbr2.c) with `Bbr3Config::v2()`; module `v2`.
 //!
 //! Model. Like BBRv1, BBRv3 paces at a bandwidth estimate and bounds inflight by an
 //! estimate of the BDP, but its model has an operating *range* learned also from loss
@@ -60,6 +61,9 @@
 //! - `ops`: the `tcp_congestion_ops`: `bbr_init`, `bbr_ssthresh`, `bbr_undo_cwnd`,
 //!   `bbr_cwnd_event`, `bbr_set_state`, `bbr_skb_marked_lost`, `bbr_get_info`.
 //! - `params`: the `bbr_param(sk, name)` tunables with the kernel's defaults.
+//! - `v2`: BBRv2 (`bbr2`, google/bbr v2alpha tcp_bbr2.c): its constants, registry entry
+//!   and the functions whose v2 body differs; the shared code branches on
+//!   `cfg.version` where the kernels differ.
 //! - `variant`: hooks for research variants on v3 (`Bbr3Variant`; `bbr3` is
 //!   `Bbr3Ops<KernelBbr3>`, which overrides nothing).
 //!
@@ -107,6 +111,7 @@ pub mod probe_bw;
 pub mod probe_rtt;
 pub mod startup;
 pub mod upper_bounds;
+pub mod v2;
 pub mod variant;
 
 #[cfg(test)]
@@ -119,7 +124,8 @@ use crate::ops::CaState;
 
 pub use crate::bbr::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
 pub use ops::Bbr3Ops;
-pub use variant::{Bbr3Variant, KernelBbr3};
+pub use params::Version;
+pub use variant::{Bbr3Variant, KernelBbr2, KernelBbr3};
 pub use params::{Bbr3Config, SPEC};
 
 /// The kernel's `~0U`: a bound or count not set.
@@ -298,6 +304,13 @@ pub struct Bbr3 {
     pub(crate) alpha_last_delivered: u64,
     pub(crate) alpha_last_delivered_ce: u64,
 
+    // BBRv2 (v2alpha) only; v3 never sets them, so the shared code reads them as absent.
+    /// v2's `bw_hi`: an upper bound on bw (`UNSET`: none); v3's `bw_hi[]` above is the
+    /// max filter (v2's `max_bw[]`).
+    pub(crate) v2_bw_hi: u32,
+    /// v2's `got_ok_bw_probe_sample`: this probe had a sample without high loss/CE.
+    pub(crate) got_ok_bw_probe_sample: bool,
+
     // Ours.
     /// Source of the random probe waits (the kernel uses its entropy pool).
     pub(crate) rng: CycleRng,
@@ -378,6 +391,8 @@ impl Bbr3 {
             initialized: false,
             alpha_last_delivered: 0,
             alpha_last_delivered_ce: 0,
+            v2_bw_hi: UNSET,
+            got_ok_bw_probe_sample: false,
             rng,
             mss: 0,
         }

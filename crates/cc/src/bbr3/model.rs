@@ -20,11 +20,10 @@ use super::lower_bounds::{
     bbr_advance_latest_delivery_signals, bbr_update_congestion_signals, bbr_update_latest_delivery_signals,
 };
 use super::pacing::bbr_set_pacing_rate;
-use super::probe_bw::BBR_PACING_GAIN;
 use super::variant::Bbr3Variant;
 use super::probe_rtt::bbr_update_min_rtt;
 use super::startup::{bbr_check_drain, bbr_check_full_bw_reached, bbr_check_loss_too_high_in_startup};
-use super::{Bbr3, Ctx, Mode, Phase, BBR_UNIT};
+use super::{Bbr3, Ctx, Mode, Phase, Version, BBR_UNIT};
 use crate::ops::{CcView, RateSample};
 
 /// `bbr_update_gains`: the pacing and cwnd gains of the mode and phase.
@@ -38,7 +37,7 @@ pub fn bbr_update_gains(bbr: &mut Bbr3) {
             if cfg.bw_probe_cwnd_gain != 0 && bbr.cycle_idx == Phase::Up {
                 cwnd += BBR_UNIT * cfg.bw_probe_cwnd_gain / 4;
             }
-            (BBR_PACING_GAIN[bbr.cycle_idx as usize], cwnd)
+            (cfg.pacing_gain[bbr.cycle_idx as usize], cwnd)
         }
         Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
     };
@@ -48,7 +47,10 @@ pub fn bbr_update_gains(bbr: &mut Bbr3) {
 
 /// `bbr_update_model`.
 pub fn bbr_update_model<V: Bbr3Variant + ?Sized>(bbr: &mut Bbr3, variant: &mut V, tp: &mut CcView, rs: &RateSample, ctx: &Ctx) {
-    bbr_update_congestion_signals(bbr, tp, rs, ctx);
+    match bbr.cfg.version {
+        Version::V2 => super::v2::bbr2_update_congestion_signals(bbr, tp, rs, ctx),
+        Version::V3 => bbr_update_congestion_signals(bbr, tp, rs, ctx),
+    }
     bbr_update_ack_aggregation(bbr, tp, rs);
     bbr_check_loss_too_high_in_startup(bbr, tp, rs);
     bbr_check_full_bw_reached(bbr, rs, ctx);
@@ -95,14 +97,24 @@ pub fn bbr_main<V: Bbr3Variant + ?Sized>(bbr: &mut Bbr3, variant: &mut V, tp: &m
     let mut ctx = Ctx::default();
     let mut update_model = true;
 
+    let v3 = bbr.cfg.version == Version::V3;
     bbr_update_round_start(bbr, tp, rs);
     if bbr.round_start {
         bbr.rounds_since_probe = (bbr.rounds_since_probe + 1).min(0xFF);
-        let _ce_ratio = bbr_update_ecn_alpha(bbr, tp); // (for PLB, not modelled)
+        if v3 {
+            let _ce_ratio = bbr_update_ecn_alpha(bbr, tp); // (for PLB, not modelled)
+        } else {
+            super::v2::bbr2_update_ecn_alpha(bbr, tp);
+        }
     }
-    bbr.ecn_in_round |= bbr.ecn_eligible && rs.is_ece;
+    // v3 notes ECE only for an ECN-eligible flow; v2 always (it checks eligibility
+    // where it responds).
+    bbr.ecn_in_round |= (bbr.ecn_eligible || !v3) && rs.is_ece;
     bbr_calculate_bw_sample(rs, &mut ctx);
-    bbr_update_latest_delivery_signals(bbr, tp, rs, &ctx);
+    if v3 {
+        // (v2 keeps these filters in bbr2_update_congestion_signals.)
+        bbr_update_latest_delivery_signals(bbr, tp, rs, &ctx);
+    }
 
     if !bbr_run_fast_path(bbr, variant, tp, &mut update_model, rs, &ctx) {
         if update_model {
@@ -117,7 +129,9 @@ pub fn bbr_main<V: Bbr3Variant + ?Sized>(bbr: &mut Bbr3, variant: &mut V, tp: &m
         tp.snd_cwnd = variant.cap_cwnd(bbr, tp, tp.snd_cwnd);
     }
     // out:
-    bbr_advance_latest_delivery_signals(bbr, rs, &ctx);
+    if v3 {
+        bbr_advance_latest_delivery_signals(bbr, rs, &ctx);
+    }
     bbr.prev_ca_state = tp.ca_state;
     bbr.loss_in_cycle |= rs.lost > 0;
     bbr.ecn_in_cycle |= rs.delivered_ce > 0;

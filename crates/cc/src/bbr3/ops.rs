@@ -23,7 +23,7 @@ use super::probe_bw::bbr_is_probing_bandwidth;
 use super::probe_rtt::bbr_check_probe_rtt_done;
 use super::startup::bbr_reset_full_bw;
 use super::variant::{Bbr3Variant, KernelBbr3};
-use super::{AckPhase, Bbr3, Bbr3Config, Mode, Phase, BBR_UNIT, UNSET};
+use super::{AckPhase, Bbr3, Bbr3Config, Mode, Phase, Version, BBR_UNIT, UNSET};
 use crate::bbr::family::bw_to_bps;
 use crate::ops::{
     CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample, TCP_INFINITE_SSTHRESH,
@@ -62,7 +62,12 @@ pub fn bbr_init(bbr: &mut Bbr3, tp: &mut CcView) {
     bbr.init_cwnd = tp.snd_cwnd.min(0x7F);
     bbr.prior_cwnd = tp.prior_cwnd;
     tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
-    bbr.next_rtt_delivered = tp.delivered;
+    // v3 starts the first round at tp->delivered; v2's shared bbr_init at 0 (v1's code
+    // before 5.14; equal here, where init runs with nothing delivered).
+    bbr.next_rtt_delivered = match bbr.cfg.version {
+        Version::V2 => 0,
+        Version::V3 => tp.delivered,
+    };
     bbr.prev_ca_state = CaState::Open;
 
     bbr.probe_rtt_done_stamp = 0;
@@ -120,6 +125,8 @@ pub fn bbr_init(bbr: &mut Bbr3, tp: &mut CcView) {
     bbr.ecn_alpha = bbr.cfg.ecn_alpha_init;
     bbr.alpha_last_delivered = 0;
     bbr.alpha_last_delivered_ce = 0;
+    bbr.v2_bw_hi = UNSET;
+    bbr.got_ok_bw_probe_sample = false;
     bbr.mss = tp.mss_cache;
 }
 
@@ -162,11 +169,18 @@ impl<V: Bbr3Variant> CongestionOps for Bbr3Ops<V> {
         if new_state == CaState::Loss {
             bbr.prev_ca_state = CaState::Loss;
             // (tcp_plb_update_state_upon_rto: PLB not modelled.) The RTO may have
-            // repathed the flow: re-learn.
-            bbr_reset_full_bw(bbr);
+            // repathed the flow: re-learn (v2: only full_bw = 0).
+            match bbr.cfg.version {
+                Version::V2 => bbr.full_bw = 0,
+                Version::V3 => bbr_reset_full_bw(bbr),
+            }
             if !bbr_is_probing_bandwidth(bbr) && bbr.inflight_lo == UNSET {
-                // bbr_adapt_lower_bounds needs the cwnd before the RTO.
-                bbr.inflight_lo = tp.snd_cwnd.max(bbr.prior_cwnd);
+                // bbr_adapt_lower_bounds needs the cwnd before the RTO (v2: the saved
+                // cwnd alone).
+                bbr.inflight_lo = match bbr.cfg.version {
+                    Version::V2 => bbr.prior_cwnd,
+                    Version::V3 => tp.snd_cwnd.max(bbr.prior_cwnd),
+                };
             }
         } else if bbr.prev_ca_state == CaState::Loss {
             bbr_exit_loss_recovery(bbr, tp);
@@ -208,8 +222,21 @@ impl<V: Bbr3Variant> CongestionOps for Bbr3Ops<V> {
     }
 
     /// `bbr_undo_cwnd`: revert the short-term model after a spurious recovery.
-    fn undo_cwnd(&mut self, _tp: &CcView) -> u32 {
+    fn undo_cwnd(&mut self, tp: &CcView) -> u32 {
         let bbr = &mut self.bbr;
+        if bbr.cfg.version == Version::V2 {
+            // bbr2_undo_cwnd: reset full-pipe detection; revert only with bbr_undo.
+            bbr.full_bw = 0;
+            bbr.full_bw_cnt = 0;
+            bbr.loss_in_round = false;
+            if !bbr.cfg.undo {
+                return tp.snd_cwnd;
+            }
+            bbr.bw_lo = bbr.bw_lo.max(bbr.undo_bw_lo);
+            bbr.inflight_lo = bbr.inflight_lo.max(bbr.undo_inflight_lo);
+            bbr.inflight_hi = bbr.inflight_hi.max(bbr.undo_inflight_hi);
+            return bbr.prior_cwnd;
+        }
         bbr_reset_full_bw(bbr); // spurious slow-down
         bbr.loss_in_round = false;
         bbr.bw_lo = bbr.bw_lo.max(bbr.undo_bw_lo);

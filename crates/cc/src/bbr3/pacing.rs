@@ -9,7 +9,7 @@
 //! Deviations: `bbr_tso_segs_goal` only sizes the cwnd's quantization budget (see the
 //! module doc of `bbr3`); `sk_pacing_shift` is the default 10, `tcp_min_tso_segs` 2.
 
-use super::{Bbr3, BBR_SCALE, BW_SCALE, BW_UNIT};
+use super::{Bbr3, Version, BBR_SCALE, BW_SCALE, BW_UNIT};
 use crate::bbr::pacing::{MAX_TCP_HEADER, SK_PACING_SHIFT};
 use crate::ops::CcView;
 
@@ -76,5 +76,10 @@ pub fn bbr_tso_segs_goal(bbr: &Bbr3, tp: &CcView) -> u32 {
         }
     }
     bytes = bytes.min(GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER);
-    ((bytes / u64::from(tp.mss_cache.max(1))) as u32).max(TCP_MIN_TSO_SEGS)
+    // v2: bbr_min_tso_segs (1 below 1.2 Mbit/s); v3: sysctl_tcp_min_tso_segs.
+    let min_segs = match bbr.cfg.version {
+        Version::V2 => super::v2::bbr_min_tso_segs(tp),
+        Version::V3 => TCP_MIN_TSO_SEGS,
+    };
+    ((bytes / u64::from(tp.mss_cache.max(1))) as u32).max(min_segs)
 }

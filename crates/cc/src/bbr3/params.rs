@@ -83,9 +83,21 @@ pub const BBR_BW_PROBE_RAND_US: u32 = 1_000_000;
 /// `bbr_fast_path` = true.
 pub const BBR_FAST_PATH: bool = true;
 
+/// Which kernel the flow runs: BBRv3 (google/bbr v3 tcp_bbr.c) or BBRv2 (google/bbr
+/// v2alpha tcp_bbr2.c). The code is shared where the two kernels' code is the same;
+/// module `v2` holds what v2 does differently and the places that differ branch on this.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    V2,
+    V3,
+}
+
 /// The tunables of one flow, in kernel units.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bbr3Config {
+    pub version: Version,
+    /// `bbr_pacing_gain[]` for UP, DOWN, CRUISE, REFILL.
+    pub pacing_gain: [u32; 4],
     pub min_rtt_win_sec: u32,
     pub probe_rtt_mode_ms: u32,
     pub probe_rtt_win_ms: u32,
@@ -119,6 +131,22 @@ pub struct Bbr3Config {
     pub bw_probe_base_us: u32,
     pub bw_probe_rand_us: u32,
     pub fast_path: bool,
+    // v2alpha parameters; v3 has none of them, its values make the shared code v3's.
+    /// `bbr_bw_probe_pif_gain` (v2: PROBE_UP ends once inflight >= this x BDP).
+    pub bw_probe_pif_gain: u32,
+    /// `bbr_bw_probe_reno_gain` (v2; v3's bound is the target inflight: 1.0).
+    pub bw_probe_reno_gain: u32,
+    /// `bbr_ecn_bw_lo`, `bbr_ecn_bw_hi` (v2: ECN also cuts bw_lo / bw_hi; v3: no).
+    pub ecn_bw_lo: bool,
+    pub ecn_bw_hi: bool,
+    /// `bbr_drain_to_target` (v2 parameter; v3 always drains to target).
+    pub drain_to_target: bool,
+    /// `bbr_refill_add_inc` (v2; v3: 0).
+    pub refill_add_inc: u32,
+    /// `bbr_undo` (v2; v3 always undoes).
+    pub undo: bool,
+    /// `bbr_ecn_enable` (v2's switch for its ECN logic; v3 uses `bbr_can_use_ecn`).
+    pub ecn_enable: bool,
     /// Ours: the route's `ecn_low` flag (see the module doc's Deviations).
     pub ecn_low: bool,
     /// Ours: seed of the random probe waits.
@@ -129,6 +157,8 @@ impl Default for Bbr3Config {
     /// The kernel's constants.
     fn default() -> Self {
         Bbr3Config {
+            version: Version::V3,
+            pacing_gain: super::probe_bw::BBR_PACING_GAIN,
             min_rtt_win_sec: BBR_MIN_RTT_WIN_SEC,
             probe_rtt_mode_ms: BBR_PROBE_RTT_MODE_MS,
             probe_rtt_win_ms: BBR_PROBE_RTT_WIN_MS,
@@ -162,6 +192,14 @@ impl Default for Bbr3Config {
             bw_probe_base_us: BBR_BW_PROBE_BASE_US,
             bw_probe_rand_us: BBR_BW_PROBE_RAND_US,
             fast_path: BBR_FAST_PATH,
+            bw_probe_pif_gain: BBR_UNIT * 5 / 4,
+            bw_probe_reno_gain: BBR_UNIT,
+            ecn_bw_lo: false,
+            ecn_bw_hi: false,
+            drain_to_target: true,
+            refill_add_inc: 0,
+            undo: true,
+            ecn_enable: false,
             ecn_low: true,
             seed: 0,
         }
@@ -208,26 +246,27 @@ impl Bbr3Config {
             fast_path: p.get_bool("fast_path"),
             ecn_low: p.get_bool("ecn_low"),
             seed: p.get("seed") as u64,
+            ..Bbr3Config::default()
         }
     }
 }
 
-const U: f64 = BBR_UNIT as f64;
+pub(crate) const U: f64 = BBR_UNIT as f64;
 /// Largest gain the kernel's 10-bit `pacing_gain` / `cwnd_gain` fields hold.
-const MAX_GAIN: f64 = 1023.0 / U;
+pub(crate) const MAX_GAIN: f64 = 1023.0 / U;
 
-const fn frac(name: &'static str, kernel: u32, min: f64, max: f64, doc: &'static str) -> ParamSpec {
+pub(crate) const fn frac(name: &'static str, kernel: u32, min: f64, max: f64, doc: &'static str) -> ParamSpec {
     ParamSpec { name, kind: ParamKind::Float, default: kernel as f64 / U, min, max, doc }
 }
-const fn int(name: &'static str, default: u32, min: f64, max: f64, doc: &'static str) -> ParamSpec {
+pub(crate) const fn int(name: &'static str, default: u32, min: f64, max: f64, doc: &'static str) -> ParamSpec {
     ParamSpec { name, kind: ParamKind::Int, default: default as f64, min, max, doc }
 }
-const fn flag(name: &'static str, default: bool, doc: &'static str) -> ParamSpec {
+pub(crate) const fn flag(name: &'static str, default: bool, doc: &'static str) -> ParamSpec {
     ParamSpec { name, kind: ParamKind::Bool, default: if default { 1.0 } else { 0.0 }, min: 0.0, max: 1.0, doc }
 }
 
 /// Fractions below 1 are stored in 8 bits at most in the kernel (`ecn_alpha` 9 bits).
-const FRAC_MAX: f64 = 255.0 / U;
+pub(crate) const FRAC_MAX: f64 = 255.0 / U;
 
 /// The parameter schema of `bbr3`.
 pub static PARAMS: &[ParamSpec] = &[

@@ -21,7 +21,7 @@ use super::cwnd::{bbr_inflight, bbr_inflight_with_headroom, bbr_packets_in_net_a
 use super::lower_bounds::{bbr_reset_congestion_signals, bbr_reset_lower_bounds};
 use super::startup::bbr_reset_full_bw;
 use super::upper_bounds::{bbr_adapt_upper_bounds, bbr_raise_inflight_hi_slope};
-use super::{scale, AckPhase, Bbr3, Ctx, Mode, Phase, BBR_UNIT, UNSET};
+use super::{scale, AckPhase, Bbr3, Ctx, Mode, Phase, Version, BBR_UNIT, UNSET};
 use crate::ops::{CaState, CcView, RateSample};
 
 /// `bbr_pacing_gain[]`, indexed by `Phase`: UP 5/4 = 320, DOWN 91/100 = 232,
@@ -42,8 +42,14 @@ pub fn bbr_has_elapsed_in_phase(bbr: &Bbr3, tp: &CcView, interval_us: u32) -> bo
 
 /// `bbr_is_reno_coexistence_probe_time`: a Reno flow with our BDP would have probed by
 /// now (one loss epoch is BDP rounds); at most `bw_probe_max_rounds`.
+/// (v2 scales the target by `bw_probe_reno_gain`, 1.0 by default and fixed at 1.0 in
+/// v3, where the formula is min(max_rounds, target inflight).)
 pub fn bbr_is_reno_coexistence_probe_time(bbr: &Bbr3, tp: &CcView) -> bool {
-    let rounds = bbr.cfg.bw_probe_max_rounds.min(bbr_target_inflight(bbr, tp));
+    let mut rounds = bbr.cfg.bw_probe_max_rounds;
+    if bbr.cfg.bw_probe_reno_gain != 0 {
+        let reno_rounds = scale(bbr_target_inflight(bbr, tp), bbr.cfg.bw_probe_reno_gain);
+        rounds = rounds.min(reno_rounds.min(u64::from(u32::MAX)) as u32);
+    }
     bbr.rounds_since_probe >= rounds
 }
 
@@ -66,6 +72,10 @@ pub fn bbr_set_cycle_idx(bbr: &mut Bbr3, phase: Phase) {
 /// underestimate). Lifts the lower bounds.
 pub fn bbr_start_bw_probe_refill(bbr: &mut Bbr3, tp: &CcView, bw_probe_up_rounds: u32) {
     bbr_reset_lower_bounds(bbr);
+    if bbr.inflight_hi != UNSET {
+        bbr.inflight_hi += bbr.cfg.refill_add_inc; // v2's bbr_refill_add_inc (v3: none)
+    }
+    bbr.got_ok_bw_probe_sample = false; // (v2 only reads it)
     bbr.bw_probe_up_rounds = bw_probe_up_rounds.min(31); // 5-bit field
     bbr.bw_probe_up_acks = 0;
     bbr.stopped_risky_probe = false;
@@ -79,8 +89,11 @@ pub fn bbr_start_bw_probe_up(bbr: &mut Bbr3, tp: &CcView, ctx: &Ctx) {
     bbr.ack_phase = AckPhase::ProbeStarting;
     bbr.next_rtt_delivered = tp.delivered;
     bbr.cycle_mstamp = tp.now_us;
-    bbr_reset_full_bw(bbr);
-    bbr.full_bw = ctx.sample_bw;
+    if bbr.cfg.version == Version::V3 {
+        // v3 restarts the plateau detector for the probe (v2 does not use it here).
+        bbr_reset_full_bw(bbr);
+        bbr.full_bw = ctx.sample_bw;
+    }
     bbr_set_cycle_idx(bbr, Phase::Up);
     bbr_raise_inflight_hi_slope(bbr, tp);
 }
@@ -137,7 +150,11 @@ pub fn bbr_check_time_to_cruise(bbr: &Bbr3, tp: &CcView, inflight: u32, bw: u32)
     if inflight > bbr_inflight_with_headroom(bbr) {
         return false; // always leave headroom in the queue
     }
-    inflight <= bbr_inflight(bbr, tp, bw, BBR_UNIT)
+    let is_under_bdp = inflight <= bbr_inflight(bbr, tp, bw, BBR_UNIT);
+    if bbr.cfg.drain_to_target {
+        return is_under_bdp; // v3 always; v2's bbr_drain_to_target (default)
+    }
+    is_under_bdp || bbr_has_elapsed_in_phase(bbr, tp, bbr.min_rtt_us)
 }
 
 /// `bbr_update_cycle_phase`: once the pipe is full, adapt the upper bounds (also in
@@ -146,7 +163,7 @@ pub fn bbr_update_cycle_phase(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample, ctx:
     if !bbr.full_bw_reached {
         return;
     }
-    if bbr_adapt_upper_bounds(bbr, tp, rs) {
+    if bbr_adapt_upper_bounds(bbr, tp, rs, ctx) {
         return; // a transition was decided
     }
     if bbr.mode != Mode::ProbeBw {
@@ -171,6 +188,9 @@ pub fn bbr_update_cycle_phase(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample, ctx:
         // Stop probing when (1) inflight reached the inflight_hi of a previous probe
         // that went too high, (2) the bw plateaued while inflight_hi did not limit it;
         // (3) and (4), loss and CE too high, are in bbr_adapt_upper_bounds.
+        Phase::Up if bbr.cfg.version == Version::V2 => {
+            super::v2::bbr2_probe_up_done(bbr, tp, inflight, bw);
+        }
         Phase::Up => {
             if bbr.prev_probe_too_high && inflight >= bbr.inflight_hi {
                 bbr.stopped_risky_probe = true;

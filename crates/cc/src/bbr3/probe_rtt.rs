@@ -13,7 +13,7 @@
 use super::cwnd::{bbr_probe_rtt_cwnd, bbr_save_cwnd};
 use super::lower_bounds::bbr_reset_lower_bounds;
 use super::probe_bw::{bbr_start_bw_probe_cruise, bbr_start_bw_probe_down};
-use super::{after32, AckPhase, Bbr3, Mode};
+use super::{after32, AckPhase, Bbr3, Mode, Version};
 use crate::helpers::tcp_packets_in_flight;
 use crate::ops::{CcView, RateSample};
 
@@ -23,9 +23,12 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
     // Track min RTT in probe_rtt_win_ms to time the next PROBE_RTT.
     let expire = bbr.probe_rtt_min_stamp.wrapping_add(bbr.cfg.probe_rtt_win_ms); // ms = jiffies
     let probe_rtt_expired = after32(now, expire);
-    if rs.rtt_us >= 0
-        && (rs.rtt_us < i64::from(bbr.probe_rtt_min_us) || (probe_rtt_expired && !rs.is_ack_delayed))
-    {
+    // v3 refreshes on a strictly lower sample, v2 also on an equal one.
+    let lower = match bbr.cfg.version {
+        Version::V2 => rs.rtt_us <= i64::from(bbr.probe_rtt_min_us),
+        Version::V3 => rs.rtt_us < i64::from(bbr.probe_rtt_min_us),
+    };
+    if rs.rtt_us >= 0 && (lower || (probe_rtt_expired && !rs.is_ack_delayed)) {
         bbr.probe_rtt_min_us = rs.rtt_us.min(i64::from(u32::MAX)) as u32;
         bbr.probe_rtt_min_stamp = now;
     }

@@ -1,4 +1,4 @@
-//! Property test: BBRv3 driven by random ACKs (with losses, CE marks, app-limited
+//! Property test: BBRv3 and BBRv2 (`Bbr3Config::v2()`) driven by random ACKs (with losses, CE marks, app-limited
 //! samples), packets marked lost, recovery, RTOs, undo, TLP recoveries and idle
 //! restarts. Invariants after every event (all from v3 tcp_bbr.c): no panic (overflow
 //! checks on), cwnd >= 1, ecn_alpha <= 1, the bit-field counters within their widths,
@@ -44,11 +44,12 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
-    fn bbr3_invariants_hold_under_random_events(events in prop::collection::vec(ev(), 1..400), ecn in any::<bool>(), fast_path in any::<bool>(), seed in 0u64..1000) {
+    fn bbr3_invariants_hold_under_random_events(events in prop::collection::vec(ev(), 1..400), ecn in any::<bool>(), fast_path in any::<bool>(), v2 in any::<bool>(), seed in 0u64..1000) {
         let mut tp = CcView::new(1448, 0);
         tp.max_pacing_rate = 50_000_000;
         tp.ecn_ok = ecn;
-        let mut cc = Bbr3Ops::new(Bbr3Config { seed, fast_path, ..Bbr3Config::default() });
+        let base = if v2 { Bbr3Config { ecn_enable: ecn, ..Bbr3Config::v2() } } else { Bbr3Config::default() };
+        let mut cc = Bbr3Ops::new(Bbr3Config { seed, fast_path, ..base });
         cc.init(&mut tp);
         let mut now = 0u64;
         for e in events {
@@ -119,8 +120,8 @@ proptest! {
                 let want = match b.mode {
                     Mode::Startup => (cfg.startup_pacing_gain, cfg.startup_cwnd_gain),
                     Mode::Drain => (cfg.drain_gain, cfg.startup_cwnd_gain),
-                    Mode::ProbeBw => (probe_bw::BBR_PACING_GAIN[b.cycle_idx as usize],
-                        cfg.cwnd_gain + if b.cycle_idx == Phase::Up { BBR_UNIT / 4 } else { 0 }),
+                    Mode::ProbeBw => (cfg.pacing_gain[b.cycle_idx as usize],
+                        cfg.cwnd_gain + if b.cycle_idx == Phase::Up { BBR_UNIT * cfg.bw_probe_cwnd_gain / 4 } else { 0 }),
                     Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
                 };
                 // The fast path (bbr_run_fast_path) skips the control update, leaving

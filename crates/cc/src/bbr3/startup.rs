@@ -17,7 +17,7 @@ use super::cwnd::{bbr_inflight, bbr_packets_in_net_at_edt};
 use super::lower_bounds::bbr_reset_congestion_signals;
 use super::probe_bw::bbr_start_bw_probe_down;
 use super::upper_bounds::bbr_is_inflight_too_high;
-use super::{scale, Bbr3, Ctx, Mode, BBR_UNIT};
+use super::{scale, Bbr3, Ctx, Mode, Version, BBR_UNIT};
 use crate::helpers::tcp_packets_in_flight;
 use crate::ops::{CaState, CcView, RateSample};
 
@@ -30,6 +30,10 @@ pub fn bbr_reset_full_bw(bbr: &mut Bbr3) {
 
 /// `bbr_check_full_bw_reached`: 3 rounds without 25 % growth of the bw sample.
 pub fn bbr_check_full_bw_reached(bbr: &mut Bbr3, rs: &RateSample, ctx: &Ctx) {
+    if bbr.cfg.version == Version::V2 {
+        super::v2::bbr2_check_full_bw_reached(bbr, rs);
+        return;
+    }
     if bbr.full_bw_now || rs.is_app_limited {
         return;
     }
@@ -52,7 +56,10 @@ pub fn bbr_check_full_bw_reached(bbr: &mut Bbr3, rs: &RateSample, ctx: &Ctx) {
 pub fn bbr_handle_queue_too_high_in_startup(bbr: &mut Bbr3, tp: &CcView) {
     bbr.full_bw_reached = true;
     let bdp = bbr_inflight(bbr, tp, bbr_max_bw(bbr), BBR_UNIT); // with quantization budget
-    bbr.inflight_hi = bdp.max(bbr.inflight_latest);
+    bbr.inflight_hi = match bbr.cfg.version {
+        Version::V2 => bdp, // bbr2_handle_queue_too_high_in_startup
+        Version::V3 => bdp.max(bbr.inflight_latest),
+    };
 }
 
 /// `bbr_check_loss_too_high_in_startup`: at the end of each round of a Recovery episode

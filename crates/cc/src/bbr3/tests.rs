@@ -485,3 +485,121 @@ fn a_variant_hook_applies_after_the_model_bound() {
     assert_eq!(cc.name(), "bbr3-cap-test");
     assert!(cc.info().iter().any(|(k, _)| *k == "cap_pkts"));
 }
+
+// ---- BBRv2 (v2alpha tcp_bbr2.c, `Bbr3Config::v2()`): where its code differs ----
+
+fn cfg_v2() -> Bbr3Config {
+    Bbr3Config { extra_acked_gain: 0, seed: 7, ..Bbr3Config::v2() }
+}
+
+impl Flow {
+    fn in_probe_bw_v2(phase: Phase) -> Self {
+        let mut f = Flow::in_probe_bw(phase);
+        f.cc.bbr.cfg = cfg_v2();
+        model::bbr_update_gains(&mut f.cc.bbr);
+        f
+    }
+}
+
+#[test]
+fn v2_gains_and_constants() {
+    // tcp_bbr2.c: high_gain = startup_cwnd_gain = 256 * 2885 / 1000 + 1 = 739;
+    // pacing gains 5/4, 3/4, 1, 1 (DOWN 192); PROBE_UP cwnd_gain stays 2 (512).
+    assert_eq!((v2::BBR_HIGH_GAIN, v2::BBR_PACING_GAIN), (739, [320, 192, 256, 256]));
+    assert_eq!(Bbr3Config::v2_from_params(&v2::SPEC.default_params()), Bbr3Config::v2());
+    let f = Flow::in_probe_bw_v2(Phase::Down);
+    assert_eq!((f.bbr().pacing_gain, f.bbr().cwnd_gain), (192, 512));
+    let f = Flow::in_probe_bw_v2(Phase::Up);
+    assert_eq!((f.bbr().pacing_gain, f.bbr().cwnd_gain), (320, 512));
+    let mut tp = CcView::new(MSS, 0);
+    let mut cc = Bbr3Ops::with_variant(cfg_v2(), KernelBbr2);
+    cc.init(&mut tp);
+    assert_eq!(cc.name(), "bbr2");
+    cc.cong_control(&mut tp, &RateSample { acked_sacked: 1, ..sample(19) });
+    assert_eq!((cc.bbr().pacing_gain, cc.bbr().cwnd_gain), (739, 739));
+}
+
+/// v2's PROBE_UP ends once it has lasted a min_rtt and inflight reached
+/// bw_probe_pif_gain (1.25) x BDP: bbr_inflight(8388, 320) = ceil(24.998) = 25, + 2 in UP
+/// = 27; inflight = prior_in_flight + tso_segs_goal 2 (pacing gain 1.25 > 1).
+#[test]
+fn v2_probe_up_ends_after_a_min_rtt_at_one_and_a_quarter_bdp() {
+    // Not yet a min_rtt into the phase (cycle_mstamp = 1 s, min_rtt 40 ms).
+    let mut f = Flow::in_probe_bw_v2(Phase::Up);
+    f.ack(T0 + 40_000, 1, false, RateSample { prior_in_flight: 25, ..sample(19) });
+    assert_eq!(f.bbr().cycle_idx, Phase::Up);
+    // A min_rtt later, 24 + 2 = 26 < 27: still probing.
+    f.ack(T0 + 40_001, 1, false, RateSample { prior_in_flight: 24, ..sample(19) });
+    assert_eq!(f.bbr().cycle_idx, Phase::Up);
+    // 25 + 2 = 27 >= 27: PROBE_DOWN at 0.75.
+    f.ack(T0 + 40_002, 1, false, RateSample { prior_in_flight: 25, ..sample(19) });
+    assert_eq!(f.bbr().cycle_idx, Phase::Down);
+    assert_eq!(f.bbr().pacing_gain, 192);
+}
+
+/// v2's full-pipe test (v1's): max_bw must grow 25 % per round; 3 rounds without.
+#[test]
+fn v2_startup_ends_after_three_rounds_without_max_bw_growth() {
+    let mut tp = CcView::new(MSS, 0);
+    let mut cc = Bbr3Ops::new(cfg_v2()); // v2's code; the name does not matter here
+    cc.init(&mut tp);
+    cc.bbr.bw_hi = [BW_20, 0];
+    cc.bbr.min_rtt_us = MIN_RTT_US;
+    tp.packets_out = 60; // so DRAIN does not end at once
+    let mut f = Flow { cc, tp };
+    // Round 1: full_bw = max_bw 8388 (>= 0 * 1.25). Rounds 2-4: 19-packet samples keep
+    // max_bw at 8388 < 1.25 x 8388: full_bw_cnt 1, 2, 3 -> full, DRAIN.
+    for k in 1..=3u64 {
+        f.ack(k * 40_000, 1, true, sample(19));
+        assert_eq!(f.bbr().mode, Mode::Startup, "round {k}");
+    }
+    f.ack(4 * 40_000, 1, true, sample(19));
+    assert!(f.bbr().full_bw_reached);
+    assert_eq!(f.bbr().mode, Mode::Drain);
+}
+
+/// v2's STARTUP loss exit needs 8 loss events (v3: 6) and sets inflight_hi to the BDP
+/// only (v3: max with inflight_latest = 30).
+#[test]
+fn v2_startup_loss_exit_needs_eight_events_and_sets_inflight_hi_to_the_bdp() {
+    let run = |events: u32| {
+        let mut tp = CcView::new(MSS, 0);
+        let mut cc = Bbr3Ops::new(cfg_v2()); // v2's code; the name does not matter here
+        cc.init(&mut tp);
+        cc.bbr.bw_hi = [BW_20, 0];
+        cc.bbr.min_rtt_us = MIN_RTT_US;
+        cc.bbr.probe_rtt_min_us = MIN_RTT_US;
+        cc.bbr.next_rtt_delivered = u64::MAX;
+        cc.bbr.loss_round_delivered = 1000;
+        tp.ca_state = CaState::Recovery;
+        tp.snd_cwnd = 40;
+        tp.srtt_us = MIN_RTT_US;
+        tp.delivered = 1000;
+        tp.packets_out = 40;
+        let mut f = Flow { cc, tp };
+        let s = RateSample { interval_us: 80_000, ..sample(30) };
+        for k in 0..events {
+            f.ack(T0 + u64::from(k) * 1000, 1, false, RateSample { losses: 1, ..s });
+        }
+        let rs = RateSample { prior_delivered: 1000, tx_in_flight: 40, lost: 3, acked_sacked: 1, ..s };
+        f.tp.now_us = T0 + 50_000;
+        f.tp.delivered += 1;
+        f.cc.cong_control(&mut f.tp, &rs);
+        f
+    };
+    let f = run(8);
+    assert_eq!((f.bbr().mode, f.bbr().inflight_hi), (Mode::Drain, 20));
+    let f = run(7);
+    assert_eq!(f.bbr().mode, Mode::Startup);
+}
+
+/// v2 keeps ecn_alpha for every flow; only eligibility (bbr_ecn_enable, off by default)
+/// lets it act. 100 delivered, 50 CE since the last update: alpha 256 -> 248.
+#[test]
+fn v2_updates_ecn_alpha_without_using_it_unless_enabled() {
+    let mut f = Flow::in_probe_bw_v2(Phase::Cruise);
+    f.cc.bbr.alpha_last_delivered = 1000;
+    f.tp.delivered_ce = 50;
+    f.ack(T0 + 40_000, 100, true, RateSample { delivered_ce: 50, is_ece: true, ..sample(19) });
+    assert_eq!((f.bbr().ecn_alpha, f.bbr().ecn_eligible), (248, false));
+}

@@ -18,7 +18,7 @@
 use super::bw::bbr_advance_max_bw_filter;
 use super::cwnd::bbr_target_inflight;
 use super::probe_bw::{bbr_start_bw_probe_down, bbr_start_bw_probe_refill};
-use super::{scale, AckPhase, Bbr3, Mode, Phase, BBR_SCALE, BBR_UNIT, UNSET};
+use super::{scale, AckPhase, Bbr3, Ctx, Mode, Phase, Version, BBR_SCALE, BBR_UNIT, UNSET};
 use crate::ops::{CcView, RateSample};
 
 /// `bbr_is_inflight_too_high`: does this sample's loss or CE rate say inflight is too
@@ -32,7 +32,11 @@ pub fn bbr_is_inflight_too_high(bbr: &Bbr3, rs: &RateSample) -> bool {
     }
     if rs.delivered_ce > 0 && rs.delivered > 0 && bbr.ecn_eligible && bbr.cfg.ecn_thresh != 0 {
         let ecn_thresh = (rs.delivered as u64 * u64::from(bbr.cfg.ecn_thresh)) >> BBR_SCALE;
-        if rs.delivered_ce as u64 > ecn_thresh {
+        let too_high = match bbr.cfg.version {
+            Version::V2 => rs.delivered_ce as u64 >= ecn_thresh,
+            Version::V3 => rs.delivered_ce as u64 > ecn_thresh,
+        };
+        if too_high {
             return true;
         }
     }
@@ -79,6 +83,9 @@ pub fn bbr_handle_inflight_too_high(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample
     if !rs.is_app_limited {
         let floor = scale(bbr_target_inflight(bbr, tp), BBR_UNIT - beta);
         bbr.inflight_hi = u64::from(rs.tx_in_flight).max(floor) as u32;
+        if bbr.cfg.version == Version::V2 {
+            super::v2::bbr2_handle_inflight_too_high_via_ecn(bbr);
+        }
     }
     if bbr.mode == Mode::ProbeBw && bbr.cycle_idx == Phase::Up {
         bbr_start_bw_probe_down(bbr, tp);
@@ -96,6 +103,10 @@ pub fn bbr_raise_inflight_hi_slope(bbr: &mut Bbr3, tp: &CcView) {
 /// `bbr_probe_inflight_hi_upward`: in PROBE_UP without high loss/CE, raise inflight_hi
 /// while it limits cwnd.
 pub fn bbr_probe_inflight_hi_upward(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample) {
+    if bbr.cfg.version == Version::V2 {
+        super::v2::bbr2_probe_inflight_hi_upward(bbr, tp, rs);
+        return;
+    }
     if !tp.is_cwnd_limited || tp.snd_cwnd < bbr.inflight_hi {
         return; // not fully using inflight_hi: do not grow it
     }
@@ -114,7 +125,7 @@ pub fn bbr_probe_inflight_hi_upward(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample
 
 /// `bbr_adapt_upper_bounds`: track the feedback of a probe; cut inflight_hi if loss/CE
 /// went too high, else raise it. Returns true if it decided a state transition.
-pub fn bbr_adapt_upper_bounds(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample) -> bool {
+pub fn bbr_adapt_upper_bounds(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample, ctx: &Ctx) -> bool {
     // When will the samples of our bw probes arrive?
     if bbr.ack_phase == AckPhase::ProbeStarting && bbr.round_start {
         bbr.ack_phase = AckPhase::ProbeFeedback;
@@ -142,12 +153,20 @@ pub fn bbr_adapt_upper_bounds(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample) -> b
         }
     } else {
         // Loss/CE rate is safe: adjust the upper bound upward.
-        if bbr.inflight_hi == UNSET {
+        let v2 = bbr.cfg.version == Version::V2;
+        if v2 {
+            // Remember that this probe had a sample that was not too high.
+            bbr.got_ok_bw_probe_sample |= bbr.bw_probe_samples;
+        }
+        if bbr.inflight_hi == UNSET && (!v2 || bbr.v2_bw_hi == UNSET) {
             return false; // no excess-queue signal yet
         }
         // Resilience to random loss: raise inflight_hi whenever a higher level is safe.
         if rs.tx_in_flight > bbr.inflight_hi {
             bbr.inflight_hi = rs.tx_in_flight;
+        }
+        if v2 && ctx.sample_bw > bbr.v2_bw_hi {
+            bbr.v2_bw_hi = ctx.sample_bw; // (v2's separate bw_hi bound)
         }
         if bbr.mode == Mode::ProbeBw && bbr.cycle_idx == Phase::Up {
             bbr_probe_inflight_hi_upward(bbr, tp, rs);

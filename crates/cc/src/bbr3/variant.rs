@@ -49,6 +49,17 @@ pub trait Bbr3Variant: Send + 'static {
     fn info(&self, _bbr: &Bbr3, _out: &mut Vec<InfoField>) {}
 }
 
+/// BBRv2 (v2alpha) unchanged: `Bbr3Ops` with `Bbr3Config::v2()` (`cfg.version`
+/// selects v2's code) and this name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelBbr2;
+
+impl Bbr3Variant for KernelBbr2 {
+    fn name(&self) -> &'static str {
+        "bbr2"
+    }
+}
+
 /// BBRv3 unchanged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelBbr3;
