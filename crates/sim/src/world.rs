@@ -378,11 +378,17 @@ impl World {
     }
 
     /// Account the packets a queue discipline dropped other than a refused arrival.
+    #[inline(always)]
     fn drain_qdisc_drops(&mut self, l: usize) {
-        if self.links[l].aqm_out.dropped.is_empty() {
-            return;
+        if self.links[l].has_qdisc_drops() {
+            self.account_qdisc_drops(l);
         }
-        for p in self.links[l].aqm_out.dropped.drain(..) {
+    }
+
+    /// Out of line, so that runs without a qdisc keep their hot loop as it was.
+    #[inline(never)]
+    fn account_qdisc_drops(&mut self, l: usize) {
+        for p in self.links[l].take_qdisc_drops() {
             if p.kind == PacketKind::Data {
                 self.flows[p.flow as usize].dropped_data += 1;
             }

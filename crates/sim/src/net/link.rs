@@ -17,7 +17,7 @@
 //! - With a queue discipline (`aqm`, [`crate::net::aqm`]) the qdisc holds the waiting
 //!   packets instead of the FIFO: it decides on each arrival (drop, mark, queue) and picks
 //!   the next packet whenever the serializer frees up (possibly dropping some first).
-//!   Packets it drops other than a refused arrival wait in `aqm_out.dropped` for the
+//!   Packets it drops other than a refused arrival wait (`take_qdisc_drops`) for the
 //!   engine's per-flow accounting. Without one, nothing of this runs.
 //!
 //! Counters (see [`QueueCounters`]): `enqueued` counts every packet offered,
@@ -91,10 +91,16 @@ pub struct Link {
     last_arrival: SimTime,
     rng: Rng,
     pub counters: QueueCounters,
-    /// The queue discipline, if any (else the drop-tail FIFO above).
-    aqm: Option<Box<dyn Qdisc>>,
-    /// What the qdisc dropped (besides refused arrivals) and marked, until drained.
-    pub aqm_out: AqmOut,
+    /// The queue discipline, if any (else the drop-tail FIFO above); boxed with its
+    /// output so that a link without one stays small.
+    aqm: Option<Box<AqmSlot>>,
+}
+
+/// A link's queue discipline and what it dropped (besides refused arrivals) and marked,
+/// until the engine drains it.
+pub struct AqmSlot {
+    qdisc: Box<dyn Qdisc>,
+    pub out: AqmOut,
 }
 
 impl Link {
@@ -114,42 +120,61 @@ impl Link {
             rng,
             counters: QueueCounters::default(),
             aqm: None,
-            aqm_out: AqmOut::default(),
         }
     }
 
     /// Run the waiting room as `qdisc` instead of the drop-tail FIFO.
     pub fn set_qdisc(&mut self, qdisc: Box<dyn Qdisc>) {
-        self.aqm = Some(qdisc);
+        self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default() }));
+    }
+
+    /// Packets the qdisc dropped since the last call (other than refused arrivals).
+    #[inline(always)]
+    pub fn has_qdisc_drops(&self) -> bool {
+        self.aqm.as_ref().is_some_and(|a| !a.out.dropped.is_empty())
+    }
+    pub fn take_qdisc_drops(&mut self) -> Vec<Packet> {
+        self.aqm.as_mut().map(|a| std::mem::take(&mut a.out.dropped)).unwrap_or_default()
     }
     pub fn has_qdisc(&self) -> bool {
         self.aqm.is_some()
     }
 
     /// Fold what the qdisc reported into the counters: drops since `dropped_before`.
-    fn note_aqm(&mut self, dropped_before: usize) {
-        self.counters.dropped += (self.aqm_out.dropped.len() - dropped_before) as u64;
-        self.counters.marked += std::mem::take(&mut self.aqm_out.marks);
+    fn note_aqm(counters: &mut QueueCounters, out: &mut AqmOut, dropped_before: usize) {
+        counters.dropped += (out.dropped.len() - dropped_before) as u64;
+        counters.marked += std::mem::take(&mut out.marks);
     }
 
-    /// The next packet from the qdisc, its sojourn recorded.
+    /// The next packet from the qdisc, its sojourn recorded. (Out of line, as `offer_aqm`:
+    /// the drop-tail path's code stays as small as without qdiscs.)
+    #[inline(never)]
     fn dequeue_aqm(&mut self, now: SimTime) -> Option<Packet> {
-        let q = self.aqm.as_mut().expect("qdisc present");
-        let before = self.aqm_out.dropped.len();
-        let next = q.dequeue(now, &mut self.aqm_out);
-        self.note_aqm(before);
+        let a = self.aqm.as_mut().expect("qdisc present");
+        let before = a.out.dropped.len();
+        let next = a.qdisc.dequeue(now, &mut a.out);
+        Self::note_aqm(&mut self.counters, &mut a.out, before);
         let (pkt, t) = next?;
         self.counters.sojourn_sum_ns += now.ns() - t.ns();
         self.counters.sojourn_count += 1;
         Some(pkt)
     }
 
+    /// Start serializing the qdisc's next packet, if any: when that ends.
+    #[inline(never)]
+    fn next_from_qdisc(&mut self, now: SimTime) -> Option<SimTime> {
+        let next = self.dequeue_aqm(now)?;
+        self.in_tx = Some(next);
+        Some(now + self.rate.tx_time(next.wire_bytes as u64))
+    }
+
     /// `offer` through the qdisc.
+    #[inline(never)]
     fn offer_aqm(&mut self, now: SimTime, pkt: Packet) -> Offer {
-        let q = self.aqm.as_mut().expect("qdisc present");
-        let before = self.aqm_out.dropped.len();
-        let accepted = q.enqueue(now, pkt, &mut self.aqm_out);
-        self.note_aqm(before);
+        let a = self.aqm.as_mut().expect("qdisc present");
+        let before = a.out.dropped.len();
+        let accepted = a.qdisc.enqueue(now, pkt, &mut a.out);
+        Self::note_aqm(&mut self.counters, &mut a.out, before);
         if !accepted {
             self.counters.dropped += 1;
             return Offer::Dropped { random: false };
@@ -209,15 +234,15 @@ impl Link {
         self.last_arrival = arrival;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrival, pkt));
-        let next = if self.aqm.is_some() {
-            self.dequeue_aqm(now)
+        let next_tx = if self.aqm.is_some() {
+            self.next_from_qdisc(now)
         } else {
-            self.queue.pop_front().inspect(|next| self.queue_bytes -= next.wire_bytes as u64)
+            self.queue.pop_front().map(|next| {
+                self.queue_bytes -= next.wire_bytes as u64;
+                self.in_tx = Some(next);
+                now + self.rate.tx_time(next.wire_bytes as u64)
+            })
         };
-        let next_tx = next.map(|next| {
-            self.in_tx = Some(next);
-            now + self.rate.tx_time(next.wire_bytes as u64)
-        });
         (next_tx, if was_empty { Some(arrival) } else { None })
     }
 
@@ -229,18 +254,18 @@ impl Link {
 
     /// Packets queued or serializing (not those propagating).
     pub fn backlog_pkts(&self) -> u64 {
-        let waiting = self.aqm.as_ref().map_or(self.queue.len() as u64, |q| q.len_pkts());
+        let waiting = self.aqm.as_ref().map_or(self.queue.len() as u64, |a| a.qdisc.len_pkts());
         waiting + self.in_tx.is_some() as u64
     }
     pub fn backlog_bytes(&self) -> u64 {
-        let waiting = self.aqm.as_ref().map_or(self.queue_bytes, |q| q.len_bytes());
+        let waiting = self.aqm.as_ref().map_or(self.queue_bytes, |a| a.qdisc.len_bytes());
         waiting + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
     }
 
     /// Visit every packet still inside this link (queued, serializing or propagating).
     pub fn for_each_inside(&self, f: &mut dyn FnMut(&Packet)) {
-        if let Some(q) = &self.aqm {
-            q.for_each(f);
+        if let Some(a) = &self.aqm {
+            a.qdisc.for_each(f);
         }
         self.queue.iter().chain(self.in_tx.iter()).chain(self.pipe.iter().map(|(_, p)| p)).for_each(f);
     }
