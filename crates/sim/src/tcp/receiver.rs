@@ -133,7 +133,10 @@ pub struct Receiver {
     ack_now: bool,
     /// An in-order segment's ECN echo ACK to send before its own (see `on_data`).
     ecn_flush: Option<Packet>,
-    /// The receiving socket's algorithm when it needs ECN (DCTCP): it gets
+    /// ACKs are ECT(0): the algorithm needs ECN (`tcp_ca_needs_ecn` in `tcp_ecn_send`).
+    ack_ect: bool,
+    /// The receiving socket's algorithm when it needs ECN or wants CE events (DCTCP,
+    /// BBRv2/v3's `TCP_CONG_WANTS_CE_EVENTS`): it gets
     /// `EcnIsCe`/`EcnNoCe` and runs its own echo state machine, through `rx_tp`.
     /// Boxed: it is rare, and the receiver stays small.
     rx_cc: Option<Box<(Box<dyn CongestionOps>, CcView)>>,
@@ -163,6 +166,7 @@ impl Receiver {
             demand_cwr: false,
             ack_now: false,
             ecn_flush: None,
+            ack_ect: false,
             rx_cc: None,
             stats: ReceiverStats::default(),
         }
@@ -180,6 +184,7 @@ impl Receiver {
     /// `cwnd_event(EcnIsCe / EcnNoCe)` says.
     pub fn enable_ecn(&mut self, rx_cc: Option<Box<dyn CongestionOps>>) {
         self.ecn = true;
+        self.ack_ect = rx_cc.as_ref().is_some_and(|cc| cc.needs_ecn());
         self.rx_cc = rx_cc.map(|mut cc| {
             let mut tp = CcView::new(self.mss, 0);
             tp.ecn_ok = true;
@@ -273,7 +278,7 @@ impl Receiver {
     #[inline(never)]
     fn ecn_mark_ack(&self, p: &mut Packet, ece: bool) {
         p.set_ece(ece);
-        if self.rx_cc.is_some() {
+        if self.ack_ect {
             p.set_ecn(Ecn::Ect0);
         }
     }
