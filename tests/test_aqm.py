@@ -123,3 +123,15 @@ def test_dctcp_with_step_marking_end_to_end(tmp_path, write_spec):
     assert "marks" not in pd.read_csv(out2 / "queue.csv").columns
     agg = json.loads((out2 / "summary.json").read_text())["aggregate"]
     assert agg["marked_packets"] is None and agg["mean_sojourn_ms"] is None
+
+
+def test_overrides_reach_into_the_aqm_table(fake_engine, write_spec):
+    from tcplab.spec import apply_overrides, parse_spec
+
+    raw = {"experiment": {"duration": "2s"}, "bottleneck": {"rate": "10Mbps", "aqm": {"kind": "codel"}},
+           "flows": [{"cc": "cubic", "rtt": "20ms"}]}
+    s = parse_spec(apply_overrides(raw, {"bottleneck.aqm.target": "2ms"}))
+    assert world_config(s)["aqm"]["target_ns"] == 2_000_000
+    with pytest.raises(SpecError) as info:
+        apply_overrides(raw, {"bottleneck.aqm.k": 10})  # codel has no k
+    assert "bottleneck.aqm.k" in str(info.value) and "target" in str(info.value)

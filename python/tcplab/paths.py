@@ -63,6 +63,23 @@ def _unwrap(tp: Any) -> Any:
             return tp
 
 
+def _union_member(tp: Any, node: Any, seg: Segment) -> Any:
+    """For a union of models tagged by ``kind`` (``bottleneck.aqm``): the member the raw
+    table's ``kind`` selects, else the first member that has the field ``seg``."""
+    origin = typing.get_origin(tp)
+    if not (origin is Union or (origin is not None and str(origin) == "types.UnionType")):
+        return tp
+    members = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, BaseModel)]
+    if not members:
+        return tp
+    kind = node.get("kind") if isinstance(node, dict) else None
+    for m in members:
+        tag = m.model_fields.get("kind")
+        if kind is not None and tag is not None and kind in typing.get_args(tag.annotation):
+            return m
+    return next((m for m in members if isinstance(seg, str) and seg in m.model_fields), members[0])
+
+
 def check_path(model: type[BaseModel], segments: list[Segment], raw: dict) -> None:
     """Raise ``ValueError`` unless ``segments`` names a field of ``model``'s schema.
 
@@ -74,7 +91,7 @@ def check_path(model: type[BaseModel], segments: list[Segment], raw: dict) -> No
     node: Any = raw
     where: list[Segment] = []
     for seg in segments:
-        tp = _unwrap(tp)
+        tp = _union_member(_unwrap(tp), node, seg)
         origin = typing.get_origin(tp)
         if isinstance(tp, type) and issubclass(tp, BaseModel):
             if not isinstance(seg, str) or seg not in tp.model_fields:

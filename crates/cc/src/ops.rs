@@ -352,6 +352,13 @@ pub trait CongestionOps: Send {
         false
     }
 
+    /// `TCP_CONG_WANTS_CE_EVENTS` (the BBRv2/v3 kernels): on an ECN connection the
+    /// receiving side gets `CaEvent::EcnIsCe` / `EcnNoCe` as with `needs_ecn`, without the
+    /// algorithm requesting ECN itself (`tcp_ca_wants_ce_events`).
+    fn wants_ce_events(&self) -> bool {
+        false
+    }
+
     /// True if the algorithm implements `cong_control` and so owns cwnd and pacing
     /// entirely (BBR); the sender then skips `cong_avoid` and PRR.
     fn has_cong_control(&self) -> bool {

@@ -228,7 +228,7 @@ impl Flow {
                 losses,
                 // The BBRv2/v3 fields: the flight this sample's packet left in, the
                 // losses marked since, and the CE-echoed deliveries.
-                prior_delivered_ce: prior_delivered_ce,
+                prior_delivered_ce,
                 delivered_ce: if rs_delivered >= 0 { (self.tp.delivered_ce - prior_delivered_ce) as i64 } else { 0 },
                 is_ece: ece,
                 tx_in_flight: prior_in_flight.max(1),

@@ -25,7 +25,7 @@ use serde::Serialize;
 use tcplab_sim::config::WorldConfig;
 use tcplab_sim::net::dumbbell::{self, Dumbbell};
 use tcplab_sim::net::link::{NextHop, Offer};
-use tcplab_sim::net::{Ecn, Packet, PacketKind, SackBlock, MAX_SACK_BLOCKS};
+use tcplab_sim::net::{Packet, PacketKind};
 use tcplab_sim::rng::RunRng;
 use tcplab_sim::time::{Dur, Rate, SimTime};
 
@@ -301,24 +301,12 @@ impl Emulator {
         let id = self.next_id;
         self.next_id += 1;
         self.bytes.insert(id, data.to_vec());
-        let pkt = Packet {
-            flow: c.flow,
-            kind: if c.payload > 0 {
-                PacketKind::Data
-            } else {
-                PacketKind::Ack
-            },
-            wire_bytes: c.wire_bytes,
-            payload: c.payload,
-            seq: id,
-            is_retrans: false,
-            sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
-            n_sacks: 0,
-            // The emulator forwards the real packet's bytes unchanged: the model's copy
-            // carries no ECN (qdiscs, which would mark it, are not run here).
-            ecn: Ecn::NotEct,
-            ece: false,
-            cwr: false,
+        // The model's copy of the real packet: its size and kind are what the links need;
+        // it carries no ECN (qdisc marks would not reach the real bytes, so none run here).
+        let pkt = if c.payload > 0 {
+            Packet::data(c.flow, id, c.payload, c.wire_bytes - c.payload, false)
+        } else {
+            Packet::ack(c.flow, id, &[], c.wire_bytes)
         };
         let links = self.net.flows[c.flow as usize];
         let first = if side == Side::Sender {

@@ -110,8 +110,17 @@ fn main() {
         println!("memory: (a) for {secs} s: {} bottleneck packets, peak RSS {} KiB", out.bottleneck_packets, peak_rss_kib());
         return;
     }
-    bench("(a) 2 cubic flows, 10 Mbit/s, 60 s", &dumbbell(2, 10_000_000, 60), 21);
-    bench("(b) 10 cubic flows, 100 Mbit/s, 30 s", &dumbbell(10, 100_000_000, 30), 5);
+    // `-- a b` runs only those cases (default: all).
+    let want = |case: &str| args.is_empty() || args.iter().any(|a| a == case);
+    if want("a") {
+        bench("(a) 2 cubic flows, 10 Mbit/s, 60 s", &dumbbell(2, 10_000_000, 60), 21);
+    }
+    if want("b") {
+        bench("(b) 10 cubic flows, 100 Mbit/s, 30 s", &dumbbell(10, 100_000_000, 30), 5);
+    }
+    if !want("c") {
+        return;
+    }
     let mut fq = dumbbell(10, 100_000_000, 30);
     fq.bottleneck.buffer = Some(QueueLimit::Packets(10240));
     fq.aqm = Some(AqmConfig::FqCodel(FqCodelConfig { target_ns: 5_000_000, interval_ns: 100_000_000, quantum_bytes: 1514, flows: 1024, ecn: true }));

@@ -119,10 +119,11 @@ impl World {
             sender.rtt = crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             let mut receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
             // ECN: requested by the spec or by the algorithm (TCP_CONG_NEEDS_ECN); the
-            // receiving host then runs the same algorithm for its echo (DCTCP).
+            // receiving host runs the same algorithm for its echo when it needs ECN or
+            // wants CE events (tcp_ca_wants_ce_events: DCTCP, BBRv2/v3).
             sender.ecn = f.ecn.unwrap_or(t.ecn);
             if sender.ecn || sender.cc.needs_ecn() {
-                let rx_cc = if sender.cc.needs_ecn() {
+                let rx_cc = if sender.cc.needs_ecn() || sender.cc.wants_ce_events() {
                     Some(tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError { field: format!("flows[{i}].cc"), message: e.to_string() })?)
                 } else {
                     None
@@ -380,11 +381,17 @@ impl World {
     }
 
     /// Account the packets a queue discipline dropped other than a refused arrival.
+    #[inline(always)]
     fn drain_qdisc_drops(&mut self, l: usize) {
-        if self.links[l].aqm_out.dropped.is_empty() {
-            return;
+        if self.links[l].has_qdisc_drops() {
+            self.account_qdisc_drops(l);
         }
-        for p in self.links[l].aqm_out.dropped.drain(..) {
+    }
+
+    /// Out of line, so that runs without a qdisc keep their hot loop as it was.
+    #[inline(never)]
+    fn account_qdisc_drops(&mut self, l: usize) {
+        for p in self.links[l].take_qdisc_drops() {
             if p.kind == PacketKind::Data {
                 self.flows[p.flow as usize].dropped_data += 1;
             }

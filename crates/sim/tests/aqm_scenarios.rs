@@ -7,6 +7,8 @@ use common::*;
 use tcplab_sim::config::QueueLimit;
 use tcplab_sim::net::aqm::codel::CodelConfig;
 use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
+use tcplab_sim::net::aqm::pie::PieConfig;
+use tcplab_sim::net::aqm::red::RedConfig;
 use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::record::{Column, RunOutput};
 use tcplab_sim::{World, WorldConfig};
@@ -180,5 +182,65 @@ fn cubic_with_ecn_over_codel_with_ecn_is_controlled_by_marks_not_losses() {
     assert!(f.ecn_reductions > 0 && out.queues[0].marked >= f.ecn_reductions);
     // Every mark reached the receiver as CE (the path after the bottleneck is lossless).
     assert_eq!(f.ce_packets, out.queues[0].marked);
+    assert!(util >= 0.90, "utilisation {util}");
+}
+
+#[test]
+fn pie_holds_a_cubic_flows_queueing_delay_near_its_target() {
+    // RFC 8033 Sec. 1 and 4: PIE controls the average queueing latency to the reference
+    // value (target 15 ms in Linux and the RFC), keeping utilisation high. Two CUBIC
+    // flows (a lone flow's queue drains after each back-off, as in the CoDel test), 20
+    // Mbit/s, 50 ms base RTT, PIE with Linux's defaults (limit 1000 packets), 60 s.
+    let mut cfg = dumbbell("cubic", 2, 20_000_000, 50 * MS, 1.0, 60 * S);
+    fast_access(&mut cfg);
+    cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
+    cfg.aqm = Some(AqmConfig::Pie(PieConfig { target_ns: 15 * MS, tupdate_ns: 15 * MS, alpha: 2, beta: 20, ecn: false }));
+    let out = World::run_config(&cfg).expect("run");
+    let sojourn = q_mean(&out, q_f64(&out, "sojourn_ms"), 10 * S, 60 * S);
+    let util = total_throughput(&out, 2, 10 * S, 60 * S) * WIRE_PER_PAYLOAD / 20e6;
+    let drops: u64 = out.flows.iter().map(|f| f.dropped_packets).sum();
+    eprintln!("pie + 2 cubic: mean sojourn {sojourn:.2} ms (target 15), utilisation {util:.4}, drops {drops}");
+    // Near target: within 50 % of 15 ms (drop-tail with this buffer: ~500 ms, see above).
+    assert!((7.5..=22.5).contains(&sojourn), "mean sojourn {sojourn} ms");
+    assert!(util >= 0.90, "utilisation {util}");
+}
+
+#[test]
+fn red_controls_the_queue_around_its_lower_threshold() {
+    // Floyd & Jacobson 1993 Sec. 1, 4 / sch_red.c: RED drops in proportion to how far the
+    // average queue is above min_th, so a persistent load settles the average where the
+    // drop rate matches what the flows need: CUBIC needs little, so just above min_th,
+    // never near max_th (where every packet would be dropped). Four CUBIC flows,
+    // 20 Mbit/s, 50 ms base RTT, min 30 kB (20 packets), max 90 kB (tc's 3 min),
+    // probability 0.1, a 300 kB limit, 60 s. The time mean of the instantaneous backlog
+    // stands in for the average (not recorded); it sits a little below the level the
+    // arrivals' EWMA sees (the queue drains between bursts). Drop-tail with the same
+    // 300 kB, for contrast, keeps the buffer mostly full.
+    let mut cfg = dumbbell("cubic", 4, 20_000_000, 50 * MS, 1.0, 60 * S);
+    fast_access(&mut cfg);
+    cfg.bottleneck.buffer = Some(QueueLimit::Bytes(300_000));
+    let mut dt = cfg.clone();
+    cfg.aqm = Some(AqmConfig::Red(RedConfig {
+        min_bytes: 30_000,
+        max_bytes: 90_000,
+        max_p: 0.1,
+        avpkt_bytes: 1000,
+        burst_pkts: None,
+        ecn: false,
+        harddrop: false,
+    }));
+    let mean_backlog = |out: &RunOutput| {
+        let backlog: Vec<f64> = q_u64(out, "backlog_bytes").iter().map(|&b| b as f64).collect();
+        q_mean(out, &backlog, 10 * S, 60 * S)
+    };
+    let out = World::run_config(&cfg).expect("run");
+    let mean_b = mean_backlog(&out);
+    let util = total_throughput(&out, 4, 10 * S, 60 * S) * WIRE_PER_PAYLOAD / 20e6;
+    dt.aqm = None;
+    let mean_dt = mean_backlog(&World::run_config(&dt).expect("run"));
+    eprintln!("red + 4 cubic: mean backlog {mean_b:.0} bytes (min 30000, max 90000), utilisation {util:.4}; drop-tail 300 kB: {mean_dt:.0} bytes");
+    // Around min_th: within [min/2, (min + max)/2], far below drop-tail's level.
+    assert!((15_000.0..=60_000.0).contains(&mean_b), "mean backlog {mean_b}");
+    assert!(mean_dt > 150_000.0, "drop-tail mean backlog {mean_dt}");
     assert!(util >= 0.90, "utilisation {util}");
 }

@@ -18,7 +18,7 @@ use common::sender::{ack, logged_sender, take};
 use common::MS;
 
 fn ece(mut p: Packet) -> Packet {
-    p.ece = true;
+    p.set_ece(true);
     p
 }
 
@@ -30,7 +30,7 @@ fn ece_enters_cwr_once_reduces_by_prr_sends_cwr_and_leaves_after_high_seq() {
     let mut io = SenderIo::default();
     s.start(SimTime(0), &mut io);
     // Segments 0..9: new data, ECT(0), no CWR.
-    assert!(io.out.iter().all(|p| p.ecn == Ecn::Ect0 && !p.cwr));
+    assert!(io.out.iter().all(|p| p.ecn() == Ecn::Ect0 && !p.cwr()));
     io.out.clear();
     take(&log);
 
@@ -44,14 +44,14 @@ fn ece_enters_cwr_once_reduces_by_prr_sends_cwr_and_leaves_after_high_seq() {
     // PRR (tcp_cwnd_reduction): in flight 8 > ssthresh 5: sndcnt = ceil(2 * 5 / 10) - 0 =
     // 1, cwnd = 8 + 1 = 9: one new segment, 10, carrying CWR (tcp_ecn_queue_cwr).
     assert_eq!(s.tp.snd_cwnd, 9);
-    let out: Vec<(u64, bool, Ecn)> = io.out.drain(..).map(|p| (p.seq, p.cwr, p.ecn)).collect();
+    let out: Vec<(u64, bool, Ecn)> = io.out.drain(..).map(|p| (p.seq, p.cwr(), p.ecn())).collect();
     assert_eq!(out, vec![(10, true, Ecn::Ect0)]);
 
     // A second ECE ACK in CWR starts no new reduction (no ssthresh call, no state change).
     s.on_ack(SimTime(101 * MS), &ece(ack(4, None)), &mut io);
     assert_eq!(take(&log), vec!["pkts_acked 2", "in_ack_event 6"]);
     assert_eq!(s.tp.delivered_ce, 4);
-    assert!(io.out.iter().all(|p| !p.cwr));
+    assert!(io.out.iter().all(|p| !p.cwr()));
     io.out.clear();
 
     // CWR holds until an ACK passes high_seq (snd_nxt at entry, 10): ACK 10 keeps it ...
@@ -69,8 +69,8 @@ fn ece_enters_cwr_once_reduces_by_prr_sends_cwr_and_leaves_after_high_seq() {
 
 fn seg(seq: u64, ecn: Ecn, cwr: bool) -> Packet {
     let mut p = Packet::data(0, seq, 1448, 52, false);
-    p.ecn = ecn;
-    p.cwr = cwr;
+    p.set_ecn(ecn);
+    p.set_cwr(cwr);
     p
 }
 
@@ -86,7 +86,7 @@ fn warm(rx_cc: Option<Box<dyn tcplab_cc::CongestionOps>>) -> Receiver {
 
 /// (ack number, ECE) of the ACKs a segment produced: the flushed one first.
 fn acks(out: tcplab_sim::tcp::receiver::RxOut) -> Vec<(u64, bool)> {
-    [out.flush, out.ack].into_iter().flatten().map(|a| (a.seq, a.ece)).collect()
+    [out.flush, out.ack].into_iter().flatten().map(|a| (a.seq, a.ece())).collect()
 }
 
 #[test]

@@ -17,12 +17,13 @@
 //! - With a queue discipline (`aqm`, [`crate::net::aqm`]) the qdisc holds the waiting
 //!   packets instead of the FIFO: it decides on each arrival (drop, mark, queue) and picks
 //!   the next packet whenever the serializer frees up (possibly dropping some first).
-//!   Packets it drops other than a refused arrival wait in `aqm_out.dropped` for the
+//!   Packets it drops other than a refused arrival wait (`take_qdisc_drops`) for the
 //!   engine's per-flow accounting. Without one, nothing of this runs.
 //!
 //! - Optional (net/shaping.rs): a token-bucket policer at the entrance (policer.rs), after
 //!   the random loss, dropping what exceeds it; a Mahimahi trace (trace.rs) in place of
-//!   the line rate.
+//!   the line rate; a capture of departures (capture.rs). They compose with a qdisc: the
+//!   policer admits, the qdisc (or FIFO) holds, the trace (or line rate) serializes.
 //!
 //! Counters (see [`QueueCounters`]): `enqueued` counts every packet offered,
 //! `dropped` every packet lost here (tail drops plus random losses, the latter also
@@ -34,8 +35,8 @@ use std::collections::VecDeque;
 
 use crate::config::QueueLimit;
 use crate::net::aqm::{AqmOut, Qdisc};
-use crate::net::packet::{Packet, PacketKind};
 use crate::net::shaping::LinkExtras;
+use crate::net::packet::{Packet, PacketKind};
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -96,13 +97,19 @@ pub struct Link {
     last_arrival: SimTime,
     rng: Rng,
     pub counters: QueueCounters,
-    /// The queue discipline, if any (else the drop-tail FIFO above).
-    aqm: Option<Box<dyn Qdisc>>,
-    /// What the qdisc dropped (besides refused arrivals) and marked, until drained.
-    pub aqm_out: AqmOut,
+    /// The queue discipline, if any (else the drop-tail FIFO above); boxed with its
+    /// output so that a link without one stays small.
+    aqm: Option<Box<AqmSlot>>,
     /// A trace, a policer or a capture (net/shaping.rs). Boxed and tested once per offer
     /// and once per departure, so that a plain link runs the code it ran before.
     pub extras: Option<Box<LinkExtras>>,
+}
+
+/// A link's queue discipline and what it dropped (besides refused arrivals) and marked,
+/// until the engine drains it.
+pub struct AqmSlot {
+    qdisc: Box<dyn Qdisc>,
+    pub out: AqmOut,
 }
 
 impl Link {
@@ -122,54 +129,45 @@ impl Link {
             rng,
             counters: QueueCounters::default(),
             aqm: None,
-            aqm_out: AqmOut::default(),
             extras: None,
         }
     }
 
     /// Run the waiting room as `qdisc` instead of the drop-tail FIFO.
     pub fn set_qdisc(&mut self, qdisc: Box<dyn Qdisc>) {
-        self.aqm = Some(qdisc);
+        self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default() }));
+    }
+
+    /// Packets the qdisc dropped since the last call (other than refused arrivals).
+    #[inline(always)]
+    pub fn has_qdisc_drops(&self) -> bool {
+        self.aqm.as_ref().is_some_and(|a| !a.out.dropped.is_empty())
+    }
+    pub fn take_qdisc_drops(&mut self) -> Vec<Packet> {
+        self.aqm.as_mut().map(|a| std::mem::take(&mut a.out.dropped)).unwrap_or_default()
     }
     pub fn has_qdisc(&self) -> bool {
         self.aqm.is_some()
     }
 
     /// Fold what the qdisc reported into the counters: drops since `dropped_before`.
-    fn note_aqm(&mut self, dropped_before: usize) {
-        self.counters.dropped += (self.aqm_out.dropped.len() - dropped_before) as u64;
-        self.counters.marked += std::mem::take(&mut self.aqm_out.marks);
+    fn note_aqm(counters: &mut QueueCounters, out: &mut AqmOut, dropped_before: usize) {
+        counters.dropped += (out.dropped.len() - dropped_before) as u64;
+        counters.marked += std::mem::take(&mut out.marks);
     }
 
-    /// The next packet from the qdisc, its sojourn recorded.
+    /// The next packet from the qdisc, its sojourn recorded. (Out of line, as `offer_aqm`:
+    /// the drop-tail path's code stays as small as without qdiscs.)
+    #[inline(never)]
     fn dequeue_aqm(&mut self, now: SimTime) -> Option<Packet> {
-        let q = self.aqm.as_mut().expect("qdisc present");
-        let before = self.aqm_out.dropped.len();
-        let next = q.dequeue(now, &mut self.aqm_out);
-        self.note_aqm(before);
+        let a = self.aqm.as_mut().expect("qdisc present");
+        let before = a.out.dropped.len();
+        let next = a.qdisc.dequeue(now, &mut a.out);
+        Self::note_aqm(&mut self.counters, &mut a.out, before);
         let (pkt, t) = next?;
         self.counters.sojourn_sum_ns += now.ns() - t.ns();
         self.counters.sojourn_count += 1;
         Some(pkt)
-    }
-
-    /// Offer a packet at `now`.
-    pub fn offer(&mut self, now: SimTime, pkt: Packet) -> Offer {
-        self.counters.enqueued += 1;
-        if self.rng.bernoulli(self.loss) {
-            self.counters.dropped += 1;
-            self.counters.random_loss += 1;
-            return Offer::Dropped { random: true };
-        }
-        if self.aqm.is_some() || self.extras.is_some() {
-            return self.offer_slow(now, pkt);
-        }
-        if self.in_tx.is_none() {
-            debug_assert!(self.queue.is_empty());
-            self.in_tx = Some(pkt);
-            return Offer::Transmitting(now + self.rate.tx_time(pkt.wire_bytes as u64));
-        }
-        self.enqueue(pkt)
     }
 
     /// `offer` on a link with a qdisc or extras (out of line, so that a plain drop-tail
@@ -184,16 +182,16 @@ impl Link {
                 return Offer::Dropped { random: false };
             }
         }
-        let Some(q) = self.aqm.as_mut() else {
+        let Some(a) = self.aqm.as_mut() else {
             if self.in_tx.is_none() {
                 self.in_tx = Some(pkt);
                 return Offer::Transmitting(self.service_end(now, pkt.wire_bytes, true));
             }
             return self.enqueue(pkt);
         };
-        let before = self.aqm_out.dropped.len();
-        let accepted = q.enqueue(now, pkt, &mut self.aqm_out);
-        self.note_aqm(before);
+        let before = a.out.dropped.len();
+        let accepted = a.qdisc.enqueue(now, pkt, &mut a.out);
+        Self::note_aqm(&mut self.counters, &mut a.out, before);
         if !accepted {
             self.counters.dropped += 1;
             return Offer::Dropped { random: false };
@@ -217,6 +215,44 @@ impl Link {
             Some(x) => x.service_end(now, bytes, fresh, self.rate),
             None => now + self.rate.tx_time(u64::from(bytes)),
         }
+    }
+
+    /// `tx_done` on a link with a qdisc or extras: capture the departure, take the next
+    /// packet from the waiting room, start it on the trace's schedule (using the surplus
+    /// of the opportunity that sent `sent`) or at the line rate.
+    #[inline(never)]
+    fn next_slow(&mut self, now: SimTime, sent: &Packet) -> Option<SimTime> {
+        if let Some(c) = self.extras.as_deref_mut().and_then(|x| x.capture.as_mut()) {
+            c.record(now, sent);
+        }
+        let next = if self.aqm.is_some() {
+            self.dequeue_aqm(now)?
+        } else {
+            let next = self.queue.pop_front()?;
+            self.queue_bytes -= next.wire_bytes as u64;
+            next
+        };
+        self.in_tx = Some(next);
+        Some(self.service_end(now, next.wire_bytes, false))
+    }
+
+    /// Offer a packet at `now`.
+    pub fn offer(&mut self, now: SimTime, pkt: Packet) -> Offer {
+        self.counters.enqueued += 1;
+        if self.rng.bernoulli(self.loss) {
+            self.counters.dropped += 1;
+            self.counters.random_loss += 1;
+            return Offer::Dropped { random: true };
+        }
+        if self.aqm.is_some() || self.extras.is_some() {
+            return self.offer_slow(now, pkt);
+        }
+        if self.in_tx.is_none() {
+            debug_assert!(self.queue.is_empty());
+            self.in_tx = Some(pkt);
+            return Offer::Transmitting(now + self.rate.tx_time(pkt.wire_bytes as u64));
+        }
+        self.enqueue(pkt)
     }
 
     /// Queue a packet behind the one serializing, or tail-drop it.
@@ -261,25 +297,6 @@ impl Link {
         (next_tx, if was_empty { Some(arrival) } else { None })
     }
 
-    /// `tx_done` on a link with a qdisc or extras: capture the departure, take the next
-    /// packet from the waiting room, start it on the trace's schedule (using the surplus
-    /// of the opportunity that sent `sent`) or at the line rate.
-    #[inline(never)]
-    fn next_slow(&mut self, now: SimTime, sent: &Packet) -> Option<SimTime> {
-        if let Some(c) = self.extras.as_deref_mut().and_then(|x| x.capture.as_mut()) {
-            c.record(now, sent);
-        }
-        let next = if self.aqm.is_some() {
-            self.dequeue_aqm(now)?
-        } else {
-            let next = self.queue.pop_front()?;
-            self.queue_bytes -= next.wire_bytes as u64;
-            next
-        };
-        self.in_tx = Some(next);
-        Some(self.service_end(now, next.wire_bytes, false))
-    }
-
     /// The pipe's head arrives at the far end. Returns it and the next arrival time.
     pub fn arrive(&mut self) -> (Packet, Option<SimTime>) {
         let (_, pkt) = self.pipe.pop_front().expect("arrival on an empty pipe");
@@ -288,18 +305,18 @@ impl Link {
 
     /// Packets queued or serializing (not those propagating).
     pub fn backlog_pkts(&self) -> u64 {
-        let waiting = self.aqm.as_ref().map_or(self.queue.len() as u64, |q| q.len_pkts());
+        let waiting = self.aqm.as_ref().map_or(self.queue.len() as u64, |a| a.qdisc.len_pkts());
         waiting + self.in_tx.is_some() as u64
     }
     pub fn backlog_bytes(&self) -> u64 {
-        let waiting = self.aqm.as_ref().map_or(self.queue_bytes, |q| q.len_bytes());
+        let waiting = self.aqm.as_ref().map_or(self.queue_bytes, |a| a.qdisc.len_bytes());
         waiting + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
     }
 
     /// Visit every packet still inside this link (queued, serializing or propagating).
     pub fn for_each_inside(&self, f: &mut dyn FnMut(&Packet)) {
-        if let Some(q) = &self.aqm {
-            q.for_each(f);
+        if let Some(a) = &self.aqm {
+            a.qdisc.for_each(f);
         }
         self.queue.iter().chain(self.in_tx.iter()).chain(self.pipe.iter().map(|(_, p)| p)).for_each(f);
     }

@@ -28,6 +28,9 @@ impl Ecn {
     }
 }
 
+const ECE_BIT: u8 = 1 << 6;
+const CWR_BIT: u8 = 1 << 7;
+
 /// One SACK block: segments `[start, end)` held by the receiver.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlock {
@@ -55,11 +58,11 @@ pub struct Packet {
     /// ACK: SACK blocks, most recent first (RFC 2018); `n_sacks` are valid.
     pub sacks: [SackBlock; MAX_SACK_BLOCKS],
     pub n_sacks: u8,
-    /// IP ECN field; a queue turns ECT(0)/ECT(1) into CE to mark (`INET_ECN_set_ce`).
-    pub ecn: Ecn,
-    /// TCP header flags: ECE (ACK: ECN echo) and CWR (data: congestion window reduced).
-    pub ece: bool,
-    pub cwr: bool,
+    /// The IP ECN field (bits 0-1, see [`Ecn`]) and the TCP flags ECE (bit 6: an ACK's ECN
+    /// echo) and CWR (bit 7: congestion window reduced), packed in the one byte of padding
+    /// left, so that a packet stays 72 bytes (the engine copies packets by value). Read
+    /// and set through `ecn()`, `ece()`, `cwr()` and their setters.
+    ecn_bits: u8,
 }
 
 impl Packet {
@@ -73,9 +76,7 @@ impl Packet {
             is_retrans,
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_sacks: 0,
-            ecn: Ecn::NotEct,
-            ece: false,
-            cwr: false,
+            ecn_bits: 0,
         }
     }
 
@@ -95,10 +96,35 @@ impl Packet {
             is_retrans: false,
             sacks: blocks,
             n_sacks: n as u8,
-            ecn: Ecn::NotEct,
-            ece: false,
-            cwr: false,
+            ecn_bits: 0,
         }
+    }
+
+    /// The IP ECN codepoint.
+    pub fn ecn(&self) -> Ecn {
+        match self.ecn_bits & 0b11 {
+            0b00 => Ecn::NotEct,
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+    pub fn set_ecn(&mut self, e: Ecn) {
+        self.ecn_bits = (self.ecn_bits & !0b11) | e as u8;
+    }
+    /// TCP ECE.
+    pub fn ece(&self) -> bool {
+        self.ecn_bits & ECE_BIT != 0
+    }
+    pub fn set_ece(&mut self, on: bool) {
+        self.ecn_bits = (self.ecn_bits & !ECE_BIT) | if on { ECE_BIT } else { 0 };
+    }
+    /// TCP CWR.
+    pub fn cwr(&self) -> bool {
+        self.ecn_bits & CWR_BIT != 0
+    }
+    pub fn set_cwr(&mut self, on: bool) {
+        self.ecn_bits = (self.ecn_bits & !CWR_BIT) | if on { CWR_BIT } else { 0 };
     }
 
     pub fn sack_blocks(&self) -> &[SackBlock] {

@@ -65,7 +65,7 @@ impl Sender {
         let prior_lost = self.tp.lost;
         let mut acc = RateAcc::default();
         // tcp_ecn_rcv_ecn_echo.
-        let ece = pkt.ece && self.tp.ecn_ok;
+        let ece = pkt.ece() && self.tp.ecn_ok;
         let mut flag = if ece { FLAG_ECE } else { 0 };
         if ece {
             self.stats.ece_acks += 1;

@@ -71,7 +71,8 @@
 //!   (no timestamp echo, so no `rcv_rtt_est`; see [`receiver`]), and its timer fires
 //!   without the kernel's 100 us hrtimer slack.
 //! - ECN has no handshake (the peer always agrees, no SYN/SYN-ACK negotiation, no
-//!   fallback) and no AccECN; ECN-setup and retransmitted-SYN rules do not apply. No
+//!   fallback) and no AccECN; ECN-setup and retransmitted-SYN rules do not apply. Senders
+//!   use ECT(0) only (ECT(1) is L4S's codepoint; queues treat both as ECN-capable). No
 //!   receive-window limit; no idle cwnd restart
 //!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
 //! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux

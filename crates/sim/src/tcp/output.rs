@@ -127,10 +127,10 @@ impl Sender {
             // tcp_ecn_send: new data is ECT(0) and carries a queued CWR; retransmissions
             // are Not-ECT unless the algorithm needs ECN (RFC 3168 Sec. 6.1.5).
             if is_new {
-                pkt.ecn = Ecn::Ect0;
-                pkt.cwr = std::mem::take(&mut self.ecn_queue_cwr);
+                pkt.set_ecn(Ecn::Ect0);
+                pkt.set_cwr(std::mem::take(&mut self.ecn_queue_cwr));
             } else if self.ca_needs_ecn {
-                pkt.ecn = Ecn::Ect0;
+                pkt.set_ecn(Ecn::Ect0);
             }
         }
         io.out.push(pkt);

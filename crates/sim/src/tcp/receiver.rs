@@ -131,9 +131,15 @@ pub struct Receiver {
     demand_cwr: bool,
     /// `ICSK_ACK_NOW` for the segment being processed.
     ack_now: bool,
-    /// The receiving socket's algorithm when it needs ECN (DCTCP): it gets
+    /// An in-order segment's ECN echo ACK to send before its own (see `on_data`).
+    ecn_flush: Option<Packet>,
+    /// ACKs are ECT(0): the algorithm needs ECN (`tcp_ca_needs_ecn` in `tcp_ecn_send`).
+    ack_ect: bool,
+    /// The receiving socket's algorithm when it needs ECN or wants CE events (DCTCP,
+    /// BBRv2/v3's `TCP_CONG_WANTS_CE_EVENTS`): it gets
     /// `EcnIsCe`/`EcnNoCe` and runs its own echo state machine, through `rx_tp`.
-    rx_cc: Option<(Box<dyn CongestionOps>, CcView)>,
+    /// Boxed: it is rare, and the receiver stays small.
+    rx_cc: Option<Box<(Box<dyn CongestionOps>, CcView)>>,
     pub stats: ReceiverStats,
 }
 
@@ -159,6 +165,8 @@ impl Receiver {
             ecn_seen: false,
             demand_cwr: false,
             ack_now: false,
+            ecn_flush: None,
+            ack_ect: false,
             rx_cc: None,
             stats: ReceiverStats::default(),
         }
@@ -176,18 +184,20 @@ impl Receiver {
     /// `cwnd_event(EcnIsCe / EcnNoCe)` says.
     pub fn enable_ecn(&mut self, rx_cc: Option<Box<dyn CongestionOps>>) {
         self.ecn = true;
+        self.ack_ect = rx_cc.as_ref().is_some_and(|cc| cc.needs_ecn());
         self.rx_cc = rx_cc.map(|mut cc| {
             let mut tp = CcView::new(self.mss, 0);
             tp.ecn_ok = true;
             cc.init(&mut tp);
-            (cc, tp)
+            Box::new((cc, tp))
         });
     }
 
     /// `tcp_ecn_accept_cwr`: the sender has reduced; stop echoing, and ACK this segment
     /// at once (its cwnd may be tiny).
+    #[inline(never)] // ECN code stays out of the hot path of runs without it
     fn ecn_accept_cwr(&mut self, pkt: &Packet) {
-        if self.ecn && pkt.cwr {
+        if pkt.cwr() {
             self.demand_cwr = false;
             self.ack_now = true;
         }
@@ -200,12 +210,13 @@ impl Receiver {
 
     /// `tcp_ecn_check_ce` for a segment that just arrived (`rcv_nxt` already advanced
     /// past it if in order). Returns an ACK the algorithm asks to send first.
+    #[inline(never)]
     fn ecn_check_ce(&mut self, pkt: &Packet) -> Option<Packet> {
         if !self.ecn {
             return None;
         }
         let mut flush = None;
-        let ev = match pkt.ecn {
+        let ev = match pkt.ecn() {
             Ecn::NotEct => {
                 // Not-ECT after ECT: probably a retransmission; ACK quickly.
                 if self.ecn_seen {
@@ -216,7 +227,8 @@ impl Receiver {
             Ecn::Ce => CaEvent::EcnIsCe,
             Ecn::Ect0 | Ecn::Ect1 => CaEvent::EcnNoCe,
         };
-        if let Some((cc, tp)) = self.rx_cc.as_mut() {
+        if let Some(rx) = self.rx_cc.as_mut() {
+            let (cc, tp) = &mut **rx;
             tp.rcv_nxt = self.rcv_nxt;
             tp.ecn_demand_cwr = self.demand_cwr;
             tp.ack_timer_pending = self.delack.is_armed();
@@ -244,6 +256,7 @@ impl Receiver {
     /// An ACK for `ack` with ECE = `ece` sent outside the normal path
     /// (`__tcp_send_ack(sk, prior_rcv_nxt)`): when it does not acknowledge everything
     /// received, `tcp_event_ack_sent` leaves the delayed-ACK state alone.
+    #[inline(never)]
     fn special_ack(&mut self, ack: u64, ece: bool) -> Packet {
         if ack == self.rcv_nxt {
             let saved = self.demand_cwr;
@@ -255,17 +268,18 @@ impl Receiver {
         self.stats.acks_sent += 1;
         let (blocks, n) = self.sack_blocks();
         let mut p = Packet::ack(self.flow, ack, &blocks[..n], self.header);
-        self.ecn_mark_ack(&mut p, ece);
+        if self.ecn {
+            self.ecn_mark_ack(&mut p, ece);
+        }
         p
     }
 
     /// `tcp_ecn_send` for an ACK: ECE while demanded; ECT if the algorithm needs ECN.
+    #[inline(never)]
     fn ecn_mark_ack(&self, p: &mut Packet, ece: bool) {
-        if self.ecn {
-            p.ece = ece;
-            if self.rx_cc.is_some() {
-                p.ecn = Ecn::Ect0;
-            }
+        p.set_ece(ece);
+        if self.ack_ect {
+            p.set_ecn(Ecn::Ect0);
         }
     }
 
@@ -358,7 +372,9 @@ impl Receiver {
         self.ack_now = false;
         let (blocks, n) = self.sack_blocks();
         let mut p = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header);
-        self.ecn_mark_ack(&mut p, self.demand_cwr);
+        if self.ecn {
+            self.ecn_mark_ack(&mut p, self.demand_cwr);
+        }
         p
     }
 
@@ -410,6 +426,15 @@ impl Receiver {
 
     /// A data segment arrived: the ACKs to send now and maybe a timer to schedule.
     pub fn on_data(&mut self, now: SimTime, pkt: &Packet) -> RxOut {
+        let mut out = self.receive(now, pkt);
+        if self.ecn_flush.is_some() {
+            // An ACK the ECN echo asked for before this segment's (DCTCP's CE change).
+            out.flush = self.ecn_flush.take();
+        }
+        out
+    }
+
+    fn receive(&mut self, now: SimTime, pkt: &Packet) -> RxOut {
         self.stats.received_packets += 1;
         self.stats.received_bytes += pkt.payload as u64;
         let seq = pkt.seq;
@@ -419,7 +444,9 @@ impl Receiver {
             self.quick = TCP_MAX_QUICKACKS;
         }
         self.ack_now = false;
-        self.ecn_accept_cwr(pkt);
+        if self.ecn {
+            self.ecn_accept_cwr(pkt);
+        }
         if self.holds(seq) {
             self.quick = TCP_MAX_QUICKACKS;
             self.stats.duplicate_packets += 1;
@@ -431,7 +458,9 @@ impl Receiver {
             self.rcv_nxt += 1;
             self.stats.delivered_bytes += pkt.payload as u64;
             // tcp_event_data_recv -> tcp_ecn_check_ce, before the out-of-order merge.
-            let ecn_flush = if self.ecn { self.ecn_check_ce(pkt) } else { None };
+            if self.ecn {
+                self.ecn_flush = self.ecn_check_ce(pkt);
+            }
             if had_ooo && self.ooo[0].0 == self.rcv_nxt {
                 let (a, b) = self.ooo.pop_front().expect("checked non-empty");
                 self.stats.delivered_bytes += self.bytes_of(a, b);
@@ -440,11 +469,11 @@ impl Receiver {
             if had_ooo {
                 if self.ooo.is_empty() {
                     // The hole is closed: ICSK_ACK_NOW (RFC 5681 4.2).
-                    return RxOut { flush: ecn_flush, ..RxOut::ack(self.make_ack()) };
+                    return RxOut::ack(self.make_ack());
                 }
                 // Out-of-order data still held: the compression path, where the moved
                 // rcv_nxt makes this ACK immediate.
-                return RxOut { flush: ecn_flush, ..self.ack_snd_check_ofo(now) };
+                return self.ack_snd_check_ofo(now);
             }
             if pkt.payload >= self.mss {
                 self.unacked += 1;
@@ -454,9 +483,9 @@ impl Receiver {
             // read everything (ours reads at once).
             let pushed = self.total_bytes.is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
             if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed || self.ack_now {
-                return RxOut { flush: ecn_flush, ..RxOut::ack(self.make_ack()) };
+                return RxOut::ack(self.make_ack());
             }
-            return RxOut { flush: ecn_flush, ..RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck) };
+            return RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck);
         }
         // Out of order (tcp_data_queue_ofo: tcp_ecn_check_ce first): maybe flush a
         // compressed ACK, hold the segment, then decide.

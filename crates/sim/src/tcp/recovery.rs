@@ -70,6 +70,7 @@ impl Sender {
 
     /// `tcp_enter_cwr`: reduce cwnd once for an ECN echo (RFC 3168 Sec. 6.1.2), without
     /// undo.
+    #[inline(never)]
     pub(super) fn enter_cwr(&mut self) {
         self.tp.prior_ssthresh = 0;
         if self.tp.ca_state < CaState::Cwr {

@@ -162,8 +162,7 @@ impl FqCodel {
         let mut len = 0;
         let mut i = 0;
         let f = &mut self.flows[idx];
-        loop {
-            let Some((_, p)) = f.q.pop() else { break };
+        while let Some((_, p)) = f.q.pop() {
             len += p.wire_bytes as u64;
             self.pkts -= 1;
             self.bytes -= p.wire_bytes as u64;

@@ -63,11 +63,11 @@ pub trait Qdisc: Send {
 /// `INET_ECN_set_ce`: mark an ECN-capable packet. Returns whether the packet now carries
 /// CE (a packet already CE counts as marked, Not-ECT cannot be marked).
 pub fn set_ce(pkt: &mut Packet) -> bool {
-    match pkt.ecn {
+    match pkt.ecn() {
         Ecn::NotEct => false,
         Ecn::Ce => true,
         Ecn::Ect0 | Ecn::Ect1 => {
-            pkt.ecn = Ecn::Ce;
+            pkt.set_ecn(Ecn::Ce);
             true
         }
     }
@@ -199,7 +199,7 @@ pub(crate) mod test_util {
     pub fn pkt(flow: u32, seq: u64, ect: bool) -> Packet {
         let mut p = Packet::data(flow, seq, 1448, 52, false);
         if ect {
-            p.ecn = Ecn::Ect0;
+            p.set_ecn(Ecn::Ect0);
         }
         p
     }

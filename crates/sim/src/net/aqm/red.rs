@@ -21,7 +21,8 @@
 //!
 //! Deviations: the idle decay is computed exactly, not from tc's `Stab` table in
 //! 2^Scell_log-microsecond cells; R is a double, not the kernel's 32-bit reciprocal
-//! scaling; no adaptive RED (`adaptive`) and no `nodrop` flag.
+//! scaling; no adaptive RED (`adaptive`) and no `nodrop` flag; the idle decay's clock
+//! uses the link rate at build time (tc's `bandwidth`), not later rate changes.
 
 use serde::{Deserialize, Serialize};
 

@@ -73,7 +73,7 @@ mod tests {
             assert!(s.enqueue(SimTime(0), pkt(0, i, true), &mut out));
         }
         assert_eq!(out.marks, 1);
-        let ecns: Vec<Ecn> = (0..3).map(|_| s.dequeue(SimTime(0), &mut out).unwrap().0.ecn).collect();
+        let ecns: Vec<Ecn> = (0..3).map(|_| s.dequeue(SimTime(0), &mut out).unwrap().0.ecn()).collect();
         assert_eq!(ecns, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce]);
     }
 
