@@ -26,7 +26,8 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   ``dropped_packets`` and ``in_flight_packets_at_end`` from the emulator;
   ``delivered_bytes`` from the receiving application. The simulator's
   ``duplicate_packets``, ``recoveries`` and ``tlp_probes`` have no per-socket kernel
-  counter and are left out.
+  counter and are left out. ``ce_packets``, ``ece_acks`` and ``ecn_reductions`` are 0:
+  kernel runs negotiate no ECN (the emulator runs no qdisc that could mark).
 * Queue series and per-link counters: the emulator's bottleneck, the simulator's model.
 """
 
@@ -115,6 +116,9 @@ def assemble(spec: Spec, config: dict[str, Any], emu: dict[str, Any], snd: dict[
             "dropped_packets": int(net["dropped_packets"]),
             "in_flight_packets_at_end": int(net["in_flight_packets_at_end"]),
             "rto_count": int(s["total_rto"]) if s else 0,
+            "ce_packets": 0,
+            "ece_acks": 0,
+            "ecn_reductions": 0,
             "start_ns": int(f["start_ns"]),
             "stop_ns": int(f["stop_ns"] if f["stop_ns"] is not None else config["duration_ns"]),
         })
