@@ -122,6 +122,19 @@ class Bottleneck(_Model):
     reverse: Optional[Link] = None
 
 
+class NamedLink(_Model):
+    """``[[links]]``: a link beyond the bottleneck (crates/sim/src/net/topology.rs), for
+    flows' ``path``; its directions are ``<name>`` and ``<name>_reverse``."""
+
+    name: StrictStr
+    rate: LinkRate
+    delay: Time = 0
+    buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
+    loss: Probability = 0.0
+    policer: Optional[Policer] = None
+    reverse: Optional[Link] = None  # rate, buffer, loss, policer (its delay is the link's)
+
+
 class Flow(_Model):
     """``[[flows]]``: a group of ``count`` identical flows."""
 
@@ -135,6 +148,9 @@ class Flow(_Model):
     params: dict[str, ParamValue] = Field(default_factory=dict)
     access: Optional[Link] = None
     receiver_access: Optional[Link] = None
+    # The link directions the data crosses, between the access links: "bottleneck",
+    # "bottleneck_reverse", a [[links]] name or "<name>_reverse". Default ["bottleneck"].
+    path: Optional[list[StrictStr]] = Field(None, min_length=1)
 
 
 class Event(_Model):
@@ -153,6 +169,7 @@ class Spec(_Model):
     experiment: Experiment
     tcp: Tcp = Field(default_factory=Tcp)
     bottleneck: Bottleneck
+    links: list[NamedLink] = Field(default_factory=list)
     flows: list[Flow] = Field(min_length=1)
     events: list[Event] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
@@ -160,8 +177,23 @@ class Spec(_Model):
     catalogue: Optional[dict[str, Any]] = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The spec with canonical unit strings, ``None`` fields left out."""
-        return _drop_none(self.model_dump(mode="json"))
+        """The spec with canonical unit strings, ``None`` fields left out (and ``links``
+        when there are none, so that a dumbbell's resolved spec is as it was)."""
+        d = _drop_none(self.model_dump(mode="json"))
+        if not d.get("links"):
+            d.pop("links", None)
+        return d
+
+    def link_delay(self, hop: str) -> int:
+        """The one-way delay of a path hop (``bottleneck``, ``l2_reverse``, ...)."""
+        name = hop[: -len("_reverse")] if hop.endswith("_reverse") else hop
+        if name == "bottleneck":
+            return self.bottleneck.delay
+        return next(l.delay for l in self.links if l.name == name)
+
+    def path_delay(self, flow: "Flow") -> int:
+        """One-way propagation delay of a flow's path between its access links."""
+        return sum(self.link_delay(h) for h in (flow.path or ["bottleneck"]))
 
     def flow_count(self) -> int:
         return sum(f.count for f in self.flows)
@@ -363,10 +395,11 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             for sub, msg in check_params(f.cc, f.params):
                 p.append((f"{at}.{sub}", msg))
     p += _check_shaping(spec)
+    p += _check_topology(spec)
     if spec.experiment.pcap:
         from .pcap import link_names
 
-        names = link_names(spec.flow_count())
+        names = link_names(spec.flow_count(), [nl.name for nl in spec.links])
         for i, name in enumerate(spec.experiment.pcap):
             if name not in names:
                 shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
@@ -411,6 +444,13 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
                                                   "allowed: rate, buffer, loss, policer"))
     for i, f in enumerate(spec.flows):
         links += [(f"flows[{i}].access", f.access), (f"flows[{i}].receiver_access", f.receiver_access)]
+    for i, nl in enumerate(spec.links):
+        links.append((f"links[{i}]", nl))
+        if nl.reverse is not None:
+            links.append((f"links[{i}].reverse", nl.reverse))
+            if nl.reverse.delay is not None:
+                p.append((f"links[{i}].reverse.delay", "the reverse direction has the link's delay; "
+                                                       "allowed: rate, buffer, loss, policer"))
     for at, link in links:
         pol = getattr(link, "policer", None)
         if pol is None:
@@ -424,4 +464,29 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
             if e.rate is not None:
                 p.append((f"events[{i}].rate", "the bottleneck's rate follows a trace; rate events are not allowed "
                                                "(delay and loss events are)"))
+    return p
+
+
+_LINK_NAME = __import__("re").compile(r"[A-Za-z0-9_-]+")
+
+
+def _check_topology(spec: Spec) -> list[tuple[str, str]]:
+    """[[links]] names and flows' paths (crates/sim/src/net/topology.rs checks the same)."""
+    p: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for i, nl in enumerate(spec.links):
+        n = nl.name
+        if not _LINK_NAME.fullmatch(n) or n == "bottleneck" or n.endswith("_reverse") or n.startswith("flow"):
+            p.append((f"links[{i}].name", f"'{n}': a name is letters, digits, _ and -, not 'bottleneck', "
+                                          "not starting with 'flow', not ending in '_reverse'"))
+        elif n in seen:
+            p.append((f"links[{i}].name", f"'{n}' names two links"))
+        seen.add(n)
+    hops = ["bottleneck", "bottleneck_reverse"] + [h for nl in spec.links for h in (nl.name, nl.name + "_reverse")]
+    for i, f in enumerate(spec.flows):
+        for k, h in enumerate(f.path or []):
+            if h not in hops:
+                p.append((f"flows[{i}].path[{k}]", f"no link '{h}'; allowed: {', '.join(hops)}"))
+            elif h in (f.path or [])[:k]:
+                p.append((f"flows[{i}].path[{k}]", f"'{h}' twice in one path"))
     return p

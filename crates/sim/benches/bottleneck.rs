@@ -39,6 +39,8 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         events: vec![],
         shaping: Default::default(),
         capture: vec![],
+        links: vec![],
+        paths: vec![],
     }
 }
 

@@ -80,6 +80,8 @@ pub struct World {
     next_sample: SimTime,
     events_processed: u64,
     io: SenderIo,
+    /// Per-flow routes when the config gives paths (net/topology.rs).
+    routes: Option<crate::net::topology::Routes>,
 }
 
 impl World {
@@ -88,6 +90,7 @@ impl World {
         cfg.validate()?;
         let rng = RunRng::new(cfg.seed);
         let mut net = dumbbell::build(cfg, &rng);
+        let routes = crate::net::topology::build(cfg, &mut net, &rng);
         crate::net::shaping::apply(&cfg.shaping, &mut net.links);
         crate::net::capture::attach(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
@@ -115,7 +118,11 @@ impl World {
             sender.rtt = crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             let mut receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
             if t.sack_compression {
-                receiver.enable_sack_compression(handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes));
+                let rtt = match &routes {
+                    None => handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes),
+                    Some(r) => crate::net::topology::handshake_rtt(&net.links, r.round_trip(i), t.header_bytes),
+                };
+                receiver.enable_sack_compression(rtt);
             }
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -147,6 +154,7 @@ impl World {
             next_sample: SimTime(cfg.sample_interval_ns),
             events_processed: 0,
             io: SenderIo::default(),
+            routes,
         })
     }
 
@@ -238,7 +246,7 @@ impl World {
                 if let Some(t) = next {
                     self.queue.push(t, Event::Arrive(l));
                 }
-                self.forward(pkt, hop);
+                self.forward(pkt, hop, l as usize);
             }
             Event::SenderTimer { flow, timer, gen } => {
                 let s = &mut self.flows[flow as usize].sender;
@@ -308,10 +316,21 @@ impl World {
         }
     }
 
-    /// A packet reached the far end of a link: hand it to the next hop.
-    fn forward(&mut self, pkt: Packet, hop: NextHop) {
+    /// A packet crossed link `from` of a routed world: on to the next hop of its flow's
+    /// route.
+    #[cold] // out of the dumbbell's hot path
+    #[inline(never)]
+    fn forward_routed(&mut self, pkt: Packet, from: usize) {
+        let routes = self.routes.as_ref().expect("a routed link in a routed world");
+        let hop = routes.next(pkt.flow as usize, pkt.kind == PacketKind::Data, from);
+        self.forward(pkt, hop, from);
+    }
+
+    /// A packet reached the far end of link `from`: hand it to the next hop.
+    fn forward(&mut self, pkt: Packet, hop: NextHop, from: usize) {
         let f = pkt.flow as usize;
         match hop {
+            NextHop::Route => self.forward_routed(pkt, from),
             NextHop::Link(j) => self.offer(j, pkt),
             NextHop::FlowReceiverAccess => self.offer(self.flows[f].links.receiver_access, pkt),
             NextHop::FlowSenderAccess => self.offer(self.flows[f].links.sender_access_rev, pkt),

@@ -69,6 +69,8 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         events: vec![],
         shaping: Default::default(),
         capture: vec![],
+        links: vec![],
+        paths: vec![],
     }
 }
 
