@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
                       StrictInt, StrictStr, ValidationError)
@@ -153,6 +153,40 @@ class Flow(_Model):
     path: Optional[list[StrictStr]] = Field(None, min_length=1)
 
 
+class SizeDist(_Model):
+    """A workload's transfer-size distribution (tcplab.workload)."""
+
+    dist: Literal["fixed", "exponential", "pareto", "empirical"]
+    value: Optional[SizeField] = None  # fixed
+    mean: Optional[SizeField] = None  # exponential, pareto
+    shape: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=1.0, le=100.0)]] = None  # pareto
+    cdf: Optional[StrictStr] = None  # empirical: a file of "<bytes> <cumulative probability>" lines
+
+    @property
+    def value_bytes(self) -> int:
+        return int(self.value.value)  # type: ignore[union-attr]
+
+    @property
+    def mean_bytes(self) -> int:
+        return int(self.mean.value)  # type: ignore[union-attr]
+
+
+class Workload(_Model):
+    """``[[workloads]]``: finite flows arriving as a Poisson process (tcplab.workload),
+    expanded into ``[[flows]]`` when the spec is resolved."""
+
+    cc: str
+    rtt: Time
+    arrivals: Literal["poisson"] = "poisson"
+    rate: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=1e6)]] = None  # flows per second
+    load: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=10.0)]] = None  # x bottleneck rate
+    size: SizeDist
+    start: Time = 0
+    stop: Optional[Time] = None  # end of the arrivals (default: the end of the run)
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    path: Optional[list[StrictStr]] = Field(None, min_length=1)
+
+
 class Event(_Model):
     """``[[events]]``: a change of the bottleneck at ``at``."""
 
@@ -170,7 +204,8 @@ class Spec(_Model):
     tcp: Tcp = Field(default_factory=Tcp)
     bottleneck: Bottleneck
     links: list[NamedLink] = Field(default_factory=list)
-    flows: list[Flow] = Field(min_length=1)
+    flows: list[Flow] = Field(default_factory=list)
+    workloads: list[Workload] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     sweep: Optional[dict[str, Any]] = None
@@ -180,8 +215,9 @@ class Spec(_Model):
         """The spec with canonical unit strings, ``None`` fields left out (and ``links``
         when there are none, so that a dumbbell's resolved spec is as it was)."""
         d = _drop_none(self.model_dump(mode="json"))
-        if not d.get("links"):
-            d.pop("links", None)
+        for key in ("links", "workloads"):
+            if not d.get(key):
+                d.pop(key, None)
         return d
 
     def link_delay(self, hop: str) -> int:
@@ -396,6 +432,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                 p.append((f"{at}.{sub}", msg))
     p += _check_shaping(spec)
     p += _check_topology(spec)
+    p += _check_workloads(spec, check_algorithms)
     if spec.experiment.pcap:
         from .pcap import link_names
 
@@ -489,4 +526,43 @@ def _check_topology(spec: Spec) -> list[tuple[str, str]]:
                 p.append((f"flows[{i}].path[{k}]", f"no link '{h}'; allowed: {', '.join(hops)}"))
             elif h in (f.path or [])[:k]:
                 p.append((f"flows[{i}].path[{k}]", f"'{h}' twice in one path"))
+    return p
+
+
+def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]]:
+    """At least one flow or workload; each workload's rate or load, size and times."""
+    from .algorithms import check_params
+    from .workload import read_cdf
+
+    p: list[tuple[str, str]] = []
+    if not spec.flows and not spec.workloads:
+        p.append(("flows", "at least one [[flows]] or [[workloads]] table is required"))
+    dur = spec.experiment.duration
+    for i, w in enumerate(spec.workloads):
+        at = f"workloads[{i}]"
+        if (w.rate is None) == (w.load is None):
+            p.append((at, "give exactly one of rate (flows per second) and load (x bottleneck rate)"))
+        stop = w.stop if w.stop is not None else dur
+        if not 0 <= w.start < stop <= dur:
+            p.append((f"{at}.stop", f"arrivals need 0 <= start < stop <= experiment.duration ({format_time(dur)})"))
+        s = w.size
+        need = {"fixed": "value", "exponential": "mean", "pareto": "mean", "empirical": "cdf"}[s.dist]
+        given = [k for k in ("value", "mean", "shape", "cdf") if getattr(s, k) is not None]
+        allowed = [need] + (["shape"] if s.dist == "pareto" else [])
+        if need not in given or any(k not in allowed for k in given):
+            p.append((f"{at}.size", f"dist = \"{s.dist}\" takes {' and '.join(allowed)}"))
+        elif s.dist == "pareto" and s.shape is None:
+            p.append((f"{at}.size.shape", "required for pareto (> 1, so that the mean exists)"))
+        for k in ("value", "mean"):
+            v = getattr(s, k)
+            if v is not None and (v.unit != "bytes" or v.value <= 0):
+                p.append((f"{at}.size.{k}", "a size in bytes > 0 (e.g. '100KB')"))
+        if s.dist == "empirical" and s.cdf is not None:
+            try:
+                read_cdf(s.cdf)
+            except ValueError as exc:
+                p.append((f"{at}.size.cdf", str(exc)))
+        if check_algorithms:
+            for sub, msg in check_params(w.cc, w.params):
+                p.append((f"{at}.{sub}", msg))
     return p

@@ -443,6 +443,7 @@ impl World {
                 tlp_probes: s.tlp_probes,
                 start_ns: f.start.ns(),
                 stop_ns: f.stop.ns(),
+                completed_ns: r.completed_ns,
             });
         }
         if !problems.is_empty() {

@@ -111,6 +111,17 @@ def resolve(spec: Spec) -> Spec:
         Naming the TOML field, e.g. an RTT shorter than twice the bottleneck delay.
     """
     s = spec.model_copy(deep=True)
+    if s.workloads:
+        # Poisson arrivals become ordinary flows (tcplab.workload); the resolved spec lists
+        # them, and no workloads, so it repeats the run as it is.
+        from ..spec import Flow
+        from ..workload import expand
+
+        s.flows = s.flows + [Flow.model_validate(f) for f in expand(s)]
+        s.workloads = []
+        if not s.flows:
+            raise SpecError([("workloads", "no flow arrived in the arrival window; raise rate or load, or widen "
+                                           "[start, stop)")])
     b = s.bottleneck
     problems: list[tuple[str, str]] = []
     wire = s.tcp.mss + s.tcp.header

@@ -59,6 +59,8 @@ pub struct ReceiverStats {
     /// ACKs withheld by SACK compression and replaced by a later one
     /// (LINUX_MIB_TCPACKCOMPRESSED).
     pub acks_compressed: u64,
+    /// A finite transfer: when its last byte was delivered in order (flow completion).
+    pub completed_ns: Option<u64>,
 }
 
 /// Which receiver timer an event belongs to.
@@ -310,6 +312,9 @@ impl Receiver {
                 let (a, b) = self.ooo.pop_front().expect("checked non-empty");
                 self.stats.delivered_bytes += self.bytes_of(a, b);
                 self.rcv_nxt = b;
+            }
+            if self.total_bytes.is_some_and(|t| self.stats.delivered_bytes >= t) && self.stats.completed_ns.is_none() {
+                self.stats.completed_ns = Some(now.ns());
             }
             if had_ooo {
                 if self.ooo.is_empty() {
