@@ -246,7 +246,10 @@ impl World {
                 if let Some(t) = next {
                     self.queue.push(t, Event::Arrive(l));
                 }
-                self.forward(pkt, hop, l as usize);
+                match hop {
+                    NextHop::Route => self.forward_routed(pkt, l as usize),
+                    hop => self.forward(pkt, hop),
+                }
             }
             Event::SenderTimer { flow, timer, gen } => {
                 let s = &mut self.flows[flow as usize].sender;
@@ -323,14 +326,15 @@ impl World {
     fn forward_routed(&mut self, pkt: Packet, from: usize) {
         let routes = self.routes.as_ref().expect("a routed link in a routed world");
         let hop = routes.next(pkt.flow as usize, pkt.kind == PacketKind::Data, from);
-        self.forward(pkt, hop, from);
+        self.forward(pkt, hop);
     }
 
     /// A packet reached the far end of link `from`: hand it to the next hop.
-    fn forward(&mut self, pkt: Packet, hop: NextHop, from: usize) {
+    #[inline(always)] // into dispatch, as before routing gave it a second caller
+    fn forward(&mut self, pkt: Packet, hop: NextHop) {
         let f = pkt.flow as usize;
         match hop {
-            NextHop::Route => self.forward_routed(pkt, from),
+            NextHop::Route => unreachable!("routes are resolved on arrival (forward_routed)"),
             NextHop::Link(j) => self.offer(j, pkt),
             NextHop::FlowReceiverAccess => self.offer(self.flows[f].links.receiver_access, pkt),
             NextHop::FlowSenderAccess => self.offer(self.flows[f].links.sender_access_rev, pkt),
