@@ -116,3 +116,20 @@ def test_seed_3_lost_out_underflow(tmp_path):
     p = tmp_path / "w.toml"
     p.write_text(BASE.replace("seed = 1", "seed = 3"))
     tcplab.run(p, tmp_path / "run", report=False)
+
+
+@pytest.mark.engine
+def test_report_plots_fct_against_size(tmp_path):
+    from tcplab.report import draw_report
+
+    p = tmp_path / "w.toml"
+    p.write_text(BASE.replace('duration = "60s"', 'duration = "8s"').replace('stop = "50s"', 'stop = "5s"'))
+    r = tcplab.run(p, tmp_path / "run", report=False)
+    fig = draw_report(r)
+    titles = [ax.get_title(loc="left") for ax in fig.axes]
+    assert any(t.startswith("FCT against size") for t in titles) and "FCT distribution" in titles
+    # A run without finite flows keeps the seven-row report: no FCT panels.
+    q = tmp_path / "bulk.toml"
+    q.write_text(BASE.split("[[workloads]]")[0] + '[[flows]]\ncc = "cubic"\nrtt = "40ms"\n')
+    q.write_text(q.read_text().replace('duration = "60s"', 'duration = "2s"'))
+    assert len(draw_report(tcplab.run(q, tmp_path / "bulk", report=False)).axes) == 14
