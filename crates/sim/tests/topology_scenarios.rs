@@ -58,7 +58,7 @@ fn parking_lot_long_flow_gets_less_and_the_links_are_shared_max_min() {
     // 20 - x_long, between 15 (max-min) and 20 (long flow starved). With the 5 % of idle
     // link above: [0.95 x 14.48, 19.31].
     let total = x[0] + x[1] + x[2];
-    assert!(total >= 0.95 * 15.0 * PAYLOAD && total <= 20.0 * PAYLOAD, "total {total}");
+    assert!((0.95 * 15.0 * PAYLOAD..=20.0 * PAYLOAD).contains(&total), "total {total}");
 }
 
 #[test]
