@@ -80,6 +80,26 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("edit, field", [
+    (('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { kind = "codel" }'), "bottleneck.aqm"),
+    (('buffer = "1bdp"', 'buffer = "1bdp"\npolicer = { rate = "5Mbps", burst = "20KB" }'), "bottleneck.policer"),
+    (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
+    (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
+])
+def test_simulator_only_features_are_refused_not_ignored(tmp_path, monkeypatch, capsys, edit, field):
+    """A kernel run must not silently drop what its simulated twin would model."""
+    monkeypatch.setattr(requirements, "missing", lambda: [])
+    monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic", "bbr"])
+    spec = tmp_path / "k.toml"
+    text = SPEC.format(duration="2s").replace(*edit, 1)
+    assert text != SPEC.format(duration="2s")
+    spec.write_text(text)
+    assert cli.main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert f"{field}:" in err and "kernel backend" in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_bad_backend_option(tmp_path, capsys):
     spec = tmp_path / "k.toml"
     spec.write_text(SPEC.format(duration="2s"))

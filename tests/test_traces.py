@@ -127,3 +127,18 @@ def test_a_policed_bottleneck_engages_bbrs_lt_bw(tmp_path):
     assert r.series["cc_lt_use_bw"].max() == 1.0
     # Goodput at most the policed payload rate plus the bucket over the run: 4.83 + 0.008.
     assert r.summary["goodput_bps"].iloc[0] <= 5e6 * 1448 / 1500 + 20_000 * 8 / 20
+
+
+def test_bbrprime_fig10_runs_over_the_shipped_synthetic_trace():
+    # The LTE entry is runnable now, over traces/synthetic-lte.down (named relative to the
+    # entry file), and says it is not the paper's link.
+    from tcplab.backends.sim import world_config
+    from tcplab.reproduce.catalogue import load_entry
+
+    root = Path(__file__).resolve().parent.parent / "experiments" / "papers" / "bbrprime"
+    e = load_entry(root / "bbrprime-fig10-lte-5km.toml")
+    assert e.runnable and "not the paper's" in e.meta.title
+    cfg = world_config(parse_spec(e.raw))
+    assert cfg["shaping"]["bottleneck"]["trace"]["name"] == "synthetic-lte.down"
+    assert cfg["shaping"]["bottleneck_reverse"]["trace"]["name"] == "synthetic-lte.up"
+    assert not load_entry(root / "bbrprime-fig11-lte-vs-distance.toml").runnable

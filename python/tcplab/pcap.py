@@ -42,10 +42,10 @@ WINDOW = 65535
 TCP_ACK = 0x10
 
 
-def link_names(n_flows: int) -> list[str]:
-    """The engine's link names for a dumbbell of ``n_flows`` (net/shaping.rs
-    ``dumbbell_link_names``)."""
-    names = ["bottleneck", "bottleneck_reverse"]
+def link_names(n_flows: int, links: Sequence[str] = ()) -> list[str]:
+    """The engine's link names for a dumbbell of ``n_flows`` plus the ``[[links]]`` named
+    ``links`` (net/topology.rs ``link_names``)."""
+    names = ["bottleneck", "bottleneck_reverse"] + [h for n in links for h in (n, f"{n}_reverse")]
     for k in range(n_flows):
         names += [f"flow{k}.{end}" for end in ("sender_access", "sender_access_reverse", "receiver_access",
                                                 "receiver_access_reverse")]

@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from . import plots as p  # noqa: E402
@@ -57,11 +58,42 @@ def _summary_text(ax: Any, result: Any) -> None:
             transform=ax.transAxes)
 
 
+def _fct_panels(ax_size: Any, ax_cdf: Any, summary: Any) -> None:
+    """Flow completion time against transfer size (log-log, one point per finished flow,
+    coloured by algorithm) and the empirical CDF of FCTs."""
+    done = summary[summary["fct_s"].notna()]
+    for i, (cc, g) in enumerate(done.groupby("cc")):
+        ax_size.scatter(g["size_bytes"], g["fct_s"], s=8, alpha=0.7, color=f"C{i}", label=str(cc))
+        x = np.sort(g["fct_s"].to_numpy())
+        ax_cdf.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=f"C{i}", label=str(cc))
+    ax_size.set_xscale("log")
+    ax_size.set_yscale("log")
+    ax_size.set_xlabel("transfer size [bytes]")
+    ax_size.set_ylabel("flow completion time [s]")
+    ax_size.set_title(f"FCT against size ({len(done)} of {int(summary['size_bytes'].notna().sum())} finished)",
+                      fontsize=9, loc="left")
+    ax_cdf.set_xscale("log")
+    ax_cdf.set_xlabel("flow completion time [s]")
+    ax_cdf.set_ylabel("fraction of finished flows")
+    ax_cdf.set_title("FCT distribution", fontsize=9, loc="left")
+    for ax in (ax_size, ax_cdf):
+        ax.grid(True, lw=0.3, alpha=0.6)
+        ax.legend(loc="lower right", fontsize=7)
+        ax.tick_params(labelsize=8)
+
+
 def draw_report(result: Any) -> Any:
     """The report figure for a :class:`~tcplab.results.Result` (needs ``result.run``)."""
     run = result.run
-    fig, axes = plt.subplots(7, 2, figsize=(16, 21), sharex=False)
+    # Finite flows add a row: FCT against size and the FCT distribution (runs without them
+    # keep the seven-row report).
+    fct = "fct_s" in result.summary and result.summary["fct_s"].notna().any()
+    rows = 8 if fct else 7
+    fig, axes = plt.subplots(rows, 2, figsize=(16, 3 * rows), sharex=False)
     left, right = axes[:, 0], axes[:, 1]
+    if fct:
+        _fct_panels(left[7], right[7], result.summary)
+        left, right = left[:7], right[:7]
     time_axes = list(left) + list(right[:6])
     for ax in time_axes[1:]:
         ax.sharex(time_axes[0])

@@ -143,6 +143,19 @@ class Bottleneck(_Model):
     reverse: Optional[Link] = None
 
 
+class NamedLink(_Model):
+    """``[[links]]``: a link beyond the bottleneck (crates/sim/src/net/topology.rs), for
+    flows' ``path``; its directions are ``<name>`` and ``<name>_reverse``."""
+
+    name: StrictStr
+    rate: LinkRate
+    delay: Time = 0
+    buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
+    loss: Probability = 0.0
+    policer: Optional[Policer] = None
+    reverse: Optional[Link] = None  # rate, buffer, loss, policer (its delay is the link's)
+
+
 class Flow(_Model):
     """``[[flows]]``: a group of ``count`` identical flows."""
 
@@ -157,6 +170,43 @@ class Flow(_Model):
     access: Optional[Link] = None
     receiver_access: Optional[Link] = None
     ecn: Optional[StrictBool] = None  # ECN for this group, overriding [tcp] ecn
+    # The link directions the data crosses, between the access links: "bottleneck",
+    # "bottleneck_reverse", a [[links]] name or "<name>_reverse". Default ["bottleneck"].
+    path: Optional[list[StrictStr]] = Field(None, min_length=1)
+
+
+class SizeDist(_Model):
+    """A workload's transfer-size distribution (tcplab.workload)."""
+
+    dist: Literal["fixed", "exponential", "pareto", "empirical"]
+    value: Optional[SizeField] = None  # fixed
+    mean: Optional[SizeField] = None  # exponential, pareto
+    shape: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=1.0, le=100.0)]] = None  # pareto
+    cdf: Optional[StrictStr] = None  # empirical: a file of "<bytes> <cumulative probability>" lines
+
+    @property
+    def value_bytes(self) -> int:
+        return int(self.value.value)  # type: ignore[union-attr]
+
+    @property
+    def mean_bytes(self) -> int:
+        return int(self.mean.value)  # type: ignore[union-attr]
+
+
+class Workload(_Model):
+    """``[[workloads]]``: finite flows arriving as a Poisson process (tcplab.workload),
+    expanded into ``[[flows]]`` when the spec is resolved."""
+
+    cc: str
+    rtt: Time
+    arrivals: Literal["poisson"] = "poisson"
+    rate: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=1e6)]] = None  # flows per second
+    load: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=10.0)]] = None  # x bottleneck rate
+    size: SizeDist
+    start: Time = 0
+    stop: Optional[Time] = None  # end of the arrivals (default: the end of the run)
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    path: Optional[list[StrictStr]] = Field(None, min_length=1)
 
 
 class Event(_Model):
@@ -175,15 +225,33 @@ class Spec(_Model):
     experiment: Experiment
     tcp: Tcp = Field(default_factory=Tcp)
     bottleneck: Bottleneck
-    flows: list[Flow] = Field(min_length=1)
+    links: list[NamedLink] = Field(default_factory=list)
+    flows: list[Flow] = Field(default_factory=list)
+    workloads: list[Workload] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     sweep: Optional[dict[str, Any]] = None
     catalogue: Optional[dict[str, Any]] = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The spec with canonical unit strings, ``None`` fields left out."""
-        return _drop_none(self.model_dump(mode="json"))
+        """The spec with canonical unit strings, ``None`` fields left out (and ``links``
+        when there are none, so that a dumbbell's resolved spec is as it was)."""
+        d = _drop_none(self.model_dump(mode="json"))
+        for key in ("links", "workloads"):
+            if not d.get(key):
+                d.pop(key, None)
+        return d
+
+    def link_delay(self, hop: str) -> int:
+        """The one-way delay of a path hop (``bottleneck``, ``l2_reverse``, ...)."""
+        name = hop[: -len("_reverse")] if hop.endswith("_reverse") else hop
+        if name == "bottleneck":
+            return self.bottleneck.delay
+        return next(l.delay for l in self.links if l.name == name)
+
+    def path_delay(self, flow: "Flow") -> int:
+        """One-way propagation delay of a flow's path between its access links."""
+        return sum(self.link_delay(h) for h in (flow.path or ["bottleneck"]))
 
     def flow_count(self) -> int:
         return sum(f.count for f in self.flows)
@@ -401,10 +469,12 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             for sub, msg in check_params(f.cc, f.params):
                 p.append((f"{at}.{sub}", msg))
     p += _check_shaping(spec)
+    p += _check_topology(spec)
+    p += _check_workloads(spec, check_algorithms)
     if spec.experiment.pcap:
         from .pcap import link_names
 
-        names = link_names(spec.flow_count())
+        names = link_names(spec.flow_count(), [nl.name for nl in spec.links])
         for i, name in enumerate(spec.experiment.pcap):
             if name not in names:
                 shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
@@ -450,6 +520,13 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
                                                   "allowed: rate, buffer, loss, policer"))
     for i, f in enumerate(spec.flows):
         links += [(f"flows[{i}].access", f.access), (f"flows[{i}].receiver_access", f.receiver_access)]
+    for i, nl in enumerate(spec.links):
+        links.append((f"links[{i}]", nl))
+        if nl.reverse is not None:
+            links.append((f"links[{i}].reverse", nl.reverse))
+            if nl.reverse.delay is not None:
+                p.append((f"links[{i}].reverse.delay", "the reverse direction has the link's delay; "
+                                                       "allowed: rate, buffer, loss, policer"))
     for at, link in links:
         pol = getattr(link, "policer", None)
         if pol is None:
@@ -463,4 +540,68 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
             if e.rate is not None:
                 p.append((f"events[{i}].rate", "the bottleneck's rate follows a trace; rate events are not allowed "
                                                "(delay and loss events are)"))
+    return p
+
+
+_LINK_NAME = __import__("re").compile(r"[A-Za-z0-9_-]+")
+
+
+def _check_topology(spec: Spec) -> list[tuple[str, str]]:
+    """[[links]] names and flows' paths (crates/sim/src/net/topology.rs checks the same)."""
+    p: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for i, nl in enumerate(spec.links):
+        n = nl.name
+        if not _LINK_NAME.fullmatch(n) or n == "bottleneck" or n.endswith("_reverse") or n.startswith("flow"):
+            p.append((f"links[{i}].name", f"'{n}': a name is letters, digits, _ and -, not 'bottleneck', "
+                                          "not starting with 'flow', not ending in '_reverse'"))
+        elif n in seen:
+            p.append((f"links[{i}].name", f"'{n}' names two links"))
+        seen.add(n)
+    hops = ["bottleneck", "bottleneck_reverse"] + [h for nl in spec.links for h in (nl.name, nl.name + "_reverse")]
+    for i, f in enumerate(spec.flows):
+        for k, h in enumerate(f.path or []):
+            if h not in hops:
+                p.append((f"flows[{i}].path[{k}]", f"no link '{h}'; allowed: {', '.join(hops)}"))
+            elif h in (f.path or [])[:k]:
+                p.append((f"flows[{i}].path[{k}]", f"'{h}' twice in one path"))
+    return p
+
+
+def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]]:
+    """At least one flow or workload; each workload's rate or load, size and times."""
+    from .algorithms import check_params
+    from .workload import read_cdf
+
+    p: list[tuple[str, str]] = []
+    if not spec.flows and not spec.workloads:
+        p.append(("flows", "at least one [[flows]] or [[workloads]] table is required"))
+    dur = spec.experiment.duration
+    for i, w in enumerate(spec.workloads):
+        at = f"workloads[{i}]"
+        if (w.rate is None) == (w.load is None):
+            p.append((at, "give exactly one of rate (flows per second) and load (x bottleneck rate)"))
+        stop = w.stop if w.stop is not None else dur
+        if not 0 <= w.start < stop <= dur:
+            p.append((f"{at}.stop", f"arrivals need 0 <= start < stop <= experiment.duration ({format_time(dur)})"))
+        s = w.size
+        need = {"fixed": "value", "exponential": "mean", "pareto": "mean", "empirical": "cdf"}[s.dist]
+        given = [k for k in ("value", "mean", "shape", "cdf") if getattr(s, k) is not None]
+        allowed = [need] + (["shape"] if s.dist == "pareto" else [])
+        if need not in given or any(k not in allowed for k in given):
+            p.append((f"{at}.size", f"dist = \"{s.dist}\" takes {' and '.join(allowed)}"))
+        elif s.dist == "pareto" and s.shape is None:
+            p.append((f"{at}.size.shape", "required for pareto (> 1, so that the mean exists)"))
+        for k in ("value", "mean"):
+            v = getattr(s, k)
+            if v is not None and (v.unit != "bytes" or v.value <= 0):
+                p.append((f"{at}.size.{k}", "a size in bytes > 0 (e.g. '100KB')"))
+        if s.dist == "empirical" and s.cdf is not None:
+            try:
+                read_cdf(s.cdf)
+            except ValueError as exc:
+                p.append((f"{at}.size.cdf", str(exc)))
+        if check_algorithms:
+            for sub, msg in check_params(w.cc, w.params):
+                p.append((f"{at}.{sub}", msg))
     return p

@@ -169,11 +169,35 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
                       "in_flight_packets_at_end", "ce_packets", "ece_acks", "ecn_reductions"):
             if extra in row.index:
                 rows[-1][extra] = int(row[extra])
+        group = int(row["group"])
+        if 0 <= group < len(run.spec.flows) and run.spec.flows[group].size is not None:
+            # Flow completion time: start to the last byte delivered in order (the engine's
+            # completed_ns); null for a transfer that did not finish.
+            done = row.get("completed_ns")
+            rows[-1]["size_bytes"] = _size_bytes(run.spec, group)
+            rows[-1]["fct_s"] = (float(done) / 1e9 - float(row["start_s"])
+                                 if done is not None and not pd.isna(done) else math.nan)
     df = pd.DataFrame(rows)
     if not df.empty:
         df["share"] = m.share(thr)
         df = df.set_index("flow")
     return df
+
+
+def _size_bytes(spec: Any, group: int) -> int:
+    size = spec.flows[group].size
+    return int(size.value) * (spec.tcp.mss if size.unit == "pkt" else 1)
+
+
+def fct_summary(per_flow: pd.DataFrame) -> dict[str, Any]:
+    """Flow completion times of the finite flows: how many finished, mean and percentiles
+    (numpy's linear interpolation) over those that did."""
+    fct = per_flow["fct_s"].dropna() if "fct_s" in per_flow else pd.Series(dtype=float)
+    finite = int(per_flow["size_bytes"].notna().sum()) if "size_bytes" in per_flow else 0
+    out: dict[str, Any] = {"finite_flows": finite, "completed": int(len(fct))}
+    for name, q in (("mean_s", None), ("p50_s", 50), ("p95_s", 95), ("p99_s", 99)):
+        out[name] = (float(fct.mean()) if q is None else float(np.percentile(fct, q))) if len(fct) else math.nan
+    return out
 
 
 def summarize(run: RunData) -> dict[str, Any]:
@@ -251,6 +275,8 @@ def summarize(run: RunData) -> dict[str, Any]:
         doc["window"] = window_metrics(run, *spec.experiment.analysis_s(dur))
     if spec.experiment.windows:
         doc["windows"] = {name: window_metrics(run, t0, t1) for name, (t0, t1) in spec.experiment.windows_s().items()}
+    if not per_flow.empty and "fct_s" in per_flow:
+        doc["fct"] = fct_summary(per_flow)
     return _clean(doc)
 
 

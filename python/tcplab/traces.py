@@ -127,10 +127,11 @@ def absolute_trace_paths(raw: Any, base: Path) -> Any:
     if isinstance(raw, dict):
         for k, v in raw.items():
             # A link's rate, or a swept rate ("bottleneck.rate" = [{ trace = ... }, ...]).
-            cands = [v] if k == "rate" else v if k.endswith(".rate") and isinstance(v, list) else []
-            for c in cands:
-                if isinstance(c, dict) and isinstance(c.get("trace"), str) and not Path(c["trace"]).is_absolute():
-                    c["trace"] = str((base / c["trace"]).resolve())
+            cands = [v] if k in ("rate", "size") else v if k.endswith(".rate") and isinstance(v, list) else []
+            for c in cands:  # also a workload's size = { dist = "empirical", cdf = FILE }
+                for key in ("trace", "cdf"):
+                    if isinstance(c, dict) and isinstance(c.get(key), str) and not Path(c[key]).is_absolute():
+                        c[key] = str((base / c[key]).resolve())
             if not cands:
                 absolute_trace_paths(v, base)
     elif isinstance(raw, list):

@@ -261,6 +261,9 @@ impl Emulator {
             NextHop::Link(j) => self.offer(j, t, pkt),
             NextHop::FlowReceiverAccess => self.offer(self.net.flows[f].receiver_access, t, pkt),
             NextHop::FlowSenderAccess => self.offer(self.net.flows[f].sender_access_rev, t, pkt),
+            // Per-flow paths ([[links]]) are built by net::topology, which the emulator does
+            // not run: the kernel backend refuses such specs before starting it.
+            NextHop::Route => unreachable!("the emulator forwards over the dumbbell only"),
             NextHop::Receiver | NextHop::Sender => {
                 let to = if hop == NextHop::Receiver {
                     Side::Receiver
@@ -426,6 +429,8 @@ mod tests {
             aqm: None,
             shaping: Default::default(),
             capture: vec![],
+            links: Default::default(),
+            paths: Default::default(),
         }
     }
 

@@ -75,6 +75,9 @@ fn to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> 
         fd.set_item("ecn_reductions", f.ecn_reductions)?;
         fd.set_item("start_ns", f.start_ns)?;
         fd.set_item("stop_ns", f.stop_ns)?;
+        if let Some(c) = f.completed_ns {
+            fd.set_item("completed_ns", c)?;
+        }
         flows.append(fd)?;
     }
     let queues = PyList::empty(py);

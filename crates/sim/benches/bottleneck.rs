@@ -44,6 +44,8 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         aqm: None,
         shaping: Default::default(),
         capture: vec![],
+        links: vec![],
+        paths: vec![],
     }
 }
 

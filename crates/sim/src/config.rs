@@ -43,6 +43,13 @@ pub struct WorldConfig {
     /// Links whose departures are recorded for pcap output (net/capture.rs), by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capture: Vec<String>,
+    /// Named links beyond the bottleneck (net/topology.rs).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<crate::net::topology::NamedLink>,
+    /// Per flow, the link directions its data crosses (empty: all flows `["bottleneck"]`;
+    /// else one per flow, an empty one meaning `["bottleneck"]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<Vec<String>>,
 }
 
 /// TCP settings shared by every flow of the run.
@@ -263,8 +270,15 @@ impl WorldConfig {
                 }
             }
         }
-        crate::net::shaping::validate(&self.shaping, &crate::net::shaping::dumbbell_link_names(self.flows.len()), t)?;
-        let names = crate::net::shaping::dumbbell_link_names(self.flows.len());
+        for (i, l) in self.links.iter().enumerate() {
+            check_link(&format!("links[{i}].forward"), &l.forward, t)?;
+            if let Some(r) = &l.reverse {
+                check_link(&format!("links[{i}].reverse"), r, t)?;
+            }
+        }
+        crate::net::topology::validate(self)?;
+        let names = crate::net::topology::link_names(self);
+        crate::net::shaping::validate(&self.shaping, &names, t)?;
         for (i, c) in self.capture.iter().enumerate() {
             if !names.contains(c) {
                 return Err(err(format!("capture[{i}]"), format!("no link '{c}'; links: {}", names.join(", "))));

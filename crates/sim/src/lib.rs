@@ -4,7 +4,9 @@
 //! What is modelled: a dumbbell of point-to-point links (rate, propagation delay,
 //! drop-tail queue in packets or bytes, or on the bottleneck a Linux-like queue
 //! discipline with ECN marking ([`net::aqm`]), Bernoulli loss, scheduled rate/delay/loss
-//! changes) carrying MSS-sized TCP segments between bulk or finite applications; a
+//! changes; optionally Mahimahi traces, policers and captures on any link, and named links
+//! with per-flow paths: [`net::trace`], [`net::policer`], [`net::capture`],
+//! [`net::topology`]) carrying MSS-sized TCP segments between bulk or finite applications; a
 //! Linux-like TCP sender and receiver (see [`tcp`] for the model and its deviations:
 //! no handshake, no TSO/GSO, no TSQ, no fq qdisc, no undo; ECN as RFC 3168 / DCTCP;
 //! loss detection by RACK as Linux, or RFC 6675 on request).

@@ -94,6 +94,9 @@ pub struct FlowCounters {
     pub ecn_reductions: u64,
     pub start_ns: u64,
     pub stop_ns: u64,
+    /// A finite transfer: when its last byte was delivered in order (None: not finished,
+    /// or bulk). Flow completion time = completed_ns - start_ns.
+    pub completed_ns: Option<u64>,
 }
 
 /// Exact per-queue counters (packets; data and ACKs). enqueued = departed + dropped +

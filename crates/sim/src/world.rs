@@ -80,6 +80,8 @@ pub struct World {
     next_sample: SimTime,
     events_processed: u64,
     io: SenderIo,
+    /// Per-flow routes when the config gives paths (net/topology.rs).
+    routes: Option<crate::net::topology::Routes>,
 }
 
 impl World {
@@ -92,6 +94,7 @@ impl World {
             let qdisc = aqm.build(cfg.bottleneck.buffer, Rate(cfg.bottleneck.rate_bps), rng.stream("aqm/bottleneck"));
             net.links[net.bottleneck].set_qdisc(qdisc);
         }
+        let routes = crate::net::topology::build(cfg, &mut net, &rng);
         crate::net::shaping::apply(&cfg.shaping, &mut net.links);
         crate::net::capture::attach(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
@@ -131,7 +134,11 @@ impl World {
                 receiver.enable_ecn(rx_cc);
             }
             if t.sack_compression {
-                receiver.enable_sack_compression(handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes));
+                let rtt = match &routes {
+                    None => handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes),
+                    Some(r) => crate::net::topology::handshake_rtt(&net.links, r.round_trip(i), t.header_bytes),
+                };
+                receiver.enable_sack_compression(rtt);
             }
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -163,6 +170,7 @@ impl World {
             next_sample: SimTime(cfg.sample_interval_ns),
             events_processed: 0,
             io: SenderIo::default(),
+            routes,
         })
     }
 
@@ -259,7 +267,10 @@ impl World {
                 if let Some(t) = next {
                     self.queue.push(t, Event::Arrive(l));
                 }
-                self.forward(pkt, hop);
+                match hop {
+                    NextHop::Route => self.forward_routed(pkt, l as usize),
+                    hop => self.forward(pkt, hop),
+                }
             }
             Event::SenderTimer { flow, timer, gen } => {
                 let s = &mut self.flows[flow as usize].sender;
@@ -329,10 +340,22 @@ impl World {
         }
     }
 
-    /// A packet reached the far end of a link: hand it to the next hop.
+    /// A packet crossed link `from` of a routed world: on to the next hop of its flow's
+    /// route.
+    #[cold] // out of the dumbbell's hot path
+    #[inline(never)]
+    fn forward_routed(&mut self, pkt: Packet, from: usize) {
+        let routes = self.routes.as_ref().expect("a routed link in a routed world");
+        let hop = routes.next(pkt.flow as usize, pkt.kind == PacketKind::Data, from);
+        self.forward(pkt, hop);
+    }
+
+    /// A packet reached the far end of link `from`: hand it to the next hop.
+    #[inline(always)] // into dispatch, as before routing gave it a second caller
     fn forward(&mut self, pkt: Packet, hop: NextHop) {
         let f = pkt.flow as usize;
         match hop {
+            NextHop::Route => unreachable!("routes are resolved on arrival (forward_routed)"),
             NextHop::Link(j) => self.offer(j, pkt),
             NextHop::FlowReceiverAccess => self.offer(self.flows[f].links.receiver_access, pkt),
             NextHop::FlowSenderAccess => self.offer(self.flows[f].links.sender_access_rev, pkt),
@@ -467,6 +490,7 @@ impl World {
                 ecn_reductions: s.ecn_reductions,
                 start_ns: f.start.ns(),
                 stop_ns: f.stop.ns(),
+                completed_ns: r.completed_ns,
             });
         }
         if !problems.is_empty() {

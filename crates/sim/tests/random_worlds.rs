@@ -117,6 +117,8 @@ fn world() -> impl Strategy<Value = WorldConfig> {
                 .collect(),
             shaping: Default::default(),
             capture: vec![],
+            links: vec![],
+            paths: vec![],
         })
 }
 

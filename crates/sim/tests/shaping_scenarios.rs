@@ -60,7 +60,7 @@ fn a_constant_trace_behaves_as_a_fixed_rate_link_of_the_same_rate() {
 fn square(hi: u64, lo_every: u64, half_ms: u64) -> Vec<u64> {
     let mut v = Vec::new();
     for ms in 1..=half_ms {
-        v.extend(std::iter::repeat(ms).take(hi as usize));
+        v.extend(std::iter::repeat_n(ms, hi as usize));
     }
     for ms in (half_ms + lo_every..=2 * half_ms).step_by(lo_every as usize) {
         v.push(ms);

@@ -71,6 +71,8 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         aqm: None,
         shaping: Default::default(),
         capture: vec![],
+        links: vec![],
+        paths: vec![],
     }
 }
 

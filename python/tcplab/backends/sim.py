@@ -63,17 +63,17 @@ def engine() -> Any:
     return _engine
 
 
-def _flow_rtt_ns(f: Any, bottleneck_delay: int) -> int:
+def _flow_rtt_ns(f: Any, path_delay: int) -> int:
     if f.rtt is not None:
         return f.rtt
-    return 2 * (f.access.delay + bottleneck_delay + f.receiver_access.delay)
+    return 2 * (f.access.delay + path_delay + f.receiver_access.delay)
 
 
 def bdp_rtt_ns(spec: Spec) -> int:
     """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT."""
     if spec.bottleneck.bdp_rtt is not None:
         return spec.bottleneck.bdp_rtt
-    return min(_flow_rtt_ns(f, spec.bottleneck.delay) for f in spec.flows)
+    return min(_flow_rtt_ns(f, spec.path_delay(f)) for f in spec.flows)
 
 
 def size_to_packets(size: Size, rate_bps: int, rtt_ns: int, wire_bytes: int) -> int:
@@ -112,11 +112,22 @@ def resolve(spec: Spec) -> Spec:
         Naming the TOML field, e.g. an RTT shorter than twice the bottleneck delay.
     """
     s = spec.model_copy(deep=True)
+    if s.workloads:
+        # Poisson arrivals become ordinary flows (tcplab.workload); the resolved spec lists
+        # them, and no workloads, so it repeats the run as it is.
+        from ..spec import Flow
+        from ..workload import expand
+
+        s.flows = s.flows + [Flow.model_validate(f) for f in expand(s)]
+        s.workloads = []
+        if not s.flows:
+            raise SpecError([("workloads", "no flow arrived in the arrival window; raise rate or load, or widen "
+                                           "[start, stop)")])
     b = s.bottleneck
     problems: list[tuple[str, str]] = []
     wire = s.tcp.mss + s.tcp.header
     b.bdp_rtt = bdp_rtt_ns(s)
-    top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
+    top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None] + [nl.rate for nl in s.links])
     access_rate = ACCESS_RATE_FACTOR * top_rate
     if b.aqm is not None:
         # The qdisc's hard limit: aqm.limit, else an explicit buffer, else the kernel's
@@ -134,28 +145,37 @@ def resolve(spec: Spec) -> Spec:
     if b.reverse is not None and b.reverse.buffer.unit == "bdp":
         rev_rate = b.reverse.rate if b.reverse.rate is not None else b.rate
         b.reverse.buffer = Size(Decimal(size_to_packets(b.reverse.buffer, rev_rate, b.bdp_rtt, wire)), "pkt")
+    for nl in s.links:
+        if nl.buffer.unit == "bdp":
+            nl.buffer = Size(Decimal(size_to_packets(nl.buffer, nl.rate, b.bdp_rtt, wire)), "pkt")
+        r = nl.reverse
+        if r is not None and r.buffer.unit == "bdp":
+            r.buffer = Size(Decimal(size_to_packets(r.buffer, r.rate if r.rate is not None else nl.rate, b.bdp_rtt,
+                                                    wire)), "pkt")
     for i, f in enumerate(s.flows):
         at = f"flows[{i}]"
+        pd = s.path_delay(f)
         snd = f.access.model_copy() if f.access else Link()
         rcv = f.receiver_access.model_copy() if f.receiver_access else Link()
         snd.rate = snd.rate if snd.rate is not None else access_rate
         rcv.rate = rcv.rate if rcv.rate is not None else access_rate
         if f.rtt is None:
-            f.rtt = 2 * (snd.delay + b.delay + rcv.delay)  # both given (checked in spec)
+            f.rtt = 2 * (snd.delay + pd + rcv.delay)  # both given (checked in spec)
         else:
             half = f.rtt // 2
             if f.rtt % 2:
                 problems.append((f"{at}.rtt", f"{f.rtt} ns is odd; an RTT must split into two equal one-way delays"))
-            rest = half - b.delay - (snd.delay or 0) - (rcv.delay or 0)
+            rest = half - pd - (snd.delay or 0) - (rcv.delay or 0)
             fixed = snd.delay is not None and rcv.delay is not None
             if fixed and rest != 0:
                 problems.append((f"{at}.rtt", f"{format_time(f.rtt)} disagrees with the access delays: "
-                                 f"2 * ({format_time(snd.delay)} + {format_time(b.delay)} + "
-                                 f"{format_time(rcv.delay)}) = {format_time(2 * (snd.delay + b.delay + rcv.delay))}"))
+                                 f"2 * ({format_time(snd.delay)} + {format_time(pd)} + "
+                                 f"{format_time(rcv.delay)}) = {format_time(2 * (snd.delay + pd + rcv.delay))}"))
             elif rest < 0:
-                floor = 2 * (b.delay + (snd.delay or 0) + (rcv.delay or 0))
+                floor = 2 * (pd + (snd.delay or 0) + (rcv.delay or 0))
+                fixed_links = "the delays of its path's links" if f.path else "bottleneck.delay"
                 problems.append((f"{at}.rtt", f"{format_time(f.rtt)} is shorter than the path's fixed delays; "
-                                 f"allowed: rtt >= 2 x (bottleneck.delay + given access delays) = "
+                                 f"allowed: rtt >= 2 x ({fixed_links} + given access delays) = "
                                  f"{format_time(floor)}"))
             elif snd.delay is None and rcv.delay is None:
                 snd.delay, rcv.delay = 0, rest
@@ -256,6 +276,21 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
         config["shaping"] = shaping
     if s.experiment.pcap:
         config["capture"] = list(s.experiment.pcap)
+    if s.links:
+        config["links"] = []
+        for nl in s.links:
+            r = nl.reverse
+            config["links"].append({
+                "name": nl.name, "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss),
+                "reverse": _link(r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss) if r else None})
+            for name, rate, pol in ((nl.name, nl.rate, nl.policer),
+                                    (f"{nl.name}_reverse", r.rate if r else None, r.policer if r else None)):
+                if (sh := _shaping(rate, pol, wire)) is not None:
+                    shaping[name] = sh
+        if shaping:
+            config["shaping"] = shaping
+    if any(f.path for f in s.flows):
+        config["paths"] = [list(f.path or ["bottleneck"]) for f in s.flows for _ in range(f.count)]
     return config
 
 

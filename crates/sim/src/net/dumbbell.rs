@@ -33,13 +33,13 @@ pub struct Dumbbell {
     pub flows: Vec<FlowLinks>,
 }
 
-fn make(name: String, cfg: &LinkConfig, next: NextHop, rng: &RunRng) -> Link {
+pub(crate) fn make(name: String, cfg: &LinkConfig, next: NextHop, rng: &RunRng) -> Link {
     let stream = rng.stream(&format!("loss/{name}"));
     Link::new(name, Rate(cfg.rate_bps), Dur(cfg.delay_ns), cfg.loss, cfg.buffer, next, stream)
 }
 
 /// The reverse direction of an access link: same rate and delay, lossless, unlimited.
-fn reverse_of(cfg: &LinkConfig) -> LinkConfig {
+pub(crate) fn reverse_of(cfg: &LinkConfig) -> LinkConfig {
     LinkConfig { rate_bps: cfg.rate_bps, delay_ns: cfg.delay_ns, buffer: None, loss: 0.0 }
 }
 

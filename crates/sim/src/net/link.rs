@@ -53,6 +53,8 @@ pub enum NextHop {
     Receiver,
     /// The flow's sending host.
     Sender,
+    /// The next link of the packet's flow's route (net/topology.rs).
+    Route,
 }
 
 /// Exact per-queue counters, in packets.

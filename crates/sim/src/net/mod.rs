@@ -9,6 +9,7 @@ pub mod link;
 pub mod packet;
 pub mod policer;
 pub mod shaping;
+pub mod topology;
 pub mod trace;
 
 pub use link::{Link, NextHop, QueueCounters};

@@ -63,6 +63,8 @@ pub struct ReceiverStats {
     pub acks_compressed: u64,
     /// Data segments that arrived with CE set.
     pub ce_packets: u64,
+    /// A finite transfer: when its last byte was delivered in order (flow completion).
+    pub completed_ns: Option<u64>,
 }
 
 /// Which receiver timer an event belongs to.
@@ -465,6 +467,9 @@ impl Receiver {
                 let (a, b) = self.ooo.pop_front().expect("checked non-empty");
                 self.stats.delivered_bytes += self.bytes_of(a, b);
                 self.rcv_nxt = b;
+            }
+            if self.total_bytes.is_some_and(|t| self.stats.delivered_bytes >= t) && self.stats.completed_ns.is_none() {
+                self.stats.completed_ns = Some(now.ns());
             }
             if had_ooo {
                 if self.ooo.is_empty() {

@@ -45,6 +45,8 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         aqm: None,
         shaping: Default::default(),
         capture: vec![],
+        links: vec![],
+        paths: vec![],
     }
 }
 

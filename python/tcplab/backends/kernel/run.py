@@ -53,11 +53,15 @@ def check_spec(spec: Spec) -> None:
     ------
     SpecError
         ``experiment.backend`` when the machine lacks something (root, netns, tun, ip),
-        ``flows[i].cc`` naming what the kernel offers, ``flows[i].params``.
+        ``flows[i].cc`` naming what the kernel offers, ``flows[i].params``, and every
+        simulator-only feature the spec uses (``support.unsupported``).
     """
     problems = [("experiment.backend", f"kernel: {r.detail}") for r in requirements.missing()]
     if problems:
         raise SpecError(problems)
+    from .support import unsupported
+
+    problems = unsupported(spec)
     offered = requirements.available_cc()
     for i, f in enumerate(spec.flows):
         if f.cc not in offered:
