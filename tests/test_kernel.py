@@ -56,6 +56,9 @@ def test_bbr_mode_from_the_kernel_gains():
     assert tcpinfo.bbr_mode(320, 512) == "PROBE_BW"
     assert tcpinfo.bbr_mode(256, 512) == "PROBE_BW"
     assert tcpinfo.bbr_mode(256, 256) == "PROBE_RTT"
+    # No bandwidth sample yet: the gains are unset (0/0) or unity; BBR starts in STARTUP.
+    assert tcpinfo.bbr_mode(0, 0, bw=0) == "STARTUP"
+    assert tcpinfo.bbr_mode(256, 256, bw=0) == "STARTUP"
 
 
 def test_unavailable_machine_is_an_input_error(tmp_path, monkeypatch, capsys):
