@@ -49,6 +49,8 @@ def _metrics(d: Path) -> dict[str, float]:
         m[f"{tag} goodput Mbit/s"] = f["goodput_bps"] / 1e6
         m[f"{tag} retransmissions"] = f["retransmitted_packets"]
         m[f"{tag} mean RTT ms"] = f["mean_rtt_ms"]
+        m[f"{tag} STARTUP exit s"] = f.get("startup_exit_s")
+        m[f"{tag} PROBE_RTT entries"] = f.get("probe_rtt_entries")
     m["utilization"] = a["utilization"]
     m["retransmissions (all flows)"] = a["retransmitted_packets"]
     m["bottleneck drops"] = a.get("bottleneck_drops_packets")
@@ -83,7 +85,10 @@ def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command
              f"{', '.join(map(str, seeds))}. Values are means over seeds, ± the standard deviation; the gap is "
              "kernel − sim (and relative to sim). Both backends share the network model, so the gaps are "
              "TCP's (and the emulator's timing, listed per scenario: how late packets were handled). "
-             "Kernel: " + _kernel_release(out, specs, seeds) + ".", ""]
+             "Kernel: " + _kernel_release(out, specs, seeds) + ". What the kernel backend measures differently "
+             "(rtt_ms is the smoothed RTT, a real handshake delays data by one RTT, random losses hit other "
+             "packets, kernel runs are not deterministic) is listed in docs/ARCHITECTURE.md, Kernel backend; "
+             "a gap is a finding to explain, not a number to tune away.", ""]
     summary = ["## Summary", "", "Per scenario: the largest per-flow share gap (kernel − sim, absolute), and the gaps of "
                "utilization, all flows' retransmissions, the flows' mean RTT and the mean backlog (relative to sim).", "",
                "| scenario | max share gap | utilization | retransmissions | mean RTT | mean backlog |",

@@ -99,11 +99,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         status = max(status, _execute_and_write(args, s, out / str(b)))
     try:
         from .compare import compare_runs  # type: ignore[attr-defined]
-    except ImportError:  # TODO(issue 9): tcplab.compare is written on main; call it once merged
+    except ImportError:  # tcplab.compare (the lead's `tcplab compare`) is not in this tree yet
         print("tcplab: compare is not available in this version; compare the two directories with "
               "'tcplab compare' when it is", file=sys.stderr)
     else:
-        compare_runs([out / str(b) for b in backends])
+        result = compare_runs([out / str(b) for b in backends], out / "compare")
+        if not args.quiet:
+            print(result.text())
+            print(f"wrote {out / 'compare'}/compare.csv, compare.md and compare.png")
     return status
 
 
