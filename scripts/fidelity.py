@@ -128,7 +128,9 @@ def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command
                   + "; max " + ", ".join(f"{x['max_ns'] / 1e6:.2f} ms" for x in late)
                   + "; events later than 1 ms: " + ", ".join(f"{x['over_1ms']} of {x['events']}" for x in late), ""]
     doc.parent.mkdir(parents=True, exist_ok=True)
-    doc.write_text("\n".join(head + summary + [""] + body) + "\n")
+    findings = REPO / "experiments" / "fidelity" / "FINDINGS.md"
+    notes = [findings.read_text().rstrip(), ""] if findings.is_file() else []
+    doc.write_text("\n".join(head + summary + [""] + notes + body) + "\n")
 
 
 def main() -> int:
