@@ -56,6 +56,9 @@ def test_bbr_mode_from_the_kernel_gains():
     assert tcpinfo.bbr_mode(320, 512) == "PROBE_BW"
     assert tcpinfo.bbr_mode(256, 512) == "PROBE_BW"
     assert tcpinfo.bbr_mode(256, 256) == "PROBE_RTT"
+    # No bandwidth sample yet: the gains are unset (0/0) or unity; BBR starts in STARTUP.
+    assert tcpinfo.bbr_mode(0, 0, bw=0) == "STARTUP"
+    assert tcpinfo.bbr_mode(256, 256, bw=0) == "STARTUP"
 
 
 def test_unavailable_machine_is_an_input_error(tmp_path, monkeypatch, capsys):
@@ -206,3 +209,44 @@ def test_sigkill_leftovers_are_removed_by_the_next_run(tmp_path):
     removed = netns.clean_stale()  # what every kernel run (and tcplab doctor) does first
     assert sorted(removed) == sorted([f"tcplab-{p.pid}-snd", f"tcplab-{p.pid}-rcv"])
     assert _ours(p.pid) == []
+
+
+def _kernel_row(sent: int, retrans: int) -> dict:
+    return {"cwnd_pkts": 20.0, "inflight_pkts": 18.0, "pacing_rate_bps": 1.5e6, "srtt_ms": 41.0,
+            "delivery_rate_bps": 1e6, "ca_state": "Open", "bytes_sent": sent, "total_retrans": retrans,
+            "data_segs_out": sent // 1448, "total_rto": 0, "cc_bw_bps": 1e6, "cc_min_rtt_ms": 40.1,
+            "cc_pacing_gain": 1.25, "cc_cwnd_gain": 2.0, "cc_mode": "PROBE_BW"}
+
+
+@pytest.mark.engine
+def test_assemble_maps_kernel_records_onto_the_simulators_columns():
+    """Hand-made records of a 0.2 s run sampled every 100 ms (no root needed)."""
+    from tcplab.backends.kernel.assemble import assemble
+    from tcplab.backends.sim import resolve, run_config, world_config
+    from tcplab.spec import parse_spec
+
+    spec = resolve(parse_spec({"experiment": {"duration": "200ms", "sample_interval": "100ms"},
+                               "bottleneck": {"rate": "10Mbps", "delay": "5ms", "buffer": "1bdp"},
+                               "flows": [{"cc": "bbr", "rtt": "40ms"}]}))
+    config = world_config(spec)
+    emu = {"flows": [{"received_packets": 20, "received_bytes": 25_000, "dropped_packets": 1,
+                      "in_flight_packets_at_end": 3}],
+           "queues": [], "bottleneck_packets": 20, "lateness": {"events": 5},
+           "series": {"time_ns": [100_000_000, 200_000_000], "backlog_pkts": [2, 4], "backlog_bytes": [3000, 6000],
+                      "drops": [0, 1], "received_bytes": [[12_500, 25_000]]}}
+    rcv = {"delivered_bytes": [20_000], "samples": [[10_000], [20_000]]}
+    snd = {"samples": [[_kernel_row(15_000, 0)], [_kernel_row(30_000, 2)]], "errors": []}
+    raw = assemble(spec, config, emu, snd, rcv)
+    assert list(raw["series"]) == list(run_config(config)["series"])  # the simulator's columns, same order
+    s = raw["series"]
+    # 12 500 B per 0.1 s = 1 Mbit/s received; 10 000 B read = 0.8 Mbit/s; 15 000 B sent = 1.2 Mbit/s.
+    assert s["throughput_bps"] == [1e6, 1e6]
+    assert s["goodput_bps"] == [0.8e6, 0.8e6]
+    assert s["sending_rate_bps"] == [1.2e6, 1.2e6]
+    assert s["retransmits"] == [0, 2]
+    assert s["rtt_ms"] == [41.0, 41.0] and s["cc_mode"] == ["PROBE_BW", "PROBE_BW"]
+    assert all(math.isnan(v) for v in s["cc_btlbw_bps"])  # not in tcp_bbr_info
+    f = raw["flows"][0]
+    assert (f["sent_bytes"], f["retransmitted_packets"], f["delivered_bytes"], f["received_bytes"]) == \
+        (30_000, 2, 20_000, 25_000)
+    assert raw["queue_series"]["drops"] == [0, 1]

@@ -62,6 +62,7 @@ def _startup_exit_s(sel: pd.DataFrame, start_s: float) -> float:
     if modes is None or modes.empty or not (modes == "STARTUP").any():
         return math.nan
     after = sel.loc[modes.index[modes != "STARTUP"], "time_s"]
+    after = after[after > start_s]  # a kernel flow has no mode before it connects
     return float(after.iloc[0]) - start_s if len(after) else math.nan
 
 

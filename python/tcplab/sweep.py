@@ -75,9 +75,12 @@ class Plan:
     jobs: list[Job]
 
 
-def run_digest(config: dict[str, Any]) -> str:
-    """sha256 of the canonical engine config (resolved spec + seed) and tcplab version."""
-    return hashlib.sha256(f"tcplab {__version__}\n{config_json(config)}".encode()).hexdigest()
+def run_digest(config: dict[str, Any], backend: Optional[str] = None) -> str:
+    """sha256 of the canonical engine config (resolved spec + seed) and tcplab version, and
+    of the backend when it is not the simulator (a kernel run of the same config is a
+    different run; simulator digests are unchanged)."""
+    tail = f"\nbackend {backend}" if backend not in (None, "sim") else ""
+    return hashlib.sha256(f"tcplab {__version__}\n{config_json(config)}{tail}".encode()).hexdigest()
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -155,7 +158,7 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
         for r in range(repeat):
             s = spec.model_copy(deep=True)
             s.experiment.seed = first_seed + r
-            jobs.append(Job(point, r, s.experiment.seed, s, run_digest(world_config(s))))
+            jobs.append(Job(point, r, s.experiment.seed, s, run_digest(world_config(s), s.experiment.backend)))
     return Plan(axes, repeat, list(metrics), jobs)
 
 
@@ -399,6 +402,11 @@ def _run_plan(plan: Plan, out: Path, workers: int, executor: str, progress: bool
             _say(msg, quiet)
 
     failed: list[tuple[Job, str]] = []
+    if any(j.spec is not None and j.spec.experiment.backend == "kernel" for j in todo) and workers != 1:
+        # Kernel runs take real time and share the CPUs with the emulator: concurrent runs
+        # would slow each other's packet handling and change the results.
+        _say("sweep: kernel backend: one run at a time", quiet)
+        workers = 1
     try:
         if todo:
             failed = (_execute_ray if executor == "ray" else _execute_local)(todo, runs, workers, report, reports)

@@ -55,3 +55,13 @@ pub fn wait_readable(fds: &[&OwnedFd], timeout_ns: u64) -> bool {
     let n = unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as _, &ts, std::ptr::null()) };
     n > 0
 }
+
+/// CPU time used by this process so far (user + system, s).
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct we pass.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}

@@ -107,6 +107,8 @@ pub struct Report {
     pub foreign_packets: u64,
     pub write_errors: u64,
     pub packets_forwarded: u64,
+    /// CPU time the emulator used (user + system, s): how much of a core it needs.
+    pub cpu_s: f64,
 }
 
 pub struct Emulator {
@@ -388,7 +390,9 @@ pub fn run(mut emu: Emulator, t0_ns: u64, snd: &OwnedFd, rcv: &OwnedFd) -> Repor
             clock::wait_readable(&[snd, rcv], timeout);
         }
     }
-    emu.finish()
+    let mut report = emu.finish();
+    report.cpu_s = clock::cpu_seconds();
+    report
 }
 
 #[cfg(test)]

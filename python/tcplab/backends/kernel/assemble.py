@@ -132,5 +132,5 @@ def assemble(spec: Spec, config: dict[str, Any], emu: dict[str, Any], snd: dict[
         "bottleneck_packets": emu["bottleneck_packets"],
         "events_processed": emu["lateness"]["events"],
         "emulator": {k: emu[k] for k in ("lateness", "max_packet_bytes", "foreign_packets", "write_errors",
-                                         "packets_forwarded")},
+                                         "packets_forwarded", "cpu_s") if k in emu},
     }

@@ -78,8 +78,15 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
     t = spec.tcp
     snd = ["initcwnd", str(t.initial_cwnd), "rto_min", f"{max(1, t.rto_min // 1_000_000)}ms"]
     rcv = [] if t.delayed_ack else ["quickack", "1"]
-    snd_sys = {"net.ipv4.tcp_no_metrics_save": "1"}
-    rcv_sys = {"net.ipv4.tcp_no_metrics_save": "1"}
+    # The simulator has no receive-window or send-buffer limit; the kernel's autotuning caps
+    # both at tcp_rmem[2] / tcp_wmem[2] (4 MB send buffer by default: one CUBIC flow at
+    # 400 Mbit/s, 40 ms, 1 BDP never filled the buffer, 0 retransmissions against the
+    # simulator's 139; with 64 MB, 139 as well). Inside our namespaces the caps are 64 MB,
+    # so neither backend is window limited at the rates the emulator sustains (min and
+    # default values are the kernel's).
+    buffers = {"net.ipv4.tcp_rmem": "4096 131072 67108864", "net.ipv4.tcp_wmem": "4096 16384 67108864"}
+    snd_sys = {"net.ipv4.tcp_no_metrics_save": "1", **buffers}
+    rcv_sys = {"net.ipv4.tcp_no_metrics_save": "1", **buffers}
     if not t.rack:
         snd_sys["net.ipv4.tcp_recovery"] = "0"
     if not t.tlp:

@@ -66,8 +66,15 @@ def bbr_info(sock: socket.socket) -> Optional[dict[str, int]]:
     return {"bw": (bw_hi << 32) | bw_lo, "min_rtt_us": min_rtt, "pacing_gain": pacing_gain, "cwnd_gain": cwnd_gain}
 
 
-def bbr_mode(pacing_gain: int, cwnd_gain: int) -> str:
-    """BBR's mode from its two gains (see the constants above)."""
+def bbr_mode(pacing_gain: int, cwnd_gain: int, bw: int = 1) -> str:
+    """BBR's mode from its two gains (see the constants above).
+
+    Before the model has its first bandwidth sample (``bw == 0``) the gains are not yet
+    set by bbr_update_gains (0 / 0 while the handshake is under way, 1.0 / 1.0 until the
+    first ACK of data on Linux 6.18, seen in our runs) and say nothing; BBR is then in
+    STARTUP, where bbr_init puts it (bbr_reset_startup_mode)."""
+    if bw == 0:
+        return "STARTUP"
     if pacing_gain == BBR_HIGH_GAIN:
         return "STARTUP"
     if pacing_gain == BBR_DRAIN_GAIN:
@@ -99,5 +106,5 @@ def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
             min_rtt = b["min_rtt_us"] / 1e3 if b["min_rtt_us"] != 0xFFFFFFFF else float("nan")  # ~0U: no sample yet
             row.update({"cc_bw_bps": b["bw"] * 8.0, "cc_min_rtt_ms": min_rtt,
                         "cc_pacing_gain": b["pacing_gain"] / BBR_UNIT, "cc_cwnd_gain": b["cwnd_gain"] / BBR_UNIT,
-                        "cc_mode": bbr_mode(b["pacing_gain"], b["cwnd_gain"])})
+                        "cc_mode": bbr_mode(b["pacing_gain"], b["cwnd_gain"], b["bw"])})
     return row
