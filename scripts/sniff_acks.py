@@ -2,7 +2,7 @@
 
 The kernel backend runs no tcpdump; this reads an AF_PACKET socket inside the sender's
 namespace and writes one line per received IPv4/TCP packet:
-``unix_time pkttype src dst seq ack payload_len window``. Used for docs/FIDELITY-gaps.md
+``unix_time pkttype src:port dst:port seq ack payload_len window``. Used for docs/FIDELITY-gaps.md
 (the kernel receiver's ACK spacing and advertised window during slow start):
 
     tcplab run SPEC -o DIR --backend kernel --set experiment.duration=1s &
@@ -45,10 +45,10 @@ def main(argv: list[str]) -> int:
             ihl = (pkt[0] & 15) * 4
             total = struct.unpack("!H", pkt[2:4])[0]
             src, dst = socket.inet_ntoa(pkt[12:16]), socket.inet_ntoa(pkt[16:20])
-            seq, ack = struct.unpack("!II", pkt[ihl + 4:ihl + 12])
+            sport, dport, seq, ack = struct.unpack("!HHII", pkt[ihl:ihl + 12])
             doff = (pkt[ihl + 12] >> 4) * 4
             window = struct.unpack("!H", pkt[ihl + 14:ihl + 16])[0]
-            out.write(f"{now:.6f} {addr[2]} {src} {dst} {seq} {ack} {total - ihl - doff} {window}\n")
+            out.write(f"{now:.6f} {addr[2]} {src}:{sport} {dst}:{dport} {seq} {ack} {total - ihl - doff} {window}\n")
     return 0
 
 
