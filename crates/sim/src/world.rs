@@ -82,6 +82,9 @@ pub struct World {
     io: SenderIo,
     /// Per-flow routes when the config gives paths (net/topology.rs).
     routes: Option<crate::net::topology::Routes>,
+    /// Some link has a queue discipline, so its drops may need accounting after an offer
+    /// or a departure; without one the engine never looks (one test of a world field).
+    any_qdisc: bool,
 }
 
 impl World {
@@ -157,6 +160,7 @@ impl World {
         for (i, e) in cfg.events.iter().enumerate() {
             queue.push(SimTime(e.at_ns), Event::LinkChange(i as u32));
         }
+        let any_qdisc = net.links.iter().any(|l| l.has_qdisc());
         let recorder = (cfg.sample_interval_ns > 0).then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
         Ok(World {
             now: SimTime::ZERO,
@@ -171,6 +175,7 @@ impl World {
             events_processed: 0,
             io: SenderIo::default(),
             routes,
+            any_qdisc,
         })
     }
 
@@ -406,7 +411,7 @@ impl World {
     /// Account the packets a queue discipline dropped other than a refused arrival.
     #[inline(always)]
     fn drain_qdisc_drops(&mut self, l: usize) {
-        if self.links[l].has_qdisc_drops() {
+        if self.any_qdisc && self.links[l].has_qdisc_drops() {
             self.account_qdisc_drops(l);
         }
     }

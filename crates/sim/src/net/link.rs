@@ -102,9 +102,13 @@ pub struct Link {
     /// The queue discipline, if any (else the drop-tail FIFO above); boxed with its
     /// output so that a link without one stays small.
     aqm: Option<Box<AqmSlot>>,
-    /// A trace, a policer or a capture (net/shaping.rs). Boxed and tested once per offer
-    /// and once per departure, so that a plain link runs the code it ran before.
+    /// A trace, a policer or a capture (net/shaping.rs); attach through
+    /// [`Link::extras_mut`]. Boxed, so that a plain link stays small.
     pub extras: Option<Box<LinkExtras>>,
+    /// A qdisc or extras is attached: `offer` and `tx_done` take their out-of-line slow
+    /// paths. One flag tested once per offer and once per departure, so that a plain link
+    /// runs the code it ran before qdiscs and extras existed.
+    slow: bool,
 }
 
 /// A link's queue discipline and what it dropped (besides refused arrivals) and marked,
@@ -132,12 +136,21 @@ impl Link {
             counters: QueueCounters::default(),
             aqm: None,
             extras: None,
+            slow: false,
         }
+    }
+
+    /// The link's extras (net/shaping.rs), created empty if absent; the link takes its
+    /// slow paths from now on.
+    pub fn extras_mut(&mut self) -> &mut LinkExtras {
+        self.slow = true;
+        self.extras.get_or_insert_with(Box::default)
     }
 
     /// Run the waiting room as `qdisc` instead of the drop-tail FIFO.
     pub fn set_qdisc(&mut self, qdisc: Box<dyn Qdisc>) {
         self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default() }));
+        self.slow = true;
     }
 
     /// Packets the qdisc dropped since the last call (other than refused arrivals).
@@ -246,7 +259,7 @@ impl Link {
             self.counters.random_loss += 1;
             return Offer::Dropped { random: true };
         }
-        if self.aqm.is_some() || self.extras.is_some() {
+        if self.slow {
             return self.offer_slow(now, pkt);
         }
         if self.in_tx.is_none() {
@@ -287,7 +300,7 @@ impl Link {
         self.last_arrival = arrival;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrival, pkt));
-        let next_tx = if self.aqm.is_some() || self.extras.is_some() {
+        let next_tx = if self.slow {
             self.next_slow(now, &pkt)
         } else {
             self.queue.pop_front().map(|next| {

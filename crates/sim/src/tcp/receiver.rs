@@ -277,7 +277,9 @@ impl Receiver {
     }
 
     /// `tcp_ecn_send` for an ACK: ECE while demanded; ECT if the algorithm needs ECN.
-    #[inline(never)]
+    /// (Inline: a few bit operations; out of line, the ACK being built must go through
+    /// memory on every ACK, ECN or not.)
+    #[inline(always)]
     fn ecn_mark_ack(&self, p: &mut Packet, ece: bool) {
         p.set_ece(ece);
         if self.ack_ect {
