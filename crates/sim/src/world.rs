@@ -82,9 +82,6 @@ pub struct World {
     io: SenderIo,
     /// Per-flow routes when the config gives paths (net/topology.rs).
     routes: Option<crate::net::topology::Routes>,
-    /// Some link has a queue discipline, so its drops may need accounting after an offer
-    /// or a departure; without one the engine never looks (one test of a world field).
-    any_qdisc: bool,
 }
 
 impl World {
@@ -160,7 +157,6 @@ impl World {
         for (i, e) in cfg.events.iter().enumerate() {
             queue.push(SimTime(e.at_ns), Event::LinkChange(i as u32));
         }
-        let any_qdisc = net.links.iter().any(|l| l.has_qdisc());
         let recorder = (cfg.sample_interval_ns > 0).then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
         Ok(World {
             now: SimTime::ZERO,
@@ -175,7 +171,6 @@ impl World {
             events_processed: 0,
             io: SenderIo::default(),
             routes,
-            any_qdisc,
         })
     }
 
@@ -257,7 +252,6 @@ impl World {
         match ev {
             Event::TxDone(l) => {
                 let (next_tx, arrival) = self.links[l as usize].tx_done(now);
-                self.drain_qdisc_drops(l as usize);
                 if let Some(t) = next_tx {
                     self.queue.push(t, Event::TxDone(l));
                 }
@@ -405,29 +399,17 @@ impl World {
                 }
             }
         }
-        self.drain_qdisc_drops(l);
-    }
-
-    /// Account the packets a queue discipline dropped other than a refused arrival.
-    #[inline(always)]
-    fn drain_qdisc_drops(&mut self, l: usize) {
-        if self.any_qdisc && self.links[l].has_qdisc_drops() {
-            self.account_qdisc_drops(l);
-        }
-    }
-
-    /// Out of line, so that runs without a qdisc keep their hot loop as it was.
-    #[inline(never)]
-    fn account_qdisc_drops(&mut self, l: usize) {
-        for p in self.links[l].take_qdisc_drops() {
-            if p.kind == PacketKind::Data {
-                self.flows[p.flow as usize].dropped_data += 1;
-            }
-        }
     }
 
     /// Check conservation and produce the output. Fails loudly if any identity breaks.
-    pub fn finish(self) -> Result<RunOutput, SimError> {
+    pub fn finish(mut self) -> Result<RunOutput, SimError> {
+        // Data segments queue disciplines dropped besides refused arrivals (the links
+        // count them per flow, so the event loop never looks).
+        for l in &self.links {
+            for (f, n) in l.qdisc_data_drops().iter().enumerate() {
+                self.flows[f].dropped_data += n;
+            }
+        }
         let mut in_net = vec![0u64; self.flows.len()];
         for l in &self.links {
             l.for_each_inside(&mut |p| {
