@@ -390,12 +390,16 @@ impl World {
     }
 
     fn offer(&mut self, l: usize, pkt: Packet) {
+        // Read before the packet moves into the link: with `pkt` still live after the
+        // call, it would be copied for it on every offer (the link's slow paths may write
+        // their by-value copy).
+        let (is_data, flow) = (pkt.kind == PacketKind::Data, pkt.flow as usize);
         match self.links[l].offer(self.now, pkt) {
             Offer::Transmitting(t) => self.queue.push(t, Event::TxDone(l as u32)),
             Offer::Queued => {}
             Offer::Dropped { .. } => {
-                if pkt.kind == PacketKind::Data {
-                    self.flows[pkt.flow as usize].dropped_data += 1;
+                if is_data {
+                    self.flows[flow].dropped_data += 1;
                 }
             }
         }

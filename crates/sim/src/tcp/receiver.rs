@@ -366,6 +366,7 @@ impl Receiver {
 
     /// Send an ACK now (`tcp_send_ack` -> `tcp_event_ack_sent`: quick-ACK count, delayed
     /// ACK and compressed-ACK timers, `rcv_wup`).
+    #[inline]
     fn make_ack(&mut self) -> Packet {
         self.unacked = 0;
         self.rcv_wup = self.rcv_nxt;
