@@ -252,7 +252,6 @@ impl World {
         match ev {
             Event::TxDone(l) => {
                 let (next_tx, arrival) = self.links[l as usize].tx_done(now);
-                self.drain_qdisc_drops(l as usize);
                 if let Some(t) = next_tx {
                     self.queue.push(t, Event::TxDone(l));
                 }
@@ -391,38 +390,30 @@ impl World {
     }
 
     fn offer(&mut self, l: usize, pkt: Packet) {
+        // Read before the packet moves into the link: with `pkt` still live after the
+        // call, it would be copied for it on every offer (the link's slow paths may write
+        // their by-value copy).
+        let (is_data, flow) = (pkt.kind == PacketKind::Data, pkt.flow as usize);
         match self.links[l].offer(self.now, pkt) {
             Offer::Transmitting(t) => self.queue.push(t, Event::TxDone(l as u32)),
             Offer::Queued => {}
             Offer::Dropped { .. } => {
-                if pkt.kind == PacketKind::Data {
-                    self.flows[pkt.flow as usize].dropped_data += 1;
+                if is_data {
+                    self.flows[flow].dropped_data += 1;
                 }
-            }
-        }
-        self.drain_qdisc_drops(l);
-    }
-
-    /// Account the packets a queue discipline dropped other than a refused arrival.
-    #[inline(always)]
-    fn drain_qdisc_drops(&mut self, l: usize) {
-        if self.links[l].has_qdisc_drops() {
-            self.account_qdisc_drops(l);
-        }
-    }
-
-    /// Out of line, so that runs without a qdisc keep their hot loop as it was.
-    #[inline(never)]
-    fn account_qdisc_drops(&mut self, l: usize) {
-        for p in self.links[l].take_qdisc_drops() {
-            if p.kind == PacketKind::Data {
-                self.flows[p.flow as usize].dropped_data += 1;
             }
         }
     }
 
     /// Check conservation and produce the output. Fails loudly if any identity breaks.
-    pub fn finish(self) -> Result<RunOutput, SimError> {
+    pub fn finish(mut self) -> Result<RunOutput, SimError> {
+        // Data segments queue disciplines dropped besides refused arrivals (the links
+        // count them per flow, so the event loop never looks).
+        for l in &self.links {
+            for (f, n) in l.qdisc_data_drops().iter().enumerate() {
+                self.flows[f].dropped_data += n;
+            }
+        }
         let mut in_net = vec![0u64; self.flows.len()];
         for l in &self.links {
             l.for_each_inside(&mut |p| {

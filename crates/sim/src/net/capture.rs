@@ -61,7 +61,7 @@ impl Capture {
 pub fn attach(names: &[String], links: &mut [Link]) {
     for l in links.iter_mut() {
         if names.contains(&l.name) {
-            l.extras.get_or_insert_with(Box::default).capture = Some(Capture::default());
+            l.extras_mut().capture = Some(Capture::default());
         }
     }
 }

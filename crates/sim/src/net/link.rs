@@ -17,8 +17,10 @@
 //! - With a queue discipline (`aqm`, [`crate::net::aqm`]) the qdisc holds the waiting
 //!   packets instead of the FIFO: it decides on each arrival (drop, mark, queue) and picks
 //!   the next packet whenever the serializer frees up (possibly dropping some first).
-//!   Packets it drops other than a refused arrival wait (`take_qdisc_drops`) for the
-//!   engine's per-flow accounting. Without one, nothing of this runs.
+//!   The data segments it drops other than a refused arrival are counted per flow here
+//!   (`qdisc_data_drops`), for the engine's conservation check at the end of the run, so
+//!   the engine never looks after an offer or a departure. Without one, nothing of this
+//!   runs.
 //!
 //! - Optional (net/shaping.rs): a token-bucket policer at the entrance (policer.rs), after
 //!   the random loss, dropping what exceeds it; a Mahimahi trace (trace.rs) in place of
@@ -102,16 +104,22 @@ pub struct Link {
     /// The queue discipline, if any (else the drop-tail FIFO above); boxed with its
     /// output so that a link without one stays small.
     aqm: Option<Box<AqmSlot>>,
-    /// A trace, a policer or a capture (net/shaping.rs). Boxed and tested once per offer
-    /// and once per departure, so that a plain link runs the code it ran before.
+    /// A trace, a policer or a capture (net/shaping.rs); attach through
+    /// [`Link::extras_mut`]. Boxed, so that a plain link stays small.
     pub extras: Option<Box<LinkExtras>>,
+    /// A qdisc or extras is attached: `offer` and `tx_done` take their out-of-line slow
+    /// paths. One flag tested once per offer and once per departure, so that a plain link
+    /// runs the code it ran before qdiscs and extras existed.
+    slow: bool,
 }
 
-/// A link's queue discipline and what it dropped (besides refused arrivals) and marked,
-/// until the engine drains it.
+/// A link's queue discipline, its output buffer, and the data segments it dropped
+/// (besides refused arrivals) per flow.
 pub struct AqmSlot {
     qdisc: Box<dyn Qdisc>,
-    pub out: AqmOut,
+    out: AqmOut,
+    /// Indexed by flow; grown on demand.
+    data_drops: Vec<u64>,
 }
 
 impl Link {
@@ -132,30 +140,45 @@ impl Link {
             counters: QueueCounters::default(),
             aqm: None,
             extras: None,
+            slow: false,
         }
+    }
+
+    /// The link's extras (net/shaping.rs), created empty if absent; the link takes its
+    /// slow paths from now on.
+    pub fn extras_mut(&mut self) -> &mut LinkExtras {
+        self.slow = true;
+        self.extras.get_or_insert_with(Box::default)
     }
 
     /// Run the waiting room as `qdisc` instead of the drop-tail FIFO.
     pub fn set_qdisc(&mut self, qdisc: Box<dyn Qdisc>) {
-        self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default() }));
+        self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default(), data_drops: Vec::new() }));
+        self.slow = true;
     }
 
-    /// Packets the qdisc dropped since the last call (other than refused arrivals).
-    #[inline(always)]
-    pub fn has_qdisc_drops(&self) -> bool {
-        self.aqm.as_ref().is_some_and(|a| !a.out.dropped.is_empty())
-    }
-    pub fn take_qdisc_drops(&mut self) -> Vec<Packet> {
-        self.aqm.as_mut().map(|a| std::mem::take(&mut a.out.dropped)).unwrap_or_default()
+    /// Data segments of each flow (index) the qdisc dropped other than refused arrivals
+    /// (those the engine counts from [`Offer::Dropped`]); flows past the end dropped none.
+    pub fn qdisc_data_drops(&self) -> &[u64] {
+        self.aqm.as_ref().map_or(&[], |a| &a.data_drops)
     }
     pub fn has_qdisc(&self) -> bool {
         self.aqm.is_some()
     }
 
-    /// Fold what the qdisc reported into the counters: drops since `dropped_before`.
-    fn note_aqm(counters: &mut QueueCounters, out: &mut AqmOut, dropped_before: usize) {
-        counters.dropped += (out.dropped.len() - dropped_before) as u64;
-        counters.marked += std::mem::take(&mut out.marks);
+    /// Fold what the qdisc reported into the counters and the per-flow data drops.
+    fn note_aqm(counters: &mut QueueCounters, a: &mut AqmSlot) {
+        counters.dropped += a.out.dropped.len() as u64;
+        counters.marked += std::mem::take(&mut a.out.marks);
+        for p in a.out.dropped.drain(..) {
+            if p.kind == PacketKind::Data {
+                let f = p.flow as usize;
+                if a.data_drops.len() <= f {
+                    a.data_drops.resize(f + 1, 0);
+                }
+                a.data_drops[f] += 1;
+            }
+        }
     }
 
     /// The next packet from the qdisc, its sojourn recorded. (Out of line, as `offer_aqm`:
@@ -163,9 +186,8 @@ impl Link {
     #[inline(never)]
     fn dequeue_aqm(&mut self, now: SimTime) -> Option<Packet> {
         let a = self.aqm.as_mut().expect("qdisc present");
-        let before = a.out.dropped.len();
         let next = a.qdisc.dequeue(now, &mut a.out);
-        Self::note_aqm(&mut self.counters, &mut a.out, before);
+        Self::note_aqm(&mut self.counters, a);
         let (pkt, t) = next?;
         self.counters.sojourn_sum_ns += now.ns() - t.ns();
         self.counters.sojourn_count += 1;
@@ -191,9 +213,8 @@ impl Link {
             }
             return self.enqueue(pkt);
         };
-        let before = a.out.dropped.len();
         let accepted = a.qdisc.enqueue(now, pkt, &mut a.out);
-        Self::note_aqm(&mut self.counters, &mut a.out, before);
+        Self::note_aqm(&mut self.counters, a);
         if !accepted {
             self.counters.dropped += 1;
             return Offer::Dropped { random: false };
@@ -246,7 +267,7 @@ impl Link {
             self.counters.random_loss += 1;
             return Offer::Dropped { random: true };
         }
-        if self.aqm.is_some() || self.extras.is_some() {
+        if self.slow {
             return self.offer_slow(now, pkt);
         }
         if self.in_tx.is_none() {
@@ -287,7 +308,7 @@ impl Link {
         self.last_arrival = arrival;
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrival, pkt));
-        let next_tx = if self.aqm.is_some() || self.extras.is_some() {
+        let next_tx = if self.slow {
             self.next_slow(now, &pkt)
         } else {
             self.queue.pop_front().map(|next| {

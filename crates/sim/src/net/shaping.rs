@@ -100,7 +100,7 @@ pub fn dumbbell_link_names(n: usize) -> Vec<String> {
 pub fn apply(shaping: &BTreeMap<String, Shaping>, links: &mut [Link]) {
     for l in links.iter_mut() {
         if let Some(s) = shaping.get(&l.name) {
-            let x = l.extras.get_or_insert_with(Box::default);
+            let x = l.extras_mut();
             x.trace = s.trace.as_ref().map(TraceServer::new);
             x.policer = s.policer.as_ref().map(Policer::new);
         }

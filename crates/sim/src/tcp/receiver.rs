@@ -277,7 +277,9 @@ impl Receiver {
     }
 
     /// `tcp_ecn_send` for an ACK: ECE while demanded; ECT if the algorithm needs ECN.
-    #[inline(never)]
+    /// (Inline: a few bit operations; out of line, the ACK being built must go through
+    /// memory on every ACK, ECN or not.)
+    #[inline(always)]
     fn ecn_mark_ack(&self, p: &mut Packet, ece: bool) {
         p.set_ece(ece);
         if self.ack_ect {
@@ -364,6 +366,7 @@ impl Receiver {
 
     /// Send an ACK now (`tcp_send_ack` -> `tcp_event_ack_sent`: quick-ACK count, delayed
     /// ACK and compressed-ACK timers, `rcv_wup`).
+    #[inline]
     fn make_ack(&mut self) -> Packet {
         self.unacked = 0;
         self.rcv_wup = self.rcv_nxt;
