@@ -435,6 +435,7 @@ mod tests {
             capture: vec![],
             links: Default::default(),
             paths: Default::default(),
+            sources: Default::default(),
         }
     }
 

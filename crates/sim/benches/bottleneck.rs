@@ -46,6 +46,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         capture: vec![],
         links: vec![],
         paths: vec![],
+        sources: vec![],
     }
 }
 

@@ -24,6 +24,7 @@ pub mod net;
 pub mod record;
 pub mod rng;
 pub mod sched;
+pub mod source;
 pub mod tcp;
 pub mod time;
 pub mod world;

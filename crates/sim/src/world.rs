@@ -18,6 +18,9 @@ use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, Rate, SimTime};
 
+#[path = "world_sources.rs"]
+mod sources;
+
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SimError {
@@ -56,6 +59,8 @@ enum Event {
     AppStart(u32),
     AppStop(u32),
     LinkChange(u32),
+    /// A constant-rate source sends its next packet (source.rs).
+    SourceSend(u32),
 }
 
 struct Flow {
@@ -82,6 +87,8 @@ pub struct World {
     io: SenderIo,
     /// Per-flow routes when the config gives paths (net/topology.rs).
     routes: Option<crate::net::topology::Routes>,
+    /// Constant-rate sources (source.rs); their packets' `flow` indexes this.
+    sources: Vec<crate::source::Source>,
 }
 
 impl World {
@@ -99,6 +106,7 @@ impl World {
         crate::net::capture::attach(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
+        let sources = sources::build(cfg, &mut net.links, net.bottleneck, &rng, &mut queue);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let mut params = cfg.cc_params(i)?;
@@ -171,6 +179,7 @@ impl World {
             events_processed: 0,
             io: SenderIo::default(),
             routes,
+            sources,
         })
     }
 
@@ -337,6 +346,7 @@ impl World {
                     bn.loss = p;
                 }
             }
+            Event::SourceSend(i) => self.source_send(i),
         }
     }
 
@@ -353,6 +363,9 @@ impl World {
     /// A packet reached the far end of link `from`: hand it to the next hop.
     #[inline(always)] // into dispatch, as before routing gave it a second caller
     fn forward(&mut self, pkt: Packet, hop: NextHop) {
+        if pkt.kind == PacketKind::Datagram {
+            return self.forward_datagram(pkt, hop);
+        }
         let f = pkt.flow as usize;
         match hop {
             NextHop::Route => unreachable!("routes are resolved on arrival (forward_routed)"),
@@ -397,6 +410,8 @@ impl World {
             Offer::Dropped { .. } => {
                 if pkt.kind == PacketKind::Data {
                     self.flows[pkt.flow as usize].dropped_data += 1;
+                } else if pkt.kind == PacketKind::Datagram {
+                    self.sources[pkt.flow as usize].counters.dropped_packets += 1;
                 }
             }
         }
@@ -417,6 +432,8 @@ impl World {
         for p in self.links[l].take_qdisc_drops() {
             if p.kind == PacketKind::Data {
                 self.flows[p.flow as usize].dropped_data += 1;
+            } else if p.kind == PacketKind::Datagram {
+                self.sources[p.flow as usize].counters.dropped_packets += 1;
             }
         }
     }
@@ -493,6 +510,7 @@ impl World {
                 completed_ns: r.completed_ns,
             });
         }
+        let sources = sources::finish(&self.sources, &self.links, &mut problems);
         if !problems.is_empty() {
             return Err(SimError::Conservation(problems.join("; ")));
         }
@@ -516,6 +534,7 @@ impl World {
         };
         Ok(RunOutput {
             flows,
+            sources,
             queues,
             series,
             queue_series,

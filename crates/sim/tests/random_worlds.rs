@@ -119,6 +119,7 @@ fn world() -> impl Strategy<Value = WorldConfig> {
             capture: vec![],
             links: vec![],
             paths: vec![],
+            sources: vec![],
         })
 }
 

@@ -73,6 +73,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         capture: vec![],
         links: vec![],
         paths: vec![],
+        sources: vec![],
     }
 }
 

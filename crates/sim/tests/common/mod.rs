@@ -47,6 +47,7 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         capture: vec![],
         links: vec![],
         paths: vec![],
+        sources: vec![],
     }
 }
 

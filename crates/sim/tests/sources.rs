@@ -1,0 +1,157 @@
+//! Constant-rate and on/off sources (src/source.rs): scenario outcomes with
+//! hand-computed expectations.
+
+mod common;
+
+use common::{dumbbell, link, MS, S};
+use tcplab_sim::config::{OnOffConfig, SourceConfig, WorldConfig};
+use tcplab_sim::world::World;
+
+fn cbr(rate_bps: u64, onoff: Option<OnOffConfig>) -> SourceConfig {
+    SourceConfig {
+        rate_bps,
+        packet_bytes: 1500,
+        sender_access: link(1_000_000_000, 5 * MS),
+        receiver_access: link(1_000_000_000, 5 * MS),
+        start_ns: 0,
+        stop_ns: None,
+        onoff,
+    }
+}
+
+/// A 10 Mbit/s, 40 ms RTT dumbbell (1 BDP buffer) with `sources` and no TCP flow.
+fn sources_only(sources: Vec<SourceConfig>, duration_ns: u64) -> WorldConfig {
+    let mut cfg = dumbbell("cubic", 1, 10_000_000, 40 * MS, 1.0, duration_ns);
+    cfg.flows.clear();
+    cfg.sources = sources;
+    cfg
+}
+
+#[test]
+fn a_cbr_source_below_the_link_rate_delivers_its_rate_without_drops() {
+    // 6 Mbit/s of 1500-byte packets: one every 12000 bit / 6e6 bit/s = 2 ms exactly, so
+    // [0, 10 s) holds exactly 5000 sends. One-way path: 5 + 10 + 5 ms propagation plus
+    // 12 us + 1.2 ms + 12 us serialization = 21.224 ms; none dropped (the link is
+    // faster than the source, so no queue ever builds beyond the packet in service).
+    // Sends at 9.980 ... 9.998 s (the last 21.2 ms) are still in flight at the end: 10
+    // packets, so 4990 received. (The send at 9.978 s arrives at 9.9992 s.)
+    let out = World::run_config(&sources_only(vec![cbr(6_000_000, None)], 10 * S)).unwrap();
+    let s = &out.sources[0];
+    assert_eq!(s.sent_packets, 5000);
+    assert_eq!(s.dropped_packets, 0);
+    assert_eq!(s.received_packets, 4990);
+    assert_eq!(s.in_flight_packets_at_end, 10);
+    // Delivered rate over the run: 4990 * 12000 bit / 10 s = 5.987 Mbit/s, within 0.25 %
+    // of 6 Mbit/s (the 10 packets in flight).
+    let rate = s.received_bytes as f64 * 8.0 / 10.0;
+    assert!((rate / 6e6 - 1.0).abs() < 0.0025, "delivered {rate} bit/s");
+    assert!(out.flows.is_empty());
+    assert_eq!(out.bottleneck_packets, 0, "bottleneck_packets counts TCP data only");
+}
+
+#[test]
+fn a_cbr_source_above_the_link_rate_is_cut_to_the_link_rate_by_drops() {
+    // 15 Mbit/s offered to 10 Mbit/s: the link carries 10 Mbit/s, so about 1/3 of the
+    // packets are dropped once the 1-BDP buffer (50 000 B, 33 packets) is full. Over 10 s:
+    // 12 500 sends (one every 0.8 ms); drops = sent - departed - backlog, with about
+    // 10e6 * 10 / 12000 = 8333 departures: 4167 - 33 +- a few.
+    let out = World::run_config(&sources_only(vec![cbr(15_000_000, None)], 10 * S)).unwrap();
+    let s = &out.sources[0];
+    assert_eq!(s.sent_packets, 12_500);
+    let dropped_share = s.dropped_packets as f64 / s.sent_packets as f64;
+    eprintln!("overload: dropped share {dropped_share:.4}");
+    assert!((dropped_share - 1.0 / 3.0).abs() < 0.01, "dropped {dropped_share}");
+    let rate = s.received_bytes as f64 * 8.0 / 10.0;
+    assert!((rate / 10e6 - 1.0).abs() < 0.01, "delivered {rate} bit/s");
+}
+
+#[test]
+fn a_cbr_source_at_half_the_link_leaves_cubic_the_other_half() {
+    // 20 Mbit/s bottleneck, 40 ms RTT, 1 BDP buffer (100 000 B); a 10 Mbit/s CBR source
+    // and one CUBIC flow for 30 s. The source is unresponsive, so CUBIC can have at most
+    // the wire rate the source leaves (20 Mbit/s - what the source delivers), of which
+    // 1448 / 1500 is goodput. The buffer is 2 BDP of CUBIC's share, more than CUBIC's
+    // 30 % back-off (tcp_cubic.c beta = 717/1024) needs to keep the link busy, so CUBIC
+    // should get at least 85 % of that ceiling over the whole run (slow start included):
+    // 0.85 * 9.65 = 8.2 Mbit/s at the least, "about the other half". The source loses
+    // only the packets that find the queue full at CUBIC's loss episodes (< 2 %).
+    let mut cfg = dumbbell("cubic", 1, 20_000_000, 40 * MS, 1.0, 30 * S);
+    cfg.sources = vec![cbr(10_000_000, None)];
+    let out = World::run_config(&cfg).unwrap();
+    let cubic = out.flows[0].delivered_bytes as f64 * 8.0 / 30.0;
+    let source = out.sources[0].received_bytes as f64 * 8.0 / 30.0;
+    let ceiling = (20e6 - source) * 1448.0 / 1500.0;
+    eprintln!("cubic {cubic:.0} bit/s, source {source:.0} bit/s, source drops {}", out.sources[0].dropped_packets);
+    assert!(cubic <= ceiling && cubic >= 0.85 * ceiling, "CUBIC goodput {cubic} bit/s (ceiling {ceiling})");
+    assert!((cubic / 20e6 - 0.5).abs() < 0.1, "CUBIC share {}", cubic / 20e6);
+    let s = &out.sources[0];
+    assert_eq!(s.sent_packets, 25_000); // 30 s / 1.2 ms
+    let loss = s.dropped_packets as f64 / s.sent_packets as f64;
+    assert!(loss < 0.02, "source loss {loss}");
+}
+
+#[test]
+fn a_fixed_on_off_source_sends_exactly_in_its_on_periods() {
+    // on = off = 100 ms over 20 s: 100 on periods of 100 ms, each 50 sends at 6 Mbit/s
+    // (2 ms apart): 5000 packets, half of the 10 000 a plain source sends; on time 10 s.
+    let on = OnOffConfig { on_ns: 100 * MS, off_ns: 100 * MS, exponential: false };
+    let out = World::run_config(&sources_only(vec![cbr(6_000_000, Some(on))], 20 * S)).unwrap();
+    let s = &out.sources[0];
+    assert_eq!(s.sent_packets, 5000);
+    assert_eq!(s.on_ns, 10 * S);
+    assert_eq!(s.dropped_packets, 0);
+}
+
+#[test]
+fn an_exponential_on_off_source_delivers_about_half_its_rate() {
+    // Means on = off = 50 ms over 60 s: about n = 600 on/off cycles. The on fraction
+    // X / (X + Y) of sums of n exponentials has standard deviation
+    // sqrt(2) / (4 sqrt(n)) = 0.0144 (delta method); we allow 3 sd = 0.043.
+    let on = OnOffConfig { on_ns: 50 * MS, off_ns: 50 * MS, exponential: true };
+    let out = World::run_config(&sources_only(vec![cbr(6_000_000, Some(on))], 60 * S)).unwrap();
+    let s = &out.sources[0];
+    let full = 60 * S / (2 * MS); // 30 000 sends if always on
+    let share = s.sent_packets as f64 / full as f64;
+    eprintln!("on/off share {share:.4}, on time {} ns", s.on_ns);
+    assert!((share - 0.5).abs() < 0.043, "sent share {share}");
+    let delivered = s.received_bytes as f64 * 8.0 / 60.0 / 6e6;
+    assert!((delivered - 0.5).abs() < 0.043, "delivered share {delivered}");
+    // Within each on period the source sends ceil(on / 2 ms) packets, so the count
+    // matches the on time to within one packet per period (at most ~ 2n = 1200 periods
+    // counted generously).
+    let by_time = s.on_ns as f64 / (2 * MS) as f64;
+    assert!((s.sent_packets as f64 - by_time).abs() <= 1200.0, "sent {} vs on time {}", s.sent_packets, by_time);
+    assert!(s.sent_packets as f64 >= by_time);
+}
+
+#[test]
+fn sources_are_deterministic_per_seed() {
+    let on = OnOffConfig { on_ns: 50 * MS, off_ns: 50 * MS, exponential: true };
+    let mut cfg = dumbbell("cubic", 1, 20_000_000, 40 * MS, 1.0, 5 * S);
+    cfg.sources = vec![cbr(10_000_000, Some(on)), cbr(5_000_000, None)];
+    let a = World::run_config(&cfg).unwrap();
+    let b = World::run_config(&cfg).unwrap();
+    assert_eq!(a, b);
+    cfg.seed = 2;
+    let c = World::run_config(&cfg).unwrap();
+    assert_ne!(a.sources[0].sent_packets, c.sources[0].sent_packets, "the on/off draws follow the seed");
+}
+
+#[test]
+fn bad_sources_are_rejected_naming_the_field() {
+    let check = |f: &dyn Fn(&mut WorldConfig), field: &str| {
+        let mut cfg = sources_only(vec![cbr(6_000_000, None)], S);
+        f(&mut cfg);
+        let e = World::new(&cfg).err().expect("rejected");
+        assert_eq!(e.field, field, "{e}");
+    };
+    check(&|c| c.sources[0].rate_bps = 0, "sources[0].rate_bps");
+    check(&|c| c.sources[0].packet_bytes = 0, "sources[0].packet_bytes");
+    check(&|c| c.sources[0].start_ns = S, "sources[0].start_ns");
+    check(&|c| c.sources[0].stop_ns = Some(0), "sources[0].stop_ns");
+    check(&|c| c.sources[0].onoff = Some(OnOffConfig { on_ns: 0, off_ns: 1, exponential: false }), "sources[0].onoff.on_ns");
+    check(&|c| c.sources[0].onoff = Some(OnOffConfig { on_ns: 1, off_ns: 0, exponential: true }), "sources[0].onoff.off_ns");
+    check(&|c| c.sources[0].sender_access.rate_bps = 0, "sources[0].sender_access.rate_bps");
+    check(&|c| c.paths = vec![vec!["bottleneck".into()]], "sources");
+    check(&|c| c.sources.clear(), "flows");
+}
