@@ -70,9 +70,12 @@ def _flow_rtt_ns(f: Any, path_delay: int) -> int:
 
 
 def bdp_rtt_ns(spec: Spec) -> int:
-    """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT."""
+    """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT
+    (without flows: the smallest source RTT, tcplab.sources)."""
     if spec.bottleneck.bdp_rtt is not None:
         return spec.bottleneck.bdp_rtt
+    if not spec.flows:
+        return min(s.rtt if s.rtt is not None else 2 * spec.bottleneck.delay for s in spec.sources)
     return min(_flow_rtt_ns(f, spec.path_delay(f)) for f in spec.flows)
 
 
@@ -289,6 +292,11 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
                     shaping[name] = sh
         if shaping:
             config["shaping"] = shaping
+    if s.sources:  # only when used, so other specs keep their engine config
+        from ..sources import engine_config as sources_config
+
+        top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
+        config["sources"] = sources_config(s, ACCESS_RATE_FACTOR * top_rate)
     if any(f.path for f in s.flows):
         config["paths"] = [list(f.path or ["bottleneck"]) for f in s.flows for _ in range(f.count)]
     return config
