@@ -428,6 +428,7 @@ mod tests {
                 stop_ns: None,
                 app: AppConfig::Bulk,
                 ecn: None,
+                onoff: None,
             }],
             events,
             aqm: None,

@@ -188,6 +188,10 @@ pub struct FlowConfig {
     /// ECN for this flow, overriding `tcp.ecn`.
     #[serde(default)]
     pub ecn: Option<bool>,
+    /// The application alternates on and off periods from `start_ns` (world_onoff.rs);
+    /// `None`: always on. Absent from the JSON unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onoff: Option<OnOffConfig>,
 }
 
 /// What the sending application offers.
@@ -305,6 +309,9 @@ impl WorldConfig {
                     return Err(err(format!("{p}.stop_ns"), format!("must be after start_ns ({})", f.start_ns)));
                 }
             }
+            if let Some(o) = f.onoff {
+                check_onoff(&format!("{p}.onoff"), o)?;
+            }
             if let AppConfig::Finite { bytes } = f.app {
                 if bytes == 0 {
                     return Err(err(format!("{p}.app.finite.bytes"), "must be > 0"));
@@ -405,16 +412,21 @@ impl WorldConfig {
                 return Err(err(format!("{p}.stop_ns"), format!("must be after start_ns ({})", s.start_ns)));
             }
             if let Some(o) = s.onoff {
-                if o.on_ns == 0 {
-                    return Err(err(format!("{p}.onoff.on_ns"), "must be > 0"));
-                }
-                if o.off_ns == 0 {
-                    return Err(err(format!("{p}.onoff.off_ns"), "must be > 0"));
-                }
+                check_onoff(&format!("{p}.onoff"), o)?;
             }
         }
         Ok(())
     }
+}
+
+fn check_onoff(path: &str, o: OnOffConfig) -> Result<(), ConfigError> {
+    if o.on_ns == 0 {
+        return Err(err(format!("{path}.on_ns"), "must be > 0"));
+    }
+    if o.off_ns == 0 {
+        return Err(err(format!("{path}.off_ns"), "must be > 0"));
+    }
+    Ok(())
 }
 
 /// The longest one-way link delay a config may ask for, at start or by an event.

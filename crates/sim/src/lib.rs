@@ -21,6 +21,7 @@
 pub mod app;
 pub mod config;
 pub mod net;
+pub mod onoff;
 pub mod record;
 pub mod rng;
 pub mod sched;

@@ -27,7 +27,8 @@
 use crate::config::SourceConfig;
 use crate::net::dumbbell::make;
 use crate::net::link::{Link, NextHop};
-use crate::rng::{Rng, RunRng};
+use crate::onoff::Periods;
+use crate::rng::RunRng;
 use crate::time::{SimTime, NS_PER_S};
 
 /// The per-source counters reported at the end of a run.
@@ -51,8 +52,7 @@ pub struct Source {
     rate_bps: u64,
     packet_bytes: u32,
     stop: SimTime,
-    onoff: Option<(u64, u64, bool)>,
-    rng: Rng,
+    onoff: Option<Periods>,
     /// Start of the current on period and packets sent in it.
     on_start: SimTime,
     on_end: SimTime,
@@ -75,8 +75,7 @@ impl Source {
             rate_bps: c.rate_bps,
             packet_bytes: c.packet_bytes,
             stop,
-            onoff: c.onoff.map(|o| (o.on_ns, o.off_ns, o.exponential)),
-            rng: rng.stream(&format!("source/{i}/onoff")),
+            onoff: c.onoff.map(|o| Periods::new(o, rng.stream(&format!("source/{i}/onoff")))),
             on_start: SimTime(c.start_ns),
             on_end: SimTime(c.start_ns),
             k: 0,
@@ -99,20 +98,11 @@ impl Source {
         self.on_start
     }
 
-    fn draw(&mut self, mean: u64, exponential: bool) -> u64 {
-        if !exponential {
-            return mean;
-        }
-        // Inverse transform: -mean * ln(1 - U), U in [0, 1); at least 1 ns so time moves.
-        let u = self.rng.next_f64();
-        ((-(1.0 - u).ln()) * mean as f64).round().max(1.0) as u64
-    }
-
     /// End of an on period starting at `t` (the stop time for a plain CBR source).
     fn period_end(&mut self, t: SimTime) -> SimTime {
-        match self.onoff {
+        match &mut self.onoff {
             None => self.stop,
-            Some((on, _, exp)) => SimTime(t.ns().saturating_add(self.draw(on, exp))).min(self.stop),
+            Some(p) => SimTime(t.ns().saturating_add(p.on())).min(self.stop),
         }
     }
 
@@ -131,8 +121,8 @@ impl Source {
         while next >= self.on_end {
             // The on period is over: account it, then skip an off period.
             self.counters.on_ns += self.on_end.ns() - self.on_start.ns();
-            let Some((_, off, exp)) = self.onoff else { return (self.packet_bytes, None) };
-            let start = SimTime(self.on_end.ns().saturating_add(self.draw(off, exp)));
+            let Some(p) = &mut self.onoff else { return (self.packet_bytes, None) };
+            let start = SimTime(self.on_end.ns().saturating_add(p.off()));
             if start >= self.stop {
                 return (self.packet_bytes, None);
             }

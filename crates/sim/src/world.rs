@@ -20,6 +20,8 @@ use crate::time::{Dur, Rate, SimTime};
 
 #[path = "world_sources.rs"]
 mod sources;
+#[path = "world_onoff.rs"]
+mod onoff;
 
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +63,8 @@ enum Event {
     LinkChange(u32),
     /// A constant-rate source sends its next packet (source.rs).
     SourceSend(u32),
+    /// An on/off flow's application starts (`on`) or stops (`!on`) writing.
+    FlowOnOff { flow: u32, on: bool },
 }
 
 struct Flow {
@@ -89,6 +93,8 @@ pub struct World {
     routes: Option<crate::net::topology::Routes>,
     /// Constant-rate sources (source.rs); their packets' `flow` indexes this.
     sources: Vec<crate::source::Source>,
+    /// Per flow, its on/off periods (world_onoff.rs); empty if no flow has any.
+    onoff: Vec<Option<crate::onoff::Periods>>,
 }
 
 impl World {
@@ -107,6 +113,7 @@ impl World {
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let sources = sources::build(cfg, &mut net.links, net.bottleneck, &rng, &mut queue);
+        let onoff = onoff::build(cfg, &rng, &mut queue);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let mut params = cfg.cc_params(i)?;
@@ -180,6 +187,7 @@ impl World {
             io: SenderIo::default(),
             routes,
             sources,
+            onoff,
         })
     }
 
@@ -347,6 +355,7 @@ impl World {
                 }
             }
             Event::SourceSend(i) => self.source_send(i),
+            Event::FlowOnOff { flow, on } => self.flow_onoff(flow, on),
         }
     }
 

@@ -83,6 +83,7 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
             stop_ns,
             app,
             ecn,
+            onoff: None,
         })
 }
 

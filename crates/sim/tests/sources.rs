@@ -155,3 +155,47 @@ fn bad_sources_are_rejected_naming_the_field() {
     check(&|c| c.paths = vec![vec!["bottleneck".into()]], "sources");
     check(&|c| c.sources.clear(), "flows");
 }
+
+#[test]
+fn an_on_off_cubic_flow_sends_only_in_its_on_periods() {
+    // One CUBIC flow, 10 Mbit/s, 40 ms RTT, 1 BDP buffer, on = off = 1 s (fixed) for 20 s:
+    // 10 on periods. Alone, a bulk flow gets close to the goodput ceiling
+    // 10 Mbit/s * 1448 / 1500 = 9.65 Mbit/s; on half of the time, about half of it.
+    // Upper bound: 0.5 x 9.65 Mbit/s plus what is in flight when an off period starts
+    // (at most cwnd <= BDP + buffer = 100 kB per period: 10 x 100 kB x 8 / 20 s =
+    // 0.4 Mbit/s): 5.23 Mbit/s. Lower bound: 85 % of half the ceiling, 4.10 Mbit/s
+    // (the first slow start and each period's restart cost a few RTTs of 1 s).
+    let mut cfg = dumbbell("cubic", 1, 10_000_000, 40 * MS, 1.0, 20 * S);
+    cfg.flows[0].onoff = Some(OnOffConfig { on_ns: S, off_ns: S, exponential: false });
+    let out = World::run_config(&cfg).unwrap();
+    let goodput = out.flows[0].delivered_bytes as f64 * 8.0 / 20.0;
+    eprintln!("on/off cubic goodput {goodput:.0} bit/s");
+    assert!((4.10e6..=5.23e6).contains(&goodput), "goodput {goodput}");
+    // In the second half of each off period (after the in-flight data and any recovery:
+    // 40 ms RTT, RTO >= 200 ms + srtt) nothing is sent: the 100 ms samples at
+    // 2k + 1.6 ... 2k + 2.0 s show a sending rate of 0; mid-on-period ones do not.
+    let t = common::u64_col(&out, "time_ns");
+    let rate = common::f64_col(&out, "sending_rate_bps");
+    let at = |ns: u64| rate[t.iter().position(|&x| x == ns).unwrap()];
+    for k in 0..9 {
+        for ms in [1600, 1700, 1800, 1900, 2000] {
+            assert_eq!(at(2 * k * S + ms * MS), 0.0, "off period {k}, {ms} ms");
+        }
+        assert!(at(2 * k * S + 500 * MS) > 0.0, "on period {k}");
+    }
+    // No idle restart (tcp_cwnd_restart is not modelled, world_onoff.rs): cwnd at the end
+    // of an off period is what it was halfway through it.
+    let cwnd = common::f64_col(&out, "cwnd_pkts");
+    let cw = |ns: u64| cwnd[t.iter().position(|&x| x == ns).unwrap()];
+    assert_eq!(cw(1600 * MS), cw(2000 * MS));
+    // Same seed, same run; exponential periods follow the seed.
+    assert_eq!(World::run_config(&cfg).unwrap(), out);
+}
+
+#[test]
+fn flows_without_onoff_serialize_as_before() {
+    // Configs of existing specs have no "onoff" or "sources" key and build the same world.
+    let cfg = dumbbell("cubic", 2, 10_000_000, 40 * MS, 1.0, S);
+    let text = serde_json::to_string(&cfg).unwrap();
+    assert!(!text.contains("onoff") && !text.contains("sources"));
+}

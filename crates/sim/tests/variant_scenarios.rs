@@ -52,6 +52,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
             stop_ns: None,
             app: AppConfig::Bulk,
             ecn: None,
+            onoff: None,
         })
         .collect();
     WorldConfig {
