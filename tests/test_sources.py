@@ -116,3 +116,22 @@ def test_sources_need_the_dumbbell():
     with pytest.raises(SpecError) as e:
         parse_spec(tomllib.loads(text))
     assert "sources" in str(e.value) and "dumbbell" in str(e.value)
+
+
+@pytest.mark.engine
+def test_an_on_off_cubic_flow_gets_about_half_a_bulk_flows_goodput(tmp_path):
+    # 10 Mbit/s, 40 ms RTT, 1 BDP buffer, on = off = 1 s for 20 s (10 on periods). Half the
+    # goodput ceiling 10e6 x 1448/1500 is 4.83 Mbit/s; at most 0.4 Mbit/s more drains while
+    # off (cwnd <= BDP + buffer = 100 kB per off period), and at least 85 % of it is
+    # reached (slow start and restarts cost a few 40 ms RTTs per 1 s period): 4.10-5.23.
+    text = BASE.replace('"10s"', '"20s"') + CUBIC + 'onoff = { on = "1s", off = "1s" }\n'
+    r = run(tmp_path, text)
+    assert 4.10e6 <= r.summary_json["flows"][0]["goodput_bps"] <= 5.23e6
+    cfg = world_config(parse_spec(tomllib.loads(text)))
+    assert cfg["flows"][0]["onoff"] == {"on_ns": 10**9, "off_ns": 10**9, "exponential": False}
+
+
+def test_bad_flow_onoff_is_named():
+    with pytest.raises(SpecError) as e:
+        parse_spec(tomllib.loads(BASE + CUBIC + 'onoff = { on = "1s", off = "0s" }\n'))
+    assert "flows[0].onoff.off" in str(e.value)

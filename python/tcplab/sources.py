@@ -19,7 +19,12 @@ The summary lists them under ``sources``, apart from the TCP flows: per source
 metrics, shares, Jain's index and ``utilization`` are unchanged in meaning: utilization
 counts TCP goodput only.
 
-Not built: on/off TCP flows (an application that stops writing during off periods).
+On/off TCP flows: ``onoff`` (same form) on a ``[[flows]]`` group: each flow's application
+writes only in on periods, from the flow's start (RNG stream ``onoff/flow<k>``); what was
+sent is still retransmitted while off. A flow resumes with the cwnd it had: the engine
+does not model Linux's idle restart (``tcp_cwnd_restart``, RFC 2861, with
+``tcp_slow_start_after_idle = 1``, the default), so it behaves as Linux with
+``net.ipv4.tcp_slow_start_after_idle = 0`` (crates/sim/src/world_onoff.rs).
 """
 
 from __future__ import annotations
@@ -50,10 +55,20 @@ def check(spec: Any) -> list[tuple[str, str]]:
         if not 0 <= s.start < stop <= dur:
             p.append((f"{at}.stop", f"need 0 <= start < stop <= experiment.duration ({format_time(dur)})"))
         if s.onoff is not None:
-            for k in ("on", "off"):
-                if getattr(s.onoff, k) <= 0:
-                    p.append((f"{at}.onoff.{k}", "must be > 0 (e.g. '1s')"))
+            p += check_onoff(at, s.onoff)
+    for i, f in enumerate(spec.flows):
+        if f.onoff is not None:
+            p += check_onoff(f"flows[{i}]", f.onoff)
     return p
+
+
+def onoff_config(o: Any) -> dict[str, Any]:
+    """The engine's ``OnOffConfig`` of an ``onoff`` table."""
+    return {"on_ns": int(o.on), "off_ns": int(o.off), "exponential": o.dist == "exponential"}
+
+
+def check_onoff(at: str, o: Any) -> list[tuple[str, str]]:
+    return [(f"{at}.onoff.{k}", "must be > 0 (e.g. '1s')") for k in ("on", "off") if getattr(o, k) <= 0]
 
 
 def engine_config(spec: Any, access_rate: int) -> list[dict[str, Any]]:
@@ -73,8 +88,7 @@ def engine_config(spec: Any, access_rate: int) -> list[dict[str, Any]]:
                 "stop_ns": int(s.stop if s.stop is not None else spec.experiment.duration),
             }
             if s.onoff is not None:
-                c["onoff"] = {"on_ns": int(s.onoff.on), "off_ns": int(s.onoff.off),
-                              "exponential": s.onoff.dist == "exponential"}
+                c["onoff"] = onoff_config(s.onoff)
             out.append(c)
     return out
 

@@ -156,6 +156,15 @@ class NamedLink(_Model):
     reverse: Optional[Link] = None  # rate, buffer, loss, policer (its delay is the link's)
 
 
+class OnOff(_Model):
+    """``onoff`` of a flow group or a source: alternating on and off periods, starting on
+    (tcplab.sources; a TCP flow's application stops writing while off)."""
+
+    on: Time
+    off: Time
+    dist: Literal["fixed", "exponential"] = "fixed"  # exponential: on and off are the means
+
+
 class Flow(_Model):
     """``[[flows]]``: a group of ``count`` identical flows."""
 
@@ -173,6 +182,7 @@ class Flow(_Model):
     # The link directions the data crosses, between the access links: "bottleneck",
     # "bottleneck_reverse", a [[links]] name or "<name>_reverse". Default ["bottleneck"].
     path: Optional[list[StrictStr]] = Field(None, min_length=1)
+    onoff: Optional[OnOff] = None  # the application writes only in on periods
 
 
 class SizeDist(_Model):
@@ -207,14 +217,6 @@ class Workload(_Model):
     stop: Optional[Time] = None  # end of the arrivals (default: the end of the run)
     params: dict[str, ParamValue] = Field(default_factory=dict)
     path: Optional[list[StrictStr]] = Field(None, min_length=1)
-
-
-class OnOff(_Model):
-    """``onoff`` of a source: alternating on and off periods, starting on (tcplab.sources)."""
-
-    on: Time
-    off: Time
-    dist: Literal["fixed", "exponential"] = "fixed"  # exponential: on and off are the means
 
 
 class Source(_Model):

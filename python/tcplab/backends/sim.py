@@ -252,6 +252,10 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
             })
             if f.ecn is not None:  # absent unless set: configs (and digests) of older specs stay as they were
                 flows[-1]["ecn"] = f.ecn
+            if f.onoff is not None:  # likewise
+                from ..sources import onoff_config
+
+                flows[-1]["onoff"] = onoff_config(f.onoff)
     config: dict[str, Any] = {
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
