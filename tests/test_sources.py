@@ -135,3 +135,22 @@ def test_bad_flow_onoff_is_named():
     with pytest.raises(SpecError) as e:
         parse_spec(tomllib.loads(BASE + CUBIC + 'onoff = { on = "1s", off = "0s" }\n'))
     assert "flows[0].onoff.off" in str(e.value)
+
+
+@pytest.mark.engine
+def test_pcap_shows_source_packets_as_udp(tmp_path):
+    # A 6 Mbit/s source next to a CUBIC flow, bottleneck captured: every departure is a
+    # frame; the source's are UDP (1500-byte IP packets: the engine's wire size) and
+    # their count is the bottleneck departures of the source: received + those still in
+    # flight beyond the bottleneck at the end (receiver access link, 1 Gbit/s, 10 ms).
+    scapy_all = pytest.importorskip("scapy.all")
+    text = (BASE.replace('seed = 1', 'seed = 1\npcap = ["bottleneck"]').replace('"10s"', '"3s"') + CUBIC + SOURCE)
+    r = run(tmp_path, text)
+    pkts = scapy_all.rdpcap(str(tmp_path / "run" / "bottleneck.pcap"))
+    udp = [p for p in pkts if p.haslayer("UDP")]
+    tcp = [p for p in pkts if p.haslayer("TCP")]
+    bq = next(q for q in r.run.queues if q["name"] == "bottleneck")
+    assert len(udp) + len(tcp) == bq["departed"]
+    assert all(p["IP"].len == 1500 and p["IP"].src == "10.3.0.1" for p in udp)
+    (s,) = r.summary_json["sources"]
+    assert s["received_packets"] <= len(udp) <= s["received_packets"] + s["in_flight_packets_at_end"]

@@ -17,8 +17,8 @@
 //! `-u -b RATE` (fixed-size datagrams at a constant rate).
 //!
 //! Deviations:
-//! - Packets are counted as wire bytes only (no UDP/IP header model); pcap captures show
-//!   them as data packets of flow id = source index.
+//! - Packets are counted as wire bytes only (no UDP/IP header model); captures mark them
+//!   `is_datagram` and pcap.py writes them as IPv4/UDP frames of that size.
 //! - A packet whose send time is inside an on period is sent whole even if its
 //!   serialization runs past the period's end (ns-3 does the same).
 //! - Sources run on the dumbbell only (no `links`/`paths`), and are not sampled in the
