@@ -338,7 +338,7 @@ _FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interva
                 "header_bytes": "header", "sender_access": "access", "target_ns": "target", "interval_ns": "interval",
                 "tupdate_ns": "tupdate", "quantum_bytes": "quantum", "k_pkts": "k", "max_p": "probability",
                 "min_bytes": "min", "max_bytes": "max", "avpkt_bytes": "avpkt", "burst_pkts": "burst",
-                "bottleneck_reverse": "bottleneck.reverse"}
+                "bottleneck_reverse": "bottleneck.reverse", "packet_bytes": "packet", "on_ns": "on", "off_ns": "off"}
 
 
 def spec_field(config_field: str, spec: Spec) -> str:
@@ -349,15 +349,15 @@ def spec_field(config_field: str, spec: Spec) -> str:
 
     parts = config_field.split(".")
     head = parts[0]
-    m = re.fullmatch(r"flows\[(\d+)\]", head)
+    m = re.fullmatch(r"(flows|sources)\[(\d+)\]", head)
     if m:
-        k, group = int(m.group(1)), 0
-        for g, f in enumerate(spec.flows):
+        k, group = int(m.group(2)), 0
+        for g, f in enumerate(spec.flows if m.group(1) == "flows" else spec.sources):
             if k < f.count:
                 group = g
                 break
             k -= f.count
-        parts[0] = f"flows[{group}]"
+        parts[0] = f"{m.group(1)}[{group}]"
     elif head in ("duration_ns", "sample_interval_ns", "seed"):
         parts.insert(0, "experiment")
     elif head == "aqm":
