@@ -221,3 +221,46 @@ fn fq_codel_isolates_cubic_from_an_overloading_cbr_source() {
     let share = 5e6 * 1448.0 / 1500.0;
     assert!(cubic >= 0.8 * share && cubic <= 1.02 * share, "CUBIC goodput {cubic}");
 }
+
+#[test]
+fn random_worlds_with_sources_and_on_off_flows_conserve_packets() {
+    // Conservation (sent = received + dropped + in flight, per flow, per source, per
+    // queue) is checked by World::finish; run it on 40 random mixes: small buffers (drops),
+    // random loss, fq_codel or drop-tail, on/off flows and sources of random periods.
+    let algs = ["cubic", "reno", "bbr", "bbr3"];
+    for seed in 0..40u64 {
+        let mut r = tcplab_sim::rng::RunRng::new(seed).stream("test/random_sources");
+        let mut pick = |n: u64| r.next_u64() % n;
+        let n_flows = pick(3) as usize;
+        let mut cfg = dumbbell(algs[pick(4) as usize], n_flows.max(1), 5_000_000 + pick(20) * 1_000_000, (10 + pick(60)) * MS, 0.2 + pick(20) as f64 / 10.0, 3 * S);
+        if n_flows == 0 {
+            cfg.flows.clear();
+        }
+        cfg.seed = seed;
+        cfg.bottleneck.loss = if pick(3) == 0 { 0.01 } else { 0.0 };
+        if pick(3) == 0 {
+            cfg.bottleneck.buffer = Some(QueueLimit::Packets(1 + pick(200)));
+            cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, quantum_bytes: 1514, flows: 1024, ecn: false }));
+        }
+        for f in cfg.flows.iter_mut() {
+            f.start_ns = pick(1000) * MS;
+            if pick(2) == 0 {
+                f.onoff = Some(OnOffConfig { on_ns: (1 + pick(500)) * MS, off_ns: (1 + pick(500)) * MS, exponential: pick(2) == 0 });
+            }
+        }
+        for _ in 0..1 + pick(3) {
+            let mut s = cbr(1_000_000 + pick(20) * 1_000_000, None);
+            s.packet_bytes = 64 + pick(1437) as u32;
+            s.start_ns = pick(2000) * MS;
+            s.stop_ns = (pick(2) == 0).then(|| s.start_ns + (1 + pick(1000)) * MS);
+            if pick(2) == 0 {
+                s.onoff = Some(OnOffConfig { on_ns: (1 + pick(300)) * MS, off_ns: (1 + pick(300)) * MS, exponential: pick(2) == 0 });
+            }
+            cfg.sources.push(s);
+        }
+        let out = World::run_config(&cfg).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for s in &out.sources {
+            assert!(s.sent_packets > 0, "seed {seed}: a source that starts before the end sends");
+        }
+    }
+}
