@@ -48,7 +48,11 @@ mod tests {
     fn exponential_periods_have_the_configured_means() {
         // 100 000 draws of mean 1 ms: the sample mean's sd is 1 ms / sqrt(1e5) = 0.32 %,
         // so within 1.5 % (4.7 sd).
-        let cfg = OnOffConfig { on_ns: 1_000_000, off_ns: 3_000_000, exponential: true };
+        let cfg = OnOffConfig {
+            on_ns: 1_000_000,
+            off_ns: 3_000_000,
+            exponential: true,
+        };
         let mut p = Periods::new(cfg, RunRng::new(7).stream("test"));
         let n = 100_000;
         let (mut on, mut off) = (0u64, 0u64);
@@ -58,7 +62,13 @@ mod tests {
         }
         assert!((on as f64 / n as f64 / 1e6 - 1.0).abs() < 0.015);
         assert!((off as f64 / n as f64 / 3e6 - 1.0).abs() < 0.015);
-        let mut fixed = Periods::new(OnOffConfig { exponential: false, ..cfg }, RunRng::new(7).stream("test"));
+        let mut fixed = Periods::new(
+            OnOffConfig {
+                exponential: false,
+                ..cfg
+            },
+            RunRng::new(7).stream("test"),
+        );
         assert_eq!((fixed.on(), fixed.off()), (1_000_000, 3_000_000));
     }
 }

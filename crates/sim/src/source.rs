@@ -65,17 +65,36 @@ pub struct Source {
 impl Source {
     /// Build source `i` and its two access links (appended to `links`, data direction
     /// only: nothing comes back).
-    pub fn build(i: usize, c: &SourceConfig, duration_ns: u64, bottleneck: usize, links: &mut Vec<Link>, rng: &RunRng) -> Source {
-        links.push(make(format!("source{i}.sender_access"), &c.sender_access, NextHop::Link(bottleneck), rng));
+    pub fn build(
+        i: usize,
+        c: &SourceConfig,
+        duration_ns: u64,
+        bottleneck: usize,
+        links: &mut Vec<Link>,
+        rng: &RunRng,
+    ) -> Source {
+        links.push(make(
+            format!("source{i}.sender_access"),
+            &c.sender_access,
+            NextHop::Link(bottleneck),
+            rng,
+        ));
         let sender_access = links.len() - 1;
-        links.push(make(format!("source{i}.receiver_access"), &c.receiver_access, NextHop::Receiver, rng));
+        links.push(make(
+            format!("source{i}.receiver_access"),
+            &c.receiver_access,
+            NextHop::Receiver,
+            rng,
+        ));
         let receiver_access = links.len() - 1;
         let stop = SimTime(c.stop_ns.unwrap_or(duration_ns).min(duration_ns));
         let mut s = Source {
             rate_bps: c.rate_bps,
             packet_bytes: c.packet_bytes,
             stop,
-            onoff: c.onoff.map(|o| Periods::new(o, rng.stream(&format!("source/{i}/onoff")))),
+            onoff: c
+                .onoff
+                .map(|o| Periods::new(o, rng.stream(&format!("source/{i}/onoff")))),
             on_start: SimTime(c.start_ns),
             on_end: SimTime(c.start_ns),
             k: 0,
@@ -121,7 +140,9 @@ impl Source {
         while next >= self.on_end {
             // The on period is over: account it, then skip an off period.
             self.counters.on_ns += self.on_end.ns() - self.on_start.ns();
-            let Some(p) = &mut self.onoff else { return (self.packet_bytes, None) };
+            let Some(p) = &mut self.onoff else {
+                return (self.packet_bytes, None);
+            };
             let start = SimTime(self.on_end.ns().saturating_add(p.off()));
             if start >= self.stop {
                 return (self.packet_bytes, None);

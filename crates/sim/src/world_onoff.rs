@@ -19,7 +19,11 @@ use crate::sched::EventQueue;
 use crate::time::SimTime;
 
 /// Each flow's periods, and the first off event of each on/off flow.
-pub(super) fn build(cfg: &WorldConfig, rng: &RunRng, queue: &mut EventQueue<Event>) -> Vec<Option<Periods>> {
+pub(super) fn build(
+    cfg: &WorldConfig,
+    rng: &RunRng,
+    queue: &mut EventQueue<Event>,
+) -> Vec<Option<Periods>> {
     if cfg.flows.iter().all(|f| f.onoff.is_none()) {
         return Vec::new();
     }
@@ -32,7 +36,13 @@ pub(super) fn build(cfg: &WorldConfig, rng: &RunRng, queue: &mut EventQueue<Even
         let mut p = Periods::new(o, rng.stream(&format!("onoff/flow{i}")));
         let off_at = f.start_ns.saturating_add(p.on());
         if off_at < f.stop_ns.unwrap_or(cfg.duration_ns).min(cfg.duration_ns) {
-            queue.push(SimTime(off_at), Event::FlowOnOff { flow: i as u32, on: false });
+            queue.push(
+                SimTime(off_at),
+                Event::FlowOnOff {
+                    flow: i as u32,
+                    on: false,
+                },
+            );
         }
         out.push(Some(p));
     }
@@ -56,7 +66,8 @@ impl World {
         let p = self.onoff[f].as_mut().expect("an on/off flow has periods");
         let next = now.ns().saturating_add(if on { p.on() } else { p.off() });
         if next < self.flows[f].stop.ns().min(self.end.ns()) {
-            self.queue.push(SimTime(next), Event::FlowOnOff { flow, on: !on });
+            self.queue
+                .push(SimTime(next), Event::FlowOnOff { flow, on: !on });
         }
     }
 }

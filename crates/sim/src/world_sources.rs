@@ -11,7 +11,13 @@ use crate::rng::RunRng;
 use crate::sched::EventQueue;
 use crate::source::{Source, SourceCounters};
 
-pub(super) fn build(cfg: &WorldConfig, links: &mut Vec<Link>, bottleneck: usize, rng: &RunRng, queue: &mut EventQueue<Event>) -> Vec<Source> {
+pub(super) fn build(
+    cfg: &WorldConfig,
+    links: &mut Vec<Link>,
+    bottleneck: usize,
+    rng: &RunRng,
+    queue: &mut EventQueue<Event>,
+) -> Vec<Source> {
     let mut out = Vec::with_capacity(cfg.sources.len());
     for (i, c) in cfg.sources.iter().enumerate() {
         let s = Source::build(i, c, cfg.duration_ns, bottleneck, links, rng);
@@ -53,13 +59,19 @@ impl World {
                 src.counters.received_packets += 1;
                 src.counters.received_bytes += pkt.wire_bytes as u64;
             }
-            other => unreachable!("a source's packet only travels forward on the dumbbell, not to {other:?}"),
+            other => unreachable!(
+                "a source's packet only travels forward on the dumbbell, not to {other:?}"
+            ),
         }
     }
 }
 
 /// The sources' counters, each checked: sent = received + dropped + in flight.
-pub(super) fn finish(sources: &[Source], links: &[Link], problems: &mut Vec<String>) -> Vec<SourceCounters> {
+pub(super) fn finish(
+    sources: &[Source],
+    links: &[Link],
+    problems: &mut Vec<String>,
+) -> Vec<SourceCounters> {
     let mut in_net = vec![0u64; sources.len()];
     if !sources.is_empty() {
         for l in links {

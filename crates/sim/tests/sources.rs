@@ -48,7 +48,10 @@ fn a_cbr_source_below_the_link_rate_delivers_its_rate_without_drops() {
     let rate = s.received_bytes as f64 * 8.0 / 10.0;
     assert!((rate / 6e6 - 1.0).abs() < 0.0025, "delivered {rate} bit/s");
     assert!(out.flows.is_empty());
-    assert_eq!(out.bottleneck_packets, 0, "bottleneck_packets counts TCP data only");
+    assert_eq!(
+        out.bottleneck_packets, 0,
+        "bottleneck_packets counts TCP data only"
+    );
 }
 
 #[test]
@@ -62,7 +65,10 @@ fn a_cbr_source_above_the_link_rate_is_cut_to_the_link_rate_by_drops() {
     assert_eq!(s.sent_packets, 12_500);
     let dropped_share = s.dropped_packets as f64 / s.sent_packets as f64;
     eprintln!("overload: dropped share {dropped_share:.4}");
-    assert!((dropped_share - 1.0 / 3.0).abs() < 0.01, "dropped {dropped_share}");
+    assert!(
+        (dropped_share - 1.0 / 3.0).abs() < 0.01,
+        "dropped {dropped_share}"
+    );
     let rate = s.received_bytes as f64 * 8.0 / 10.0;
     assert!((rate / 10e6 - 1.0).abs() < 0.01, "delivered {rate} bit/s");
 }
@@ -83,9 +89,19 @@ fn a_cbr_source_at_half_the_link_leaves_cubic_the_other_half() {
     let cubic = out.flows[0].delivered_bytes as f64 * 8.0 / 30.0;
     let source = out.sources[0].received_bytes as f64 * 8.0 / 30.0;
     let ceiling = (20e6 - source) * 1448.0 / 1500.0;
-    eprintln!("cubic {cubic:.0} bit/s, source {source:.0} bit/s, source drops {}", out.sources[0].dropped_packets);
-    assert!(cubic <= ceiling && cubic >= 0.85 * ceiling, "CUBIC goodput {cubic} bit/s (ceiling {ceiling})");
-    assert!((cubic / 20e6 - 0.5).abs() < 0.1, "CUBIC share {}", cubic / 20e6);
+    eprintln!(
+        "cubic {cubic:.0} bit/s, source {source:.0} bit/s, source drops {}",
+        out.sources[0].dropped_packets
+    );
+    assert!(
+        cubic <= ceiling && cubic >= 0.85 * ceiling,
+        "CUBIC goodput {cubic} bit/s (ceiling {ceiling})"
+    );
+    assert!(
+        (cubic / 20e6 - 0.5).abs() < 0.1,
+        "CUBIC share {}",
+        cubic / 20e6
+    );
     let s = &out.sources[0];
     assert_eq!(s.sent_packets, 25_000); // 30 s / 1.2 ms
     let loss = s.dropped_packets as f64 / s.sent_packets as f64;
@@ -96,7 +112,11 @@ fn a_cbr_source_at_half_the_link_leaves_cubic_the_other_half() {
 fn a_fixed_on_off_source_sends_exactly_in_its_on_periods() {
     // on = off = 100 ms over 20 s: 100 on periods of 100 ms, each 50 sends at 6 Mbit/s
     // (2 ms apart): 5000 packets, half of the 10 000 a plain source sends; on time 10 s.
-    let on = OnOffConfig { on_ns: 100 * MS, off_ns: 100 * MS, exponential: false };
+    let on = OnOffConfig {
+        on_ns: 100 * MS,
+        off_ns: 100 * MS,
+        exponential: false,
+    };
     let out = World::run_config(&sources_only(vec![cbr(6_000_000, Some(on))], 20 * S)).unwrap();
     let s = &out.sources[0];
     assert_eq!(s.sent_packets, 5000);
@@ -109,7 +129,11 @@ fn an_exponential_on_off_source_delivers_about_half_its_rate() {
     // Means on = off = 50 ms over 60 s: about n = 600 on/off cycles. The on fraction
     // X / (X + Y) of sums of n exponentials has standard deviation
     // sqrt(2) / (4 sqrt(n)) = 0.0144 (delta method); we allow 3 sd = 0.043.
-    let on = OnOffConfig { on_ns: 50 * MS, off_ns: 50 * MS, exponential: true };
+    let on = OnOffConfig {
+        on_ns: 50 * MS,
+        off_ns: 50 * MS,
+        exponential: true,
+    };
     let out = World::run_config(&sources_only(vec![cbr(6_000_000, Some(on))], 60 * S)).unwrap();
     let s = &out.sources[0];
     let full = 60 * S / (2 * MS); // 30 000 sends if always on
@@ -117,18 +141,30 @@ fn an_exponential_on_off_source_delivers_about_half_its_rate() {
     eprintln!("on/off share {share:.4}, on time {} ns", s.on_ns);
     assert!((share - 0.5).abs() < 0.043, "sent share {share}");
     let delivered = s.received_bytes as f64 * 8.0 / 60.0 / 6e6;
-    assert!((delivered - 0.5).abs() < 0.043, "delivered share {delivered}");
+    assert!(
+        (delivered - 0.5).abs() < 0.043,
+        "delivered share {delivered}"
+    );
     // Within each on period the source sends ceil(on / 2 ms) packets, so the count
     // matches the on time to within one packet per period (at most ~ 2n = 1200 periods
     // counted generously).
     let by_time = s.on_ns as f64 / (2 * MS) as f64;
-    assert!((s.sent_packets as f64 - by_time).abs() <= 1200.0, "sent {} vs on time {}", s.sent_packets, by_time);
+    assert!(
+        (s.sent_packets as f64 - by_time).abs() <= 1200.0,
+        "sent {} vs on time {}",
+        s.sent_packets,
+        by_time
+    );
     assert!(s.sent_packets as f64 >= by_time);
 }
 
 #[test]
 fn sources_are_deterministic_per_seed() {
-    let on = OnOffConfig { on_ns: 50 * MS, off_ns: 50 * MS, exponential: true };
+    let on = OnOffConfig {
+        on_ns: 50 * MS,
+        off_ns: 50 * MS,
+        exponential: true,
+    };
     let mut cfg = dumbbell("cubic", 1, 20_000_000, 40 * MS, 1.0, 5 * S);
     cfg.sources = vec![cbr(10_000_000, Some(on)), cbr(5_000_000, None)];
     let a = World::run_config(&cfg).unwrap();
@@ -136,7 +172,10 @@ fn sources_are_deterministic_per_seed() {
     assert_eq!(a, b);
     cfg.seed = 2;
     let c = World::run_config(&cfg).unwrap();
-    assert_ne!(a.sources[0].sent_packets, c.sources[0].sent_packets, "the on/off draws follow the seed");
+    assert_ne!(
+        a.sources[0].sent_packets, c.sources[0].sent_packets,
+        "the on/off draws follow the seed"
+    );
 }
 
 #[test]
@@ -148,12 +187,36 @@ fn bad_sources_are_rejected_naming_the_field() {
         assert_eq!(e.field, field, "{e}");
     };
     check(&|c| c.sources[0].rate_bps = 0, "sources[0].rate_bps");
-    check(&|c| c.sources[0].packet_bytes = 0, "sources[0].packet_bytes");
+    check(
+        &|c| c.sources[0].packet_bytes = 0,
+        "sources[0].packet_bytes",
+    );
     check(&|c| c.sources[0].start_ns = S, "sources[0].start_ns");
     check(&|c| c.sources[0].stop_ns = Some(0), "sources[0].stop_ns");
-    check(&|c| c.sources[0].onoff = Some(OnOffConfig { on_ns: 0, off_ns: 1, exponential: false }), "sources[0].onoff.on_ns");
-    check(&|c| c.sources[0].onoff = Some(OnOffConfig { on_ns: 1, off_ns: 0, exponential: true }), "sources[0].onoff.off_ns");
-    check(&|c| c.sources[0].sender_access.rate_bps = 0, "sources[0].sender_access.rate_bps");
+    check(
+        &|c| {
+            c.sources[0].onoff = Some(OnOffConfig {
+                on_ns: 0,
+                off_ns: 1,
+                exponential: false,
+            })
+        },
+        "sources[0].onoff.on_ns",
+    );
+    check(
+        &|c| {
+            c.sources[0].onoff = Some(OnOffConfig {
+                on_ns: 1,
+                off_ns: 0,
+                exponential: true,
+            })
+        },
+        "sources[0].onoff.off_ns",
+    );
+    check(
+        &|c| c.sources[0].sender_access.rate_bps = 0,
+        "sources[0].sender_access.rate_bps",
+    );
     check(&|c| c.paths = vec![vec!["bottleneck".into()]], "sources");
     check(&|c| c.sources.clear(), "flows");
 }
@@ -168,7 +231,11 @@ fn an_on_off_cubic_flow_sends_only_in_its_on_periods() {
     // 0.4 Mbit/s): 5.23 Mbit/s. Lower bound: 85 % of half the ceiling, 4.10 Mbit/s
     // (the first slow start and each period's restart cost a few RTTs of 1 s).
     let mut cfg = dumbbell("cubic", 1, 10_000_000, 40 * MS, 1.0, 20 * S);
-    cfg.flows[0].onoff = Some(OnOffConfig { on_ns: S, off_ns: S, exponential: false });
+    cfg.flows[0].onoff = Some(OnOffConfig {
+        on_ns: S,
+        off_ns: S,
+        exponential: false,
+    });
     let out = World::run_config(&cfg).unwrap();
     let goodput = out.flows[0].delivered_bytes as f64 * 8.0 / 20.0;
     eprintln!("on/off cubic goodput {goodput:.0} bit/s");
@@ -213,13 +280,25 @@ fn fq_codel_isolates_cubic_from_an_overloading_cbr_source() {
     // quantum rounding).
     let mut cfg = dumbbell("cubic", 1, 10_000_000, 40 * MS, 1.0, 30 * S);
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(10240));
-    cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, quantum_bytes: 1514, flows: 1024, ecn: false }));
+    cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+        target_ns: 5 * MS,
+        interval_ns: 100 * MS,
+        quantum_bytes: 1514,
+        flows: 1024,
+        ecn: false,
+    }));
     cfg.sources = vec![cbr(15_000_000, None)];
     let out = World::run_config(&cfg).unwrap();
     let cubic = out.flows[0].delivered_bytes as f64 * 8.0 / 30.0;
-    eprintln!("fq_codel: cubic {cubic:.0} bit/s, source delivered {:.0} bit/s", out.sources[0].received_bytes as f64 * 8.0 / 30.0);
+    eprintln!(
+        "fq_codel: cubic {cubic:.0} bit/s, source delivered {:.0} bit/s",
+        out.sources[0].received_bytes as f64 * 8.0 / 30.0
+    );
     let share = 5e6 * 1448.0 / 1500.0;
-    assert!(cubic >= 0.8 * share && cubic <= 1.02 * share, "CUBIC goodput {cubic}");
+    assert!(
+        cubic >= 0.8 * share && cubic <= 1.02 * share,
+        "CUBIC goodput {cubic}"
+    );
 }
 
 #[test]
@@ -232,7 +311,14 @@ fn random_worlds_with_sources_and_on_off_flows_conserve_packets() {
         let mut r = tcplab_sim::rng::RunRng::new(seed).stream("test/random_sources");
         let mut pick = |n: u64| r.next_u64() % n;
         let n_flows = pick(3) as usize;
-        let mut cfg = dumbbell(algs[pick(4) as usize], n_flows.max(1), 5_000_000 + pick(20) * 1_000_000, (10 + pick(60)) * MS, 0.2 + pick(20) as f64 / 10.0, 3 * S);
+        let mut cfg = dumbbell(
+            algs[pick(4) as usize],
+            n_flows.max(1),
+            5_000_000 + pick(20) * 1_000_000,
+            (10 + pick(60)) * MS,
+            0.2 + pick(20) as f64 / 10.0,
+            3 * S,
+        );
         if n_flows == 0 {
             cfg.flows.clear();
         }
@@ -240,12 +326,22 @@ fn random_worlds_with_sources_and_on_off_flows_conserve_packets() {
         cfg.bottleneck.loss = if pick(3) == 0 { 0.01 } else { 0.0 };
         if pick(3) == 0 {
             cfg.bottleneck.buffer = Some(QueueLimit::Packets(1 + pick(200)));
-            cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, quantum_bytes: 1514, flows: 1024, ecn: false }));
+            cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+                target_ns: 5 * MS,
+                interval_ns: 100 * MS,
+                quantum_bytes: 1514,
+                flows: 1024,
+                ecn: false,
+            }));
         }
         for f in cfg.flows.iter_mut() {
             f.start_ns = pick(1000) * MS;
             if pick(2) == 0 {
-                f.onoff = Some(OnOffConfig { on_ns: (1 + pick(500)) * MS, off_ns: (1 + pick(500)) * MS, exponential: pick(2) == 0 });
+                f.onoff = Some(OnOffConfig {
+                    on_ns: (1 + pick(500)) * MS,
+                    off_ns: (1 + pick(500)) * MS,
+                    exponential: pick(2) == 0,
+                });
             }
         }
         for _ in 0..1 + pick(3) {
@@ -254,13 +350,20 @@ fn random_worlds_with_sources_and_on_off_flows_conserve_packets() {
             s.start_ns = pick(2000) * MS;
             s.stop_ns = (pick(2) == 0).then(|| s.start_ns + (1 + pick(1000)) * MS);
             if pick(2) == 0 {
-                s.onoff = Some(OnOffConfig { on_ns: (1 + pick(300)) * MS, off_ns: (1 + pick(300)) * MS, exponential: pick(2) == 0 });
+                s.onoff = Some(OnOffConfig {
+                    on_ns: (1 + pick(300)) * MS,
+                    off_ns: (1 + pick(300)) * MS,
+                    exponential: pick(2) == 0,
+                });
             }
             cfg.sources.push(s);
         }
         let out = World::run_config(&cfg).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         for s in &out.sources {
-            assert!(s.sent_packets > 0, "seed {seed}: a source that starts before the end sends");
+            assert!(
+                s.sent_packets > 0,
+                "seed {seed}: a source that starts before the end sends"
+            );
         }
     }
 }
