@@ -88,6 +88,7 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
     (('buffer = "1bdp"', 'buffer = "1bdp"\npolicer = { rate = "5Mbps", burst = "20KB" }'), "bottleneck.policer"),
     (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
     (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
+    (('cc = "cubic"', 'cc = "cubic"\nonoff = { on = "1s", off = "1s" }'), "flows[1].onoff"),
 ])
 def test_simulator_only_features_are_refused_not_ignored(tmp_path, monkeypatch, capsys, edit, field):
     """A kernel run must not silently drop what its simulated twin would model."""

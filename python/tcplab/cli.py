@@ -192,6 +192,9 @@ def _print_summary(result: Any) -> None:
     fmt = lambda k, f: "n/a" if a.get(k) is None or a.get(k) != a.get(k) else format(a[k], f)  # noqa: E731
     print(f"utilization {fmt('utilization', '.3f')}, Jain index {fmt('jain_index', '.3f')}, "
           f"mean backlog {fmt('mean_backlog_pkts', '.1f')} pkts, queueing delay {fmt('mean_queueing_delay_ms', '.2f')} ms")
+    for s in (result.summary_json or {}).get("sources", []):  # [[sources]], apart from the flows
+        print(f"source {s['source']}: {s['rate_bps'] / 1e6:.2f} Mbps offered, {s['delivered_bps'] / 1e6:.2f} Mbps "
+              f"delivered, {s['dropped_packets']} of {s['sent_packets']} packets dropped")
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -56,12 +56,13 @@ def series_rows(spec: Any) -> int:
 
 
 def packets_held(spec: Any) -> int:
-    """Packets the bottleneck path can hold at once: the largest flow RTT's worth of the
+    """Packets the bottleneck path can hold at once: the largest flow (or source) RTT's worth of the
     fastest bottleneck rate in flight, plus a full bottleneck buffer (a resolved spec:
     buffers in packets or bytes; an unlimited buffer adds nothing we could bound)."""
     wire = spec.tcp.mss + spec.tcp.header
     top_rate = max([spec.bottleneck.rate] + [e.rate for e in spec.events if e.rate is not None])
-    max_rtt = max(f.rtt for f in spec.flows)
+    b = spec.bottleneck
+    max_rtt = max([f.rtt for f in spec.flows] + [s.rtt if s.rtt is not None else 2 * b.delay for s in spec.sources])
     pipe = top_rate * max_rtt // (8 * wire * 10**9)
     buf = spec.bottleneck.buffer
     queued = int(buf.value) if buf.unit == "pkt" else int(buf.value) // wire if buf.unit == "bytes" else 0

@@ -22,6 +22,9 @@ Synthesised headers:
 - Not modelled, so not written: the timestamp option (the engine takes RTT samples by
   Karn's rule and sends no TSval), checksums (0; Wireshark does not check them by
   default), IP identification (a per-direction counter).
+- Constant-rate sources' packets (``[[sources]]``) are IPv4 / UDP frames from ``10.3.x.y``
+  to ``10.4.x.y`` (``x.y = source + 1``), ports ``32768 + source`` -> 5201, of the
+  engine's wire size (IP total length = wire bytes; UDP payload = wire bytes - 28).
 - Headers only: each frame's captured length is its headers, its original length the
   whole frame (``snaplen`` truncation, as ``tcpdump -s 96`` gives). The frame's IP total
   length is 40 + options + payload, 12 bytes less than the engine's wire size for a data
@@ -78,7 +81,11 @@ def frames(table: dict[str, Sequence[int]], mss: int, sizes: Sequence[Optional[i
         size = sizes[k] if k < len(sizes) else None
         return (min(b, size) if size is not None else b) & 0xFFFFFFFF
 
+    dgram = table.get("is_datagram") or [0] * len(cols[0])
     for i, (t, k, is_ack, seq, payload, n_sacks) in enumerate(zip(*cols)):
+        if dgram[i]:
+            out.append(_udp_frame(int(t), k, int(table["wire_bytes"][i])))
+            continue
         snd_ip, snd_mac = _host(1, k)
         rcv_ip, rcv_mac = _host(2, k)
         sport = 32768 + k % 32768
@@ -105,6 +112,16 @@ def frames(table: dict[str, Sequence[int]], mss: int, sizes: Sequence[Optional[i
         eth = dmac + smac + b"\x08\x00"
         out.append((int(t), eth + ip + tcp, 14 + total))
     return out
+
+
+def _udp_frame(t: int, k: int, wire: int) -> tuple[int, bytes, int]:
+    """A constant-rate source's packet: Ethernet / IPv4 / UDP headers (tcplab.sources)."""
+    (src, smac), (dst, dmac) = _host(3, k), _host(4, k)
+    total = max(wire, 28)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, 17, 0, src, dst)
+    ip = ip[:10] + struct.pack("!H", _ip_checksum(ip)) + ip[12:]
+    udp = struct.pack("!HHHH", 32768 + k % 32768, RECEIVER_PORT, total - 20, 0)
+    return t, dmac + smac + b"\x08\x00" + ip + udp, 14 + total
 
 
 def write_pcap(path: Path, table: dict[str, Sequence[int]], mss: int, sizes: Sequence[Optional[int]]) -> int:

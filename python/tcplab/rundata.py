@@ -46,6 +46,8 @@ class RunData:
     extra: dict[str, Any] = field(default_factory=dict)
     # Captured links (``[experiment] pcap``): link name -> the engine's columns (pcap.py).
     captures: dict[str, Any] = field(default_factory=dict)
+    # Constant-rate sources (tcplab.sources): the engine's per-source counters.
+    sources: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def interval_s(self) -> float:
@@ -140,4 +142,5 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
     flows = pd.DataFrame(rows).set_index("flow") if rows else pd.DataFrame(
         columns=["group", "cc", "start_s", "stop_s", "rtt_ms"])
     extra = {k: raw[k] for k in ("bottleneck_packets", "events_processed", "capture_missed") if k in raw}
-    return RunData(spec, series, queue, flows, list(raw.get("queues", [])), extra, dict(raw.get("captures") or {}))
+    return RunData(spec, series, queue, flows, list(raw.get("queues", [])), extra, dict(raw.get("captures") or {}),
+                   list(raw.get("sources") or []))

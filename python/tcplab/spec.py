@@ -156,6 +156,15 @@ class NamedLink(_Model):
     reverse: Optional[Link] = None  # rate, buffer, loss, policer (its delay is the link's)
 
 
+class OnOff(_Model):
+    """``onoff`` of a flow group or a source: alternating on and off periods, starting on
+    (tcplab.sources; a TCP flow's application stops writing while off)."""
+
+    on: Time
+    off: Time
+    dist: Literal["fixed", "exponential"] = "fixed"  # exponential: on and off are the means
+
+
 class Flow(_Model):
     """``[[flows]]``: a group of ``count`` identical flows."""
 
@@ -173,6 +182,7 @@ class Flow(_Model):
     # The link directions the data crosses, between the access links: "bottleneck",
     # "bottleneck_reverse", a [[links]] name or "<name>_reverse". Default ["bottleneck"].
     path: Optional[list[StrictStr]] = Field(None, min_length=1)
+    onoff: Optional[OnOff] = None  # the application writes only in on periods
 
 
 class SizeDist(_Model):
@@ -209,6 +219,18 @@ class Workload(_Model):
     path: Optional[list[StrictStr]] = Field(None, min_length=1)
 
 
+class Source(_Model):
+    """``[[sources]]``: ``count`` constant-rate UDP-like sources (tcplab.sources)."""
+
+    rate: Rate  # while on, in wire bits per second
+    packet: SizeField = Size(1500, "bytes")  # type: ignore[arg-type]  # wire bytes per packet
+    rtt: Optional[Time] = None  # the path's base RTT as a flow's (default 2 x bottleneck.delay)
+    count: StrictInt = Field(1, ge=1, le=1_000)
+    start: Time = 0
+    stop: Optional[Time] = None
+    onoff: Optional[OnOff] = None
+
+
 class Event(_Model):
     """``[[events]]``: a change of the bottleneck at ``at``."""
 
@@ -228,6 +250,7 @@ class Spec(_Model):
     links: list[NamedLink] = Field(default_factory=list)
     flows: list[Flow] = Field(default_factory=list)
     workloads: list[Workload] = Field(default_factory=list)
+    sources: list[Source] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     sweep: Optional[dict[str, Any]] = None
@@ -237,7 +260,7 @@ class Spec(_Model):
         """The spec with canonical unit strings, ``None`` fields left out (and ``links``
         when there are none, so that a dumbbell's resolved spec is as it was)."""
         d = _drop_none(self.model_dump(mode="json"))
-        for key in ("links", "workloads"):
+        for key in ("links", "workloads", "sources"):
             if not d.get(key):
                 d.pop(key, None)
         return d
@@ -471,6 +494,9 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
     p += _check_shaping(spec)
     p += _check_topology(spec)
     p += _check_workloads(spec, check_algorithms)
+    from .sources import check as _check_sources
+
+    p += _check_sources(spec)
     if spec.experiment.pcap:
         from .pcap import link_names
 
@@ -574,8 +600,8 @@ def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]
     from .workload import read_cdf
 
     p: list[tuple[str, str]] = []
-    if not spec.flows and not spec.workloads:
-        p.append(("flows", "at least one [[flows]] or [[workloads]] table is required"))
+    if not spec.flows and not spec.workloads and not spec.sources:
+        p.append(("flows", "at least one [[flows]], [[workloads]] or [[sources]] table is required"))
     dur = spec.experiment.duration
     for i, w in enumerate(spec.workloads):
         at = f"workloads[{i}]"

@@ -278,6 +278,10 @@ def summarize(run: RunData) -> dict[str, Any]:
         doc["windows"] = {name: window_metrics(run, t0, t1) for name, (t0, t1) in spec.experiment.windows_s().items()}
     if not per_flow.empty and "fct_s" in per_flow:
         doc["fct"] = fct_summary(per_flow)
+    if run.sources:  # constant-rate sources, apart from the TCP flows (tcplab.sources)
+        from .sources import summary as sources_summary
+
+        doc["sources"] = sources_summary(run.sources, dur)
     return _clean(doc)
 
 

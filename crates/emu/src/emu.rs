@@ -428,6 +428,7 @@ mod tests {
                 stop_ns: None,
                 app: AppConfig::Bulk,
                 ecn: None,
+                onoff: None,
             }],
             events,
             aqm: None,
@@ -435,6 +436,7 @@ mod tests {
             capture: vec![],
             links: Default::default(),
             paths: Default::default(),
+            sources: Default::default(),
         }
     }
 

@@ -94,6 +94,26 @@ fn to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> 
         queues.append(qd)?;
     }
     d.set_item("flows", flows)?;
+    if !out.sources.is_empty() {
+        // Only when the config has sources, so that other runs' results are as they were.
+        let sources = PyList::empty(py);
+        for c in &out.sources {
+            let sd = PyDict::new(py);
+            sd.set_item("rate_bps", c.rate_bps)?;
+            sd.set_item("packet_bytes", c.packet_bytes)?;
+            sd.set_item("sent_packets", c.sent_packets)?;
+            sd.set_item("sent_bytes", c.sent_bytes)?;
+            sd.set_item("received_packets", c.received_packets)?;
+            sd.set_item("received_bytes", c.received_bytes)?;
+            sd.set_item("dropped_packets", c.dropped_packets)?;
+            sd.set_item("in_flight_packets_at_end", c.in_flight_packets_at_end)?;
+            sd.set_item("on_ns", c.on_ns)?;
+            sd.set_item("start_ns", c.start_ns)?;
+            sd.set_item("stop_ns", c.stop_ns)?;
+            sources.append(sd)?;
+        }
+        d.set_item("sources", sources)?;
+    }
     d.set_item("queues", queues)?;
     d.set_item("series", table(py, &out.series)?)?;
     d.set_item("queue_series", table(py, &out.queue_series)?)?;

@@ -38,6 +38,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
                 stop_ns: None,
                 app: AppConfig::Bulk,
                 ecn: None,
+                onoff: None,
             })
             .collect(),
         events: vec![],
@@ -46,6 +47,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         capture: vec![],
         links: vec![],
         paths: vec![],
+        sources: vec![],
     }
 }
 

@@ -50,6 +50,46 @@ pub struct WorldConfig {
     /// else one per flow, an empty one meaning `["bottleneck"]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub paths: Vec<Vec<String>>,
+    /// Constant-rate UDP-like sources, optionally on/off (source.rs); dumbbell only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<SourceConfig>,
+}
+
+/// A constant-rate source (source.rs): fixed-size packets at a fixed rate, no ACKs.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SourceConfig {
+    /// Sending rate while on (bit/s, wire bytes), > 0.
+    pub rate_bps: u64,
+    /// Wire bytes per packet (default 1500: a full Ethernet-MTU datagram).
+    #[serde(default = "default_packet_bytes")]
+    pub packet_bytes: u32,
+    /// Source host -> router A.
+    pub sender_access: LinkConfig,
+    /// Router B -> receiving host.
+    pub receiver_access: LinkConfig,
+    #[serde(default)]
+    pub start_ns: u64,
+    /// Default: the end of the run.
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
+    #[serde(default)]
+    pub onoff: Option<OnOffConfig>,
+}
+
+fn default_packet_bytes() -> u32 {
+    1500
+}
+
+/// Alternating on and off periods, starting with an on period; fixed lengths, or
+/// exponential with these means.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct OnOffConfig {
+    pub on_ns: u64,
+    pub off_ns: u64,
+    #[serde(default)]
+    pub exponential: bool,
 }
 
 /// TCP settings shared by every flow of the run.
@@ -148,6 +188,10 @@ pub struct FlowConfig {
     /// ECN for this flow, overriding `tcp.ecn`.
     #[serde(default)]
     pub ecn: Option<bool>,
+    /// The application alternates on and off periods from `start_ns` (world_onoff.rs);
+    /// `None`: always on. Absent from the JSON unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub onoff: Option<OnOffConfig>,
 }
 
 /// What the sending application offers.
@@ -239,9 +283,10 @@ impl WorldConfig {
         if let Some(a) = &self.aqm {
             a.validate("aqm")?;
         }
-        if self.flows.is_empty() {
-            return Err(err("flows", "at least one flow is required"));
+        if self.flows.is_empty() && self.sources.is_empty() {
+            return Err(err("flows", "at least one flow or source is required"));
         }
+        self.check_sources()?;
         if let Some(samples) = self.duration_ns.checked_div(self.sample_interval_ns) {
             let rows = samples.saturating_mul(self.flows.len() as u64);
             if rows > MAX_SERIES_ROWS {
@@ -263,6 +308,9 @@ impl WorldConfig {
                 if stop <= f.start_ns {
                     return Err(err(format!("{p}.stop_ns"), format!("must be after start_ns ({})", f.start_ns)));
                 }
+            }
+            if let Some(o) = f.onoff {
+                check_onoff(&format!("{p}.onoff"), o)?;
             }
             if let AppConfig::Finite { bytes } = f.app {
                 if bytes == 0 {
@@ -340,6 +388,45 @@ impl WorldConfig {
             },
         }
     }
+}
+
+impl WorldConfig {
+    fn check_sources(&self) -> Result<(), ConfigError> {
+        if !self.sources.is_empty() && (!self.links.is_empty() || !self.paths.is_empty()) {
+            return Err(err("sources", "sources run on the dumbbell only (no links or paths)"));
+        }
+        for (i, s) in self.sources.iter().enumerate() {
+            let p = format!("sources[{i}]");
+            if s.rate_bps == 0 {
+                return Err(err(format!("{p}.rate_bps"), "must be > 0"));
+            }
+            if !(1..=65_535).contains(&s.packet_bytes) {
+                return Err(err(format!("{p}.packet_bytes"), "must be in [1, 65535]"));
+            }
+            check_link(&format!("{p}.sender_access"), &s.sender_access, &self.tcp)?;
+            check_link(&format!("{p}.receiver_access"), &s.receiver_access, &self.tcp)?;
+            if s.start_ns >= self.duration_ns {
+                return Err(err(format!("{p}.start_ns"), format!("must be before duration_ns ({})", self.duration_ns)));
+            }
+            if s.stop_ns.is_some_and(|t| t <= s.start_ns) {
+                return Err(err(format!("{p}.stop_ns"), format!("must be after start_ns ({})", s.start_ns)));
+            }
+            if let Some(o) = s.onoff {
+                check_onoff(&format!("{p}.onoff"), o)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_onoff(path: &str, o: OnOffConfig) -> Result<(), ConfigError> {
+    if o.on_ns == 0 {
+        return Err(err(format!("{path}.on_ns"), "must be > 0"));
+    }
+    if o.off_ns == 0 {
+        return Err(err(format!("{path}.off_ns"), "must be > 0"));
+    }
+    Ok(())
 }
 
 /// The longest one-way link delay a config may ask for, at start or by an event.

@@ -21,9 +21,11 @@
 pub mod app;
 pub mod config;
 pub mod net;
+pub mod onoff;
 pub mod record;
 pub mod rng;
 pub mod sched;
+pub mod source;
 pub mod tcp;
 pub mod time;
 pub mod world;

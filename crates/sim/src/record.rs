@@ -118,6 +118,9 @@ pub struct QueueReport {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunOutput {
     pub flows: Vec<FlowCounters>,
+    /// Constant-rate sources (source.rs), apart from the TCP flows.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<crate::source::SourceCounters>,
     pub queues: Vec<QueueReport>,
     /// One row per (sample time, flow).
     pub series: Table,

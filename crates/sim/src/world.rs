@@ -18,6 +18,11 @@ use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, Rate, SimTime};
 
+#[path = "world_sources.rs"]
+mod sources;
+#[path = "world_onoff.rs"]
+mod onoff;
+
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SimError {
@@ -56,6 +61,10 @@ enum Event {
     AppStart(u32),
     AppStop(u32),
     LinkChange(u32),
+    /// A constant-rate source sends its next packet (source.rs).
+    SourceSend(u32),
+    /// An on/off flow's application starts (`on`) or stops (`!on`) writing.
+    FlowOnOff { flow: u32, on: bool },
 }
 
 struct Flow {
@@ -82,6 +91,10 @@ pub struct World {
     io: SenderIo,
     /// Per-flow routes when the config gives paths (net/topology.rs).
     routes: Option<crate::net::topology::Routes>,
+    /// Constant-rate sources (source.rs); their packets' `flow` indexes this.
+    sources: Vec<crate::source::Source>,
+    /// Per flow, its on/off periods (world_onoff.rs); empty if no flow has any.
+    onoff: Vec<Option<crate::onoff::Periods>>,
 }
 
 impl World {
@@ -99,6 +112,8 @@ impl World {
         crate::net::capture::attach(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
+        let sources = sources::build(cfg, &mut net.links, net.bottleneck, &rng, &mut queue);
+        let onoff = onoff::build(cfg, &rng, &mut queue);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
             let mut params = cfg.cc_params(i)?;
@@ -171,6 +186,8 @@ impl World {
             events_processed: 0,
             io: SenderIo::default(),
             routes,
+            sources,
+            onoff,
         })
     }
 
@@ -336,6 +353,8 @@ impl World {
                     bn.loss = p;
                 }
             }
+            Event::SourceSend(i) => self.source_send(i),
+            Event::FlowOnOff { flow, on } => self.flow_onoff(flow, on),
         }
     }
 
@@ -352,6 +371,9 @@ impl World {
     /// A packet reached the far end of link `from`: hand it to the next hop.
     #[inline(always)] // into dispatch, as before routing gave it a second caller
     fn forward(&mut self, pkt: Packet, hop: NextHop) {
+        if pkt.kind == PacketKind::Datagram {
+            return self.forward_datagram(pkt, hop);
+        }
         let f = pkt.flow as usize;
         match hop {
             NextHop::Route => unreachable!("routes are resolved on arrival (forward_routed)"),
@@ -393,13 +415,15 @@ impl World {
         // Read before the packet moves into the link: with `pkt` still live after the
         // call, it would be copied for it on every offer (the link's slow paths may write
         // their by-value copy).
-        let (is_data, flow) = (pkt.kind == PacketKind::Data, pkt.flow as usize);
+        let (kind, flow) = (pkt.kind, pkt.flow as usize);
         match self.links[l].offer(self.now, pkt) {
             Offer::Transmitting(t) => self.queue.push(t, Event::TxDone(l as u32)),
             Offer::Queued => {}
             Offer::Dropped { .. } => {
-                if is_data {
+                if kind == PacketKind::Data {
                     self.flows[flow].dropped_data += 1;
+                } else if kind == PacketKind::Datagram {
+                    self.sources[flow].counters.dropped_packets += 1;
                 }
             }
         }
@@ -412,6 +436,9 @@ impl World {
         for l in &self.links {
             for (f, n) in l.qdisc_data_drops().iter().enumerate() {
                 self.flows[f].dropped_data += n;
+            }
+            for (k, n) in l.qdisc_datagram_drops().iter().enumerate() {
+                self.sources[k].counters.dropped_packets += n;
             }
         }
         let mut in_net = vec![0u64; self.flows.len()];
@@ -484,6 +511,7 @@ impl World {
                 completed_ns: r.completed_ns,
             });
         }
+        let sources = sources::finish(&self.sources, &self.links, &mut problems);
         if !problems.is_empty() {
             return Err(SimError::Conservation(problems.join("; ")));
         }
@@ -507,6 +535,7 @@ impl World {
         };
         Ok(RunOutput {
             flows,
+            sources,
             queues,
             series,
             queue_series,

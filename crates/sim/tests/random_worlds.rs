@@ -83,6 +83,7 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
             stop_ns,
             app,
             ecn,
+            onoff: None,
         })
 }
 
@@ -119,6 +120,7 @@ fn world() -> impl Strategy<Value = WorldConfig> {
             capture: vec![],
             links: vec![],
             paths: vec![],
+            sources: vec![],
         })
 }
 

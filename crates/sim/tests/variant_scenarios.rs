@@ -52,6 +52,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
             stop_ns: None,
             app: AppConfig::Bulk,
             ecn: None,
+            onoff: None,
         })
         .collect();
     WorldConfig {
@@ -73,6 +74,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         capture: vec![],
         links: vec![],
         paths: vec![],
+        sources: vec![],
     }
 }
 

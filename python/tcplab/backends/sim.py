@@ -70,9 +70,12 @@ def _flow_rtt_ns(f: Any, path_delay: int) -> int:
 
 
 def bdp_rtt_ns(spec: Spec) -> int:
-    """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT."""
+    """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT
+    (without flows: the smallest source RTT, tcplab.sources)."""
     if spec.bottleneck.bdp_rtt is not None:
         return spec.bottleneck.bdp_rtt
+    if not spec.flows:
+        return min(s.rtt if s.rtt is not None else 2 * spec.bottleneck.delay for s in spec.sources)
     return min(_flow_rtt_ns(f, spec.path_delay(f)) for f in spec.flows)
 
 
@@ -249,6 +252,10 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
             })
             if f.ecn is not None:  # absent unless set: configs (and digests) of older specs stay as they were
                 flows[-1]["ecn"] = f.ecn
+            if f.onoff is not None:  # likewise
+                from ..sources import onoff_config
+
+                flows[-1]["onoff"] = onoff_config(f.onoff)
     config: dict[str, Any] = {
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
@@ -289,6 +296,11 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
                     shaping[name] = sh
         if shaping:
             config["shaping"] = shaping
+    if s.sources:  # only when used, so other specs keep their engine config
+        from ..sources import engine_config as sources_config
+
+        top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
+        config["sources"] = sources_config(s, ACCESS_RATE_FACTOR * top_rate)
     if any(f.path for f in s.flows):
         config["paths"] = [list(f.path or ["bottleneck"]) for f in s.flows for _ in range(f.count)]
     return config
@@ -326,7 +338,7 @@ _FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interva
                 "header_bytes": "header", "sender_access": "access", "target_ns": "target", "interval_ns": "interval",
                 "tupdate_ns": "tupdate", "quantum_bytes": "quantum", "k_pkts": "k", "max_p": "probability",
                 "min_bytes": "min", "max_bytes": "max", "avpkt_bytes": "avpkt", "burst_pkts": "burst",
-                "bottleneck_reverse": "bottleneck.reverse"}
+                "bottleneck_reverse": "bottleneck.reverse", "packet_bytes": "packet", "on_ns": "on", "off_ns": "off"}
 
 
 def spec_field(config_field: str, spec: Spec) -> str:
@@ -337,15 +349,15 @@ def spec_field(config_field: str, spec: Spec) -> str:
 
     parts = config_field.split(".")
     head = parts[0]
-    m = re.fullmatch(r"flows\[(\d+)\]", head)
+    m = re.fullmatch(r"(flows|sources)\[(\d+)\]", head)
     if m:
-        k, group = int(m.group(1)), 0
-        for g, f in enumerate(spec.flows):
+        k, group = int(m.group(2)), 0
+        for g, f in enumerate(spec.flows if m.group(1) == "flows" else spec.sources):
             if k < f.count:
                 group = g
                 break
             k -= f.count
-        parts[0] = f"flows[{group}]"
+        parts[0] = f"{m.group(1)}[{group}]"
     elif head in ("duration_ns", "sample_interval_ns", "seed"):
         parts.insert(0, "experiment")
     elif head == "aqm":

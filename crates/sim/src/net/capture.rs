@@ -35,7 +35,7 @@ impl Capture {
 
     /// time_ns, flow, is_ack, seq (data: segment number; ACK: cumulative ACK in
     /// segments), payload, wire_bytes, is_retrans, n_sacks and sack{0,1,2}_{start,end}
-    /// (segments).
+    /// (segments), is_datagram.
     pub fn table(&self) -> Table {
         let recs = &self.records;
         let col = |f: &dyn Fn(&Packet) -> u64| Column::U64(recs.iter().map(|(_, p)| f(p)).collect());
@@ -48,6 +48,8 @@ impl Capture {
             ("wire_bytes".to_string(), col(&|p| u64::from(p.wire_bytes))),
             ("is_retrans".to_string(), col(&|p| u64::from(p.is_retrans))),
             ("n_sacks".to_string(), col(&|p| u64::from(p.n_sacks))),
+            // A constant-rate source's packet (source.rs): `flow` is the source's index.
+            ("is_datagram".to_string(), col(&|p| u64::from(p.kind == PacketKind::Datagram))),
         ];
         for b in 0..MAX_SACK_BLOCKS {
             cols.push((format!("sack{b}_start"), col(&|p| p.sacks[b].start)));

@@ -120,6 +120,8 @@ pub struct AqmSlot {
     out: AqmOut,
     /// Indexed by flow; grown on demand.
     data_drops: Vec<u64>,
+    /// The same for constant-rate sources' datagrams, indexed by source.
+    datagram_drops: Vec<u64>,
 }
 
 impl Link {
@@ -153,7 +155,7 @@ impl Link {
 
     /// Run the waiting room as `qdisc` instead of the drop-tail FIFO.
     pub fn set_qdisc(&mut self, qdisc: Box<dyn Qdisc>) {
-        self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default(), data_drops: Vec::new() }));
+        self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default(), data_drops: Vec::new(), datagram_drops: Vec::new() }));
         self.slow = true;
     }
 
@@ -161,6 +163,10 @@ impl Link {
     /// (those the engine counts from [`Offer::Dropped`]); flows past the end dropped none.
     pub fn qdisc_data_drops(&self) -> &[u64] {
         self.aqm.as_ref().map_or(&[], |a| &a.data_drops)
+    }
+    /// The same for constant-rate sources' datagrams (index: source).
+    pub fn qdisc_datagram_drops(&self) -> &[u64] {
+        self.aqm.as_ref().map_or(&[], |a| &a.datagram_drops)
     }
     pub fn has_qdisc(&self) -> bool {
         self.aqm.is_some()
@@ -171,13 +177,16 @@ impl Link {
         counters.dropped += a.out.dropped.len() as u64;
         counters.marked += std::mem::take(&mut a.out.marks);
         for p in a.out.dropped.drain(..) {
-            if p.kind == PacketKind::Data {
-                let f = p.flow as usize;
-                if a.data_drops.len() <= f {
-                    a.data_drops.resize(f + 1, 0);
-                }
-                a.data_drops[f] += 1;
+            let per = match p.kind {
+                PacketKind::Data => &mut a.data_drops,
+                PacketKind::Datagram => &mut a.datagram_drops,
+                _ => continue,
+            };
+            let f = p.flow as usize;
+            if per.len() <= f {
+                per.resize(f + 1, 0);
             }
+            per[f] += 1;
         }
     }
 

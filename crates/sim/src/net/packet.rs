@@ -7,6 +7,8 @@
 pub enum PacketKind {
     Data,
     Ack,
+    /// A constant-rate source's packet (source.rs): `flow` is the source's index.
+    Datagram,
 }
 
 /// The IP header's ECN field (RFC 3168 Sec. 5): Not-ECT, ECT(1), ECT(0), CE, with the

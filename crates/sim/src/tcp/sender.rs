@@ -178,6 +178,22 @@ impl Sender {
         self.try_send(now, io);
     }
 
+    /// An on/off application's off period begins: it stops writing (as `stop`); what was
+    /// sent is still retransmitted until acknowledged.
+    pub fn pause(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.stop(now, io);
+    }
+
+    /// An on period begins: the application offers its data again (all of a bulk app's,
+    /// the rest of a finite one's). Sending resumes with the cwnd it had: there is no idle
+    /// restart (`tcp_cwnd_restart`, see the module deviations); the algorithm sees
+    /// `CA_EVENT_TX_START` if nothing was in flight (tcp_output.c `tcp_event_data_sent`).
+    pub fn resume(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.offered_segs = self.app.offered_segments(self.mss);
+        self.tp.now_us = now.us();
+        self.try_send(now, io);
+    }
+
     /// Payload bytes of segment `seq`.
     pub(super) fn payload_of(&self, seq: u64) -> u32 {
         match self.total_bytes {

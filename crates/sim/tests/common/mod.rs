@@ -31,6 +31,7 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
             stop_ns: None,
             app: AppConfig::Bulk,
             ecn: None,
+            onoff: None,
         })
         .collect();
     WorldConfig {
@@ -47,6 +48,7 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         capture: vec![],
         links: vec![],
         paths: vec![],
+        sources: vec![],
     }
 }
 

@@ -43,9 +43,13 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
         p.append(("experiment.pcap", "packet captures are written by the simulator only, not by the kernel backend"))
     if spec.links:
         p.append(("links", f"named links and per-flow paths {WHY}"))
+    if spec.sources:
+        p.append(("sources", "constant-rate sources are not supported by the kernel backend yet"))
     for i, f in enumerate(spec.flows):
         if f.ecn:
             p.append((f"flows[{i}].ecn", "ECN is not negotiated by the kernel backend's agents yet"))
+        if f.onoff is not None:
+            p.append((f"flows[{i}].onoff", "on/off applications are not supported by the kernel backend yet"))
         if f.path is not None:
             p.append((f"flows[{i}].path", f"per-flow paths {WHY}"))
         p += _link_problems(f"flows[{i}].access", f.access)

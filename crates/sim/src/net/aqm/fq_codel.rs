@@ -182,7 +182,12 @@ impl FqCodel {
 
 impl Qdisc for FqCodel {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, out: &mut AqmOut) -> bool {
-        let idx = pkt.flow as usize % self.flows.len();
+        // A source's packets (flow = source index) count down from the top (u32::MAX -
+        // index): with a power-of-two queue count (default 1024) they share no TCP flow's
+        // queue while flows + sources <= the count. Linux hashes 5-tuples (collisions are
+        // possible there too).
+        let key = if pkt.kind == crate::net::PacketKind::Datagram { u32::MAX - pkt.flow } else { pkt.flow };
+        let idx = key as usize % self.flows.len();
         let f = &mut self.flows[idx];
         f.q.push(now, pkt);
         self.pkts += 1;
