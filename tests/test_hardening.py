@@ -29,7 +29,9 @@ cc = "reno"
 rtt = "20ms"
 """
 
-LONG = SPEC.replace('duration = "2s"', 'duration = "600s"').replace("10Mbps", "200Mbps")
+# Long enough that a signal 3 s in lands inside the simulation on any machine (the engine
+# runs 600 s of it in about 3 s now; 3000 s take about 15 s, and the signalled runs stop early).
+LONG = SPEC.replace('duration = "2s"', 'duration = "3000s"').replace("10Mbps", "200Mbps")
 
 
 def tcplab(*args, **kw):
@@ -93,7 +95,7 @@ def test_overflow_and_wrong_types_name_the_users_field(tmp_path, capsys, overrid
 
 def test_output_paths_are_checked_before_simulating(tmp_path, capsys):
     spec = tmp_path / "s.toml"
-    spec.write_text(LONG)  # 600 s at 200 Mbit/s: minutes of work, were it started
+    spec.write_text(LONG)  # 3000 s at 200 Mbit/s: seconds of work, were it started
     afile = tmp_path / "afile"
     afile.write_text("x")
     assert main(["run", str(spec), "-o", str(afile / "sub"), "-q"]) == 2
@@ -181,8 +183,9 @@ def test_a_killed_run_leaves_nothing_behind_after_the_next_run(tmp_path, sig, co
     time.sleep(3)
     p.send_signal(sig)
     p.wait(timeout=60)
-    assert p.returncode == code
-    assert "Traceback" not in p.stderr.read()
+    err = p.stderr.read()
+    assert p.returncode == code, err
+    assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
     # A SIGKILLed writer's temporary (made here by hand, with a dead pid) is removed by
     # the next run into the same parent.
@@ -213,7 +216,7 @@ def test_ctrl_c_at_start_up_is_clean(tmp_path):
         assert p.returncode in (0, 130, -signal.SIGINT)
 
 
-SWEEP_LONG = LONG.replace('"600s"', '"120s"') + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp", "3bdp", "4bdp"]\n'
+SWEEP_LONG = LONG.replace('"3000s"', '"120s"') + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp", "3bdp", "4bdp"]\n'
 
 
 def _children(pid: int) -> set[int]:
