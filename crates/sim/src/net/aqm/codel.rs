@@ -223,14 +223,8 @@ impl Qdisc for Codel {
     fn dequeue(&mut self, now: SimTime, out: &mut AqmOut) -> Option<(Packet, SimTime)> {
         codel_dequeue(&mut self.q, &self.params, &mut self.vars, now, out).map(|(t, p)| (p, t))
     }
-    fn len_pkts(&self) -> u64 {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
-        self.q.iter().for_each(f)
+    fn for_each_fifo(&self, f: &mut dyn FnMut(&TimedFifo)) {
+        f(&self.q)
     }
 }
 

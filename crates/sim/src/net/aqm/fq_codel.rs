@@ -235,15 +235,16 @@ impl Qdisc for FqCodel {
         }
     }
 
+    // Kept as counters (the fattest-queue drop needs them anyway): O(1), not a walk.
     fn len_pkts(&self) -> u64 {
         self.pkts
     }
     fn len_bytes(&self) -> u64 {
         self.bytes
     }
-    fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
+    fn for_each_fifo(&self, f: &mut dyn FnMut(&TimedFifo)) {
         for q in &self.flows {
-            q.q.iter().for_each(&mut *f);
+            f(&q.q);
         }
     }
 }

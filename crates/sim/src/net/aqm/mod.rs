@@ -53,11 +53,24 @@ pub trait Qdisc: Send {
     /// The next packet to serialize and the time it was enqueued, after whatever the
     /// discipline drops at dequeue time.
     fn dequeue(&mut self, now: SimTime, out: &mut AqmOut) -> Option<(Packet, SimTime)>;
+    /// Visit each FIFO the discipline holds packets in (one for most; one per flow
+    /// queue for FQ-CoDel). The methods below are derived from it.
+    fn for_each_fifo(&self, f: &mut dyn FnMut(&TimedFifo));
     /// Packets and wire bytes held.
-    fn len_pkts(&self) -> u64;
-    fn len_bytes(&self) -> u64;
+    fn len_pkts(&self) -> u64 {
+        let mut n = 0;
+        self.for_each_fifo(&mut |q| n += q.len());
+        n
+    }
+    fn len_bytes(&self) -> u64 {
+        let mut n = 0;
+        self.for_each_fifo(&mut |q| n += q.bytes());
+        n
+    }
     /// Every packet held (for the engine's accounting).
-    fn for_each(&self, f: &mut dyn FnMut(&Packet));
+    fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
+        self.for_each_fifo(&mut |q| q.iter().for_each(&mut *f));
+    }
 }
 
 /// `INET_ECN_set_ce`: mark an ECN-capable packet. Returns whether the packet now carries

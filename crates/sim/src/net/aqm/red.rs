@@ -255,14 +255,8 @@ impl Qdisc for Red {
         }
         r
     }
-    fn len_pkts(&self) -> u64 {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
-        self.q.iter().for_each(f)
+    fn for_each_fifo(&self, f: &mut dyn FnMut(&TimedFifo)) {
+        f(&self.q)
     }
 }
 

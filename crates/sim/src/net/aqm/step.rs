@@ -47,14 +47,8 @@ impl Qdisc for Step {
     fn dequeue(&mut self, _now: SimTime, _out: &mut AqmOut) -> Option<(Packet, SimTime)> {
         self.q.pop().map(|(t, p)| (p, t))
     }
-    fn len_pkts(&self) -> u64 {
-        self.q.len()
-    }
-    fn len_bytes(&self) -> u64 {
-        self.q.bytes()
-    }
-    fn for_each(&self, f: &mut dyn FnMut(&Packet)) {
-        self.q.iter().for_each(f)
+    fn for_each_fifo(&self, f: &mut dyn FnMut(&TimedFifo)) {
+        f(&self.q)
     }
 }
 
