@@ -59,8 +59,7 @@ class Comparison:
     def text(self) -> str:
         """The table as aligned text, the notes first."""
         lines = [f"note: {n}" for n in self.notes]
-        shown = self.table.copy()
-        lines.append(shown.to_string(index=False, na_rep="-", float_format=_fmt))
+        lines.append(self.table.to_string(index=False, na_rep="-", float_format=_fmt))
         return "\n".join(lines)
 
     def markdown(self) -> str:
@@ -72,16 +71,12 @@ class Comparison:
 
 
 def _fmt(x: float) -> str:
-    if x != x:
-        return "-"
-    if abs(x) >= 1e5:
-        return f"{x:.4g}"
-    return f"{x:.4g}"
+    return "-" if x != x else f"{x:.4g}"
 
 
 def _cell(v: Any) -> str:
     if isinstance(v, float):
-        return "-" if v != v else _fmt(v)
+        return _fmt(v)
     return "-" if v is None else str(v)
 
 
