@@ -89,6 +89,8 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
     (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
     (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
     (('cc = "cubic"', 'cc = "cubic"\nonoff = { on = "1s", off = "1s" }'), "flows[1].onoff"),
+    (("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\n\n[bottleneck]'), "tcp.receive_buffer"),
+    (("[bottleneck]", "[tcp]\nrcv_truesize = 4096\n\n[bottleneck]"), "tcp.rcv_truesize"),
 ])
 def test_simulator_only_features_are_refused_not_ignored(tmp_path, monkeypatch, capsys, edit, field):
     """A kernel run must not silently drop what its simulated twin would model."""

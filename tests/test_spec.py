@@ -66,6 +66,20 @@ def test_zero_buffer_is_rejected(fake_engine, write_spec):
     assert "bottleneck.buffer: size must be > 0" in str(err)
 
 
+def test_receive_buffer_model_and_truesize_are_checked(fake_engine, write_spec):
+    err = problems(write_spec(BASE.replace("[bottleneck]", '[tcp]\nreceive_buffer = "big"\n\n[bottleneck]')))
+    assert "tcp.receive_buffer: Input should be 'linux' or 'unlimited'" in str(err)
+    err = problems(write_spec(BASE.replace("[bottleneck]", "[tcp]\nmss = 1000\nrcv_truesize = 1000\n\n[bottleneck]")))
+    assert "tcp.rcv_truesize: must be > mss (1000) and <= 256 x mss bytes, got 1000" in str(err)
+
+
+def test_receive_buffer_reaches_the_engine_only_when_not_linuxs(fake_engine, write_spec):
+    assert "receive_buffer" not in world_config(load_spec(write_spec(BASE)))["tcp"]
+    text = BASE.replace("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\nrcv_truesize = 4096\n\n[bottleneck]')
+    tcp = world_config(load_spec(write_spec(text)))["tcp"]
+    assert (tcp["receive_buffer"], tcp["rcv_truesize"]) == ("unlimited", 4096)
+
+
 def test_start_after_stop_is_rejected(fake_engine, write_spec):
     err = problems(write_spec(BASE + 'start = "5s"\nstop = "3s"\n'))
     assert "flows[1].start: 5s is not before stop (3s)" in str(err)

@@ -5,7 +5,7 @@
 >>> result.summary[["cc", "goodput_bps", "share"]]          # doctest: +SKIP
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 from .errors import EngineError, SpecError  # noqa: E402
 

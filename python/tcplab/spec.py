@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
-                      StrictInt, StrictStr, ValidationError)
+                      StrictInt, StrictStr, ValidationError, ValidationInfo, field_validator)
 
 from .errors import SpecError
 from .limits import check_rates
@@ -106,6 +106,22 @@ class Tcp(_Model):
     # Negotiate ECN on every flow (RFC 3168). Off as in Linux (tcp_ecn = 2 does not request
     # it on active opens); dctcp turns it on for its own flows (TCP_CONG_NEEDS_ECN).
     ecn: StrictBool = False
+    # The receiver's buffer (crates/sim/src/tcp/rcv_space.rs): "linux" models Linux 6.18's
+    # receive-buffer autotuning, whose window growth ACKs segments at once (what the
+    # kernel does); "unlimited" is a buffer that never grows nor limits (the simulator
+    # before issue 9: delayed ACKs throughout slow start).
+    receive_buffer: Literal["linux", "unlimited"] = "linux"
+    # Receive memory per full segment (skb->truesize); absent: the kernel backend's TUN
+    # path, 2304 bytes for a 1500-byte packet. scaling_ratio = 256 x mss / rcv_truesize.
+    rcv_truesize: Optional[StrictInt] = None
+
+    @field_validator("rcv_truesize")
+    @classmethod
+    def _truesize_fits_mss(cls, v: Optional[int], info: ValidationInfo) -> Optional[int]:
+        mss = info.data.get("mss", 1448)
+        if v is not None and not mss < v <= 256 * mss:
+            raise ValueError(f"must be > mss ({mss}) and <= 256 x mss bytes, got {v}")
+        return v
 
 
 class Policer(_Model):

@@ -122,6 +122,26 @@ pub struct TcpConfig {
     /// Linux's `tcp_ecn = 2` does not request it on active opens. An algorithm that needs
     /// ECN (DCTCP) turns it on for its flow regardless.
     pub ecn: bool,
+    /// The receiver's buffer: Linux's autotuning, whose window growth ACKs segments at
+    /// once (`tcp::rcv_space`), or an unlimited buffer with no such ACKs (the model
+    /// before issue 9).
+    pub receive_buffer: ReceiveBuffer,
+    /// Receive memory one full segment costs (`skb->truesize`); absent: what the kernel
+    /// backend's TUN-then-veth path allocates (`rcv_space::tun_truesize`, 2304 bytes for
+    /// a 1500-byte packet).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rcv_truesize: Option<u32>,
+}
+
+/// `tcp.receive_buffer`.
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ReceiveBuffer {
+    /// Linux 6.18's receive-buffer autotuning (`tcp_moderate_rcvbuf = 1`, the default).
+    #[default]
+    Linux,
+    /// Never limiting and never growing: no window-growth quick ACKs.
+    Unlimited,
 }
 
 impl Default for TcpConfig {
@@ -136,6 +156,8 @@ impl Default for TcpConfig {
             rto_min_ns: crate::tcp::rtt::TCP_RTO_MIN.0,
             tlp: true,
             ecn: false,
+            receive_buffer: ReceiveBuffer::Linux,
+            rcv_truesize: None,
         }
     }
 }
@@ -275,6 +297,12 @@ impl WorldConfig {
         }
         if !(1_000_000..=60_000_000_000).contains(&t.rto_min_ns) {
             return Err(err("tcp.rto_min_ns", "must be in [1 ms, 60 s]"));
+        }
+        if let Some(ts) = t.rcv_truesize {
+            // scaling_ratio = 256 x mss / truesize must be in [1, 255] (a u8 in Linux).
+            if ts <= t.mss_bytes || ts as u64 > 256 * t.mss_bytes as u64 {
+                return Err(err("tcp.rcv_truesize", format!("must be > mss ({}) and <= 256 x mss bytes", t.mss_bytes)));
+            }
         }
         check_link("bottleneck", &self.bottleneck, t)?;
         if let Some(r) = &self.bottleneck_reverse {

@@ -148,12 +148,16 @@ impl World {
                 };
                 receiver.enable_ecn(rx_cc);
             }
+            let rtt = match &routes {
+                None => handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes),
+                Some(r) => crate::net::topology::handshake_rtt(&net.links, r.round_trip(i), t.header_bytes),
+            };
             if t.sack_compression {
-                let rtt = match &routes {
-                    None => handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes),
-                    Some(r) => crate::net::topology::handshake_rtt(&net.links, r.round_trip(i), t.header_bytes),
-                };
                 receiver.enable_sack_compression(rtt);
+            }
+            if t.receive_buffer == crate::config::ReceiveBuffer::Linux {
+                let truesize = t.rcv_truesize.unwrap_or_else(|| crate::tcp::rcv_space::tun_truesize(t.mss_bytes + t.header_bytes));
+                receiver.enable_rcv_space(truesize, rtt);
             }
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -320,8 +324,8 @@ impl World {
                     Fire::Reschedule(at, g) => self.queue.push(at, Event::RxTimer { flow, timer, gen: g }),
                     Fire::Expired => {
                         let ack = match timer {
-                            RxTimer::DelAck => r.on_delack_timer(),
-                            RxTimer::CompressedAck => r.on_compressed_ack_timer(),
+                            RxTimer::DelAck => r.on_delack_timer(now),
+                            RxTimer::CompressedAck => r.on_compressed_ack_timer(now),
                         };
                         if let Some(ack) = ack {
                             let l = self.flows[flow as usize].links.receiver_access_rev;

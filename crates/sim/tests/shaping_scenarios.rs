@@ -88,16 +88,19 @@ fn a_square_wave_trace_moves_bbrs_bandwidth_estimate_within_the_filter_window() 
     // Down-steps at 5 s and 15 s. BBR's bandwidth is a windowed max over
     // bbr_bw_rtts = CYCLE_LEN + 2 = 10 rounds (tcp_bbr.c); once the last sample taken at
     // the high rate is older than that, the estimate is a 6 Mbit/s sample. Samples of
-    // packets sent before the step but delivered after it still carry the high rate for
-    // about one round, so the bound is 10 + 1 rounds, plus 1 for the round counter's
-    // granularity. "Fell" means below 1.25 x the low rate (a PROBE_BW up-phase sample may
-    // exceed the link rate by the burst it queues).
+    // packets sent before the step but delivered after it still carry the high rate, or
+    // a mix of both rates, for up to two rounds, so the bound is 10 + 2 rounds, plus 1
+    // for the round counter's granularity. (Seen: at 15 s a mixed sample of 9.96 Mbit/s,
+    // taken a round after the step, holds the estimate until round 13; with
+    // `tcp.receive_buffer = "unlimited"`, whose receiver ACKs every second segment, the
+    // same fall takes 11 rounds; both ~3.6 s.) "Fell" means below 1.25 x the low rate
+    // (a PROBE_BW up-phase sample may exceed the link rate by the burst it queues).
     for step in [5 * S, 15 * S] {
         let i0 = at(step);
         let i1 = (i0..t.len()).find(|&i| bw[i] < 1.25 * lo).expect("estimate never fell");
         let rounds = round[i1] - round[i0];
         println!("down-step at {} s: estimate below 1.25 x low after {rounds} rounds ({} ms)", step / S, (t[i1] - t[i0]) / MS);
-        assert!(rounds <= 12.0, "took {rounds} rounds");
+        assert!(rounds <= 13.0, "took {rounds} rounds");
     }
     // Up-step at 10 s. Once PROBE_BW's 1.25 phase comes round (at most 8 phases away;
     // a PROBE_RTT of max(200 ms, 1 round) = 5 rounds of ~41 ms may come first, as it does

@@ -272,6 +272,10 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     # ECN and AQM keys only when used, so configs of specs without them are unchanged.
     if s.tcp.ecn:
         config["tcp"]["ecn"] = True
+    if s.tcp.receive_buffer != "linux":
+        config["tcp"]["receive_buffer"] = s.tcp.receive_buffer
+    if s.tcp.rcv_truesize is not None:
+        config["tcp"]["rcv_truesize"] = s.tcp.rcv_truesize
     if b.aqm is not None:
         wire = s.tcp.mss + s.tcp.header
         config["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)

@@ -62,9 +62,20 @@ pub struct Packet {
     pub n_sacks: u8,
     /// The IP ECN field (bits 0-1, see [`Ecn`]) and the TCP flags ECE (bit 6: an ACK's ECN
     /// echo) and CWR (bit 7: congestion window reduced), packed in the one byte of padding
-    /// left, so that a packet stays 72 bytes (the engine copies packets by value). Read
-    /// and set through `ecn()`, `ece()`, `cwr()` and their setters.
+    /// left. Read and set through `ecn()`, `ece()`, `cwr()` and their setters.
     ecn_bits: u8,
+    /// The timestamp option (RFC 7323), on the receiver's millisecond clock
+    /// ([`ts_clock`]): an ACK's TSval, a data segment's TSecr (the TSval of the latest
+    /// ACK its sender had; 0 before any, meaning the SYN-ACK's). The receiver's RTT
+    /// estimate, which paces its buffer autotuning, comes from it (`tcp::rcv_space`).
+    pub ts: u32,
+}
+
+/// The TCP timestamp clock at `ns` (may be negative: before the run): milliseconds,
+/// offset as the kernel's per-connection random `ts_offset` is (only differences are
+/// used), so that 0 never occurs as a TSval in a run.
+pub fn ts_clock(ns: i64) -> u32 {
+    (ns.div_euclid(1_000_000) + 1_000_000) as u32
 }
 
 impl Packet {
@@ -78,6 +89,7 @@ impl Packet {
             is_retrans,
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_sacks: 0,
+            ts: 0,
             ecn_bits: 0,
         }
     }
@@ -99,6 +111,7 @@ impl Packet {
             sacks: blocks,
             n_sacks: n as u8,
             ecn_bits: 0,
+            ts: 0,
         }
     }
 

@@ -47,6 +47,7 @@ impl Sender {
         }
         let now_us = now.us();
         self.tp.now_us = now_us;
+        self.ts_recent = pkt.ts;
         let ack = pkt.seq;
         // Links never reorder, so an ACK below snd_una cannot occur; above snd_nxt is
         // invalid (tcp_ack's "ACK of unsent data").

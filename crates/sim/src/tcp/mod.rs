@@ -86,6 +86,7 @@ pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod rtt;
+pub mod rcv_space;
 pub mod sack_compress;
 pub mod scoreboard;
 pub mod sender;

@@ -123,6 +123,7 @@ impl Sender {
             self.rack.tsorted.push_back((seq, now_us));
         }
         let mut pkt = Packet::data(self.flow, seq, payload, self.header, !is_new);
+        pkt.ts = self.ts_recent;
         if self.tp.ecn_ok {
             // tcp_ecn_send: new data is ECT(0) and carries a queued CWR; retransmissions
             // are Not-ECT unless the algorithm needs ECN (RFC 3168 Sec. 6.1.5).

@@ -18,13 +18,19 @@
 //!   ACKs (`tcp_event_data_recv` -> `tcp_incr_quickack`: min(rcv_wnd / (2 * mss), 16),
 //!   16 for Linux's 64 KB initial window), and so does a duplicate segment
 //!   (`tcp_enter_quickack_mode`); each ACK sent uses one (`tcp_dec_quickack_mode`).
+//!   A segment that grows the receive window (`tcp_grow_window`: `icsk_ack.quick |= 1`)
+//!   is ACKed at once too; the window and the receive-buffer autotuning that gives it
+//!   room are in [`super::rcv_space`] (`tcp.receive_buffer = "linux"`, the default).
+//! - Timestamps: every ACK carries the receiver's millisecond clock as TSval; data
+//!   segments echo the latest one, from which the receiver estimates its RTT
+//!   (`tcp_rcv_rtt_measure_ts`), the clock of its buffer autotuning.
 //! - SACK blocks (RFC 2018 Sec. 4): the block holding the most recently received
 //!   segment first, then the most recently reported other blocks; at most 3 (the room
 //!   left beside the timestamp option) sent, 4 remembered (`TCP_NUM_SACKS`).
 //!
 //! Deviations: no adaptive ATO (the delayed ACK timeout is fixed at 40 ms) and no
 //! quick-ACK re-entry after an idle gap longer than the RTO; no D-SACK; the receive
-//! window never limits; a duplicate of a segment held out of order is treated like one
+//! window is computed but never limits the sender (see [`super::rcv_space`]); a duplicate of a segment held out of order is treated like one
 //! below `rcv_nxt` (immediate ACK, quick-ACK mode; the kernel only sets a D-SACK).
 //! SACK compression: the RTT behind its delay is the flow's base RTT fixed at build
 //! time (standing in for the receiver's handshake `srtt_us`, which caps the kernel's
@@ -35,8 +41,9 @@ use std::collections::VecDeque;
 
 use tcplab_cc::{CaEvent, CcView, CongestionOps};
 
-use crate::net::packet::{Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
+use crate::net::packet::{ts_clock, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sched::Timer;
+use crate::tcp::rcv_space::{tun_truesize, RcvSpace, GROW_MIN_LEN};
 use crate::tcp::sack_compress::{CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED};
 use crate::time::{Dur, SimTime};
 
@@ -122,6 +129,18 @@ pub struct Receiver {
     quick: u32,
     /// Whether any data has arrived (`icsk_ack.ato` set).
     seen_data: bool,
+    /// Receive-buffer autotuning and window growth ([`RcvSpace`]), unless the spec asks
+    /// for an unlimited buffer (`tcp.receive_buffer = "unlimited"`).
+    rcv_space: Option<RcvSpace>,
+    /// The handshake's round trip: the SYN-ACK's TSval is taken to be this long before
+    /// the first data segment arrives.
+    handshake_rtt: Dur,
+    /// TSval the first segments echo (the SYN-ACK's), set when the first one arrives.
+    syn_ack_ts: u32,
+    /// Segments held out of order (the sum of `ooo`'s range lengths).
+    ooo_segs: u64,
+    /// The timestamp clock now (`ts_clock`), the TSval of ACKs sent now.
+    ts_now: u32,
     pub delack: Timer,
     /// SACK compression state and its timer.
     pub comp: SackCompress,
@@ -161,6 +180,11 @@ impl Receiver {
             rcv_wup: 0,
             quick: 0,
             seen_data: false,
+            rcv_space: None,
+            handshake_rtt: Dur::ZERO,
+            syn_ack_ts: 0,
+            ooo_segs: 0,
+            ts_now: 0,
             delack: Timer::default(),
             comp: SackCompress::disabled(),
             ecn: false,
@@ -172,6 +196,19 @@ impl Receiver {
             rx_cc: None,
             stats: ReceiverStats::default(),
         }
+    }
+
+    /// Model Linux's receive-buffer autotuning and the quick ACKs of window growth
+    /// ([`RcvSpace`]), with `truesize` bytes of memory per full segment and the path's
+    /// handshake round trip `rtt` (for the SYN-ACK's timestamp).
+    pub fn enable_rcv_space(&mut self, truesize: u32, rtt: Dur) {
+        self.rcv_space = Some(RcvSpace::new(self.mss, truesize));
+        self.handshake_rtt = rtt;
+    }
+
+    /// The autotuning state, if modelled (for tests and diagnostics).
+    pub fn rcv_space(&self) -> Option<&RcvSpace> {
+        self.rcv_space.as_ref()
     }
 
     /// Turn on SACK compression with Linux's `tcp_comp_sack_nr` = 44; `rtt` is the RTT
@@ -270,6 +307,7 @@ impl Receiver {
         self.stats.acks_sent += 1;
         let (blocks, n) = self.sack_blocks();
         let mut p = Packet::ack(self.flow, ack, &blocks[..n], self.header);
+        p.ts = self.ts_now;
         if self.ecn {
             self.ecn_mark_ack(&mut p, ece);
         }
@@ -311,6 +349,7 @@ impl Receiver {
     }
 
     fn insert_ooo(&mut self, seq: u64) {
+        self.ooo_segs += 1;
         let i = self.ooo.partition_point(|&(_, e)| e < seq);
         // Ranges before i end before seq (not adjacent); range i may touch seq.
         if i < self.ooo.len() && self.ooo[i].1 == seq {
@@ -377,6 +416,7 @@ impl Receiver {
         self.ack_now = false;
         let (blocks, n) = self.sack_blocks();
         let mut p = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header);
+        p.ts = self.ts_now;
         if self.ecn {
             self.ecn_mark_ack(&mut p, self.demand_cwr);
         }
@@ -431,6 +471,7 @@ impl Receiver {
 
     /// A data segment arrived: the ACKs to send now and maybe a timer to schedule.
     pub fn on_data(&mut self, now: SimTime, pkt: &Packet) -> RxOut {
+        self.ts_now = ts_clock(now.0 as i64);
         let mut out = self.receive(now, pkt);
         if self.ecn_flush.is_some() {
             // An ACK the ECN echo asked for before this segment's (DCTCP's CE change).
@@ -447,6 +488,10 @@ impl Receiver {
             // The first data segment initializes the delayed-ACK engine in quick mode.
             self.seen_data = true;
             self.quick = TCP_MAX_QUICKACKS;
+            if let Some(rs) = self.rcv_space.as_mut() {
+                rs.established(now);
+                self.syn_ack_ts = ts_clock(now.0 as i64 - self.handshake_rtt.0 as i64);
+            }
         }
         self.ack_now = false;
         if self.ecn {
@@ -458,42 +503,17 @@ impl Receiver {
             self.stats.duplicate_bytes += pkt.payload as u64;
             return RxOut::ack(self.make_ack());
         }
+        if let Some(rs) = self.rcv_space.as_mut() {
+            // tcp_rcv_established: tcp_rcv_rtt_measure_ts before tcp_data_queue.
+            let tsecr = if pkt.ts == 0 { self.syn_ack_ts } else { pkt.ts };
+            rs.rtt_measure_ts(self.ts_now, tsecr, pkt.payload);
+        }
         if seq == self.rcv_nxt {
-            let had_ooo = !self.ooo.is_empty();
-            self.rcv_nxt += 1;
-            self.stats.delivered_bytes += pkt.payload as u64;
-            // tcp_event_data_recv -> tcp_ecn_check_ce, before the out-of-order merge.
-            if self.ecn {
-                self.ecn_flush = self.ecn_check_ce(pkt);
+            let out = self.in_order(now, pkt);
+            if self.rcv_space.is_some() {
+                self.app_read(now);
             }
-            if had_ooo && self.ooo[0].0 == self.rcv_nxt {
-                let (a, b) = self.ooo.pop_front().expect("checked non-empty");
-                self.stats.delivered_bytes += self.bytes_of(a, b);
-                self.rcv_nxt = b;
-            }
-            if self.total_bytes.is_some_and(|t| self.stats.delivered_bytes >= t) && self.stats.completed_ns.is_none() {
-                self.stats.completed_ns = Some(now.ns());
-            }
-            if had_ooo {
-                if self.ooo.is_empty() {
-                    // The hole is closed: ICSK_ACK_NOW (RFC 5681 4.2).
-                    return RxOut::ack(self.make_ack());
-                }
-                // Out-of-order data still held: the compression path, where the moved
-                // rcv_nxt makes this ACK immediate.
-                return self.ack_snd_check_ofo(now);
-            }
-            if pkt.payload >= self.mss {
-                self.unacked += 1;
-            }
-            // The last segment of a finite transfer carries PSH: tcp_measure_rcv_mss sets
-            // ICSK_ACK_PUSHED and tcp_cleanup_rbuf ACKs at once once the application has
-            // read everything (ours reads at once).
-            let pushed = self.total_bytes.is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
-            if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed || self.ack_now {
-                return RxOut::ack(self.make_ack());
-            }
-            return RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck);
+            return out;
         }
         // Out of order (tcp_data_queue_ofo: tcp_ecn_check_ce first): maybe flush a
         // compressed ACK, hold the segment, then decide.
@@ -501,11 +521,115 @@ impl Receiver {
         let flush = ecn_flush.or_else(|| self.sack_compress_flush(seq));
         self.insert_ooo(seq);
         self.note_recent(seq);
+        if self.rcv_space.is_some() {
+            self.ofo_window(pkt);
+        }
         RxOut { flush, ..self.ack_snd_check_ofo(now) }
     }
 
+    /// The next expected segment arrived (`tcp_data_queue`'s in-order branch, then
+    /// `__tcp_ack_snd_check`).
+    fn in_order(&mut self, now: SimTime, pkt: &Packet) -> RxOut {
+        let had_ooo = !self.ooo.is_empty();
+        self.rcv_nxt += 1;
+        self.stats.delivered_bytes += pkt.payload as u64;
+        // tcp_event_data_recv -> tcp_ecn_check_ce, before the out-of-order merge.
+        if self.ecn {
+            self.ecn_flush = self.ecn_check_ce(pkt);
+        }
+        if self.rcv_space.is_some() {
+            self.event_data_recv(pkt);
+        }
+        if had_ooo && self.ooo[0].0 == self.rcv_nxt {
+            let (a, b) = self.ooo.pop_front().expect("checked non-empty");
+            self.stats.delivered_bytes += self.bytes_of(a, b);
+            self.ooo_segs -= b - a;
+            self.rcv_nxt = b;
+        }
+        if self.total_bytes.is_some_and(|t| self.stats.delivered_bytes >= t) && self.stats.completed_ns.is_none() {
+            self.stats.completed_ns = Some(now.ns());
+        }
+        if had_ooo {
+            if self.ooo.is_empty() {
+                // The hole is closed: ICSK_ACK_NOW (RFC 5681 4.2).
+                return RxOut::ack(self.make_ack());
+            }
+            // Out-of-order data still held: the compression path, where the moved
+            // rcv_nxt makes this ACK immediate.
+            return self.ack_snd_check_ofo(now);
+        }
+        if pkt.payload >= self.mss {
+            self.unacked += 1;
+        }
+        // The last segment of a finite transfer carries PSH: tcp_measure_rcv_mss sets
+        // ICSK_ACK_PUSHED and tcp_cleanup_rbuf ACKs at once once the application has
+        // read everything (ours reads at once).
+        let pushed = self.total_bytes.is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
+        if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed || self.ack_now {
+            return RxOut::ack(self.make_ack());
+        }
+        RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck)
+    }
+
+    /// Memory charged for a segment of `payload` bytes: the configured truesize for a
+    /// full one, the allocation of its size for a short one (never more).
+    fn truesize_of(rs: &RcvSpace, mss: u32, header: u32, payload: u32) -> u32 {
+        if payload >= mss {
+            rs.truesize()
+        } else {
+            tun_truesize(payload + header).min(rs.truesize())
+        }
+    }
+
+    /// Bytes from `rcv_nxt` to the end of the out-of-order data
+    /// (`ooo_last_skb->end_seq - rcv_nxt`), 0 with none held.
+    fn ooo_span(&self) -> u64 {
+        self.ooo.back().map_or(0, |&(_, end)| self.bytes_of(self.rcv_nxt, end))
+    }
+
+    /// `tcp_event_data_recv`'s window part for an in-order segment, queued but not yet
+    /// read: `tcp_measure_rcv_mss`, then `tcp_grow_window` (segments of 128 bytes or
+    /// more), whose growth sets `icsk_ack.quick |= 1`.
+    fn event_data_recv(&mut self, pkt: &Packet) {
+        let (mss, header, ooo_segs) = (self.mss, self.header, self.ooo_segs);
+        if let Some(rs) = self.rcv_space.as_mut() {
+            let truesize = Self::truesize_of(rs, mss, header, pkt.payload);
+            rs.measure_rcv_mss(pkt.payload, truesize);
+            let held = truesize as u64 + ooo_segs * rs.truesize() as u64;
+            if pkt.payload >= GROW_MIN_LEN && rs.grow_window(pkt.payload, truesize, held) {
+                self.quick |= 1;
+            }
+        }
+    }
+
+    /// The end of `tcp_data_queue_ofo` for a SACK flow: `tcp_grow_window` (the segment
+    /// not yet charged), then `tcp_rcvbuf_grow` to provision the out-of-order span.
+    fn ofo_window(&mut self, pkt: &Packet) {
+        let span = self.ooo_span();
+        let (mss, header, ooo_segs) = (self.mss, self.header, self.ooo_segs);
+        if let Some(rs) = self.rcv_space.as_mut() {
+            let truesize = Self::truesize_of(rs, mss, header, pkt.payload);
+            let held = (ooo_segs - 1) * rs.truesize() as u64;
+            if rs.grow_window(pkt.payload, truesize, held) {
+                self.quick |= 1;
+            }
+            rs.rcvbuf_grow(rs.space, span);
+        }
+    }
+
+    /// The application has read everything in order (`tcp_recvmsg` ->
+    /// `tcp_rcv_space_adjust`).
+    fn app_read(&mut self, now: SimTime) {
+        let span = self.ooo_span();
+        let copied = self.stats.delivered_bytes;
+        if let Some(rs) = self.rcv_space.as_mut() {
+            rs.space_adjust(now, copied, span);
+        }
+    }
+
     /// The compressed-ACK timer expired (`tcp_compressed_ack_kick`).
-    pub fn on_compressed_ack_timer(&mut self) -> Option<Packet> {
+    pub fn on_compressed_ack_timer(&mut self, now: SimTime) -> Option<Packet> {
+        self.ts_now = ts_clock(now.0 as i64);
         if self.comp.compressed_ack == 0 {
             return None;
         }
@@ -515,7 +639,8 @@ impl Receiver {
     }
 
     /// The delayed-ACK timer expired.
-    pub fn on_delack_timer(&mut self) -> Option<Packet> {
+    pub fn on_delack_timer(&mut self, now: SimTime) -> Option<Packet> {
+        self.ts_now = ts_clock(now.0 as i64);
         (self.unacked > 0).then(|| self.make_ack())
     }
 }
@@ -555,8 +680,8 @@ mod tests {
     fn delayed_ack_timer_acks_a_lone_segment() {
         let mut r = rx_warm();
         r.on_data(SimTime(0), &seg(16));
-        assert_eq!(r.on_delack_timer().unwrap().seq, 17);
-        assert!(r.on_delack_timer().is_none());
+        assert_eq!(r.on_delack_timer(SimTime(0)).unwrap().seq, 17);
+        assert!(r.on_delack_timer(SimTime(0)).is_none());
     }
 
     #[test]
@@ -661,10 +786,10 @@ mod tests {
         // The timer (800 us) sends one ACK carrying the block [17, 23); the other two
         // withheld ACKs are counted as compressed.
         assert!(matches!(r.comp.timer.on_fire(at, gen), Fire::Expired));
-        let a = r.on_compressed_ack_timer().unwrap();
+        let a = r.on_compressed_ack_timer(SimTime(0)).unwrap();
         assert_eq!((a.seq, a.sack_blocks()), (16, &[SackBlock { start: 17, end: 23 }][..]));
         assert_eq!((r.stats.acks_compressed, r.comp.compressed_ack), (2, 0));
-        assert!(r.on_compressed_ack_timer().is_none());
+        assert!(r.on_compressed_ack_timer(SimTime(0)).is_none());
         // rcv_nxt has not moved, so the counter stays at 3: 23 at 900 us is withheld at
         // once, with a fresh timer at 900 + 500 = 1400 us.
         let out = r.on_data(SimTime(900 * US), &seg(23));
@@ -774,5 +899,44 @@ mod tests {
             assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "dupack {s}");
         }
         assert!(r.on_data(SimTime(0), &seg(20)).ack.is_none());
+    }
+
+    /// Linux's receive-buffer model (`tcp.receive_buffer = "linux"`): window growth ACKs
+    /// segments at once. Hand-computed from net/ipv4/tcp_input.c (tcp::rcv_space):
+    /// the first segment at 1 ms echoes the SYN-ACK, a 40 ms receiver RTT. rcv_ssthresh
+    /// grows 65160 -> 80480 (the room under win(131072 - 2304)) on segments 0-5, whose
+    /// `quick |= 1` turns the 16 initial quick ACKs into 17 before each ACK takes one,
+    /// so the 16 last until segment 21: 22 immediate ACKs, then 22-25 in pairs. At
+    /// 41 ms, 40 ms after the first arrival, segment 26 is read: 27 x 1448 = 39096 bytes
+    /// in that RTT over the initial 14480 give rcvwin = 78192 + 2 x (78192 x 24616 /
+    /// 14480 = 132926) = 344044, rcvbuf 344044 x 256 / 160 = 550470. The room to
+    /// win(550470 - 2304) = 342603 takes 262123 / 2896 = 90.5 growths: segments 27-117
+    /// are each ACKed at once, 118 waits, 119 completes the pair.
+    #[test]
+    fn window_growth_acks_every_segment_while_the_buffer_autotunes() {
+        let mut r = rx(true);
+        r.enable_rcv_space(2304, Dur::from_ms(40));
+        let at = |ms: u64| SimTime(ms * 1_000_000);
+        let acked: Vec<bool> = (0..26).map(|s| r.on_data(at(1), &seg(s)).ack.is_some()).collect();
+        assert!(acked[..22].iter().all(|&a| a));
+        assert_eq!(&acked[22..], &[false, true, false, true]);
+        assert_eq!(r.rcv_space().unwrap().rcv_ssthresh, 80_480);
+        assert!(r.on_data(at(41), &seg(26)).ack.is_none());
+        let rs = r.rcv_space().unwrap();
+        assert_eq!((rs.rcvbuf, rs.window_clamp, rs.space), (550_470, 344_043, 39_096));
+        for s in 27..118 {
+            assert!(r.on_data(at(42), &seg(s)).ack.is_some(), "segment {s} grows the window: ACK at once");
+        }
+        assert_eq!(r.rcv_space().unwrap().rcv_ssthresh, 342_603);
+        assert!(r.on_data(at(42), &seg(118)).ack.is_none());
+        assert!(r.on_data(at(42), &seg(119)).ack.is_some());
+    }
+
+    /// ACKs carry the receiver's millisecond clock (TSval) for the sender to echo.
+    #[test]
+    fn acks_carry_the_receivers_timestamp() {
+        let mut r = rx(false);
+        let a = r.on_data(SimTime(2_500_000), &seg(0)).ack.unwrap();
+        assert_eq!(a.ts, 1_000_002); // 2.5 ms -> 2, plus the clock's offset of 10^6
     }
 }

@@ -103,6 +103,9 @@ pub struct Sender {
     pub(super) ecn_queue_cwr: bool,
     /// `tcp_ca_needs_ecn`, cached: retransmissions stay ECN-capable.
     pub(super) ca_needs_ecn: bool,
+    /// `rx_opt.ts_recent`: the latest ACK's TSval, echoed as every data segment's TSecr
+    /// (`tcp_store_ts_recent`; links do not reorder, so the latest is the newest).
+    pub(super) ts_recent: u32,
     pub stats: SenderStats,
 }
 
@@ -151,6 +154,7 @@ impl Sender {
             ecn: false,
             ecn_queue_cwr: false,
             ca_needs_ecn: false,
+            ts_recent: 0,
             stats: SenderStats::default(),
         }
     }

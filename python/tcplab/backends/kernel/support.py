@@ -34,6 +34,11 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
     b = spec.bottleneck
     if spec.tcp.ecn:
         p.append(("tcp.ecn", "ECN is not negotiated by the kernel backend's agents yet"))
+    if spec.tcp.receive_buffer != "linux":
+        p.append(("tcp.receive_buffer", "\"unlimited\" is a simulator model; the kernel backend always "
+                  "runs Linux's own autotuned receive buffer"))
+    if spec.tcp.rcv_truesize is not None:
+        p.append(("tcp.rcv_truesize", "the kernel backend's skb truesize is set by its devices, not by the spec"))
     if b.aqm is not None:
         p.append(("bottleneck.aqm", f"a queue discipline {WHY}"))
     if b.reverse is not None:
