@@ -36,6 +36,7 @@ BASE = {
 PATHS = [
     "experiment.name", "experiment.duration", "experiment.seed", "experiment.sample_interval", "experiment.extra",
     "tcp.mss", "tcp.header", "tcp.delayed_ack", "tcp.initial_cwnd", "tcp.rack", "tcp.sack_compression",
+    "tcp.receive_buffer", "tcp.rcv_truesize",
     "bottleneck.rate", "bottleneck.delay", "bottleneck.buffer", "bottleneck.loss", "bottleneck.bdp_rtt",
     "flows[0].cc", "flows[0].rtt", "flows[0].count", "flows[0].start", "flows[0].stagger", "flows[0].stop",
     "flows[0].size", "flows[0].params", "flows[0].params.beta", "flows[1].params.cwnd_gain", "flows[1].access",

@@ -114,3 +114,14 @@ fn a_sampling_interval_that_would_exhaust_memory_is_rejected() {
     assert_eq!(f, "sample_interval_ns");
     assert!(m.contains("2000000000"), "{m}");
 }
+
+#[test]
+fn a_truesize_not_above_the_mss_is_rejected() {
+    // scaling_ratio = 256 x mss / truesize must fit Linux's u8 (1..=255).
+    let mut cfg = base();
+    cfg.tcp.rcv_truesize = Some(1448);
+    let (f, m) = field_of(&cfg);
+    assert_eq!((f.as_str(), m.as_str()), ("tcp.rcv_truesize", "must be > mss (1448) and <= 256 x mss bytes"));
+    cfg.tcp.rcv_truesize = Some(2304);
+    assert!(World::new(&cfg).is_ok());
+}
