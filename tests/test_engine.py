@@ -88,6 +88,18 @@ def test_run_files_and_schema(small_run):
     assert set(manifest["sha256"]) == names - {"manifest.json"}
 
 
+def test_a_label_an_algorithm_lacks_is_missing_not_empty(tmp_path):
+    """CUBIC has no BBR mode: its cc_mode is NA in the series (not ""), BBR's is filled."""
+    spec = tmp_path / "mix.toml"
+    spec.write_text(SMALL.replace('cc = "reno"', 'cc = "bbr"').replace("count = 2", "")
+                    + '\n[[flows]]\ncc = "cubic"\nrtt = "20ms"\n')
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 0
+    series = pd.read_parquet(tmp_path / "out" / "series.parquet")
+    assert series.loc[series["flow"] == 1, "cc_mode"].isna().all()
+    assert series.loc[series["flow"] == 0, "cc_mode"].notna().all()
+    assert "STARTUP" in set(series.loc[series["flow"] == 0, "cc_mode"])
+
+
 def test_report_redraws_from_stored_results(small_run):
     _, out = small_run
     before = digests(out)["report.png"]

@@ -113,7 +113,8 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
     rest = sorted(c for c in series.columns if c not in first)
     series = series[first + rest]
     for c in series.columns:  # label columns (cc_mode, ca_state as text) stay strings
-        if series[c].dtype == object and c not in ("cc",):
+        # object with pandas 2, the `str` dtype with pandas >= 3 (its default for text)
+        if (series[c].dtype == object or pd.api.types.is_string_dtype(series[c].dtype)) and c != "cc":
             try:
                 series[c] = pd.to_numeric(series[c])
             except (ValueError, TypeError):
