@@ -10,6 +10,12 @@
 //! - delay: after `HYSTART_MIN_SAMPLES` RTT samples, the round's minimum RTT exceeds
 //!   `delay_min` (the flow's minimum) by `clamp(delay_min / 8, 4 ms, 16 ms)`.
 //!
+//! Rounds are tracked from the first ACK of the connection; detection runs only once
+//! cwnd >= `hystart_low_window` (16). This is the order since Linux 6.14 ("tcp_cubic:
+//! fix incorrect HyStart round start detection", in 6.18): before it, no round began
+//! below cwnd 16, so rounds did not line up with the flights and an ACK train that
+//! starts a flight could fall into the previous round, whose first gap ends it.
+//!
 //! The clock is `tcp_mstamp` truncated to 32 bits of microseconds, as in the kernel
 //! (`bictcp_clock_us`); comparisons wrap the same way.
 
@@ -80,10 +86,14 @@ impl HyStart {
     }
 
     /// `hystart_update`: feed one RTT sample `delay` (us); on detection set `found` and
-    /// ssthresh := cwnd, which ends slow start.
-    pub fn hystart_update(&mut self, tp: &mut CcView, delay: u32, delay_min: u32, detect: u32, ack_delta_us: u32) {
+    /// ssthresh := cwnd, which ends slow start. A new round starts whatever the cwnd;
+    /// detection runs only from `low_window` (`hystart_low_window`) up.
+    pub fn hystart_update(&mut self, tp: &mut CcView, delay: u32, delay_min: u32, detect: u32, ack_delta_us: u32, low_window: u32) {
         if after(tp.snd_una, self.end_seq) {
             self.bictcp_hystart_reset(tp);
+        }
+        if tp.snd_cwnd < low_window {
+            return;
         }
 
         if detect & HYSTART_ACK_TRAIN != 0 {

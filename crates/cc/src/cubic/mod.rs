@@ -287,13 +287,13 @@ impl CongestionOps for Cubic {
         if ca.delay_min == 0 || ca.delay_min > delay {
             ca.delay_min = delay;
         }
-        if !ca.hystart.found
-            && tcp_in_slow_start(tp)
-            && self.cfg.hystart
-            && tp.snd_cwnd >= self.cfg.hystart_low_window
-        {
+        // Rounds are tracked from the first ACK; hystart_update itself skips detection
+        // below hystart_low_window ("tcp_cubic: fix incorrect HyStart round start
+        // detection", Linux 6.14, in 6.18): before that fix no round started until cwnd
+        // reached 16, so rounds did not line up with the flights.
+        if !ca.hystart.found && tcp_in_slow_start(tp) && self.cfg.hystart {
             let (delay_min, detect, ack_delta) = (ca.delay_min, self.cfg.hystart_detect, self.cfg.hystart_ack_delta_us);
-            ca.hystart.hystart_update(tp, delay, delay_min, detect, ack_delta);
+            ca.hystart.hystart_update(tp, delay, delay_min, detect, ack_delta, self.cfg.hystart_low_window);
             if ca.hystart.found {
                 ca.last_ssthresh = tp.snd_ssthresh;
             }

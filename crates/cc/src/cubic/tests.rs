@@ -312,6 +312,21 @@ fn hystart_does_not_run_below_the_low_window() {
     assert_eq!(tp.snd_ssthresh, TCP_INFINITE_SSTHRESH);
 }
 
+/// Linux 6.14's "tcp_cubic: fix incorrect HyStart round start detection": rounds start
+/// from the first ACK even below hystart_low_window, so that they line up with the
+/// flights; only detection waits for cwnd 16. At cwnd 10 with the initial window of 10
+/// segments out, the first ACK (snd_una 1 > end_seq 0) starts a round ending at 10.
+#[test]
+fn hystart_tracks_rounds_below_the_low_window() {
+    let (mut c, mut tp) = slow_start(CubicConfig::default());
+    tp.snd_cwnd = 10;
+    tp.snd_nxt = 10;
+    samples(&mut c, &mut tp, 1, 40_000, 500);
+    assert_eq!(c.ca.hystart.end_seq, 10);
+    assert_eq!(c.ca.hystart.round_start, tp.now_us as u32);
+    assert_eq!(c.ca.hystart.sample_cnt, 0); // no detection below the low window
+}
+
 fn train_only() -> CubicConfig {
     CubicConfig { hystart_detect: HYSTART_ACK_TRAIN, ..CubicConfig::default() }
 }
