@@ -141,6 +141,11 @@ pub struct Receiver {
     ooo_segs: u64,
     /// The timestamp clock now (`ts_clock`), the TSval of ACKs sent now.
     ts_now: u32,
+    /// Where this host's millisecond timestamp clock ticks relative to the run's clock
+    /// (ns, in [0, 1 ms)): a connection starts at an arbitrary point of the kernel's
+    /// `tcp_clock_ms`, so the millisecond quantisation of its RTT samples has a random
+    /// phase; 0 unless [`Receiver::enable_rcv_space`] sets it.
+    ts_phase_ns: u64,
     pub delack: Timer,
     /// SACK compression state and its timer.
     pub comp: SackCompress,
@@ -185,6 +190,7 @@ impl Receiver {
             syn_ack_ts: 0,
             ooo_segs: 0,
             ts_now: 0,
+            ts_phase_ns: 0,
             delack: Timer::default(),
             comp: SackCompress::disabled(),
             ecn: false,
@@ -199,11 +205,18 @@ impl Receiver {
     }
 
     /// Model Linux's receive-buffer autotuning and the quick ACKs of window growth
-    /// ([`RcvSpace`]), with `truesize` bytes of memory per full segment and the path's
-    /// handshake round trip `rtt` (for the SYN-ACK's timestamp).
-    pub fn enable_rcv_space(&mut self, truesize: u32, rtt: Dur) {
+    /// ([`RcvSpace`]), with `truesize` bytes of memory per full segment, the path's
+    /// handshake round trip `rtt` (for the SYN-ACK's timestamp) and the phase of the
+    /// timestamp clock (`ts_phase`, below 1 ms; the engine draws it per flow).
+    pub fn enable_rcv_space(&mut self, truesize: u32, rtt: Dur, ts_phase: Dur) {
         self.rcv_space = Some(RcvSpace::new(self.mss, truesize));
         self.handshake_rtt = rtt;
+        self.ts_phase_ns = ts_phase.0 % 1_000_000;
+    }
+
+    /// The timestamp clock at `now` (`ts_clock` of this host's phase).
+    fn ts_at(&self, now_ns: i64) -> u32 {
+        ts_clock(now_ns + self.ts_phase_ns as i64)
     }
 
     /// The autotuning state, if modelled (for tests and diagnostics).
@@ -471,7 +484,7 @@ impl Receiver {
 
     /// A data segment arrived: the ACKs to send now and maybe a timer to schedule.
     pub fn on_data(&mut self, now: SimTime, pkt: &Packet) -> RxOut {
-        self.ts_now = ts_clock(now.0 as i64);
+        self.ts_now = self.ts_at(now.0 as i64);
         let mut out = self.receive(now, pkt);
         if self.ecn_flush.is_some() {
             // An ACK the ECN echo asked for before this segment's (DCTCP's CE change).
@@ -490,7 +503,7 @@ impl Receiver {
             self.quick = TCP_MAX_QUICKACKS;
             if let Some(rs) = self.rcv_space.as_mut() {
                 rs.established(now);
-                self.syn_ack_ts = ts_clock(now.0 as i64 - self.handshake_rtt.0 as i64);
+                self.syn_ack_ts = self.ts_at(now.0 as i64 - self.handshake_rtt.0 as i64);
             }
         }
         self.ack_now = false;
@@ -629,7 +642,7 @@ impl Receiver {
 
     /// The compressed-ACK timer expired (`tcp_compressed_ack_kick`).
     pub fn on_compressed_ack_timer(&mut self, now: SimTime) -> Option<Packet> {
-        self.ts_now = ts_clock(now.0 as i64);
+        self.ts_now = self.ts_at(now.0 as i64);
         if self.comp.compressed_ack == 0 {
             return None;
         }
@@ -640,7 +653,7 @@ impl Receiver {
 
     /// The delayed-ACK timer expired.
     pub fn on_delack_timer(&mut self, now: SimTime) -> Option<Packet> {
-        self.ts_now = ts_clock(now.0 as i64);
+        self.ts_now = self.ts_at(now.0 as i64);
         (self.unacked > 0).then(|| self.make_ack())
     }
 }
@@ -915,7 +928,7 @@ mod tests {
     #[test]
     fn window_growth_acks_every_segment_while_the_buffer_autotunes() {
         let mut r = rx(true);
-        r.enable_rcv_space(2304, Dur::from_ms(40));
+        r.enable_rcv_space(2304, Dur::from_ms(40), Dur::ZERO);
         let at = |ms: u64| SimTime(ms * 1_000_000);
         let acked: Vec<bool> = (0..26).map(|s| r.on_data(at(1), &seg(s)).ack.is_some()).collect();
         assert!(acked[..22].iter().all(|&a| a));
