@@ -945,11 +945,16 @@ mod tests {
         assert!(r.on_data(at(42), &seg(119)).ack.is_some());
     }
 
-    /// ACKs carry the receiver's millisecond clock (TSval) for the sender to echo.
+    /// ACKs carry the receiver's millisecond clock (TSval) for the sender to echo; with
+    /// the buffer model the clock runs `ts_phase` ahead of the run's.
     #[test]
     fn acks_carry_the_receivers_timestamp() {
         let mut r = rx(false);
         let a = r.on_data(SimTime(2_500_000), &seg(0)).ack.unwrap();
         assert_eq!(a.ts, 1_000_002); // 2.5 ms -> 2, plus the clock's offset of 10^6
+        let mut r = rx(false);
+        r.enable_rcv_space(2304, Dur::from_ms(40), Dur(600_000));
+        let a = r.on_data(SimTime(2_500_000), &seg(0)).ack.unwrap();
+        assert_eq!(a.ts, 1_000_003); // 2.5 + 0.6 = 3.1 ms -> 3
     }
 }
