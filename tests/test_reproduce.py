@@ -105,6 +105,31 @@ def test_verdicts_report_and_plot(cat, tmp_path):
     assert "<img src='plots/tum-fig99-test.png'" in (out / "report.html").read_text()
 
 
+def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():
+    """"Depends on X more than on Y": the range (max - min of the points' means over the
+    seeds) across one axis against the range across another. Hand-made runs: share 0.9 /
+    0.5 at 1 / 5 BDP (rtt 50 ms) -> range 0.4; at 2.5 BDP shares 0.60, 0.70 (two seeds at
+    25 ms: 0.68 and 0.72) and 0.65 at 25 / 100 / 50 ms -> means 0.60, 0.70, 0.65 -> 0.10."""
+    from tcplab.reproduce.catalogue import Claim
+    from tcplab.reproduce.runner import Run, axis_range, evaluate_claim
+
+    def run(rtt, buf, share, seed=1):
+        return Run({"rtt": rtt, "buffer": buf}, seed, f"{rtt}{buf}{seed}", {"aggregate": {"x": share}})
+    runs = [run("50ms", "1bdp", 0.9), run("50ms", "5bdp", 0.5), run("50ms", "2.5bdp", 0.65),
+            run("10ms", "2.5bdp", 0.60), run("25ms", "2.5bdp", 0.68), run("25ms", "2.5bdp", 0.72, seed=2)]
+    assert axis_range(runs, {"rtt": "50ms"}, "x", "buffer") == pytest.approx(0.9 - 0.5)
+    assert axis_range(runs, {"buffer": "2.5bdp"}, "x", "rtt") == pytest.approx(0.70 - 0.60)
+    claim = Claim(quote="q", where="w", metric="x", op=">", value=2, across="buffer", at={"rtt": "50ms"},
+                  of="x", of_across="rtt", of_at={"buffer": "2.5bdp"}, weaker={"op": ">", "value": 1})
+
+    class E:  # the entry is only carried along
+        pass
+    r = evaluate_claim(E(), claim, runs)
+    assert (r.verdict, r.ours, r.target) == ("agree", pytest.approx(0.4), pytest.approx(0.2))
+    r = evaluate_claim(E(), claim.model_copy(update={"value": 5}), runs)  # 0.4 < 0.5; weaker 0.4 > 0.1
+    assert r.verdict == "partly"
+
+
 def test_a_rerun_is_cached(cat, tmp_path):
     out = tmp_path / "out"
     said: list[str] = []
@@ -158,6 +183,8 @@ def test_an_interrupted_reproduce_resumes(cat, tmp_path):
     (('paper = "tum"', 'paper = "nope"'), "catalogue.paper"),
     (('x = "bottleneck.buffer"', 'x = "bottleneck.delay"'), "catalogue.x"),
     (('quote = "fails"', 'quote = "fails"\ncolour = "red"'), "catalogue.claims[1].colour"),
+    (('quote = "fails"', 'quote = "fails"\nacross = "bottleneck.delay"'), "catalogue.claims[1].across"),
+    (('quote = "fails"', 'quote = "fails"\nacross = "bottleneck.buffer"'), "catalogue.claims[1].across"),
 ])
 def test_bad_entries_name_the_field(cat, edit, field):
     path = cat / "tum" / "tum-fig99-test.toml"

@@ -22,6 +22,9 @@ to plot, how to shorten it for ``--quick``, and the paper's claims about it::
     at = { "bottleneck.buffer" = "0.5bdp", "flows[0].cc" = "bbr" }   # a list: every value
     of_at = { "flows[0].cc" = "bbr" }      # with ``of``: the reference metric at another point
     weaker = { op = ">=", value = 0.5 }    # the direction alone: "partly" when only this holds
+    across = "bottleneck.buffer"           # optional: the metric's range (max - min of the
+                                           # points' means) over this axis, the others fixed by `at`
+    of_across = "flows[0].rtt"             # optional, with ``of``: the reference's range likewise
     explain = "..."                        # what we know about a difference
     needs = ""                             # set: the claim cannot run yet, and why
 
@@ -77,6 +80,10 @@ class Claim(_Strict):
     of: Optional[StrictStr] = None
     of_at: dict[str, Any] = Field(default_factory=dict)
     at: dict[str, Any] = Field(default_factory=dict)
+    # "Depends largely on X, little on Y": compare how much a metric varies across one
+    # axis with how much it (or ``of``) varies across another.
+    across: Optional[StrictStr] = None
+    of_across: Optional[StrictStr] = None
     weaker: Optional[Weaker] = None
     explain: StrictStr = ""
     needs: StrictStr = ""
@@ -182,6 +189,17 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
                 problems.append((f"catalogue.claims[{i}].{field}", f"cannot parse metric {expr!r}"))
         if c.weaker and c.weaker.of is not None and not _EXPR.match(c.weaker.of):
             problems.append((f"catalogue.claims[{i}].weaker.of", f"cannot parse metric {c.weaker.of!r}"))
+        for name, axis, at in (("across", c.across, c.at), ("of_across", c.of_across, c.of_at)):
+            if axis is None:
+                continue
+            if axis not in grid:
+                problems.append((f"catalogue.claims[{i}].{name}", f"'{axis}' is not swept; swept: "
+                                                                   f"{', '.join(grid) or 'nothing'}"))
+            elif axis in at:
+                problems.append((f"catalogue.claims[{i}].{name}", f"'{axis}' varies across the range, so "
+                                                                   f"it cannot also be fixed in the claim's point"))
+        if c.of_across is not None and c.of is None:
+            problems.append((f"catalogue.claims[{i}].of_across", "needs 'of', the metric whose range is the reference"))
         for name, at in (("at", c.at), ("of_at", c.of_at), ("weaker.of_at", (c.weaker and c.weaker.of_at) or {})):
             for k, v in at.items():
                 if k not in grid:

@@ -50,7 +50,7 @@ class ClaimResult:
             return "not run: " + (self.claim.needs or self.entry.meta.needs)
         if math.isnan(self.ours):
             return "undefined"
-        sd = f" ± {_fmt(self.spread)}" if self.seeds > 1 else ""
+        sd = f" ± {_fmt(self.spread)}" if self.seeds > 1 and not math.isnan(self.spread) else ""
         tgt = f" (target {_fmt(self.target)})" if self.claim.of else ""
         worst = f"; worst at {self.where}" if self.where else ""
         return f"{_fmt(self.ours)}{sd} (n={self.seeds}){tgt}{worst}"
@@ -59,10 +59,12 @@ class ClaimResult:
         c = self.claim
         if c.metric is None:
             return ""
-        target = f"{c.value:g} x {c.of}" if c.of else f"{c.value:g}"
+        of = f"range of {c.of} over {c.of_across}" if c.of_across else c.of
+        target = f"{c.value:g} x {of}" if c.of else f"{c.value:g}"
         if c.of_at:
             target = f"({target} at " + ", ".join(f"{k} = {v}" for k, v in c.of_at.items()) + ")"
-        main = f"{c.metric} within {c.tolerance:g} of {target}" if c.op == "within" else f"{c.metric} {c.op} {target}"
+        metric = f"range of {c.metric} over {c.across}" if c.across else c.metric
+        main = f"{metric} within {c.tolerance:g} of {target}" if c.op == "within" else f"{metric} {c.op} {target}"
         at = ", ".join(f"{k} = {' / '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in c.at.items())
         return main + (f" at {at}" if at else "")
 
@@ -154,26 +156,43 @@ def _evaluate_point(entry: Entry, claim: Claim, runs: list[Run], point: dict[str
     sel = at_point(runs, point)
     if not sel:
         return ClaimResult(entry, claim, "not run")
-    ours_each = [metric_value(r.summary, claim.metric) for r in sel]
-    ours = _mean(ours_each)
-    target = _reference(runs, sel, point, claim.of, claim.of_at, claim.value)
-    spread = statistics.stdev(ours_each) if len(ours_each) > 1 and not any(map(math.isnan, ours_each)) else math.nan
+    if claim.across:
+        ours, spread = axis_range(runs, point, claim.metric, claim.across), math.nan
+    else:
+        ours_each = [metric_value(r.summary, claim.metric) for r in sel]
+        ours = _mean(ours_each)
+        spread = statistics.stdev(ours_each) if len(ours_each) > 1 and not any(map(math.isnan, ours_each)) else math.nan
+    target = _reference(runs, sel, point, claim.of, claim.of_at, claim.value, claim.of_across)
     if compare(claim.op, ours, target, claim.tolerance):
         verdict = "agree"
     elif claim.weaker and compare(claim.weaker.op, ours, _reference(
             runs, sel, point, claim.weaker.of if claim.weaker.of is not None else claim.of,
-            claim.weaker.of_at if claim.weaker.of_at is not None else claim.of_at, claim.weaker.value),
-            claim.weaker.tolerance):
+            claim.weaker.of_at if claim.weaker.of_at is not None else claim.of_at, claim.weaker.value,
+            claim.of_across if claim.weaker.of is None else None), claim.weaker.tolerance):
         verdict = "partly"
     else:
         verdict = "disagree"
     return ClaimResult(entry, claim, verdict, ours, spread, target, len(sel), point=point)
 
 
+def axis_range(runs: list[Run], point: dict[str, Any], metric: str, axis: str) -> float:
+    """How much ``metric`` varies across ``axis``: max - min over the axis values of the
+    mean over the seeds, the other axes as ``point`` fixes them (NaN with fewer than two
+    values, or an undefined mean)."""
+    groups: dict[str, list[float]] = {}
+    for r in at_point(runs, {k: v for k, v in point.items() if k != axis}):
+        groups.setdefault(str(r.point.get(axis)), []).append(metric_value(r.summary, metric))
+    means = [_mean(v) for v in groups.values()]
+    return math.nan if len(means) < 2 or any(map(math.isnan, means)) else max(means) - min(means)
+
+
 def _reference(runs: list[Run], sel: list[Run], point: dict[str, Any], of: Optional[str],
-               of_at: dict[str, Any], value: float) -> float:
+               of_at: dict[str, Any], value: float, of_across: Optional[str] = None) -> float:
     """The number a claim compares with: ``value``, or ``value`` x the mean of metric ``of``
-    over the same runs, or over the runs at ``point`` changed by ``of_at``."""
+    over the same runs, or over the runs at ``point`` changed by ``of_at``; with
+    ``of_across``, ``value`` x the range of ``of`` over that axis there."""
+    if of and of_across:
+        return value * axis_range(runs, {**point, **of_at}, of, of_across)
     if not of:
         return value
     ref = at_point(runs, {**point, **of_at}) if of_at else sel
