@@ -23,7 +23,9 @@
 //!   room are in [`super::rcv_space`] (`tcp.receive_buffer = "linux"`, the default).
 //! - Timestamps: every ACK carries the receiver's millisecond clock as TSval; data
 //!   segments echo the latest one, from which the receiver estimates its RTT
-//!   (`tcp_rcv_rtt_measure_ts`), the clock of its buffer autotuning.
+//!   (`tcp_rcv_rtt_measure_ts`), the clock of its buffer autotuning. The clock's phase
+//!   against the run's is drawn per flow (a connection starts at an arbitrary point of
+//!   `tcp_clock_ms`), so the millisecond rounding differs between flows and seeds.
 //! - SACK blocks (RFC 2018 Sec. 4): the block holding the most recently received
 //!   segment first, then the most recently reported other blocks; at most 3 (the room
 //!   left beside the timestamp option) sent, 4 remembered (`TCP_NUM_SACKS`).
