@@ -34,6 +34,10 @@
 //!   use (2x per RTT in slow start, 2.89x in BBR's STARTUP), so it rarely binds; it does
 //!   bind in Linux once the path's BDP exceeds what `tcp_rmem[2]` allows
 //!   (32 MB x 160/256 = 20 MB with the defaults), which the simulator does not model.
+//!   Checked once where it comes closest: BBR's STARTUP next to CUBIC (fidelity f03,
+//!   kernel, `tcp:tcp_probe` at the sender) had the advertised window at 141 segments
+//!   while inflight reached 138-148, but cwnd (packet conservation in recovery, 76-124)
+//!   was the binding limit then.
 //! - The application reads every in-order segment as it arrives (`copied_seq` =
 //!   `rcv_nxt`), as the kernel backend's reader and iperf do closely: memory held is
 //!   the segment being processed plus the out-of-order queue, one truesize per segment
