@@ -24,10 +24,11 @@ use std::os::fd::OwnedFd;
 use serde::Serialize;
 use tcplab_sim::config::WorldConfig;
 use tcplab_sim::net::dumbbell::{self, Dumbbell};
-use tcplab_sim::net::link::{NextHop, Offer};
+use tcplab_sim::net::link::{Link, NextHop, Offer};
+use tcplab_sim::record::QueueReport;
 use tcplab_sim::net::{Packet, PacketKind};
 use tcplab_sim::rng::RunRng;
-use tcplab_sim::time::{Dur, Rate, SimTime};
+use tcplab_sim::time::SimTime;
 
 use crate::clock;
 use crate::ip::{self, Side};
@@ -80,17 +81,6 @@ pub struct Series {
     pub drops: Vec<u64>,
     /// received_bytes[flow][row].
     pub received_bytes: Vec<Vec<u64>>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct QueueReport {
-    pub name: String,
-    pub enqueued: u64,
-    pub departed: u64,
-    pub dropped: u64,
-    pub random_loss: u64,
-    pub backlog_pkts: u64,
-    pub backlog_bytes: u64,
 }
 
 /// Everything the emulator reports at the end.
@@ -222,18 +212,8 @@ impl Emulator {
                     self.forward(t, pkt, hop);
                 }
                 Due::LinkChange(i) => {
-                    // World::dispatch, Event::LinkChange: rate, delay, loss of the bottleneck.
-                    let e = self.cfg.events[i].clone();
-                    let bn = &mut self.net.links[self.net.bottleneck];
-                    if let Some(r) = e.rate_bps {
-                        bn.rate = Rate(r);
-                    }
-                    if let Some(d) = e.delay_ns {
-                        bn.delay = Dur(d);
-                    }
-                    if let Some(p) = e.loss {
-                        bn.loss = p;
-                    }
+                    // As the engine's Event::LinkChange: the bottleneck's rate, delay, loss.
+                    self.net.links[self.net.bottleneck].apply_event(&self.cfg.events[i]);
                     self.next_event += 1;
                 }
                 Due::Sample => {
@@ -336,15 +316,7 @@ impl Emulator {
             .net
             .links
             .iter()
-            .map(|l| QueueReport {
-                name: l.name.clone(),
-                enqueued: l.counters.enqueued,
-                departed: l.counters.departed,
-                dropped: l.counters.dropped,
-                random_loss: l.counters.random_loss,
-                backlog_pkts: l.backlog_pkts(),
-                backlog_bytes: l.backlog_bytes(),
-            })
+            .map(Link::report)
             .collect();
         self.report.bottleneck_packets = self.net.links[self.net.bottleneck].counters.data_departed;
         self.report

@@ -10,7 +10,7 @@ use crate::config::{ConfigError, LinkEvent, WorldConfig};
 use crate::net::dumbbell::{self, FlowLinks};
 use crate::net::link::{Link, NextHop, Offer};
 use crate::net::{Packet, PacketKind};
-use crate::record::{FlowCounters, FlowSample, QueueReport, Recorder, RunOutput};
+use crate::record::{FlowCounters, FlowSample, Recorder, RunOutput};
 use crate::rng::RunRng;
 use crate::sched::{EventQueue, Fire};
 use crate::tcp::receiver::{Receiver, RxTimer};
@@ -347,19 +347,7 @@ impl World {
                 self.flows[flow as usize].sender.stop(now, &mut io);
                 self.flush_sender(flow, io);
             }
-            Event::LinkChange(i) => {
-                let e = &self.link_events[i as usize];
-                let bn = &mut self.links[self.bottleneck];
-                if let Some(r) = e.rate_bps {
-                    bn.rate = Rate(r);
-                }
-                if let Some(d) = e.delay_ns {
-                    bn.delay = Dur(d);
-                }
-                if let Some(p) = e.loss {
-                    bn.loss = p;
-                }
-            }
+            Event::LinkChange(i) => self.links[self.bottleneck].apply_event(&self.link_events[i as usize]),
             Event::SourceSend(i) => self.source_send(i),
             Event::FlowOnOff { flow, on } => self.flow_onoff(flow, on),
         }
@@ -525,16 +513,7 @@ impl World {
         let queues = self
             .links
             .iter()
-            .map(|l| QueueReport {
-                name: l.name.clone(),
-                enqueued: l.counters.enqueued,
-                departed: l.counters.departed,
-                dropped: l.counters.dropped,
-                random_loss: l.counters.random_loss,
-                marked: l.counters.marked,
-                backlog_pkts: l.backlog_pkts(),
-                backlog_bytes: l.backlog_bytes(),
-            })
+            .map(Link::report)
             .collect();
         let (series, queue_series) = match self.recorder {
             Some(r) => r.finish(),

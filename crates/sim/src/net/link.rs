@@ -35,10 +35,11 @@
 
 use std::collections::VecDeque;
 
-use crate::config::QueueLimit;
+use crate::config::{LinkEvent, QueueLimit};
 use crate::net::aqm::{AqmOut, Qdisc};
 use crate::net::shaping::LinkExtras;
 use crate::net::packet::{Packet, PacketKind};
+use crate::record::QueueReport;
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
 
@@ -343,6 +344,34 @@ impl Link {
     pub fn backlog_bytes(&self) -> u64 {
         let waiting = self.aqm.as_ref().map_or(self.queue_bytes, |a| a.qdisc.len_bytes());
         waiting + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
+    }
+
+    /// A scheduled change (`[[events]]`): new rate, delay or random-loss probability,
+    /// each only if given. Shared by the engine and the kernel backend's emulator.
+    pub fn apply_event(&mut self, e: &LinkEvent) {
+        if let Some(r) = e.rate_bps {
+            self.rate = Rate(r);
+        }
+        if let Some(d) = e.delay_ns {
+            self.delay = Dur(d);
+        }
+        if let Some(p) = e.loss {
+            self.loss = p;
+        }
+    }
+
+    /// The link's exact queue counters at the end of a run.
+    pub fn report(&self) -> QueueReport {
+        QueueReport {
+            name: self.name.clone(),
+            enqueued: self.counters.enqueued,
+            departed: self.counters.departed,
+            dropped: self.counters.dropped,
+            random_loss: self.counters.random_loss,
+            marked: self.counters.marked,
+            backlog_pkts: self.backlog_pkts(),
+            backlog_bytes: self.backlog_bytes(),
+        }
     }
 
     /// Visit every packet still inside this link (queued, serializing or propagating).
