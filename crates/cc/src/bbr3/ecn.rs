@@ -35,12 +35,22 @@ pub fn bbr_update_ecn_alpha(bbr: &mut Bbr3, tp: &CcView) -> Option<u32> {
     if !bbr.ecn_eligible {
         return None;
     }
+    let (delivered, delivered_ce) = delivered_since_alpha(bbr, tp)?;
+    Some(update_alpha(bbr, tp, delivered, delivered_ce))
+}
+
+/// Packets delivered, and delivered CE-marked, since alpha was last updated; None when
+/// nothing was delivered or the counters went backwards (v2's and v3's common guard).
+pub(super) fn delivered_since_alpha(bbr: &Bbr3, tp: &CcView) -> Option<(u64, u64)> {
     let delivered = tp.delivered.wrapping_sub(bbr.alpha_last_delivered) as i64;
     let delivered_ce = tp.delivered_ce.wrapping_sub(bbr.alpha_last_delivered_ce) as i64;
-    if delivered <= 0 || delivered_ce < 0 {
-        return None; // divide by zero, or counters went backwards
-    }
-    let ce_ratio = ((delivered_ce as u64) << BBR_SCALE) / delivered as u64;
+    (delivered > 0 && delivered_ce >= 0).then_some((delivered as u64, delivered_ce as u64))
+}
+
+/// The alpha EWMA step that v2 and v3 share: alpha := (1 - g) alpha + g ce_ratio, the
+/// counters' new base, then the STARTUP CE check. Returns the CE ratio (1/256 units).
+pub(super) fn update_alpha(bbr: &mut Bbr3, tp: &CcView, delivered: u64, delivered_ce: u64) -> u32 {
+    let ce_ratio = (delivered_ce << BBR_SCALE) / delivered;
     let gain = u64::from(bbr.cfg.ecn_alpha_gain);
     let mut alpha = ((u64::from(BBR_UNIT) - gain) * u64::from(bbr.ecn_alpha)) >> BBR_SCALE;
     alpha += (gain * ce_ratio) >> BBR_SCALE;
@@ -51,7 +61,7 @@ pub fn bbr_update_ecn_alpha(bbr: &mut Bbr3, tp: &CcView) -> Option<u32> {
 
     let ce_ratio = ce_ratio.min(u64::from(u32::MAX)) as u32;
     bbr_check_ecn_too_high_in_startup(bbr, tp, ce_ratio);
-    Some(ce_ratio)
+    ce_ratio
 }
 
 /// `bbr_check_ecn_too_high_in_startup`: leave STARTUP after `full_ecn_cnt` consecutive

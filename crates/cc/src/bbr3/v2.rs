@@ -42,11 +42,11 @@
 
 use super::bw::{bbr_max_bw, bbr_take_max_bw_sample};
 use super::cwnd::bbr_inflight;
-use super::ecn::bbr_ecn_cut;
+use super::ecn::{bbr_ecn_cut, delivered_since_alpha, update_alpha};
 use super::params::{flag, frac, int, Bbr3Config, Version, FRAC_MAX, MAX_GAIN, U};
 use super::probe_bw::{bbr_has_elapsed_in_phase, bbr_is_probing_bandwidth, bbr_start_bw_probe_down};
 use super::upper_bounds::bbr_raise_inflight_hi_slope;
-use super::{scale, Bbr3, Ctx, BBR_SCALE, BBR_UNIT, UNSET};
+use super::{scale, Bbr3, Ctx, BBR_UNIT, UNSET};
 use crate::bbr::gain_to_unit;
 use crate::ops::{CcView, RateSample};
 use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
@@ -239,16 +239,14 @@ pub fn bbr2_check_full_bw_reached(bbr: &mut Bbr3, rs: &RateSample) {
 }
 
 /// `bbr2_update_ecn_alpha`: alpha for every flow (with ecn_factor); eligibility needs
-/// `bbr_ecn_enable`. Returns the CE ratio for the STARTUP check (done inside).
+/// `bbr_ecn_enable`; the STARTUP CE check runs inside, as in v3.
 pub fn bbr2_update_ecn_alpha(bbr: &mut Bbr3, tp: &CcView) {
     if bbr.cfg.ecn_factor == 0 {
         return;
     }
-    let delivered = tp.delivered.wrapping_sub(bbr.alpha_last_delivered) as i64;
-    let delivered_ce = tp.delivered_ce.wrapping_sub(bbr.alpha_last_delivered_ce) as i64;
-    if delivered <= 0 || delivered_ce < 0 {
+    let Some((delivered, delivered_ce)) = delivered_since_alpha(bbr, tp) else {
         return; // divide by zero, or counters went backwards
-    }
+    };
     // Should this connection use the ECN sender logic? (ecn_enable: see module doc.)
     if !bbr.ecn_eligible
         && bbr.cfg.ecn_enable
@@ -257,14 +255,7 @@ pub fn bbr2_update_ecn_alpha(bbr: &mut Bbr3, tp: &CcView) {
     {
         bbr.ecn_eligible = true;
     }
-    let ce_ratio = ((delivered_ce as u64) << BBR_SCALE) / delivered as u64;
-    let gain = u64::from(bbr.cfg.ecn_alpha_gain);
-    let mut alpha = ((u64::from(BBR_UNIT) - gain) * u64::from(bbr.ecn_alpha)) >> BBR_SCALE;
-    alpha += (gain * ce_ratio) >> BBR_SCALE;
-    bbr.ecn_alpha = alpha.min(u64::from(BBR_UNIT)) as u32;
-    bbr.alpha_last_delivered = tp.delivered;
-    bbr.alpha_last_delivered_ce = tp.delivered_ce;
-    super::ecn::bbr_check_ecn_too_high_in_startup(bbr, tp, ce_ratio.min(u64::from(u32::MAX)) as u32);
+    update_alpha(bbr, tp, delivered, delivered_ce);
 }
 
 /// `bbr2_adapt_lower_bounds`: as v3's, but ECN needs `ecn_eligible` here, also cuts
