@@ -121,16 +121,14 @@ impl RcvSpace {
     pub fn new(advmss: u32, truesize: u32) -> RcvSpace {
         let advmss = advmss as u64;
         let rcvbuf = TCP_RMEM_DEFAULT;
-        // tcp_select_initial_window: the full space at the default ratio, rounded down to
-        // whole segments, at most 65535 (no window scaling of the SYN's own window).
-        let mut space = rcvbuf * DEFAULT_SCALING_RATIO >> RMEM_TO_WIN_SCALE;
-        if space > advmss {
-            space -= space % advmss;
-        }
+        // tcp_full_space at the default ratio.
+        let maxwin = rcvbuf * DEFAULT_SCALING_RATIO >> RMEM_TO_WIN_SCALE;
+        // tcp_select_initial_window: the full space rounded down to whole segments, at
+        // most 65535 (no window scaling of the SYN's own window).
+        let space = if maxwin > advmss { maxwin - maxwin % advmss } else { maxwin };
         let rcv_wnd = space.min(u16::MAX as u64);
         // tcp_init_buffer_space with tcp_app_win = 31: the clamp is the full space, less
         // one segment reserved ("Force reservation of one segment").
-        let maxwin = rcvbuf * DEFAULT_SCALING_RATIO >> RMEM_TO_WIN_SCALE;
         let mut window_clamp = maxwin;
         if window_clamp > 2 * advmss && window_clamp + advmss > maxwin {
             window_clamp = (2 * advmss).max(maxwin - advmss);
