@@ -56,8 +56,15 @@ def _poisson(rng: random.Random, mean: float) -> int:
         k += 1
 
 
-def cellular(seed: int, mean_bps: float, length_ms: int = 60_000, phi: float = 0.98, sigma: float = 0.15,
-             outage_p: float = 0.002, outage_mean_ms: float = 300.0) -> list[int]:
+def cellular(
+    seed: int,
+    mean_bps: float,
+    length_ms: int = 60_000,
+    phi: float = 0.98,
+    sigma: float = 0.15,
+    outage_p: float = 0.002,
+    outage_mean_ms: float = 300.0,
+) -> list[int]:
     rng = random.Random(seed)
     mu = math.log(mean_bps)
     x = mu
@@ -79,7 +86,9 @@ def cellular(seed: int, mean_bps: float, length_ms: int = 60_000, phi: float = 0
 
 
 def main() -> None:
-    outdir = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "traces")
+    outdir = Path(
+        sys.argv[1] if len(sys.argv) > 1 else Path(__file__).resolve().parent.parent / "traces"
+    )
     outdir.mkdir(parents=True, exist_ok=True)
     traces = {
         "constant-12mbps": constant(),
@@ -90,7 +99,9 @@ def main() -> None:
     for name, ms in traces.items():
         (outdir / name).write_text("".join(f"{t}\n" for t in ms), encoding="ascii")
         mean = len(ms) * BITS_PER_OPPORTUNITY / (ms[-1] / 1000)
-        print(f"{outdir / name}: {len(ms)} opportunities over {ms[-1]} ms, mean {mean / 1e6:.2f} Mbit/s")
+        print(
+            f"{outdir / name}: {len(ms)} opportunities over {ms[-1]} ms, mean {mean / 1e6:.2f} Mbit/s"
+        )
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
         while time.time() < end:
             try:
                 pkt, addr = sock.recvfrom(65535)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             now = time.time()
             if len(pkt) < 20 or pkt[9] != IPPROTO_TCP:
@@ -45,10 +45,12 @@ def main(argv: list[str]) -> int:
             ihl = (pkt[0] & 15) * 4
             total = struct.unpack("!H", pkt[2:4])[0]
             src, dst = socket.inet_ntoa(pkt[12:16]), socket.inet_ntoa(pkt[16:20])
-            sport, dport, seq, ack = struct.unpack("!HHII", pkt[ihl:ihl + 12])
+            sport, dport, seq, ack = struct.unpack("!HHII", pkt[ihl : ihl + 12])
             doff = (pkt[ihl + 12] >> 4) * 4
-            window = struct.unpack("!H", pkt[ihl + 14:ihl + 16])[0]
-            out.write(f"{now:.6f} {addr[2]} {src}:{sport} {dst}:{dport} {seq} {ack} {total - ihl - doff} {window}\n")
+            window = struct.unpack("!H", pkt[ihl + 14 : ihl + 16])[0]
+            out.write(
+                f"{now:.6f} {addr[2]} {src}:{sport} {dst}:{dport} {seq} {ack} {total - ihl - doff} {window}\n"
+            )
     return 0
 
 

@@ -12,7 +12,6 @@ REPO = Path(__file__).resolve().parents[1]
 def fake_engine(monkeypatch):
     """Replace the compiled engine by tests/fake_engine.py for plumbing tests."""
     import fake_engine as fe
-
     import tcplab
     from tcplab import algorithms
 

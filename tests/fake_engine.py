@@ -11,12 +11,52 @@ CALLS = {"run": 0}
 
 ALGOS = [
     {"name": "reno", "summary": "Reno", "source": "RFC 5681", "params": []},
-    {"name": "cubic", "summary": "CUBIC", "source": "tcp_cubic.c", "params": [
-        {"name": "beta", "kind": "float", "default": 0.7, "min": 0.0, "max": 1.0, "doc": "decrease factor"},
-        {"name": "fast_convergence", "kind": "bool", "default": 1.0, "min": 0.0, "max": 1.0, "doc": "flag"}]},
-    {"name": "bbr", "summary": "BBR v1", "source": "tcp_bbr.c", "params": [
-        {"name": "cwnd_gain", "kind": "float", "default": 2.0, "min": 0.1, "max": 10.0, "doc": "cwnd gain"},
-        {"name": "probe_rtt_ms", "kind": "int", "default": 200, "min": 1, "max": 10000, "doc": "ms"}]},
+    {
+        "name": "cubic",
+        "summary": "CUBIC",
+        "source": "tcp_cubic.c",
+        "params": [
+            {
+                "name": "beta",
+                "kind": "float",
+                "default": 0.7,
+                "min": 0.0,
+                "max": 1.0,
+                "doc": "decrease factor",
+            },
+            {
+                "name": "fast_convergence",
+                "kind": "bool",
+                "default": 1.0,
+                "min": 0.0,
+                "max": 1.0,
+                "doc": "flag",
+            },
+        ],
+    },
+    {
+        "name": "bbr",
+        "summary": "BBR v1",
+        "source": "tcp_bbr.c",
+        "params": [
+            {
+                "name": "cwnd_gain",
+                "kind": "float",
+                "default": 2.0,
+                "min": 0.1,
+                "max": 10.0,
+                "doc": "cwnd gain",
+            },
+            {
+                "name": "probe_rtt_ms",
+                "kind": "int",
+                "default": 200,
+                "min": 1,
+                "max": 10000,
+                "doc": "ms",
+            },
+        ],
+    },
 ]
 
 
@@ -37,15 +77,30 @@ def run(config_json: str, progress=None) -> dict:
     dur, dt = cfg["duration_ns"], cfg["sample_interval_ns"]
     rate = cfg["bottleneck"]["rate_bps"]
     flows = cfg["flows"]
-    series = {k: [] for k in ["time_ns", "flow", "cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "srtt_ms",
-                              "rtt_ms", "delivery_rate_bps", "throughput_bps", "goodput_bps",
-                              "sending_rate_bps", "retransmits", "ca_state"]}
+    series = {
+        k: []
+        for k in [
+            "time_ns",
+            "flow",
+            "cwnd_pkts",
+            "inflight_pkts",
+            "pacing_rate_bps",
+            "srtt_ms",
+            "rtt_ms",
+            "delivery_rate_bps",
+            "throughput_bps",
+            "goodput_bps",
+            "sending_rate_bps",
+            "retransmits",
+            "ca_state",
+        ]
+    }
     queue = {"time_ns": [], "backlog_pkts": [], "backlog_bytes": [], "drops": []}
     received = [0] * len(flows)
     t = dt
     while t <= dur:
         active = [i for i, f in enumerate(flows) if f["start_ns"] < t <= (f["stop_ns"] or dur)]
-        for i, f in enumerate(flows):
+        for i, _f in enumerate(flows):
             share = rate / len(active) if i in active else 0.0
             received[i] += int(share * dt / 8e9)
             series["time_ns"].append(t)
@@ -68,10 +123,36 @@ def run(config_json: str, progress=None) -> dict:
         if progress is not None:
             progress(t / 1e9)
         t += dt
-    out_flows = [{"cc": f["cc"], "sent_packets": received[i] // 1448 + 1, "sent_bytes": received[i],
-                  "retransmitted_packets": 0, "received_bytes": received[i], "delivered_bytes": received[i],
-                  "duplicate_packets": 0, "dropped_packets": 0, "in_flight_packets_at_end": 0,
-                  "start_ns": f["start_ns"], "stop_ns": f["stop_ns"]} for i, f in enumerate(flows)]
-    return {"flows": out_flows, "queues": [{"name": "bottleneck", "enqueued": 1, "departed": 1, "dropped": 0,
-                                             "random_loss": 0, "backlog": 0}],
-            "series": series, "queue_series": queue, "bottleneck_packets": 1, "events_processed": 1}
+    out_flows = [
+        {
+            "cc": f["cc"],
+            "sent_packets": received[i] // 1448 + 1,
+            "sent_bytes": received[i],
+            "retransmitted_packets": 0,
+            "received_bytes": received[i],
+            "delivered_bytes": received[i],
+            "duplicate_packets": 0,
+            "dropped_packets": 0,
+            "in_flight_packets_at_end": 0,
+            "start_ns": f["start_ns"],
+            "stop_ns": f["stop_ns"],
+        }
+        for i, f in enumerate(flows)
+    ]
+    return {
+        "flows": out_flows,
+        "queues": [
+            {
+                "name": "bottleneck",
+                "enqueued": 1,
+                "departed": 1,
+                "dropped": 0,
+                "random_loss": 0,
+                "backlog": 0,
+            }
+        ],
+        "series": series,
+        "queue_series": queue,
+        "bottleneck_packets": 1,
+        "events_processed": 1,
+    }

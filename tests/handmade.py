@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-
 from tcplab.results import Result
 from tcplab.rundata import RunData
 from tcplab.spec import parse_spec
@@ -14,7 +13,10 @@ from tcplab.summary import flow_metrics, summarize
 SPEC = {
     "experiment": {"name": "handmade", "duration": "10s", "sample_interval": "100ms"},
     "bottleneck": {"rate": "20Mbps", "delay": "5ms", "buffer": "50pkt"},
-    "flows": [{"cc": "bbr", "rtt": "20ms", "count": 2}, {"cc": "cubic", "rtt": "20ms", "start": "2s"}],
+    "flows": [
+        {"cc": "bbr", "rtt": "20ms", "count": 2},
+        {"cc": "cubic", "rtt": "20ms", "start": "2s"},
+    ],
 }
 
 
@@ -27,28 +29,52 @@ def handmade_run() -> Result:
         for k, ts in enumerate(t):
             active = ts > (2.0 if fid == 2 else 0.0)
             thr = (20e6 / (3 if ts > 2 else 2)) * (1 + 0.1 * np.sin(ts + fid)) if active else 0.0
-            rows.append({
-                "time_s": ts, "flow": fid, "cc": "cubic" if fid == 2 else "bbr",
-                "cwnd_pkts": 20 + 5 * np.sin(ts * 3 + fid) if active else np.nan,
-                "inflight_pkts": 18 + 4 * np.sin(ts * 3 + fid) if active else np.nan,
-                "pacing_rate_bps": thr * 1.1, "rtt_ms": 20 + 3 * (1 + np.sin(ts)) if active else np.nan,
-                "throughput_bps": thr, "goodput_bps": thr * 0.98, "sending_rate_bps": thr * 1.01,
-                "retransmits": int(k % 17 == 0), "ca_state": "open",
-                "cc_bw_bps": thr * 1.05 if fid < 2 else np.nan,
-                "cc_min_rtt_ms": 20.0 if fid < 2 else np.nan,
-                "cc_mode": (modes[min(3, k // 10)] if fid < 2 else None),
-            })
+            rows.append(
+                {
+                    "time_s": ts,
+                    "flow": fid,
+                    "cc": "cubic" if fid == 2 else "bbr",
+                    "cwnd_pkts": 20 + 5 * np.sin(ts * 3 + fid) if active else np.nan,
+                    "inflight_pkts": 18 + 4 * np.sin(ts * 3 + fid) if active else np.nan,
+                    "pacing_rate_bps": thr * 1.1,
+                    "rtt_ms": 20 + 3 * (1 + np.sin(ts)) if active else np.nan,
+                    "throughput_bps": thr,
+                    "goodput_bps": thr * 0.98,
+                    "sending_rate_bps": thr * 1.01,
+                    "retransmits": int(k % 17 == 0),
+                    "ca_state": "open",
+                    "cc_bw_bps": thr * 1.05 if fid < 2 else np.nan,
+                    "cc_min_rtt_ms": 20.0 if fid < 2 else np.nan,
+                    "cc_mode": (modes[min(3, k // 10)] if fid < 2 else None),
+                }
+            )
     series = pd.DataFrame(rows)
     series["cc_mode"] = series["cc_mode"].astype("string")
-    queue = pd.DataFrame({"time_s": t, "backlog_pkts": (10 + 10 * np.sin(t)).round(),
-                          "backlog_bytes": (10 + 10 * np.sin(t)).round() * 1500, "drops": (t * 3).astype(int)})
-    flows = pd.DataFrame({
-        "flow": [0, 1, 2], "group": [0, 0, 1], "cc": ["bbr", "bbr", "cubic"], "start_s": [0.0, 0.0, 2.0],
-        "stop_s": [10.0] * 3, "rtt_ms": [20.0] * 3, "sent_packets": [6000, 6000, 4000],
-        "retransmitted_packets": [6, 6, 6], "received_bytes": [8_000_000, 8_000_000, 5_000_000],
-        "delivered_bytes": [7_900_000, 7_900_000, 4_900_000],
-    }).set_index("flow")
-    queues = [{"name": "bottleneck", "enqueued": 16000, "departed": 15970, "dropped": 30, "backlog": 0}]
+    queue = pd.DataFrame(
+        {
+            "time_s": t,
+            "backlog_pkts": (10 + 10 * np.sin(t)).round(),
+            "backlog_bytes": (10 + 10 * np.sin(t)).round() * 1500,
+            "drops": (t * 3).astype(int),
+        }
+    )
+    flows = pd.DataFrame(
+        {
+            "flow": [0, 1, 2],
+            "group": [0, 0, 1],
+            "cc": ["bbr", "bbr", "cubic"],
+            "start_s": [0.0, 0.0, 2.0],
+            "stop_s": [10.0] * 3,
+            "rtt_ms": [20.0] * 3,
+            "sent_packets": [6000, 6000, 4000],
+            "retransmitted_packets": [6, 6, 6],
+            "received_bytes": [8_000_000, 8_000_000, 5_000_000],
+            "delivered_bytes": [7_900_000, 7_900_000, 4_900_000],
+        }
+    ).set_index("flow")
+    queues = [
+        {"name": "bottleneck", "enqueued": 16000, "departed": 15970, "dropped": 30, "backlog": 0}
+    ]
     run = RunData(spec, series, queue, flows, queues, {})
     summary = summarize(run)
     return Result(spec, series, queue, flow_metrics(run), summary["aggregate"], summary, run=run)

@@ -5,7 +5,6 @@ unchanged), and an end-to-end run with marks in queue.csv and summary.json."""
 import json
 
 import pytest
-
 from tcplab.backends.sim import world_config
 from tcplab.errors import SpecError
 from tcplab.spec import load_spec
@@ -55,10 +54,19 @@ def test_ecn_switches(fake_engine, write_spec):
 
 def test_codel_defaults_are_linux_and_limit_becomes_the_buffer(fake_engine, write_spec):
     cfg = world_config(spec(write_spec, bottleneck='aqm = { kind = "codel" }'))
-    assert cfg["aqm"] == {"kind": "codel", "target_ns": 5_000_000, "interval_ns": 100_000_000, "ecn": False}
+    assert cfg["aqm"] == {
+        "kind": "codel",
+        "target_ns": 5_000_000,
+        "interval_ns": 100_000_000,
+        "ecn": False,
+    }
     assert cfg["bottleneck"]["buffer"] == {"packets": 1000}  # sch_codel default limit
     cfg = world_config(spec(write_spec, bottleneck='aqm = { kind = "fq_codel", target = "2ms" }'))
-    assert cfg["aqm"]["ecn"] is True and cfg["aqm"]["quantum_bytes"] == 1514 and cfg["aqm"]["flows"] == 1024
+    assert (
+        cfg["aqm"]["ecn"] is True
+        and cfg["aqm"]["quantum_bytes"] == 1514
+        and cfg["aqm"]["flows"] == 1024
+    )
     assert cfg["aqm"]["target_ns"] == 2_000_000
     assert cfg["bottleneck"]["buffer"] == {"packets": 10240}
     # An explicit buffer is the limit; so is aqm.limit.
@@ -66,12 +74,20 @@ def test_codel_defaults_are_linux_and_limit_becomes_the_buffer(fake_engine, writ
     assert cfg["bottleneck"]["buffer"] == {"packets": 200}
     cfg = world_config(spec(write_spec, bottleneck='aqm = { kind = "pie", limit = "300pkt" }'))
     assert cfg["bottleneck"]["buffer"] == {"packets": 300}
-    assert cfg["aqm"] == {"kind": "pie", "target_ns": 15_000_000, "tupdate_ns": 15_000_000, "alpha": 2, "beta": 20,
-                          "ecn": False}
+    assert cfg["aqm"] == {
+        "kind": "pie",
+        "target_ns": 15_000_000,
+        "tupdate_ns": 15_000_000,
+        "alpha": 2,
+        "beta": 20,
+        "ecn": False,
+    }
 
 
 def test_red_thresholds_in_bytes_with_tc_defaults(fake_engine, write_spec):
-    cfg = world_config(spec(write_spec, bottleneck='aqm = { kind = "red", min = "20pkt", ecn = true }'))
+    cfg = world_config(
+        spec(write_spec, bottleneck='aqm = { kind = "red", min = "20pkt", ecn = true }')
+    )
     # 20 packets of 1500 wire bytes; max defaults to 3 min (tc/q_red.c).
     assert cfg["aqm"]["min_bytes"] == 30_000 and cfg["aqm"]["max_bytes"] == 90_000
     assert cfg["aqm"]["max_p"] == 0.02 and cfg["aqm"]["ecn"] is True
@@ -94,18 +110,21 @@ def test_bad_fields_are_named(fake_engine, write_spec):
     assert "targt" in msg and "bottleneck.aqm" in msg
     msg = errors(write_spec, bottleneck='aqm = { kind = "pie", alpha = 40 }')
     assert "bottleneck.aqm" in msg and "alpha" in msg
-    msg = errors(write_spec, bottleneck='buffer = "100pkt"\naqm = { kind = "codel", limit = "50pkt" }')
+    msg = errors(
+        write_spec, bottleneck='buffer = "100pkt"\naqm = { kind = "codel", limit = "50pkt" }'
+    )
     assert "bottleneck.aqm.limit" in msg
 
 
 @pytest.mark.engine
 def test_dctcp_with_step_marking_end_to_end(tmp_path, write_spec):
     import pandas as pd
-
     from tcplab.cli import main
 
-    text = BASE.format(bottleneck='aqm = { kind = "step", k = 20, ecn = true }\nbuffer = "500pkt"',
-                       flow='count = 2').replace('cc = "cubic"', 'cc = "dctcp"')
+    text = BASE.format(
+        bottleneck='aqm = { kind = "step", k = 20, ecn = true }\nbuffer = "500pkt"',
+        flow="count = 2",
+    ).replace('cc = "cubic"', 'cc = "dctcp"')
     path = write_spec(text)
     out = tmp_path / "res"
     assert main(["run", str(path), "-o", str(out), "-q"]) == 0
@@ -128,8 +147,11 @@ def test_dctcp_with_step_marking_end_to_end(tmp_path, write_spec):
 def test_overrides_reach_into_the_aqm_table(fake_engine, write_spec):
     from tcplab.spec import apply_overrides, parse_spec
 
-    raw = {"experiment": {"duration": "2s"}, "bottleneck": {"rate": "10Mbps", "aqm": {"kind": "codel"}},
-           "flows": [{"cc": "cubic", "rtt": "20ms"}]}
+    raw = {
+        "experiment": {"duration": "2s"},
+        "bottleneck": {"rate": "10Mbps", "aqm": {"kind": "codel"}},
+        "flows": [{"cc": "cubic", "rtt": "20ms"}],
+    }
     s = parse_spec(apply_overrides(raw, {"bottleneck.aqm.target": "2ms"}))
     assert world_config(s)["aqm"]["target_ns"] == 2_000_000
     with pytest.raises(SpecError) as info:

@@ -4,7 +4,6 @@ import json
 import math
 
 import pytest
-
 from tcplab.cli import main
 from tcplab.compare import compare_summaries
 
@@ -15,8 +14,20 @@ def _summary(share0, retx0, rtt0, util, cc1="cubic"):
         "aggregate": {"utilization": util, "retransmitted_packets": retx0 + 10, "jain_index": None},
         "by_cc": {"bbr": {"share": share0}, cc1: {"share": 1 - share0}},
         "flows": [
-            {"flow": 0, "cc": "bbr", "share": share0, "retransmitted_packets": retx0, "mean_rtt_ms": rtt0},
-            {"flow": 1, "cc": cc1, "share": 1 - share0, "retransmitted_packets": 10, "mean_rtt_ms": 50.0},
+            {
+                "flow": 0,
+                "cc": "bbr",
+                "share": share0,
+                "retransmitted_packets": retx0,
+                "mean_rtt_ms": rtt0,
+            },
+            {
+                "flow": 1,
+                "cc": cc1,
+                "share": 1 - share0,
+                "retransmitted_packets": 10,
+                "mean_rtt_ms": 50.0,
+            },
         ],
     }
 
@@ -29,7 +40,9 @@ def _row(cmp, scope, metric):
 
 
 def test_differences_and_ratios_against_the_first_run():
-    cmp = compare_summaries([_summary(0.75, 100, 40.0, 0.95), _summary(0.60, 25, 44.0, 0.95)], ["sim", "kernel"])
+    cmp = compare_summaries(
+        [_summary(0.75, 100, 40.0, 0.95), _summary(0.60, 25, 44.0, 0.95)], ["sim", "kernel"]
+    )
     share = _row(cmp, "flow0 (bbr)", "share")
     assert share["sim"] == 0.75 and share["kernel"] == 0.60
     assert share["kernel - sim"] == pytest.approx(-0.15)
@@ -69,15 +82,23 @@ rtt = "20ms"
 """)
     a, b = tmp_path / "one", tmp_path / "two"
     assert main(["run", str(spec), "-o", str(a), "-q", "--no-report"]) == 0
-    assert main(["run", str(spec), "-o", str(b), "-q", "--no-report", "--set", "bottleneck.buffer=4bdp"]) == 0
+    assert (
+        main(
+            ["run", str(spec), "-o", str(b), "-q", "--no-report", "--set", "bottleneck.buffer=4bdp"]
+        )
+        == 0
+    )
     capsys.readouterr()
     out = tmp_path / "cmp"
     assert main(["compare", str(a), str(b), "-o", str(out), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     sa, sb = (json.loads((d / "summary.json").read_text()) for d in (a, b))
-    backlog = next(r for r in rows if r["scope"] == "aggregate" and r["metric"] == "mean_backlog_pkts")
+    backlog = next(
+        r for r in rows if r["scope"] == "aggregate" and r["metric"] == "mean_backlog_pkts"
+    )
     assert backlog["two - one"] == pytest.approx(
-        sb["aggregate"]["mean_backlog_pkts"] - sa["aggregate"]["mean_backlog_pkts"])
+        sb["aggregate"]["mean_backlog_pkts"] - sa["aggregate"]["mean_backlog_pkts"]
+    )
     assert backlog["two - one"] > 0  # a 4 BDP buffer holds a longer queue than a 1 BDP one
     for name in ("compare.csv", "compare.md", "compare.png"):
         assert (out / name).is_file()
@@ -85,6 +106,9 @@ rtt = "20ms"
 
 def test_compare_refuses_a_directory_that_is_not_a_run(tmp_path, capsys):
     (tmp_path / "x").mkdir()
-    assert main(["compare", str(tmp_path / "x"), str(tmp_path / "x"), "-o", str(tmp_path / "cmp")]) == 2
+    assert (
+        main(["compare", str(tmp_path / "x"), str(tmp_path / "x"), "-o", str(tmp_path / "cmp")])
+        == 2
+    )
     assert "not a tcplab run directory" in capsys.readouterr().err
     assert not (tmp_path / "cmp").exists()

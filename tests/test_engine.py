@@ -7,12 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import tcplab
 from tcplab.cli import main
 
@@ -36,13 +34,40 @@ count = 2
 stagger = "1s"
 """
 
-SERIES_COLUMNS = ["time_s", "flow", "cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "rtt_ms",
-                  "throughput_bps", "goodput_bps", "retransmits"]
-FLOW_KEYS = ["goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packets", "retransmission_rate",
-             "mean_rtt_ms", "p95_rtt_ms", "share"]
-AGGREGATE_KEYS = ["jain_index", "jain_index_mean", "utilization", "total_goodput_bps", "retransmitted_packets",
-                  "mean_backlog_pkts", "max_backlog_pkts", "mean_queueing_delay_ms", "equilibrium_time_s",
-                  "t_f95_s", "f_avg"]
+SERIES_COLUMNS = [
+    "time_s",
+    "flow",
+    "cwnd_pkts",
+    "inflight_pkts",
+    "pacing_rate_bps",
+    "rtt_ms",
+    "throughput_bps",
+    "goodput_bps",
+    "retransmits",
+]
+FLOW_KEYS = [
+    "goodput_bps",
+    "throughput_bps",
+    "sent_packets",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "mean_rtt_ms",
+    "p95_rtt_ms",
+    "share",
+]
+AGGREGATE_KEYS = [
+    "jain_index",
+    "jain_index_mean",
+    "utilization",
+    "total_goodput_bps",
+    "retransmitted_packets",
+    "mean_backlog_pkts",
+    "max_backlog_pkts",
+    "mean_queueing_delay_ms",
+    "equilibrium_time_s",
+    "t_f95_s",
+    "f_avg",
+]
 
 
 def digests(run_dir: Path) -> dict[str, str]:
@@ -63,8 +88,17 @@ def small_run(tmp_path_factory):
 def test_run_files_and_schema(small_run):
     _, out = small_run
     names = {p.name for p in out.iterdir()}
-    assert {"spec.toml", "manifest.json", "summary.json", "series.parquet", "queue.parquet", "series.csv",
-            "queue.csv", "report.png", "report.pdf"} <= names
+    assert {
+        "spec.toml",
+        "manifest.json",
+        "summary.json",
+        "series.parquet",
+        "queue.parquet",
+        "series.csv",
+        "queue.csv",
+        "report.png",
+        "report.pdf",
+    } <= names
     series = pd.read_parquet(out / "series.parquet")
     for c in SERIES_COLUMNS:
         assert c in series.columns, c
@@ -91,8 +125,10 @@ def test_run_files_and_schema(small_run):
 def test_a_label_an_algorithm_lacks_is_missing_not_empty(tmp_path):
     """CUBIC has no BBR mode: its cc_mode is NA in the series (not ""), BBR's is filled."""
     spec = tmp_path / "mix.toml"
-    spec.write_text(SMALL.replace('cc = "reno"', 'cc = "bbr"').replace("count = 2", "")
-                    + '\n[[flows]]\ncc = "cubic"\nrtt = "20ms"\n')
+    spec.write_text(
+        SMALL.replace('cc = "reno"', 'cc = "bbr"').replace("count = 2", "")
+        + '\n[[flows]]\ncc = "cubic"\nrtt = "20ms"\n'
+    )
     assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 0
     series = pd.read_parquet(tmp_path / "out" / "series.parquet")
     assert series.loc[series["flow"] == 1, "cc_mode"].isna().all()
@@ -125,16 +161,22 @@ def test_api_returns_dataframes(small_run):
     assert list(r.summary.index) == [0, 1]
 
 
-SWEEP = SMALL.replace('duration = "3s"', 'duration = "10s"') + """
+SWEEP = (
+    SMALL.replace('duration = "3s"', 'duration = "10s"')
+    + """
 [sweep]
 repeat = 2
 "bottleneck.buffer" = ["1bdp", "2bdp"]
 """
+)
 
 
 def _complete(runs: Path) -> dict[str, tuple[int, int]]:
-    return {p.name: ((p / "manifest.json").stat().st_ino, (p / "manifest.json").stat().st_mtime_ns)
-            for p in runs.iterdir() if (p / "manifest.json").is_file()}
+    return {
+        p.name: ((p / "manifest.json").stat().st_ino, (p / "manifest.json").stat().st_mtime_ns)
+        for p in runs.iterdir()
+        if (p / "manifest.json").is_file()
+    }
 
 
 def test_sweep_killed_after_first_run_resumes_without_recomputing(tmp_path):
@@ -143,8 +185,14 @@ def test_sweep_killed_after_first_run_resumes_without_recomputing(tmp_path):
     out = tmp_path / "sw"
     cmd = [sys.executable, "-m", "tcplab", "sweep", str(spec), "-o", str(out), "--workers", "1"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         for line in proc.stdout:
             if line.startswith("done 1/"):
@@ -186,8 +234,11 @@ def test_cli_error_from_a_subprocess_exits_2_without_output(tmp_path):
     spec = tmp_path / "bad.toml"
     spec.write_text(SMALL.replace('cc = "reno"', 'cc = "bbbr"'))
     out = tmp_path / "results" / "bad"
-    res = subprocess.run([sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(out)],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(out)],
+        capture_output=True,
+        text=True,
+    )
     assert res.returncode == 2
     assert res.stderr.startswith(f"{spec}: flows[0].cc: unknown algorithm 'bbbr'; known: reno, ")
     assert "Traceback" not in res.stderr
@@ -207,15 +258,22 @@ def test_engine_complaints_name_the_spec_field(tmp_path, capsys):
     spec.write_text(SMALL.replace('buffer = "1bdp"', 'buffer = "100B"', 1))
     assert main(["validate", str(spec)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"{spec}: bottleneck.buffer.bytes: must hold at least one full packet (1500 bytes)")
+    assert err.startswith(
+        f"{spec}: bottleneck.buffer.bytes: must hold at least one full packet (1500 bytes)"
+    )
 
 
 def test_engine_field_paths_map_to_flow_groups():
     from tcplab.backends.sim import spec_field
     from tcplab.spec import parse_spec
 
-    s = parse_spec({"experiment": {"duration": "1s"}, "bottleneck": {"rate": "1Mbps"},
-                    "flows": [{"cc": "reno", "rtt": "10ms", "count": 2}, {"cc": "reno", "rtt": "10ms"}]})
+    s = parse_spec(
+        {
+            "experiment": {"duration": "1s"},
+            "bottleneck": {"rate": "1Mbps"},
+            "flows": [{"cc": "reno", "rtt": "10ms", "count": 2}, {"cc": "reno", "rtt": "10ms"}],
+        }
+    )
     assert spec_field("flows[2].sender_access.rate_bps", s) == "flows[1].access.rate"
     assert spec_field("flows[1].start_ns", s) == "flows[0].start"
     assert spec_field("duration_ns", s) == "experiment.duration"

@@ -8,53 +8,133 @@ The CI profile runs a few hundred examples; a longer one runs by hand with
 
 import os
 import resource
-import tomllib
 
 import pytest
+import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from tcplab.cli import main
 from tcplab.tomlout import dumps
 
 pytestmark = pytest.mark.engine
 
-settings.register_profile("ci", max_examples=300, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-settings.register_profile("long", max_examples=5000, deadline=None,
-                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile(
+    "ci",
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "long",
+    max_examples=5000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 settings.load_profile("long" if os.environ.get("TCPLAB_FUZZ") == "long" else "ci")
 
 BASE = {
     "experiment": {"name": "fuzz", "duration": "0.5s", "sample_interval": "100ms", "seed": 1},
     "tcp": {"mss": 1448},
     "bottleneck": {"rate": "10Mbps", "delay": "5ms", "buffer": "1bdp", "loss": 0.0},
-    "flows": [{"cc": "cubic", "rtt": "20ms"}, {"cc": "bbr", "rtt": "40ms", "count": 2, "stagger": "0.1s"}],
+    "flows": [
+        {"cc": "cubic", "rtt": "20ms"},
+        {"cc": "bbr", "rtt": "40ms", "count": 2, "stagger": "0.1s"},
+    ],
     "events": [{"at": "0.25s", "rate": "5Mbps"}],
 }
 
 PATHS = [
-    "experiment.name", "experiment.duration", "experiment.seed", "experiment.sample_interval", "experiment.extra",
-    "tcp.mss", "tcp.header", "tcp.delayed_ack", "tcp.initial_cwnd", "tcp.rack", "tcp.sack_compression",
-    "tcp.receive_buffer", "tcp.rcv_truesize",
-    "bottleneck.rate", "bottleneck.delay", "bottleneck.buffer", "bottleneck.loss", "bottleneck.bdp_rtt",
-    "flows[0].cc", "flows[0].rtt", "flows[0].count", "flows[0].start", "flows[0].stagger", "flows[0].stop",
-    "flows[0].size", "flows[0].params", "flows[0].params.beta", "flows[1].params.cwnd_gain", "flows[1].access",
-    "flows[1].receiver_access", "flows[2].cc", "events[0].at", "events[0].rate", "events[0].delay",
-    "events[0].loss", "events[1].at", "sweep", "flows", "events", "nope", "flows[0].params.x[0]",
-    "flows[1].params.cwnd_gain.x", "experiment..name", "flows[-1].cc", "",
+    "experiment.name",
+    "experiment.duration",
+    "experiment.seed",
+    "experiment.sample_interval",
+    "experiment.extra",
+    "tcp.mss",
+    "tcp.header",
+    "tcp.delayed_ack",
+    "tcp.initial_cwnd",
+    "tcp.rack",
+    "tcp.sack_compression",
+    "tcp.receive_buffer",
+    "tcp.rcv_truesize",
+    "bottleneck.rate",
+    "bottleneck.delay",
+    "bottleneck.buffer",
+    "bottleneck.loss",
+    "bottleneck.bdp_rtt",
+    "flows[0].cc",
+    "flows[0].rtt",
+    "flows[0].count",
+    "flows[0].start",
+    "flows[0].stagger",
+    "flows[0].stop",
+    "flows[0].size",
+    "flows[0].params",
+    "flows[0].params.beta",
+    "flows[1].params.cwnd_gain",
+    "flows[1].access",
+    "flows[1].receiver_access",
+    "flows[2].cc",
+    "events[0].at",
+    "events[0].rate",
+    "events[0].delay",
+    "events[0].loss",
+    "events[1].at",
+    "sweep",
+    "flows",
+    "events",
+    "nope",
+    "flows[0].params.x[0]",
+    "flows[1].params.cwnd_gain.x",
+    "experiment..name",
+    "flows[-1].cc",
+    "",
 ]
 
-NASTY_STRINGS = ["1e999999s", "1e999999Gbps", "1e999999bdp", "9" * 5000 + "s", "-5ms", "0s", "0bps", "10",
-                 "10 Mbps", "10Mbps ", "1.5pkt", "1e-9s", "nan s", "inf", "unlimited", "0.5bdp", "18446744073709551616B",
-                 "1e20pkt", "1e19bps", "10Tbps", "7200s", "a\u007fb", "\u0000", "caf\u00e9", "\U0001F600", "bbbr",
-                 "reno", "bbr-acd", "1us", "0.3s", "1bdp", ""]
+NASTY_STRINGS = [
+    "1e999999s",
+    "1e999999Gbps",
+    "1e999999bdp",
+    "9" * 5000 + "s",
+    "-5ms",
+    "0s",
+    "0bps",
+    "10",
+    "10 Mbps",
+    "10Mbps ",
+    "1.5pkt",
+    "1e-9s",
+    "nan s",
+    "inf",
+    "unlimited",
+    "0.5bdp",
+    "18446744073709551616B",
+    "1e20pkt",
+    "1e19bps",
+    "10Tbps",
+    "7200s",
+    "a\u007fb",
+    "\u0000",
+    "caf\u00e9",
+    "\U0001f600",
+    "bbbr",
+    "reno",
+    "bbr-acd",
+    "1us",
+    "0.3s",
+    "1bdp",
+    "",
+]
 VALUES = st.one_of(
-    st.sampled_from(NASTY_STRINGS), st.text(max_size=20),
-    st.integers(min_value=-2**70, max_value=2**70), st.floats(allow_nan=True, allow_infinity=True),
-    st.booleans(), st.lists(st.integers(-3, 3), max_size=3), st.dictionaries(st.sampled_from(["rate", "delay", "x"]),
-                                                                             st.sampled_from(["1Mbps", "1ms", 3]),
-                                                                             max_size=2),
+    st.sampled_from(NASTY_STRINGS),
+    st.text(max_size=20),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.lists(st.integers(-3, 3), max_size=3),
+    st.dictionaries(
+        st.sampled_from(["rate", "delay", "x"]), st.sampled_from(["1Mbps", "1ms", 3]), max_size=2
+    ),
 )
 
 
@@ -106,15 +186,20 @@ def _small_enough_to_run(text: str) -> bool:
         doc = tomllib.loads(text)
         from tcplab.units import parse_rate, parse_time
 
-        return (parse_time(doc["experiment"]["duration"]) <= 10**9 and parse_rate(doc["bottleneck"]["rate"]) <= 50e6
-                and sum(int(f.get("count", 1)) for f in doc["flows"]) <= 4)
+        return (
+            parse_time(doc["experiment"]["duration"]) <= 10**9
+            and parse_rate(doc["bottleneck"]["rate"]) <= 50e6
+            and sum(int(f.get("count", 1)) for f in doc["flows"]) <= 4
+        )
     except Exception:  # noqa: BLE001 - anything odd: do not run, validate only
         return False
 
 
-@given(edits=st.lists(st.tuples(st.sampled_from(PATHS), VALUES), min_size=1, max_size=4),
-       encoding=st.sampled_from(["utf-8", "utf-8", "utf-8", "latin-1", "utf-16", "corrupt"]),
-       salt=st.integers(0, 2**16))
+@given(
+    edits=st.lists(st.tuples(st.sampled_from(PATHS), VALUES), min_size=1, max_size=4),
+    encoding=st.sampled_from(["utf-8", "utf-8", "utf-8", "latin-1", "utf-16", "corrupt"]),
+    salt=st.integers(0, 2**16),
+)
 def test_cli_answers_any_spec_with_0_or_2(tmp_path_factory, capsys, edits, encoding, salt):
     import copy
 
@@ -145,9 +230,13 @@ def test_cli_answers_any_spec_with_0_or_2(tmp_path_factory, capsys, edits, encod
         _check(rc, capsys.readouterr().err, out)
 
 
-@given(path=st.one_of(st.sampled_from(PATHS), st.text(max_size=25)),
-       value=st.one_of(st.sampled_from(NASTY_STRINGS + ["[[[[", "{a=1}", "true", "2.0", '"x"', "[1,2]"]),
-                       st.text(max_size=25)))
+@given(
+    path=st.one_of(st.sampled_from(PATHS), st.text(max_size=25)),
+    value=st.one_of(
+        st.sampled_from(NASTY_STRINGS + ["[[[[", "{a=1}", "true", "2.0", '"x"', "[1,2]"]),
+        st.text(max_size=25),
+    ),
+)
 def test_set_overrides_answer_0_or_2(tmp_path_factory, capsys, path, value):
     d = tmp_path_factory.mktemp("set")
     spec = d / "spec.toml"

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tcplab.cli import main
 
 pytestmark = pytest.mark.engine
@@ -35,19 +34,24 @@ LONG = SPEC.replace('duration = "2s"', 'duration = "3000s"').replace("10Mbps", "
 
 
 def tcplab(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "tcplab", *map(str, args)], capture_output=True, text=True, **kw)
+    return subprocess.run(
+        [sys.executable, "-m", "tcplab", *map(str, args)], capture_output=True, text=True, **kw
+    )
 
 
 def leftovers(d: Path) -> list[str]:
     return sorted(p.name for p in d.iterdir() if p.name.startswith(".tmp-"))
 
 
-@pytest.mark.parametrize("content, says", [
-    ("name = 'caf\u00e9'".encode("latin-1"), "not UTF-8 text: byte 0xe9"),
-    ("[experiment]\n".encode("utf-16"), "UTF-16 byte-order mark"),
-    (bytes(range(256)), "not UTF-8"),
-    (b"a = " + b"{b = " * 5000 + b"1" + b"}" * 5000, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        ("name = 'caf\u00e9'".encode("latin-1"), "not UTF-8 text: byte 0xe9"),
+        ("[experiment]\n".encode("utf-16"), "UTF-16 byte-order mark"),
+        (bytes(range(256)), "not UTF-8"),
+        (b"a = " + b"{b = " * 5000 + b"1" + b"}" * 5000, "nested too deeply"),
+    ],
+)
 def test_unreadable_spec_files_are_input_errors(tmp_path, capsys, content, says):
     spec = tmp_path / "bad.toml"
     spec.write_bytes(content)
@@ -63,10 +67,13 @@ def test_a_directory_as_the_spec(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("value, field, says", [
-    ('"1e999999s"', "experiment.duration", "too large a time"),
-    ('"' + "9" * 5000 + 's"', "experiment.duration", "too large a time"),
-])
+@pytest.mark.parametrize(
+    "value, field, says",
+    [
+        ('"1e999999s"', "experiment.duration", "too large a time"),
+        ('"' + "9" * 5000 + 's"', "experiment.duration", "too large a time"),
+    ],
+)
 def test_huge_numbers_name_their_field(tmp_path, capsys, value, field, says):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC.replace('duration = "2s"', f"duration = {value}"))
@@ -74,16 +81,19 @@ def test_huge_numbers_name_their_field(tmp_path, capsys, value, field, says):
     assert f"{field}: " in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("override, field", [
-    ('flows[0].size="18446744073709551616B"', "flows[0].size"),
-    ('flows[0].size="1e20pkt"', "flows[0].size"),
-    ('bottleneck.rate="1e19bps"', "bottleneck.rate"),
-    ("flows[0].params.x[0]=1", "--set flows[0].params.x[0]"),
-    ("flows[0].params.cwnd_gain.x=1", "--set flows[0].params.cwnd_gain.x"),
-    ("flows[0].count=true", "flows[0].count"),
-    ('bottleneck.loss="0.1"', "bottleneck.loss"),
-    ('tcp.mss="1448"', "tcp.mss"),
-])
+@pytest.mark.parametrize(
+    "override, field",
+    [
+        ('flows[0].size="18446744073709551616B"', "flows[0].size"),
+        ('flows[0].size="1e20pkt"', "flows[0].size"),
+        ('bottleneck.rate="1e19bps"', "bottleneck.rate"),
+        ("flows[0].params.x[0]=1", "--set flows[0].params.x[0]"),
+        ("flows[0].params.cwnd_gain.x=1", "--set flows[0].params.cwnd_gain.x"),
+        ("flows[0].count=true", "flows[0].count"),
+        ('bottleneck.loss="0.1"', "bottleneck.loss"),
+        ('tcp.mss="1448"', "tcp.mss"),
+    ],
+)
 def test_overflow_and_wrong_types_name_the_users_field(tmp_path, capsys, override, field):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
@@ -143,8 +153,15 @@ def test_report_on_corrupt_files_is_an_input_error(tmp_path, capsys):
 
 
 def test_broken_pipe_is_quiet():
-    p = subprocess.run(f"{sys.executable} -m tcplab algorithms | head -1", shell=True, capture_output=True, text=True)
-    assert p.stdout.count("\n") == 1 and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr
+    p = subprocess.run(
+        f"{sys.executable} -m tcplab algorithms | head -1",
+        shell=True,
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        p.stdout.count("\n") == 1 and "Traceback" not in p.stderr and "BrokenPipe" not in p.stderr
+    )
 
 
 def test_idle_run_keeps_the_summary_schema(tmp_path):
@@ -156,7 +173,9 @@ def test_idle_run_keeps_the_summary_schema(tmp_path):
     idle.write_text(SPEC + 'start = "1.999s"\n')
     for s, out in ((spec, "busy"), (idle, "idle")):
         assert main(["run", str(s), "-o", str(tmp_path / out), "-q", "--no-report"]) == 0
-    busy, quiet = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("busy", "idle"))
+    busy, quiet = (
+        json.loads((tmp_path / d / "summary.json").read_text()) for d in ("busy", "idle")
+    )
     assert set(quiet) == set(busy)
     assert set(quiet["aggregate"]) == set(busy["aggregate"])
     assert set(quiet["flows"][0]) == set(busy["flows"][0])
@@ -172,12 +191,18 @@ def _kill_when_tmp_appears(proc, parent: Path, sig) -> None:
     proc.wait(timeout=60)
 
 
-@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGKILL, -9)])
+@pytest.mark.parametrize(
+    "sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGKILL, -9)]
+)
 def test_a_killed_run_leaves_nothing_behind_after_the_next_run(tmp_path, sig, code):
     spec = tmp_path / "s.toml"
     spec.write_text(LONG)
-    p = subprocess.Popen([sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(tmp_path / "out"), "-q"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(tmp_path / "out"), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     # the run's temporary directory appears only once writing starts; signal during the
     # simulation instead: give it a moment to be inside the engine
     time.sleep(3)
@@ -207,8 +232,12 @@ def test_ctrl_c_at_start_up_is_clean(tmp_path):
     spec = tmp_path / "s.toml"
     spec.write_text(SPEC)
     for delay in (0.3, 0.6, 1.0):
-        p = subprocess.Popen([sys.executable, "-m", "tcplab", "validate", str(spec)],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "tcplab", "validate", str(spec)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         time.sleep(delay)
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
@@ -216,7 +245,10 @@ def test_ctrl_c_at_start_up_is_clean(tmp_path):
         assert p.returncode in (0, 130, -signal.SIGINT)
 
 
-SWEEP_LONG = LONG.replace('"3000s"', '"120s"') + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp", "3bdp", "4bdp"]\n'
+SWEEP_LONG = (
+    LONG.replace('"3000s"', '"120s"')
+    + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp", "3bdp", "4bdp"]\n'
+)
 
 
 def _children(pid: int) -> set[int]:
@@ -244,21 +276,51 @@ def _wait_for(cond, timeout=60.0) -> bool:
 def test_sweep_workers_die_with_a_killed_parent(tmp_path):
     spec = tmp_path / "sw.toml"
     spec.write_text(SWEEP_LONG)
-    p = subprocess.Popen([sys.executable, "-m", "tcplab", "sweep", str(spec), "-o", str(tmp_path / "out"),
-                          "--workers", "2", "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tcplab",
+            "sweep",
+            str(spec),
+            "-o",
+            str(tmp_path / "out"),
+            "--workers",
+            "2",
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     workers: set[int] = set()
     assert _wait_for(lambda: len(workers.update(_children(p.pid)) or workers) >= 2)
     p.kill()
     p.wait()
-    assert _wait_for(lambda: not any(_alive(w) for w in workers), timeout=15), "workers outlived the sweep"
+    assert _wait_for(lambda: not any(_alive(w) for w in workers), timeout=15), (
+        "workers outlived the sweep"
+    )
 
 
 def test_a_second_sweep_on_the_same_directory_is_refused_then_resumes(tmp_path):
     spec = tmp_path / "sw.toml"
     spec.write_text(SWEEP_LONG)
     out = tmp_path / "out"
-    first = subprocess.Popen([sys.executable, "-m", "tcplab", "sweep", str(spec), "-o", str(out), "--workers", "1",
-                              "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tcplab",
+            "sweep",
+            str(spec),
+            "-o",
+            str(out),
+            "--workers",
+            "1",
+            "-q",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     assert _wait_for(lambda: (out / ".lock").is_file() and "pid" in (out / ".lock").read_text())
     other = tmp_path / "other.toml"
     other.write_text(SPEC + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "5bdp"]\n')

@@ -2,7 +2,6 @@
 run_mininet.py) to specs, with the runner's semantics checked by hand-computed values."""
 
 import pytest
-
 import tcplab
 from tcplab.cli import main
 from tcplab.errors import SpecError
@@ -20,8 +19,11 @@ def test_starts_are_relative_to_the_previous_command_and_units_are_tcs(tmp_path)
     # figure_08.conf of the framework plus changes: the runner sleeps <start> before each
     # command, so absolute times are 0, 0 + 5, 5 + 10 (link) and 15 + 5 (link);
     # a host runs <stop> seconds from its own start (timeout <stop> nc).
-    p = write(tmp_path, "host, cubic, 50ms, 0.0, 120.0\n# a comment\n\nhost, bbr, 50ms, 5, 60\n"
-                        "link, bw, 1mbps, 10\nlink, rtt, 20ms, 5\n")
+    p = write(
+        tmp_path,
+        "host, cubic, 50ms, 0.0, 120.0\n# a comment\n\nhost, bbr, 50ms, 5, 60\n"
+        "link, bw, 1mbps, 10\nlink, rtt, 20ms, 5\n",
+    )
     spec = import_tum(str(p), bandwidth="10Mbit", latency="100ms", bucket="1600b")
     f = spec["flows"]
     assert [(g["start"], g["stop"]) for g in f] == [("0s", "120s"), ("5s", "65s")]
@@ -44,7 +46,9 @@ def test_initial_rtt_adds_to_every_flow_or_becomes_an_event(tmp_path):
 
 
 def test_malformed_lines_are_named(tmp_path):
-    p = write(tmp_path, "host, bbr, 40, 0, 10\nlink, loss, 1%, 3\nswitch, x\nhost, bbr, 10ms, -1, 3\n")
+    p = write(
+        tmp_path, "host, bbr, 40, 0, 10\nlink, loss, 1%, 3\nswitch, x\nhost, bbr, 10ms, -1, 3\n"
+    )
     with pytest.raises(SpecError) as e:
         import_tum(str(p))
     got = dict(e.value.problems)

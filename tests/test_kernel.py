@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from tcplab import cli
 from tcplab.backends.kernel import netns, requirements, tcpinfo
-from tcplab.errors import SpecError
 
 REPO = Path(__file__).resolve().parents[1]
 _missing = requirements.missing()
-needs_kernel = pytest.mark.skipif(bool(_missing), reason="kernel backend unavailable here: " +
-                                  "; ".join(r.detail for r in _missing))
+needs_kernel = pytest.mark.skipif(
+    bool(_missing),
+    reason="kernel backend unavailable here: " + "; ".join(r.detail for r in _missing),
+)
 
 SPEC = """
 [experiment]
@@ -62,8 +62,15 @@ def test_bbr_mode_from_the_kernel_gains():
 
 
 def test_unavailable_machine_is_an_input_error(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(requirements, "missing", lambda: [requirements.Requirement(
-        "root", False, "running as uid 1000; the kernel backend needs root (CAP_NET_ADMIN)")])
+    monkeypatch.setattr(
+        requirements,
+        "missing",
+        lambda: [
+            requirements.Requirement(
+                "root", False, "running as uid 1000; the kernel backend needs root (CAP_NET_ADMIN)"
+            )
+        ],
+    )
     spec = tmp_path / "k.toml"
     spec.write_text(SPEC.format(duration="2s"))
     assert cli.main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
@@ -83,16 +90,27 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("edit, field", [
-    (('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { kind = "codel" }'), "bottleneck.aqm"),
-    (('buffer = "1bdp"', 'buffer = "1bdp"\npolicer = { rate = "5Mbps", burst = "20KB" }'), "bottleneck.policer"),
-    (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
-    (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
-    (('cc = "cubic"', 'cc = "cubic"\nonoff = { on = "1s", off = "1s" }'), "flows[1].onoff"),
-    (("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\n\n[bottleneck]'), "tcp.receive_buffer"),
-    (("[bottleneck]", "[tcp]\nrcv_truesize = 4096\n\n[bottleneck]"), "tcp.rcv_truesize"),
-])
-def test_simulator_only_features_are_refused_not_ignored(tmp_path, monkeypatch, capsys, edit, field):
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { kind = "codel" }'), "bottleneck.aqm"),
+        (
+            ('buffer = "1bdp"', 'buffer = "1bdp"\npolicer = { rate = "5Mbps", burst = "20KB" }'),
+            "bottleneck.policer",
+        ),
+        (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
+        (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
+        (('cc = "cubic"', 'cc = "cubic"\nonoff = { on = "1s", off = "1s" }'), "flows[1].onoff"),
+        (
+            ("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\n\n[bottleneck]'),
+            "tcp.receive_buffer",
+        ),
+        (("[bottleneck]", "[tcp]\nrcv_truesize = 4096\n\n[bottleneck]"), "tcp.rcv_truesize"),
+    ],
+)
+def test_simulator_only_features_are_refused_not_ignored(
+    tmp_path, monkeypatch, capsys, edit, field
+):
     """A kernel run must not silently drop what its simulated twin would model."""
     monkeypatch.setattr(requirements, "missing", lambda: [])
     monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic", "bbr"])
@@ -117,7 +135,10 @@ def test_bad_backend_option(tmp_path, capsys):
 def test_ten_second_bbr_cubic_run_has_the_simulators_schema(tmp_path):
     spec = tmp_path / "k.toml"
     spec.write_text(SPEC.format(duration="10s"))
-    assert cli.main(["run", str(spec), "-o", str(tmp_path / "both"), "--backend", "sim,kernel", "-q"]) == 0
+    assert (
+        cli.main(["run", str(spec), "-o", str(tmp_path / "both"), "--backend", "sim,kernel", "-q"])
+        == 0
+    )
     sim, ker = tmp_path / "both" / "sim", tmp_path / "both" / "kernel"
     assert sorted(p.name for p in sim.iterdir()) == sorted(p.name for p in ker.iterdir())
     for table in ("series", "queue"):
@@ -130,7 +151,7 @@ def test_ten_second_bbr_cubic_run_has_the_simulators_schema(tmp_path):
     metric_keys = set(js["flows"][0]) - {"duplicate_packets", "recoveries", "tlp_probes"}
     assert metric_keys <= set(jk["flows"][0])
     assert jk["engine"]["backend"] == "kernel"
-    assert "backend = \"kernel\"" in (ker / "spec.toml").read_text()
+    assert 'backend = "kernel"' in (ker / "spec.toml").read_text()
 
     s = pd.read_parquet(ker / "series.parquet")
     bbr, cubic = s[s["flow"] == 0], s[s["flow"] == 1]
@@ -150,15 +171,31 @@ def test_ten_second_bbr_cubic_run_has_the_simulators_schema(tmp_path):
     assert thr.max() <= 10e6 + 0.12e6
     q = json.loads((ker / "summary.json").read_text())["queues"]
     for link in q:  # the shared model's exact accounting holds in the emulator too
-        assert link["enqueued"] == link["departed"] + link["dropped"] + link["backlog_pkts"], link["name"]
+        assert link["enqueued"] == link["departed"] + link["dropped"] + link["backlog_pkts"], link[
+            "name"
+        ]
 
 
 def _start_run(tmp_path: Path, duration: str) -> subprocess.Popen:
     spec = tmp_path / "k.toml"
     spec.write_text(SPEC.format(duration=duration))
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
-    return subprocess.Popen([sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(tmp_path / "out"), "-q",
-                             "--no-report"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tcplab",
+            "run",
+            str(spec),
+            "-o",
+            str(tmp_path / "out"),
+            "-q",
+            "--no-report",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _ours(pid: int) -> list[str]:
@@ -191,7 +228,9 @@ def _helpers_of(pid: int) -> list[int]:
 @needs_kernel
 def test_sigterm_leaves_no_namespace(tmp_path):
     p = _start_run(tmp_path, "30s")
-    assert _wait(lambda: len(_ours(p.pid)) == 2 and _helpers_of(p.pid)), "the run never built its namespaces"
+    assert _wait(lambda: len(_ours(p.pid)) == 2 and _helpers_of(p.pid)), (
+        "the run never built its namespaces"
+    )
     p.send_signal(signal.SIGTERM)
     assert p.wait(20) == 143
     assert _ours(p.pid) == []
@@ -202,7 +241,9 @@ def test_sigterm_leaves_no_namespace(tmp_path):
 @needs_kernel
 def test_sigkill_leftovers_are_removed_by_the_next_run(tmp_path):
     p = _start_run(tmp_path, "30s")
-    assert _wait(lambda: len(_ours(p.pid)) == 2 and _helpers_of(p.pid)), "the run never built its namespaces"
+    assert _wait(lambda: len(_ours(p.pid)) == 2 and _helpers_of(p.pid)), (
+        "the run never built its namespaces"
+    )
     p.kill()
     p.wait(10)
     # The emulator and agents die with their parent (PR_SET_PDEATHSIG); the named
@@ -215,10 +256,23 @@ def test_sigkill_leftovers_are_removed_by_the_next_run(tmp_path):
 
 
 def _kernel_row(sent: int, retrans: int) -> dict:
-    return {"cwnd_pkts": 20.0, "inflight_pkts": 18.0, "pacing_rate_bps": 1.5e6, "srtt_ms": 41.0,
-            "delivery_rate_bps": 1e6, "ca_state": "Open", "bytes_sent": sent, "total_retrans": retrans,
-            "data_segs_out": sent // 1448, "total_rto": 0, "cc_bw_bps": 1e6, "cc_min_rtt_ms": 40.1,
-            "cc_pacing_gain": 1.25, "cc_cwnd_gain": 2.0, "cc_mode": "PROBE_BW"}
+    return {
+        "cwnd_pkts": 20.0,
+        "inflight_pkts": 18.0,
+        "pacing_rate_bps": 1.5e6,
+        "srtt_ms": 41.0,
+        "delivery_rate_bps": 1e6,
+        "ca_state": "Open",
+        "bytes_sent": sent,
+        "total_retrans": retrans,
+        "data_segs_out": sent // 1448,
+        "total_rto": 0,
+        "cc_bw_bps": 1e6,
+        "cc_min_rtt_ms": 40.1,
+        "cc_pacing_gain": 1.25,
+        "cc_cwnd_gain": 2.0,
+        "cc_mode": "PROBE_BW",
+    }
 
 
 @pytest.mark.engine
@@ -228,19 +282,42 @@ def test_assemble_maps_kernel_records_onto_the_simulators_columns():
     from tcplab.backends.sim import resolve, run_config, world_config
     from tcplab.spec import parse_spec
 
-    spec = resolve(parse_spec({"experiment": {"duration": "200ms", "sample_interval": "100ms"},
-                               "bottleneck": {"rate": "10Mbps", "delay": "5ms", "buffer": "1bdp"},
-                               "flows": [{"cc": "bbr", "rtt": "40ms"}]}))
+    spec = resolve(
+        parse_spec(
+            {
+                "experiment": {"duration": "200ms", "sample_interval": "100ms"},
+                "bottleneck": {"rate": "10Mbps", "delay": "5ms", "buffer": "1bdp"},
+                "flows": [{"cc": "bbr", "rtt": "40ms"}],
+            }
+        )
+    )
     config = world_config(spec)
-    emu = {"flows": [{"received_packets": 20, "received_bytes": 25_000, "dropped_packets": 1,
-                      "in_flight_packets_at_end": 3}],
-           "queues": [], "bottleneck_packets": 20, "lateness": {"events": 5},
-           "series": {"time_ns": [100_000_000, 200_000_000], "backlog_pkts": [2, 4], "backlog_bytes": [3000, 6000],
-                      "drops": [0, 1], "received_bytes": [[12_500, 25_000]]}}
+    emu = {
+        "flows": [
+            {
+                "received_packets": 20,
+                "received_bytes": 25_000,
+                "dropped_packets": 1,
+                "in_flight_packets_at_end": 3,
+            }
+        ],
+        "queues": [],
+        "bottleneck_packets": 20,
+        "lateness": {"events": 5},
+        "series": {
+            "time_ns": [100_000_000, 200_000_000],
+            "backlog_pkts": [2, 4],
+            "backlog_bytes": [3000, 6000],
+            "drops": [0, 1],
+            "received_bytes": [[12_500, 25_000]],
+        },
+    }
     rcv = {"delivered_bytes": [20_000], "samples": [[10_000], [20_000]]}
     snd = {"samples": [[_kernel_row(15_000, 0)], [_kernel_row(30_000, 2)]], "errors": []}
     raw = assemble(spec, config, emu, snd, rcv)
-    assert list(raw["series"]) == list(run_config(config)["series"])  # the simulator's columns, same order
+    assert list(raw["series"]) == list(
+        run_config(config)["series"]
+    )  # the simulator's columns, same order
     s = raw["series"]
     # 12 500 B per 0.1 s = 1 Mbit/s received; 10 000 B read = 0.8 Mbit/s; 15 000 B sent = 1.2 Mbit/s.
     assert s["throughput_bps"] == [1e6, 1e6]
@@ -250,6 +327,10 @@ def test_assemble_maps_kernel_records_onto_the_simulators_columns():
     assert s["rtt_ms"] == [41.0, 41.0] and s["cc_mode"] == ["PROBE_BW", "PROBE_BW"]
     assert all(math.isnan(v) for v in s["cc_btlbw_bps"])  # not in tcp_bbr_info
     f = raw["flows"][0]
-    assert (f["sent_bytes"], f["retransmitted_packets"], f["delivered_bytes"], f["received_bytes"]) == \
-        (30_000, 2, 20_000, 25_000)
+    assert (
+        f["sent_bytes"],
+        f["retransmitted_packets"],
+        f["delivered_bytes"],
+        f["received_bytes"],
+    ) == (30_000, 2, 20_000, 25_000)
     assert raw["queue_series"]["drops"] == [0, 1]

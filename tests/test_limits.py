@@ -2,7 +2,6 @@
 naming the field, the estimate and the limit (issue 12)."""
 
 import pytest
-
 from tcplab.backends.sim import resolve
 from tcplab.errors import SpecError
 from tcplab.spec import parse_spec
@@ -10,8 +9,11 @@ from tcplab.sweep import plan_sweep
 
 
 def raw(rate="10Mbps", duration="1s", interval="100ms", count=1, events=None):
-    r = {"experiment": {"duration": duration, "sample_interval": interval},
-         "bottleneck": {"rate": rate, "delay": "10ms"}, "flows": [{"cc": "bbr", "rtt": "40ms", "count": count}]}
+    r = {
+        "experiment": {"duration": duration, "sample_interval": interval},
+        "bottleneck": {"rate": rate, "delay": "10ms"},
+        "flows": [{"cc": "bbr", "rtt": "40ms", "count": count}],
+    }
     if events:
         r["events"] = events
     return r

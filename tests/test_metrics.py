@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
 from tcplab import metrics as m
 
 
@@ -34,7 +33,9 @@ def _flows(starts, stops):
 def test_jain_over_time_uses_only_active_flows():
     # flow 1 joins at 0.2 s: at t=0.1, 0.2 only flow 0 is active (NaN: fewer than two flows);
     # at 0.3: [6, 2] -> 64 / (2 * 40) = 0.8; at 0.4: [4, 4] -> 1.0
-    thr = pd.DataFrame({0: [10.0, 10.0, 6.0, 4.0], 1: [0.0, 0.0, 2.0, 4.0]}, index=[0.1, 0.2, 0.3, 0.4])
+    thr = pd.DataFrame(
+        {0: [10.0, 10.0, 6.0, 4.0], 1: [0.0, 0.0, 2.0, 4.0]}, index=[0.1, 0.2, 0.3, 0.4]
+    )
     f = m.jain_over_time(thr, _flows([0.0, 0.2], [1.0, 1.0]))
     assert math.isnan(f.iloc[0]) and math.isnan(f.iloc[1])
     assert f.iloc[2] == pytest.approx(0.8)
@@ -127,8 +128,13 @@ def test_bdp_overestimation():
 
 
 def test_probe_rtt_overlap_counts_only_simultaneous_probe_rtt():
-    modes = pd.DataFrame({0: ["PROBE_BW", "PROBE_RTT", "PROBE_RTT", "PROBE_BW"],
-                          1: ["PROBE_RTT", "PROBE_RTT", "PROBE_BW", "PROBE_BW"]}, index=[0.1, 0.2, 0.3, 0.4])
+    modes = pd.DataFrame(
+        {
+            0: ["PROBE_BW", "PROBE_RTT", "PROBE_RTT", "PROBE_BW"],
+            1: ["PROBE_RTT", "PROBE_RTT", "PROBE_BW", "PROBE_BW"],
+        },
+        index=[0.1, 0.2, 0.3, 0.4],
+    )
     # only t=0.2 has both in PROBE_RTT -> 1 sample * 0.1 s
     assert m.probe_rtt_overlap_s(modes, 0.1) == pytest.approx(0.1)
 
@@ -146,19 +152,43 @@ def _bbr_run(modes_by_flow, bw_by_flow, rate="10Mbps", backlog=None):
     from tcplab.spec import parse_spec
 
     n = len(modes_by_flow[0])
-    spec = parse_spec({"experiment": {"duration": f"{n * 100}ms", "sample_interval": "100ms"},
-                       "bottleneck": {"rate": rate, "buffer": "50pkt"},
-                       "flows": [{"cc": "bbr", "rtt": "20ms", "count": len(modes_by_flow)}]},
-                      check_algorithms=False)
+    spec = parse_spec(
+        {
+            "experiment": {"duration": f"{n * 100}ms", "sample_interval": "100ms"},
+            "bottleneck": {"rate": rate, "buffer": "50pkt"},
+            "flows": [{"cc": "bbr", "rtt": "20ms", "count": len(modes_by_flow)}],
+        },
+        check_algorithms=False,
+    )
     t = np.round(np.arange(1, n + 1) * 0.1, 6)
-    rows = [{"time_s": ts, "flow": f, "cc": "bbr", "cc_mode": modes[k], "cc_btlbw_bps": bws[k],
-             "throughput_bps": 1e6, "rtt_ms": 20.0}
-            for f, (modes, bws) in enumerate(zip(modes_by_flow, bw_by_flow)) for k, ts in enumerate(t)]
+    rows = [
+        {
+            "time_s": ts,
+            "flow": f,
+            "cc": "bbr",
+            "cc_mode": modes[k],
+            "cc_btlbw_bps": bws[k],
+            "throughput_bps": 1e6,
+            "rtt_ms": 20.0,
+        }
+        for f, (modes, bws) in enumerate(zip(modes_by_flow, bw_by_flow))
+        for k, ts in enumerate(t)
+    ]
     series = pd.DataFrame(rows)
-    queue = pd.DataFrame({"time_s": t, "backlog_pkts": backlog if backlog is not None else np.zeros(n)})
+    queue = pd.DataFrame(
+        {"time_s": t, "backlog_pkts": backlog if backlog is not None else np.zeros(n)}
+    )
     k = len(modes_by_flow)
-    flows = pd.DataFrame({"flow": range(k), "group": [0] * k, "cc": ["bbr"] * k, "start_s": [0.0] * k,
-                          "stop_s": [n / 10] * k, "rtt_ms": [20.0] * k}).set_index("flow")
+    flows = pd.DataFrame(
+        {
+            "flow": range(k),
+            "group": [0] * k,
+            "cc": ["bbr"] * k,
+            "start_s": [0.0] * k,
+            "stop_s": [n / 10] * k,
+            "rtt_ms": [20.0] * k,
+        }
+    ).set_index("flow")
     return RunData(spec, series, queue, flows)
 
 
@@ -168,7 +198,16 @@ def test_bw_estimate_and_probe_rtt_duration_per_flow():
     100 ms: 0.15 s on average."""
     from tcplab.summary import flow_metrics
 
-    modes = ["STARTUP", "PROBE_BW", "PROBE_BW", "PROBE_RTT", "PROBE_RTT", "PROBE_BW", "PROBE_RTT", "PROBE_BW"]
+    modes = [
+        "STARTUP",
+        "PROBE_BW",
+        "PROBE_BW",
+        "PROBE_RTT",
+        "PROBE_RTT",
+        "PROBE_BW",
+        "PROBE_RTT",
+        "PROBE_BW",
+    ]
     bw = [1e6, 2e6, 4e6, 9e6, 9e6, 6e6, 9e6, 8e6]
     row = flow_metrics(_bbr_run([modes], [bw])).loc[0]
     assert row["mean_bw_estimate_bps"] == pytest.approx(5e6)
@@ -185,8 +224,11 @@ def test_summed_bw_estimates_over_the_link_rate_and_the_persistent_backlog():
 
     a = ["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "PROBE_BW"]
     b = ["STARTUP", "STARTUP", "PROBE_BW", "PROBE_BW", "PROBE_BW"]
-    doc = summarize(_bbr_run([a, b], [[1e6, 5e6, 6e6, 7e6, 8e6], [1e6, 2e6, 6e6, 5e6, 8e6]],
-                             backlog=np.arange(5.0)))
+    doc = summarize(
+        _bbr_run(
+            [a, b], [[1e6, 5e6, 6e6, 7e6, 8e6], [1e6, 2e6, 6e6, 5e6, 8e6]], backlog=np.arange(5.0)
+        )
+    )
     assert doc["aggregate"]["bw_estimate_sum_over_rate_mean"] == pytest.approx(4.0 / 3)
     assert doc["aggregate"]["p10_backlog_pkts"] == pytest.approx(0.4)
 
@@ -211,10 +253,31 @@ def test_probe_rtt_sync_counts_from_the_last_start_to_the_first_common_probe_rtt
     from tcplab.summary import probe_rtt_sync_s
 
     t = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-    modes = pd.DataFrame({0: ["PROBE_BW", "PROBE_RTT", "PROBE_RTT", "PROBE_BW", "PROBE_BW", "PROBE_RTT",
-                              "PROBE_RTT", "PROBE_BW"],
-                          1: [pd.NA, pd.NA, "STARTUP", "PROBE_BW", "PROBE_RTT", "PROBE_BW", "PROBE_RTT",
-                              "PROBE_BW"]}, index=t)
+    modes = pd.DataFrame(
+        {
+            0: [
+                "PROBE_BW",
+                "PROBE_RTT",
+                "PROBE_RTT",
+                "PROBE_BW",
+                "PROBE_BW",
+                "PROBE_RTT",
+                "PROBE_RTT",
+                "PROBE_BW",
+            ],
+            1: [
+                pd.NA,
+                pd.NA,
+                "STARTUP",
+                "PROBE_BW",
+                "PROBE_RTT",
+                "PROBE_BW",
+                "PROBE_RTT",
+                "PROBE_BW",
+            ],
+        },
+        index=t,
+    )
     assert probe_rtt_sync_s(modes, pd.Series({0: 0.0, 1: 0.3})) == pytest.approx(0.4)
     never = modes.replace("PROBE_RTT", "PROBE_BW")
     assert math.isnan(probe_rtt_sync_s(never, pd.Series({0: 0.0, 1: 0.3})))

@@ -4,7 +4,6 @@ reader: packet counts, sequence numbers and SACK blocks against the run's exact 
 import json
 
 import pytest
-
 import tcplab
 from tcplab.errors import SpecError
 from tcplab.spec import parse_spec, tomllib
@@ -34,12 +33,18 @@ def test_pcap_matches_the_run_counters(tmp_path):
     p.write_text(SPEC)
     r = tcplab.run(p, tmp_path / "run", report=False)
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert {"flow0.sender_access.pcap", "bottleneck.pcap", "bottleneck_reverse.pcap"} <= set(manifest["sha256"])
+    assert {"flow0.sender_access.pcap", "bottleneck.pcap", "bottleneck_reverse.pcap"} <= set(
+        manifest["sha256"]
+    )
     flow = r.run.flows.iloc[0]
     queues = {q["name"]: q for q in r.run.queues}
 
     def tcp_packets(name):
-        return [pkt for pkt in scapy_all.rdpcap(str(tmp_path / "run" / f"{name}.pcap")) if pkt.haslayer("TCP")]
+        return [
+            pkt
+            for pkt in scapy_all.rdpcap(str(tmp_path / "run" / f"{name}.pcap"))
+            if pkt.haslayer("TCP")
+        ]
 
     # The sender's access link (unlimited, lossless): a 2 MB transfer that completes in 10 s
     # has every transmission on it, each once: sent_packets frames, of which

@@ -3,11 +3,9 @@ stand-in engine of tests/fake_engine.py; tests/test_engine.py repeats the essent
 the real simulator."""
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import pytest
-
 import tcplab
 from tcplab.cli import main
 
@@ -28,14 +26,27 @@ rtt = "20ms"
 count = 2
 """
 
-SWEEP = SPEC + """
+SWEEP = (
+    SPEC
+    + """
 [sweep]
 repeat = 2
 "bottleneck.buffer" = ["1bdp", "2bdp"]
 """
+)
 
-EXPECTED_FILES = {"spec.toml", "world.json", "summary.json", "manifest.json", "series.parquet", "series.csv",
-                  "queue.parquet", "queue.csv", "report.png", "report.pdf"}
+EXPECTED_FILES = {
+    "spec.toml",
+    "world.json",
+    "summary.json",
+    "manifest.json",
+    "series.parquet",
+    "series.csv",
+    "queue.parquet",
+    "queue.csv",
+    "report.png",
+    "report.pdf",
+}
 
 
 def test_run_writes_every_file_with_digests(fake_engine, write_spec, tmp_path):
@@ -78,7 +89,9 @@ def test_cli_spec_error_exits_2_and_leaves_no_output(fake_engine, write_spec, tm
     assert not (tmp_path / "new").exists()
 
 
-def test_cli_run_refuses_to_overwrite_a_foreign_directory(fake_engine, write_spec, tmp_path, capsys):
+def test_cli_run_refuses_to_overwrite_a_foreign_directory(
+    fake_engine, write_spec, tmp_path, capsys
+):
     out = tmp_path / "mine"
     out.mkdir()
     (out / "notes.txt").write_text("keep me")
@@ -86,7 +99,9 @@ def test_cli_run_refuses_to_overwrite_a_foreign_directory(fake_engine, write_spe
     assert (out / "notes.txt").read_text() == "keep me"
 
 
-def test_engine_failure_is_reported_without_a_traceback(fake_engine, write_spec, tmp_path, capsys, monkeypatch):
+def test_engine_failure_is_reported_without_a_traceback(
+    fake_engine, write_spec, tmp_path, capsys, monkeypatch
+):
     def boom(*a, **k):
         raise RuntimeError("internal: event queue corrupted")
 
@@ -94,7 +109,9 @@ def test_engine_failure_is_reported_without_a_traceback(fake_engine, write_spec,
     out = tmp_path / "res"
     assert main(["run", str(write_spec(SPEC)), "-o", str(out), "-q"]) == 1
     err = capsys.readouterr().err
-    assert "tcplab: error: the simulator failed: RuntimeError: internal: event queue corrupted" in err
+    assert (
+        "tcplab: error: the simulator failed: RuntimeError: internal: event queue corrupted" in err
+    )
     assert "Traceback" not in err
     assert not out.exists() and not list(tmp_path.glob(".tmp-*"))
 
@@ -119,7 +136,10 @@ def test_sweep_key_that_names_no_field(fake_engine, write_spec, tmp_path, capsys
     out = tmp_path / "sw"
     assert main(["sweep", str(spec), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert f"{spec}: sweep.bottleneck.bufer: 'bottleneck.bufer' names no field; bottleneck has: rate, delay" in err
+    assert (
+        f"{spec}: sweep.bottleneck.bufer: 'bottleneck.bufer' names no field; bottleneck has: rate, delay"
+        in err
+    )
     assert not out.exists()
 
 
@@ -148,7 +168,9 @@ def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec)
     assert [j.digest for j in plan_sweep(raw2).jobs] == [j.digest for j in plan.jobs]
 
 
-def test_sweep_keeps_going_when_one_run_fails(fake_engine, write_spec, tmp_path, monkeypatch, capsys):
+def test_sweep_keeps_going_when_one_run_fails(
+    fake_engine, write_spec, tmp_path, monkeypatch, capsys
+):
     real = fake_engine.run
 
     def flaky(config_json, progress=None):

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from handmade import handmade_run
 from tcplab.report import save_report
 from tcplab.summary import summarize
@@ -47,9 +46,19 @@ def test_report_files_are_written_and_deterministic(tmp_path):
 def test_report_has_a_panel_per_quantity_with_units():
     fig = handmade_run().report()
     labels = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
-    for expected in ["throughput [Mbit/s]", "goodput [Mbit/s]", "sending rate [Mbit/s]", "RTT [ms]",
-                     "cwnd [packets]", "inflight [packets]", "pacing rate [Mbit/s]", "backlog [packets]",
-                     "Jain index F", "mode", "packets / interval"]:
+    for expected in [
+        "throughput [Mbit/s]",
+        "goodput [Mbit/s]",
+        "sending rate [Mbit/s]",
+        "RTT [ms]",
+        "cwnd [packets]",
+        "inflight [packets]",
+        "pacing rate [Mbit/s]",
+        "backlog [packets]",
+        "Jain index F",
+        "mode",
+        "packets / interval",
+    ]:
         assert expected in labels, expected
     legend_texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend_texts == ["flow 0 (bbr, 20 ms)", "flow 1 (bbr, 20 ms)", "flow 2 (cubic, 20 ms)"]

@@ -4,7 +4,6 @@ cached rerun, a resumed interruption, bad entries, and the shipped catalogue's -
 listing."""
 
 import csv
-import os
 import signal
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from tcplab.cli import main
 from tcplab.errors import SpecError
 from tcplab.reproduce import load_catalogue, reproduce
@@ -97,16 +95,23 @@ def _verdicts(out: Path) -> dict[str, str]:
 def test_verdicts_report_and_plot(cat, tmp_path):
     out = tmp_path / "out"
     reproduce(None, out, root=cat, workers=1, say=lambda *_: None)
-    assert _verdicts(out) == {"holds": "agree", "fails": "disagree", "direction only": "partly",
-                              "BBR' keeps the queue small on LTE": "not run"}
+    assert _verdicts(out) == {
+        "holds": "agree",
+        "fails": "disagree",
+        "direction only": "partly",
+        "BBR' keeps the queue small on LTE": "not run",
+    }
     md = (out / "report.md").read_text()
-    assert "![Fig. 99](plots/tum-fig99-test.png)" in md and (out / "plots" / "tum-fig99-test.png").stat().st_size > 0
+    assert (
+        "![Fig. 99](plots/tum-fig99-test.png)" in md
+        and (out / "plots" / "tum-fig99-test.png").stat().st_size > 0
+    )
     assert "not run: a cellular link model" in md
     assert "<img src='plots/tum-fig99-test.png'" in (out / "report.html").read_text()
 
 
 def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():
-    """"Depends on X more than on Y": the range (max - min of the points' means over the
+    """ "Depends on X more than on Y": the range (max - min of the points' means over the
     seeds) across one axis against the range across another. Hand-made runs: share 0.9 /
     0.5 at 1 / 5 BDP (rtt 50 ms) -> range 0.4; at 2.5 BDP shares 0.60, 0.70 (two seeds at
     25 ms: 0.68 and 0.72) and 0.65 at 25 / 100 / 50 ms -> means 0.60, 0.70, 0.65 -> 0.10."""
@@ -114,19 +119,42 @@ def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():
     from tcplab.reproduce.runner import Run, axis_range, evaluate_claim
 
     def run(rtt, buf, share, seed=1):
-        return Run({"rtt": rtt, "buffer": buf}, seed, f"{rtt}{buf}{seed}", {"aggregate": {"x": share}})
-    runs = [run("50ms", "1bdp", 0.9), run("50ms", "5bdp", 0.5), run("50ms", "2.5bdp", 0.65),
-            run("10ms", "2.5bdp", 0.60), run("25ms", "2.5bdp", 0.68), run("25ms", "2.5bdp", 0.72, seed=2)]
+        return Run(
+            {"rtt": rtt, "buffer": buf}, seed, f"{rtt}{buf}{seed}", {"aggregate": {"x": share}}
+        )
+
+    runs = [
+        run("50ms", "1bdp", 0.9),
+        run("50ms", "5bdp", 0.5),
+        run("50ms", "2.5bdp", 0.65),
+        run("10ms", "2.5bdp", 0.60),
+        run("25ms", "2.5bdp", 0.68),
+        run("25ms", "2.5bdp", 0.72, seed=2),
+    ]
     assert axis_range(runs, {"rtt": "50ms"}, "x", "buffer") == pytest.approx(0.9 - 0.5)
     assert axis_range(runs, {"buffer": "2.5bdp"}, "x", "rtt") == pytest.approx(0.70 - 0.60)
-    claim = Claim(quote="q", where="w", metric="x", op=">", value=2, across="buffer", at={"rtt": "50ms"},
-                  of="x", of_across="rtt", of_at={"buffer": "2.5bdp"}, weaker={"op": ">", "value": 1})
+    claim = Claim(
+        quote="q",
+        where="w",
+        metric="x",
+        op=">",
+        value=2,
+        across="buffer",
+        at={"rtt": "50ms"},
+        of="x",
+        of_across="rtt",
+        of_at={"buffer": "2.5bdp"},
+        weaker={"op": ">", "value": 1},
+    )
 
     class E:  # the entry is only carried along
         pass
+
     r = evaluate_claim(E(), claim, runs)
     assert (r.verdict, r.ours, r.target) == ("agree", pytest.approx(0.4), pytest.approx(0.2))
-    r = evaluate_claim(E(), claim.model_copy(update={"value": 5}), runs)  # 0.4 < 0.5; weaker 0.4 > 0.1
+    r = evaluate_claim(
+        E(), claim.model_copy(update={"value": 5}), runs
+    )  # 0.4 < 0.5; weaker 0.4 > 0.1
     assert r.verdict == "partly"
 
 
@@ -154,11 +182,28 @@ def _finished(out: Path) -> list[Path]:
 def test_an_interrupted_reproduce_resumes(cat, tmp_path):
     """Ctrl-C after the first run: exit 130; the rerun keeps the finished run and completes."""
     long = ENTRY.replace('duration = "4s"', 'duration = "60s"').replace(
-        '["1bdp", "2bdp"]', '["1bdp", "2bdp", "3bdp"]', 1)
+        '["1bdp", "2bdp"]', '["1bdp", "2bdp", "3bdp"]', 1
+    )
     (cat / "tum" / "tum-fig99-test.toml").write_text(long)
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "tcplab", "reproduce", "tum", "-o", str(out), "--workers", "1",
-                          "--catalogue", str(cat)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tcplab",
+            "reproduce",
+            "tum",
+            "-o",
+            str(out),
+            "--workers",
+            "1",
+            "--catalogue",
+            str(cat),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not _finished(out):
         assert time.monotonic() < deadline and p.poll() is None
@@ -175,17 +220,37 @@ def test_an_interrupted_reproduce_resumes(cat, tmp_path):
     assert first[0].stat().st_mtime_ns == stamp
 
 
-@pytest.mark.parametrize("edit, field", [
-    (('at = { "bottleneck.buffer" = "1bdp" }', 'at = { "bottleneck.buffer" = "7bdp" }'), "catalogue.claims[1].at"),
-    (('at = { "bottleneck.buffer" = "1bdp" }', 'at = { "bottleneck.rate" = "1bdp" }'), "catalogue.claims[1].at"),
-    (('metric = "utilization"\nop = ">="\nvalue = 1.5', 'metric = "util ization"\nop = ">="\nvalue = 1.5'),
-     "catalogue.claims[1].metric"),
-    (('paper = "tum"', 'paper = "nope"'), "catalogue.paper"),
-    (('x = "bottleneck.buffer"', 'x = "bottleneck.delay"'), "catalogue.x"),
-    (('quote = "fails"', 'quote = "fails"\ncolour = "red"'), "catalogue.claims[1].colour"),
-    (('quote = "fails"', 'quote = "fails"\nacross = "bottleneck.delay"'), "catalogue.claims[1].across"),
-    (('quote = "fails"', 'quote = "fails"\nacross = "bottleneck.buffer"'), "catalogue.claims[1].across"),
-])
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (
+            ('at = { "bottleneck.buffer" = "1bdp" }', 'at = { "bottleneck.buffer" = "7bdp" }'),
+            "catalogue.claims[1].at",
+        ),
+        (
+            ('at = { "bottleneck.buffer" = "1bdp" }', 'at = { "bottleneck.rate" = "1bdp" }'),
+            "catalogue.claims[1].at",
+        ),
+        (
+            (
+                'metric = "utilization"\nop = ">="\nvalue = 1.5',
+                'metric = "util ization"\nop = ">="\nvalue = 1.5',
+            ),
+            "catalogue.claims[1].metric",
+        ),
+        (('paper = "tum"', 'paper = "nope"'), "catalogue.paper"),
+        (('x = "bottleneck.buffer"', 'x = "bottleneck.delay"'), "catalogue.x"),
+        (('quote = "fails"', 'quote = "fails"\ncolour = "red"'), "catalogue.claims[1].colour"),
+        (
+            ('quote = "fails"', 'quote = "fails"\nacross = "bottleneck.delay"'),
+            "catalogue.claims[1].across",
+        ),
+        (
+            ('quote = "fails"', 'quote = "fails"\nacross = "bottleneck.buffer"'),
+            "catalogue.claims[1].across",
+        ),
+    ],
+)
 def test_bad_entries_name_the_field(cat, edit, field):
     path = cat / "tum" / "tum-fig99-test.toml"
     path.write_text(ENTRY.replace(*edit, 1))
@@ -216,6 +281,12 @@ def test_the_shipped_catalogue_runs_quick(tmp_path):
     with open(out / "claims.csv") as f:
         rows = list(csv.DictReader(f))
     assert rows and all(r["verdict"] in ("agree", "partly", "disagree", "not run") for r in rows)
-    unexplained = [r["entry"] for r in rows if r["verdict"] == "not run" and not r["ours"].startswith("not run: ")]
+    unexplained = [
+        r["entry"]
+        for r in rows
+        if r["verdict"] == "not run" and not r["ours"].startswith("not run: ")
+    ]
     assert not unexplained
-    assert (out / "report.md").read_text().count("![") >= len({r["entry"] for r in rows if r["verdict"] != "not run"})
+    assert (out / "report.md").read_text().count("![") >= len(
+        {r["entry"] for r in rows if r["verdict"] != "not run"}
+    )

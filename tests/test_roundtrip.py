@@ -4,10 +4,8 @@ specs include names with any characters (control characters, DEL, quotes, backsl
 non-ASCII), which once produced unreadable files."""
 
 import tomllib
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from tcplab.backends.sim import resolve, world_config
 from tcplab.errors import SpecError
 from tcplab.results import spec_toml
@@ -21,8 +19,11 @@ TEXT = st.text(max_size=30)
 
 @st.composite
 def specs(draw):
-    flow = {"cc": draw(st.sampled_from(["reno", "cubic", "bbr"])), "rtt": draw(st.sampled_from(["10ms", "40ms", "100ms"])),
-            "count": draw(st.integers(1, 3))}
+    flow = {
+        "cc": draw(st.sampled_from(["reno", "cubic", "bbr"])),
+        "rtt": draw(st.sampled_from(["10ms", "40ms", "100ms"])),
+        "count": draw(st.integers(1, 3)),
+    }
     if draw(st.booleans()):
         flow["stagger"] = "100ms"
     if draw(st.booleans()):
@@ -30,12 +31,20 @@ def specs(draw):
     if flow["cc"] == "cubic" and draw(st.booleans()):
         flow["params"] = {"beta": draw(st.floats(0.1, 0.9))}
     raw = {
-        "experiment": {"name": draw(TEXT), "description": draw(TEXT), "duration": "2s",
-                       "seed": draw(st.integers(0, 2**63 - 1)),
-                       "sample_interval": draw(st.sampled_from(["10ms", "100ms", "0.25s"]))},
+        "experiment": {
+            "name": draw(TEXT),
+            "description": draw(TEXT),
+            "duration": "2s",
+            "seed": draw(st.integers(0, 2**63 - 1)),
+            "sample_interval": draw(st.sampled_from(["10ms", "100ms", "0.25s"])),
+        },
         "tcp": {"mss": draw(st.integers(64, 9000)), "delayed_ack": draw(st.booleans())},
-        "bottleneck": {"rate": draw(RATES), "delay": draw(TIMES), "buffer": draw(BUFFERS),
-                       "loss": draw(st.sampled_from([0, 0.0, 0.001, 0.25]))},
+        "bottleneck": {
+            "rate": draw(RATES),
+            "delay": draw(TIMES),
+            "buffer": draw(BUFFERS),
+            "loss": draw(st.sampled_from([0, 0.0, 0.001, 0.25])),
+        },
         "flows": [flow],
     }
     if draw(st.booleans()):
@@ -43,7 +52,9 @@ def specs(draw):
     return raw
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(raw=specs())
 def test_every_accepted_spec_reads_back_as_the_same_run(fake_engine, raw):
     try:
@@ -58,8 +69,11 @@ def test_every_accepted_spec_reads_back_as_the_same_run(fake_engine, raw):
 
 
 def test_a_name_with_delete_reads_back(fake_engine):
-    raw = {"experiment": {"name": "a\u007fb", "duration": "1s"}, "bottleneck": {"rate": "10Mbps"},
-           "flows": [{"cc": "reno", "rtt": "10ms"}]}
+    raw = {
+        "experiment": {"name": "a\u007fb", "duration": "1s"},
+        "bottleneck": {"rate": "10Mbps"},
+        "flows": [{"cc": "reno", "rtt": "10ms"}],
+    }
     text = spec_toml(resolve(parse_spec(raw)))
     assert '"a\\u007Fb"' in text
     assert tomllib.loads(text)["experiment"]["name"] == "a\u007fb"

@@ -2,7 +2,6 @@
 sources, on/off or not, through the spec, the engine and summary.json."""
 
 import pytest
-
 import tcplab
 from tcplab.backends.sim import world_config
 from tcplab.errors import SpecError
@@ -58,8 +57,11 @@ def test_a_cbr_source_at_half_the_link_leaves_cubic_the_other_half(tmp_path):
     # rate the source leaves, 1448/1500 of it as goodput (9.65 Mbit/s if the source lost
     # nothing); with a 1-BDP buffer (2 BDP of CUBIC's share) CUBIC keeps its half busy, so
     # over the whole run (slow start included) it gets at least 85 % of that ceiling.
-    text = (BASE.replace('"10Mbps"', '"20Mbps"').replace('"10s"', '"20s"') + CUBIC
-            + SOURCE.replace('"6Mbps"', '"10Mbps"'))
+    text = (
+        BASE.replace('"10Mbps"', '"20Mbps"').replace('"10s"', '"20s"')
+        + CUBIC
+        + SOURCE.replace('"6Mbps"', '"10Mbps"')
+    )
     r = run(tmp_path, text)
     (s,) = r.summary_json["sources"]
     cubic = r.summary_json["flows"][0]["goodput_bps"]
@@ -74,7 +76,11 @@ def test_a_cbr_source_at_half_the_link_leaves_cubic_the_other_half(tmp_path):
 def test_an_exponential_on_off_source_sends_about_half_its_rate(tmp_path):
     # Means on = off = 50 ms over 60 s: about n = 600 cycles; the on fraction has standard
     # deviation sqrt(2) / (4 sqrt(n)) = 0.0144, so 3 sd = 0.043 around 0.5.
-    text = BASE.replace('"10s"', '"60s"') + SOURCE + 'onoff = { on = "50ms", off = "50ms", dist = "exponential" }\n'
+    text = (
+        BASE.replace('"10s"', '"60s"')
+        + SOURCE
+        + 'onoff = { on = "50ms", off = "50ms", dist = "exponential" }\n'
+    )
     r = run(tmp_path, text)
     (s,) = r.summary_json["sources"]
     assert abs(s["sent_packets"] / 30_000 - 0.5) < 0.043  # 30 000 sends if always on
@@ -97,14 +103,20 @@ def test_specs_without_sources_keep_their_engine_config():
     assert "sources" not in cfg
 
 
-@pytest.mark.parametrize("extra, field", [
-    ('rate = "6Mbps"\npacket = "2pkt"\n', "sources[0].packet"),
-    ('rate = "6Mbps"\nrtt = "10ms"\n', "sources[0].rtt"),
-    ('rate = "6Mbps"\nstart = "10s"\n', "sources[0].stop"),
-    ('rate = "6Mbps"\nonoff = { on = "0s", off = "1s" }\n', "sources[0].onoff.on"),
-    ('rate = "6Mbps"\nonoff = { on = "1s", off = "1s", dist = "pareto" }\n', "sources[0].onoff.dist"),
-    ('rate = "6Mbps"\nburst = 3\n', "sources[0].burst"),
-])
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ('rate = "6Mbps"\npacket = "2pkt"\n', "sources[0].packet"),
+        ('rate = "6Mbps"\nrtt = "10ms"\n', "sources[0].rtt"),
+        ('rate = "6Mbps"\nstart = "10s"\n', "sources[0].stop"),
+        ('rate = "6Mbps"\nonoff = { on = "0s", off = "1s" }\n', "sources[0].onoff.on"),
+        (
+            'rate = "6Mbps"\nonoff = { on = "1s", off = "1s", dist = "pareto" }\n',
+            "sources[0].onoff.dist",
+        ),
+        ('rate = "6Mbps"\nburst = 3\n', "sources[0].burst"),
+    ],
+)
 def test_bad_sources_are_named(extra, field):
     with pytest.raises(SpecError) as e:
         parse_spec(tomllib.loads(BASE + CUBIC + "[[sources]]\n" + extra))
@@ -144,7 +156,11 @@ def test_pcap_shows_source_packets_as_udp(tmp_path):
     # their count is the bottleneck departures of the source: received + those still in
     # flight beyond the bottleneck at the end (receiver access link, 1 Gbit/s, 10 ms).
     scapy_all = pytest.importorskip("scapy.all")
-    text = (BASE.replace('seed = 1', 'seed = 1\npcap = ["bottleneck"]').replace('"10s"', '"3s"') + CUBIC + SOURCE)
+    text = (
+        BASE.replace("seed = 1", 'seed = 1\npcap = ["bottleneck"]').replace('"10s"', '"3s"')
+        + CUBIC
+        + SOURCE
+    )
     r = run(tmp_path, text)
     pkts = scapy_all.rdpcap(str(tmp_path / "run" / "bottleneck.pcap"))
     udp = [p for p in pkts if p.haslayer("UDP")]
@@ -153,4 +169,6 @@ def test_pcap_shows_source_packets_as_udp(tmp_path):
     assert len(udp) + len(tcp) == bq["departed"]
     assert all(p["IP"].len == 1500 and p["IP"].src == "10.3.0.1" for p in udp)
     (s,) = r.summary_json["sources"]
-    assert s["received_packets"] <= len(udp) <= s["received_packets"] + s["in_flight_packets_at_end"]
+    assert (
+        s["received_packets"] <= len(udp) <= s["received_packets"] + s["in_flight_packets_at_end"]
+    )

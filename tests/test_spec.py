@@ -1,7 +1,6 @@
 """Spec parsing, resolution and every error case of issue 4."""
 
 import pytest
-
 from tcplab.backends.sim import resolve, size_to_packets, world_config
 from tcplab.errors import SpecError
 from tcplab.spec import load_spec, parse_spec
@@ -42,12 +41,17 @@ def test_base_spec_parses(fake_engine, write_spec):
 
 def test_unknown_algorithm_lists_known_ones(fake_engine, write_spec):
     err = problems(write_spec(BASE.replace('cc = "cubic"', 'cc = "bbbr"')))
-    assert str(err).endswith("spec.toml: flows[1].cc: unknown algorithm 'bbbr'; known: reno, cubic, bbr")
+    assert str(err).endswith(
+        "spec.toml: flows[1].cc: unknown algorithm 'bbbr'; known: reno, cubic, bbr"
+    )
 
 
 def test_unknown_field_names_allowed_fields(fake_engine, write_spec):
     err = problems(write_spec(BASE.replace('delay = "2ms"', 'delay = "2ms"\nbufer = "1bdp"')))
-    assert "bottleneck.bufer: unknown field 'bufer'; allowed: rate, delay, buffer, loss, bdp_rtt" in str(err)
+    assert (
+        "bottleneck.bufer: unknown field 'bufer'; allowed: rate, delay, buffer, loss, bdp_rtt"
+        in str(err)
+    )
 
 
 def test_bad_unit_names_field_and_units(fake_engine, write_spec):
@@ -67,15 +71,23 @@ def test_zero_buffer_is_rejected(fake_engine, write_spec):
 
 
 def test_receive_buffer_model_and_truesize_are_checked(fake_engine, write_spec):
-    err = problems(write_spec(BASE.replace("[bottleneck]", '[tcp]\nreceive_buffer = "big"\n\n[bottleneck]')))
+    err = problems(
+        write_spec(BASE.replace("[bottleneck]", '[tcp]\nreceive_buffer = "big"\n\n[bottleneck]'))
+    )
     assert "tcp.receive_buffer: Input should be 'linux' or 'unlimited'" in str(err)
-    err = problems(write_spec(BASE.replace("[bottleneck]", "[tcp]\nmss = 1000\nrcv_truesize = 1000\n\n[bottleneck]")))
+    err = problems(
+        write_spec(
+            BASE.replace("[bottleneck]", "[tcp]\nmss = 1000\nrcv_truesize = 1000\n\n[bottleneck]")
+        )
+    )
     assert "tcp.rcv_truesize: must be > mss (1000) and <= 256 x mss bytes, got 1000" in str(err)
 
 
 def test_receive_buffer_reaches_the_engine_only_when_not_linuxs(fake_engine, write_spec):
     assert "receive_buffer" not in world_config(load_spec(write_spec(BASE)))["tcp"]
-    text = BASE.replace("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\nrcv_truesize = 4096\n\n[bottleneck]')
+    text = BASE.replace(
+        "[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\nrcv_truesize = 4096\n\n[bottleneck]'
+    )
     tcp = world_config(load_spec(write_spec(text)))["tcp"]
     assert (tcp["receive_buffer"], tcp["rcv_truesize"]) == ("unlimited", 4096)
 
@@ -91,10 +103,18 @@ def test_stop_after_the_end_is_rejected(fake_engine, write_spec):
 
 
 def test_unknown_and_out_of_range_params_are_rejected(fake_engine, write_spec):
-    err = problems(write_spec(BASE.replace("count = 2", "count = 2\nparams = { cwnd_gain = 50.0, gian = 1 }")))
+    err = problems(
+        write_spec(BASE.replace("count = 2", "count = 2\nparams = { cwnd_gain = 50.0, gian = 1 }"))
+    )
     text = str(err)
-    assert "flows[0].params.cwnd_gain: parameter 'cwnd_gain' of bbr: 50.0 is outside the allowed range [0.1, 10]" in text
-    assert "flows[0].params.gian: unknown parameter 'gian' for bbr; known: cwnd_gain, probe_rtt_ms" in text
+    assert (
+        "flows[0].params.cwnd_gain: parameter 'cwnd_gain' of bbr: 50.0 is outside the allowed range [0.1, 10]"
+        in text
+    )
+    assert (
+        "flows[0].params.gian: unknown parameter 'gian' for bbr; known: cwnd_gain, probe_rtt_ms"
+        in text
+    )
 
 
 def test_set_override_path_must_name_a_field(fake_engine, write_spec):
@@ -103,7 +123,9 @@ def test_set_override_path_must_name_a_field(fake_engine, write_spec):
 
 
 def test_set_override_changes_the_value(fake_engine, write_spec):
-    s = load_spec(write_spec(BASE), overrides={"flows[1].cc": "reno", "bottleneck.buffer": "100pkt"})
+    s = load_spec(
+        write_spec(BASE), overrides={"flows[1].cc": "reno", "bottleneck.buffer": "100pkt"}
+    )
     assert s.flows[1].cc == "reno"
     assert s.bottleneck.buffer == Size(100, "pkt")
 
@@ -133,13 +155,20 @@ def test_rtt_becomes_receiver_access_delay(fake_engine, write_spec):
     # access links: 100 x the bottleneck rate
     assert s.flows[1].access.rate == 5_000_000_000
     cfg = world_config(s)
-    assert [f["receiver_access"]["delay_ns"] for f in cfg["flows"]] == [3_000_000, 3_000_000, 18_000_000]
+    assert [f["receiver_access"]["delay_ns"] for f in cfg["flows"]] == [
+        3_000_000,
+        3_000_000,
+        18_000_000,
+    ]
     assert cfg["bottleneck"]["buffer"] == {"packets": 21}
 
 
 def test_rtt_shorter_than_bottleneck_delay_is_rejected(fake_engine, write_spec):
-    with pytest.raises(SpecError, match=r"flows\[0\].rtt: 3ms is shorter than the path's fixed delays; "
-                                        r"allowed: rtt >= 2 x \(bottleneck.delay \+ given access delays\) = 4ms"):
+    with pytest.raises(
+        SpecError,
+        match=r"flows\[0\].rtt: 3ms is shorter than the path's fixed delays; "
+        r"allowed: rtt >= 2 x \(bottleneck.delay \+ given access delays\) = 4ms",
+    ):
         resolve(load_spec(write_spec(BASE.replace('rtt = "10ms"', 'rtt = "3ms"'))))
 
 

@@ -2,7 +2,6 @@
 errors, the RTT split over a path's links, the engine config, and a parking lot run."""
 
 import pytest
-
 import tcplab
 from tcplab.backends.sim import resolve, world_config
 from tcplab.errors import SpecError
@@ -58,7 +57,10 @@ def test_path_and_link_errors_are_named():
     assert "no link 'l3'" in problems(**{"flows.0.path": ["bottleneck", "l3"]})["flows[0].path[1]"]
     assert "twice" in problems(**{"flows.0.path": ["l2", "l2"]})["flows[0].path[1]"]
     assert "not 'bottleneck'" in problems(**{"links.0.name": "bottleneck"})["links[0].name"]
-    assert "link's delay" in problems(**{"links.0.reverse": {"delay": "1ms"}})["links[0].reverse.delay"]
+    assert (
+        "link's delay"
+        in problems(**{"links.0.reverse": {"delay": "1ms"}})["links[0].reverse.delay"]
+    )
 
 
 def test_rtt_splits_over_the_paths_links():
@@ -74,10 +76,12 @@ def test_rtt_splits_over_the_paths_links():
 
 def test_engine_config_has_links_and_a_path_per_flow():
     cfg = world_config(spec())
-    assert [l["name"] for l in cfg["links"]] == ["l2"]
+    assert [link["name"] for link in cfg["links"]] == ["l2"]
     assert cfg["paths"] == [["bottleneck", "l2"], ["bottleneck"], ["l2"]]
     # A spec without links or paths keeps its dumbbell config.
-    plain = world_config(spec(PARKING_LOT.split("[[links]]")[0] + '[[flows]]\ncc = "cubic"\nrtt = "40ms"\n'))
+    plain = world_config(
+        spec(PARKING_LOT.split("[[links]]")[0] + '[[flows]]\ncc = "cubic"\nrtt = "40ms"\n')
+    )
     assert "links" not in plain and "paths" not in plain
 
 
@@ -97,7 +101,8 @@ def test_parking_lot_long_flow_gets_less_than_each_short_flow(tmp_path):
 def test_reverse_flow_uses_the_reverse_direction(tmp_path):
     text = PARKING_LOT.split("[[links]]")[0] + (
         '[bottleneck.reverse]\nbuffer = "1bdp"\n\n[[flows]]\ncc = "cubic"\nrtt = "40ms"\n\n'
-        '[[flows]]\ncc = "cubic"\nrtt = "40ms"\npath = ["bottleneck_reverse"]\n')
+        '[[flows]]\ncc = "cubic"\nrtt = "40ms"\npath = ["bottleneck_reverse"]\n'
+    )
     p = tmp_path / "rev.toml"
     p.write_text(text)
     r = tcplab.run(p, tmp_path / "run", report=False)

@@ -3,12 +3,10 @@ files, paths relative to the spec file, the fields' errors, the engine config th
 and runs on the real simulator (the engine's own scenario tests are in
 crates/sim/tests/shaping_scenarios.rs)."""
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
-
 import tcplab
 from tcplab.backends.sim import world_config
 from tcplab.errors import SpecError
@@ -54,10 +52,16 @@ def test_shipped_traces_have_their_stated_mean_rates():
     assert int(read_trace(TRACES / "square-24-6mbps-5s")) == 15_000_000
 
 
-@pytest.mark.parametrize("text, why", [
-    ("1\n\n2\n", "line 2"), ("5\n3\n", "non-decreasing"), ("0\n0\n", "nonzero"), ("", "empty"),
-    ("1.5\n", "whole number"),
-])
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("1\n\n2\n", "line 2"),
+        ("5\n3\n", "non-decreasing"),
+        ("0\n0\n", "nonzero"),
+        ("", "empty"),
+        ("1.5\n", "whole number"),
+    ],
+)
 def test_bad_trace_files_are_refused_naming_the_field_and_line(tmp_path, text, why):
     (tmp_path / "bad").write_text(text)
     p = spec_file(tmp_path, '{ trace = "bad" }')
@@ -72,20 +76,26 @@ def test_trace_paths_are_relative_to_the_spec_file_and_written_absolute(tmp_path
     assert isinstance(spec.bottleneck.rate, TraceRate) and spec.bottleneck.rate == 12_000_000
     dumped = spec.to_dict()["bottleneck"]["rate"]
     assert dumped == {"trace": str(tmp_path / "traces" / "c")}
-    assert problems(spec_file(tmp_path, '{ trace = "nope" }'))["bottleneck.rate"].endswith("no such trace file")
+    assert problems(spec_file(tmp_path, '{ trace = "nope" }'))["bottleneck.rate"].endswith(
+        "no such trace file"
+    )
 
 
 def test_field_errors(tmp_path):
     trace = f'{{ trace = "{TRACES / "constant-12mbps"}" }}'
-    p = spec_file(tmp_path, trace, extra='policer = { rate = "5Mbps", burst = "1000B" }\n'
-                                       'reverse = { delay = "1ms" }\n'
-                                       '[[events]]\nat = "1s"\nrate = "5Mbps"')
+    p = spec_file(
+        tmp_path,
+        trace,
+        extra='policer = { rate = "5Mbps", burst = "1000B" }\n'
+        'reverse = { delay = "1ms" }\n'
+        '[[events]]\nat = "1s"\nrate = "5Mbps"',
+    )
     got = problems(p)
     assert "at least one full packet (1500 bytes)" in got["bottleneck.policer.burst"]
     assert "rate events are not allowed" in got["events[0].rate"]
     assert "reverse direction has the bottleneck's delay" in got["bottleneck.reverse.delay"]
     got = problems(spec_file(tmp_path, '{ trace = "x", rate = "1Mbps" }'))
-    assert "trace = \"FILE\"" in got["bottleneck.rate"]
+    assert 'trace = "FILE"' in got["bottleneck.rate"]
 
 
 def test_a_plain_dumbbell_config_is_unchanged():
@@ -97,10 +107,16 @@ def test_a_plain_dumbbell_config_is_unchanged():
 
 def test_engine_config_names_each_shaped_link(tmp_path):
     trace = f'{{ trace = "{TRACES / "constant-12mbps"}" }}'
-    p = spec_file(tmp_path, '"50Mbps"', extra=f'policer = {{ rate = "5Mbps", burst = "10pkt" }}\n'
-                                            f'reverse = {{ rate = {trace} }}', count=2)
+    p = spec_file(
+        tmp_path,
+        '"50Mbps"',
+        extra=f'policer = {{ rate = "5Mbps", burst = "10pkt" }}\nreverse = {{ rate = {trace} }}',
+        count=2,
+    )
     cfg = world_config(load_spec(p))
-    assert cfg["shaping"]["bottleneck"] == {"policer": {"rate_bps": 5_000_000, "burst_bytes": 15_000}}
+    assert cfg["shaping"]["bottleneck"] == {
+        "policer": {"rate_bps": 5_000_000, "burst_bytes": 15_000}
+    }
     assert cfg["shaping"]["bottleneck_reverse"]["trace"]["opportunities_ms"] == list(range(1, 1001))
     assert cfg["bottleneck_reverse"]["rate_bps"] == 12_000_000
 
@@ -122,7 +138,9 @@ def test_constant_trace_runs_as_the_fixed_rate_link(tmp_path):
 @pytest.mark.engine
 def test_a_policed_bottleneck_engages_bbrs_lt_bw(tmp_path):
     # As crates/sim/tests/shaping_scenarios.rs, from a spec: 50 Mbit/s policed at 5 Mbit/s.
-    p = spec_file(tmp_path, '"50Mbps"', extra='policer = { rate = "5Mbps", burst = "20KB" }', cc="bbr")
+    p = spec_file(
+        tmp_path, '"50Mbps"', extra='policer = { rate = "5Mbps", burst = "20KB" }', cc="bbr"
+    )
     r = tcplab.run(p, tmp_path / "run")
     assert r.series["cc_lt_use_bw"].max() == 1.0
     # Goodput at most the policed payload rate plus the bucket over the run: 4.83 + 0.008.

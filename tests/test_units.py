@@ -1,7 +1,6 @@
 from decimal import Decimal
 
 import pytest
-
 from tcplab.units import Size, format_rate, format_time, parse_rate, parse_size, parse_time
 
 
@@ -27,13 +26,16 @@ def test_sizes_keep_their_kind():
     assert parse_size("unlimited").unit == "unlimited"
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("10", "has no unit"),
-    ("10 furlongs", "unknown rate unit"),
-    ("-5Mbps", "must be > 0"),
-    ("0Mbps", "must be > 0"),
-    ("0.5bps", "not a whole number"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("10", "has no unit"),
+        ("10 furlongs", "unknown rate unit"),
+        ("-5Mbps", "must be > 0"),
+        ("0Mbps", "must be > 0"),
+        ("0.5bps", "not a whole number"),
+    ],
+)
 def test_bad_rates_say_what_is_allowed(text, fragment):
     with pytest.raises(ValueError, match=fragment):
         parse_rate(text)

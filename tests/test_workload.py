@@ -3,7 +3,6 @@ flow completion times, and that the arrivals reach the offered load."""
 
 import numpy as np
 import pytest
-
 import tcplab
 from tcplab.backends.sim import resolve
 from tcplab.errors import SpecError
@@ -47,7 +46,9 @@ def test_empirical_cdf_mean_and_interpolation(tmp_path):
     s = spec(dist="empirical", cdf=str(p)).workloads[0].size
     x = draw_sizes(s, 20000, np.random.default_rng(1))
     assert x.min() >= 100 and x.max() <= 1000
-    assert abs(x.mean() - 375.5) < 5  # +0.5 for the rounding up; 5 B is ~3 sigma of the mean of 20 000
+    assert (
+        abs(x.mean() - 375.5) < 5
+    )  # +0.5 for the rounding up; 5 B is ~3 sigma of the mean of 20 000
 
 
 def test_pareto_and_fixed_sizes():
@@ -56,7 +57,10 @@ def test_pareto_and_fixed_sizes():
     s = spec(dist="pareto", mean="10000B", shape=2.5).workloads[0].size
     x = draw_sizes(s, 200_000, np.random.default_rng(2))
     assert x.min() >= 6000 and abs(x.mean() / 10_000 - 1) < 0.02
-    assert (draw_sizes(spec(dist="fixed", value="1500B").workloads[0].size, 5, np.random.default_rng(0)) == 1500).all()
+    assert (
+        draw_sizes(spec(dist="fixed", value="1500B").workloads[0].size, 5, np.random.default_rng(0))
+        == 1500
+    ).all()
 
 
 def test_poisson_arrival_count():
@@ -65,11 +69,14 @@ def test_poisson_arrival_count():
     assert abs(len(t) - 100_000) < 3 * 316 and (np.diff(t) >= 0).all() and t[-1] < 100 * 10**9
 
 
-@pytest.mark.parametrize("size, field, why", [
-    ({"dist": "pareto", "mean": "1KB"}, "workloads[0].size.shape", "required for pareto"),
-    ({"dist": "fixed", "mean": "1KB"}, "workloads[0].size", "takes value"),
-    ({"dist": "exponential", "mean": "3pkt"}, "workloads[0].size.mean", "bytes"),
-])
+@pytest.mark.parametrize(
+    "size, field, why",
+    [
+        ({"dist": "pareto", "mean": "1KB"}, "workloads[0].size.shape", "required for pareto"),
+        ({"dist": "fixed", "mean": "1KB"}, "workloads[0].size", "takes value"),
+        ({"dist": "exponential", "mean": "3pkt"}, "workloads[0].size.mean", "bytes"),
+    ],
+)
 def test_bad_sizes_are_named(size, field, why):
     with pytest.raises(SpecError) as e:
         spec(**size)
@@ -127,7 +134,9 @@ def test_report_plots_fct_against_size(tmp_path):
     from tcplab.report import draw_report
 
     p = tmp_path / "w.toml"
-    p.write_text(BASE.replace('duration = "60s"', 'duration = "8s"').replace('stop = "50s"', 'stop = "5s"'))
+    p.write_text(
+        BASE.replace('duration = "60s"', 'duration = "8s"').replace('stop = "50s"', 'stop = "5s"')
+    )
     r = tcplab.run(p, tmp_path / "run", report=False)
     fig = draw_report(r)
     titles = [ax.get_title(loc="left") for ax in fig.axes]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any
 
-ParamValue = Union[bool, int, float]
+ParamValue = bool | int | float
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Param:
     max: float
     doc: str = ""
 
-    def check(self, value: Any) -> Optional[str]:
+    def check(self, value: Any) -> str | None:
         """A message saying why ``value`` is not allowed, or ``None`` if it is."""
         if self.kind == "bool":
             return None if isinstance(value, bool) else "expected true or false"
@@ -56,7 +56,7 @@ class Algorithm:
     source: str
     params: tuple[Param, ...] = field(default_factory=tuple)
 
-    def param(self, name: str) -> Optional[Param]:
+    def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
 
 
@@ -67,12 +67,18 @@ def _num(x: float) -> str:
 def _from_engine(entry: dict) -> Algorithm:
     params = tuple(
         Param(
-            name=p["name"], kind=str(p.get("kind", "float")).lower(), default=float(p.get("default", 0.0)),
-            min=float(p.get("min", -math.inf)), max=float(p.get("max", math.inf)), doc=str(p.get("doc", "")),
+            name=p["name"],
+            kind=str(p.get("kind", "float")).lower(),
+            default=float(p.get("default", 0.0)),
+            min=float(p.get("min", -math.inf)),
+            max=float(p.get("max", math.inf)),
+            doc=str(p.get("doc", "")),
         )
         for p in entry.get("params", [])
     )
-    return Algorithm(entry["name"], str(entry.get("summary", "")), str(entry.get("source", "")), params)
+    return Algorithm(
+        entry["name"], str(entry.get("summary", "")), str(entry.get("source", "")), params
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,7 +95,9 @@ def registry() -> dict[str, Algorithm]:
     try:
         entries = engine().algorithms()
     except Exception as exc:  # noqa: BLE001 - report any binding failure as one message
-        raise RuntimeError(f"could not read the algorithm registry from the engine: {exc}") from None
+        raise RuntimeError(
+            f"could not read the algorithm registry from the engine: {exc}"
+        ) from None
     return {a["name"]: _from_engine(a) for a in entries}
 
 

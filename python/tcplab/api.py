@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 from .backends.sim import resolve, run_config, world_config
 from .results import Result, load_run, write_run
@@ -14,10 +15,10 @@ from .rundata import from_engine
 from .spec import Spec, apply_overrides, load_spec, parse_spec
 from .summary import flow_metrics, summarize
 
-SpecLike = Union[Spec, str, Path, dict]
+SpecLike = Spec | str | Path | dict
 
 
-def as_spec(spec: SpecLike, overrides: Optional[dict[str, Any]] = None) -> Spec:
+def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
     """A validated :class:`Spec` from a Spec, a TOML path or a raw dictionary."""
     if isinstance(spec, Spec):
         return parse_spec(apply_overrides(spec.to_dict(), overrides)) if overrides else spec
@@ -26,7 +27,9 @@ def as_spec(spec: SpecLike, overrides: Optional[dict[str, Any]] = None) -> Spec:
     return load_spec(spec, overrides)
 
 
-def execute(spec: Spec, progress: Optional[Callable[[float], None]] = None) -> tuple[Result, dict[str, Any], float]:
+def execute(
+    spec: Spec, progress: Callable[[float], None] | None = None
+) -> tuple[Result, dict[str, Any], float]:
     """Resolve and run one spec on its backend (``experiment.backend``: the simulator, or
     the kernel); return the in-memory result, the engine config and the wall time (s)."""
     resolved = resolve(spec)
@@ -37,19 +40,29 @@ def execute(spec: Spec, progress: Optional[Callable[[float], None]] = None) -> t
 
         raw = run_kernel(resolved, config, progress)
         data = from_engine(resolved, raw)
-        data.extra.update({"backend": "kernel", "kernel_release": os.uname().release, "emulator": raw["emulator"]})
+        data.extra.update(
+            {"backend": "kernel", "kernel_release": os.uname().release, "emulator": raw["emulator"]}
+        )
     else:
         raw = run_config(config, progress)
         data = from_engine(resolved, raw)
     summary = summarize(data)
     per_flow = flow_metrics(data)
-    result = Result(resolved, data.series, data.queue, per_flow, summary["aggregate"], summary, run=data)
+    result = Result(
+        resolved, data.series, data.queue, per_flow, summary["aggregate"], summary, run=data
+    )
     return result, config, time.perf_counter() - t0
 
 
-def run(spec: SpecLike, out: Union[str, Path, None] = None, *, overrides: Optional[dict[str, Any]] = None,
-        seed: Optional[int] = None, progress: Optional[Callable[[float], None]] = None,
-        report: bool = True) -> Result:
+def run(
+    spec: SpecLike,
+    out: str | Path | None = None,
+    *,
+    overrides: dict[str, Any] | None = None,
+    seed: int | None = None,
+    progress: Callable[[float], None] | None = None,
+    report: bool = True,
+) -> Result:
     """Run one experiment.
 
     Parameters
@@ -82,13 +95,21 @@ def run(spec: SpecLike, out: Union[str, Path, None] = None, *, overrides: Option
     return result
 
 
-def load(path: Union[str, Path]) -> Result:
+def load(path: str | Path) -> Result:
     """Load a stored run directory."""
     return load_run(path)
 
 
-def sweep(spec: SpecLike, out: Union[str, Path], *, workers: Optional[int] = None, executor: str = "local",
-          overrides: Optional[dict[str, Any]] = None, progress: bool = False, reports: bool = False) -> Any:
+def sweep(
+    spec: SpecLike,
+    out: str | Path,
+    *,
+    workers: int | None = None,
+    executor: str = "local",
+    overrides: dict[str, Any] | None = None,
+    progress: bool = False,
+    reports: bool = False,
+) -> Any:
     """Run the ``[sweep]`` grid of a spec; see :func:`tcplab.sweep.run_sweep`.
 
     Returns
@@ -99,5 +120,13 @@ def sweep(spec: SpecLike, out: Union[str, Path], *, workers: Optional[int] = Non
     from .sweep import run_sweep
 
     source = str(spec) if isinstance(spec, (str, Path)) else None
-    return run_sweep(spec, Path(out), workers=workers, executor=executor, overrides=overrides,
-                     progress=progress, source=source, reports=reports)
+    return run_sweep(
+        spec,
+        Path(out),
+        workers=workers,
+        executor=executor,
+        overrides=overrides,
+        progress=progress,
+        source=source,
+        reports=reports,
+    )

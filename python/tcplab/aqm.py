@@ -12,9 +12,18 @@ red and step have none, so the bottleneck's default buffer of 1 BDP applies).
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictInt, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    StrictInt,
+    model_validator,
+)
 
 from .units import Size, format_time, parse_size, parse_time
 
@@ -28,16 +37,18 @@ class _Aqm(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     @model_validator(mode="after")
-    def _target_below_interval(self) -> "_Aqm":
+    def _target_below_interval(self) -> _Aqm:
         target, interval = getattr(self, "target", None), getattr(self, "interval", None)
         if target is not None and interval is not None and target >= interval:
-            raise ValueError(f"target ({format_time(target)}) must be below interval ({format_time(interval)})")
+            raise ValueError(
+                f"target ({format_time(target)}) must be below interval ({format_time(interval)})"
+            )
         return self
 
     # The qdisc's hard limit (packets, bytes or BDP multiples); see the module docs.
-    limit: Optional[SizeField] = None
+    limit: SizeField | None = None
 
-    def default_limit(self) -> Optional[Size]:
+    def default_limit(self) -> Size | None:
         """The kernel's default limit, if the qdisc has one."""
         return None
 
@@ -54,11 +65,11 @@ class RedAqm(_Aqm):
     """RED (sch_red.c); ``min``/``max`` thresholds on the average queue, defaults as ``tc``."""
 
     kind: Literal["red"]
-    min: Optional[SizeField] = None
-    max: Optional[SizeField] = None
+    min: SizeField | None = None
+    max: SizeField | None = None
     probability: float = Field(0.02, gt=0.0, le=1.0)  # tc/q_red.c default
     avpkt: StrictInt = Field(1000, ge=1, le=65_535)  # bytes; tc/q_red.c default
-    burst: Optional[StrictInt] = Field(None, ge=1)  # packets; tc: (2 min + max) / (3 avpkt)
+    burst: StrictInt | None = Field(None, ge=1)  # packets; tc: (2 min + max) / (3 avpkt)
     ecn: StrictBool = False
     harddrop: StrictBool = False
 
@@ -71,8 +82,9 @@ class CodelAqm(_Aqm):
     interval: Time = 100_000_000
     ecn: StrictBool = False
 
-    def default_limit(self) -> Optional[Size]:
+    def default_limit(self) -> Size | None:
         from decimal import Decimal
+
         return Size(Decimal(1000), "pkt")  # sch_codel.c: sch->limit = DEFAULT_CODEL_LIMIT
 
 
@@ -86,8 +98,9 @@ class FqCodelAqm(_Aqm):
     flows: StrictInt = Field(1024, ge=1, le=65_536)
     ecn: StrictBool = True  # fq_codel_init: cparams.ecn = true
 
-    def default_limit(self) -> Optional[Size]:
+    def default_limit(self) -> Size | None:
         from decimal import Decimal
+
         return Size(Decimal(10240), "pkt")  # fq_codel_init: sch->limit = 10*1024
 
 
@@ -101,12 +114,13 @@ class PieAqm(_Aqm):
     beta: StrictInt = Field(20, ge=0, le=32)
     ecn: StrictBool = False
 
-    def default_limit(self) -> Optional[Size]:
+    def default_limit(self) -> Size | None:
         from decimal import Decimal
+
         return Size(Decimal(1000), "pkt")  # pie_init: sch->limit = 1000
 
 
-Aqm = Annotated[Union[StepAqm, RedAqm, CodelAqm, FqCodelAqm, PieAqm], Field(discriminator="kind")]
+Aqm = Annotated[StepAqm | RedAqm | CodelAqm | FqCodelAqm | PieAqm, Field(discriminator="kind")]
 
 
 def _bytes(size: Size, wire: int, bdp_bytes: float) -> int:
@@ -131,22 +145,52 @@ def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
             qmax = 3 * qmin
         if qmin is None and qmax is not None:
             qmin = qmax // 3
-        out: dict[str, Any] = {"kind": "red", "min_bytes": qmin, "max_bytes": qmax, "max_p": aqm.probability,
-                               "avpkt_bytes": aqm.avpkt, "ecn": aqm.ecn, "harddrop": aqm.harddrop}
+        out: dict[str, Any] = {
+            "kind": "red",
+            "min_bytes": qmin,
+            "max_bytes": qmax,
+            "max_p": aqm.probability,
+            "avpkt_bytes": aqm.avpkt,
+            "ecn": aqm.ecn,
+            "harddrop": aqm.harddrop,
+        }
         if aqm.burst is not None:
             out["burst_pkts"] = aqm.burst
         return out
     if isinstance(aqm, CodelAqm):
-        return {"kind": "codel", "target_ns": aqm.target, "interval_ns": aqm.interval, "ecn": aqm.ecn}
+        return {
+            "kind": "codel",
+            "target_ns": aqm.target,
+            "interval_ns": aqm.interval,
+            "ecn": aqm.ecn,
+        }
     if isinstance(aqm, FqCodelAqm):
-        return {"kind": "fq_codel", "target_ns": aqm.target, "interval_ns": aqm.interval,
-                "quantum_bytes": aqm.quantum, "flows": aqm.flows, "ecn": aqm.ecn}
+        return {
+            "kind": "fq_codel",
+            "target_ns": aqm.target,
+            "interval_ns": aqm.interval,
+            "quantum_bytes": aqm.quantum,
+            "flows": aqm.flows,
+            "ecn": aqm.ecn,
+        }
     if isinstance(aqm, PieAqm):
-        return {"kind": "pie", "target_ns": aqm.target, "tupdate_ns": aqm.tupdate, "alpha": aqm.alpha,
-                "beta": aqm.beta, "ecn": aqm.ecn}
+        return {
+            "kind": "pie",
+            "target_ns": aqm.target,
+            "tupdate_ns": aqm.tupdate,
+            "alpha": aqm.alpha,
+            "beta": aqm.beta,
+            "ecn": aqm.ecn,
+        }
     raise TypeError(f"unknown aqm {aqm!r}")
 
 
 def model_of(kind: str) -> Any:
     """The model class of an aqm ``kind`` (for error messages)."""
-    return {"step": StepAqm, "red": RedAqm, "codel": CodelAqm, "fq_codel": FqCodelAqm, "pie": PieAqm}.get(kind)
+    return {
+        "step": StepAqm,
+        "red": RedAqm,
+        "codel": CodelAqm,
+        "fq_codel": FqCodelAqm,
+        "pie": PieAqm,
+    }.get(kind)

@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
@@ -58,19 +58,57 @@ from .units import real_number
 Number = Annotated[float, BeforeValidator(real_number)]
 
 OPS = (">=", "<=", ">", "<", "within")
-SUMMED = {"goodput_bps", "throughput_bps", "sent_packets", "retransmitted_packets", "received_bytes",
-          "delivered_bytes", "duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes"}
-PER_FLOW = SUMMED | {"retransmission_rate", "mean_rtt_ms", "p95_rtt_ms", "share", "mean_cwnd_pkts",
-                     "mean_min_rtt_estimate_ms", "startup_exit_s", "probe_rtt_entries", "mean_bw_estimate_bps",
-                     "mean_probe_rtt_duration_s", "mean_probe_bw_cycle_s"}
-WINDOW_AGGREGATE = ["jain_index", "utilization", "total_goodput_bps", "retransmitted_packets", "mean_backlog_pkts",
-                    "p10_backlog_pkts", "mean_queueing_delay_ms"]
+SUMMED = {
+    "goodput_bps",
+    "throughput_bps",
+    "sent_packets",
+    "retransmitted_packets",
+    "received_bytes",
+    "delivered_bytes",
+    "duplicate_packets",
+    "dropped_packets",
+    "rto_count",
+    "recoveries",
+    "tlp_probes",
+}
+PER_FLOW = SUMMED | {
+    "retransmission_rate",
+    "mean_rtt_ms",
+    "p95_rtt_ms",
+    "share",
+    "mean_cwnd_pkts",
+    "mean_min_rtt_estimate_ms",
+    "startup_exit_s",
+    "probe_rtt_entries",
+    "mean_bw_estimate_bps",
+    "mean_probe_rtt_duration_s",
+    "mean_probe_bw_cycle_s",
+}
+WINDOW_AGGREGATE = [
+    "jain_index",
+    "utilization",
+    "total_goodput_bps",
+    "retransmitted_packets",
+    "mean_backlog_pkts",
+    "p10_backlog_pkts",
+    "mean_queueing_delay_ms",
+]
 """The aggregate keys of the analysis-window block (``window.`` metrics)."""
-WINDOW_PER_FLOW = {"throughput_bps", "goodput_bps", "retransmitted_packets", "mean_rtt_ms", "share",
-                   "mean_inflight_pkts", "mean_cwnd_pkts", "mean_bw_estimate_bps"}
+WINDOW_PER_FLOW = {
+    "throughput_bps",
+    "goodput_bps",
+    "retransmitted_packets",
+    "mean_rtt_ms",
+    "share",
+    "mean_inflight_pkts",
+    "mean_cwnd_pkts",
+    "mean_bw_estimate_bps",
+}
 BY_CC = {"share", "share_minus_fair_share"}
 _WINDOWS = re.compile(r"^windows\.(?P<window>[a-z][a-z0-9_]*)\.(?P<inner>.*)$")
-_EXPR = re.compile(r"^(?:window\.|windows\.[a-z][a-z0-9_]*\.)?(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$")
+_EXPR = re.compile(
+    r"^(?:window\.|windows\.[a-z][a-z0-9_]*\.)?(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$"
+)
 
 
 class Check(BaseModel):
@@ -83,7 +121,7 @@ class Check(BaseModel):
     op: Literal[">=", "<=", ">", "<", "within"]
     value: Number = Field(allow_inf_nan=False)
     tolerance: Number = Field(0.0, ge=0.0, allow_inf_nan=False)
-    of: Optional[StrictStr] = None
+    of: StrictStr | None = None
 
     def label(self) -> str:
         """A readable statement of the check: ``share[bbr] >= 0.8``."""
@@ -93,15 +131,21 @@ class Check(BaseModel):
         return self.name or f"{self.metric} {self.op} {target}"
 
 
-def check_expression(expr: str, ccs: set[str], n_flows: int, aggregate_keys: list[str],
-                     window: bool = False, windows: set[str] = frozenset()) -> Optional[str]:
+def check_expression(
+    expr: str,
+    ccs: set[str],
+    n_flows: int,
+    aggregate_keys: list[str],
+    window: bool = False,
+    windows: set[str] = frozenset(),
+) -> str | None:
     """Why ``expr`` names no metric of a run with these algorithms and flows, or None.
     ``window``: the spec has an analysis window, so ``window.`` metrics exist;
     ``windows``: the names of its named windows (``windows.NAME.`` metrics)."""
     if expr.startswith("window."):
         if not window:
-            return f"{expr}: window metrics need [experiment] analysis = [\"from\", \"to\"]"
-        return _window_expression(expr[len("window."):], ccs, n_flows)
+            return f'{expr}: window metrics need [experiment] analysis = ["from", "to"]'
+        return _window_expression(expr[len("window.") :], ccs, n_flows)
     if expr.startswith("windows."):
         w = _WINDOWS.match(expr)
         if not w or w.group("window") not in windows:
@@ -126,11 +170,13 @@ def check_expression(expr: str, ccs: set[str], n_flows: int, aggregate_keys: lis
     if sel not in ccs:
         return f"{expr}: no flow runs '{sel}'; the spec's algorithms: {', '.join(sorted(ccs))}"
     if name not in PER_FLOW | BY_CC:
-        return f"unknown per-algorithm metric '{name}'; known: {', '.join(sorted(PER_FLOW | BY_CC))}"
+        return (
+            f"unknown per-algorithm metric '{name}'; known: {', '.join(sorted(PER_FLOW | BY_CC))}"
+        )
     return None
 
 
-def _window_expression(inner: str, ccs: set[str], n_flows: int) -> Optional[str]:
+def _window_expression(inner: str, ccs: set[str], n_flows: int) -> str | None:
     why = check_expression(inner, ccs, n_flows, WINDOW_AGGREGATE)
     m = _EXPR.match(inner)
     if why is None and m and m.group("sel") and m.group("name") not in WINDOW_PER_FLOW | BY_CC:
@@ -142,10 +188,12 @@ def metric_value(summary: dict[str, Any], expr: str) -> float:
     """The value of a metric expression in a summary.json document (NaN if undefined).
     ``window.`` in front reads the analysis-window block (``[experiment] analysis``)."""
     if expr.startswith("window."):
-        return metric_value(summary.get("window") or {}, expr[len("window."):])
+        return metric_value(summary.get("window") or {}, expr[len("window.") :])
     w = _WINDOWS.match(expr)
     if w:
-        return metric_value((summary.get("windows") or {}).get(w.group("window")) or {}, w.group("inner"))
+        return metric_value(
+            (summary.get("windows") or {}).get(w.group("window")) or {}, w.group("inner")
+        )
     m = _EXPR.match(expr)
     if not m:
         raise ValueError(f"cannot parse metric {expr!r}")
@@ -166,7 +214,11 @@ def metric_value(summary: dict[str, Any], expr: str) -> float:
         return float(sum(_num(f.get(name)) for f in group))
     if name == "retransmission_rate":
         sent = sum(_num(f.get("sent_packets")) for f in group)
-        return sum(_num(f.get("retransmitted_packets")) for f in group) / sent if sent > 0 else math.nan
+        return (
+            sum(_num(f.get("retransmitted_packets")) for f in group) / sent
+            if sent > 0
+            else math.nan
+        )
     vals = [_num(f.get(name)) for f in group]
     vals = [v for v in vals if not math.isnan(v)]
     return sum(vals) / len(vals) if vals else math.nan
@@ -188,7 +240,8 @@ class Outcome:
     def line(self) -> str:
         mark = "PASS" if self.passed else "FAIL"
         return f"{mark}  {self.check.label()}: ours {self.ours:.4g}" + (
-            f" (target {self.target:.4g})" if self.check.of or self.check.op == "within" else "")
+            f" (target {self.target:.4g})" if self.check.of or self.check.op == "within" else ""
+        )
 
 
 def compare(op: str, ours: float, target: float, tolerance: float = 0.0) -> bool:

@@ -13,9 +13,10 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 from . import __version__
 from .errors import EngineError, SpecError
@@ -37,7 +38,9 @@ def _overrides(items: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items or []:
         if "=" not in item:
-            raise SpecError([(f"--set {item}", "expected key=value, e.g. --set bottleneck.buffer=2bdp")])
+            raise SpecError(
+                [(f"--set {item}", "expected key=value, e.g. --set bottleneck.buffer=2bdp")]
+            )
         key, value = item.split("=", 1)
         out[key.strip()] = parse_value(value.strip())
     return out
@@ -49,8 +52,12 @@ def _progress_bar(total_s: float, quiet: bool, real_time: bool = False) -> tuple
     from tqdm import tqdm
 
     what = "s of real time (kernel: as long as the experiment)" if real_time else "s simulated"
-    bar = tqdm(total=round(total_s, 3), unit="s real" if real_time else "s sim", file=sys.stderr, bar_format=(
-        "{l_bar}{bar}| {n:.1f}/{total:.1f} " + what + " [{elapsed}<{remaining}]"))
+    bar = tqdm(
+        total=round(total_s, 3),
+        unit="s real" if real_time else "s sim",
+        file=sys.stderr,
+        bar_format=("{l_bar}{bar}| {n:.1f}/{total:.1f} " + what + " [{elapsed}<{remaining}]"),
+    )
 
     def update(sim_time_s: float) -> None:
         bar.update(min(round(float(sim_time_s), 3), bar.total) - bar.n)
@@ -61,7 +68,7 @@ def _progress_bar(total_s: float, quiet: bool, real_time: bool = False) -> tuple
 BACKENDS = ("sim", "kernel")
 
 
-def _backends(arg: Optional[str]) -> list[Optional[str]]:
+def _backends(arg: str | None) -> list[str | None]:
     """``--backend`` as a list (None: the spec's own)."""
     if arg is None:
         return [None]
@@ -123,7 +130,7 @@ def _prepare(spec: Any, out: Path) -> Any:
     return spec
 
 
-def _run_one(args: argparse.Namespace, spec: Any, out: Path, backend: Optional[str]) -> int:
+def _run_one(args: argparse.Namespace, spec: Any, out: Path, backend: str | None) -> int:
     if backend is not None:
         spec.experiment.backend = None if backend == "sim" else backend
     return _execute_and_write(args, _prepare(spec, out), out)
@@ -146,7 +153,10 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
         _print_summary(result)
         # `wall` is the run alone; writing and drawing the report come on top.
         verb = "ran on the kernel" if kernel else "simulated"
-        print(f"{verb} in {wall:.1f} s; wrote {out}/" + ("" if args.no_report else f"; report: {out / 'report.png'}"))
+        print(
+            f"{verb} in {wall:.1f} s; wrote {out}/"
+            + ("" if args.no_report else f"; report: {out / 'report.png'}")
+        )
     return _report_checks(spec, result.summary_json)
 
 
@@ -163,7 +173,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if removed:
             print(f"removed leftover namespaces of dead runs: {' '.join(removed)}")
     blocking = requirements.missing()
-    print("kernel backend: " + ("available" if not blocking else "unavailable (" + ", ".join(r.name for r in blocking) + ")"))
+    print(
+        "kernel backend: "
+        + (
+            "available"
+            if not blocking
+            else "unavailable (" + ", ".join(r.name for r in blocking) + ")"
+        )
+    )
     return 0 if not blocking else EXIT_INPUT
 
 
@@ -177,8 +194,11 @@ def _report_checks(spec: Any, summary: dict[str, Any]) -> int:
         print(o.line())
     failed = [o for o in outcomes if not o.passed]
     if failed:
-        print(f"tcplab: {len(failed)} of {len(outcomes)} checks failed: "
-              + "; ".join(o.check.label() for o in failed), file=sys.stderr)
+        print(
+            f"tcplab: {len(failed)} of {len(outcomes)} checks failed: "
+            + "; ".join(o.check.label() for o in failed),
+            file=sys.stderr,
+        )
         return EXIT_CHECKS
     return 0
 
@@ -187,22 +207,35 @@ def _print_summary(result: Any) -> None:
     a = result.aggregate
     print(f"{'flow':>4}  {'cc':<12}{'goodput':>12}{'share':>8}{'retx':>8}{'mean RTT':>10}")
     for fid, row in result.summary.iterrows():
-        print(f"{int(fid):>4}  {str(row['cc']):<12}{row['goodput_bps'] / 1e6:>8.2f} Mbps{row['share']:>8.3f}"
-              f"{int(row['retransmitted_packets']):>8}{row['mean_rtt_ms']:>7.1f} ms")
+        print(
+            f"{int(fid):>4}  {str(row['cc']):<12}{row['goodput_bps'] / 1e6:>8.2f} Mbps{row['share']:>8.3f}"
+            f"{int(row['retransmitted_packets']):>8}{row['mean_rtt_ms']:>7.1f} ms"
+        )
     fmt = lambda k, f: "n/a" if a.get(k) is None or a.get(k) != a.get(k) else format(a[k], f)  # noqa: E731
-    print(f"utilization {fmt('utilization', '.3f')}, Jain index {fmt('jain_index', '.3f')}, "
-          f"mean backlog {fmt('mean_backlog_pkts', '.1f')} pkts, queueing delay {fmt('mean_queueing_delay_ms', '.2f')} ms")
+    print(
+        f"utilization {fmt('utilization', '.3f')}, Jain index {fmt('jain_index', '.3f')}, "
+        f"mean backlog {fmt('mean_backlog_pkts', '.1f')} pkts, queueing delay {fmt('mean_queueing_delay_ms', '.2f')} ms"
+    )
     for s in (result.summary_json or {}).get("sources", []):  # [[sources]], apart from the flows
-        print(f"source {s['source']}: {s['rate_bps'] / 1e6:.2f} Mbps offered, {s['delivered_bps'] / 1e6:.2f} Mbps "
-              f"delivered, {s['dropped_packets']} of {s['sent_packets']} packets dropped")
+        print(
+            f"source {s['source']}: {s['rate_bps'] / 1e6:.2f} Mbps offered, {s['delivered_bps'] / 1e6:.2f} Mbps "
+            f"delivered, {s['dropped_packets']} of {s['sent_packets']} packets dropped"
+        )
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from .sweep import run_sweep
 
-    table = run_sweep(args.spec, Path(args.output), workers=args.workers, executor=args.executor,
-                      overrides=_overrides(args.set), progress=not args.quiet, quiet=args.quiet,
-                      reports=args.reports)
+    table = run_sweep(
+        args.spec,
+        Path(args.output),
+        workers=args.workers,
+        executor=args.executor,
+        overrides=_overrides(args.set),
+        progress=not args.quiet,
+        quiet=args.quiet,
+        reports=args.reports,
+    )
     if not args.quiet:
         print(f"wrote {args.output}/table.csv ({len(table)} runs) and summary_*.png")
     return 0
@@ -218,15 +251,27 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{e.meta.paper:<9} {e.name:<44} {e.meta.figure:<16} {state}")
         return 0
     if not args.output:
-        raise SpecError([("-o", "required (the directory for the runs and the report), or use --list")])
+        raise SpecError(
+            [("-o", "required (the directory for the runs and the report), or use --list")]
+        )
     if args.workers is not None and args.workers < 1:
         raise SpecError([("--workers", f"must be a whole number >= 1, got {args.workers}")])
     cmd = "tcplab reproduce " + " ".join(args.select + (["--quick"] if args.quick else []))
-    results = reproduce(args.select or None, Path(args.output), quick=args.quick, workers=args.workers,
-                        executor=args.executor, root=root, docs=Path(args.docs) if args.docs else None,
-                        command=cmd.strip(), say=(lambda *_: None) if args.quiet else print)
+    results = reproduce(
+        args.select or None,
+        Path(args.output),
+        quick=args.quick,
+        workers=args.workers,
+        executor=args.executor,
+        root=root,
+        docs=Path(args.docs) if args.docs else None,
+        command=cmd.strip(),
+        say=(lambda *_: None) if args.quiet else print,
+    )
     if not args.quiet:
-        print(f"wrote {args.output}/report.md, report.html and claims.csv ({sum(len(r.claims) for r in results)} claims)")
+        print(
+            f"wrote {args.output}/report.md, report.html and claims.csv ({sum(len(r.claims) for r in results)} claims)"
+        )
     return 0
 
 
@@ -244,7 +289,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         print("redrew " + ", ".join(str(p) for p in paths))
         return 0
     if not is_run_dir(d):
-        raise SpecError([("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")], str(d))
+        raise SpecError(
+            [("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")], str(d)
+        )
     redraw_report(d)
     print(f"redrew {d / 'report.png'} and {d / 'report.pdf'}")
     return 0
@@ -259,8 +306,16 @@ def _stored_files(d: Path) -> Iterator[None]:
     except SpecError:
         raise
     except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
-        raise SpecError([("", f"its stored results cannot be read ({type(exc).__name__}: {exc}); "
-                              "re-run the experiment")], str(d)) from None
+        raise SpecError(
+            [
+                (
+                    "",
+                    f"its stored results cannot be read ({type(exc).__name__}: {exc}); "
+                    "re-run the experiment",
+                )
+            ],
+            str(d),
+        ) from None
 
 
 def redraw_report(d: Path) -> None:
@@ -269,8 +324,8 @@ def redraw_report(d: Path) -> None:
     import shutil
     import tempfile
 
-    from .results import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
     from .report import save_report
+    from .results import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
 
     with _stored_files(d):
         result = load_run(d)
@@ -308,8 +363,20 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
     reg = registry()
     if args.json:
-        print(json.dumps([{"name": a.name, "summary": a.summary, "source": a.source,
-                           "params": [p.__dict__ for p in a.params]} for a in reg.values()], indent=1))
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": a.name,
+                        "summary": a.summary,
+                        "source": a.source,
+                        "params": [p.__dict__ for p in a.params],
+                    }
+                    for a in reg.values()
+                ],
+                indent=1,
+            )
+        )
         return 0
     for a in reg.values():
         print(f"{a.name}: {a.summary}")
@@ -334,11 +401,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from .sweep import plan_sweep
 
         plan = plan_sweep({**raw}, str(args.spec))
-        print(f"# sweep: {len(plan.jobs)} runs over {', '.join(plan.axes) or 'no axes'}, repeat {plan.repeat}",
-              file=sys.stderr)
+        print(
+            f"# sweep: {len(plan.jobs)} runs over {', '.join(plan.axes) or 'no axes'}, repeat {plan.repeat}",
+            file=sys.stderr,
+        )
     resolved = resolve(spec)
     config = check_with_engine(resolved)
-    print(json.dumps(config, indent=1) if args.json else spec_toml(resolved), end="" if not args.json else "\n")
+    print(
+        json.dumps(config, indent=1) if args.json else spec_toml(resolved),
+        end="" if not args.json else "\n",
+    )
     return 0
 
 
@@ -347,14 +419,27 @@ def cmd_import_tum(args: argparse.Namespace) -> int:
     from .spec import parse_spec
     from .tomlout import dumps
 
-    raw = import_tum(args.config, bandwidth=args.bandwidth, rtt=args.rtt, loss=args.loss, bucket=args.bucket,
-                     latency=args.latency, name=args.name)
+    raw = import_tum(
+        args.config,
+        bandwidth=args.bandwidth,
+        rtt=args.rtt,
+        loss=args.loss,
+        bucket=args.bucket,
+        latency=args.latency,
+        name=args.name,
+    )
     try:
         parse_spec(raw)  # what we print must be a valid spec
     except SpecError as err:
         raise err.with_source(args.config) from None
-    print(dumps(raw, header=f"Imported by tcplab {__version__} from the TUM framework config {args.config} "
-                            "(see python/tcplab/import_tum.py for the mapping)."), end="")
+    print(
+        dumps(
+            raw,
+            header=f"Imported by tcplab {__version__} from the TUM framework config {args.config} "
+            "(see python/tcplab/import_tum.py for the mapping).",
+        ),
+        end="",
+    )
     return 0
 
 
@@ -366,39 +451,63 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one experiment and write its results directory")
     r.add_argument("spec", help="experiment spec (TOML)")
     r.add_argument("-o", "--output", required=True, help="results directory (written atomically)")
-    r.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
-                   help="override a spec field, e.g. --set bottleneck.buffer=2bdp --set 'flows[0].cc=\"cubic\"'")
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a spec field, e.g. --set bottleneck.buffer=2bdp --set 'flows[0].cc=\"cubic\"'",
+    )
     r.add_argument("--seed", type=int, help="override experiment.seed")
     r.add_argument("--no-report", action="store_true", help="skip report.png/pdf")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
-    r.add_argument("--backend", help="sim (the simulator), kernel (this machine's Linux TCP over the emulated "
-                   "bottleneck; needs root), or sim,kernel (both: DIR/sim and DIR/kernel, then compared); "
-                   "default: the spec's experiment.backend")
+    r.add_argument(
+        "--backend",
+        help="sim (the simulator), kernel (this machine's Linux TCP over the emulated "
+        "bottleneck; needs root), or sim,kernel (both: DIR/sim and DIR/kernel, then compared); "
+        "default: the spec's experiment.backend",
+    )
     r.set_defaults(func=cmd_run)
 
-    d = sub.add_parser("doctor", help="what the kernel backend needs and whether this machine has it")
+    d = sub.add_parser(
+        "doctor", help="what the kernel backend needs and whether this machine has it"
+    )
     d.set_defaults(func=cmd_doctor)
 
     s = sub.add_parser("sweep", help="run the [sweep] grid of a spec (resumable)")
     s.add_argument("spec")
     s.add_argument("-o", "--output", required=True, help="sweep directory; reuse it to resume")
     s.add_argument("--workers", type=int, default=None, help="parallel runs (default: CPU count)")
-    s.add_argument("--executor", choices=["local", "ray"], default="local",
-                   help="local process pool (default) or Ray (RAY_ADDRESS selects a cluster)")
+    s.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default="local",
+        help="local process pool (default) or Ray (RAY_ADDRESS selects a cluster)",
+    )
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     s.add_argument("--reports", action="store_true", help="also draw every run's report.png/pdf")
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
 
     rc = sub.add_parser("reproduce", help="run the papers' catalogue and judge each claim")
-    rc.add_argument("select", nargs="*", help="papers (acd, acw, cws, bbrprime, tum) or entry names; default: all")
-    rc.add_argument("-o", "--output", help="directory for the runs (cached, resumable) and the report")
-    rc.add_argument("--quick", action="store_true", help="the shortened runs (fewer seeds, shorter; for CI)")
+    rc.add_argument(
+        "select",
+        nargs="*",
+        help="papers (acd, acw, cws, bbrprime, tum) or entry names; default: all",
+    )
+    rc.add_argument(
+        "-o", "--output", help="directory for the runs (cached, resumable) and the report"
+    )
+    rc.add_argument(
+        "--quick", action="store_true", help="the shortened runs (fewer seeds, shorter; for CI)"
+    )
     rc.add_argument("--workers", type=int, default=None, help="parallel runs (default: CPU count)")
     rc.add_argument("--executor", choices=["local", "ray"], default="local")
     rc.add_argument("--list", action="store_true", help="list the catalogue's entries and exit")
     rc.add_argument("--catalogue", help="catalogue directory (default: experiments/papers)")
-    rc.add_argument("--docs", help="also write the report as DOCS/RESULTS.md, RESULTS.html and DOCS/results/")
+    rc.add_argument(
+        "--docs", help="also write the report as DOCS/RESULTS.md, RESULTS.html and DOCS/results/"
+    )
     rc.add_argument("-q", "--quiet", action="store_true")
     rc.set_defaults(func=cmd_reproduce)
 
@@ -406,8 +515,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("dir")
     rp.set_defaults(func=cmd_report)
 
-    c = sub.add_parser("compare", help="stored runs side by side: metrics, differences, overlaid series")
-    c.add_argument("dirs", nargs="+", metavar="DIR", help="run directories; the first is the reference")
+    c = sub.add_parser(
+        "compare", help="stored runs side by side: metrics, differences, overlaid series"
+    )
+    c.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="run directories; the first is the reference"
+    )
     c.add_argument("-o", "--output", help="also write compare.csv, compare.md and compare.png here")
     c.add_argument("--json", action="store_true", help="print the table as JSON records")
     c.set_defaults(func=cmd_compare)
@@ -422,13 +535,27 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="print the engine config instead")
     v.set_defaults(func=cmd_validate)
 
-    t = sub.add_parser("import-tum", help="print a spec for a TUM measurement-framework config (host/link lines)")
+    t = sub.add_parser(
+        "import-tum", help="print a spec for a TUM measurement-framework config (host/link lines)"
+    )
     t.add_argument("config", help="the framework's config file")
-    t.add_argument("-b", "--bandwidth", default="10Mbit", help="run_mininet.py -b: initial bottleneck rate (10Mbit)")
-    t.add_argument("-r", "--rtt", default="0ms", help="run_mininet.py -r: initial RTT added to every flow (0ms)")
+    t.add_argument(
+        "-b",
+        "--bandwidth",
+        default="10Mbit",
+        help="run_mininet.py -b: initial bottleneck rate (10Mbit)",
+    )
+    t.add_argument(
+        "-r",
+        "--rtt",
+        default="0ms",
+        help="run_mininet.py -r: initial RTT added to every flow (0ms)",
+    )
     t.add_argument("--loss", default="0%", help="run_mininet.py --loss (0%%)")
     t.add_argument("-s", "--bucket", default="1600b", help="run_mininet.py -s: tbf burst (1600b)")
-    t.add_argument("-l", "--latency", default="100ms", help="run_mininet.py -l: tbf buffer as latency (100ms)")
+    t.add_argument(
+        "-l", "--latency", default="100ms", help="run_mininet.py -l: tbf buffer as latency (100ms)"
+    )
     t.add_argument("-n", "--name", help="experiment name (default: the config's file name)")
     t.set_defaults(func=cmd_import_tum)
     return p
@@ -443,7 +570,7 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:  # during argument parsing or a lazy import
@@ -451,7 +578,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
 
 
-def _main(argv: Optional[Sequence[str]] = None) -> int:
+def _main(argv: Sequence[str] | None = None) -> int:
     import signal
 
     if argv is None and threading_is_main():
@@ -469,8 +596,12 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except SpecError as err:
-        print(err.render() if err.source else SpecError(err.problems, getattr(args, "spec", None)).render(),
-              file=sys.stderr)
+        print(
+            err.render()
+            if err.source
+            else SpecError(err.problems, getattr(args, "spec", None)).render(),
+            file=sys.stderr,
+        )
         return EXIT_INPUT
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
         print(f"tcplab: {err}", file=sys.stderr)
@@ -486,8 +617,10 @@ def _main(argv: Optional[Sequence[str]] = None) -> int:
             raise
         if os.environ.get("TCPLAB_DEBUG"):
             raise
-        print(f"tcplab: internal error: {type(err).__name__}: {err} (set TCPLAB_DEBUG=1 for a traceback)",
-              file=sys.stderr)
+        print(
+            f"tcplab: internal error: {type(err).__name__}: {err} (set TCPLAB_DEBUG=1 for a traceback)",
+            file=sys.stderr,
+        )
         return EXIT_INTERNAL
 
 

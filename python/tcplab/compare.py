@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any
 
 import pandas as pd
 
@@ -25,12 +26,32 @@ from .errors import SpecError
 
 # What a researcher checks first when two runs of one scenario disagree (issue 9):
 # shares and rates, losses, delay and queue, and BBR's state timings.
-FLOW_METRICS = ["share", "goodput_bps", "throughput_bps", "retransmitted_packets", "retransmission_rate",
-                "mean_rtt_ms", "p95_rtt_ms", "mean_cwnd_pkts", "mean_min_rtt_estimate_ms", "startup_exit_s",
-                "probe_rtt_entries"]
-AGGREGATE_METRICS = ["utilization", "total_goodput_bps", "jain_index", "retransmitted_packets",
-                     "retransmission_rate", "mean_backlog_pkts", "max_backlog_pkts", "mean_queueing_delay_ms",
-                     "bottleneck_drops_packets", "bdp_overestimation_mean", "probe_rtt_overlap_s"]
+FLOW_METRICS = [
+    "share",
+    "goodput_bps",
+    "throughput_bps",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "mean_rtt_ms",
+    "p95_rtt_ms",
+    "mean_cwnd_pkts",
+    "mean_min_rtt_estimate_ms",
+    "startup_exit_s",
+    "probe_rtt_entries",
+]
+AGGREGATE_METRICS = [
+    "utilization",
+    "total_goodput_bps",
+    "jain_index",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "mean_backlog_pkts",
+    "max_backlog_pkts",
+    "mean_queueing_delay_ms",
+    "bottleneck_drops_packets",
+    "bdp_overestimation_mean",
+    "probe_rtt_overlap_s",
+]
 
 
 @dataclass
@@ -65,7 +86,10 @@ class Comparison:
     def markdown(self) -> str:
         head = "| " + " | ".join(self.table.columns) + " |"
         rule = "|" + "---|" * len(self.table.columns)
-        rows = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in self.table.itertuples(index=False)]
+        rows = [
+            "| " + " | ".join(_cell(v) for v in row) + " |"
+            for row in self.table.itertuples(index=False)
+        ]
         notes = [f"- {n}" for n in self.notes]
         return "\n".join(notes + ([""] if notes else []) + [head, rule] + rows) + "\n"
 
@@ -97,8 +121,15 @@ def _read_summary(d: Path) -> dict[str, Any]:
     try:
         return json.loads((d / "summary.json").read_text())
     except (OSError, ValueError) as exc:
-        raise SpecError([("summary.json", f"cannot be read ({type(exc).__name__}: {exc}); re-run the experiment")],
-                        str(d)) from None
+        raise SpecError(
+            [
+                (
+                    "summary.json",
+                    f"cannot be read ({type(exc).__name__}: {exc}); re-run the experiment",
+                )
+            ],
+            str(d),
+        ) from None
 
 
 def run_labels(dirs: Sequence[Path]) -> list[str]:
@@ -121,12 +152,16 @@ def compare_summaries(summaries: Sequence[dict[str, Any]], labels: Sequence[str]
     notes: list[str] = []
     durations = {s.get("duration_s") for s in summaries}
     if len(durations) > 1:
-        notes.append("the runs have different durations: " + ", ".join(
-            f"{lab} {s.get('duration_s')} s" for lab, s in zip(labels, summaries)))
+        notes.append(
+            "the runs have different durations: "
+            + ", ".join(f"{lab} {s.get('duration_s')} s" for lab, s in zip(labels, summaries))
+        )
     counts = [len(s.get("flows", [])) for s in summaries]
     if len(set(counts)) > 1:
-        notes.append("the runs have different flow counts: " + ", ".join(
-            f"{lab} {n}" for lab, n in zip(labels, counts)))
+        notes.append(
+            "the runs have different flow counts: "
+            + ", ".join(f"{lab} {n}" for lab, n in zip(labels, counts))
+        )
 
     rows: list[dict[str, Any]] = []
 
@@ -153,15 +188,17 @@ def compare_summaries(summaries: Sequence[dict[str, Any]], labels: Sequence[str]
         algos = [f.get("cc") for f in flows]
         present = [a for a in algos if a is not None]
         if len(set(present)) > 1:
-            notes.append(f"flow {i} runs different algorithms: " + ", ".join(
-                f"{lab} {a}" for lab, a in zip(labels, algos)))
+            notes.append(
+                f"flow {i} runs different algorithms: "
+                + ", ".join(f"{lab} {a}" for lab, a in zip(labels, algos))
+            )
         scope = f"flow{i} ({present[0]})" if len(set(present)) == 1 else f"flow{i}"
         for metric in FLOW_METRICS:
             add(scope, metric, [f.get(metric) for f in flows])
     return Comparison(list(labels), pd.DataFrame(rows), notes)
 
 
-def compare_runs(dirs: Sequence[Union[str, Path]], out: Optional[Union[str, Path]] = None) -> Comparison:
+def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> Comparison:
     """Compare stored runs; with ``out``, also write ``compare.csv``, ``compare.md`` and
     ``compare.png`` there (atomically: the directory appears complete or not at all).
 
@@ -179,11 +216,15 @@ def compare_runs(dirs: Sequence[Union[str, Path]], out: Optional[Union[str, Path
         target = Path(out)
         check_output_dir(target)
         if target.exists() and not (target / "compare.csv").is_file():
-            raise SpecError([("-o", f"{target} exists and is not a tcplab comparison; choose another")])
+            raise SpecError(
+                [("-o", f"{target} exists and is not a tcplab comparison; choose another")]
+            )
         with atomic_dir(target, replace=True) as tmp:
             result.table.to_csv(tmp / "compare.csv", index=False)
             (tmp / "compare.md").write_text(
-                f"# Comparison: {', '.join(labels)}\n\nReference: {labels[0]} ({paths[0]}).\n\n" + result.markdown())
+                f"# Comparison: {', '.join(labels)}\n\nReference: {labels[0]} ({paths[0]}).\n\n"
+                + result.markdown()
+            )
             draw_overlay(paths, labels, tmp / "compare.png")
     return result
 
@@ -195,8 +236,11 @@ def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> 
 
     styles = ["-", "--", ":", "-."]
     fig, axes = plt.subplots(4, 1, figsize=(12, 12), sharex=True)
-    panels = [("throughput_bps", 1e6, "throughput [Mbit/s]"), ("rtt_ms", 1.0, "RTT [ms]"),
-              ("cwnd_pkts", 1.0, "cwnd [packets]")]
+    panels = [
+        ("throughput_bps", 1e6, "throughput [Mbit/s]"),
+        ("rtt_ms", 1.0, "RTT [ms]"),
+        ("cwnd_pkts", 1.0, "cwnd [packets]"),
+    ]
     try:
         for k, (path, label) in enumerate(zip(paths, labels)):
             style = styles[k % len(styles)]
@@ -209,18 +253,34 @@ def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> 
                     continue
                 for j, fid in enumerate(flows):
                     sel = series[series["flow"] == fid]
-                    ax.plot(sel["time_s"], sel[column] / scale, ls=style, lw=0.9, color=colors[j],
-                            label=f"{label}: flow {fid}")
+                    ax.plot(
+                        sel["time_s"],
+                        sel[column] / scale,
+                        ls=style,
+                        lw=0.9,
+                        color=colors[j],
+                        label=f"{label}: flow {fid}",
+                    )
                 ax.set_ylabel(ylabel)
             if "backlog_pkts" in queue:
-                axes[3].plot(queue["time_s"], queue["backlog_pkts"], ls=style, lw=0.9, color="black", label=label)
+                axes[3].plot(
+                    queue["time_s"],
+                    queue["backlog_pkts"],
+                    ls=style,
+                    lw=0.9,
+                    color="black",
+                    label=label,
+                )
         axes[3].set_ylabel("bottleneck backlog [packets]")
         axes[3].set_xlabel("time [s]")
         for ax in axes:
             ax.grid(True, lw=0.3, alpha=0.6)
             ax.legend(loc="upper right", fontsize=7, ncol=2)
-        axes[0].set_title(" vs ".join(f"{lab} ({styles[k % len(styles)]})" for k, lab in enumerate(labels)),
-                          fontsize=10, loc="left")
+        axes[0].set_title(
+            " vs ".join(f"{lab} ({styles[k % len(styles)]})" for k, lab in enumerate(labels)),
+            fontsize=10,
+            loc="left",
+        )
         fig.tight_layout()
         fig.savefig(target, dpi=90, metadata={"Software": None})
     finally:

@@ -3,7 +3,7 @@ what is allowed; an engine failure is reported without a Rust backtrace."""
 
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 
 class SpecError(ValueError):
@@ -18,7 +18,7 @@ class SpecError(ValueError):
         The spec file (or ``<spec>`` for an in-memory spec).
     """
 
-    def __init__(self, problems: Iterable[tuple[str, str]], source: Optional[str] = None) -> None:
+    def __init__(self, problems: Iterable[tuple[str, str]], source: str | None = None) -> None:
         self.problems = list(problems)
         self.source = source
         super().__init__(self.render())
@@ -26,9 +26,11 @@ class SpecError(ValueError):
     def render(self) -> str:
         """One line per problem: ``file: field.path: message``."""
         prefix = f"{self.source}: " if self.source else ""
-        return "\n".join(f"{prefix}{path}: {msg}" if path else f"{prefix}{msg}" for path, msg in self.problems)
+        return "\n".join(
+            f"{prefix}{path}: {msg}" if path else f"{prefix}{msg}" for path, msg in self.problems
+        )
 
-    def with_source(self, source: str) -> "SpecError":
+    def with_source(self, source: str) -> SpecError:
         """The same problems attributed to ``source``."""
         return SpecError(self.problems, source)
 

@@ -44,14 +44,30 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from .errors import SpecError
 
-_RATE = {"bit": 1, "kbit": 10**3, "mbit": 10**6, "gbit": 10**9, "bps": 8, "kbps": 8 * 10**3, "mbps": 8 * 10**6,
-         "gbps": 8 * 10**9}
+_RATE = {
+    "bit": 1,
+    "kbit": 10**3,
+    "mbit": 10**6,
+    "gbit": 10**9,
+    "bps": 8,
+    "kbps": 8 * 10**3,
+    "mbps": 8 * 10**6,
+    "gbps": 8 * 10**9,
+}
 _TIME = {"s": 10**9, "ms": 10**6, "us": 10**3}
-_SIZE = {"b": 1, "k": 1024, "kb": 1024, "m": 1024**2, "mb": 1024**2, "kbit": 128, "mbit": 128 * 1024}
+_SIZE = {
+    "b": 1,
+    "k": 1024,
+    "kb": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "kbit": 128,
+    "mbit": 128 * 1024,
+}
 _NUM = re.compile(r"^\s*((?:[0-9]+\.)?[0-9]+)\s*([A-Za-z%]*)\s*$")
 
 
@@ -59,7 +75,9 @@ def _quantity(text: str, units: dict[str, int], what: str, where: str) -> int:
     m = _NUM.match(text)
     unit = m.group(2).lower() if m else ""
     if not m or unit not in units:
-        raise SpecError([(where, f"{text!r} is not a {what}; allowed units: {', '.join(units)} (tc's)")])
+        raise SpecError(
+            [(where, f"{text!r} is not a {what}; allowed units: {', '.join(units)} (tc's)")]
+        )
     return int(Decimal(m.group(1)) * units[unit])
 
 
@@ -80,8 +98,15 @@ def _percent(text: str, where: str) -> float:
     return float(m.group(1)) / 100
 
 
-def import_tum(path: str, bandwidth: str = "10Mbit", rtt: str = "0ms", loss: str = "0%", bucket: str = "1600b",
-               latency: str = "100ms", name: Optional[str] = None) -> dict[str, Any]:
+def import_tum(
+    path: str,
+    bandwidth: str = "10Mbit",
+    rtt: str = "0ms",
+    loss: str = "0%",
+    bucket: str = "1600b",
+    latency: str = "100ms",
+    name: str | None = None,
+) -> dict[str, Any]:
     """The spec (a dict, ready for :func:`tcplab.tomlout.dumps`) for a TUM config file.
 
     The keyword arguments are ``run_mininet.py``'s options with its defaults (``-b -r
@@ -116,20 +141,32 @@ def import_tum(path: str, bandwidth: str = "10Mbit", rtt: str = "0ms", loss: str
         try:
             if f[0] == "host":
                 if len(f) != 5:
-                    raise SpecError([(at, "host takes 4 fields: host, <cc>, <rtt>, <start>, <stop>")])
+                    raise SpecError(
+                        [(at, "host takes 4 fields: host, <cc>, <rtt>, <start>, <stop>")]
+                    )
                 now += _seconds(f[3], f"{at}: start")
                 stop = _seconds(f[4], f"{at}: stop")
                 if stop == 0:
                     raise SpecError([(f"{at}: stop", "a sender must run for more than 0 s")])
-                flows.append({"cc": f[1], "rtt": _quantity(f[2], _TIME, "time", f"{at}: rtt"), "start": now,
-                              "stop": now + stop})
+                flows.append(
+                    {
+                        "cc": f[1],
+                        "rtt": _quantity(f[2], _TIME, "time", f"{at}: rtt"),
+                        "start": now,
+                        "stop": now + stop,
+                    }
+                )
                 ends.append(now + stop)
             elif f[0] == "link":
                 if len(f) != 4 or f[1] not in ("bw", "rtt"):
                     raise SpecError([(at, "link takes 3 fields: link, bw|rtt, <value>, <start>")])
                 now += _seconds(f[3], f"{at}: start")
-                value = _quantity(f[2], _RATE if f[1] == "bw" else _TIME, "rate" if f[1] == "bw" else "time",
-                                  f"{at}: value")
+                value = _quantity(
+                    f[2],
+                    _RATE if f[1] == "bw" else _TIME,
+                    "rate" if f[1] == "bw" else "time",
+                    f"{at}: value",
+                )
                 changes.append((now, f[1], value))
             else:
                 raise SpecError([(at, f"unknown command {f[0]!r}; allowed: host, link")])
@@ -142,8 +179,18 @@ def import_tum(path: str, bandwidth: str = "10Mbit", rtt: str = "0ms", loss: str
     return _spec(p, flows, changes, max(ends), rate0, rtt0, burst, lat, p_loss, name)
 
 
-def _spec(p: Path, flows: list[dict[str, Any]], changes: list[tuple[int, str, int]], duration: int, rate0: int,
-          rtt0: int, burst: int, lat: int, p_loss: float, name: Optional[str]) -> dict[str, Any]:
+def _spec(
+    p: Path,
+    flows: list[dict[str, Any]],
+    changes: list[tuple[int, str, int]],
+    duration: int,
+    rate0: int,
+    rtt0: int,
+    burst: int,
+    lat: int,
+    p_loss: float,
+    name: str | None,
+) -> dict[str, Any]:
     from .units import format_rate, format_time
 
     rtt_changes = [c for c in changes if c[1] == "rtt"]
@@ -153,26 +200,42 @@ def _spec(p: Path, flows: list[dict[str, Any]], changes: list[tuple[int, str, in
     for at, kind, value in changes:
         if at >= duration:
             continue  # after the last sender stopped: changes nothing measured
-        events.append({"at": format_time(at), **({"rate": format_rate(value)} if kind == "bw"
-                                                  else {"delay": format_time(value)})})
+        events.append(
+            {
+                "at": format_time(at),
+                **({"rate": format_rate(value)} if kind == "bw" else {"delay": format_time(value)}),
+            }
+        )
     # Without rtt changes the initial RTT is part of every flow's rtt; with them it is the
     # delay event at 0 s (events change the data direction only, adding to every RTT).
     extra = 0 if rtt_changes else rtt0
     buffer = rate0 * lat // (8 * 10**9) + burst
-    bottleneck: dict[str, Any] = {"rate": format_rate(rate0), "delay": "0s", "buffer": f"{buffer}B",
-                                  "bdp_rtt": format_time(min(f["rtt"] for f in flows) + rtt0)}
+    bottleneck: dict[str, Any] = {
+        "rate": format_rate(rate0),
+        "delay": "0s",
+        "buffer": f"{buffer}B",
+        "bdp_rtt": format_time(min(f["rtt"] for f in flows) + rtt0),
+    }
     if p_loss > 0:
         bottleneck["reverse"] = {"loss": p_loss}
     out_flows = []
     for i, f in enumerate(flows):
-        g: dict[str, Any] = {"cc": f["cc"], "rtt": format_time(f["rtt"] + extra), "start": format_time(f["start"]),
-                             "stop": format_time(f["stop"])}
+        g: dict[str, Any] = {
+            "cc": f["cc"],
+            "rtt": format_time(f["rtt"] + extra),
+            "start": format_time(f["start"]),
+            "stop": format_time(f["stop"]),
+        }
         if i == 0 and p_loss > 0:
             g["receiver_access"] = {"loss": p_loss}
         out_flows.append(g)
     spec: dict[str, Any] = {
-        "experiment": {"name": name or p.stem, "description": f"imported from the TUM framework config {p.name}",
-                       "duration": format_time(duration), "sample_interval": "40ms"},
+        "experiment": {
+            "name": name or p.stem,
+            "description": f"imported from the TUM framework config {p.name}",
+            "duration": format_time(duration),
+            "sample_interval": "40ms",
+        },
         "bottleneck": bottleneck,
         "flows": out_flows,
     }

@@ -62,10 +62,19 @@ def packets_held(spec: Any) -> int:
     wire = spec.tcp.mss + spec.tcp.header
     top_rate = max([spec.bottleneck.rate] + [e.rate for e in spec.events if e.rate is not None])
     b = spec.bottleneck
-    max_rtt = max([f.rtt for f in spec.flows] + [s.rtt if s.rtt is not None else 2 * b.delay for s in spec.sources])
+    max_rtt = max(
+        [f.rtt for f in spec.flows]
+        + [s.rtt if s.rtt is not None else 2 * b.delay for s in spec.sources]
+    )
     pipe = top_rate * max_rtt // (8 * wire * 10**9)
     buf = spec.bottleneck.buffer
-    queued = int(buf.value) if buf.unit == "pkt" else int(buf.value) // wire if buf.unit == "bytes" else 0
+    queued = (
+        int(buf.value)
+        if buf.unit == "pkt"
+        else int(buf.value) // wire
+        if buf.unit == "bytes"
+        else 0
+    )
     return pipe + queued
 
 
@@ -75,12 +84,18 @@ def check_rates(spec: Any) -> list[tuple[str, str]]:
     limit_bps = MAX_PACKETS_PER_SECOND * wire * 8
     out = []
     rates = [("bottleneck.rate", spec.bottleneck.rate)] + [
-        (f"events[{i}].rate", e.rate) for i, e in enumerate(spec.events) if e.rate is not None]
+        (f"events[{i}].rate", e.rate) for i, e in enumerate(spec.events) if e.rate is not None
+    ]
     for field, rate in rates:
         if rate > limit_bps:
-            out.append((field, f"{rate / 1e12:.4g} Tbit/s is above the engine's limit of "
-                               f"{MAX_PACKETS_PER_SECOND // 10**6} packets/us x {wire} B = {limit_bps / 1e12:.4g} Tbit/s "
-                               "(BBR's bandwidth word, tcp_bbr.c BW_SCALE)"))
+            out.append(
+                (
+                    field,
+                    f"{rate / 1e12:.4g} Tbit/s is above the engine's limit of "
+                    f"{MAX_PACKETS_PER_SECOND // 10**6} packets/us x {wire} B = {limit_bps / 1e12:.4g} Tbit/s "
+                    "(BBR's bandwidth word, tcp_bbr.c BW_SCALE)",
+                )
+            )
     return out
 
 
@@ -89,14 +104,23 @@ def check_resources(spec: Any) -> list[tuple[str, str]]:
     out = []
     rows = series_rows(spec)
     if rows > MAX_SERIES_ROWS:
-        out.append(("experiment.sample_interval",
-                    f"the run would record {rows:,} series rows (duration / sample_interval x (flows + 1)); "
-                    f"the limit is {MAX_SERIES_ROWS:,}: use a longer sample_interval"))
+        out.append(
+            (
+                "experiment.sample_interval",
+                f"the run would record {rows:,} series rows (duration / sample_interval x (flows + 1)); "
+                f"the limit is {MAX_SERIES_ROWS:,}: use a longer sample_interval",
+            )
+        )
     held = packets_held(spec)
     need = held * BYTES_PER_PACKET_HELD + min(rows, MAX_SERIES_ROWS) * BYTES_PER_SERIES_ROW
     limit = memory_limit_bytes()
     if need > limit:
-        out.append(("bottleneck", f"the run would need about {need / 1e9:.1f} GB ({held:,} packets in flight "
-                                  f"and queued at {BYTES_PER_PACKET_HELD} B each, plus series); the limit is "
-                                  f"{limit / 1e9:.1f} GB (set {MEMORY_LIMIT_ENV} to raise it)"))
+        out.append(
+            (
+                "bottleneck",
+                f"the run would need about {need / 1e9:.1f} GB ({held:,} packets in flight "
+                f"and queued at {BYTES_PER_PACKET_HELD} B each, plus series); the limit is "
+                f"{limit / 1e9:.1f} GB (set {MEMORY_LIMIT_ENV} to raise it)",
+            )
+        )
     return out

@@ -12,7 +12,7 @@ Conventions: a series sample at ``time_s = t`` describes the interval ``(t - dt,
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -63,8 +63,10 @@ def jain_over_time(throughput: pd.DataFrame, flows: pd.DataFrame) -> pd.Series:
     """
     times = throughput.index.to_numpy(dtype=float)
     out = np.full(times.size, math.nan)
-    masks = {fid: active_mask(times, flows.loc[fid, "start_s"], flows.loc[fid, "stop_s"])
-             for fid in throughput.columns}
+    masks = {
+        fid: active_mask(times, flows.loc[fid, "start_s"], flows.loc[fid, "stop_s"])
+        for fid in throughput.columns
+    }
     values = throughput.to_numpy(dtype=float)
     for k in range(times.size):
         row = [values[k, j] for j, fid in enumerate(throughput.columns) if masks[fid][k]]
@@ -73,8 +75,14 @@ def jain_over_time(throughput: pd.DataFrame, flows: pd.DataFrame) -> pd.Series:
     return pd.Series(out, index=throughput.index, name="jain_index")
 
 
-def t_f95(times_s: Sequence[float], fairness: Sequence[float], t_join_s: float,
-          threshold: float = 0.95, max_dip_s: float = 2.0, interval_s: Optional[float] = None) -> float:
+def t_f95(
+    times_s: Sequence[float],
+    fairness: Sequence[float],
+    t_join_s: float,
+    threshold: float = 0.95,
+    max_dip_s: float = 2.0,
+    interval_s: float | None = None,
+) -> float:
     """T_F95: seconds after ``t_join_s`` from which F stays >= ``threshold``, dips below it
     lasting at most ``max_dip_s`` allowed. Source: TUM Sec. 6.2.
 
@@ -91,9 +99,13 @@ def t_f95(times_s: Sequence[float], fairness: Sequence[float], t_join_s: float,
     t, f = t[keep], f[keep]
     if t.size == 0:
         return math.nan
-    dt = interval_s if interval_s is not None else (float(np.median(np.diff(t))) if t.size > 1 else 0.0)
+    dt = (
+        interval_s
+        if interval_s is not None
+        else (float(np.median(np.diff(t))) if t.size > 1 else 0.0)
+    )
     ok = np.nan_to_num(f, nan=-1.0) >= threshold
-    start_idx: Optional[int] = None  # first index of the current stable stretch
+    start_idx: int | None = None  # first index of the current stable stretch
     k = 0
     while k < t.size:
         if ok[k]:
@@ -112,7 +124,9 @@ def t_f95(times_s: Sequence[float], fairness: Sequence[float], t_join_s: float,
     return max(0.0, float(t[start_idx] - dt - t_join_s))
 
 
-def f_avg(times_s: Sequence[float], fairness: Sequence[float], t_join_s: float, window_s: float = 30.0) -> float:
+def f_avg(
+    times_s: Sequence[float], fairness: Sequence[float], t_join_s: float, window_s: float = 30.0
+) -> float:
     """F_avg: the mean of F over ``(t_join_s, t_join_s + window_s]``, NaN samples skipped.
     Source: TUM Sec. 6.2."""
     t = np.asarray(times_s, dtype=float)
@@ -128,15 +142,23 @@ def rebin(throughput: pd.DataFrame, bin_s: float) -> pd.DataFrame:
     return throughput.groupby(keys).mean()
 
 
-def equilibrium_time(throughput: pd.DataFrame, flows: pd.DataFrame, t_join_s: float,
-                     bin_s: float = 1.0, threshold: float = 0.95, max_dip_s: float = 2.0) -> float:
+def equilibrium_time(
+    throughput: pd.DataFrame,
+    flows: pd.DataFrame,
+    t_join_s: float,
+    bin_s: float = 1.0,
+    threshold: float = 0.95,
+    max_dip_s: float = 2.0,
+) -> float:
     """Equilibrium time after a flow joins: seconds until the flows reach "almost equal
     shares" (BBR-ACD, Mahmud et al. 2020, Sec. 3.2). The paper reads it off plots; tcplab
     defines it as T_F95 (TUM Sec. 6.2) computed on throughput averaged over ``bin_s`` = 1 s
     intervals, so that BBR's 8-RTT gain cycle does not count as unfairness."""
     binned = rebin(throughput, bin_s)
     fair = jain_over_time(binned, flows)
-    return t_f95(fair.index.to_numpy(), fair.to_numpy(), t_join_s, threshold, max_dip_s, interval_s=bin_s)
+    return t_f95(
+        fair.index.to_numpy(), fair.to_numpy(), t_join_s, threshold, max_dip_s, interval_s=bin_s
+    )
 
 
 def share(values: Sequence[float]) -> list[float]:
@@ -149,7 +171,9 @@ def share(values: Sequence[float]) -> list[float]:
     return [float(v / tot) if tot > 0 else math.nan for v in a]
 
 
-def share_vs_fair_share(group_bytes: dict[str, float], group_flows: dict[str, int]) -> dict[str, float]:
+def share_vs_fair_share(
+    group_bytes: dict[str, float], group_flows: dict[str, int]
+) -> dict[str, float]:
     """Each group's share of the total throughput minus its flow-count share (0 = fair;
     +0.3 = the group takes 30 points more than its flows' share). Source: TUM Sec. 5.1,
     Figure 12."""
@@ -177,7 +201,9 @@ def retransmission_rate(retransmitted: float, sent: float) -> float:
     return float(retransmitted) / float(sent) if sent > 0 else math.nan
 
 
-def capacity_bits(rate_bps0: float, events: Sequence[tuple[float, float]], duration_s: float) -> float:
+def capacity_bits(
+    rate_bps0: float, events: Sequence[tuple[float, float]], duration_s: float
+) -> float:
     """Bits the bottleneck could carry over ``[0, duration_s]``: the integral of its rate,
     which starts at ``rate_bps0`` and changes to ``r`` at each ``(at_s, r)`` event."""
     total, t, r = 0.0, 0.0, float(rate_bps0)
@@ -194,7 +220,9 @@ def utilization(goodput_bytes_total: float, capacity: float) -> float:
     return 8.0 * goodput_bytes_total / capacity if capacity > 0 else math.nan
 
 
-def rate_at(times_s: np.ndarray, rate_bps0: float, events: Sequence[tuple[float, float]]) -> np.ndarray:
+def rate_at(
+    times_s: np.ndarray, rate_bps0: float, events: Sequence[tuple[float, float]]
+) -> np.ndarray:
     """The bottleneck rate in force at each time (events apply from their instant on)."""
     t = np.asarray(times_s, dtype=float)
     out = np.full(t.size, float(rate_bps0))
@@ -222,8 +250,12 @@ def rtt_stats(rtt_ms: Sequence[float]) -> tuple[float, float]:
     return float(a.mean()), float(np.percentile(a, 95))
 
 
-def bdp_overestimation(inflight_pkts_total: Sequence[float], wire_bytes: int, rate_bps_now: Sequence[float],
-                       rtprop_s: float) -> np.ndarray:
+def bdp_overestimation(
+    inflight_pkts_total: Sequence[float],
+    wire_bytes: int,
+    rate_bps_now: Sequence[float],
+    rtprop_s: float,
+) -> np.ndarray:
     """Summed inflight of all flows over the BDP, ``inflight * wire / (rate * RTprop / 8)``
     at each sample; BBR keeps about 2-2.5 when several flows compete (TUM Sec. 4.3;
     Hock et al. 2017)."""
@@ -232,7 +264,9 @@ def bdp_overestimation(inflight_pkts_total: Sequence[float], wire_bytes: int, ra
     return inflight / bdp
 
 
-def probe_rtt_overlap_s(modes: pd.DataFrame, interval_s: float, probe_rtt: str = "PROBE_RTT") -> float:
+def probe_rtt_overlap_s(
+    modes: pd.DataFrame, interval_s: float, probe_rtt: str = "PROBE_RTT"
+) -> float:
     """Seconds during which every BBR flow is in PROBE_RTT at once (TUM Sec. 4.3.1):
     the number of sample times at which all columns of ``modes`` (one per BBR flow, mode
     labels; missing = flow not running) equal ``probe_rtt``, times ``interval_s``."""

@@ -10,7 +10,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
-Segment = Union[str, int]
+Segment = str | int
 _SEGMENT = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<idx>(\[\d+\])*)$")
 
 
@@ -31,7 +31,9 @@ def parse_path(path: str) -> list[Segment]:
             continue
         m = _SEGMENT.match(part)
         if not m:
-            raise ValueError(f"cannot parse path {path!r}; write e.g. 'bottleneck.buffer' or 'flows[1].cc'")
+            raise ValueError(
+                f"cannot parse path {path!r}; write e.g. 'bottleneck.buffer' or 'flows[1].cc'"
+            )
         out.append(m.group("name"))
         out.extend(int(i) for i in re.findall(r"\[(\d+)\]", m.group("idx")))
     return out
@@ -97,27 +99,43 @@ def check_path(model: type[BaseModel], segments: list[Segment], raw: dict) -> No
             if not isinstance(seg, str) or seg not in tp.model_fields:
                 known = ", ".join(tp.model_fields)
                 at = format_path(where) or "the spec"
-                raise ValueError(f"{format_path(where + [seg])!r} names no field; {at} has: {known}")
+                raise ValueError(
+                    f"{format_path(where + [seg])!r} names no field; {at} has: {known}"
+                )
             tp = tp.model_fields[seg].annotation
-        elif origin in (list, typing.List):
+        elif origin in (list, list):
             if not isinstance(seg, int):
-                raise ValueError(f"{format_path(where)} is a list; index it, e.g. {format_path(where)}[0]")
+                raise ValueError(
+                    f"{format_path(where)} is a list; index it, e.g. {format_path(where)}[0]"
+                )
             n = len(node) if isinstance(node, list) else 0
             if seg >= n:
-                raise ValueError(f"{format_path(where + [seg])!r} names no field; {format_path(where)} has {n} entries")
+                raise ValueError(
+                    f"{format_path(where + [seg])!r} names no field; {format_path(where)} has {n} entries"
+                )
             tp = typing.get_args(tp)[0]
-        elif origin in (dict, typing.Dict):
+        elif origin in (dict, dict):
             # A table of scalars keyed by name (params): exactly one key below it.
-            rest = segments[len(where):]
+            rest = segments[len(where) :]
             if len(rest) != 1 or not isinstance(rest[0], str):
-                raise ValueError(f"{format_path(segments)!r} names no field; {format_path(where)} takes one "
-                                 f"name below it, e.g. {format_path(where)}.cwnd_gain")
+                raise ValueError(
+                    f"{format_path(segments)!r} names no field; {format_path(where)} takes one "
+                    f"name below it, e.g. {format_path(where)}.cwnd_gain"
+                )
             return
         else:
-            raise ValueError(f"{format_path(where + [seg])!r} names no field; {format_path(where)} is a value")
+            raise ValueError(
+                f"{format_path(where + [seg])!r} names no field; {format_path(where)} is a value"
+            )
         where.append(seg)
-        node = node.get(seg) if isinstance(node, dict) and isinstance(seg, str) else (
-            node[seg] if isinstance(node, list) and isinstance(seg, int) and seg < len(node) else None
+        node = (
+            node.get(seg)
+            if isinstance(node, dict) and isinstance(seg, str)
+            else (
+                node[seg]
+                if isinstance(node, list) and isinstance(seg, int) and seg < len(node)
+                else None
+            )
         )
 
 
@@ -136,10 +154,19 @@ def expand_path(path: str, raw: dict) -> list[str]:
     head, _, tail = path.partition("[*]")
     node: Any = raw
     for seg in parse_path(head):
-        node = node.get(seg) if isinstance(node, dict) and isinstance(seg, str) else (
-            node[seg] if isinstance(node, list) and isinstance(seg, int) and seg < len(node) else None)
+        node = (
+            node.get(seg)
+            if isinstance(node, dict) and isinstance(seg, str)
+            else (
+                node[seg]
+                if isinstance(node, list) and isinstance(seg, int) and seg < len(node)
+                else None
+            )
+        )
     if not isinstance(node, list) or not node:
-        raise ValueError(f"{path!r}: [*] needs a list before it, e.g. 'flows[*].cc'; {head!r} is not one")
+        raise ValueError(
+            f"{path!r}: [*] needs a list before it, e.g. 'flows[*].cc'; {head!r} is not one"
+        )
     return [p for i in range(len(node)) for p in expand_path(f"{head}[{i}]{tail}", raw)]
 
 

@@ -34,8 +34,9 @@ Synthesised headers:
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 PCAP_MAGIC_NS = 0xA1B23C4D
 LINKTYPE_ETHERNET = 1
@@ -50,8 +51,15 @@ def link_names(n_flows: int, links: Sequence[str] = ()) -> list[str]:
     ``links`` (net/topology.rs ``link_names``)."""
     names = ["bottleneck", "bottleneck_reverse"] + [h for n in links for h in (n, f"{n}_reverse")]
     for k in range(n_flows):
-        names += [f"flow{k}.{end}" for end in ("sender_access", "sender_access_reverse", "receiver_access",
-                                                "receiver_access_reverse")]
+        names += [
+            f"flow{k}.{end}"
+            for end in (
+                "sender_access",
+                "sender_access_reverse",
+                "receiver_access",
+                "receiver_access_reverse",
+            )
+        ]
     return names
 
 
@@ -67,7 +75,9 @@ def _ip_checksum(header: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def frames(table: dict[str, Sequence[int]], mss: int, sizes: Sequence[Optional[int]]) -> list[tuple[int, bytes, int]]:
+def frames(
+    table: dict[str, Sequence[int]], mss: int, sizes: Sequence[int | None]
+) -> list[tuple[int, bytes, int]]:
     """(time_ns, captured bytes, original length) of each captured packet.
 
     ``sizes[k]`` is flow ``k``'s transfer size in bytes (None for bulk)."""
@@ -101,8 +111,21 @@ def frames(table: dict[str, Sequence[int]], mss: int, sizes: Sequence[Optional[i
             src, dst, smac, dmac, ports = snd_ip, rcv_ip, snd_mac, rcv_mac, (sport, RECEIVER_PORT)
             seq_no, ack_no, opts = byte(k, seq), 0, b""
         tcp_len = 20 + len(opts)
-        tcp = struct.pack("!HHIIBBHHH", ports[0], ports[1], seq_no, ack_no, (tcp_len // 4) << 4, TCP_ACK, WINDOW,
-                          0, 0) + opts
+        tcp = (
+            struct.pack(
+                "!HHIIBBHHH",
+                ports[0],
+                ports[1],
+                seq_no,
+                ack_no,
+                (tcp_len // 4) << 4,
+                TCP_ACK,
+                WINDOW,
+                0,
+                0,
+            )
+            + opts
+        )
         key = (k, is_ack)
         ident = ip_id.get(key, 0)
         ip_id[key] = (ident + 1) & 0xFFFF
@@ -124,7 +147,9 @@ def _udp_frame(t: int, k: int, wire: int) -> tuple[int, bytes, int]:
     return t, dmac + smac + b"\x08\x00" + ip + udp, 14 + total
 
 
-def write_pcap(path: Path, table: dict[str, Sequence[int]], mss: int, sizes: Sequence[Optional[int]]) -> int:
+def write_pcap(
+    path: Path, table: dict[str, Sequence[int]], mss: int, sizes: Sequence[int | None]
+) -> int:
     """Write one captured link as a pcap file; returns the number of packets."""
     recs = frames(table, mss, sizes)
     with open(path, "wb") as f:
@@ -136,9 +161,9 @@ def write_pcap(path: Path, table: dict[str, Sequence[int]], mss: int, sizes: Seq
     return len(recs)
 
 
-def flow_sizes(config: dict[str, Any]) -> list[Optional[int]]:
+def flow_sizes(config: dict[str, Any]) -> list[int | None]:
     """Each engine flow's finite size in bytes, or None (bulk)."""
-    out: list[Optional[int]] = []
+    out: list[int | None] = []
     for f in config.get("flows", []):
         app = f.get("app")
         out.append(app["finite"]["bytes"] if isinstance(app, dict) and "finite" in app else None)

@@ -3,7 +3,7 @@ axis, from a :class:`~tcplab.rundata.RunData`. Rates are shown in Mbit/s, times 
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import matplotlib
 
@@ -32,11 +32,20 @@ def flow_label(run: RunData, fid: int) -> str:
 
 
 def _no_data(ax: Any, what: str) -> None:
-    ax.text(0.5, 0.5, what, transform=ax.transAxes, ha="center", va="center", color="0.5", fontsize=9)
+    ax.text(
+        0.5, 0.5, what, transform=ax.transAxes, ha="center", va="center", color="0.5", fontsize=9
+    )
 
 
-def per_flow(ax: Any, run: RunData, column: str, scale: float = 1.0, ylabel: str = "",
-             missing: str = "not recorded", step: bool = False) -> bool:
+def per_flow(
+    ax: Any,
+    run: RunData,
+    column: str,
+    scale: float = 1.0,
+    ylabel: str = "",
+    missing: str = "not recorded",
+    step: bool = False,
+) -> bool:
     """One line per flow of series ``column`` divided by ``scale``. Returns whether drawn."""
     wide = run.wide(column)
     ax.set_ylabel(ylabel)
@@ -58,7 +67,14 @@ def per_flow(ax: Any, run: RunData, column: str, scale: float = 1.0, ylabel: str
 def total_line(ax: Any, run: RunData, column: str, scale: float, label: str = "total") -> None:
     wide = run.wide(column)
     if not wide.empty:
-        ax.plot(wide.index, wide.fillna(0).sum(axis=1) / scale, color="black", lw=0.8, ls="--", label=label)
+        ax.plot(
+            wide.index,
+            wide.fillna(0).sum(axis=1) / scale,
+            color="black",
+            lw=0.8,
+            ls="--",
+            label=label,
+        )
 
 
 def bottleneck_rate(ax: Any, run: RunData) -> None:
@@ -68,7 +84,7 @@ def bottleneck_rate(ax: Any, run: RunData) -> None:
     ax.step(t, r, where="post", color="0.6", lw=1.0, label="bottleneck rate")
 
 
-def find_cc_column(run: RunData, *needles: str) -> Optional[str]:
+def find_cc_column(run: RunData, *needles: str) -> str | None:
     """The first numeric ``cc_*`` column whose name contains one of ``needles``."""
     for needle in needles:
         for c in run.series.columns:
@@ -77,8 +93,14 @@ def find_cc_column(run: RunData, *needles: str) -> Optional[str]:
     return None
 
 
-def cc_estimate(ax: Any, run: RunData, needles: tuple[str, ...], ylabel: str, missing: str,
-                with_rate: bool = False) -> None:
+def cc_estimate(
+    ax: Any,
+    run: RunData,
+    needles: tuple[str, ...],
+    ylabel: str,
+    missing: str,
+    with_rate: bool = False,
+) -> None:
     """An algorithm's own estimate per flow: the first ``cc_*`` column naming one of
     ``needles`` (see :func:`find_cc_column`), in the unit its name gives; if no algorithm
     reports one, ``ylabel`` and the note ``missing``. ``with_rate`` adds the bottleneck
@@ -133,10 +155,25 @@ def modes(ax: Any, run: RunData) -> None:
     for j, fid in enumerate(run.flows.index):
         sel = run.series[run.series["flow"] == fid]
         row = run.flows.loc[fid]
-        sel = sel[(sel["time_s"] > float(row["start_s"])) & (sel["time_s"] <= float(row["stop_s"]) + run.interval_s)]
-        y = sel[col].astype("string").map(lambda v: order.get(str(v), np.nan) if v is not pd.NA else np.nan)
-        off = (j - (n - 1) / 2) * min(0.08, 0.6 / n)  # small offset so overlapping flows stay visible
-        ax.step(sel["time_s"], pd.to_numeric(y, errors="coerce") + off, where="pre", color=colors[j], lw=1.0)
+        sel = sel[
+            (sel["time_s"] > float(row["start_s"]))
+            & (sel["time_s"] <= float(row["stop_s"]) + run.interval_s)
+        ]
+        y = (
+            sel[col]
+            .astype("string")
+            .map(lambda v: order.get(str(v), np.nan) if v is not pd.NA else np.nan)
+        )
+        off = (j - (n - 1) / 2) * min(
+            0.08, 0.6 / n
+        )  # small offset so overlapping flows stay visible
+        ax.step(
+            sel["time_s"],
+            pd.to_numeric(y, errors="coerce") + off,
+            where="pre",
+            color=colors[j],
+            lw=1.0,
+        )
     ax.set_yticks(range(len(labels)))
     ax.set_yticklabels(labels, fontsize=7)
     ax.set_ylim(-0.5, len(labels) - 0.5)
@@ -153,12 +190,25 @@ def drops_and_retransmissions(ax: Any, run: RunData) -> None:
     if "marks" in run.queue.columns and not run.queue.empty:
         # CE marks by the bottleneck's qdisc (recorded only with an aqm).
         mk = pd.to_numeric(run.queue["marks"], errors="coerce").fillna(0)
-        ax.step(run.queue["time_s"], mk, where="pre", color="tab:orange", lw=0.9, label="bottleneck CE marks")
+        ax.step(
+            run.queue["time_s"],
+            mk,
+            where="pre",
+            color="tab:orange",
+            lw=0.9,
+            label="bottleneck CE marks",
+        )
     wide = run.wide("retransmits")
     colors = flow_colors(len(run.flows))
     for j, fid in enumerate(run.flows.index):
         if not wide.empty and fid in wide.columns:
-            ax.step(wide.index, pd.to_numeric(wide[fid], errors="coerce"), where="pre", color=colors[j], lw=0.9)
+            ax.step(
+                wide.index,
+                pd.to_numeric(wide[fid], errors="coerce"),
+                where="pre",
+                color=colors[j],
+                lw=0.9,
+            )
             drawn = True
     if not drawn:
         _no_data(ax, "not recorded")
@@ -185,7 +235,12 @@ def sojourn(ax: Any, run: RunData) -> bool:
     if run.queue.empty or "sojourn_ms" not in run.queue.columns:
         return False
     tw = ax.twinx()
-    tw.plot(run.queue["time_s"], pd.to_numeric(run.queue["sojourn_ms"], errors="coerce"), color="tab:blue", lw=0.8)
+    tw.plot(
+        run.queue["time_s"],
+        pd.to_numeric(run.queue["sojourn_ms"], errors="coerce"),
+        color="tab:blue",
+        lw=0.8,
+    )
     tw.set_ylabel("sojourn [ms]", color="tab:blue", fontsize=9)
     tw.tick_params(labelsize=8, colors="tab:blue")
     return True

@@ -5,7 +5,7 @@ aligned time axes, one colour per flow, a shared legend on top."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import matplotlib
 
@@ -22,9 +22,11 @@ def _title(run: Any) -> str:
     s = run.spec
     b = s.bottleneck
     buf = str(b.buffer)
-    return (f"{s.experiment.name}  —  bottleneck {format_rate(b.rate)}, {format_time(b.delay)} one-way, "
-            f"buffer {buf}, loss {b.loss:g}; {len(run.flows)} flows; seed {s.experiment.seed}; "
-            f"{format_time(s.experiment.duration)}")
+    return (
+        f"{s.experiment.name}  —  bottleneck {format_rate(b.rate)}, {format_time(b.delay)} one-way, "
+        f"buffer {buf}, loss {b.loss:g}; {len(run.flows)} flows; seed {s.experiment.seed}; "
+        f"{format_time(s.experiment.duration)}"
+    )
 
 
 def _summary_text(ax: Any, result: Any) -> None:
@@ -48,14 +50,24 @@ def _summary_text(ax: Any, result: Any) -> None:
     ]
     for fid, row in result.summary.iterrows():
         gp = row.get("goodput_bps")
-        lines.append(f"{int(fid):>4}  {str(row['cc'])[:10]:<10} {gp / 1e6 if gp == gp and gp is not None else float('nan'):7.2f}M"
-                     f"  {row.get('share', float('nan')):5.3f}  {int(row.get('retransmitted_packets', 0)):>5}"
-                     f"  {row.get('mean_rtt_ms', float('nan')):6.1f} ms")
+        lines.append(
+            f"{int(fid):>4}  {str(row['cc'])[:10]:<10} {gp / 1e6 if gp == gp and gp is not None else float('nan'):7.2f}M"
+            f"  {row.get('share', float('nan')):5.3f}  {int(row.get('retransmitted_packets', 0)):>5}"
+            f"  {row.get('mean_rtt_ms', float('nan')):6.1f} ms"
+        )
         if len(lines) > 30:
             lines.append("  ...")
             break
-    ax.text(0.0, 1.0, "\n".join(lines), va="top", ha="left", family="monospace", fontsize=8,
-            transform=ax.transAxes)
+    ax.text(
+        0.0,
+        1.0,
+        "\n".join(lines),
+        va="top",
+        ha="left",
+        family="monospace",
+        fontsize=8,
+        transform=ax.transAxes,
+    )
 
 
 def _fct_panels(ax_size: Any, ax_cdf: Any, summary: Any) -> None:
@@ -65,13 +77,18 @@ def _fct_panels(ax_size: Any, ax_cdf: Any, summary: Any) -> None:
     for i, (cc, g) in enumerate(done.groupby("cc")):
         ax_size.scatter(g["size_bytes"], g["fct_s"], s=8, alpha=0.7, color=f"C{i}", label=str(cc))
         x = np.sort(g["fct_s"].to_numpy())
-        ax_cdf.step(x, np.arange(1, len(x) + 1) / len(x), where="post", color=f"C{i}", label=str(cc))
+        ax_cdf.step(
+            x, np.arange(1, len(x) + 1) / len(x), where="post", color=f"C{i}", label=str(cc)
+        )
     ax_size.set_xscale("log")
     ax_size.set_yscale("log")
     ax_size.set_xlabel("transfer size [bytes]")
     ax_size.set_ylabel("flow completion time [s]")
-    ax_size.set_title(f"FCT against size ({len(done)} of {int(summary['size_bytes'].notna().sum())} finished)",
-                      fontsize=9, loc="left")
+    ax_size.set_title(
+        f"FCT against size ({len(done)} of {int(summary['size_bytes'].notna().sum())} finished)",
+        fontsize=9,
+        loc="left",
+    )
     ax_cdf.set_xscale("log")
     ax_cdf.set_xlabel("flow completion time [s]")
     ax_cdf.set_ylabel("fraction of finished flows")
@@ -123,17 +140,31 @@ def draw_report(result: Any) -> Any:
     b = run.spec.bottleneck
     if b.bdp_rtt:
         bdp = b.rate * b.bdp_rtt / 1e9 / 8 / (run.spec.tcp.mss + run.spec.tcp.header)
-        ax.axhline(bdp, color="0.4", ls=":", lw=1.0, label=f"BDP ({bdp:.0f} pkts at {format_time(b.bdp_rtt)})")
+        ax.axhline(
+            bdp,
+            color="0.4",
+            ls=":",
+            lw=1.0,
+            label=f"BDP ({bdp:.0f} pkts at {format_time(b.bdp_rtt)})",
+        )
     ax.legend(loc="upper right", fontsize=7)
     ax.set_title("inflight vs BDP", fontsize=9, loc="left")
     ax = left[6]
     p.per_flow(ax, run, "pacing_rate_bps", p.MBIT, "pacing rate [Mbit/s]")
     ax.set_title("pacing rate", fontsize=9, loc="left")
 
-    p.cc_estimate(right[0], run, ("btlbw", "bw"), "bw estimate [Mbit/s]",
-                  "no algorithm reports a bandwidth estimate", with_rate=True)
+    p.cc_estimate(
+        right[0],
+        run,
+        ("btlbw", "bw"),
+        "bw estimate [Mbit/s]",
+        "no algorithm reports a bandwidth estimate",
+        with_rate=True,
+    )
     right[0].set_title("BBR bottleneck bandwidth estimate", fontsize=9, loc="left")
-    p.cc_estimate(right[1], run, ("min_rtt", "rtprop"), "min_rtt [ms]", "no algorithm reports min_rtt")
+    p.cc_estimate(
+        right[1], run, ("min_rtt", "rtprop"), "min_rtt [ms]", "no algorithm reports min_rtt"
+    )
     right[1].set_title("BBR min_rtt estimate", fontsize=9, loc="left")
     p.modes(right[2], run)
     right[2].set_title("algorithm mode / state", fontsize=9, loc="left")
@@ -141,16 +172,23 @@ def draw_report(result: Any) -> Any:
     if not run.queue.empty and "backlog_pkts" in run.queue:
         ax.plot(run.queue["time_s"], run.queue["backlog_pkts"], color="black", lw=0.9)
         if b.buffer.unit == "pkt":
-            ax.axhline(float(b.buffer.value), color="0.6", ls=":", lw=1.0, label=f"buffer {b.buffer}")
+            ax.axhline(
+                float(b.buffer.value), color="0.6", ls=":", lw=1.0, label=f"buffer {b.buffer}"
+            )
             ax.legend(loc="upper right", fontsize=7)
     else:
         p._no_data(ax, "not recorded")
     ax.set_ylabel("backlog [packets]")
     with_sojourn = p.sojourn(ax, run)
-    ax.set_title("bottleneck queue backlog" + (" and qdisc sojourn time (blue)" if with_sojourn else ""),
-                 fontsize=9, loc="left")
+    ax.set_title(
+        "bottleneck queue backlog" + (" and qdisc sojourn time (blue)" if with_sojourn else ""),
+        fontsize=9,
+        loc="left",
+    )
     p.drops_and_retransmissions(right[4], run)
-    right[4].set_title("drops at the bottleneck and retransmissions per flow", fontsize=9, loc="left")
+    right[4].set_title(
+        "drops at the bottleneck and retransmissions per flow", fontsize=9, loc="left"
+    )
     p.fairness(right[5], run)
     right[5].set_title("fairness over time (active flows)", fontsize=9, loc="left")
     _summary_text(right[6], result)
@@ -165,18 +203,27 @@ def draw_report(result: Any) -> Any:
     handles = [Line2D([], [], color=c, lw=2) for c in p.flow_colors(len(run.flows))]
     labels = [p.flow_label(run, fid) for fid in run.flows.index]
     fig.suptitle(_title(run), fontsize=11, y=0.995)
-    fig.legend(handles[:20], labels[:20], loc="upper center", ncol=min(6, max(1, len(labels))), fontsize=8,
-               bbox_to_anchor=(0.5, 0.985), frameon=False)
+    fig.legend(
+        handles[:20],
+        labels[:20],
+        loc="upper center",
+        ncol=min(6, max(1, len(labels))),
+        fontsize=8,
+        bbox_to_anchor=(0.5, 0.985),
+        frameon=False,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
 
 
-def save_report(result: Any, directory: Union[str, Path]) -> None:
+def save_report(result: Any, directory: str | Path) -> None:
     """Write report.png and report.pdf into ``directory`` (deterministic bytes: no dates)."""
     d = Path(directory)
     fig = draw_report(result)
     try:
         fig.savefig(d / "report.png", dpi=90, metadata={"Software": None})
-        fig.savefig(d / "report.pdf", metadata={"CreationDate": None, "Producer": None, "Creator": None})
+        fig.savefig(
+            d / "report.pdf", metadata={"CreationDate": None, "Producer": None, "Creator": None}
+        )
     finally:
         plt.close(fig)

@@ -21,10 +21,11 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional, Union
+from typing import Any
 
 import pandas as pd
 
@@ -65,10 +66,10 @@ class Result:
     aggregate: dict[str, Any]
     summary_json: dict[str, Any]
     manifest: dict[str, Any] = field(default_factory=dict)
-    path: Optional[Path] = None
-    run: Optional[RunData] = None
+    path: Path | None = None
+    run: RunData | None = None
 
-    def report(self, path: Union[str, Path, None] = None) -> Any:
+    def report(self, path: str | Path | None = None) -> Any:
         """Draw the multi-panel report; save it to ``path`` if given. Returns the figure."""
         from .report import draw_report
 
@@ -86,17 +87,24 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def git_commit() -> Optional[str]:
+def git_commit() -> str | None:
     """The commit of the tcplab source tree, if it is a git checkout."""
     here = Path(__file__).resolve().parent
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, timeout=5
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:
         return None
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=here,
-                           capture_output=True, text=True, timeout=5).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        timeout=5,
+    ).stdout.strip()
     return out.stdout.strip() + ("-dirty" if dirty else "")
 
 
@@ -204,7 +212,9 @@ def spec_toml(spec: Spec) -> str:
     for f in doc["flows"]:
         if not f.get("params"):
             f.pop("params", None)
-    return tomlout.dumps(doc, header=f"Resolved by tcplab {__version__}: defaults filled, sizes in packets.")
+    return tomlout.dumps(
+        doc, header=f"Resolved by tcplab {__version__}: defaults filled, sizes in packets."
+    )
 
 
 def _write_frame(df: pd.DataFrame, stem: Path) -> None:
@@ -212,8 +222,14 @@ def _write_frame(df: pd.DataFrame, stem: Path) -> None:
     df.to_csv(stem.with_suffix(".csv"), index=False, float_format="%.9g")
 
 
-def write_run(result: Result, out: Union[str, Path], config: dict[str, Any], wall_time_s: float,
-              replace: bool = True, report: bool = True) -> Path:
+def write_run(
+    result: Result,
+    out: str | Path,
+    config: dict[str, Any],
+    wall_time_s: float,
+    replace: bool = True,
+    report: bool = True,
+) -> Path:
     """Write a run directory atomically; return its path.
 
     Outputs other than manifest.json are deterministic for a given spec, seed and tcplab
@@ -249,12 +265,12 @@ def write_run(result: Result, out: Union[str, Path], config: dict[str, Any], wal
     return out
 
 
-def is_run_dir(path: Union[str, Path]) -> bool:
+def is_run_dir(path: str | Path) -> bool:
     """Whether ``path`` holds a complete tcplab run (it has a manifest)."""
     return (Path(path) / MANIFEST).is_file()
 
 
-def load_run(path: Union[str, Path]) -> Result:
+def load_run(path: str | Path) -> Result:
     """Read a stored run back into a :class:`Result` (nothing is re-simulated).
 
     Raises
@@ -275,7 +291,18 @@ def load_run(path: Union[str, Path]) -> Result:
     flows = pd.DataFrame(summary_json.get("flows", []))
     if not flows.empty:
         flows = flows.set_index("flow")
-    run = RunData(spec, series, queue, flows, summary_json.get("queues", []), summary_json.get("engine", {}))
+    run = RunData(
+        spec, series, queue, flows, summary_json.get("queues", []), summary_json.get("engine", {})
+    )
     per_flow = flows if not flows.empty else flow_metrics(run)
-    return Result(spec, series, queue, per_flow, summary_json.get("aggregate", {}), summary_json,
-                  json.loads((p / MANIFEST).read_text()), p, run)
+    return Result(
+        spec,
+        series,
+        queue,
+        per_flow,
+        summary_json.get("aggregate", {}),
+        summary_json,
+        json.loads((p / MANIFEST).read_text()),
+        p,
+        run,
+    )

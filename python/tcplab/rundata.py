@@ -11,9 +11,22 @@ import pandas as pd
 
 from .spec import Spec
 
-SERIES_FIRST = ["time_s", "flow", "cc", "cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "rtt_ms", "srtt_ms",
-                "throughput_bps", "goodput_bps", "sending_rate_bps", "delivery_rate_bps", "retransmits",
-                "ca_state"]
+SERIES_FIRST = [
+    "time_s",
+    "flow",
+    "cc",
+    "cwnd_pkts",
+    "inflight_pkts",
+    "pacing_rate_bps",
+    "rtt_ms",
+    "srtt_ms",
+    "throughput_bps",
+    "goodput_bps",
+    "sending_rate_bps",
+    "delivery_rate_bps",
+    "retransmits",
+    "ca_state",
+]
 QUEUE_COLUMNS = ["time_s", "backlog_pkts", "backlog_bytes", "drops"]
 
 
@@ -62,13 +75,17 @@ class RunData:
         the flow is not running (before its start, more than one interval after its stop)."""
         if column not in self.series.columns or self.series.empty:
             return pd.DataFrame()
-        wide = self.series.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=column)
+        wide = self.series.drop_duplicates(["time_s", "flow"]).pivot(
+            index="time_s", columns="flow", values=column
+        )
         if not self.flows.empty and {"start_s", "stop_s"} <= set(self.flows.columns):
             t = wide.index.to_numpy(dtype=float)
             for fid in wide.columns:  # a flow has no values before it starts or after it stops
                 if fid in self.flows.index:
                     row = self.flows.loc[fid]
-                    idle = (t <= float(row["start_s"])) | (t > float(row["stop_s"]) + self.interval_s)
+                    idle = (t <= float(row["start_s"])) | (
+                        t > float(row["stop_s"]) + self.interval_s
+                    )
                     wide.loc[idle, fid] = np.nan
         return wide
 
@@ -83,8 +100,15 @@ def flow_groups(spec: Spec) -> list[dict[str, Any]]:
     for g, f in enumerate(spec.flows):
         stop = f.stop if f.stop is not None else spec.experiment.duration
         for k in range(f.count):
-            out.append({"group": g, "cc": f.cc, "start_s": (f.start + k * f.stagger) / 1e9, "stop_s": stop / 1e9,
-                        "rtt_ms": (f.rtt or 0) / 1e6})
+            out.append(
+                {
+                    "group": g,
+                    "cc": f.cc,
+                    "start_s": (f.start + k * f.stagger) / 1e9,
+                    "stop_s": stop / 1e9,
+                    "rtt_ms": (f.rtt or 0) / 1e6,
+                }
+            )
     return out
 
 
@@ -114,7 +138,9 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
     series = series[first + rest]
     for c in series.columns:  # label columns (cc_mode, ca_state as text) stay strings
         # object with pandas 2, the `str` dtype with pandas >= 3 (its default for text)
-        if (series[c].dtype == object or pd.api.types.is_string_dtype(series[c].dtype)) and c != "cc":
+        if (
+            series[c].dtype == object or pd.api.types.is_string_dtype(series[c].dtype)
+        ) and c != "cc":
             try:
                 series[c] = pd.to_numeric(series[c])
             except (ValueError, TypeError):
@@ -128,20 +154,41 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
     queue = _frame(raw.get("queue_series", {}) or {})
     if "time_ns" in queue.columns:
         queue.insert(0, "time_s", queue.pop("time_ns").astype("int64") / 1e9)
-    queue = queue[[c for c in QUEUE_COLUMNS if c in queue.columns] +
-                  [c for c in queue.columns if c not in QUEUE_COLUMNS]]
+    queue = queue[
+        [c for c in QUEUE_COLUMNS if c in queue.columns]
+        + [c for c in queue.columns if c not in QUEUE_COLUMNS]
+    ]
 
     rows = []
     for i, counters in enumerate(raw.get("flows", [])):
         g = groups[i] if i < len(groups) else {}
-        row = {"flow": i, "group": g.get("group", -1), "cc": counters.get("cc", g.get("cc", "")),
-               "start_s": g.get("start_s", counters.get("start_ns", 0) / 1e9),
-               "stop_s": g.get("stop_s", (counters.get("stop_ns") or spec.experiment.duration) / 1e9),
-               "rtt_ms": g.get("rtt_ms", float("nan"))}
-        row.update({k: v for k, v in counters.items() if k not in row and k not in ("start_ns", "stop_ns")})
+        row = {
+            "flow": i,
+            "group": g.get("group", -1),
+            "cc": counters.get("cc", g.get("cc", "")),
+            "start_s": g.get("start_s", counters.get("start_ns", 0) / 1e9),
+            "stop_s": g.get("stop_s", (counters.get("stop_ns") or spec.experiment.duration) / 1e9),
+            "rtt_ms": g.get("rtt_ms", float("nan")),
+        }
+        row.update(
+            {k: v for k, v in counters.items() if k not in row and k not in ("start_ns", "stop_ns")}
+        )
         rows.append(row)
-    flows = pd.DataFrame(rows).set_index("flow") if rows else pd.DataFrame(
-        columns=["group", "cc", "start_s", "stop_s", "rtt_ms"])
-    extra = {k: raw[k] for k in ("bottleneck_packets", "events_processed", "capture_missed") if k in raw}
-    return RunData(spec, series, queue, flows, list(raw.get("queues", [])), extra, dict(raw.get("captures") or {}),
-                   list(raw.get("sources") or []))
+    flows = (
+        pd.DataFrame(rows).set_index("flow")
+        if rows
+        else pd.DataFrame(columns=["group", "cc", "start_s", "stop_s", "rtt_ms"])
+    )
+    extra = {
+        k: raw[k] for k in ("bottleneck_packets", "events_processed", "capture_missed") if k in raw
+    }
+    return RunData(
+        spec,
+        series,
+        queue,
+        flows,
+        list(raw.get("queues", [])),
+        extra,
+        dict(raw.get("captures") or {}),
+        list(raw.get("sources") or []),
+    )

@@ -48,12 +48,24 @@ def check(spec: Any) -> list[tuple[str, str]]:
         if s.packet.unit != "bytes" or not 1 <= s.packet.value <= 65_535:
             p.append((f"{at}.packet", "a size in bytes in [1, 65535] (e.g. '1500B')"))
         if s.rtt is not None and s.rtt < floor:
-            p.append((f"{at}.rtt", f"{format_time(s.rtt)} is shorter than 2 x bottleneck.delay ({format_time(floor)})"))
+            p.append(
+                (
+                    f"{at}.rtt",
+                    f"{format_time(s.rtt)} is shorter than 2 x bottleneck.delay ({format_time(floor)})",
+                )
+            )
         elif s.rtt is not None and s.rtt % 2:
-            p.append((f"{at}.rtt", f"{s.rtt} ns is odd; an RTT must split into two equal one-way delays"))
+            p.append(
+                (f"{at}.rtt", f"{s.rtt} ns is odd; an RTT must split into two equal one-way delays")
+            )
         stop = s.stop if s.stop is not None else dur
         if not 0 <= s.start < stop <= dur:
-            p.append((f"{at}.stop", f"need 0 <= start < stop <= experiment.duration ({format_time(dur)})"))
+            p.append(
+                (
+                    f"{at}.stop",
+                    f"need 0 <= start < stop <= experiment.duration ({format_time(dur)})",
+                )
+            )
         if s.onoff is not None:
             p += check_onoff(at, s.onoff)
     for i, f in enumerate(spec.flows):
@@ -68,7 +80,9 @@ def onoff_config(o: Any) -> dict[str, Any]:
 
 
 def check_onoff(at: str, o: Any) -> list[tuple[str, str]]:
-    return [(f"{at}.onoff.{k}", "must be > 0 (e.g. '1s')") for k in ("on", "off") if getattr(o, k) <= 0]
+    return [
+        (f"{at}.onoff.{k}", "must be > 0 (e.g. '1s')") for k in ("on", "off") if getattr(o, k) <= 0
+    ]
 
 
 def engine_config(spec: Any, access_rate: int) -> list[dict[str, Any]]:
@@ -81,9 +95,18 @@ def engine_config(spec: Any, access_rate: int) -> list[dict[str, Any]]:
             c: dict[str, Any] = {
                 "rate_bps": int(s.rate),
                 "packet_bytes": int(s.packet.value),
-                "sender_access": {"rate_bps": int(access_rate), "delay_ns": 0, "buffer": None, "loss": 0.0},
-                "receiver_access": {"rate_bps": int(access_rate), "delay_ns": int(rtt // 2 - b.delay), "buffer": None,
-                                    "loss": 0.0},
+                "sender_access": {
+                    "rate_bps": int(access_rate),
+                    "delay_ns": 0,
+                    "buffer": None,
+                    "loss": 0.0,
+                },
+                "receiver_access": {
+                    "rate_bps": int(access_rate),
+                    "delay_ns": int(rtt // 2 - b.delay),
+                    "buffer": None,
+                    "loss": 0.0,
+                },
                 "start_ns": int(s.start),
                 "stop_ns": int(s.stop if s.stop is not None else spec.experiment.duration),
             }
@@ -99,16 +122,18 @@ def summary(raw_sources: list[dict[str, Any]], duration_s: float) -> list[dict[s
     for i, c in enumerate(raw_sources):
         span = max(1, int(c["stop_ns"]) - int(c["start_ns"]))
         sent = int(c["sent_packets"])
-        out.append({
-            "source": i,
-            "rate_bps": int(c["rate_bps"]),
-            "packet_bytes": int(c["packet_bytes"]),
-            "sent_packets": sent,
-            "received_packets": int(c["received_packets"]),
-            "dropped_packets": int(c["dropped_packets"]),
-            "in_flight_packets_at_end": int(c["in_flight_packets_at_end"]),
-            "delivered_bps": int(c["received_bytes"]) * 8 / duration_s,
-            "loss_rate": int(c["dropped_packets"]) / sent if sent else None,
-            "on_fraction": int(c["on_ns"]) / span,
-        })
+        out.append(
+            {
+                "source": i,
+                "rate_bps": int(c["rate_bps"]),
+                "packet_bytes": int(c["packet_bytes"]),
+                "sent_packets": sent,
+                "received_packets": int(c["received_packets"]),
+                "dropped_packets": int(c["dropped_packets"]),
+                "in_flight_packets_at_end": int(c["in_flight_packets_at_end"]),
+                "delivered_bps": int(c["received_bytes"]) * 8 / duration_s,
+                "loss_rate": int(c["dropped_packets"]) / sent if sent else None,
+                "on_fraction": int(c["on_ns"]) / span,
+            }
+        )
     return out

@@ -14,18 +14,31 @@ import copy
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictBool, StrictFloat,
-                      StrictInt, StrictStr, ValidationError, ValidationInfo, field_validator)
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
-from .errors import SpecError
-from .limits import check_rates
-from .paths import check_path, expand_path, format_path, parse_path, set_path
 from .aqm import KINDS as AQM_KINDS
 from .aqm import Aqm
 from .aqm import model_of as aqm_model_of
 from .checks import Check
+from .errors import SpecError
+from .limits import check_rates
+from .paths import check_path, expand_path, format_path, parse_path, set_path
 from .traces import absolute_trace_paths, format_link_rate, parse_link_rate
 from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time, real_number
 
@@ -44,7 +57,7 @@ LinkRate = Annotated[Any, BeforeValidator(parse_link_rate), PlainSerializer(form
 Probability = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, lt=1.0)]
 MAX_LINK_DELAY_NS = 3_600 * 10**9
 """The engine's longest one-way link delay (crates/sim/src/config.rs, check_link)."""
-ParamValue = Union[StrictBool, StrictInt, StrictFloat]
+ParamValue = StrictBool | StrictInt | StrictFloat
 
 
 class _Model(BaseModel):
@@ -61,7 +74,7 @@ class Experiment(_Model):
     sample_interval: Time = 100_000_000
     # Optional analysis window [from, to] (to defaults to the end): summary.json gains a
     # "window" block with rates, shares, Jain and retransmissions over it only.
-    analysis: Optional[list[Time]] = Field(None, min_length=1, max_length=2)
+    analysis: list[Time] | None = Field(None, min_length=1, max_length=2)
     # Named windows {name = [from, to]}: summary.json gains a "windows" block with the same
     # metrics over each (TUM Fig. 4 reads the queue, the rate and the utilisation over
     # several phases of one run; BBR' Figs. 5-6 compare before and after a rate change).
@@ -69,10 +82,10 @@ class Experiment(_Model):
     # Which TCP runs the spec: "sim" (the simulator; also when left out) or "kernel" (this
     # machine's Linux TCP in network namespaces over the emulated bottleneck, needs root;
     # see tcplab.backends.kernel). `tcplab run --backend` overrides it.
-    backend: Optional[Literal["sim", "kernel"]] = None
+    backend: Literal["sim", "kernel"] | None = None
     # Links written as DIR/<link>.pcap (tcplab.pcap): "bottleneck", "bottleneck_reverse",
     # "flow<k>.sender_access", ... (k counts flows over all groups).
-    pcap: Optional[list[StrictStr]] = None
+    pcap: list[StrictStr] | None = None
 
     def analysis_s(self, duration_s: float) -> tuple[float, float]:
         """The analysis window in seconds (``to`` defaults to the run's end)."""
@@ -113,11 +126,11 @@ class Tcp(_Model):
     receive_buffer: Literal["linux", "unlimited"] = "linux"
     # Receive memory per full segment (skb->truesize); absent: the kernel backend's TUN
     # path, 2304 bytes for a 1500-byte packet. scaling_ratio = 256 x mss / rcv_truesize.
-    rcv_truesize: Optional[StrictInt] = None
+    rcv_truesize: StrictInt | None = None
 
     @field_validator("rcv_truesize")
     @classmethod
-    def _truesize_fits_mss(cls, v: Optional[int], info: ValidationInfo) -> Optional[int]:
+    def _truesize_fits_mss(cls, v: int | None, info: ValidationInfo) -> int | None:
         mss = info.data.get("mss", 1448)
         if v is not None and not mss < v <= 256 * mss:
             raise ValueError(f"must be > mss ({mss}) and <= 256 x mss bytes, got {v}")
@@ -136,11 +149,11 @@ class Link(_Model):
     """An explicit access link (``access`` / ``receiver_access`` of a flow group), or the
     bottleneck's ACK direction (``bottleneck.reverse``, whose delay is the bottleneck's)."""
 
-    rate: Optional[LinkRate] = None
-    delay: Optional[Time] = None
+    rate: LinkRate | None = None
+    delay: Time | None = None
     buffer: SizeField = Size(0, "unlimited")  # type: ignore[arg-type]
     loss: Probability = 0.0
-    policer: Optional[Policer] = None
+    policer: Policer | None = None
 
 
 class Bottleneck(_Model):
@@ -150,13 +163,13 @@ class Bottleneck(_Model):
     delay: Time = 0
     buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
     loss: Probability = 0.0
-    bdp_rtt: Optional[Time] = None
+    bdp_rtt: Time | None = None
     # Queue discipline (drop-tail if absent): see tcplab.aqm.
-    aqm: Optional[Aqm] = None
-    policer: Optional[Policer] = None
+    aqm: Aqm | None = None
+    policer: Policer | None = None
     # The ACK direction (router B -> A). Default: the same rate and delay, lossless,
     # unlimited (never a bottleneck).
-    reverse: Optional[Link] = None
+    reverse: Link | None = None
 
 
 class NamedLink(_Model):
@@ -168,8 +181,8 @@ class NamedLink(_Model):
     delay: Time = 0
     buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
     loss: Probability = 0.0
-    policer: Optional[Policer] = None
-    reverse: Optional[Link] = None  # rate, buffer, loss, policer (its delay is the link's)
+    policer: Policer | None = None
+    reverse: Link | None = None  # rate, buffer, loss, policer (its delay is the link's)
 
 
 class OnOff(_Model):
@@ -185,30 +198,32 @@ class Flow(_Model):
     """``[[flows]]``: a group of ``count`` identical flows."""
 
     cc: str
-    rtt: Optional[Time] = None
+    rtt: Time | None = None
     count: StrictInt = Field(1, ge=1, le=10_000)
     start: Time = 0
     stagger: Time = 0
-    stop: Optional[Time] = None
-    size: Optional[SizeField] = None
+    stop: Time | None = None
+    size: SizeField | None = None
     params: dict[str, ParamValue] = Field(default_factory=dict)
-    access: Optional[Link] = None
-    receiver_access: Optional[Link] = None
-    ecn: Optional[StrictBool] = None  # ECN for this group, overriding [tcp] ecn
+    access: Link | None = None
+    receiver_access: Link | None = None
+    ecn: StrictBool | None = None  # ECN for this group, overriding [tcp] ecn
     # The link directions the data crosses, between the access links: "bottleneck",
     # "bottleneck_reverse", a [[links]] name or "<name>_reverse". Default ["bottleneck"].
-    path: Optional[list[StrictStr]] = Field(None, min_length=1)
-    onoff: Optional[OnOff] = None  # the application writes only in on periods
+    path: list[StrictStr] | None = Field(None, min_length=1)
+    onoff: OnOff | None = None  # the application writes only in on periods
 
 
 class SizeDist(_Model):
     """A workload's transfer-size distribution (tcplab.workload)."""
 
     dist: Literal["fixed", "exponential", "pareto", "empirical"]
-    value: Optional[SizeField] = None  # fixed
-    mean: Optional[SizeField] = None  # exponential, pareto
-    shape: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=1.0, le=100.0)]] = None  # pareto
-    cdf: Optional[StrictStr] = None  # empirical: a file of "<bytes> <cumulative probability>" lines
+    value: SizeField | None = None  # fixed
+    mean: SizeField | None = None  # exponential, pareto
+    shape: Annotated[float, BeforeValidator(real_number), Field(gt=1.0, le=100.0)] | None = (
+        None  # pareto
+    )
+    cdf: StrictStr | None = None  # empirical: a file of "<bytes> <cumulative probability>" lines
 
     @property
     def value_bytes(self) -> int:
@@ -226,13 +241,17 @@ class Workload(_Model):
     cc: str
     rtt: Time
     arrivals: Literal["poisson"] = "poisson"
-    rate: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=1e6)]] = None  # flows per second
-    load: Optional[Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=10.0)]] = None  # x bottleneck rate
+    rate: Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=1000000.0)] | None = (
+        None  # flows per second
+    )
+    load: Annotated[float, BeforeValidator(real_number), Field(gt=0.0, le=10.0)] | None = (
+        None  # x bottleneck rate
+    )
     size: SizeDist
     start: Time = 0
-    stop: Optional[Time] = None  # end of the arrivals (default: the end of the run)
+    stop: Time | None = None  # end of the arrivals (default: the end of the run)
     params: dict[str, ParamValue] = Field(default_factory=dict)
-    path: Optional[list[StrictStr]] = Field(None, min_length=1)
+    path: list[StrictStr] | None = Field(None, min_length=1)
 
 
 class Source(_Model):
@@ -240,20 +259,20 @@ class Source(_Model):
 
     rate: Rate  # while on, in wire bits per second
     packet: SizeField = Size(1500, "bytes")  # type: ignore[arg-type]  # wire bytes per packet
-    rtt: Optional[Time] = None  # the path's base RTT as a flow's (default 2 x bottleneck.delay)
+    rtt: Time | None = None  # the path's base RTT as a flow's (default 2 x bottleneck.delay)
     count: StrictInt = Field(1, ge=1, le=1_000)
     start: Time = 0
-    stop: Optional[Time] = None
-    onoff: Optional[OnOff] = None
+    stop: Time | None = None
+    onoff: OnOff | None = None
 
 
 class Event(_Model):
     """``[[events]]``: a change of the bottleneck at ``at``."""
 
     at: Time
-    rate: Optional[Rate] = None
-    delay: Optional[Time] = None
-    loss: Optional[Probability] = None
+    rate: Rate | None = None
+    delay: Time | None = None
+    loss: Probability | None = None
 
 
 class Spec(_Model):
@@ -269,8 +288,8 @@ class Spec(_Model):
     sources: list[Source] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
-    sweep: Optional[dict[str, Any]] = None
-    catalogue: Optional[dict[str, Any]] = None
+    sweep: dict[str, Any] | None = None
+    catalogue: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The spec with canonical unit strings, ``None`` fields left out (and ``links``
@@ -286,9 +305,9 @@ class Spec(_Model):
         name = hop[: -len("_reverse")] if hop.endswith("_reverse") else hop
         if name == "bottleneck":
             return self.bottleneck.delay
-        return next(l.delay for l in self.links if l.name == name)
+        return next(link.delay for link in self.links if link.name == name)
 
-    def path_delay(self, flow: "Flow") -> int:
+    def path_delay(self, flow: Flow) -> int:
         """One-way propagation delay of a flow's path between its access links."""
         return sum(self.link_delay(h) for h in (flow.path or ["bottleneck"]))
 
@@ -307,7 +326,7 @@ def _drop_none(x: Any) -> Any:
 # ---------------------------------------------------------------------------- errors
 
 
-def _model_at(loc: tuple) -> Optional[type[BaseModel]]:
+def _model_at(loc: tuple) -> type[BaseModel] | None:
     import typing
 
     from .paths import _unwrap
@@ -330,26 +349,41 @@ def _model_at(loc: tuple) -> Optional[type[BaseModel]]:
 def _problems(err: ValidationError) -> list[tuple[str, str]]:
     out = []
     for e in err.errors(include_url=False):
-        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "lax-"))))
+        loc = tuple(
+            x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "lax-")))
+        )
         # A discriminated union (bottleneck.aqm) puts the tag in the path: drop it.
         aqm_model = None
-        if "aqm" in loc and loc.index("aqm") + 1 < len(loc) and loc[loc.index("aqm") + 1] in AQM_KINDS:
+        if (
+            "aqm" in loc
+            and loc.index("aqm") + 1 < len(loc)
+            and loc[loc.index("aqm") + 1] in AQM_KINDS
+        ):
             i = loc.index("aqm") + 1
             aqm_model = aqm_model_of(loc[i])
-            loc = loc[:i] + loc[i + 1:]
+            loc = loc[:i] + loc[i + 1 :]
         # Union members appear as extra loc entries (e.g. 'bool', 'int'); keep real fields.
-        path = format_path([x for x in loc if not (isinstance(x, str) and x in ("bool", "int", "float",
-                                                                                  "str", "dict", "list"))])
+        path = format_path(
+            [
+                x
+                for x in loc
+                if not (isinstance(x, str) and x in ("bool", "int", "float", "str", "dict", "list"))
+            ]
+        )
         kind = e["type"]
         msg = str(e["msg"])
         if kind == "extra_forbidden":
-            model = aqm_model if aqm_model is not None and loc[-2] == "aqm" else _model_at(tuple(loc[:-1]))
+            model = (
+                aqm_model
+                if aqm_model is not None and loc[-2] == "aqm"
+                else _model_at(tuple(loc[:-1]))
+            )
             known = ", ".join(model.model_fields) if model else ""
             msg = f"unknown field '{loc[-1]}'" + (f"; allowed: {known}" if known else "")
         elif kind == "missing":
             msg = "required field is missing"
         elif msg.startswith("Value error, "):
-            msg = msg[len("Value error, "):]
+            msg = msg[len("Value error, ") :]
         out.append((path, msg))
     # A union failing on every member reports once per member; keep the first per path.
     seen: dict[str, str] = {}
@@ -392,7 +426,9 @@ def apply_overrides(raw: dict, overrides: dict[str, Any], what: str = "--set") -
     return raw
 
 
-def parse_spec(raw: dict[str, Any], source: Optional[str] = None, check_algorithms: bool = True) -> Spec:
+def parse_spec(
+    raw: dict[str, Any], source: str | None = None, check_algorithms: bool = True
+) -> Spec:
     """Validate a raw spec dictionary (as read from TOML).
 
     Parameters
@@ -419,7 +455,7 @@ def parse_spec(raw: dict[str, Any], source: Optional[str] = None, check_algorith
     return spec
 
 
-def read_toml(path: Union[str, Path]) -> dict[str, Any]:
+def read_toml(path: str | Path) -> dict[str, Any]:
     """Read a TOML file; syntax errors become a :class:`SpecError` naming the file."""
     p = Path(path)
     try:
@@ -433,9 +469,21 @@ def read_toml(path: Union[str, Path]) -> dict[str, Any]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        bom = " (it starts with a UTF-16 byte-order mark)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
-        raise SpecError([("", f"not UTF-8 text{bom}: byte 0x{data[exc.start]:02x} at offset {exc.start}; "
-                              "TOML files are UTF-8")], str(p)) from None
+        bom = (
+            " (it starts with a UTF-16 byte-order mark)"
+            if data[:2] in (b"\xff\xfe", b"\xfe\xff")
+            else ""
+        )
+        raise SpecError(
+            [
+                (
+                    "",
+                    f"not UTF-8 text{bom}: byte 0x{data[exc.start]:02x} at offset {exc.start}; "
+                    "TOML files are UTF-8",
+                )
+            ],
+            str(p),
+        ) from None
     try:
         return absolute_trace_paths(tomllib.loads(text), p.parent)
     except tomllib.TOMLDecodeError as exc:
@@ -446,8 +494,9 @@ def read_toml(path: Union[str, Path]) -> dict[str, Any]:
         raise SpecError([("", "not a spec: tables or arrays nested too deeply")], str(p)) from None
 
 
-def load_spec(path: Union[str, Path], overrides: Optional[dict[str, Any]] = None,
-              check_algorithms: bool = True) -> Spec:
+def load_spec(
+    path: str | Path, overrides: dict[str, Any] | None = None, check_algorithms: bool = True
+) -> Spec:
     """Read, override and validate a spec file."""
     raw = read_toml(path)
     try:
@@ -474,18 +523,35 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
         p.append(("experiment.duration", "must be > 0"))
     si = spec.experiment.sample_interval
     if si <= 0 or si > dur:
-        p.append(("experiment.sample_interval", f"must be > 0 and <= experiment.duration ({format_time(dur)})"))
+        p.append(
+            (
+                "experiment.sample_interval",
+                f"must be > 0 and <= experiment.duration ({format_time(dur)})",
+            )
+        )
     a = spec.experiment.analysis
     if a is not None and not (0 <= a[0] < (a[1] if len(a) > 1 else dur) <= dur):
-        p.append(("experiment.analysis", f"must be [from] or [from, to] with 0 <= from < to <= experiment.duration "
-                                         f"({format_time(dur)}), got [{', '.join(format_time(x) for x in a)}]"))
+        p.append(
+            (
+                "experiment.analysis",
+                f"must be [from] or [from, to] with 0 <= from < to <= experiment.duration "
+                f"({format_time(dur)}), got [{', '.join(format_time(x) for x in a)}]",
+            )
+        )
     for name, w in spec.experiment.windows.items():
         at = f"experiment.windows.{name}"
         if not WINDOW_NAME.fullmatch(name):
-            p.append((at, "a window name is lower-case letters, digits and '_', starting with a letter"))
+            p.append(
+                (at, "a window name is lower-case letters, digits and '_', starting with a letter")
+            )
         elif len(w) != 2 or not 0 <= w[0] < w[1] <= dur:
-            p.append((at, f"must be [from, to] with 0 <= from < to <= experiment.duration ({format_time(dur)}), "
-                          f"got [{', '.join(format_time(x) for x in w)}]"))
+            p.append(
+                (
+                    at,
+                    f"must be [from, to] with 0 <= from < to <= experiment.duration ({format_time(dur)}), "
+                    f"got [{', '.join(format_time(x) for x in w)}]",
+                )
+            )
     if spec.bottleneck.bdp_rtt is not None and spec.bottleneck.bdp_rtt <= 0:
         p.append(("bottleneck.bdp_rtt", "must be > 0"))
     for i, f in enumerate(spec.flows):
@@ -493,17 +559,35 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
         last_start = f.start + f.stagger * (f.count - 1)
         stop = f.stop if f.stop is not None else dur
         if f.stop is not None and f.stop > dur:
-            p.append((f"{at}.stop", f"{format_time(f.stop)} is after the end of the experiment ({format_time(dur)})"))
+            p.append(
+                (
+                    f"{at}.stop",
+                    f"{format_time(f.stop)} is after the end of the experiment ({format_time(dur)})",
+                )
+            )
         if f.start >= stop:
-            p.append((f"{at}.start", f"{format_time(f.start)} is not before stop ({format_time(stop)})"))
+            p.append(
+                (f"{at}.start", f"{format_time(f.start)} is not before stop ({format_time(stop)})")
+            )
         elif last_start >= stop:
-            p.append((f"{at}.stagger", f"the last flow of the group would start at {format_time(last_start)}, "
-                      f"not before stop ({format_time(stop)})"))
+            p.append(
+                (
+                    f"{at}.stagger",
+                    f"the last flow of the group would start at {format_time(last_start)}, "
+                    f"not before stop ({format_time(stop)})",
+                )
+            )
         if f.size is not None and f.size.unit not in ("bytes", "pkt"):
             p.append((f"{at}.size", "a transfer size is bytes or packets (e.g. '10MB', '1000pkt')"))
-        if f.rtt is None and not (f.access and f.access.delay is not None and f.receiver_access
-                                  and f.receiver_access.delay is not None):
-            p.append((f"{at}.rtt", "required (or give both access.delay and receiver_access.delay)"))
+        if f.rtt is None and not (
+            f.access
+            and f.access.delay is not None
+            and f.receiver_access
+            and f.receiver_access.delay is not None
+        ):
+            p.append(
+                (f"{at}.rtt", "required (or give both access.delay and receiver_access.delay)")
+            )
         if check_algorithms:
             for sub, msg in check_params(f.cc, f.params):
                 p.append((f"{at}.{sub}", msg))
@@ -520,16 +604,31 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
         for i, name in enumerate(spec.experiment.pcap):
             if name not in names:
                 shown = ", ".join(names[:6]) + (", ..." if len(names) > 6 else "")
-                p.append((f"experiment.pcap[{i}]", f"no link '{name}'; links: {shown} "
-                                                   "(flow<k>.<sender_access|receiver_access>[_reverse])"))
+                p.append(
+                    (
+                        f"experiment.pcap[{i}]",
+                        f"no link '{name}'; links: {shown} "
+                        "(flow<k>.<sender_access|receiver_access>[_reverse])",
+                    )
+                )
     for i, e in enumerate(spec.events):
         if e.at > dur:
-            p.append((f"events[{i}].at", f"{format_time(e.at)} is after the end of the experiment ({format_time(dur)})"))
+            p.append(
+                (
+                    f"events[{i}].at",
+                    f"{format_time(e.at)} is after the end of the experiment ({format_time(dur)})",
+                )
+            )
         if e.rate is None and e.delay is None and e.loss is None:
             p.append((f"events[{i}]", "changes nothing; give rate, delay and/or loss"))
         if e.delay is not None and e.delay > MAX_LINK_DELAY_NS:
-            p.append((f"events[{i}].delay", f"{format_time(e.delay)} is more than the longest link delay, "
-                      f"{format_time(MAX_LINK_DELAY_NS)}"))
+            p.append(
+                (
+                    f"events[{i}].delay",
+                    f"{format_time(e.delay)} is more than the longest link delay, "
+                    f"{format_time(MAX_LINK_DELAY_NS)}",
+                )
+            )
     p += check_rates(spec)
     if spec.checks:
         from .checks import check_expression
@@ -539,9 +638,18 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
         for i, c in enumerate(spec.checks):
             for field in ("metric", "of"):
                 expr = getattr(c, field)
-                why = check_expression(expr, ccs, spec.flow_count(), AGGREGATE_KEYS,
-                                       window=spec.experiment.analysis is not None,
-                                       windows=set(spec.experiment.windows)) if expr else None
+                why = (
+                    check_expression(
+                        expr,
+                        ccs,
+                        spec.flow_count(),
+                        AGGREGATE_KEYS,
+                        window=spec.experiment.analysis is not None,
+                        windows=set(spec.experiment.windows),
+                    )
+                    if expr
+                    else None
+                )
                 if why:
                     p.append((f"checks[{i}].{field}", why))
     return p
@@ -558,30 +666,50 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
     if spec.bottleneck.reverse is not None:
         links.append(("bottleneck.reverse", spec.bottleneck.reverse))
         if spec.bottleneck.reverse.delay is not None:
-            p.append(("bottleneck.reverse.delay", "the reverse direction has the bottleneck's delay; "
-                                                  "allowed: rate, buffer, loss, policer"))
+            p.append(
+                (
+                    "bottleneck.reverse.delay",
+                    "the reverse direction has the bottleneck's delay; "
+                    "allowed: rate, buffer, loss, policer",
+                )
+            )
     for i, f in enumerate(spec.flows):
-        links += [(f"flows[{i}].access", f.access), (f"flows[{i}].receiver_access", f.receiver_access)]
+        links += [
+            (f"flows[{i}].access", f.access),
+            (f"flows[{i}].receiver_access", f.receiver_access),
+        ]
     for i, nl in enumerate(spec.links):
         links.append((f"links[{i}]", nl))
         if nl.reverse is not None:
             links.append((f"links[{i}].reverse", nl.reverse))
             if nl.reverse.delay is not None:
-                p.append((f"links[{i}].reverse.delay", "the reverse direction has the link's delay; "
-                                                       "allowed: rate, buffer, loss, policer"))
+                p.append(
+                    (
+                        f"links[{i}].reverse.delay",
+                        "the reverse direction has the link's delay; "
+                        "allowed: rate, buffer, loss, policer",
+                    )
+                )
     for at, link in links:
         pol = getattr(link, "policer", None)
         if pol is None:
             continue
         if pol.burst.unit not in ("bytes", "pkt"):
-            p.append((f"{at}.policer.burst", "a bucket depth is bytes or packets (e.g. '20KB', '10pkt')"))
+            p.append(
+                (f"{at}.policer.burst", "a bucket depth is bytes or packets (e.g. '20KB', '10pkt')")
+            )
         elif (pol.burst.value * wire if pol.burst.unit == "pkt" else pol.burst.value) < wire:
             p.append((f"{at}.policer.burst", f"must hold at least one full packet ({wire} bytes)"))
     if isinstance(spec.bottleneck.rate, TraceRate):
         for i, e in enumerate(spec.events):
             if e.rate is not None:
-                p.append((f"events[{i}].rate", "the bottleneck's rate follows a trace; rate events are not allowed "
-                                               "(delay and loss events are)"))
+                p.append(
+                    (
+                        f"events[{i}].rate",
+                        "the bottleneck's rate follows a trace; rate events are not allowed "
+                        "(delay and loss events are)",
+                    )
+                )
     return p
 
 
@@ -594,13 +722,25 @@ def _check_topology(spec: Spec) -> list[tuple[str, str]]:
     seen: set[str] = set()
     for i, nl in enumerate(spec.links):
         n = nl.name
-        if not _LINK_NAME.fullmatch(n) or n == "bottleneck" or n.endswith("_reverse") or n.startswith("flow"):
-            p.append((f"links[{i}].name", f"'{n}': a name is letters, digits, _ and -, not 'bottleneck', "
-                                          "not starting with 'flow', not ending in '_reverse'"))
+        if (
+            not _LINK_NAME.fullmatch(n)
+            or n == "bottleneck"
+            or n.endswith("_reverse")
+            or n.startswith("flow")
+        ):
+            p.append(
+                (
+                    f"links[{i}].name",
+                    f"'{n}': a name is letters, digits, _ and -, not 'bottleneck', "
+                    "not starting with 'flow', not ending in '_reverse'",
+                )
+            )
         elif n in seen:
             p.append((f"links[{i}].name", f"'{n}' names two links"))
         seen.add(n)
-    hops = ["bottleneck", "bottleneck_reverse"] + [h for nl in spec.links for h in (nl.name, nl.name + "_reverse")]
+    hops = ["bottleneck", "bottleneck_reverse"] + [
+        h for nl in spec.links for h in (nl.name, nl.name + "_reverse")
+    ]
     for i, f in enumerate(spec.flows):
         for k, h in enumerate(f.path or []):
             if h not in hops:
@@ -617,21 +757,32 @@ def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]
 
     p: list[tuple[str, str]] = []
     if not spec.flows and not spec.workloads and not spec.sources:
-        p.append(("flows", "at least one [[flows]], [[workloads]] or [[sources]] table is required"))
+        p.append(
+            ("flows", "at least one [[flows]], [[workloads]] or [[sources]] table is required")
+        )
     dur = spec.experiment.duration
     for i, w in enumerate(spec.workloads):
         at = f"workloads[{i}]"
         if (w.rate is None) == (w.load is None):
-            p.append((at, "give exactly one of rate (flows per second) and load (x bottleneck rate)"))
+            p.append(
+                (at, "give exactly one of rate (flows per second) and load (x bottleneck rate)")
+            )
         stop = w.stop if w.stop is not None else dur
         if not 0 <= w.start < stop <= dur:
-            p.append((f"{at}.stop", f"arrivals need 0 <= start < stop <= experiment.duration ({format_time(dur)})"))
+            p.append(
+                (
+                    f"{at}.stop",
+                    f"arrivals need 0 <= start < stop <= experiment.duration ({format_time(dur)})",
+                )
+            )
         s = w.size
-        need = {"fixed": "value", "exponential": "mean", "pareto": "mean", "empirical": "cdf"}[s.dist]
+        need = {"fixed": "value", "exponential": "mean", "pareto": "mean", "empirical": "cdf"}[
+            s.dist
+        ]
         given = [k for k in ("value", "mean", "shape", "cdf") if getattr(s, k) is not None]
         allowed = [need] + (["shape"] if s.dist == "pareto" else [])
         if need not in given or any(k not in allowed for k in given):
-            p.append((f"{at}.size", f"dist = \"{s.dist}\" takes {' and '.join(allowed)}"))
+            p.append((f"{at}.size", f'dist = "{s.dist}" takes {" and ".join(allowed)}'))
         elif s.dist == "pareto" and s.shape is None:
             p.append((f"{at}.size.shape", "required for pareto (> 1, so that the mean exists)"))
         for k in ("value", "mean"):

@@ -13,11 +13,28 @@ from . import metrics as m
 from .rundata import RunData
 
 AGGREGATE_KEYS = [
-    "jain_index", "jain_index_mean", "utilization", "total_goodput_bps", "total_throughput_bps",
-    "retransmitted_packets", "retransmission_rate", "mean_backlog_pkts", "max_backlog_pkts",
-    "mean_queueing_delay_ms", "bottleneck_drops_packets", "t_join_s", "t_f95_s", "f_avg",
-    "equilibrium_time_s", "bdp_overestimation_mean", "probe_rtt_overlap_s", "p10_backlog_pkts",
-    "bw_estimate_sum_over_rate_mean", "probe_rtt_sync_s", "marked_packets", "mean_sojourn_ms",
+    "jain_index",
+    "jain_index_mean",
+    "utilization",
+    "total_goodput_bps",
+    "total_throughput_bps",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "mean_backlog_pkts",
+    "max_backlog_pkts",
+    "mean_queueing_delay_ms",
+    "bottleneck_drops_packets",
+    "t_join_s",
+    "t_f95_s",
+    "f_avg",
+    "equilibrium_time_s",
+    "bdp_overestimation_mean",
+    "probe_rtt_overlap_s",
+    "p10_backlog_pkts",
+    "bw_estimate_sum_over_rate_mean",
+    "probe_rtt_sync_s",
+    "marked_packets",
+    "mean_sojourn_ms",
 ]
 
 
@@ -146,28 +163,47 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
         mean_rtt, p95_rtt = m.rtt_stats(sel["rtt_ms"]) if "rtt_ms" in sel else (math.nan, math.nan)
         throughput = m.rate_bps(float(row.get("received_bytes", 0)), active)
         thr.append(throughput)
-        rows.append({
-            "flow": int(fid), "group": int(row["group"]), "cc": row["cc"], "start_s": float(row["start_s"]),
-            "stop_s": float(row["stop_s"]), "rtt_ms": float(row["rtt_ms"]),
-            "goodput_bps": m.rate_bps(float(row.get("delivered_bytes", 0)), active),
-            "throughput_bps": throughput,
-            "sent_packets": int(row.get("sent_packets", 0)),
-            "retransmitted_packets": int(row.get("retransmitted_packets", 0)),
-            "retransmission_rate": m.retransmission_rate(row.get("retransmitted_packets", 0),
-                                                         row.get("sent_packets", 0)),
-            "mean_rtt_ms": mean_rtt, "p95_rtt_ms": p95_rtt,
-            "mean_cwnd_pkts": _mean_of(sel, "cwnd_pkts"),
-            "mean_min_rtt_estimate_ms": _mean_of(sel, "cc_min_rtt_ms"),
-            "startup_exit_s": _startup_exit_s(sel, float(row["start_s"])),
-            "probe_rtt_entries": _mode_entries(sel, "PROBE_RTT"),
-            "mean_probe_rtt_duration_s": _mean_mode_duration_s(sel, "PROBE_RTT", run.interval_s),
-            "mean_bw_estimate_bps": _mean_bw_estimate_bps(sel),
-            "mean_probe_bw_cycle_s": _mean_probe_bw_cycle_s(sel),
-            "received_bytes": int(row.get("received_bytes", 0)),
-            "delivered_bytes": int(row.get("delivered_bytes", 0)),
-        })
-        for extra in ("duplicate_packets", "dropped_packets", "rto_count", "recoveries", "tlp_probes",
-                      "in_flight_packets_at_end", "ce_packets", "ece_acks", "ecn_reductions"):
+        rows.append(
+            {
+                "flow": int(fid),
+                "group": int(row["group"]),
+                "cc": row["cc"],
+                "start_s": float(row["start_s"]),
+                "stop_s": float(row["stop_s"]),
+                "rtt_ms": float(row["rtt_ms"]),
+                "goodput_bps": m.rate_bps(float(row.get("delivered_bytes", 0)), active),
+                "throughput_bps": throughput,
+                "sent_packets": int(row.get("sent_packets", 0)),
+                "retransmitted_packets": int(row.get("retransmitted_packets", 0)),
+                "retransmission_rate": m.retransmission_rate(
+                    row.get("retransmitted_packets", 0), row.get("sent_packets", 0)
+                ),
+                "mean_rtt_ms": mean_rtt,
+                "p95_rtt_ms": p95_rtt,
+                "mean_cwnd_pkts": _mean_of(sel, "cwnd_pkts"),
+                "mean_min_rtt_estimate_ms": _mean_of(sel, "cc_min_rtt_ms"),
+                "startup_exit_s": _startup_exit_s(sel, float(row["start_s"])),
+                "probe_rtt_entries": _mode_entries(sel, "PROBE_RTT"),
+                "mean_probe_rtt_duration_s": _mean_mode_duration_s(
+                    sel, "PROBE_RTT", run.interval_s
+                ),
+                "mean_bw_estimate_bps": _mean_bw_estimate_bps(sel),
+                "mean_probe_bw_cycle_s": _mean_probe_bw_cycle_s(sel),
+                "received_bytes": int(row.get("received_bytes", 0)),
+                "delivered_bytes": int(row.get("delivered_bytes", 0)),
+            }
+        )
+        for extra in (
+            "duplicate_packets",
+            "dropped_packets",
+            "rto_count",
+            "recoveries",
+            "tlp_probes",
+            "in_flight_packets_at_end",
+            "ce_packets",
+            "ece_acks",
+            "ecn_reductions",
+        ):
             if extra in row.index:
                 rows[-1][extra] = int(row[extra])
         group = int(row["group"])
@@ -176,8 +212,11 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
             # completed_ns); null for a transfer that did not finish.
             done = row.get("completed_ns")
             rows[-1]["size_bytes"] = _size_bytes(run.spec, group)
-            rows[-1]["fct_s"] = (float(done) / 1e9 - float(row["start_s"])
-                                 if done is not None and not pd.isna(done) else math.nan)
+            rows[-1]["fct_s"] = (
+                float(done) / 1e9 - float(row["start_s"])
+                if done is not None and not pd.isna(done)
+                else math.nan
+            )
     df = pd.DataFrame(rows)
     if not df.empty:
         df["share"] = m.share(thr)
@@ -197,7 +236,11 @@ def fct_summary(per_flow: pd.DataFrame) -> dict[str, Any]:
     finite = int(per_flow["size_bytes"].notna().sum()) if "size_bytes" in per_flow else 0
     out: dict[str, Any] = {"finite_flows": finite, "completed": int(len(fct))}
     for name, q in (("mean_s", None), ("p50_s", 50), ("p95_s", 95), ("p99_s", 99)):
-        out[name] = (float(fct.mean()) if q is None else float(np.percentile(fct, q))) if len(fct) else math.nan
+        out[name] = (
+            (float(fct.mean()) if q is None else float(np.percentile(fct, q)))
+            if len(fct)
+            else math.nan
+        )
     return out
 
 
@@ -210,14 +253,18 @@ def summarize(run: RunData) -> dict[str, Any]:
     events = run.bottleneck_events()
     agg: dict[str, Any] = {k: math.nan for k in AGGREGATE_KEYS}
     if not per_flow.empty:
-        agg["jain_index"] = m.jain_index(per_flow["throughput_bps"]) if len(per_flow) >= 2 else math.nan
+        agg["jain_index"] = (
+            m.jain_index(per_flow["throughput_bps"]) if len(per_flow) >= 2 else math.nan
+        )
         agg["total_goodput_bps"] = m.rate_bps(float(per_flow["delivered_bytes"].sum()), dur)
         agg["total_throughput_bps"] = m.rate_bps(float(per_flow["received_bytes"].sum()), dur)
         agg["retransmitted_packets"] = int(per_flow["retransmitted_packets"].sum())
-        agg["retransmission_rate"] = m.retransmission_rate(agg["retransmitted_packets"],
-                                                           per_flow["sent_packets"].sum())
-        agg["utilization"] = m.utilization(float(per_flow["delivered_bytes"].sum()),
-                                           m.capacity_bits(b.rate, events, dur))
+        agg["retransmission_rate"] = m.retransmission_rate(
+            agg["retransmitted_packets"], per_flow["sent_packets"].sum()
+        )
+        agg["utilization"] = m.utilization(
+            float(per_flow["delivered_bytes"].sum()), m.capacity_bits(b.rate, events, dur)
+        )
     thr = run.wide("throughput_bps")
     if not thr.empty and len(run.flows) >= 2:
         fair = m.jain_over_time(thr, run.flows)
@@ -234,7 +281,9 @@ def summarize(run: RunData) -> dict[str, Any]:
         agg["p10_backlog_pkts"] = persistent_backlog_pkts(q["backlog_pkts"])
         if "backlog_bytes" in q:
             rates = m.rate_at(q["time_s"].to_numpy(), b.rate, events)
-            agg["mean_queueing_delay_ms"] = float(np.mean(m.queueing_delay_ms(q["backlog_bytes"], rates)))
+            agg["mean_queueing_delay_ms"] = float(
+                np.mean(m.queueing_delay_ms(q["backlog_bytes"], rates))
+            )
     bq = next((x for x in run.queues if x.get("name") == "bottleneck"), None)
     if bq is not None:
         agg["bottleneck_drops_packets"] = int(bq.get("dropped", 0))
@@ -259,9 +308,17 @@ def summarize(run: RunData) -> dict[str, Any]:
     if not per_flow.empty:
         gb = per_flow.groupby("cc")["received_bytes"].sum().to_dict()
         gn = per_flow.groupby("cc").size().to_dict()
-        diff = m.share_vs_fair_share({k: float(v) for k, v in gb.items()}, {k: int(v) for k, v in gn.items()})
-        groups = {cc: {"flows": int(gn[cc]), "share": float(gb[cc]) / max(1.0, float(sum(gb.values()))),
-                       "share_minus_fair_share": diff[cc]} for cc in gb}
+        diff = m.share_vs_fair_share(
+            {k: float(v) for k, v in gb.items()}, {k: int(v) for k, v in gn.items()}
+        )
+        groups = {
+            cc: {
+                "flows": int(gn[cc]),
+                "share": float(gb[cc]) / max(1.0, float(sum(gb.values()))),
+                "share_minus_fair_share": diff[cc],
+            }
+            for cc in gb
+        }
     doc = {
         "experiment": spec.experiment.name,
         "seed": spec.experiment.seed,
@@ -275,7 +332,10 @@ def summarize(run: RunData) -> dict[str, Any]:
     if spec.experiment.analysis is not None:
         doc["window"] = window_metrics(run, *spec.experiment.analysis_s(dur))
     if spec.experiment.windows:
-        doc["windows"] = {name: window_metrics(run, t0, t1) for name, (t0, t1) in spec.experiment.windows_s().items()}
+        doc["windows"] = {
+            name: window_metrics(run, t0, t1)
+            for name, (t0, t1) in spec.experiment.windows_s().items()
+        }
     if not per_flow.empty and "fct_s" in per_flow:
         doc["fct"] = fct_summary(per_flow)
     if run.sources:  # constant-rate sources, apart from the TCP flows (tcplab.sources)
@@ -318,7 +378,9 @@ def _bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) -
     if col is None:
         return math.nan
     est = run.series[run.series["flow"].isin(modes.columns)].drop_duplicates(["time_s", "flow"])
-    wide = est.pivot(index="time_s", columns="flow", values=col).reindex(index=modes.index, columns=modes.columns)
+    wide = est.pivot(index="time_s", columns="flow", values=col).reindex(
+        index=modes.index, columns=modes.columns
+    )
     steady = modes.isin(["PROBE_BW", "PROBE_RTT"]).all(axis=1) & wide.notna().all(axis=1)
     if not steady.any():
         return math.nan
@@ -340,24 +402,40 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     flows, thr = [], []
     for fid, row in run.flows.iterrows():
         f = sel[sel["flow"] == fid] if "flow" in sel else sel
-        f = f[(f["time_s"] > float(row["start_s"])) & (f["time_s"] <= float(row["stop_s"]) + run.interval_s)]
+        f = f[
+            (f["time_s"] > float(row["start_s"]))
+            & (f["time_s"] <= float(row["stop_s"]) + run.interval_s)
+        ]
         tput = float(f["throughput_bps"].mean()) if len(f) else math.nan
         thr.append(tput)
-        flows.append({"flow": int(fid), "cc": row["cc"], "throughput_bps": tput,
-                      "goodput_bps": float(f["goodput_bps"].mean()) if len(f) else math.nan,
-                      "retransmitted_packets": int(f["retransmits"].sum()) if "retransmits" in f else 0,
-                      "mean_rtt_ms": m.rtt_stats(f["rtt_ms"])[0] if "rtt_ms" in f and len(f) else math.nan,
-                      "mean_inflight_pkts": _mean_of(f, "inflight_pkts"), "mean_cwnd_pkts": _mean_of(f, "cwnd_pkts"),
-                      "mean_bw_estimate_bps": _mean_bw_estimate_bps(f)})
+        flows.append(
+            {
+                "flow": int(fid),
+                "cc": row["cc"],
+                "throughput_bps": tput,
+                "goodput_bps": float(f["goodput_bps"].mean()) if len(f) else math.nan,
+                "retransmitted_packets": int(f["retransmits"].sum()) if "retransmits" in f else 0,
+                "mean_rtt_ms": m.rtt_stats(f["rtt_ms"])[0]
+                if "rtt_ms" in f and len(f)
+                else math.nan,
+                "mean_inflight_pkts": _mean_of(f, "inflight_pkts"),
+                "mean_cwnd_pkts": _mean_of(f, "cwnd_pkts"),
+                "mean_bw_estimate_bps": _mean_bw_estimate_bps(f),
+            }
+        )
     shares = m.share([0.0 if math.isnan(x) else x for x in thr]) if thr else []
     for fl, sh in zip(flows, shares):
         fl["share"] = sh
     valid = [x for x in thr if not math.isnan(x)]
-    agg: dict[str, Any] = {"jain_index": m.jain_index(valid) if len(valid) >= 2 else math.nan,
-                           "retransmitted_packets": sum(f["retransmitted_packets"] for f in flows)}
+    agg: dict[str, Any] = {
+        "jain_index": m.jain_index(valid) if len(valid) >= 2 else math.nan,
+        "retransmitted_packets": sum(f["retransmitted_packets"] for f in flows),
+    }
     goodput = sum(f["goodput_bps"] for f in flows if not math.isnan(f["goodput_bps"]))
     events = run.bottleneck_events()
-    cap = m.capacity_bits(run.spec.bottleneck.rate, events, t1) - m.capacity_bits(run.spec.bottleneck.rate, events, t0)
+    cap = m.capacity_bits(run.spec.bottleneck.rate, events, t1) - m.capacity_bits(
+        run.spec.bottleneck.rate, events, t0
+    )
     agg["utilization"] = goodput * (t1 - t0) / cap if cap > 0 else math.nan
     agg["total_goodput_bps"] = goodput
     q = run.queue
@@ -367,7 +445,9 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
         agg["p10_backlog_pkts"] = persistent_backlog_pkts(qs["backlog_pkts"])
         if "backlog_bytes" in qs and len(qs):
             rates = m.rate_at(qs["time_s"].to_numpy(), run.spec.bottleneck.rate, events)
-            agg["mean_queueing_delay_ms"] = float(np.mean(m.queueing_delay_ms(qs["backlog_bytes"], rates)))
+            agg["mean_queueing_delay_ms"] = float(
+                np.mean(m.queueing_delay_ms(qs["backlog_bytes"], rates))
+            )
     by_cc: dict[str, Any] = {}
     total = sum(valid)
     for fl in flows:
@@ -394,14 +474,21 @@ def bbr_modes(run: RunData) -> pd.DataFrame | None:
     col = mode_column(run.series)
     if col is None:
         return None
-    ids = [i for i in run.flows.index if "bbr" in str(run.flows.loc[i, "cc"]).lower() or "bbq" in
-           str(run.flows.loc[i, "cc"]).lower()]
+    ids = [
+        i
+        for i in run.flows.index
+        if "bbr" in str(run.flows.loc[i, "cc"]).lower()
+        or "bbq" in str(run.flows.loc[i, "cc"]).lower()
+    ]
     if not ids:
         return None
     sel = run.series[run.series["flow"].isin(ids)]
     wide = sel.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=col)
     for fid in wide.columns:  # a flow outside its [start, stop] has no mode
-        active = m.active_mask(wide.index.to_numpy(dtype=float), run.flows.loc[fid, "start_s"],
-                               run.flows.loc[fid, "stop_s"])
+        active = m.active_mask(
+            wide.index.to_numpy(dtype=float),
+            run.flows.loc[fid, "start_s"],
+            run.flows.loc[fid, "stop_s"],
+        )
         wide.loc[~active, fid] = pd.NA
     return wide

@@ -31,11 +31,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any
 
 import pandas as pd
 
@@ -50,8 +51,13 @@ from .summary import AGGREGATE_KEYS
 
 RESERVED = ("repeat", "metrics")
 SEED_LIMIT = 2**63  # experiment.seed's bound (spec.py)
-DEFAULT_METRICS = ["total_goodput_bps", "jain_index", "utilization", "retransmitted_packets",
-                   "mean_queueing_delay_ms"]
+DEFAULT_METRICS = [
+    "total_goodput_bps",
+    "jain_index",
+    "utilization",
+    "retransmitted_packets",
+    "mean_queueing_delay_ms",
+]
 
 
 @dataclass
@@ -75,7 +81,7 @@ class Plan:
     jobs: list[Job]
 
 
-def run_digest(config: dict[str, Any], backend: Optional[str] = None) -> str:
+def run_digest(config: dict[str, Any], backend: str | None = None) -> str:
     """sha256 of the canonical engine config (resolved spec + seed) and tcplab version, and
     of the backend when it is not the simulator (a kernel run of the same config is a
     different run; simulator digests are unchanged)."""
@@ -94,7 +100,7 @@ def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
+def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
     """Check a raw spec with a ``[sweep]`` table and expand it into jobs.
 
     Raises
@@ -106,8 +112,16 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
     raw = dict(raw)
     table = raw.pop("sweep", None)
     if not isinstance(table, dict):
-        raise SpecError([("sweep", "the spec has no [sweep] table; add e.g. "
-                                   "[sweep] \"bottleneck.buffer\" = [\"1bdp\", \"2bdp\"]")], source)
+        raise SpecError(
+            [
+                (
+                    "sweep",
+                    "the spec has no [sweep] table; add e.g. "
+                    '[sweep] "bottleneck.buffer" = ["1bdp", "2bdp"]',
+                )
+            ],
+            source,
+        )
     parse_spec(raw, source)  # the base spec itself must be valid
     problems: list[tuple[str, str]] = []
     repeat = table.get("repeat", 1)
@@ -116,13 +130,23 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
         repeat = 1
     metrics = table.get("metrics", DEFAULT_METRICS)
     if not isinstance(metrics, list) or not all(isinstance(x, str) for x in metrics):
-        problems.append(("sweep.metrics", "must be a list of metric names (summary.json aggregate keys)"))
+        problems.append(
+            ("sweep.metrics", "must be a list of metric names (summary.json aggregate keys)")
+        )
         metrics = DEFAULT_METRICS
     for name in metrics:
-        if name not in AGGREGATE_KEYS and not re.fullmatch(r"(share|share_minus_fair_share)\[[\w.-]+\]|"
-                                                             r"goodput_bps\[flow\d+\]", name):
-            problems.append(("sweep.metrics", f"unknown metric '{name}'; known: {', '.join(AGGREGATE_KEYS)}, "
-                             "share[<cc>], share_minus_fair_share[<cc>], goodput_bps[flow<N>]"))
+        if name not in AGGREGATE_KEYS and not re.fullmatch(
+            r"(share|share_minus_fair_share)\[[\w.-]+\]|"
+            r"goodput_bps\[flow\d+\]",
+            name,
+        ):
+            problems.append(
+                (
+                    "sweep.metrics",
+                    f"unknown metric '{name}'; known: {', '.join(AGGREGATE_KEYS)}, "
+                    "share[<cc>], share_minus_fair_share[<cc>], goodput_bps[flow<N>]",
+                )
+            )
     axes: dict[str, list[Any]] = {}
     for key, values in _flatten({k: v for k, v in table.items() if k not in RESERVED}).items():
         try:
@@ -137,7 +161,12 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
         axes[key] = values
     runs = repeat * math.prod(len(v) for v in axes.values())
     if runs > MAX_SWEEP_RUNS:
-        problems.append(("sweep", f"the grid has {runs:,} runs (grid points x repeat); the limit is {MAX_SWEEP_RUNS:,}"))
+        problems.append(
+            (
+                "sweep",
+                f"the grid has {runs:,} runs (grid points x repeat); the limit is {MAX_SWEEP_RUNS:,}",
+            )
+        )
     if problems:
         raise SpecError(problems, source)
     jobs: list[Job] = []
@@ -148,17 +177,34 @@ def plan_sweep(raw: dict[str, Any], source: Optional[str] = None) -> Plan:
             spec = parse_spec(apply_overrides(raw, point, "sweep"))
             spec = resolve(spec)
         except SpecError as err:
-            raise SpecError([(f"sweep point [{where}]: {p}", m) for p, m in err.problems], source) from None
+            raise SpecError(
+                [(f"sweep point [{where}]: {p}", m) for p, m in err.problems], source
+            ) from None
         # The point's own seed (which a swept "experiment.seed" sets) starts its repeats.
         first_seed = spec.experiment.seed
         if first_seed + repeat - 1 >= SEED_LIMIT:
-            raise SpecError([(f"sweep point [{where}]: experiment.seed",
-                              f"seed {first_seed} with repeat = {repeat} needs seeds up to "
-                              f"{first_seed + repeat - 1}; seeds must be below 2**63")], source)
+            raise SpecError(
+                [
+                    (
+                        f"sweep point [{where}]: experiment.seed",
+                        f"seed {first_seed} with repeat = {repeat} needs seeds up to "
+                        f"{first_seed + repeat - 1}; seeds must be below 2**63",
+                    )
+                ],
+                source,
+            )
         for r in range(repeat):
             s = spec.model_copy(deep=True)
             s.experiment.seed = first_seed + r
-            jobs.append(Job(point, r, s.experiment.seed, s, run_digest(world_config(s), s.experiment.backend)))
+            jobs.append(
+                Job(
+                    point,
+                    r,
+                    s.experiment.seed,
+                    s,
+                    run_digest(world_config(s), s.experiment.backend),
+                )
+            )
     return Plan(axes, repeat, list(metrics), jobs)
 
 
@@ -220,8 +266,9 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, name="tcplab-parent-watch", daemon=True).start()
 
 
-def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
-                   reports: bool) -> list[tuple[Job, str]]:
+def _execute_local(
+    todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None], reports: bool
+) -> list[tuple[Job, str]]:
     """Run jobs on local processes; a failing run is recorded, the others go on."""
     failed: list[tuple[Job, str]] = []
     if workers <= 1:
@@ -234,7 +281,9 @@ def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[
             report(job)
         return failed
     with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent) as pool:
-        pending = {pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo}
+        pending = {
+            pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo
+        }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in done:
@@ -247,8 +296,9 @@ def _execute_local(todo: list[Job], runs: Path, workers: int, report: Callable[[
     return failed
 
 
-def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None],
-                 reports: bool) -> list[tuple[Job, str]]:
+def _execute_ray(
+    todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None], reports: bool
+) -> list[tuple[Job, str]]:
     """Run jobs as Ray tasks; workers return the run's files, written here atomically, so
     the cluster needs no shared disk."""
     failed: list[tuple[Job, str]] = []
@@ -292,9 +342,18 @@ def _execute_ray(todo: list[Job], runs: Path, workers: int, report: Callable[[Jo
     return failed
 
 
-def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optional[int] = None,
-              executor: str = "local", overrides: Optional[dict[str, Any]] = None, progress: bool = False,
-              source: Optional[str] = None, quiet: bool = True, reports: bool = False) -> pd.DataFrame:
+def run_sweep(
+    spec: str | Path | dict | Spec,
+    out: Path,
+    *,
+    workers: int | None = None,
+    executor: str = "local",
+    overrides: dict[str, Any] | None = None,
+    progress: bool = False,
+    source: str | None = None,
+    quiet: bool = True,
+    reports: bool = False,
+) -> pd.DataFrame:
     """Run (or resume) a sweep into ``out``; return the table (one row per run).
 
     Parameters
@@ -324,18 +383,29 @@ def run_sweep(spec: Union[str, Path, dict, Spec], out: Path, *, workers: Optiona
             raw = apply_overrides(raw, overrides)
         plan = plan_sweep(raw, source)
     except SpecError as err:
-        raise err.with_source(source) if source and not err.source else err
+        raise (err.with_source(source) if source and not err.source else err) from None
     if executor not in ("local", "ray"):
-        raise SpecError([("--executor", f"unknown executor '{executor}'; allowed: local, ray")], source)
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise SpecError(
+            [("--executor", f"unknown executor '{executor}'; allowed: local, ray")], source
+        )
+    if workers is not None and (
+        isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+    ):
         raise SpecError([("--workers", f"must be a whole number >= 1, got {workers!r}")], source)
     workers = workers or os.cpu_count() or 1
     out = Path(out)
     check_output_dir(out)
     if is_run_dir(out):
         raise SpecError([("-o", f"{out} holds a single run; a sweep needs a directory of its own")])
-    if out.is_dir() and any(out.iterdir()) and not (out / "sweep.json").is_file() and not (out / LOCK).exists():
-        raise SpecError([("-o", f"{out} exists and is not a tcplab sweep directory; choose another")])
+    if (
+        out.is_dir()
+        and any(out.iterdir())
+        and not (out / "sweep.json").is_file()
+        and not (out / LOCK).exists()
+    ):
+        raise SpecError(
+            [("-o", f"{out} exists and is not a tcplab sweep directory; choose another")]
+        )
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
         return _run_plan(plan, out, workers, executor, progress, quiet, reports)
@@ -358,8 +428,15 @@ def _locked(out: Path) -> Iterator[None]:
         except BlockingIOError:
             fh.seek(0)
             holder = fh.read().strip() or "another process"
-            raise SpecError([("-o", f"{out} is in use by another tcplab sweep ({holder}); "
-                                    "wait for it to finish or choose another directory")]) from None
+            raise SpecError(
+                [
+                    (
+                        "-o",
+                        f"{out} is in use by another tcplab sweep ({holder}); "
+                        "wait for it to finish or choose another directory",
+                    )
+                ]
+            ) from None
         fh.seek(0)
         fh.truncate()
         fh.write(f"pid {os.getpid()}")
@@ -369,8 +446,9 @@ def _locked(out: Path) -> Iterator[None]:
         fh.close()
 
 
-def _run_plan(plan: Plan, out: Path, workers: int, executor: str, progress: bool, quiet: bool,
-              reports: bool) -> pd.DataFrame:
+def _run_plan(
+    plan: Plan, out: Path, workers: int, executor: str, progress: bool, quiet: bool, reports: bool
+) -> pd.DataFrame:
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     clean_stale_tmp(runs)
@@ -402,30 +480,47 @@ def _run_plan(plan: Plan, out: Path, workers: int, executor: str, progress: bool
             _say(msg, quiet)
 
     failed: list[tuple[Job, str]] = []
-    if any(j.spec is not None and j.spec.experiment.backend == "kernel" for j in todo) and workers != 1:
+    if (
+        any(j.spec is not None and j.spec.experiment.backend == "kernel" for j in todo)
+        and workers != 1
+    ):
         # Kernel runs take real time and share the CPUs with the emulator: concurrent runs
         # would slow each other's packet handling and change the results.
         _say("sweep: kernel backend: one run at a time", quiet)
         workers = 1
     try:
         if todo:
-            failed = (_execute_ray if executor == "ray" else _execute_local)(todo, runs, workers, report, reports)
+            failed = (_execute_ray if executor == "ray" else _execute_local)(
+                todo, runs, workers, report, reports
+            )
     finally:
         if bar is not None:
             bar.close()
     table = build_table(out, plan)
     write_summary(out, plan, table)
     if failed:
-        lines = [f"[{', '.join(f'{k}={v}' for k, v in j.point.items())}] seed={j.seed}: {msg.splitlines()[0]}"
-                 for j, msg in failed]
-        raise EngineError(f"{len(failed)} of {len(todo)} runs failed (the others are stored; rerun to retry):\n  "
-                          + "\n  ".join(lines))
+        lines = [
+            f"[{', '.join(f'{k}={v}' for k, v in j.point.items())}] seed={j.seed}: {msg.splitlines()[0]}"
+            for j, msg in failed
+        ]
+        raise EngineError(
+            f"{len(failed)} of {len(todo)} runs failed (the others are stored; rerun to retry):\n  "
+            + "\n  ".join(lines)
+        )
     return table
 
 
 def write_plan(out: Path, plan: Plan) -> None:
-    doc = {"tcplab_version": __version__, "axes": plan.axes, "repeat": plan.repeat, "metrics": plan.metrics,
-           "runs": [{"point": j.point, "repeat": j.repeat, "seed": j.seed, "digest": j.digest} for j in plan.jobs]}
+    doc = {
+        "tcplab_version": __version__,
+        "axes": plan.axes,
+        "repeat": plan.repeat,
+        "metrics": plan.metrics,
+        "runs": [
+            {"point": j.point, "repeat": j.repeat, "seed": j.seed, "digest": j.digest}
+            for j in plan.jobs
+        ],
+    }
     _replace_text(out / "sweep.json", json.dumps(doc, indent=1, default=str) + "\n")
 
 
@@ -451,9 +546,18 @@ def build_table(out: Path, plan: Plan) -> pd.DataFrame:
         if not is_run_dir(d):
             continue
         summ = json.loads((d / "summary.json").read_text())
-        row: dict[str, Any] = {k: (v if not isinstance(v, (list, dict)) else json.dumps(v))
-                               for k, v in job.point.items()}
-        row.update({"repeat": job.repeat, "seed": job.seed, "digest": job.digest, "run_dir": f"runs/{job.digest}"})
+        row: dict[str, Any] = {
+            k: (v if not isinstance(v, (list, dict)) else json.dumps(v))
+            for k, v in job.point.items()
+        }
+        row.update(
+            {
+                "repeat": job.repeat,
+                "seed": job.seed,
+                "digest": job.digest,
+                "run_dir": f"runs/{job.digest}",
+            }
+        )
         row.update(summ.get("aggregate", {}))
         for cc, g in summ.get("by_cc", {}).items():
             row[f"share[{cc}]"] = g.get("share")

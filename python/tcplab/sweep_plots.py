@@ -39,11 +39,22 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis: str) -> Path:
         for label, g in groups:
             stats = g.groupby("_x")[metric].agg(["mean", "std"]).reindex(values)
             x = np.arange(len(values))
-            lab = ", ".join(f"{o}={v}" for o, v in zip(others, label if isinstance(label, tuple) else (label,)))
-            ax.errorbar(x, stats["mean"], yerr=stats["std"].fillna(0), marker="o", capsize=3, lw=1.2,
-                        label=lab or None)
+            lab = ", ".join(
+                f"{o}={v}" for o, v in zip(others, label if isinstance(label, tuple) else (label,))
+            )
+            ax.errorbar(
+                x,
+                stats["mean"],
+                yerr=stats["std"].fillna(0),
+                marker="o",
+                capsize=3,
+                lw=1.2,
+                label=lab or None,
+            )
         ax.set_xticks(np.arange(len(values)))
-        ax.set_xticklabels(values, rotation=30 if max(len(v) for v in values) > 6 else 0, fontsize=8)
+        ax.set_xticklabels(
+            values, rotation=30 if max(len(v) for v in values) > 6 else 0, fontsize=8
+        )
         ax.set_xlabel(axis)
         ax.set_ylabel(metric)
         ax.grid(True, lw=0.3)

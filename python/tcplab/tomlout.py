@@ -23,13 +23,23 @@ def _value(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_value(x) for x in v) + "]"
     if isinstance(v, dict):
-        return "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+        return (
+            "{ " + ", ".join(f"{_key(k)} = {_value(x)}" for k, x in v.items()) + " }" if v else "{}"
+        )
     raise TypeError(f"cannot write {type(v).__name__} to TOML")
 
 
 # TOML basic strings may not hold U+0000-U+0008, U+000A-U+001F or U+007F unescaped
 # (toml.io v1.0.0, "String"); JSON's escaping leaves U+007F raw, so escape it ourselves.
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
 
 
 def _string(s: str) -> str:
@@ -61,7 +71,9 @@ def dumps(doc: dict[str, Any], header: str = "") -> str:
             lines += ["", f"[{_key(k)}]"] + [f"{_key(a)} = {_value(b)}" for a, b in v.items()]
         elif _is_table_list(v):
             for item in v:
-                lines += ["", f"[[{_key(k)}]]"] + [f"{_key(a)} = {_value(b)}" for a, b in item.items()]
+                lines += ["", f"[[{_key(k)}]]"] + [
+                    f"{_key(a)} = {_value(b)}" for a, b in item.items()
+                ]
     return "\n".join(lines).lstrip("\n") + "\n"
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 OPPORTUNITY_BYTES = 1500
 """Bytes per delivery opportunity (crates/sim/src/net/trace.rs, OPPORTUNITY_BYTES)."""
@@ -39,7 +39,7 @@ class TraceRate(int):
     path: str
     opportunities_ms: tuple[int, ...]
 
-    def __new__(cls, path: str, opportunities_ms: tuple[int, ...]) -> "TraceRate":
+    def __new__(cls, path: str, opportunities_ms: tuple[int, ...]) -> TraceRate:
         period = opportunities_ms[-1]
         obj = super().__new__(cls, len(opportunities_ms) * OPPORTUNITY_BYTES * 8 * 1000 // period)
         obj.path = path
@@ -63,10 +63,14 @@ def _read(path: str, mtime_ns: int) -> tuple[int, ...]:
     for n, line in enumerate(text.splitlines(), 1):
         s = line.strip()
         if not s.isdigit():
-            raise ValueError(f"{path}: line {n}: expected a whole number of milliseconds, got {line!r}")
+            raise ValueError(
+                f"{path}: line {n}: expected a whole number of milliseconds, got {line!r}"
+            )
         ms = int(s)
         if out and ms < out[-1]:
-            raise ValueError(f"{path}: line {n}: timestamps must be non-decreasing ({ms} < {out[-1]})")
+            raise ValueError(
+                f"{path}: line {n}: timestamps must be non-decreasing ({ms} < {out[-1]})"
+            )
         out.append(ms)
         if len(out) > MAX_OPPORTUNITIES:
             raise ValueError(f"{path}: more than {MAX_OPPORTUNITIES:,} delivery opportunities")
@@ -75,11 +79,13 @@ def _read(path: str, mtime_ns: int) -> tuple[int, ...]:
     if out[-1] == 0:
         raise ValueError(f"{path}: the trace must last a nonzero time (last timestamp > 0 ms)")
     if out[-1] > MAX_PERIOD_MS:
-        raise ValueError(f"{path}: the last timestamp must be at most {MAX_PERIOD_MS} ms (1000 hours)")
+        raise ValueError(
+            f"{path}: the last timestamp must be at most {MAX_PERIOD_MS} ms (1000 hours)"
+        )
     return tuple(out)
 
 
-def read_trace(path: Union[str, Path]) -> TraceRate:
+def read_trace(path: str | Path) -> TraceRate:
     """Read and check a trace file.
 
     Raises
@@ -107,8 +113,10 @@ def parse_link_rate(value: Any) -> Any:
         return value
     if isinstance(value, dict):
         if set(value) != {"trace"} or not isinstance(value["trace"], str):
-            raise ValueError("a trace-driven rate is { trace = \"FILE\" } (a Mahimahi trace, path relative "
-                             "to the spec file)")
+            raise ValueError(
+                'a trace-driven rate is { trace = "FILE" } (a Mahimahi trace, path relative '
+                "to the spec file)"
+            )
         return read_trace(value["trace"])
     return parse_rate(value)
 
@@ -127,10 +135,20 @@ def absolute_trace_paths(raw: Any, base: Path) -> Any:
     if isinstance(raw, dict):
         for k, v in raw.items():
             # A link's rate, or a swept rate ("bottleneck.rate" = [{ trace = ... }, ...]).
-            cands = [v] if k in ("rate", "size") else v if k.endswith(".rate") and isinstance(v, list) else []
+            cands = (
+                [v]
+                if k in ("rate", "size")
+                else v
+                if k.endswith(".rate") and isinstance(v, list)
+                else []
+            )
             for c in cands:  # also a workload's size = { dist = "empirical", cdf = FILE }
                 for key in ("trace", "cdf"):
-                    if isinstance(c, dict) and isinstance(c.get(key), str) and not Path(c[key]).is_absolute():
+                    if (
+                        isinstance(c, dict)
+                        and isinstance(c.get(key), str)
+                        and not Path(c[key]).is_absolute()
+                    ):
                         c[key] = str((base / c[key]).resolve())
             if not cands:
                 absolute_trace_paths(v, base)

@@ -13,24 +13,34 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Literal, Union
+from typing import Literal
 
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 _PATTERN = re.compile(r"^\s*" + _NUMBER + r"\s*(?P<unit>[A-Za-z/]*)\s*$")
 
 RATE_UNITS: dict[str, int] = {
-    "bps": 1, "bit/s": 1,
-    "kbps": 10**3, "kbit/s": 10**3,
-    "mbps": 10**6, "mbit/s": 10**6,
-    "gbps": 10**9, "gbit/s": 10**9,
+    "bps": 1,
+    "bit/s": 1,
+    "kbps": 10**3,
+    "kbit/s": 10**3,
+    "mbps": 10**6,
+    "mbit/s": 10**6,
+    "gbps": 10**9,
+    "gbit/s": 10**9,
 }
 TIME_UNITS: dict[str, int] = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
 BYTE_UNITS: dict[str, int] = {
-    "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
 }
 PACKET_UNITS = ("pkt", "pkts", "packet", "packets")
 
-Scalar = Union[str, int, float]
+Scalar = str | int | float
 
 MAX_EXPONENT = 30
 """Numbers of 10**31 or more are refused before any arithmetic (``"1e999999s"`` would
@@ -171,7 +181,11 @@ def parse_size(text: Scalar) -> Size:
         )
     if size.value <= 0:
         raise ValueError(f"size must be > 0, got {text!r}")
-    top = {"pkt": (MAX_PACKETS, "2**40 packets"), "bytes": (MAX_BYTES, "2**53 bytes"), "bdp": (MAX_BDP, "1000000bdp")}
+    top = {
+        "pkt": (MAX_PACKETS, "2**40 packets"),
+        "bytes": (MAX_BYTES, "2**53 bytes"),
+        "bdp": (MAX_BDP, "1000000bdp"),
+    }
     limit, spelled = top[size.unit]
     if size.value > limit:
         raise ValueError(f"{text!r} is above the largest size, {spelled}")

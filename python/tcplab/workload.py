@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import numpy as np
 
@@ -54,9 +54,13 @@ def read_cdf(path: str) -> tuple[np.ndarray, np.ndarray]:
         try:
             size, p = float(s[0]), float(s[1])
         except (ValueError, IndexError):
-            raise ValueError(f"{path}: line {n}: expected '<size in bytes> <cumulative probability>'") from None
+            raise ValueError(
+                f"{path}: line {n}: expected '<size in bytes> <cumulative probability>'"
+            ) from None
         if not (size >= 0 and 0 <= p <= 1) or (sizes and (size < sizes[-1] or p < probs[-1])):
-            raise ValueError(f"{path}: line {n}: sizes >= 0 and probabilities in [0, 1], both non-decreasing")
+            raise ValueError(
+                f"{path}: line {n}: sizes >= 0 and probabilities in [0, 1], both non-decreasing"
+            )
         sizes.append(size)
         probs.append(p)
     if not probs or probs[-1] != 1.0:
@@ -95,7 +99,9 @@ def draw_sizes(size: Any, n: int, rng: np.random.Generator) -> np.ndarray:
     return np.maximum(1, np.ceil(x)).astype(np.int64)
 
 
-def arrivals_ns(rate_per_s: float, start_ns: int, stop_ns: int, rng: np.random.Generator) -> np.ndarray:
+def arrivals_ns(
+    rate_per_s: float, start_ns: int, stop_ns: int, rng: np.random.Generator
+) -> np.ndarray:
     """Poisson arrival instants (ns) in [start, stop)."""
     out = []
     t = float(start_ns)
@@ -113,14 +119,20 @@ def expand(spec: Any) -> list[dict[str, Any]]:
     flows: list[dict[str, Any]] = []
     wire_rate = int(spec.bottleneck.rate)
     for i, w in enumerate(spec.workloads):
-        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([spec.experiment.seed, i, SEED_TAG])))
+        rng = np.random.Generator(
+            np.random.PCG64(np.random.SeedSequence([spec.experiment.seed, i, SEED_TAG]))
+        )
         rate = w.rate if w.rate is not None else w.load * wire_rate / (8 * mean_size(w.size))
         stop = w.stop if w.stop is not None else spec.experiment.duration
         times = arrivals_ns(rate, w.start, stop, rng)
         sizes = draw_sizes(w.size, len(times), rng)
         for t, s in zip(times, sizes):
-            f: dict[str, Any] = {"cc": w.cc, "rtt": format_time(w.rtt), "start": format_time(int(t)),
-                                 "size": f"{int(s)}B"}
+            f: dict[str, Any] = {
+                "cc": w.cc,
+                "rtt": format_time(w.rtt),
+                "start": format_time(int(t)),
+                "size": f"{int(s)}B",
+            }
             if w.params:
                 f["params"] = dict(w.params)
             if w.path:
@@ -129,7 +141,7 @@ def expand(spec: Any) -> list[dict[str, Any]]:
     return flows
 
 
-def size_bytes(size: Any, mss: int) -> Optional[int]:
+def size_bytes(size: Any, mss: int) -> int | None:
     """A ``Size`` in bytes (packets x mss), or None for other units."""
     if size.unit == "bytes":
         return int(size.value)
@@ -139,5 +151,14 @@ def size_bytes(size: Any, mss: int) -> Optional[int]:
 
 
 Dist = Literal["fixed", "exponential", "pareto", "empirical"]
-__all__ = ["Dist", "expand", "read_cdf", "cdf_mean", "draw_sizes", "arrivals_ns", "mean_size", "size_bytes",
-           "Decimal"]
+__all__ = [
+    "Dist",
+    "expand",
+    "read_cdf",
+    "cdf_mean",
+    "draw_sizes",
+    "arrivals_ns",
+    "mean_size",
+    "size_bytes",
+    "Decimal",
+]

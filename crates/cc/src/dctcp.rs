@@ -209,7 +209,10 @@ impl CongestionOps for Dctcp {
     }
 
     fn info(&self) -> Vec<InfoField> {
-        vec![("alpha", InfoValue::Num(self.alpha as f64 / DCTCP_MAX_ALPHA as f64))]
+        vec![(
+            "alpha",
+            InfoValue::Num(self.alpha as f64 / DCTCP_MAX_ALPHA as f64),
+        )]
     }
 }
 
@@ -303,7 +306,10 @@ mod tests {
         // Segment 0 (no CE) arrives: rcv_nxt 1, state stays 0, no immediate ACK.
         tp.rcv_nxt = 1;
         d.cwnd_event(&mut tp, CaEvent::EcnNoCe);
-        assert_eq!((tp.ack_now, tp.send_ack, tp.ecn_demand_cwr), (false, None, false));
+        assert_eq!(
+            (tp.ack_now, tp.send_ack, tp.ecn_demand_cwr),
+            (false, None, false)
+        );
         // Segment 1 with CE while the delayed ACK for segment 0 is pending: that ACK goes
         // first (ack 1, no ECE), then the CE state is ACKed at once with ECE.
         tp.ack_timer_pending = true;
@@ -317,11 +323,17 @@ mod tests {
         tp.ack_timer_pending = false;
         tp.rcv_nxt = 3;
         d.cwnd_event(&mut tp, CaEvent::EcnIsCe);
-        assert_eq!((tp.ack_now, tp.send_ack, tp.ecn_demand_cwr), (false, None, true));
+        assert_eq!(
+            (tp.ack_now, tp.send_ack, tp.ecn_demand_cwr),
+            (false, None, true)
+        );
         // Segment 3 without CE, nothing pending: immediate ACK, ECE off, no flush.
         tp.rcv_nxt = 4;
         d.cwnd_event(&mut tp, CaEvent::EcnNoCe);
-        assert_eq!((tp.ack_now, tp.send_ack, tp.ecn_demand_cwr), (true, None, false));
+        assert_eq!(
+            (tp.ack_now, tp.send_ack, tp.ecn_demand_cwr),
+            (true, None, false)
+        );
     }
 
     #[test]

@@ -90,13 +90,19 @@ pub struct IllinoisConfig {
 
 impl Default for IllinoisConfig {
     fn default() -> Self {
-        IllinoisConfig { win_thresh: 15, theta: 5 }
+        IllinoisConfig {
+            win_thresh: 15,
+            theta: 5,
+        }
     }
 }
 
 impl IllinoisConfig {
     pub fn from_params(p: &Params) -> Self {
-        IllinoisConfig { win_thresh: p.get_u32("win_thresh"), theta: p.get_u32("theta") }
+        IllinoisConfig {
+            win_thresh: p.get_u32("win_thresh"),
+            theta: p.get_u32("theta"),
+        }
     }
     pub fn build(&self) -> Illinois {
         Illinois {
@@ -283,12 +289,25 @@ impl CongestionOps for Illinois {
     }
 
     fn info(&self) -> Vec<InfoField> {
-        let base = if self.base_rtt == 0x7fff_ffff { f64::NAN } else { self.base_rtt as f64 / 1000.0 };
+        let base = if self.base_rtt == 0x7fff_ffff {
+            f64::NAN
+        } else {
+            self.base_rtt as f64 / 1000.0
+        };
         vec![
-            ("alpha", InfoValue::Num(self.alpha as f64 / ALPHA_SCALE as f64)),
+            (
+                "alpha",
+                InfoValue::Num(self.alpha as f64 / ALPHA_SCALE as f64),
+            ),
             ("beta", InfoValue::Num(self.beta as f64 / BETA_SCALE as f64)),
-            ("avg_delay_ms", InfoValue::Num(self.last_da.map_or(f64::NAN, |d| d as f64 / 1000.0))),
-            ("max_delay_ms", InfoValue::Num(self.max_delay() as f64 / 1000.0)),
+            (
+                "avg_delay_ms",
+                InfoValue::Num(self.last_da.map_or(f64::NAN, |d| d as f64 / 1000.0)),
+            ),
+            (
+                "max_delay_ms",
+                InfoValue::Num(self.max_delay() as f64 / 1000.0),
+            ),
             ("base_rtt_ms", InfoValue::Num(base)),
             ("cnt_rtt", InfoValue::Num(self.cnt_rtt as f64)),
         ]
@@ -313,7 +332,14 @@ mod tests {
     /// One round: RTT samples, then the ACK that passes end_seq.
     fn round(c: &mut Illinois, tp: &mut CcView, rtts_us: &[i64]) {
         for &rtt_us in rtts_us {
-            c.pkts_acked(tp, &AckSample { pkts_acked: 1, rtt_us, in_flight: 100 });
+            c.pkts_acked(
+                tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us,
+                    in_flight: 100,
+                },
+            );
         }
         tp.snd_nxt += 100;
         let ack = c.end_seq + 1;
@@ -324,7 +350,10 @@ mod tests {
     fn illinois_fixed_point_constants_match_the_kernel() {
         // 3 * 128 / 10 = 38 (0.297); 10 * 128 = 1280; 64 / 8 = 8; 64 / 2 = 32;
         // RTT_MAX = 4294967295 / 1280 = 3355443 us.
-        assert_eq!((ALPHA_MIN, ALPHA_MAX, BETA_MIN, BETA_MAX, RTT_MAX), (38, 1280, 8, 32, 3_355_443));
+        assert_eq!(
+            (ALPHA_MIN, ALPHA_MAX, BETA_MIN, BETA_MAX, RTT_MAX),
+            (38, 1280, 8, 32, 3_355_443)
+        );
     }
 
     #[test]
@@ -407,12 +436,26 @@ mod tests {
         tp.snd_nxt = 1000;
         c.end_seq = 1000; // stay inside one round
         for i in 0..10 {
-            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100_000, in_flight: 100 });
+            c.pkts_acked(
+                &mut tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: 100_000,
+                    in_flight: 100,
+                },
+            );
             c.cong_avoid(&mut tp, i, 1);
         }
         assert_eq!((tp.snd_cwnd, tp.snd_cwnd_cnt), (101, 0));
         for i in 10..100 {
-            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 100_000, in_flight: 100 });
+            c.pkts_acked(
+                &mut tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: 100_000,
+                    in_flight: 100,
+                },
+            );
             c.cong_avoid(&mut tp, i, 1);
         }
         // At cwnd 101, 10 segments give delta 100 < 101, so 11 are needed per increment:
@@ -425,6 +468,9 @@ mod tests {
         let (mut c, mut tp) = flow();
         round(&mut c, &mut tp, &[100_000, 200_000]);
         c.set_state(&mut tp, CaState::Loss);
-        assert_eq!((c.alpha, c.beta, c.rtt_above, c.cnt_rtt), (ALPHA_BASE, BETA_BASE, false, 0));
+        assert_eq!(
+            (c.alpha, c.beta, c.rtt_above, c.cnt_rtt),
+            (ALPHA_BASE, BETA_BASE, false, 0)
+        );
     }
 }

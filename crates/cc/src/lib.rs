@@ -26,5 +26,7 @@ pub mod reno;
 pub mod variants;
 pub mod vegas;
 
-pub use ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample};
+pub use ops::{
+    AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample,
+};
 pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};

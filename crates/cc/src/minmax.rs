@@ -32,7 +32,9 @@ pub struct Minmax {
 impl Minmax {
     /// A filter holding only (t, v): `minmax_reset` on a fresh `struct minmax`.
     pub fn new(t: u32, v: u32) -> Minmax {
-        Minmax { s: [MinmaxSample { t, v }; 3] }
+        Minmax {
+            s: [MinmaxSample { t, v }; 3],
+        }
     }
 
     /// `minmax_get`: the current windowed best.
@@ -127,7 +129,10 @@ mod tests {
         m.reset(0, 100);
         assert_eq!(m.running_max(10, 3, 50), 100);
         assert_eq!(m.running_max(10, 6, 40), 100);
-        assert_eq!((m.s[1], m.s[2]), (MinmaxSample { t: 3, v: 50 }, MinmaxSample { t: 6, v: 40 }));
+        assert_eq!(
+            (m.s[1], m.s[2]),
+            (MinmaxSample { t: 3, v: 50 }, MinmaxSample { t: 6, v: 40 })
+        );
         // t = 10: dt = 10, not > 10, so 100 still counts (the window holds t-10..t).
         assert_eq!(m.running_max(10, 10, 30), 100);
         // t = 11: dt = 11 > 10, 100 expires; 50 (t=3) is 8 old, inside: it is the max.
@@ -166,11 +171,14 @@ mod tests {
         // At t = 10_200 the sample from t = 0 is older than the window (dt 10_200 >
         // 10_000): the 2nd choice (3000, 60) becomes the best, 7200 old, inside.
         assert_eq!(m.running_min(w, 10_200, 80), 60);
-        assert_eq!(m.s, [
-            MinmaxSample { t: 3000, v: 60 },
-            MinmaxSample { t: 6000, v: 65 },
-            MinmaxSample { t: 10_200, v: 80 }
-        ]);
+        assert_eq!(
+            m.s,
+            [
+                MinmaxSample { t: 3000, v: 60 },
+                MinmaxSample { t: 6000, v: 65 },
+                MinmaxSample { t: 10_200, v: 80 }
+            ]
+        );
     }
 
     #[test]
@@ -185,11 +193,14 @@ mod tests {
         // dt = 14 > 10: s = [(3,20), (9,30), (14,40)]; 14 - 3 = 11 > 10 again:
         // s = [(9,30), (14,40), (14,40)]. The min is 30.
         assert_eq!(m.running_min(10, 14, 40), 30);
-        assert_eq!(m.s, [
-            MinmaxSample { t: 9, v: 30 },
-            MinmaxSample { t: 14, v: 40 },
-            MinmaxSample { t: 14, v: 40 }
-        ]);
+        assert_eq!(
+            m.s,
+            [
+                MinmaxSample { t: 9, v: 30 },
+                MinmaxSample { t: 14, v: 40 },
+                MinmaxSample { t: 14, v: 40 }
+            ]
+        );
     }
 
     #[test]

@@ -63,27 +63,52 @@ impl Params {
 /// allowed; the caller prefixes the spec path.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CcError {
-    UnknownAlgorithm { name: String },
-    UnknownParam { algorithm: &'static str, param: String },
-    BadParam { algorithm: &'static str, param: &'static str, reason: String },
+    UnknownAlgorithm {
+        name: String,
+    },
+    UnknownParam {
+        algorithm: &'static str,
+        param: String,
+    },
+    BadParam {
+        algorithm: &'static str,
+        param: &'static str,
+        reason: String,
+    },
 }
 
 impl fmt::Display for CcError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CcError::UnknownAlgorithm { name } => {
-                write!(f, "unknown algorithm '{name}'; known: {}", names().join(", "))
+                write!(
+                    f,
+                    "unknown algorithm '{name}'; known: {}",
+                    names().join(", ")
+                )
             }
             CcError::UnknownParam { algorithm, param } => {
-                let known: Vec<&str> =
-                    find(algorithm).map(|s| s.params.iter().map(|p| p.name).collect()).unwrap_or_default();
+                let known: Vec<&str> = find(algorithm)
+                    .map(|s| s.params.iter().map(|p| p.name).collect())
+                    .unwrap_or_default();
                 if known.is_empty() {
-                    write!(f, "unknown parameter '{param}' for {algorithm}; it takes none")
+                    write!(
+                        f,
+                        "unknown parameter '{param}' for {algorithm}; it takes none"
+                    )
                 } else {
-                    write!(f, "unknown parameter '{param}' for {algorithm}; known: {}", known.join(", "))
+                    write!(
+                        f,
+                        "unknown parameter '{param}' for {algorithm}; known: {}",
+                        known.join(", ")
+                    )
                 }
             }
-            CcError::BadParam { algorithm, param, reason } => {
+            CcError::BadParam {
+                algorithm,
+                param,
+                reason,
+            } => {
                 write!(f, "parameter '{param}' of {algorithm}: {reason}")
             }
         }
@@ -108,7 +133,10 @@ impl AlgorithmSpec {
     pub fn validate(&self, given: &BTreeMap<String, ParamValue>) -> Result<Params, CcError> {
         for key in given.keys() {
             if !self.params.iter().any(|p| p.name == key) {
-                return Err(CcError::UnknownParam { algorithm: self.name, param: key.clone() });
+                return Err(CcError::UnknownParam {
+                    algorithm: self.name,
+                    param: key.clone(),
+                });
             }
         }
         let mut values = BTreeMap::new();
@@ -123,26 +151,39 @@ impl AlgorithmSpec {
     }
 
     /// Validate and build.
-    pub fn instantiate(&self, given: &BTreeMap<String, ParamValue>) -> Result<Box<dyn CongestionOps>, CcError> {
+    pub fn instantiate(
+        &self,
+        given: &BTreeMap<String, ParamValue>,
+    ) -> Result<Box<dyn CongestionOps>, CcError> {
         let params = self.validate(given)?;
         Ok((self.build)(&params))
     }
 
     /// The defaults, for tests and tools.
     pub fn default_params(&self) -> Params {
-        self.validate(&BTreeMap::new()).expect("defaults satisfy their own schema")
+        self.validate(&BTreeMap::new())
+            .expect("defaults satisfy their own schema")
     }
 }
 
 fn check_value(algorithm: &'static str, p: &ParamSpec, value: ParamValue) -> Result<f64, CcError> {
-    let bad = |reason: String| CcError::BadParam { algorithm, param: p.name, reason };
+    let bad = |reason: String| CcError::BadParam {
+        algorithm,
+        param: p.name,
+        reason,
+    };
     match (p.kind, value) {
         (ParamKind::Bool, ParamValue::Bool(b)) => Ok(if b { 1.0 } else { 0.0 }),
         (ParamKind::Bool, ParamValue::Num(_)) => Err(bad("expected true or false".into())),
-        (_, ParamValue::Bool(_)) => Err(bad(format!("expected a number in [{}, {}]", p.min, p.max))),
+        (_, ParamValue::Bool(_)) => {
+            Err(bad(format!("expected a number in [{}, {}]", p.min, p.max)))
+        }
         (kind, ParamValue::Num(x)) => {
             if !x.is_finite() || x < p.min || x > p.max {
-                return Err(bad(format!("{x} is outside the allowed range [{}, {}]", p.min, p.max)));
+                return Err(bad(format!(
+                    "{x} is outside the allowed range [{}, {}]",
+                    p.min, p.max
+                )));
             }
             if kind == ParamKind::Int && x.fract() != 0.0 {
                 return Err(bad(format!("{x} is not a whole number")));
@@ -183,8 +224,15 @@ pub fn names() -> Vec<&'static str> {
 }
 
 /// Build `name` with `params`, validating both.
-pub fn build(name: &str, params: &BTreeMap<String, ParamValue>) -> Result<Box<dyn CongestionOps>, CcError> {
-    find(name).ok_or_else(|| CcError::UnknownAlgorithm { name: name.to_string() })?.instantiate(params)
+pub fn build(
+    name: &str,
+    params: &BTreeMap<String, ParamValue>,
+) -> Result<Box<dyn CongestionOps>, CcError> {
+    find(name)
+        .ok_or_else(|| CcError::UnknownAlgorithm {
+            name: name.to_string(),
+        })?
+        .instantiate(params)
 }
 
 #[cfg(test)]
@@ -195,7 +243,10 @@ mod tests {
     fn unknown_algorithm_lists_known_names() {
         let err = build("bbbr", &BTreeMap::new()).err().unwrap();
         let msg = err.to_string();
-        assert!(msg.starts_with("unknown algorithm 'bbbr'; known: "), "{msg}");
+        assert!(
+            msg.starts_with("unknown algorithm 'bbbr'; known: "),
+            "{msg}"
+        );
         assert!(msg.contains("reno"), "{msg}");
     }
 
@@ -212,7 +263,12 @@ mod tests {
     fn every_default_lies_in_its_range() {
         for spec in ALGORITHMS {
             for p in spec.params {
-                assert!(p.min <= p.default && p.default <= p.max, "{}.{}", spec.name, p.name);
+                assert!(
+                    p.min <= p.default && p.default <= p.max,
+                    "{}.{}",
+                    spec.name,
+                    p.name
+                );
             }
             let cc = (spec.build)(&spec.default_params());
             assert_eq!(cc.name(), spec.name);

@@ -27,7 +27,10 @@
 //! - Vegas is not combined with another algorithm here (the kernel exports these hooks
 //!   for Veno/YeAH to reuse); the hooks are the `tcp_vegas` ops only.
 
-use crate::helpers::{after, tcp_current_ssthresh, tcp_in_slow_start, tcp_reno_cong_avoid, tcp_reno_ssthresh, tcp_slow_start};
+use crate::helpers::{
+    after, tcp_current_ssthresh, tcp_in_slow_start, tcp_reno_cong_avoid, tcp_reno_ssthresh,
+    tcp_slow_start,
+};
 use crate::ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue};
 use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
 
@@ -80,13 +83,21 @@ pub struct VegasConfig {
 
 impl Default for VegasConfig {
     fn default() -> Self {
-        VegasConfig { alpha: 2, beta: 4, gamma: 1 }
+        VegasConfig {
+            alpha: 2,
+            beta: 4,
+            gamma: 1,
+        }
     }
 }
 
 impl VegasConfig {
     pub fn from_params(p: &Params) -> Self {
-        VegasConfig { alpha: p.get_u32("alpha"), beta: p.get_u32("beta"), gamma: p.get_u32("gamma") }
+        VegasConfig {
+            alpha: p.get_u32("alpha"),
+            beta: p.get_u32("beta"),
+            gamma: p.get_u32("gamma"),
+        }
     }
     pub fn build(&self) -> Vegas {
         Vegas {
@@ -246,13 +257,25 @@ impl CongestionOps for Vegas {
     }
 
     fn info(&self) -> Vec<InfoField> {
-        let ms = |us: u32| if us == RTT_NONE { f64::NAN } else { us as f64 / 1000.0 };
+        let ms = |us: u32| {
+            if us == RTT_NONE {
+                f64::NAN
+            } else {
+                us as f64 / 1000.0
+            }
+        };
         vec![
             ("base_rtt_ms", InfoValue::Num(ms(self.base_rtt))),
             ("min_rtt_ms", InfoValue::Num(ms(self.min_rtt))),
-            ("diff_pkts", InfoValue::Num(self.diff.map_or(f64::NAN, |d| d as f64))),
+            (
+                "diff_pkts",
+                InfoValue::Num(self.diff.map_or(f64::NAN, |d| d as f64)),
+            ),
             ("cnt_rtt", InfoValue::Num(self.cnt_rtt as f64)),
-            ("enabled", InfoValue::Num(if self.doing_vegas_now { 1.0 } else { 0.0 })),
+            (
+                "enabled",
+                InfoValue::Num(if self.doing_vegas_now { 1.0 } else { 0.0 }),
+            ),
         ]
     }
 }
@@ -265,7 +288,14 @@ mod tests {
     fn rtt(c: &mut Vegas, tp: &mut CcView, vrtt_us: u32, n: u32) {
         // The kernel adds 1 us to every sample; feed vrtt - 1 to get vrtt.
         for _ in 0..n {
-            c.pkts_acked(tp, &AckSample { pkts_acked: 1, rtt_us: vrtt_us as i64 - 1, in_flight: 20 });
+            c.pkts_acked(
+                tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: vrtt_us as i64 - 1,
+                    in_flight: 20,
+                },
+            );
         }
     }
 
@@ -388,9 +418,23 @@ mod tests {
         let mut tp = CcView::new(1448, 0);
         let mut c = VegasConfig::default().build();
         c.init(&mut tp);
-        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: 0, in_flight: 1 });
+        c.pkts_acked(
+            &mut tp,
+            &AckSample {
+                pkts_acked: 1,
+                rtt_us: 0,
+                in_flight: 1,
+            },
+        );
         assert_eq!((c.base_rtt, c.min_rtt, c.cnt_rtt), (1, 1, 1));
-        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: -1, in_flight: 1 });
+        c.pkts_acked(
+            &mut tp,
+            &AckSample {
+                pkts_acked: 1,
+                rtt_us: -1,
+                in_flight: 1,
+            },
+        );
         assert_eq!(c.cnt_rtt, 1);
     }
 }

@@ -55,7 +55,11 @@ fn run(duration_ns: u64) -> Trace {
     loop {
         let next_ack = inflight.front().map_or(u64::MAX, |p| p.ack_at_ns);
         let can_send = (inflight.len() as u32) < tp.snd_cwnd;
-        let next_send = if can_send { next_send_ns.max(now_ns) } else { u64::MAX };
+        let next_send = if can_send {
+            next_send_ns.max(now_ns)
+        } else {
+            u64::MAX
+        };
         let t = next_ack.min(next_send);
         if t >= duration_ns {
             break;
@@ -73,7 +77,11 @@ fn run(duration_ns: u64) -> Trace {
             first_tx_mstamp_us = p.sent_us;
             let rtt_us = now_us - p.sent_us;
             tp.min_rtt_us = tp.min_rtt_us.min(rtt_us as u32);
-            tp.srtt_us = if tp.srtt_us == 0 { rtt_us as u32 } else { (7 * tp.srtt_us + rtt_us as u32) / 8 };
+            tp.srtt_us = if tp.srtt_us == 0 {
+                rtt_us as u32
+            } else {
+                (7 * tp.srtt_us + rtt_us as u32) / 8
+            };
             let snd_us = p.sent_us - p.first_tx_mstamp_us;
             let ack_us = now_us - p.delivered_mstamp_us;
             let mut interval_us = snd_us.max(ack_us) as i64;
@@ -151,7 +159,12 @@ fn bbr_closed_loop_single_flow_finds_the_path_and_cycles() {
     // STARTUP -> DRAIN -> PROBE_BW first, early: BDP 34 packets from cwnd 10 is
     // ~2 doublings, plus 3 rounds to see the plateau: under 10 rounds of 41 ms.
     let first: Vec<BbrMode> = tr.modes.iter().take(3).map(|m| m.1).collect();
-    assert_eq!(first, [BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw], "{:?}", tr.modes);
+    assert_eq!(
+        first,
+        [BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw],
+        "{:?}",
+        tr.modes
+    );
     // Time bound: at most 3 rounds of growth (41-60 ms each: 10 -> 20 -> 40 packets)
     // and 3 plateau rounds, whose RTT the STARTUP queue inflates to at most
     // 41.2 + (2.89 - 1) * 34.3 * 1.2 = 119 ms, so DRAIN by ~0.54 s; DRAIN takes about
@@ -164,22 +177,48 @@ fn bbr_closed_loop_single_flow_finds_the_path_and_cycles() {
     // of STARTUP's first rounds), then 10 s after the empty-queue samples that follow the
     // previous PROBE_RTT (which lasts 200 ms + a round). Measured: 10.04 s, 20.30 s
     // (`cargo test -p tcplab-cc --release --test bbr_closed_loop -- --nocapture`).
-    let probe_rtt: Vec<f64> = tr.modes.iter().filter(|m| m.1 == BbrMode::ProbeRtt).map(|m| m.0).collect();
+    let probe_rtt: Vec<f64> = tr
+        .modes
+        .iter()
+        .filter(|m| m.1 == BbrMode::ProbeRtt)
+        .map(|m| m.0)
+        .collect();
     assert_eq!(probe_rtt.len(), 2, "{:?}", tr.modes);
-    assert!((10.0..10.7).contains(&probe_rtt[0]) && (probe_rtt[1] - probe_rtt[0] - 10.3).abs() < 0.2, "{probe_rtt:?}");
+    assert!(
+        (10.0..10.7).contains(&probe_rtt[0]) && (probe_rtt[1] - probe_rtt[0] - 10.3).abs() < 0.2,
+        "{probe_rtt:?}"
+    );
     // The estimate: 833.33 packets/s * 1448 * 8 = 9653333 bit/s of payload; samples
     // cannot exceed the bottleneck, and the max filter holds the full rate: within 0.5 %.
     let want_bps = 1e9 / SERVICE_NS as f64 * MSS as f64 * 8.0;
-    assert!((tr.btlbw_bps_at_end / want_bps - 1.0).abs() < 0.005, "{} vs {}", tr.btlbw_bps_at_end, want_bps);
+    assert!(
+        (tr.btlbw_bps_at_end / want_bps - 1.0).abs() < 0.005,
+        "{} vs {}",
+        tr.btlbw_bps_at_end,
+        want_bps
+    );
     // min_rtt is the propagation RTT plus one transmission: 41.2 ms (us resolution).
-    assert!((tr.min_rtt_ms_at_end - 41.2).abs() < 0.002, "{}", tr.min_rtt_ms_at_end);
+    assert!(
+        (tr.min_rtt_ms_at_end - 41.2).abs() < 0.002,
+        "{}",
+        tr.min_rtt_ms_at_end
+    );
     // Utilisation after 2 s: >= 95 % of 833.33 packets/s over 28 s = 23333 packets.
     let capacity = 28.0 * 1e9 / SERVICE_NS as f64;
-    assert!(tr.delivered_after_2s as f64 >= 0.95 * capacity, "{} of {}", tr.delivered_after_2s, capacity);
+    assert!(
+        tr.delivered_after_2s as f64 >= 0.95 * capacity,
+        "{} of {}",
+        tr.delivered_after_2s,
+        capacity
+    );
     // Gain cycling: 8 phases of a little over min_rtt each (a phase ends at the first
     // ACK more than 41.2 ms after it began; ACKs come every 1.2 ms), so one 1.25 phase
     // per ~8 * 41.5 = 332 ms; two PROBE_RTTs take ~0.5 s: (28 - 0.5) / 0.332 = 83.
     // Measured: 83.
-    let probes = tr.probe_starts.iter().filter(|&&t| (2.0..30.0).contains(&t)).count();
+    let probes = tr
+        .probe_starts
+        .iter()
+        .filter(|&&t| (2.0..30.0).contains(&t))
+        .count();
     assert!((75..=85).contains(&probes), "{probes} probe phases in 28 s");
 }

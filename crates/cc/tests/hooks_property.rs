@@ -23,7 +23,9 @@ use proptest::prelude::*;
 use tcplab_cc::helpers::{tcp_current_ssthresh, tcp_packets_in_flight};
 use tcplab_cc::ops::{ack_flags, TCP_INFINITE_SSTHRESH};
 use tcplab_cc::registry::{AlgorithmSpec, ALGORITHMS};
-use tcplab_cc::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoValue, LostSkb, RateSample};
+use tcplab_cc::{
+    AckSample, CaEvent, CaState, CcView, CongestionOps, InfoValue, LostSkb, RateSample,
+};
 
 /// Documented cwnd floors above 1, applied after the algorithm's own growth hook. An
 /// algorithm with a floor lists it here with the place its module doc states it.
@@ -36,7 +38,13 @@ const MAX_FLIGHT: u32 = 4000;
 enum Op {
     /// A cumulative ACK of `segs` segments after `gap_us`, with an RTT sample (or none)
     /// of the base RTT plus `queue_pct` percent of queueing delay.
-    Ack { segs: u32, gap_us: u64, queue_pct: Option<u32>, app_limited: bool, delayed: bool },
+    Ack {
+        segs: u32,
+        gap_us: u64,
+        queue_pct: Option<u32>,
+        app_limited: bool,
+        delayed: bool,
+    },
     /// A duplicate ACK carrying one SACKed segment.
     DupAck { gap_us: u64 },
     /// Fast retransmit: `lost` segments marked lost, Recovery entered.
@@ -90,7 +98,14 @@ impl Flow {
         let cc = (spec.build)(&spec.default_params());
         let mut tp = CcView::new(1448, 1_000_000);
         tp.ecn_ok = ecn || cc.needs_ecn();
-        let mut flow = Flow { name: spec.name, tp, cc, pending_losses: 0, app_limited: false, base_rtt_us };
+        let mut flow = Flow {
+            name: spec.name,
+            tp,
+            cc,
+            pending_losses: 0,
+            app_limited: false,
+            base_rtt_us,
+        };
         flow.cc.init(&mut flow.tp);
         flow.check("init");
         flow.send();
@@ -98,26 +113,51 @@ impl Flow {
     }
 
     fn floor(&self) -> u32 {
-        CWND_FLOORS.iter().find(|(n, _)| *n == self.name).map_or(1, |(_, f)| *f)
+        CWND_FLOORS
+            .iter()
+            .find(|(n, _)| *n == self.name)
+            .map_or(1, |(_, f)| *f)
     }
 
     fn check(&self, at: &str) {
         let tp = &self.tp;
-        assert!(tp.snd_cwnd >= 1, "{}: cwnd {} < 1 after {at}", self.name, tp.snd_cwnd);
-        assert!(tp.pacing_rate <= tp.max_pacing_rate, "{}: pacing rate above max after {at}", self.name);
+        assert!(
+            tp.snd_cwnd >= 1,
+            "{}: cwnd {} < 1 after {at}",
+            self.name,
+            tp.snd_cwnd
+        );
+        assert!(
+            tp.pacing_rate <= tp.max_pacing_rate,
+            "{}: pacing rate above max after {at}",
+            self.name
+        );
         if tp.pacing_needed {
-            assert!(tp.pacing_rate > 0, "{}: pacing needed but rate 0 after {at}", self.name);
+            assert!(
+                tp.pacing_rate > 0,
+                "{}: pacing needed but rate 0 after {at}",
+                self.name
+            );
         }
         for (key, value) in self.cc.info() {
             if let InfoValue::Num(x) = value {
-                assert!(!x.is_infinite(), "{}: info {key} = {x} after {at}", self.name);
+                assert!(
+                    !x.is_infinite(),
+                    "{}: info {key} = {x} after {at}",
+                    self.name
+                );
             }
         }
     }
 
     fn check_floor(&self, at: &str) {
         let floor = self.floor();
-        assert!(self.tp.snd_cwnd >= floor, "{}: cwnd {} below floor {floor} after {at}", self.name, self.tp.snd_cwnd);
+        assert!(
+            self.tp.snd_cwnd >= floor,
+            "{}: cwnd {} below floor {floor} after {at}",
+            self.name,
+            self.tp.snd_cwnd
+        );
     }
 
     fn call_ssthresh(&mut self) {
@@ -133,7 +173,11 @@ impl Flow {
     /// Fill the window (tcp_write_xmit), announcing TxStart when leaving idle
     /// (tcp_event_data_sent) and keeping lsndtime.
     fn send(&mut self) {
-        let limit = if self.app_limited { (self.tp.snd_cwnd / 2).max(1) } else { self.tp.snd_cwnd };
+        let limit = if self.app_limited {
+            (self.tp.snd_cwnd / 2).max(1)
+        } else {
+            self.tp.snd_cwnd
+        };
         let limit = limit.min(MAX_FLIGHT);
         let mut sent = false;
         while self.inflight() < limit {
@@ -158,12 +202,27 @@ impl Flow {
 
     /// tcp_ack: pkts_acked (from tcp_clean_rtx_queue), in_ack_event, then cong_control or
     /// the sender's own path (cong_avoid outside CWR/Recovery, reduction inside).
-    fn ack(&mut self, newly_acked: u32, sacked: u32, rtt_us: Option<u32>, app_limited: bool, delayed: bool) {
+    fn ack(
+        &mut self,
+        newly_acked: u32,
+        sacked: u32,
+        rtt_us: Option<u32>,
+        app_limited: bool,
+        delayed: bool,
+    ) {
         self.ack_ecn(newly_acked, sacked, rtt_us, app_limited, delayed, false);
     }
 
     /// `ece`: the ACK echoes CE on an ECN connection (FLAG_ECE).
-    fn ack_ecn(&mut self, newly_acked: u32, sacked: u32, rtt_us: Option<u32>, app_limited: bool, delayed: bool, ece: bool) {
+    fn ack_ecn(
+        &mut self,
+        newly_acked: u32,
+        sacked: u32,
+        rtt_us: Option<u32>,
+        app_limited: bool,
+        delayed: bool,
+        ece: bool,
+    ) {
         let ece = ece && self.tp.ecn_ok;
         let prior_in_flight = self.inflight();
         let prior_delivered = self.tp.delivered;
@@ -185,17 +244,33 @@ impl Flow {
             tp.delivered_mstamp_us = tp.now_us;
         }
         if let Some(rtt) = rtt_us {
-            tp.srtt_us = if tp.srtt_us == 0 { rtt } else { (7 * (tp.srtt_us as u64) / 8 + rtt as u64 / 8) as u32 };
+            tp.srtt_us = if tp.srtt_us == 0 {
+                rtt
+            } else {
+                (7 * (tp.srtt_us as u64) / 8 + rtt as u64 / 8) as u32
+            };
             tp.min_rtt_us = tp.min_rtt_us.min(rtt);
         }
         self.app_limited = app_limited;
-        tp.app_limited = if app_limited { (tp.delivered + prior_in_flight as u64).max(1) } else { 0 };
+        tp.app_limited = if app_limited {
+            (tp.delivered + prior_in_flight as u64).max(1)
+        } else {
+            0
+        };
 
         let rtt = rtt_us.map_or(-1, |r| r as i64);
-        let sample = AckSample { pkts_acked: acked, rtt_us: rtt, in_flight: prior_in_flight };
+        let sample = AckSample {
+            pkts_acked: acked,
+            rtt_us: rtt,
+            in_flight: prior_in_flight,
+        };
         self.cc.pkts_acked(&mut self.tp, &sample);
         self.check("pkts_acked");
-        let mut flags = if acked == 0 { ack_flags::CA_ACK_SLOWPATH } else { 0 };
+        let mut flags = if acked == 0 {
+            ack_flags::CA_ACK_SLOWPATH
+        } else {
+            0
+        };
         if ece {
             flags |= ack_flags::CA_ACK_ECE;
         }
@@ -229,7 +304,11 @@ impl Flow {
                 // The BBRv2/v3 fields: the flight this sample's packet left in, the
                 // losses marked since, and the CE-echoed deliveries.
                 prior_delivered_ce,
-                delivered_ce: if rs_delivered >= 0 { (self.tp.delivered_ce - prior_delivered_ce) as i64 } else { 0 },
+                delivered_ce: if rs_delivered >= 0 {
+                    (self.tp.delivered_ce - prior_delivered_ce) as i64
+                } else {
+                    0
+                },
                 is_ece: ece,
                 tx_in_flight: prior_in_flight.max(1),
                 lost: losses as i64,
@@ -266,7 +345,13 @@ impl Flow {
 
     fn apply(&mut self, op: &Op) {
         match *op {
-            Op::Ack { segs, gap_us, queue_pct, app_limited, delayed } => {
+            Op::Ack {
+                segs,
+                gap_us,
+                queue_pct,
+                app_limited,
+                delayed,
+            } => {
                 self.advance(gap_us);
                 let base = self.base_rtt_us as u64;
                 let rtt_us = queue_pct.map(|q| (base + base * q as u64 / 100) as u32);
@@ -277,7 +362,10 @@ impl Flow {
                 let rtt_us = Some(self.base_rtt_us + self.base_rtt_us / 2);
                 self.ack_ecn(segs, 0, rtt_us, false, false, true);
             }
-            Op::RxEcn { ce, delayed_ack_pending } => {
+            Op::RxEcn {
+                ce,
+                delayed_ack_pending,
+            } => {
                 if !self.tp.ecn_ok {
                     return;
                 }
@@ -286,11 +374,19 @@ impl Flow {
                 self.tp.ack_timer_pending = delayed_ack_pending;
                 self.tp.ack_now = false;
                 self.tp.send_ack = None;
-                let ev = if ce { CaEvent::EcnIsCe } else { CaEvent::EcnNoCe };
+                let ev = if ce {
+                    CaEvent::EcnIsCe
+                } else {
+                    CaEvent::EcnNoCe
+                };
                 self.cc.cwnd_event(&mut self.tp, ev);
                 self.check("cwnd_event(Ecn)");
                 if let Some((ack, _)) = self.tp.send_ack {
-                    assert!(ack <= self.tp.rcv_nxt, "{}: special ACK {ack} beyond rcv_nxt", self.name);
+                    assert!(
+                        ack <= self.tp.rcv_nxt,
+                        "{}: special ACK {ack} beyond rcv_nxt",
+                        self.name
+                    );
                 }
             }
             Op::DupAck { gap_us } => {
@@ -374,7 +470,9 @@ impl Flow {
                 self.send();
             }
             Op::Undo => {
-                if !matches!(self.tp.ca_state, CaState::Recovery | CaState::Loss) || self.tp.prior_ssthresh == 0 {
+                if !matches!(self.tp.ca_state, CaState::Recovery | CaState::Loss)
+                    || self.tp.prior_ssthresh == 0
+                {
                     return;
                 }
                 // tcp_undo_cwnd_reduction, then back to Open.

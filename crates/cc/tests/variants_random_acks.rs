@@ -9,7 +9,15 @@ use proptest::prelude::*;
 use tcplab_cc::ops::{CaEvent, CaState, CcView, RateSample};
 use tcplab_cc::registry;
 
-const VARIANTS: [&str; 7] = ["bbr", "bbr-acd", "bbr-cws", "bbr-acw", "modest-bbr", "bbq", "da-bbr"];
+const VARIANTS: [&str; 7] = [
+    "bbr",
+    "bbr-acd",
+    "bbr-cws",
+    "bbr-acw",
+    "modest-bbr",
+    "bbq",
+    "da-bbr",
+];
 
 #[derive(Clone, Debug)]
 struct Ack {
@@ -32,15 +40,17 @@ fn ack() -> impl Strategy<Value = Ack> {
         any::<bool>(),
         prop::bool::weighted(0.02),
     )
-        .prop_map(|(dt_us, delivered, rtt_us, losses, state, app_limited, idle)| Ack {
-            dt_us,
-            delivered,
-            rtt_us,
-            losses,
-            state,
-            app_limited,
-            idle,
-        })
+        .prop_map(
+            |(dt_us, delivered, rtt_us, losses, state, app_limited, idle)| Ack {
+                dt_us,
+                delivered,
+                rtt_us,
+                losses,
+                state,
+                app_limited,
+                idle,
+            },
+        )
 }
 
 fn drive(name: &str, acks: &[Ack]) {
@@ -85,7 +95,11 @@ fn drive(name: &str, acks: &[Ack]) {
         let rs = RateSample {
             prior_delivered,
             delivered: i64::from(a.delivered),
-            interval_us: if a.delivered == 0 { -1 } else { a.rtt_us.max(1_000) },
+            interval_us: if a.delivered == 0 {
+                -1
+            } else {
+                a.rtt_us.max(1_000)
+            },
             rtt_us: a.rtt_us,
             losses: a.losses,
             acked_sacked: a.delivered,
@@ -97,12 +111,19 @@ fn drive(name: &str, acks: &[Ack]) {
         assert!(tp.snd_cwnd >= 1, "{name}: cwnd {}", tp.snd_cwnd);
         tp.packets_out = tp.snd_cwnd;
         if min_rtt != u32::MAX {
-            assert!(tp.pacing_rate > 0, "{name}: no pacing rate with an RTT known");
+            assert!(
+                tp.pacing_rate > 0,
+                "{name}: no pacing rate with an RTT known"
+            );
         }
     }
     let names: Vec<&str> = cc.info().iter().map(|(k, _)| *k).collect();
     let unique: BTreeSet<&str> = names.iter().copied().collect();
-    assert_eq!(names.len(), unique.len(), "{name}: duplicate info names {names:?}");
+    assert_eq!(
+        names.len(),
+        unique.len(),
+        "{name}: duplicate info names {names:?}"
+    );
 }
 
 proptest! {
@@ -126,5 +147,8 @@ fn every_variant_is_registered_with_its_paper_defaults() {
     let acd = registry::find("bbr-acd").unwrap().default_params();
     assert_eq!(acd.get("alpha_us"), 1000.0); // Figure 6
     let cws = registry::find("bbr-cws").unwrap().default_params();
-    assert_eq!((cws.get("beta"), cws.get("delta"), cws.get("min_factor")), (0.9, 0.01, 0.2)); // Sec. 4.2
+    assert_eq!(
+        (cws.get("beta"), cws.get("delta"), cws.get("min_factor")),
+        (0.9, 0.01, 0.2)
+    ); // Sec. 4.2
 }

@@ -25,8 +25,8 @@ use serde::Serialize;
 use tcplab_sim::config::WorldConfig;
 use tcplab_sim::net::dumbbell::{self, Dumbbell};
 use tcplab_sim::net::link::{Link, NextHop, Offer};
-use tcplab_sim::record::QueueReport;
 use tcplab_sim::net::{Packet, PacketKind};
+use tcplab_sim::record::QueueReport;
 use tcplab_sim::rng::RunRng;
 use tcplab_sim::time::SimTime;
 
@@ -312,12 +312,7 @@ impl Emulator {
                 }
             });
         }
-        self.report.queues = self
-            .net
-            .links
-            .iter()
-            .map(Link::report)
-            .collect();
+        self.report.queues = self.net.links.iter().map(Link::report).collect();
         self.report.bottleneck_packets = self.net.links[self.net.bottleneck].counters.data_departed;
         self.report
     }

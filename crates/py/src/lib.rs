@@ -35,8 +35,10 @@ fn sim_err(e: SimError) -> PyErr {
 }
 
 fn parse(config_json: &str) -> PyResult<WorldConfig> {
-    let cfg = WorldConfig::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    cfg.validate().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let cfg =
+        WorldConfig::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    cfg.validate()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(cfg)
 }
 
@@ -136,13 +138,21 @@ fn to_py<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> 
 /// "events_processed", "duration_ns"}.
 #[pyfunction]
 #[pyo3(signature = (config_json, progress=None))]
-fn run<'py>(py: Python<'py>, config_json: &str, progress: Option<PyObject>) -> PyResult<Bound<'py, PyDict>> {
+fn run<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyDict>> {
     let cfg = parse(config_json)?;
     let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg)))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let end = world.end().ns();
-    let steps = if progress.is_some() { PROGRESS_STEPS } else { 1 };
+    let steps = if progress.is_some() {
+        PROGRESS_STEPS
+    } else {
+        1
+    };
     for k in 1..=steps {
         let t = SimTime(((end as u128 * k as u128) / steps as u128) as u64);
         py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.run_until(t))))

@@ -20,13 +20,23 @@ use tcplab_sim::World;
 fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
     let rtt_ns = 40_000_000u64;
     let bdp = rate_bps * rtt_ns / 1_000_000_000 / 8;
-    let access = LinkConfig { rate_bps: 1_000_000_000, delay_ns: rtt_ns / 8, buffer: None, loss: 0.0 };
+    let access = LinkConfig {
+        rate_bps: 1_000_000_000,
+        delay_ns: rtt_ns / 8,
+        buffer: None,
+        loss: 0.0,
+    };
     WorldConfig {
         duration_ns: duration_s * 1_000_000_000,
         seed: 1,
         sample_interval_ns: 0,
         tcp: TcpConfig::default(),
-        bottleneck: LinkConfig { rate_bps, delay_ns: rtt_ns / 4, buffer: Some(QueueLimit::Bytes(bdp)), loss: 0.0 },
+        bottleneck: LinkConfig {
+            rate_bps,
+            delay_ns: rtt_ns / 4,
+            buffer: Some(QueueLimit::Bytes(bdp)),
+            loss: 0.0,
+        },
         bottleneck_reverse: None,
         flows: (0..n)
             .map(|_| FlowConfig {
@@ -54,7 +64,12 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
 /// Nanoseconds this thread has spent on a CPU (/proc/self/schedstat, first field): unlike
 /// wall time it does not count time the scheduler gave to other processes.
 fn on_cpu_ns() -> Option<u64> {
-    std::fs::read_to_string("/proc/thread-self/schedstat").ok()?.split_whitespace().next()?.parse().ok()
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
@@ -78,7 +93,10 @@ fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
     };
     let out = last.unwrap();
     let pkts = out.bottleneck_packets as f64;
-    let (wall_min, wall_max) = (walls.iter().cloned().fold(f64::MAX, f64::min), walls.iter().cloned().fold(0.0, f64::max));
+    let (wall_min, wall_max) = (
+        walls.iter().cloned().fold(f64::MAX, f64::min),
+        walls.iter().cloned().fold(0.0, f64::max),
+    );
     let wall = med(&mut walls);
     print!(
         "{name}: {} bottleneck packets, {} events; median wall {:.4} s over {reps} runs -> {:.0} bottleneck packets per wall second (best {:.0}, worst {:.0})",
@@ -91,7 +109,10 @@ fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
     );
     if !cpus.is_empty() {
         let cpu = med(&mut cpus);
-        print!("; median on-CPU {cpu:.4} s -> {:.0} per CPU second", pkts / cpu);
+        print!(
+            "; median on-CPU {cpu:.4} s -> {:.0} per CPU second",
+            pkts / cpu
+        );
     }
     println!();
 }
@@ -107,26 +128,47 @@ fn peak_rss_kib() -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     if args.first().map(String::as_str) == Some("memory") {
         let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60);
         let out = World::run_config(&dumbbell(2, 10_000_000, secs)).expect("run");
-        println!("memory: (a) for {secs} s: {} bottleneck packets, peak RSS {} KiB", out.bottleneck_packets, peak_rss_kib());
+        println!(
+            "memory: (a) for {secs} s: {} bottleneck packets, peak RSS {} KiB",
+            out.bottleneck_packets,
+            peak_rss_kib()
+        );
         return;
     }
     // `-- a b` runs only those cases (default: all).
     let want = |case: &str| args.is_empty() || args.iter().any(|a| a == case);
     if want("a") {
-        bench("(a) 2 cubic flows, 10 Mbit/s, 60 s", &dumbbell(2, 10_000_000, 60), 21);
+        bench(
+            "(a) 2 cubic flows, 10 Mbit/s, 60 s",
+            &dumbbell(2, 10_000_000, 60),
+            21,
+        );
     }
     if want("b") {
-        bench("(b) 10 cubic flows, 100 Mbit/s, 30 s", &dumbbell(10, 100_000_000, 30), 5);
+        bench(
+            "(b) 10 cubic flows, 100 Mbit/s, 30 s",
+            &dumbbell(10, 100_000_000, 30),
+            5,
+        );
     }
     if !want("c") {
         return;
     }
     let mut fq = dumbbell(10, 100_000_000, 30);
     fq.bottleneck.buffer = Some(QueueLimit::Packets(10240));
-    fq.aqm = Some(AqmConfig::FqCodel(FqCodelConfig { target_ns: 5_000_000, interval_ns: 100_000_000, quantum_bytes: 1514, flows: 1024, ecn: true }));
+    fq.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+        target_ns: 5_000_000,
+        interval_ns: 100_000_000,
+        quantum_bytes: 1514,
+        flows: 1024,
+        ecn: true,
+    }));
     bench("(c) as (b) with fq_codel", &fq, 5);
 }

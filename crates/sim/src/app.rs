@@ -41,7 +41,11 @@ mod tests {
 
     #[test]
     fn finite_app_rounds_segments_up() {
-        let app = App { kind: AppConfig::Finite { bytes: 3000 }, start: SimTime(0), stop: SimTime(1) };
+        let app = App {
+            kind: AppConfig::Finite { bytes: 3000 },
+            start: SimTime(0),
+            stop: SimTime(1),
+        };
         // 3000 / 1448 = 2.07 -> 3 segments.
         assert_eq!(app.offered_segments(1448), 3);
         assert_eq!(app.total_bytes(), Some(3000));

@@ -260,7 +260,10 @@ impl std::error::Error for ConfigError {}
 pub const MAX_SERIES_ROWS: u64 = 20_000_000;
 
 fn err(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
-    ConfigError { field: field.into(), message: message.into() }
+    ConfigError {
+        field: field.into(),
+        message: message.into(),
+    }
 }
 
 /// Largest wire size of a data segment: a byte-limited buffer must hold at least one.
@@ -275,7 +278,11 @@ impl WorldConfig {
         let de = &mut serde_json::Deserializer::from_str(text);
         serde_path_to_error::deserialize(de).map_err(|e| {
             let path = e.path().to_string();
-            let field = if path == "." || path == "?" || path.is_empty() { "config".to_string() } else { path };
+            let field = if path == "." || path == "?" || path.is_empty() {
+                "config".to_string()
+            } else {
+                path
+            };
             err(field, e.into_inner().to_string())
         })
     }
@@ -301,7 +308,10 @@ impl WorldConfig {
         if let Some(ts) = t.rcv_truesize {
             // scaling_ratio = 256 x mss / truesize must be in [1, 255] (a u8 in Linux).
             if ts <= t.mss_bytes || ts as u64 > 256 * t.mss_bytes as u64 {
-                return Err(err("tcp.rcv_truesize", format!("must be > mss ({}) and <= 256 x mss bytes", t.mss_bytes)));
+                return Err(err(
+                    "tcp.rcv_truesize",
+                    format!("must be > mss ({}) and <= 256 x mss bytes", t.mss_bytes),
+                ));
             }
         }
         check_link("bottleneck", &self.bottleneck, t)?;
@@ -330,11 +340,17 @@ impl WorldConfig {
             check_link(&format!("{p}.sender_access"), &f.sender_access, t)?;
             check_link(&format!("{p}.receiver_access"), &f.receiver_access, t)?;
             if f.start_ns >= self.duration_ns {
-                return Err(err(format!("{p}.start_ns"), format!("must be before duration_ns ({})", self.duration_ns)));
+                return Err(err(
+                    format!("{p}.start_ns"),
+                    format!("must be before duration_ns ({})", self.duration_ns),
+                ));
             }
             if let Some(stop) = f.stop_ns {
                 if stop <= f.start_ns {
-                    return Err(err(format!("{p}.stop_ns"), format!("must be after start_ns ({})", f.start_ns)));
+                    return Err(err(
+                        format!("{p}.stop_ns"),
+                        format!("must be after start_ns ({})", f.start_ns),
+                    ));
                 }
             }
             if let Some(o) = f.onoff {
@@ -357,17 +373,29 @@ impl WorldConfig {
         crate::net::shaping::validate(&self.shaping, &names, t)?;
         for (i, c) in self.capture.iter().enumerate() {
             if !names.contains(c) {
-                return Err(err(format!("capture[{i}]"), format!("no link '{c}'; links: {}", names.join(", "))));
+                return Err(err(
+                    format!("capture[{i}]"),
+                    format!("no link '{c}'; links: {}", names.join(", ")),
+                ));
             }
         }
-        let traced = self.shaping.get("bottleneck").is_some_and(|s| s.trace.is_some());
+        let traced = self
+            .shaping
+            .get("bottleneck")
+            .is_some_and(|s| s.trace.is_some());
         for (i, e) in self.events.iter().enumerate() {
             let p = format!("events[{i}]");
             if traced && e.rate_bps.is_some() {
-                return Err(err(format!("{p}.rate_bps"), "the bottleneck's capacity follows a trace; a rate change is not allowed"));
+                return Err(err(
+                    format!("{p}.rate_bps"),
+                    "the bottleneck's capacity follows a trace; a rate change is not allowed",
+                ));
             }
             if e.at_ns > self.duration_ns {
-                return Err(err(format!("{p}.at_ns"), format!("must be <= duration_ns ({})", self.duration_ns)));
+                return Err(err(
+                    format!("{p}.at_ns"),
+                    format!("must be <= duration_ns ({})", self.duration_ns),
+                ));
             }
             if e.rate_bps == Some(0) {
                 return Err(err(format!("{p}.rate_bps"), "must be > 0"));
@@ -386,7 +414,10 @@ impl WorldConfig {
     }
 
     /// Flow `i`'s algorithm parameters, converted and validated against the registry.
-    pub fn cc_params(&self, i: usize) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
+    pub fn cc_params(
+        &self,
+        i: usize,
+    ) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
         use tcplab_cc::registry::{self, CcError};
         use tcplab_cc::ParamValue;
         let f = &self.flows[i];
@@ -396,12 +427,20 @@ impl WorldConfig {
             let pv = match v {
                 serde_json::Value::Bool(b) => ParamValue::Bool(*b),
                 serde_json::Value::Number(n) => ParamValue::Num(n.as_f64().unwrap_or(f64::NAN)),
-                other => return Err(err(format!("{p}.params.{k}"), format!("expected a number or a boolean, got {other}"))),
+                other => {
+                    return Err(err(
+                        format!("{p}.params.{k}"),
+                        format!("expected a number or a boolean, got {other}"),
+                    ))
+                }
             };
             out.insert(k.clone(), pv);
         }
         match registry::find(&f.cc) {
-            None => Err(err(format!("{p}.cc"), CcError::UnknownAlgorithm { name: f.cc.clone() }.to_string())),
+            None => Err(err(
+                format!("{p}.cc"),
+                CcError::UnknownAlgorithm { name: f.cc.clone() }.to_string(),
+            )),
             Some(spec) => match spec.validate(&out) {
                 Ok(_) => Ok(out),
                 Err(e @ CcError::UnknownParam { .. }) => {
@@ -411,7 +450,9 @@ impl WorldConfig {
                     };
                     Err(err(format!("{p}.params.{name}"), e.to_string()))
                 }
-                Err(e @ CcError::BadParam { param, .. }) => Err(err(format!("{p}.params.{param}"), e.to_string())),
+                Err(e @ CcError::BadParam { param, .. }) => {
+                    Err(err(format!("{p}.params.{param}"), e.to_string()))
+                }
                 Err(e) => Err(err(format!("{p}.cc"), e.to_string())),
             },
         }
@@ -421,7 +462,10 @@ impl WorldConfig {
 impl WorldConfig {
     fn check_sources(&self) -> Result<(), ConfigError> {
         if !self.sources.is_empty() && (!self.links.is_empty() || !self.paths.is_empty()) {
-            return Err(err("sources", "sources run on the dumbbell only (no links or paths)"));
+            return Err(err(
+                "sources",
+                "sources run on the dumbbell only (no links or paths)",
+            ));
         }
         for (i, s) in self.sources.iter().enumerate() {
             let p = format!("sources[{i}]");
@@ -432,12 +476,22 @@ impl WorldConfig {
                 return Err(err(format!("{p}.packet_bytes"), "must be in [1, 65535]"));
             }
             check_link(&format!("{p}.sender_access"), &s.sender_access, &self.tcp)?;
-            check_link(&format!("{p}.receiver_access"), &s.receiver_access, &self.tcp)?;
+            check_link(
+                &format!("{p}.receiver_access"),
+                &s.receiver_access,
+                &self.tcp,
+            )?;
             if s.start_ns >= self.duration_ns {
-                return Err(err(format!("{p}.start_ns"), format!("must be before duration_ns ({})", self.duration_ns)));
+                return Err(err(
+                    format!("{p}.start_ns"),
+                    format!("must be before duration_ns ({})", self.duration_ns),
+                ));
             }
             if s.stop_ns.is_some_and(|t| t <= s.start_ns) {
-                return Err(err(format!("{p}.stop_ns"), format!("must be after start_ns ({})", s.start_ns)));
+                return Err(err(
+                    format!("{p}.stop_ns"),
+                    format!("must be after start_ns ({})", s.start_ns),
+                ));
             }
             if let Some(o) = s.onoff {
                 check_onoff(&format!("{p}.onoff"), o)?;
@@ -475,11 +529,16 @@ fn check_link(path: &str, l: &LinkConfig, tcp: &TcpConfig) -> Result<(), ConfigE
         return Err(err(format!("{path}.delay_ns"), "must be at most one hour"));
     }
     match l.buffer {
-        Some(QueueLimit::Packets(0)) => return Err(err(format!("{path}.buffer.packets"), "must be > 0")),
+        Some(QueueLimit::Packets(0)) => {
+            return Err(err(format!("{path}.buffer.packets"), "must be > 0"))
+        }
         Some(QueueLimit::Bytes(b)) if b < full_packet(tcp) => {
             return Err(err(
                 format!("{path}.buffer.bytes"),
-                format!("must hold at least one full packet ({} bytes)", full_packet(tcp)),
+                format!(
+                    "must hold at least one full packet ({} bytes)",
+                    full_packet(tcp)
+                ),
             ))
         }
         _ => {}

@@ -233,7 +233,13 @@ impl Recorder {
     pub fn flow_row(&mut self, time_ns: u64, flow: usize, s: FlowSample) {
         let dt_s = (time_ns - self.last_time_ns) as f64 / 1e9;
         let last = self.last[flow];
-        let rate = |now: u64, before: u64| if dt_s > 0.0 { (now - before) as f64 * 8.0 / dt_s } else { 0.0 };
+        let rate = |now: u64, before: u64| {
+            if dt_s > 0.0 {
+                (now - before) as f64 * 8.0 / dt_s
+            } else {
+                0.0
+            }
+        };
         let vals = [
             s.cwnd_pkts as f64,
             s.inflight_pkts as f64,
@@ -261,8 +267,16 @@ impl Recorder {
         let rows = self.rows;
         for (name, v) in s.info {
             match v {
-                InfoValue::Num(x) => self.cc_num.entry(name).or_insert_with(|| vec![f64::NAN; rows]).push(x),
-                InfoValue::Label(l) => self.cc_label.entry(name).or_insert_with(|| vec![""; rows]).push(l),
+                InfoValue::Num(x) => self
+                    .cc_num
+                    .entry(name)
+                    .or_insert_with(|| vec![f64::NAN; rows])
+                    .push(x),
+                InfoValue::Label(l) => self
+                    .cc_label
+                    .entry(name)
+                    .or_insert_with(|| vec![""; rows])
+                    .push(l),
             }
         }
         self.rows += 1;
@@ -280,7 +294,13 @@ impl Recorder {
     }
 
     /// Record the bottleneck queue and close the interval.
-    pub fn queue_row(&mut self, time_ns: u64, backlog_pkts: u64, backlog_bytes: u64, dropped_total: u64) {
+    pub fn queue_row(
+        &mut self,
+        time_ns: u64,
+        backlog_pkts: u64,
+        backlog_bytes: u64,
+        dropped_total: u64,
+    ) {
         self.q_time.push(time_ns);
         self.q_pkts.push(backlog_pkts);
         self.q_bytes.push(backlog_bytes);
@@ -295,23 +315,36 @@ impl Recorder {
         let (m0, s0, n0) = self.last_aqm;
         self.q_marks.push(marked - m0);
         let n = sojourn_count - n0;
-        self.q_sojourn_ms.push(if n > 0 { (sojourn_sum_ns - s0) as f64 / n as f64 / 1e6 } else { f64::NAN });
+        self.q_sojourn_ms.push(if n > 0 {
+            (sojourn_sum_ns - s0) as f64 / n as f64 / 1e6
+        } else {
+            f64::NAN
+        });
         self.last_aqm = (marked, sojourn_sum_ns, sojourn_count);
     }
 
     /// The two tables.
     pub fn finish(self) -> (Table, Table) {
-        let mut cols = vec![("time_ns".to_string(), Column::U64(self.time_ns)), ("flow".to_string(), Column::U64(self.flow))];
+        let mut cols = vec![
+            ("time_ns".to_string(), Column::U64(self.time_ns)),
+            ("flow".to_string(), Column::U64(self.flow)),
+        ];
         for (name, col) in F64_NAMES.iter().zip(self.f64_cols) {
             cols.push((name.to_string(), Column::F64(col)));
         }
         cols.push(("retransmits".into(), Column::U64(self.retransmits)));
-        cols.push(("ca_state".into(), Column::Str(self.ca_state.into_iter().map(String::from).collect())));
+        cols.push((
+            "ca_state".into(),
+            Column::Str(self.ca_state.into_iter().map(String::from).collect()),
+        ));
         for (name, col) in self.cc_num {
             cols.push((format!("cc_{name}"), Column::F64(col)));
         }
         for (name, col) in self.cc_label {
-            cols.push((format!("cc_{name}"), Column::Str(col.into_iter().map(String::from).collect())));
+            cols.push((
+                format!("cc_{name}"),
+                Column::Str(col.into_iter().map(String::from).collect()),
+            ));
         }
         let with_aqm = !self.q_marks.is_empty();
         let mut q = vec![

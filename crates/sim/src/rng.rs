@@ -38,7 +38,12 @@ impl RunRng {
     /// The independent stream called `name`.
     pub fn stream(&self, name: &str) -> Rng {
         let mut sm = self.seed ^ stable_hash(name).rotate_left(17);
-        let s = [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
+        let s = [
+            splitmix64(&mut sm),
+            splitmix64(&mut sm),
+            splitmix64(&mut sm),
+            splitmix64(&mut sm),
+        ];
         Rng { s }
     }
 }
@@ -87,8 +92,18 @@ mod tests {
     #[test]
     fn same_seed_and_name_give_the_same_stream() {
         let r = RunRng::new(7);
-        let a: Vec<u64> = (0..5).map({ let mut s = r.stream("x"); move |_| s.next_u64() }).collect();
-        let b: Vec<u64> = (0..5).map({ let mut s = r.stream("x"); move |_| s.next_u64() }).collect();
+        let a: Vec<u64> = (0..5)
+            .map({
+                let mut s = r.stream("x");
+                move |_| s.next_u64()
+            })
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .map({
+                let mut s = r.stream("x");
+                move |_| s.next_u64()
+            })
+            .collect();
         assert_eq!(a, b);
     }
 
@@ -96,7 +111,10 @@ mod tests {
     fn different_names_and_seeds_give_different_streams() {
         let r = RunRng::new(7);
         assert_ne!(r.stream("x").next_u64(), r.stream("y").next_u64());
-        assert_ne!(RunRng::new(8).stream("x").next_u64(), r.stream("x").next_u64());
+        assert_ne!(
+            RunRng::new(8).stream("x").next_u64(),
+            r.stream("x").next_u64()
+        );
     }
 
     #[test]

@@ -50,7 +50,10 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(256), next_seq: 0 }
+        EventQueue {
+            heap: BinaryHeap::with_capacity(256),
+            next_seq: 0,
+        }
     }
     pub fn push(&mut self, time: SimTime, event: E) {
         let seq = self.next_seq;
@@ -200,6 +203,9 @@ mod tests {
         let (_, g) = t.arm(SimTime(100)).unwrap();
         t.cancel();
         assert_eq!(t.arm(SimTime(120)), None);
-        assert_eq!(t.on_fire(SimTime(100), g), Fire::Reschedule(SimTime(120), g + 1));
+        assert_eq!(
+            t.on_fire(SimTime(100), g),
+            Fire::Reschedule(SimTime(120), g + 1)
+        );
     }
 }

@@ -18,10 +18,10 @@ use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, Rate, SimTime};
 
-#[path = "world_sources.rs"]
-mod sources;
 #[path = "world_onoff.rs"]
 mod onoff;
+#[path = "world_sources.rs"]
+mod sources;
 
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,16 +55,27 @@ enum Event {
     TxDone(u32),
     /// The head of a link's propagation pipe reached the far end.
     Arrive(u32),
-    SenderTimer { flow: u32, timer: SenderTimer, gen: u32 },
+    SenderTimer {
+        flow: u32,
+        timer: SenderTimer,
+        gen: u32,
+    },
     /// A receiver timer (delayed ACK, compressed SACK).
-    RxTimer { flow: u32, timer: RxTimer, gen: u32 },
+    RxTimer {
+        flow: u32,
+        timer: RxTimer,
+        gen: u32,
+    },
     AppStart(u32),
     AppStop(u32),
     LinkChange(u32),
     /// A constant-rate source sends its next packet (source.rs).
     SourceSend(u32),
     /// An on/off flow's application starts (`on`) or stops (`!on`) writing.
-    FlowOnOff { flow: u32, on: bool },
+    FlowOnOff {
+        flow: u32,
+        on: bool,
+    },
 }
 
 struct Flow {
@@ -104,7 +115,11 @@ impl World {
         let rng = RunRng::new(cfg.seed);
         let mut net = dumbbell::build(cfg, &rng);
         if let Some(aqm) = &cfg.aqm {
-            let qdisc = aqm.build(cfg.bottleneck.buffer, Rate(cfg.bottleneck.rate_bps), rng.stream("aqm/bottleneck"));
+            let qdisc = aqm.build(
+                cfg.bottleneck.buffer,
+                Rate(cfg.bottleneck.rate_bps),
+                rng.stream("aqm/bottleneck"),
+            );
             net.links[net.bottleneck].set_qdisc(qdisc);
         }
         let routes = crate::net::topology::build(cfg, &mut net, &rng);
@@ -121,42 +136,78 @@ impl World {
             // `seed` parameter; unless the spec fixes it, each flow gets its own from the
             // run seed (stream "cc/<flow>"), so flows are desynchronised as in the kernel
             // and the run stays a function of (spec, seed).
-            let takes_seed = tcplab_cc::registry::find(&f.cc).is_some_and(|s| s.params.iter().any(|p| p.name == "seed"));
+            let takes_seed = tcplab_cc::registry::find(&f.cc)
+                .is_some_and(|s| s.params.iter().any(|p| p.name == "seed"));
             if takes_seed && !params.contains_key("seed") {
                 let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
                 params.insert("seed".to_string(), tcplab_cc::ParamValue::Num(seed as f64));
             }
-            let cc = tcplab_cc::registry::build(&f.cc, &params)
-                .map_err(|e| ConfigError { field: format!("flows[{i}].cc"), message: e.to_string() })?;
+            let cc = tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
+                field: format!("flows[{i}].cc"),
+                message: e.to_string(),
+            })?;
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
-            let app = App { kind: f.app, start: SimTime(f.start_ns), stop };
+            let app = App {
+                kind: f.app,
+                start: SimTime(f.start_ns),
+                stop,
+            };
             let t = &cfg.tcp;
-            let mut sender = Sender::new(i as u32, cc, t.mss_bytes, t.header_bytes, t.initial_cwnd, app);
+            let mut sender = Sender::new(
+                i as u32,
+                cc,
+                t.mss_bytes,
+                t.header_bytes,
+                t.initial_cwnd,
+                app,
+            );
             sender.rack_enabled = t.rack;
             sender.tlp_enabled = t.tlp;
-            sender.rtt = crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
-            let mut receiver = Receiver::new(i as u32, t.mss_bytes, t.header_bytes, t.delayed_ack, app.total_bytes());
+            sender.rtt =
+                crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
+            let mut receiver = Receiver::new(
+                i as u32,
+                t.mss_bytes,
+                t.header_bytes,
+                t.delayed_ack,
+                app.total_bytes(),
+            );
             // ECN: requested by the spec or by the algorithm (TCP_CONG_NEEDS_ECN); the
             // receiving host runs the same algorithm for its echo when it needs ECN or
             // wants CE events (tcp_ca_wants_ce_events: DCTCP, BBRv2/v3).
             sender.ecn = f.ecn.unwrap_or(t.ecn);
             if sender.ecn || sender.cc.needs_ecn() {
                 let rx_cc = if sender.cc.needs_ecn() || sender.cc.wants_ce_events() {
-                    Some(tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError { field: format!("flows[{i}].cc"), message: e.to_string() })?)
+                    Some(
+                        tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
+                            field: format!("flows[{i}].cc"),
+                            message: e.to_string(),
+                        })?,
+                    )
                 } else {
                     None
                 };
                 receiver.enable_ecn(rx_cc);
             }
             let rtt = match &routes {
-                None => handshake_rtt(&net.links, net.flows[i], net.bottleneck, net.bottleneck_rev, t.header_bytes),
-                Some(r) => crate::net::topology::handshake_rtt(&net.links, r.round_trip(i), t.header_bytes),
+                None => handshake_rtt(
+                    &net.links,
+                    net.flows[i],
+                    net.bottleneck,
+                    net.bottleneck_rev,
+                    t.header_bytes,
+                ),
+                Some(r) => {
+                    crate::net::topology::handshake_rtt(&net.links, r.round_trip(i), t.header_bytes)
+                }
             };
             if t.sack_compression {
                 receiver.enable_sack_compression(rtt);
             }
             if t.receive_buffer == crate::config::ReceiveBuffer::Linux {
-                let truesize = t.rcv_truesize.unwrap_or_else(|| crate::tcp::rcv_space::tun_truesize(t.mss_bytes + t.header_bytes));
+                let truesize = t.rcv_truesize.unwrap_or_else(|| {
+                    crate::tcp::rcv_space::tun_truesize(t.mss_bytes + t.header_bytes)
+                });
                 // The timestamp clock's phase against the flow's start: uniform in
                 // [0, 1 ms), from the run seed (stream "ts/<flow>").
                 let phase = Dur(rng.stream(&format!("ts/{i}")).next_u64() % 1_000_000);
@@ -179,7 +230,8 @@ impl World {
         for (i, e) in cfg.events.iter().enumerate() {
             queue.push(SimTime(e.at_ns), Event::LinkChange(i as u32));
         }
-        let recorder = (cfg.sample_interval_ns > 0).then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
+        let recorder = (cfg.sample_interval_ns > 0)
+            .then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
         Ok(World {
             now: SimTime::ZERO,
             end,
@@ -243,7 +295,9 @@ impl World {
     }
 
     fn take_sample(&mut self, at: SimTime) {
-        let Some(rec) = self.recorder.as_mut() else { return };
+        let Some(rec) = self.recorder.as_mut() else {
+            return;
+        };
         for (i, f) in self.flows.iter().enumerate() {
             let s = &f.sender;
             let tp = &s.tp;
@@ -252,7 +306,11 @@ impl World {
                 inflight_pkts: s.packets_in_flight(),
                 pacing_rate_bps: tp.pacing_rate as f64 * 8.0,
                 srtt_ms: s.rtt.srtt_ns() as f64 / 1e6,
-                rtt_ms: if s.rtt.latest_us >= 0 { s.rtt.latest_us as f64 / 1e3 } else { f64::NAN },
+                rtt_ms: if s.rtt.latest_us >= 0 {
+                    s.rtt.latest_us as f64 / 1e3
+                } else {
+                    f64::NAN
+                },
                 delivery_rate_bps: s.rate.delivery_rate_bps(tp.mss_cache),
                 received_bytes: f.receiver.stats.received_bytes,
                 delivered_bytes: f.receiver.stats.delivered_bytes,
@@ -264,7 +322,12 @@ impl World {
             rec.flow_row(at.ns(), i, sample);
         }
         let bn = &self.links[self.bottleneck];
-        rec.queue_row(at.ns(), bn.backlog_pkts(), bn.backlog_bytes(), bn.counters.dropped);
+        rec.queue_row(
+            at.ns(),
+            bn.backlog_pkts(),
+            bn.backlog_bytes(),
+            bn.counters.dropped,
+        );
         if bn.has_qdisc() {
             let c = &bn.counters;
             rec.queue_aqm(c.marked, c.sojourn_sum_ns, c.sojourn_count);
@@ -304,7 +367,14 @@ impl World {
                 };
                 match t.on_fire(now, gen) {
                     Fire::Stale => {}
-                    Fire::Reschedule(at, g) => self.queue.push(at, Event::SenderTimer { flow, timer, gen: g }),
+                    Fire::Reschedule(at, g) => self.queue.push(
+                        at,
+                        Event::SenderTimer {
+                            flow,
+                            timer,
+                            gen: g,
+                        },
+                    ),
                     Fire::Expired => {
                         let mut io = std::mem::take(&mut self.io);
                         match timer {
@@ -324,7 +394,14 @@ impl World {
                 };
                 match t.on_fire(now, gen) {
                     Fire::Stale => {}
-                    Fire::Reschedule(at, g) => self.queue.push(at, Event::RxTimer { flow, timer, gen: g }),
+                    Fire::Reschedule(at, g) => self.queue.push(
+                        at,
+                        Event::RxTimer {
+                            flow,
+                            timer,
+                            gen: g,
+                        },
+                    ),
                     Fire::Expired => {
                         let ack = match timer {
                             RxTimer::DelAck => r.on_delack_timer(now),
@@ -347,7 +424,9 @@ impl World {
                 self.flows[flow as usize].sender.stop(now, &mut io);
                 self.flush_sender(flow, io);
             }
-            Event::LinkChange(i) => self.links[self.bottleneck].apply_event(&self.link_events[i as usize]),
+            Event::LinkChange(i) => {
+                self.links[self.bottleneck].apply_event(&self.link_events[i as usize])
+            }
             Event::SourceSend(i) => self.source_send(i),
             Event::FlowOnOff { flow, on } => self.flow_onoff(flow, on),
         }
@@ -358,7 +437,10 @@ impl World {
     #[cold] // out of the dumbbell's hot path
     #[inline(never)]
     fn forward_routed(&mut self, pkt: Packet, from: usize) {
-        let routes = self.routes.as_ref().expect("a routed link in a routed world");
+        let routes = self
+            .routes
+            .as_ref()
+            .expect("a routed link in a routed world");
         let hop = routes.next(pkt.flow as usize, pkt.kind == PacketKind::Data, from);
         self.forward(pkt, hop);
     }
@@ -380,7 +462,14 @@ impl World {
                 let out = flow.receiver.on_data(self.now, &pkt);
                 let l = flow.links.receiver_access_rev;
                 if let Some((t, timer, gen)) = out.timer {
-                    self.queue.push(t, Event::RxTimer { flow: pkt.flow, timer, gen });
+                    self.queue.push(
+                        t,
+                        Event::RxTimer {
+                            flow: pkt.flow,
+                            timer,
+                            gen,
+                        },
+                    );
                 }
                 for a in [out.flush, out.ack].into_iter().flatten() {
                     self.offer(l, a);
@@ -469,7 +558,9 @@ impl World {
                 ));
             }
             let tp = &f.sender.tp;
-            if tp.packets_out as u64 != tp.snd_nxt - tp.snd_una || tp.sacked_out + tp.lost_out > tp.packets_out {
+            if tp.packets_out as u64 != tp.snd_nxt - tp.snd_una
+                || tp.sacked_out + tp.lost_out > tp.packets_out
+            {
                 problems.push(format!(
                     "flow {i}: scoreboard packets_out {} sacked {} lost {} for [{}, {})",
                     tp.packets_out, tp.sacked_out, tp.lost_out, tp.snd_una, tp.snd_nxt
@@ -510,11 +601,7 @@ impl World {
         if !problems.is_empty() {
             return Err(SimError::Conservation(problems.join("; ")));
         }
-        let queues = self
-            .links
-            .iter()
-            .map(Link::report)
-            .collect();
+        let queues = self.links.iter().map(Link::report).collect();
         let (series, queue_series) = match self.recorder {
             Some(r) => r.finish(),
             None => Default::default(),
@@ -528,7 +615,12 @@ impl World {
             bottleneck_packets: self.links[self.bottleneck].counters.data_departed,
             events_processed: self.events_processed,
             duration_ns: self.end.ns(),
-            capture_missed: self.links.iter().filter_map(|l| l.extras.as_ref()?.capture.as_ref()).map(|c| c.missed).sum(),
+            capture_missed: self
+                .links
+                .iter()
+                .filter_map(|l| l.extras.as_ref()?.capture.as_ref())
+                .map(|c| c.missed)
+                .sum(),
             captures: crate::net::capture::tables(&self.links),
         })
     }
@@ -540,9 +632,25 @@ impl World {
 /// for the kernel's min(`rcv_rtt_est`, `srtt_us`) in SACK compression: `rcv_rtt_est`
 /// includes queueing, so the handshake RTT is the smaller of the two unless the path
 /// delay drops during the run.
-fn handshake_rtt(links: &[Link], f: FlowLinks, bottleneck: usize, bottleneck_rev: usize, header: u32) -> Dur {
-    let path = [f.sender_access, bottleneck, f.receiver_access, f.receiver_access_rev, bottleneck_rev, f.sender_access_rev];
-    Dur(path.iter().map(|&l| links[l].delay.ns() + links[l].rate.tx_time(header as u64).ns()).sum())
+fn handshake_rtt(
+    links: &[Link],
+    f: FlowLinks,
+    bottleneck: usize,
+    bottleneck_rev: usize,
+    header: u32,
+) -> Dur {
+    let path = [
+        f.sender_access,
+        bottleneck,
+        f.receiver_access,
+        f.receiver_access_rev,
+        bottleneck_rev,
+        f.sender_access_rev,
+    ];
+    Dur(path
+        .iter()
+        .map(|&l| links[l].delay.ns() + links[l].rate.tx_time(header as u64).ns())
+        .sum())
 }
 
 #[cfg(test)]
@@ -561,7 +669,10 @@ mod tests {
         let w = World::new(&WorldConfig::from_json(text).unwrap()).unwrap();
         assert_eq!(w.flows[0].receiver.comp.rtt_us(), 40_084);
         // tcp.sack_compression = false leaves compression off (rtt unused, 0).
-        let off = text.replace(r#""duration_ns": 1000000,"#, r#""duration_ns": 1000000, "tcp": {"sack_compression": false},"#);
+        let off = text.replace(
+            r#""duration_ns": 1000000,"#,
+            r#""duration_ns": 1000000, "tcp": {"sack_compression": false},"#,
+        );
         let w = World::new(&WorldConfig::from_json(&off).unwrap()).unwrap();
         assert_eq!(w.flows[0].receiver.comp.rtt_us(), 0);
     }

@@ -16,7 +16,8 @@ fn every_algorithm_survives_loss_and_conserves_packets() {
             cfg.tcp.rack = rack;
             cfg.tcp.delayed_ack = delack;
             cfg.flows[2].start_ns = 2 * S;
-            let out = World::run_config(&cfg).unwrap_or_else(|e| panic!("{} rack={rack}: {e}", spec.name));
+            let out = World::run_config(&cfg)
+                .unwrap_or_else(|e| panic!("{} rack={rack}: {e}", spec.name));
             let goodput: u64 = out.flows.iter().map(|f| f.delivered_bytes).sum();
             let rtos: u64 = out.flows.iter().map(|f| f.rto_count).sum();
             eprintln!(

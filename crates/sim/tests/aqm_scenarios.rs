@@ -17,22 +17,33 @@ use tcplab_sim::{World, WorldConfig};
 const WIRE_PER_PAYLOAD: f64 = 1500.0 / 1448.0;
 
 fn q_u64<'a>(out: &'a RunOutput, name: &str) -> &'a [u64] {
-    out.queue_series.get(name).and_then(Column::as_u64).unwrap_or_else(|| panic!("no queue column {name}"))
+    out.queue_series
+        .get(name)
+        .and_then(Column::as_u64)
+        .unwrap_or_else(|| panic!("no queue column {name}"))
 }
 fn q_f64<'a>(out: &'a RunOutput, name: &str) -> &'a [f64] {
-    out.queue_series.get(name).and_then(Column::as_f64).unwrap_or_else(|| panic!("no queue column {name}"))
+    out.queue_series
+        .get(name)
+        .and_then(Column::as_f64)
+        .unwrap_or_else(|| panic!("no queue column {name}"))
 }
 
 /// Mean of a queue column over samples with from_ns < time <= to_ns, NaNs skipped.
 fn q_mean(out: &RunOutput, vals: &[f64], from_ns: u64, to_ns: u64) -> f64 {
     let t = q_u64(out, "time_ns");
-    let sel: Vec<f64> = (0..t.len()).filter(|&i| t[i] > from_ns && t[i] <= to_ns && !vals[i].is_nan()).map(|i| vals[i]).collect();
+    let sel: Vec<f64> = (0..t.len())
+        .filter(|&i| t[i] > from_ns && t[i] <= to_ns && !vals[i].is_nan())
+        .map(|i| vals[i])
+        .collect();
     sel.iter().sum::<f64>() / sel.len() as f64
 }
 
 /// Sum over flows of the mean throughput (bit/s of payload) over (from, to].
 fn total_throughput(out: &RunOutput, n: usize, from_ns: u64, to_ns: u64) -> f64 {
-    (0..n).map(|f| flow_mean(out, "throughput_bps", f as u64, from_ns, to_ns)).sum()
+    (0..n)
+        .map(|f| flow_mean(out, "throughput_bps", f as u64, from_ns, to_ns))
+        .sum()
 }
 
 /// Access links 10x the bottleneck, so the only queue forms at the bottleneck.
@@ -54,9 +65,15 @@ fn dctcp_with_step_marking_keeps_the_queue_near_k_at_full_utilisation() {
     let mut cfg = dumbbell("dctcp", 2, 1_000_000_000, 250_000, 20.0, 3 * S);
     fast_access(&mut cfg);
     cfg.sample_interval_ns = MS;
-    cfg.aqm = Some(AqmConfig::Step { k_pkts: k, ecn: true });
+    cfg.aqm = Some(AqmConfig::Step {
+        k_pkts: k,
+        ecn: true,
+    });
     let out = World::run_config(&cfg).expect("run");
-    let backlog: Vec<f64> = q_u64(&out, "backlog_pkts").iter().map(|&x| x as f64).collect();
+    let backlog: Vec<f64> = q_u64(&out, "backlog_pkts")
+        .iter()
+        .map(|&x| x as f64)
+        .collect();
     let mean_q = q_mean(&out, &backlog, S, 3 * S);
     let max_q = backlog.iter().skip(1000).cloned().fold(0.0, f64::max);
     let util = total_throughput(&out, 2, S, 3 * S) * WIRE_PER_PAYLOAD / 1e9;
@@ -69,7 +86,10 @@ fn dctcp_with_step_marking_keeps_the_queue_near_k_at_full_utilisation() {
         out.flows.iter().map(|f| f.ecn_reductions).collect::<Vec<_>>()
     );
     // Near K: within K/2 of it (the model's band 15.6..22 lies inside [10, 30]).
-    assert!((k as f64 / 2.0..=1.5 * k as f64).contains(&mean_q), "mean backlog {mean_q}");
+    assert!(
+        (k as f64 / 2.0..=1.5 * k as f64).contains(&mean_q),
+        "mean backlog {mean_q}"
+    );
     // Full utilisation: >= 95 % of the line rate after the first second.
     assert!(util >= 0.95, "utilisation {util}");
     // ECN does the work: marks, no loss (the buffer is 20 BDP ~ 416 packets).
@@ -85,13 +105,20 @@ fn codel_holds_a_cubic_flows_standing_queue_near_its_target() {
     let mut cfg = dumbbell("cubic", 1, 20_000_000, 50 * MS, 1.0, 40 * S);
     fast_access(&mut cfg);
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
-    cfg.aqm = Some(AqmConfig::Codel(CodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, ecn: false }));
+    cfg.aqm = Some(AqmConfig::Codel(CodelConfig {
+        target_ns: 5 * MS,
+        interval_ns: 100 * MS,
+        ecn: false,
+    }));
     let out = World::run_config(&cfg).expect("run");
     let sojourn = q_mean(&out, q_f64(&out, "sojourn_ms"), 5 * S, 40 * S);
     let mut soj: Vec<f64> = {
         let t = q_u64(&out, "time_ns");
         let v = q_f64(&out, "sojourn_ms");
-        (0..t.len()).filter(|&i| t[i] > 5 * S && !v[i].is_nan()).map(|i| v[i]).collect()
+        (0..t.len())
+            .filter(|&i| t[i] > 5 * S && !v[i].is_nan())
+            .map(|i| v[i])
+            .collect()
     };
     soj.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let pct = |p: f64| soj[((soj.len() - 1) as f64 * p) as usize];
@@ -101,7 +128,10 @@ fn codel_holds_a_cubic_flows_standing_queue_near_its_target() {
     let mut dt = cfg.clone();
     dt.aqm = None;
     let out_dt = World::run_config(&dt).expect("run");
-    let backlog_dt: Vec<f64> = q_u64(&out_dt, "backlog_bytes").iter().map(|&b| b as f64 * 8.0 / 20e6 * 1e3).collect();
+    let backlog_dt: Vec<f64> = q_u64(&out_dt, "backlog_bytes")
+        .iter()
+        .map(|&b| b as f64 * 8.0 / 20e6 * 1e3)
+        .collect();
     let delay_dt = q_mean(&out_dt, &backlog_dt, 5 * S, 40 * S);
     eprintln!(
         "codel + cubic: mean sojourn {sojourn:.2} ms (target 5), utilisation {util:.4}, drops {}; drop-tail 1000 pkts: mean queueing delay {delay_dt:.1} ms",
@@ -112,7 +142,11 @@ fn codel_holds_a_cubic_flows_standing_queue_near_its_target() {
     // single flow's queue drains, so the mean sits below target and the level CoDel
     // holds shows in the upper percentiles: p95 of the 100 ms means within 50 % of 5 ms,
     // and never above 2 x target (drop-tail: ~500 ms).
-    assert!((2.5..=7.5).contains(&pct(0.95)), "p95 sojourn {} ms", pct(0.95));
+    assert!(
+        (2.5..=7.5).contains(&pct(0.95)),
+        "p95 sojourn {} ms",
+        pct(0.95)
+    );
     assert!(pct(1.0) <= 10.0, "max sojourn {} ms", pct(1.0));
     assert!(sojourn <= 5.0, "mean sojourn {sojourn} ms");
     // High utilisation: >= 90 %.
@@ -138,7 +172,11 @@ fn fq_codel_gives_flows_of_different_rtts_near_equal_shares() {
         flows: 1024,
         ecn: false,
     }));
-    let shares = |out: &RunOutput| -> Vec<f64> { (0..2).map(|f| flow_mean(out, "throughput_bps", f, 10 * S, 40 * S)).collect() };
+    let shares = |out: &RunOutput| -> Vec<f64> {
+        (0..2)
+            .map(|f| flow_mean(out, "throughput_bps", f, 10 * S, 40 * S))
+            .collect()
+    };
     let out = World::run_config(&cfg).expect("run");
     let s = shares(&out);
     let j = jain(&s);
@@ -170,7 +208,11 @@ fn cubic_with_ecn_over_codel_with_ecn_is_controlled_by_marks_not_losses() {
     fast_access(&mut cfg);
     cfg.tcp.ecn = true;
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
-    cfg.aqm = Some(AqmConfig::Codel(CodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, ecn: true }));
+    cfg.aqm = Some(AqmConfig::Codel(CodelConfig {
+        target_ns: 5 * MS,
+        interval_ns: 100 * MS,
+        ecn: true,
+    }));
     let out = World::run_config(&cfg).expect("run");
     let f = &out.flows[0];
     let util = total_throughput(&out, 1, 5 * S, 40 * S) * WIRE_PER_PAYLOAD / 20e6;
@@ -194,7 +236,13 @@ fn pie_holds_a_cubic_flows_queueing_delay_near_its_target() {
     let mut cfg = dumbbell("cubic", 2, 20_000_000, 50 * MS, 1.0, 60 * S);
     fast_access(&mut cfg);
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
-    cfg.aqm = Some(AqmConfig::Pie(PieConfig { target_ns: 15 * MS, tupdate_ns: 15 * MS, alpha: 2, beta: 20, ecn: false }));
+    cfg.aqm = Some(AqmConfig::Pie(PieConfig {
+        target_ns: 15 * MS,
+        tupdate_ns: 15 * MS,
+        alpha: 2,
+        beta: 20,
+        ecn: false,
+    }));
     let out = World::run_config(&cfg).expect("run");
     let sojourn = q_mean(&out, q_f64(&out, "sojourn_ms"), 10 * S, 60 * S);
     let util = total_throughput(&out, 2, 10 * S, 60 * S) * WIRE_PER_PAYLOAD / 20e6;
@@ -230,7 +278,10 @@ fn red_controls_the_queue_around_its_lower_threshold() {
         harddrop: false,
     }));
     let mean_backlog = |out: &RunOutput| {
-        let backlog: Vec<f64> = q_u64(out, "backlog_bytes").iter().map(|&b| b as f64).collect();
+        let backlog: Vec<f64> = q_u64(out, "backlog_bytes")
+            .iter()
+            .map(|&b| b as f64)
+            .collect();
         q_mean(out, &backlog, 10 * S, 60 * S)
     };
     let out = World::run_config(&cfg).expect("run");
@@ -240,7 +291,10 @@ fn red_controls_the_queue_around_its_lower_threshold() {
     let mean_dt = mean_backlog(&World::run_config(&dt).expect("run"));
     eprintln!("red + 4 cubic: mean backlog {mean_b:.0} bytes (min 30000, max 90000), utilisation {util:.4}; drop-tail 300 kB: {mean_dt:.0} bytes");
     // Around min_th: within [min/2, (min + max)/2], far below drop-tail's level.
-    assert!((15_000.0..=60_000.0).contains(&mean_b), "mean backlog {mean_b}");
+    assert!(
+        (15_000.0..=60_000.0).contains(&mean_b),
+        "mean backlog {mean_b}"
+    );
     assert!(mean_dt > 150_000.0, "drop-tail mean backlog {mean_dt}");
     assert!(util >= 0.90, "utilisation {util}");
 }

@@ -22,7 +22,10 @@ fn zero_rate_is_rejected_with_its_path() {
     let mut cfg = base();
     cfg.flows[1].sender_access.rate_bps = 0;
     let (f, m) = field_of(&cfg);
-    assert_eq!((f.as_str(), m.as_str()), ("flows[1].sender_access.rate_bps", "must be > 0"));
+    assert_eq!(
+        (f.as_str(), m.as_str()),
+        ("flows[1].sender_access.rate_bps", "must be > 0")
+    );
 }
 
 #[test]
@@ -42,13 +45,18 @@ fn unknown_algorithm_is_rejected_listing_the_known_ones() {
     cfg.flows[0].cc = "bbbr".into();
     let (f, m) = field_of(&cfg);
     assert_eq!(f, "flows[0].cc");
-    assert!(m.contains("unknown algorithm 'bbbr'") && m.contains("reno"), "{m}");
+    assert!(
+        m.contains("unknown algorithm 'bbbr'") && m.contains("reno"),
+        "{m}"
+    );
 }
 
 #[test]
 fn bad_algorithm_parameter_names_the_parameter() {
     let mut cfg = base();
-    cfg.flows[0].params.insert("no_such_knob".into(), serde_json::json!(1));
+    cfg.flows[0]
+        .params
+        .insert("no_such_knob".into(), serde_json::json!(1));
     assert_eq!(field_of(&cfg).0, "flows[0].params.no_such_knob");
 }
 
@@ -121,7 +129,13 @@ fn a_truesize_not_above_the_mss_is_rejected() {
     let mut cfg = base();
     cfg.tcp.rcv_truesize = Some(1448);
     let (f, m) = field_of(&cfg);
-    assert_eq!((f.as_str(), m.as_str()), ("tcp.rcv_truesize", "must be > mss (1448) and <= 256 x mss bytes"));
+    assert_eq!(
+        (f.as_str(), m.as_str()),
+        (
+            "tcp.rcv_truesize",
+            "must be > mss (1448) and <= 256 x mss bytes"
+        )
+    );
     cfg.tcp.rcv_truesize = Some(2304);
     assert!(World::new(&cfg).is_ok());
 }

@@ -28,15 +28,25 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// Bottleneck backlog (bytes) at sample times in (from, to], with the flow-0 mode.
 fn backlog(out: &RunOutput, from: u64, to: u64) -> Vec<(u64, f64)> {
     let qt = out.queue_series.get("time_ns").unwrap().as_u64().unwrap();
-    let qb = out.queue_series.get("backlog_bytes").unwrap().as_u64().unwrap();
-    (0..qt.len()).filter(|&i| qt[i] > from && qt[i] <= to).map(|i| (qt[i], qb[i] as f64)).collect()
+    let qb = out
+        .queue_series
+        .get("backlog_bytes")
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    (0..qt.len())
+        .filter(|&i| qt[i] > from && qt[i] <= to)
+        .map(|i| (qt[i], qb[i] as f64))
+        .collect()
 }
 
 /// Row indices of `flow` with from < time <= to.
 fn rows(out: &RunOutput, flow: u64, from: u64, to: u64) -> Vec<usize> {
     let t = u64_col(out, "time_ns");
     let f = u64_col(out, "flow");
-    (0..t.len()).filter(|&i| f[i] == flow && t[i] > from && t[i] <= to).collect()
+    (0..t.len())
+        .filter(|&i| f[i] == flow && t[i] > from && t[i] <= to)
+        .collect()
 }
 
 #[test]
@@ -57,22 +67,37 @@ fn bbr_single_flow_fills_the_link_with_a_small_queue_and_probes_rtt_every_ten_se
     // ms, as the kernel does; those rows are excluded.)
     let mode = str_col(&out, "cc_mode");
     let min_rtt = f64_col(&out, "cc_min_rtt_ms");
-    let pbw = rows(&out, 0, 2 * S, 60 * S).into_iter().filter(|&i| mode[i] == "PROBE_BW");
+    let pbw = rows(&out, 0, 2 * S, 60 * S)
+        .into_iter()
+        .filter(|&i| mode[i] == "PROBE_BW");
     let worst = pbw.map(|i| (min_rtt[i] - 41.27).abs()).fold(0.0, f64::max);
     // PROBE_RTT entries: 10 s after the last sample at min_rtt, so every 10.2-10.6 s
     // (200 ms + a round in PROBE_RTT, then the queue-free samples right after it).
     let t = u64_col(&out, "time_ns");
-    let entries: Vec<f64> =
-        (1..mode.len()).filter(|&i| mode[i] == "PROBE_RTT" && mode[i - 1] != "PROBE_RTT").map(|i| t[i] as f64 / 1e9).collect();
+    let entries: Vec<f64> = (1..mode.len())
+        .filter(|&i| mode[i] == "PROBE_RTT" && mode[i - 1] != "PROBE_RTT")
+        .map(|i| t[i] as f64 / 1e9)
+        .collect();
     // Queue in PROBE_BW, median over 2-60 s, in BDPs (measured 0.21: the quantization
     // budget of 6 packets plus the 1.25 probes).
-    let bbr_q = median(backlog(&out, 2 * S, 60 * S).into_iter().filter(|(qt, _)| {
-        let i = t.iter().position(|x| x == qt).unwrap();
-        mode[i] == "PROBE_BW"
-    }).map(|(_, b)| b / 50_000.0).collect());
+    let bbr_q = median(
+        backlog(&out, 2 * S, 60 * S)
+            .into_iter()
+            .filter(|(qt, _)| {
+                let i = t.iter().position(|x| x == qt).unwrap();
+                mode[i] == "PROBE_BW"
+            })
+            .map(|(_, b)| b / 50_000.0)
+            .collect(),
+    );
     // CUBIC, same scenario: measured median backlog 4.14 BDP.
     let cubic = World::run_config(&dumbbell("cubic", 1, 10_000_000, 40 * MS, 5.0, 60 * S)).unwrap();
-    let cubic_q = median(backlog(&cubic, 2 * S, 60 * S).into_iter().map(|(_, b)| b / 50_000.0).collect());
+    let cubic_q = median(
+        backlog(&cubic, 2 * S, 60 * S)
+            .into_iter()
+            .map(|(_, b)| b / 50_000.0)
+            .collect(),
+    );
     eprintln!(
         "bbr single: util {util:.4}, worst |min_rtt - 41.27| {worst:.3} ms, PROBE_RTT at {entries:?} s, \
          median backlog {bbr_q:.3} BDP (cubic {cubic_q:.3}), dropped {} retransmitted {}",
@@ -82,7 +107,12 @@ fn bbr_single_flow_fills_the_link_with_a_small_queue_and_probes_rtt_every_ten_se
     assert!(worst <= 1.0, "min_rtt off the path minimum by {worst} ms");
     assert_eq!(entries.len(), 5, "{entries:?}");
     assert!((9.5..11.0).contains(&entries[0]), "{entries:?}");
-    assert!(entries.windows(2).all(|w| (10.0..11.0).contains(&(w[1] - w[0]))), "{entries:?}");
+    assert!(
+        entries
+            .windows(2)
+            .all(|w| (10.0..11.0).contains(&(w[1] - w[0]))),
+        "{entries:?}"
+    );
     assert_eq!((f.dropped_packets, f.retransmitted_packets), (0, 0));
     assert!(bbr_q < 0.5, "BBR median backlog {bbr_q} BDP");
     assert!(cubic_q > 2.0, "CUBIC median backlog {cubic_q} BDP");
@@ -92,7 +122,12 @@ fn bbr_single_flow_fills_the_link_with_a_small_queue_and_probes_rtt_every_ten_se
 fn bbr_follows_the_bottleneck_doubling_and_halving() {
     // BBR' report Sections 4.3-4.4, TUM Figure 4: 10 -> 20 Mbit/s at 20 s, back at 40 s.
     let mut cfg = dumbbell("bbr", 1, 10_000_000, 40 * MS, 5.0, 60 * S);
-    let change = |at, rate| LinkEvent { at_ns: at, rate_bps: Some(rate), delay_ns: None, loss: None };
+    let change = |at, rate| LinkEvent {
+        at_ns: at,
+        rate_bps: Some(rate),
+        delay_ns: None,
+        loss: None,
+    };
     cfg.events = vec![change(20 * S, 20_000_000), change(40 * S, 10_000_000)];
     let out = World::run_config(&cfg).unwrap();
     let infl_before = flow_mean(&out, "inflight_pkts", 0, 15 * S, 20 * S);
@@ -100,10 +135,21 @@ fn bbr_follows_the_bottleneck_doubling_and_halving() {
     let bw = f64_col(&out, "cc_btlbw_bps");
     let t = u64_col(&out, "time_ns");
     // Last sample still holding the 20 Mbit/s estimate after the decrease.
-    let held_until =
-        rows(&out, 0, 40 * S, 60 * S).into_iter().filter(|&i| bw[i] > 15e6).map(|i| t[i] as f64 / 1e9).fold(40.0, f64::max);
-    let late_q = median(backlog(&out, 47 * S, 60 * S).into_iter().map(|(_, b)| b / 50_000.0).collect());
-    let peak_q = backlog(&out, 40 * S, 41 * S).into_iter().map(|(_, b)| b / 50_000.0).fold(0.0, f64::max);
+    let held_until = rows(&out, 0, 40 * S, 60 * S)
+        .into_iter()
+        .filter(|&i| bw[i] > 15e6)
+        .map(|i| t[i] as f64 / 1e9)
+        .fold(40.0, f64::max);
+    let late_q = median(
+        backlog(&out, 47 * S, 60 * S)
+            .into_iter()
+            .map(|(_, b)| b / 50_000.0)
+            .collect(),
+    );
+    let peak_q = backlog(&out, 40 * S, 41 * S)
+        .into_iter()
+        .map(|(_, b)| b / 50_000.0)
+        .fold(0.0, f64::max);
     eprintln!(
         "bbr doubling: inflight {infl_before:.1} -> {infl_after:.1} pkts; 20 Mbit/s estimate held until {held_until:.1} s; \
          backlog peak {peak_q:.2} BDP after the decrease, median {late_q:.3} BDP over 47-60 s"
@@ -115,7 +161,10 @@ fn bbr_follows_the_bottleneck_doubling_and_halving() {
     // After the decrease the max filter keeps the old rate for 10 rounds of the
     // inflated RTT: ~112 queued packets make it 41 + 134 = 175 ms, 10 rounds = 1.75 s
     // (measured: held until 40.9 s; a PROBE_RTT at 40.3-40.7 s shortened the rounds).
-    assert!(held_until > 40.05 && held_until <= 41.8, "held until {held_until}");
+    assert!(
+        held_until > 40.05 && held_until <= 41.8,
+        "held until {held_until}"
+    );
     // The queue built by the stale estimate (measured peak 3.45 BDP) drains afterwards
     // (measured median 0.21 BDP over 47-60 s).
     assert!(peak_q > 1.0 && late_q < 0.5, "peak {peak_q}, late {late_q}");
@@ -126,11 +175,20 @@ fn bbr_rate_dips_after_the_rtt_triples_until_the_old_min_rtt_expires() {
     // TUM Figure 4: the RTT triples at 56 s (data-direction bottleneck delay 10 -> 90 ms,
     // so 40 -> 120 ms; path minimum 41.27 -> 121.27 ms).
     let mut cfg = dumbbell("bbr", 1, 10_000_000, 40 * MS, 5.0, 80 * S);
-    cfg.events = vec![LinkEvent { at_ns: 56 * S, rate_bps: None, delay_ns: Some(90 * MS), loss: None }];
+    cfg.events = vec![LinkEvent {
+        at_ns: 56 * S,
+        rate_bps: None,
+        delay_ns: Some(90 * MS),
+        loss: None,
+    }];
     let out = World::run_config(&cfg).unwrap();
     let t = u64_col(&out, "time_ns");
     let min_rtt = f64_col(&out, "cc_min_rtt_ms");
-    let expiry = rows(&out, 0, 56 * S, 80 * S).into_iter().find(|&i| min_rtt[i] > 100.0).map(|i| t[i]).unwrap();
+    let expiry = rows(&out, 0, 56 * S, 80 * S)
+        .into_iter()
+        .find(|&i| min_rtt[i] > 100.0)
+        .map(|i| t[i])
+        .unwrap();
     let before = flow_mean(&out, "throughput_bps", 0, 45 * S, 55 * S);
     let dip = flow_mean(&out, "throughput_bps", 0, 57 * S, expiry - 200 * MS);
     let after = flow_mean(&out, "throughput_bps", 0, expiry + 2 * S, 80 * S);
@@ -153,7 +211,9 @@ fn bbr_rate_dips_after_the_rtt_triples_until_the_old_min_rtt_expires() {
 #[test]
 fn two_bbr_flows_started_together_share_fairly() {
     let out = World::run_config(&dumbbell("bbr", 2, 10_000_000, 40 * MS, 5.0, 60 * S)).unwrap();
-    let x: Vec<f64> = (0..2).map(|f| flow_mean(&out, "throughput_bps", f, 10 * S, 60 * S)).collect();
+    let x: Vec<f64> = (0..2)
+        .map(|f| flow_mean(&out, "throughput_bps", f, 10 * S, 60 * S))
+        .collect();
     let j = jain(&x);
     eprintln!("two bbr: {x:?} bit/s, Jain {j:.4}");
     assert!(j >= 0.9, "Jain {j} (measured 0.9999)");
@@ -163,7 +223,8 @@ fn two_bbr_flows_started_together_share_fairly() {
 fn five_flow_inflight(extra_acked: bool) -> f64 {
     let mut cfg = dumbbell("bbr", 5, 10_000_000, 100 * MS, 5.0, 60 * S);
     for f in &mut cfg.flows {
-        f.params.insert("extra_acked".into(), serde_json::Value::Bool(extra_acked));
+        f.params
+            .insert("extra_acked".into(), serde_json::Value::Bool(extra_acked));
     }
     let out = World::run_config(&cfg).unwrap();
     let t = u64_col(&out, "time_ns");
@@ -201,13 +262,21 @@ fn bbr_takes_most_of_a_shallow_buffer_from_cubic_and_retransmits_far_more() {
     let mut cfg = dumbbell("bbr", 2, 50_000_000, 10 * MS, 0.5, 60 * S);
     cfg.flows[1].cc = "cubic".into();
     let out = World::run_config(&cfg).unwrap();
-    let x: Vec<f64> = (0..2).map(|f| flow_mean(&out, "throughput_bps", f, 10 * S, 60 * S)).collect();
+    let x: Vec<f64> = (0..2)
+        .map(|f| flow_mean(&out, "throughput_bps", f, 10 * S, 60 * S))
+        .collect();
     let share = x[0] / (x[0] + x[1]);
-    let (rb, rc) = (out.flows[0].retransmitted_packets, out.flows[1].retransmitted_packets);
+    let (rb, rc) = (
+        out.flows[0].retransmitted_packets,
+        out.flows[1].retransmitted_packets,
+    );
     eprintln!("bbr vs cubic 0.5 BDP: throughput {x:?} bit/s (BBR share {share:.3}, Jain {:.3}); retransmissions bbr {rb} cubic {rc}", jain(&x));
     // Measured (with tail loss probes, Linux's default): BBR 45.6 Mbit/s, CUBIC 1.8 Mbit/s
     // (share 0.961, Jain 0.54); 3726 BBR retransmissions in 60 s (the paper's rate would
     // give ~6800) vs 1572 for CUBIC. Without TLP: 46.0 / 1.5, 3544 vs 1138.
     assert!(share >= 0.8, "BBR share {share}");
-    assert!(rb >= 2 * rc && rb >= 1000, "retransmissions bbr {rb} cubic {rc}");
+    assert!(
+        rb >= 2 * rc && rb >= 1000,
+        "retransmissions bbr {rb} cubic {rc}"
+    );
 }

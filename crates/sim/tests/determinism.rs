@@ -66,24 +66,47 @@ fn conservation_holds_with_random_loss_rate_changes_and_a_finite_flow() {
     cfg.flows[1].start_ns = 3 * S;
     cfg.flows[0].stop_ns = Some(15 * S);
     cfg.events = vec![
-        LinkEvent { at_ns: 5 * S, rate_bps: Some(20_000_000), delay_ns: None, loss: None },
-        LinkEvent { at_ns: 10 * S, rate_bps: Some(5_000_000), delay_ns: Some(60 * MS), loss: Some(0.0) },
+        LinkEvent {
+            at_ns: 5 * S,
+            rate_bps: Some(20_000_000),
+            delay_ns: None,
+            loss: None,
+        },
+        LinkEvent {
+            at_ns: 10 * S,
+            rate_bps: Some(5_000_000),
+            delay_ns: Some(60 * MS),
+            loss: Some(0.0),
+        },
     ];
     let out = World::run_config(&cfg).expect("conservation must hold");
     for f in &out.flows {
-        assert_eq!(f.sent_packets, f.received_packets + f.dropped_packets + f.in_flight_packets_at_end);
+        assert_eq!(
+            f.sent_packets,
+            f.received_packets + f.dropped_packets + f.in_flight_packets_at_end
+        );
     }
     // The finite flow delivered exactly its 1_000_000 bytes.
     assert_eq!(out.flows[1].delivered_bytes, 1_000_000);
     for q in &out.queues {
-        assert_eq!(q.enqueued, q.departed + q.dropped + q.backlog_pkts, "{}", q.name);
+        assert_eq!(
+            q.enqueued,
+            q.departed + q.dropped + q.backlog_pkts,
+            "{}",
+            q.name
+        );
     }
 }
 
 #[test]
 fn doubling_the_bottleneck_rate_mid_run_doubles_goodput() {
     let mut cfg = dumbbell("cubic", 1, 10_000_000, 40 * MS, 2.0, 40 * S);
-    cfg.events = vec![LinkEvent { at_ns: 20 * S, rate_bps: Some(20_000_000), delay_ns: None, loss: None }];
+    cfg.events = vec![LinkEvent {
+        at_ns: 20 * S,
+        rate_bps: Some(20_000_000),
+        delay_ns: None,
+        loss: None,
+    }];
     let out = World::run_config(&cfg).unwrap();
     let before = flow_mean(&out, "goodput_bps", 0, 5 * S, 20 * S);
     let after = flow_mean(&out, "goodput_bps", 0, 25 * S, 40 * S);

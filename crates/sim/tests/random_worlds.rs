@@ -6,7 +6,9 @@
 //! identity holding (`World::finish` checks them and returns an error otherwise).
 
 use proptest::prelude::*;
-use tcplab_sim::config::{AppConfig, FlowConfig, LinkConfig, LinkEvent, QueueLimit, TcpConfig, WorldConfig};
+use tcplab_sim::config::{
+    AppConfig, FlowConfig, LinkConfig, LinkEvent, QueueLimit, TcpConfig, WorldConfig,
+};
 use tcplab_sim::net::aqm::codel::CodelConfig;
 use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
 use tcplab_sim::net::aqm::pie::PieConfig;
@@ -33,7 +35,12 @@ fn link() -> impl Strategy<Value = LinkConfig> {
         ],
         prop_oneof![Just(0.0), 0.0f64..0.1],
     )
-        .prop_map(|(rate_bps, delay_ns, buffer, loss)| LinkConfig { rate_bps, delay_ns, buffer, loss })
+        .prop_map(|(rate_bps, delay_ns, buffer, loss)| LinkConfig {
+            rate_bps,
+            delay_ns,
+            buffer,
+            loss,
+        })
 }
 
 fn aqm() -> impl Strategy<Value = Option<AqmConfig>> {
@@ -71,20 +78,25 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
         link(),
         0..duration_ns / 2,
         proptest::option::of(duration_ns / 2..duration_ns * 2),
-        prop_oneof![Just(AppConfig::Bulk), (1u64..2_000_000).prop_map(|bytes| AppConfig::Finite { bytes })],
+        prop_oneof![
+            Just(AppConfig::Bulk),
+            (1u64..2_000_000).prop_map(|bytes| AppConfig::Finite { bytes })
+        ],
         proptest::option::of(any::<bool>()),
     )
-        .prop_map(|(cc, sender_access, receiver_access, start_ns, stop_ns, app, ecn)| FlowConfig {
-            cc: cc.to_string(),
-            params: Default::default(),
-            sender_access,
-            receiver_access,
-            start_ns,
-            stop_ns,
-            app,
-            ecn,
-            onoff: None,
-        })
+        .prop_map(
+            |(cc, sender_access, receiver_access, start_ns, stop_ns, app, ecn)| FlowConfig {
+                cc: cc.to_string(),
+                params: Default::default(),
+                sender_access,
+                receiver_access,
+                start_ns,
+                stop_ns,
+                app,
+                ecn,
+                onoff: None,
+            },
+        )
 }
 
 fn world() -> impl Strategy<Value = WorldConfig> {
@@ -95,7 +107,11 @@ fn world() -> impl Strategy<Value = WorldConfig> {
         proptest::option::of(link()),
         proptest::collection::vec(flow(duration_ns), 1..5),
         proptest::collection::vec(
-            (0..duration_ns, proptest::option::of(100_000u64..100_000_000), proptest::option::of(0..100 * MS)),
+            (
+                0..duration_ns,
+                proptest::option::of(100_000u64..100_000_000),
+                proptest::option::of(0..100 * MS),
+            ),
             0..3,
         ),
         any::<bool>(),
@@ -103,25 +119,47 @@ fn world() -> impl Strategy<Value = WorldConfig> {
         aqm(),
         any::<bool>(),
     )
-        .prop_map(move |(seed, bottleneck, bottleneck_reverse, flows, evs, rack, delayed_ack, aqm, ecn)| WorldConfig {
-            duration_ns,
-            seed,
-            sample_interval_ns: 50 * MS,
-            tcp: TcpConfig { rack, delayed_ack, ecn, ..TcpConfig::default() },
-            bottleneck,
-            bottleneck_reverse,
-            flows,
-            aqm,
-            events: evs
-                .into_iter()
-                .map(|(at_ns, rate_bps, delay_ns)| LinkEvent { at_ns, rate_bps, delay_ns, loss: Some(0.01) })
-                .collect(),
-            shaping: Default::default(),
-            capture: vec![],
-            links: vec![],
-            paths: vec![],
-            sources: vec![],
-        })
+        .prop_map(
+            move |(
+                seed,
+                bottleneck,
+                bottleneck_reverse,
+                flows,
+                evs,
+                rack,
+                delayed_ack,
+                aqm,
+                ecn,
+            )| WorldConfig {
+                duration_ns,
+                seed,
+                sample_interval_ns: 50 * MS,
+                tcp: TcpConfig {
+                    rack,
+                    delayed_ack,
+                    ecn,
+                    ..TcpConfig::default()
+                },
+                bottleneck,
+                bottleneck_reverse,
+                flows,
+                aqm,
+                events: evs
+                    .into_iter()
+                    .map(|(at_ns, rate_bps, delay_ns)| LinkEvent {
+                        at_ns,
+                        rate_bps,
+                        delay_ns,
+                        loss: Some(0.01),
+                    })
+                    .collect(),
+                shaping: Default::default(),
+                capture: vec![],
+                links: vec![],
+                paths: vec![],
+                sources: vec![],
+            },
+        )
 }
 
 proptest! {

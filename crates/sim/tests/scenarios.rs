@@ -24,8 +24,16 @@ fn check_fills_link_and_buffer(cc: &str) {
     let util = thr * WIRE_PER_PAYLOAD / 10e6;
     // Mean backlog over 10-60 s relative to the 250_000-byte buffer.
     let qt = out.queue_series.get("time_ns").unwrap().as_u64().unwrap();
-    let qb = out.queue_series.get("backlog_bytes").unwrap().as_u64().unwrap();
-    let sel: Vec<f64> = (0..qt.len()).filter(|&i| qt[i] > 10 * S).map(|i| qb[i] as f64).collect();
+    let qb = out
+        .queue_series
+        .get("backlog_bytes")
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    let sel: Vec<f64> = (0..qt.len())
+        .filter(|&i| qt[i] > 10 * S)
+        .map(|i| qb[i] as f64)
+        .collect();
     let buffer = match cfg.bottleneck.buffer {
         Some(QueueLimit::Bytes(b)) => b as f64,
         _ => unreachable!(),
@@ -44,8 +52,14 @@ fn check_fills_link_and_buffer(cc: &str) {
     assert!(f.dropped_packets > 0 && f.retransmitted_packets > 0);
     let unique = f.sent_packets - f.retransmitted_packets;
     let delivered_segs = f.delivered_bytes / 1448;
-    eprintln!("{cc}: unique segments sent {unique}, delivered {delivered_segs}, not yet delivered {}", unique - delivered_segs);
-    assert!(unique - delivered_segs <= 200, "unique {unique} delivered {delivered_segs}");
+    eprintln!(
+        "{cc}: unique segments sent {unique}, delivered {delivered_segs}, not yet delivered {}",
+        unique - delivered_segs
+    );
+    assert!(
+        unique - delivered_segs <= 200,
+        "unique {unique} delivered {delivered_segs}"
+    );
     assert_eq!(f.delivered_bytes % 1448, 0);
 }
 
@@ -86,15 +100,26 @@ fn reno_cwnd_halves_on_each_loss_event() {
         }
         i += 1;
     }
-    eprintln!("reno: {} loss events, cwnd after/before = {:?}", ratios.len(), ratios);
-    assert!(ratios.len() >= 3, "expected a sawtooth, got {} loss events", ratios.len());
+    eprintln!(
+        "reno: {} loss events, cwnd after/before = {:?}",
+        ratios.len(),
+        ratios
+    );
+    assert!(
+        ratios.len() >= 3,
+        "expected a sawtooth, got {} loss events",
+        ratios.len()
+    );
     for r in &ratios[1..] {
         // (The first event ends slow start: cwnd overshot, ratio is lower.)
         assert!((0.45..=0.55).contains(r), "cwnd ratio {r}");
     }
     // Between events cwnd grows (the teeth of the saw).
     let peak = cwnd.iter().cloned().fold(0.0, f64::max);
-    eprintln!("reno: peak cwnd {peak}, mid-run cwnd {}", cwnd[cwnd.len() / 2]);
+    eprintln!(
+        "reno: peak cwnd {peak}, mid-run cwnd {}",
+        cwnd[cwnd.len() / 2]
+    );
     assert!(cwnd.iter().cloned().fold(0.0, f64::max) > 1.5 * cwnd[cwnd.len() / 2].min(100.0));
 }
 
@@ -119,7 +144,11 @@ fn reno_random_loss_throughput_within_a_factor_of_two_of_mathis() {
 fn two_flows_share_fairly(cc: &str) {
     let cfg = dumbbell(cc, 2, 10_000_000, 40 * MS, 5.0, 60 * S);
     let out = World::run_config(&cfg).unwrap();
-    let x: Vec<f64> = out.flows.iter().map(|f| f.received_bytes as f64 * 8.0 / 60.0).collect();
+    let x: Vec<f64> = out
+        .flows
+        .iter()
+        .map(|f| f.received_bytes as f64 * 8.0 / 60.0)
+        .collect();
     let j = jain(&x);
     eprintln!("two {cc}: throughputs {x:?} bit/s, Jain {j:.4}");
     assert!(j >= 0.9, "Jain {j}");
@@ -147,7 +176,12 @@ fn delivery_rate_estimate_matches_the_bottleneck_payload_rate() {
     let (_, out) = single_flow("cubic");
     let t = u64_col(&out, "time_ns");
     let d = f64_col(&out, "delivery_rate_bps");
-    let m = median((0..t.len()).filter(|&i| t[i] > 10 * S).map(|i| d[i]).collect());
+    let m = median(
+        (0..t.len())
+            .filter(|&i| t[i] > 10 * S)
+            .map(|i| d[i])
+            .collect(),
+    );
     eprintln!("cubic: median delivery rate {m:.0} bit/s");
     assert!((m / 9_653_333.0 - 1.0).abs() < 0.03, "{m}");
 }
@@ -159,10 +193,22 @@ fn srtt_follows_base_rtt_plus_queueing_delay() {
     // within 10 %.
     let (_, out) = single_flow("cubic");
     let qt = out.queue_series.get("time_ns").unwrap().as_u64().unwrap();
-    let qb = out.queue_series.get("backlog_bytes").unwrap().as_u64().unwrap();
+    let qb = out
+        .queue_series
+        .get("backlog_bytes")
+        .unwrap()
+        .as_u64()
+        .unwrap();
     let idx: Vec<usize> = (0..qt.len()).filter(|&i| qt[i] > 10 * S).collect();
-    let expected_ms = idx.iter().map(|&i| 40.0 + qb[i] as f64 * 8.0 / 10e6 * 1e3).sum::<f64>() / idx.len() as f64;
+    let expected_ms = idx
+        .iter()
+        .map(|&i| 40.0 + qb[i] as f64 * 8.0 / 10e6 * 1e3)
+        .sum::<f64>()
+        / idx.len() as f64;
     let srtt_ms = flow_mean(&out, "srtt_ms", 0, 10 * S, 60 * S);
     eprintln!("cubic: mean srtt {srtt_ms:.1} ms, expected {expected_ms:.1} ms");
-    assert!((srtt_ms / expected_ms - 1.0).abs() < 0.1, "{srtt_ms} vs {expected_ms}");
+    assert!(
+        (srtt_ms / expected_ms - 1.0).abs() < 0.1,
+        "{srtt_ms} vs {expected_ms}"
+    );
 }

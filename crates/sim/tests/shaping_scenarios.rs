@@ -15,13 +15,27 @@ use tcplab_sim::record::RunOutput;
 use tcplab_sim::World;
 
 fn trace(ms: Vec<u64>) -> Shaping {
-    Shaping { trace: Some(TraceConfig { name: "test".into(), opportunities_ms: ms }), policer: None }
+    Shaping {
+        trace: Some(TraceConfig {
+            name: "test".into(),
+            opportunities_ms: ms,
+        }),
+        policer: None,
+    }
 }
 
 fn mean_backlog_pkts(out: &RunOutput, from_ns: u64) -> f64 {
     let t = out.queue_series.get("time_ns").unwrap().as_u64().unwrap();
-    let b = out.queue_series.get("backlog_pkts").unwrap().as_u64().unwrap();
-    let v: Vec<f64> = (0..t.len()).filter(|&i| t[i] > from_ns).map(|i| b[i] as f64).collect();
+    let b = out
+        .queue_series
+        .get("backlog_pkts")
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    let v: Vec<f64> = (0..t.len())
+        .filter(|&i| t[i] > from_ns)
+        .map(|i| b[i] as f64)
+        .collect();
     v.iter().sum::<f64>() / v.len() as f64
 }
 
@@ -51,7 +65,10 @@ fn a_constant_trace_behaves_as_a_fixed_rate_link_of_the_same_rate() {
         // times in 30 000, hence 1 % absolute. The backlog differs by the same
         // alignment: 10 % or 1 packet, whichever is larger.
         assert!((ua - ub).abs() <= 0.01, "{cc}: utilisation {ua} vs {ub}");
-        assert!((qa - qb).abs() <= (0.1 * qa).max(1.0), "{cc}: backlog {qa} vs {qb}");
+        assert!(
+            (qa - qb).abs() <= (0.1 * qa).max(1.0),
+            "{cc}: backlog {qa} vs {qb}"
+        );
     }
 }
 
@@ -76,7 +93,8 @@ fn a_square_wave_trace_moves_bbrs_bandwidth_estimate_within_the_filter_window() 
     let mut cfg = dumbbell("bbr", 1, 24_000_000, 40 * MS, 1.0, 20 * S);
     cfg.bottleneck.buffer = Some(tcplab_sim::config::QueueLimit::Packets(150));
     cfg.sample_interval_ns = 10 * MS;
-    cfg.shaping.insert("bottleneck".into(), trace(square(2, 2, 5000)));
+    cfg.shaping
+        .insert("bottleneck".into(), trace(square(2, 2, 5000)));
     let out = World::run_config(&cfg).unwrap();
     let t = u64_col(&out, "time_ns");
     let bw = f64_col(&out, "cc_btlbw_bps");
@@ -97,9 +115,15 @@ fn a_square_wave_trace_moves_bbrs_bandwidth_estimate_within_the_filter_window() 
     // (a PROBE_BW up-phase sample may exceed the link rate by the burst it queues).
     for step in [5 * S, 15 * S] {
         let i0 = at(step);
-        let i1 = (i0..t.len()).find(|&i| bw[i] < 1.25 * lo).expect("estimate never fell");
+        let i1 = (i0..t.len())
+            .find(|&i| bw[i] < 1.25 * lo)
+            .expect("estimate never fell");
         let rounds = round[i1] - round[i0];
-        println!("down-step at {} s: estimate below 1.25 x low after {rounds} rounds ({} ms)", step / S, (t[i1] - t[i0]) / MS);
+        println!(
+            "down-step at {} s: estimate below 1.25 x low after {rounds} rounds ({} ms)",
+            step / S,
+            (t[i1] - t[i0]) / MS
+        );
         assert!(rounds <= 13.0, "took {rounds} rounds");
     }
     // Up-step at 10 s. Once PROBE_BW's 1.25 phase comes round (at most 8 phases away;
@@ -111,10 +135,15 @@ fn a_square_wave_trace_moves_bbrs_bandwidth_estimate_within_the_filter_window() 
     // 8 + 6 + 6 + 1 = 21 rounds. It cannot be faster than those 6 rounds: a delivery
     // rate sample is at most the sending rate (tcp_rate.c takes the longer of the send and
     // ACK intervals), and that is at most 1.25 x the estimate.
-        let i0 = at(10 * S);
-    let i1 = (i0..t.len()).find(|&i| bw[i] >= 0.8 * hi).expect("estimate never rose");
+    let i0 = at(10 * S);
+    let i1 = (i0..t.len())
+        .find(|&i| bw[i] >= 0.8 * hi)
+        .expect("estimate never rose");
     let rounds = round[i1] - round[i0];
-    println!("up-step at 10 s: estimate >= 0.8 x high after {rounds} rounds ({} ms)", (t[i1] - t[i0]) / MS);
+    println!(
+        "up-step at 10 s: estimate >= 0.8 x high after {rounds} rounds ({} ms)",
+        (t[i1] - t[i0]) / MS
+    );
     assert!((6.0..=21.0).contains(&rounds), "took {rounds} rounds");
 }
 
@@ -127,13 +156,21 @@ fn a_policer_engages_bbrs_long_term_bandwidth_estimate() {
     let mut cfg = dumbbell("bbr", 1, 50_000_000, 40 * MS, 1.0, 30 * S);
     cfg.shaping.insert(
         "bottleneck".into(),
-        Shaping { trace: None, policer: Some(PolicerConfig { rate_bps: 5_000_000, burst_bytes: 20_000 }) },
+        Shaping {
+            trace: None,
+            policer: Some(PolicerConfig {
+                rate_bps: 5_000_000,
+                burst_bytes: 20_000,
+            }),
+        },
     );
     let out = World::run_config(&cfg).unwrap();
     let t = u64_col(&out, "time_ns");
     let lt_use = f64_col(&out, "cc_lt_use_bw");
     let lt_bw = f64_col(&out, "cc_lt_bw_bps");
-    let first = (0..t.len()).find(|&i| lt_use[i] == 1.0).expect("lt_bw never engaged");
+    let first = (0..t.len())
+        .find(|&i| lt_use[i] == 1.0)
+        .expect("lt_bw never engaged");
     let used = lt_use.iter().filter(|&&x| x == 1.0).count() as f64 / lt_use.len() as f64;
     let policed_payload = 5e6 * 1448.0 / 1500.0;
     println!(
@@ -148,10 +185,13 @@ fn a_policer_engages_bbrs_long_term_bandwidth_estimate() {
     // (bbr_lt_bw_ratio); a policed interval delivers at the token rate, plus at most the
     // bucket's 20 KB over the shortest interval (4 rounds, >= 160 ms): +1 Mbit/s. So
     // lt_bw lies in [7/8, 1 + 1/8 + 0.2] of the policed payload rate.
-    assert!(lt_bw[first] >= 0.875 * policed_payload && lt_bw[first] <= 1.325 * policed_payload, "{}", lt_bw[first]);
+    assert!(
+        lt_bw[first] >= 0.875 * policed_payload && lt_bw[first] <= 1.325 * policed_payload,
+        "{}",
+        lt_bw[first]
+    );
     // It engages early: sampling starts at the first loss (start-up overshoot, < 1 s) and
     // needs two intervals of 4-16 rounds (<= 32 rounds of ~41 ms, 1.3 s) plus the rounds
     // before an interval's loss ends it: within 5 s.
     assert!(t[first] <= 5 * S, "engaged at {} ms", t[first] / MS);
 }
-

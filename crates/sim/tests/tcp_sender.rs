@@ -77,7 +77,12 @@ fn three_sacks_enter_recovery_and_prr_paces_the_reduction() {
     let log = log.lock().unwrap().clone();
     assert_eq!(
         log,
-        vec!["set_state Open -> Disorder", "ssthresh in Disorder", "set_state Disorder -> Recovery", "set_state Recovery -> Open"]
+        vec![
+            "set_state Open -> Disorder",
+            "ssthresh in Disorder",
+            "set_state Disorder -> Recovery",
+            "set_state Recovery -> Open"
+        ]
     );
 }
 
@@ -96,7 +101,10 @@ fn rto_enters_loss_with_cwnd_one_and_slow_starts_the_retransmissions() {
     // Loss: all 10 marked lost, ssthresh = 10/2 = 5, cwnd = in flight 0 + 1; the head is
     // retransmitted; the RTO doubles to 2 s.
     assert_eq!(s.tp.ca_state, CaState::Loss);
-    assert_eq!((s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out), (1, 5, 10));
+    assert_eq!(
+        (s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out),
+        (1, 5, 10)
+    );
     assert_eq!(io.timers[0].0, SimTime(3_000 * MS));
     assert_eq!(s.rto_timer.deadline(), Some(SimTime(3_000 * MS)));
     assert_eq!(sent(&mut io), vec![(0, true)]);
@@ -119,7 +127,12 @@ fn internal_pacing_spaces_departures_by_size_over_rate_after_ten_segments() {
     // Segments 1-9 are not paced (data_segs_out < 10); the 10th sets the next departure
     // to 0 + 1448 / 1_448_000 s = 1 ms.
     assert_eq!(io.out.len(), 10);
-    let pacing: Vec<_> = io.timers.iter().filter(|t| t.1 == SenderTimer::Pacing).cloned().collect();
+    let pacing: Vec<_> = io
+        .timers
+        .iter()
+        .filter(|t| t.1 == SenderTimer::Pacing)
+        .cloned()
+        .collect();
     assert_eq!(pacing.len(), 1);
     let (t, _, gen) = pacing[0];
     assert_eq!(t, SimTime(MS));
@@ -129,7 +142,12 @@ fn internal_pacing_spaces_departures_by_size_over_rate_after_ten_segments() {
     s.try_send(t, &mut io);
     // One segment per millisecond: exactly one now, the next at 2 ms.
     assert_eq!(io.out.len(), 1);
-    let next: Vec<_> = io.timers.iter().filter(|t| t.1 == SenderTimer::Pacing).map(|t| t.0).collect();
+    let next: Vec<_> = io
+        .timers
+        .iter()
+        .filter(|t| t.1 == SenderTimer::Pacing)
+        .map(|t| t.0)
+        .collect();
     assert_eq!(next, vec![SimTime(2 * MS)]);
 }
 
@@ -189,7 +207,12 @@ fn rack_reordering_timer_marks_the_hole_after_a_quarter_min_rtt() {
     // remaining = 100 + 25 - 100 = 25 ms -> timer at 100 + 25 + TCP_TIMEOUT_MIN 2 = 127 ms.
     s.on_ack(SimTime(100 * MS), &ack(0, Some((1, 2))), &mut io);
     assert_eq!(s.tp.ca_state, CaState::Disorder);
-    let reo: Vec<_> = io.timers.iter().filter(|t| t.1 == SenderTimer::Reo).cloned().collect();
+    let reo: Vec<_> = io
+        .timers
+        .iter()
+        .filter(|t| t.1 == SenderTimer::Reo)
+        .cloned()
+        .collect();
     assert_eq!(reo.len(), 1);
     assert_eq!(reo[0].0, SimTime(127 * MS));
     assert_eq!(sent(&mut io), vec![(10, false)]);
@@ -208,9 +231,14 @@ fn sack_blocks_that_grow_and_merge_tag_every_segment_once() {
     let mut s = reno_sender(true);
     let mut io = SenderIo::default();
     s.start(SimTime(0), &mut io); // segments 0..9 out
-    // [2,4): 2 SACKed. Then [2,6): 4 and 5 added. Then [8,9) before [2,6): 8 added. Then
-    // 6 and 7 arrive and the blocks merge into [2,9): 6 and 7 added. 0 and 1 never.
-    let steps: [(&[(u64, u64)], u32); 4] = [(&[(2, 4)], 2), (&[(2, 6)], 4), (&[(8, 9), (2, 6)], 5), (&[(2, 9)], 7)];
+                                  // [2,4): 2 SACKed. Then [2,6): 4 and 5 added. Then [8,9) before [2,6): 8 added. Then
+                                  // 6 and 7 arrive and the blocks merge into [2,9): 6 and 7 added. 0 and 1 never.
+    let steps: [(&[(u64, u64)], u32); 4] = [
+        (&[(2, 4)], 2),
+        (&[(2, 6)], 4),
+        (&[(8, 9), (2, 6)], 5),
+        (&[(2, 9)], 7),
+    ];
     for (k, (b, sacked)) in steps.iter().enumerate() {
         s.on_ack(SimTime((100 + k as u64) * MS), &ack_blocks(0, b), &mut io);
         assert_eq!(s.tp.sacked_out, *sacked, "step {k}");

@@ -45,7 +45,10 @@ fn rto_with_rack_spares_segments_sent_within_rack_rtt_and_recounts_lost_retransm
     // ssthresh = max(10 / 2, 2) = 5; cwnd = in flight + 1 = (11 - 1 - 9 + 0) + 1 = 2.
     s.on_rto(SimTime(1_000 * MS), &mut io);
     assert_eq!(s.tp.ca_state, CaState::Loss);
-    assert_eq!((s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out, s.tp.lost), (2, 5, 9, 9));
+    assert_eq!(
+        (s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out, s.tp.lost),
+        (2, 5, 9, 9)
+    );
     assert_eq!(sent(&mut io), vec![(0, true)]);
 
     // Second RTO (backed off: 1 s + 2 * 2.7 s = 6.4 s). The head is LOST|SACKED_RETRANS:
@@ -54,7 +57,10 @@ fn rto_with_rack_spares_segments_sent_within_rack_rtt_and_recounts_lost_retransm
     // lost_out = 10. No new reduction (Loss, icsk_retransmits = 1): ssthresh stays 5;
     // cwnd = (11 - 1 - 10 + 0) + 1 = 1.
     s.on_rto(SimTime(6_400 * MS), &mut io);
-    assert_eq!((s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out, s.tp.lost), (1, 5, 10, 11));
+    assert_eq!(
+        (s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out, s.tp.lost),
+        (1, 5, 10, 11)
+    );
     assert_eq!(sent(&mut io), vec![(0, true)]);
 }
 
@@ -72,7 +78,10 @@ fn rack_finding_a_lost_retransmission_in_loss_moves_to_recovery_with_a_new_ssthr
     // RTO at 400 ms: every segment is older than rack.rtt (100 ms): all 11 marked lost.
     // ssthresh = max(11 / 2, 2) = 5, cwnd = 0 + 1 = 1; segment 1 retransmitted.
     s.on_rto(SimTime(400 * MS), &mut io);
-    assert_eq!((s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out), (1, 5, 11));
+    assert_eq!(
+        (s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.lost_out),
+        (1, 5, 11)
+    );
     assert_eq!(sent(&mut io), vec![(1, true)]);
     // 500 ms: ack 2 (the retransmission; RTT 100 ms is not below min_rtt, so RACK
     // advances: rack.mstamp = 400 ms). Slow start in Loss: cwnd 2; in flight 0:
@@ -97,8 +106,14 @@ fn rack_finding_a_lost_retransmission_in_loss_moves_to_recovery_with_a_new_ssthr
     assert_eq!((s.tp.snd_ssthresh, s.tp.snd_cwnd), (2, 1));
     assert_eq!(sent(&mut io), vec![(2, true)]);
     let log = take(&log);
-    let hooks: Vec<&String> = log.iter().filter(|l| l.starts_with("ssthresh") || l.starts_with("set_state")).collect();
-    assert_eq!(hooks, vec!["ssthresh in Loss", "set_state Loss -> Recovery"]);
+    let hooks: Vec<&String> = log
+        .iter()
+        .filter(|l| l.starts_with("ssthresh") || l.starts_with("set_state"))
+        .collect();
+    assert_eq!(
+        hooks,
+        vec!["ssthresh in Loss", "set_state Loss -> Recovery"]
+    );
 }
 
 #[test]
@@ -154,8 +169,14 @@ fn ack_hooks_report_kernel_ack_event_flags() {
     s.on_ack(SimTime(101 * MS), &ack(1, Some((2, 4))), &mut io);
     // A pure cumulative advance (fast path): 2.
     s.on_ack(SimTime(102 * MS), &ack(4, None), &mut io);
-    let events: Vec<String> = take(&log).into_iter().filter(|l| l.starts_with("in_ack_event")).collect();
-    assert_eq!(events, vec!["in_ack_event 3", "in_ack_event 1", "in_ack_event 2"]);
+    let events: Vec<String> = take(&log)
+        .into_iter()
+        .filter(|l| l.starts_with("in_ack_event"))
+        .collect();
+    assert_eq!(
+        events,
+        vec!["in_ack_event 3", "in_ack_event 1", "in_ack_event 2"]
+    );
 }
 
 #[test]

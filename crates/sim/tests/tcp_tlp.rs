@@ -44,7 +44,14 @@ fn a_lone_tail_loss_is_probed_instead_of_timing_out() {
     let cwnd = s.tp.snd_cwnd;
     s.on_rto(SimTime(400 * MS), &mut io);
     assert_eq!(sent(&mut io), vec![(9, true)]);
-    assert_eq!((s.stats.tlp_probes, s.stats.rto_count, s.stats.retransmitted_packets), (1, 0, 1));
+    assert_eq!(
+        (
+            s.stats.tlp_probes,
+            s.stats.rto_count,
+            s.stats.retransmitted_packets
+        ),
+        (1, 0, 1)
+    );
     assert_eq!((s.tp.ca_state, s.tp.snd_cwnd), (CaState::Open, cwnd));
     assert!(!s.probe_pending());
     assert_eq!(deadline_ms(&s), 700);
@@ -60,7 +67,10 @@ fn a_lone_tail_loss_is_probed_instead_of_timing_out() {
     sent(&mut io);
     assert_eq!(deadline_ms(&k), 400);
     k.on_rto(SimTime(400 * MS), &mut io);
-    assert_eq!((k.stats.rto_count, k.tp.ca_state, k.tp.snd_cwnd), (1, CaState::Loss, 1));
+    assert_eq!(
+        (k.stats.rto_count, k.tp.ca_state, k.tp.snd_cwnd),
+        (1, CaState::Loss, 1)
+    );
 }
 
 #[test]
@@ -79,7 +89,11 @@ fn two_packets_out_are_probed_after_two_srtt_plus_two_ms() {
     // 402 ms: the probe arrives, the receiver SACKs it: RACK finds 8 lost (sent at 0,
     // long before the probe's 302 ms), Recovery retransmits it; the reduction
     // (tcp_init_cwnd_reduction) forgets the probe.
-    s.on_ack(SimTime(402 * MS), &common::sender::ack(8, Some((9, 10))), &mut io);
+    s.on_ack(
+        SimTime(402 * MS),
+        &common::sender::ack(8, Some((9, 10))),
+        &mut io,
+    );
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     assert_eq!(sent(&mut io), vec![(8, true)]);
     assert_eq!((s.stats.tlp_probes, s.stats.rto_count), (1, 0));
@@ -96,7 +110,14 @@ fn a_probe_sends_new_data_beyond_cwnd_when_there_is_some() {
     sent(&mut io);
     s.on_rto(SimTime(1_000 * MS), &mut io);
     assert_eq!(sent(&mut io), vec![(10, false)]);
-    assert_eq!((s.stats.tlp_probes, s.stats.retransmitted_packets, s.stats.rto_count), (1, 0, 0));
+    assert_eq!(
+        (
+            s.stats.tlp_probes,
+            s.stats.retransmitted_packets,
+            s.stats.rto_count
+        ),
+        (1, 0, 0)
+    );
     assert_eq!(deadline_ms(&s), 2_000);
     // The slot now holds the RTO: when it fires, it is one.
     s.on_rto(SimTime(2_000 * MS), &mut io);

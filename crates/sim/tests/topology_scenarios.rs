@@ -14,7 +14,13 @@ use tcplab_sim::World;
 const PAYLOAD: f64 = 1448.0 / 1500.0;
 
 fn mbps(out: &RunOutput, flow: usize, from_s: u64) -> f64 {
-    flow_mean(out, "throughput_bps", flow as u64, from_s * S, out.duration_ns) / 1e6
+    flow_mean(
+        out,
+        "throughput_bps",
+        flow as u64,
+        from_s * S,
+        out.duration_ns,
+    ) / 1e6
 }
 
 /// Three CUBIC flows of 40 ms base RTT: flow 0 over `paths[0]`, ... Links of 10 Mbit/s,
@@ -25,21 +31,32 @@ fn world(paths: Vec<Vec<&str>>, second_link: bool, duration_s: u64) -> WorldConf
     cfg.bottleneck.delay_ns = 5 * MS;
     let bn = cfg.bottleneck.clone();
     if second_link {
-        cfg.links.push(NamedLink { name: "l2".into(), forward: bn.clone(), reverse: None });
+        cfg.links.push(NamedLink {
+            name: "l2".into(),
+            forward: bn.clone(),
+            reverse: None,
+        });
     }
     for (f, p) in cfg.flows.iter_mut().zip(&paths) {
         // One-way 20 ms = 5 ms per link crossed + the access links (5 ms sender side).
         f.sender_access.delay_ns = 5 * MS;
         f.receiver_access.delay_ns = 15 * MS - 5 * MS * p.len() as u64;
     }
-    cfg.paths = paths.into_iter().map(|p| p.into_iter().map(String::from).collect()).collect();
+    cfg.paths = paths
+        .into_iter()
+        .map(|p| p.into_iter().map(String::from).collect())
+        .collect();
     cfg
 }
 
 #[test]
 fn parking_lot_long_flow_gets_less_and_the_links_are_shared_max_min() {
     // Flow 0 crosses both bottlenecks, flow 1 only the first, flow 2 only the second.
-    let cfg = world(vec![vec!["bottleneck", "l2"], vec!["bottleneck"], vec!["l2"]], true, 60);
+    let cfg = world(
+        vec![vec!["bottleneck", "l2"], vec!["bottleneck"], vec!["l2"]],
+        true,
+        60,
+    );
     let out = World::run_config(&cfg).unwrap();
     let x: Vec<f64> = (0..3).map(|i| mbps(&out, i, 10)).collect();
     let (l1, l2) = (x[0] + x[1], x[0] + x[2]);
@@ -58,7 +75,10 @@ fn parking_lot_long_flow_gets_less_and_the_links_are_shared_max_min() {
     // 20 - x_long, between 15 (max-min) and 20 (long flow starved). With the 5 % of idle
     // link above: [0.95 x 14.48, 19.31].
     let total = x[0] + x[1] + x[2];
-    assert!((0.95 * 15.0 * PAYLOAD..=20.0 * PAYLOAD).contains(&total), "total {total}");
+    assert!(
+        (0.95 * 15.0 * PAYLOAD..=20.0 * PAYLOAD).contains(&total),
+        "total {total}"
+    );
 }
 
 #[test]
@@ -76,14 +96,23 @@ fn reverse_traffic_puts_acks_in_a_congested_queue() {
         cfg
     };
     let alone = World::run_config(&rev_queue(world(vec![vec!["bottleneck"]], false, 60))).unwrap();
-    let both = World::run_config(&rev_queue(world(vec![vec!["bottleneck"], vec!["bottleneck_reverse"]], false, 60))).unwrap();
+    let both = World::run_config(&rev_queue(world(
+        vec![vec!["bottleneck"], vec!["bottleneck_reverse"]],
+        false,
+        60,
+    )))
+    .unwrap();
     let base = 40.0;
     let rtt_alone = flow_mean(&alone, "srtt_ms", 0, 10 * S, 60 * S);
     let rtt_both = flow_mean(&both, "srtt_ms", 0, 10 * S, 60 * S);
     let rtt_rev = flow_mean(&both, "srtt_ms", 1, 10 * S, 60 * S);
     let (xf, xr) = (mbps(&both, 0, 10), mbps(&both, 1, 10));
     println!("forward flow srtt alone {rtt_alone:.1} ms, with reverse traffic {rtt_both:.1} ms; reverse flow srtt {rtt_rev:.1} ms; throughput {xf:.3} / {xr:.3} Mbit/s");
-    let rev = both.queues.iter().find(|q| q.name == "bottleneck_reverse").unwrap();
+    let rev = both
+        .queues
+        .iter()
+        .find(|q| q.name == "bottleneck_reverse")
+        .unwrap();
     // The reverse flow's data crossed bottleneck_reverse: ~10 Mbit/s x 50 s of 1500-byte
     // packets is >= 40 000 departures (ACKs alone would be ~1 per 2 data packets of 1
     // flow, under 25 000).
@@ -93,11 +122,20 @@ fn reverse_traffic_puts_acks_in_a_congested_queue() {
     // and buffer (2 BDP), so each drop-tail queue keeps at least 0.4 BDP = 16 ms at
     // 10 Mbit/s; an RTT crossing both keeps >= 40 + 16 + 16 = 72 ms, against >= 56 ms
     // alone. And the two flows mirror each other: the same mean RTT within 5 %.
-    assert!(rtt_both >= base + 2.0 * 16.0 && rtt_both > rtt_alone, "{rtt_alone} -> {rtt_both}");
-    assert!((rtt_both - rtt_rev).abs() <= 0.05 * rtt_rev, "{rtt_both} vs {rtt_rev}");
+    assert!(
+        rtt_both >= base + 2.0 * 16.0 && rtt_both > rtt_alone,
+        "{rtt_alone} -> {rtt_both}"
+    );
+    assert!(
+        (rtt_both - rtt_rev).abs() <= 0.05 * rtt_rev,
+        "{rtt_both} vs {rtt_rev}"
+    );
     // ACKs are 52-byte packets: they take < 1 % of a direction's capacity, so both flows
     // still fill their links (>= 90 % of the payload rate).
-    assert!(xf >= 0.9 * 10.0 * PAYLOAD && xr >= 0.9 * 10.0 * PAYLOAD, "{xf} {xr}");
+    assert!(
+        xf >= 0.9 * 10.0 * PAYLOAD && xr >= 0.9 * 10.0 * PAYLOAD,
+        "{xf} {xr}"
+    );
 }
 
 #[test]
@@ -107,7 +145,10 @@ fn without_paths_the_dumbbell_is_unchanged() {
     let plain = dumbbell("cubic", 2, 10_000_000, 40 * MS, 1.0, 10 * S);
     let mut routed = plain.clone();
     routed.paths = vec![vec!["bottleneck".into()], vec![]];
-    let (a, b) = (World::run_config(&plain).unwrap(), World::run_config(&routed).unwrap());
+    let (a, b) = (
+        World::run_config(&plain).unwrap(),
+        World::run_config(&routed).unwrap(),
+    );
     assert_eq!(a.flows, b.flows);
     assert_eq!(a.events_processed, b.events_processed);
 }
@@ -115,9 +156,18 @@ fn without_paths_the_dumbbell_is_unchanged() {
 #[test]
 fn bad_paths_are_named() {
     let mut cfg = world(vec![vec!["bottleneck", "l3"]], true, 1);
-    assert_eq!(World::run_config(&cfg).unwrap_err().to_string(), "paths[0][1]: no link 'l3'; links: bottleneck, bottleneck_reverse, l2, l2_reverse");
+    assert_eq!(
+        World::run_config(&cfg).unwrap_err().to_string(),
+        "paths[0][1]: no link 'l3'; links: bottleneck, bottleneck_reverse, l2, l2_reverse"
+    );
     cfg.paths = vec![vec!["l2".into(), "l2".into()]];
-    assert!(World::run_config(&cfg).unwrap_err().to_string().contains("twice"));
+    assert!(World::run_config(&cfg)
+        .unwrap_err()
+        .to_string()
+        .contains("twice"));
     cfg.links[0].name = "flow0".into();
-    assert!(World::run_config(&cfg).unwrap_err().to_string().starts_with("links[0].name"));
+    assert!(World::run_config(&cfg)
+        .unwrap_err()
+        .to_string()
+        .starts_with("links[0].name"));
 }

@@ -20,7 +20,9 @@ fn run(cfg: &WorldConfig) -> RunOutput {
 
 /// Mean throughput (bit/s) of each flow over from..to.
 fn throughputs(out: &RunOutput, n: u64, from: u64, to: u64) -> Vec<f64> {
-    (0..n).map(|f| flow_mean(out, "throughput_bps", f, from, to)).collect()
+    (0..n)
+        .map(|f| flow_mean(out, "throughput_bps", f, from, to))
+        .collect()
 }
 
 fn retransmissions(out: &RunOutput) -> u64 {
@@ -28,7 +30,11 @@ fn retransmissions(out: &RunOutput) -> u64 {
 }
 
 fn goodput_bps(out: &RunOutput) -> f64 {
-    out.flows.iter().map(|f| f.delivered_bytes as f64 * 8.0).sum::<f64>() / (out.duration_ns as f64 / 1e9)
+    out.flows
+        .iter()
+        .map(|f| f.delivered_bytes as f64 * 8.0)
+        .sum::<f64>()
+        / (out.duration_ns as f64 / 1e9)
 }
 
 // ---- BBR-ACD (seed 000), Section 3.3 / Table 1 -------------------------------------
@@ -59,7 +65,10 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         duration_ns: 300 * S,
         seed: 1,
         sample_interval_ns: 100 * MS,
-        tcp: TcpConfig { mss_bytes: 536, ..TcpConfig::default() },
+        tcp: TcpConfig {
+            mss_bytes: 536,
+            ..TcpConfig::default()
+        },
         bottleneck: tcplab_sim::config::LinkConfig {
             rate_bps: 1_000_000,
             delay_ns: 50 * MS,
@@ -100,7 +109,10 @@ fn bbr_acd_and_bbr_retransmit_alike_in_the_paper_1_mbit_dumbbell() {
     // fire, and our BBR does not fall into the RTO storms of the paper's ns-3 BBR, which
     // is where ACD's halving paid off there. Tolerance: retransmissions within 10 % of
     // BBR's, goodput within 1 %. (The testbed case below shows ACD's effect.)
-    assert!(ra * 10 <= rb * 11 && ra * 10 >= rb * 9, "retransmissions acd {ra} bbr {rb}");
+    assert!(
+        ra * 10 <= rb * 11 && ra * 10 >= rb * 9,
+        "retransmissions acd {ra} bbr {rb}"
+    );
     assert!((ga - gb).abs() <= 0.01 * gb, "goodput acd {ga} bbr {gb}");
 }
 
@@ -125,7 +137,9 @@ fn bbr_acd_retransmits_far_less_than_bbr_with_equal_goodput_in_the_100_packet_te
     let acd = run(&acd_testbed("bbr-acd"));
     let (rb, ra) = (retransmissions(&bbr), retransmissions(&acd));
     let (gb, ga) = (goodput_bps(&bbr), goodput_bps(&acd));
-    eprintln!("acd testbed #3: retransmitted bbr {rb} acd {ra}; goodput bbr {gb:.0} acd {ga:.0} bit/s");
+    eprintln!(
+        "acd testbed #3: retransmitted bbr {rb} acd {ra}; goodput bbr {gb:.0} acd {ga:.0} bit/s"
+    );
     // Paper Table 2, scenario #3: 9990 vs 4568 retransmissions (54 % fewer), goodput
     // 8.82 vs 9.64 Mbit/s. Measured (0.2.0): 14 322 vs 2755 (81 % fewer), goodput 9.600
     // vs 9.581 Mbit/s (0.1.0 with tail loss probes: 11 898 vs 3074; before TLP: 17 632 vs 3063; seeds 3-5 then: 10 748
@@ -149,7 +163,11 @@ fn vs_cubic_seed(cc: &str, buffer_bdp: f64, seed: u64) -> (Vec<f64>, u64, u64) {
     cfg.flows[1].cc = "cubic".into();
     let out = run(&cfg);
     let x = throughputs(&out, 2, 10 * S, 60 * S);
-    (x, out.flows[0].retransmitted_packets, out.flows[1].retransmitted_packets)
+    (
+        x,
+        out.flows[0].retransmitted_packets,
+        out.flows[1].retransmitted_packets,
+    )
 }
 
 #[test]
@@ -177,10 +195,15 @@ fn bbr_cws_shares_a_shallow_buffer_with_cubic_fairer_than_bbr_and_retransmits_fa
 #[test]
 fn bbr_cws_with_cubic_in_a_deep_buffer() {
     let (xb, rb, _) = vs_cubic("bbr", 5.0);
-    let jc: Vec<f64> = (1..=5).map(|seed| jain(&vs_cubic_seed("bbr-cws", 5.0, seed).0)).collect();
+    let jc: Vec<f64> = (1..=5)
+        .map(|seed| jain(&vs_cubic_seed("bbr-cws", 5.0, seed).0))
+        .collect();
     let mut sorted = jc.clone();
     sorted.sort_by(f64::total_cmp);
-    eprintln!("5 BDP vs cubic: bbr {xb:?} Jain {:.3} retrans {rb}; bbr-cws Jain, seeds 1-5: {jc:.3?}", jain(&xb));
+    eprintln!(
+        "5 BDP vs cubic: bbr {xb:?} Jain {:.3} retrans {rb}; bbr-cws Jain, seeds 1-5: {jc:.3?}",
+        jain(&xb)
+    );
     // Paper (Section 5.4, Figure 13a): BBR-CWS keeps Jain >= 0.9 in every buffer size.
     // Measured over 10-60 s, seeds 1-5 (0.2.0): BBR-CWS 0.952, 0.954, 0.948, 0.943, 0.941
     // (BBR 0.996). With `tcp.receive_buffer = "unlimited"` (the receiver before issue 9):

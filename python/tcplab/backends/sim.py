@@ -32,13 +32,14 @@ Resolution choices (each documented here because it shapes every result):
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Callable, Optional
+from typing import Any
 
-from ..limits import check_resources
-from ..errors import EngineError, SpecError
-from ..spec import Link, Spec
 from ..aqm import engine_config as aqm_engine_config
+from ..errors import EngineError, SpecError
+from ..limits import check_resources
+from ..spec import Link, Spec
 from ..units import Size, format_time
 
 ACCESS_RATE_FACTOR = 100
@@ -90,11 +91,13 @@ def size_to_packets(size: Size, rate_bps: int, rtt_ns: int, wire_bytes: int) -> 
     if size.unit != "bdp":
         raise ValueError(f"cannot turn {size} into packets")
     bdp_bytes = Decimal(rate_bps) * Decimal(rtt_ns) / Decimal(8 * 10**9)
-    pkts = (size.value * bdp_bytes / Decimal(wire_bytes)).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    pkts = (size.value * bdp_bytes / Decimal(wire_bytes)).quantize(
+        Decimal(1), rounding=ROUND_HALF_UP
+    )
     return max(1, int(pkts))
 
 
-def _queue_limit(size: Size) -> Optional[dict[str, int]]:
+def _queue_limit(size: Size) -> dict[str, int] | None:
     if size.unit == "unlimited":
         return None
     if size.unit == "bytes":
@@ -124,20 +127,34 @@ def resolve(spec: Spec) -> Spec:
         s.flows = s.flows + [Flow.model_validate(f) for f in expand(s)]
         s.workloads = []
         if not s.flows:
-            raise SpecError([("workloads", "no flow arrived in the arrival window; raise rate or load, or widen "
-                                           "[start, stop)")])
+            raise SpecError(
+                [
+                    (
+                        "workloads",
+                        "no flow arrived in the arrival window; raise rate or load, or widen "
+                        "[start, stop)",
+                    )
+                ]
+            )
     b = s.bottleneck
     problems: list[tuple[str, str]] = []
     wire = s.tcp.mss + s.tcp.header
     b.bdp_rtt = bdp_rtt_ns(s)
-    top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None] + [nl.rate for nl in s.links])
+    top_rate = max(
+        [b.rate] + [e.rate for e in s.events if e.rate is not None] + [nl.rate for nl in s.links]
+    )
     access_rate = ACCESS_RATE_FACTOR * top_rate
     if b.aqm is not None:
         # The qdisc's hard limit: aqm.limit, else an explicit buffer, else the kernel's
         # default for the qdisc (tcplab.aqm); both given is ambiguous.
         if b.aqm.limit is not None and "buffer" in b.model_fields_set:
-            problems.append(("bottleneck.aqm.limit", "the bottleneck's buffer is set too; give the queue limit once "
-                             "(aqm.limit or bottleneck.buffer)"))
+            problems.append(
+                (
+                    "bottleneck.aqm.limit",
+                    "the bottleneck's buffer is set too; give the queue limit once "
+                    "(aqm.limit or bottleneck.buffer)",
+                )
+            )
         elif b.aqm.limit is not None:
             b.buffer = b.aqm.limit
         elif "buffer" not in b.model_fields_set and b.aqm.default_limit() is not None:
@@ -147,14 +164,22 @@ def resolve(spec: Spec) -> Spec:
         b.buffer = Size(Decimal(size_to_packets(b.buffer, b.rate, b.bdp_rtt, wire)), "pkt")
     if b.reverse is not None and b.reverse.buffer.unit == "bdp":
         rev_rate = b.reverse.rate if b.reverse.rate is not None else b.rate
-        b.reverse.buffer = Size(Decimal(size_to_packets(b.reverse.buffer, rev_rate, b.bdp_rtt, wire)), "pkt")
+        b.reverse.buffer = Size(
+            Decimal(size_to_packets(b.reverse.buffer, rev_rate, b.bdp_rtt, wire)), "pkt"
+        )
     for nl in s.links:
         if nl.buffer.unit == "bdp":
             nl.buffer = Size(Decimal(size_to_packets(nl.buffer, nl.rate, b.bdp_rtt, wire)), "pkt")
         r = nl.reverse
         if r is not None and r.buffer.unit == "bdp":
-            r.buffer = Size(Decimal(size_to_packets(r.buffer, r.rate if r.rate is not None else nl.rate, b.bdp_rtt,
-                                                    wire)), "pkt")
+            r.buffer = Size(
+                Decimal(
+                    size_to_packets(
+                        r.buffer, r.rate if r.rate is not None else nl.rate, b.bdp_rtt, wire
+                    )
+                ),
+                "pkt",
+            )
     for i, f in enumerate(s.flows):
         at = f"flows[{i}]"
         pd = s.path_delay(f)
@@ -167,28 +192,45 @@ def resolve(spec: Spec) -> Spec:
         else:
             half = f.rtt // 2
             if f.rtt % 2:
-                problems.append((f"{at}.rtt", f"{f.rtt} ns is odd; an RTT must split into two equal one-way delays"))
+                problems.append(
+                    (
+                        f"{at}.rtt",
+                        f"{f.rtt} ns is odd; an RTT must split into two equal one-way delays",
+                    )
+                )
             rest = half - pd - (snd.delay or 0) - (rcv.delay or 0)
             fixed = snd.delay is not None and rcv.delay is not None
             if fixed and rest != 0:
-                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} disagrees with the access delays: "
-                                 f"2 * ({format_time(snd.delay)} + {format_time(pd)} + "
-                                 f"{format_time(rcv.delay)}) = {format_time(2 * (snd.delay + pd + rcv.delay))}"))
+                problems.append(
+                    (
+                        f"{at}.rtt",
+                        f"{format_time(f.rtt)} disagrees with the access delays: "
+                        f"2 * ({format_time(snd.delay)} + {format_time(pd)} + "
+                        f"{format_time(rcv.delay)}) = {format_time(2 * (snd.delay + pd + rcv.delay))}",
+                    )
+                )
             elif rest < 0:
                 floor = 2 * (pd + (snd.delay or 0) + (rcv.delay or 0))
                 fixed_links = "the delays of its path's links" if f.path else "bottleneck.delay"
-                problems.append((f"{at}.rtt", f"{format_time(f.rtt)} is shorter than the path's fixed delays; "
-                                 f"allowed: rtt >= 2 x ({fixed_links} + given access delays) = "
-                                 f"{format_time(floor)}"))
+                problems.append(
+                    (
+                        f"{at}.rtt",
+                        f"{format_time(f.rtt)} is shorter than the path's fixed delays; "
+                        f"allowed: rtt >= 2 x ({fixed_links} + given access delays) = "
+                        f"{format_time(floor)}",
+                    )
+                )
             elif snd.delay is None and rcv.delay is None:
                 snd.delay, rcv.delay = 0, rest
             elif snd.delay is None:
                 snd.delay = rest
             elif rcv.delay is None:
                 rcv.delay = rest
-        for name, link in (("access", snd), ("receiver_access", rcv)):
+        for _name, link in (("access", snd), ("receiver_access", rcv)):
             if link.buffer.unit == "bdp":
-                link.buffer = Size(Decimal(size_to_packets(link.buffer, link.rate, f.rtt, wire)), "pkt")
+                link.buffer = Size(
+                    Decimal(size_to_packets(link.buffer, link.rate, f.rtt, wire)), "pkt"
+                )
         f.access, f.receiver_access = snd, rcv
         if f.stop is None:
             f.stop = s.experiment.duration
@@ -200,10 +242,15 @@ def resolve(spec: Spec) -> Spec:
 
 
 def _link(rate: int, delay: int, buffer: Size, loss: float) -> dict[str, Any]:
-    return {"rate_bps": int(rate), "delay_ns": int(delay), "buffer": _queue_limit(buffer), "loss": float(loss)}
+    return {
+        "rate_bps": int(rate),
+        "delay_ns": int(delay),
+        "buffer": _queue_limit(buffer),
+        "loss": float(loss),
+    }
 
 
-def _shaping(rate: Any, policer: Any, wire: int) -> Optional[dict[str, Any]]:
+def _shaping(rate: Any, policer: Any, wire: int) -> dict[str, Any] | None:
     """The engine's ``Shaping`` of a link (net/shaping.rs), or None."""
     from ..traces import TraceRate
 
@@ -216,7 +263,7 @@ def _shaping(rate: Any, policer: Any, wire: int) -> Optional[dict[str, Any]]:
     return out or None
 
 
-def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
+def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     """The engine's ``WorldConfig`` for a spec (resolved here if it is not yet).
 
     Flow groups are expanded: flow ``k`` of a group starts at ``start + k * stagger``.
@@ -225,9 +272,14 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     b = s.bottleneck
     wire = s.tcp.mss + s.tcp.header
     shaping: dict[str, Any] = {}
-    for name, rate, pol in (("bottleneck", b.rate, b.policer),
-                            ("bottleneck_reverse", b.reverse.rate if b.reverse else None,
-                             b.reverse.policer if b.reverse else None)):
+    for name, rate, pol in (
+        ("bottleneck", b.rate, b.policer),
+        (
+            "bottleneck_reverse",
+            b.reverse.rate if b.reverse else None,
+            b.reverse.policer if b.reverse else None,
+        ),
+    ):
         if (sh := _shaping(rate, pol, wire)) is not None:
             shaping[name] = sh
     flows = []
@@ -241,16 +293,20 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
                 nbytes = int(f.size.value) * (s.tcp.mss if f.size.unit == "pkt" else 1)
                 app = {"finite": {"bytes": nbytes}}
             snd, rcv = f.access, f.receiver_access
-            flows.append({
-                "cc": f.cc,
-                "params": dict(f.params),
-                "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss),
-                "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss),
-                "start_ns": int(f.start + k * f.stagger),
-                "stop_ns": int(f.stop),
-                "app": app,
-            })
-            if f.ecn is not None:  # absent unless set: configs (and digests) of older specs stay as they were
+            flows.append(
+                {
+                    "cc": f.cc,
+                    "params": dict(f.params),
+                    "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss),
+                    "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss),
+                    "start_ns": int(f.start + k * f.stagger),
+                    "stop_ns": int(f.stop),
+                    "app": app,
+                }
+            )
+            if (
+                f.ecn is not None
+            ):  # absent unless set: configs (and digests) of older specs stay as they were
                 flows[-1]["ecn"] = f.ecn
             if f.onoff is not None:  # likewise
                 from ..sources import onoff_config
@@ -260,13 +316,21 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
         "sample_interval_ns": int(s.experiment.sample_interval),
-        "tcp": {"mss_bytes": s.tcp.mss, "header_bytes": s.tcp.header, "delayed_ack": s.tcp.delayed_ack,
-                "initial_cwnd": s.tcp.initial_cwnd, "rack": s.tcp.rack,
-                "sack_compression": s.tcp.sack_compression, "rto_min_ns": int(s.tcp.rto_min), "tlp": s.tcp.tlp},
+        "tcp": {
+            "mss_bytes": s.tcp.mss,
+            "header_bytes": s.tcp.header,
+            "delayed_ack": s.tcp.delayed_ack,
+            "initial_cwnd": s.tcp.initial_cwnd,
+            "rack": s.tcp.rack,
+            "sack_compression": s.tcp.sack_compression,
+            "rto_min_ns": int(s.tcp.rto_min),
+            "tlp": s.tcp.tlp,
+        },
         "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss),
         "flows": flows,
         "events": [
-            {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss} for e in s.events
+            {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss}
+            for e in s.events
         ],
     }
     # ECN and AQM keys only when used, so configs of specs without them are unchanged.
@@ -282,7 +346,9 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
     # Only when used, so that existing specs keep their engine config and run digests.
     if b.reverse is not None:
         r = b.reverse
-        config["bottleneck_reverse"] = _link(r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss)
+        config["bottleneck_reverse"] = _link(
+            r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss
+        )
     if shaping:
         config["shaping"] = shaping
     if s.experiment.pcap:
@@ -291,11 +357,21 @@ def world_config(spec: Spec, seed: Optional[int] = None) -> dict[str, Any]:
         config["links"] = []
         for nl in s.links:
             r = nl.reverse
-            config["links"].append({
-                "name": nl.name, "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss),
-                "reverse": _link(r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss) if r else None})
-            for name, rate, pol in ((nl.name, nl.rate, nl.policer),
-                                    (f"{nl.name}_reverse", r.rate if r else None, r.policer if r else None)):
+            config["links"].append(
+                {
+                    "name": nl.name,
+                    "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss),
+                    "reverse": _link(
+                        r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss
+                    )
+                    if r
+                    else None,
+                }
+            )
+            for name, rate, pol in (
+                (nl.name, nl.rate, nl.policer),
+                (f"{nl.name}_reverse", r.rate if r else None, r.policer if r else None),
+            ):
                 if (sh := _shaping(rate, pol, wire)) is not None:
                     shaping[name] = sh
         if shaping:
@@ -315,7 +391,9 @@ def config_json(config: dict[str, Any]) -> str:
     return json.dumps(config, sort_keys=True, separators=(",", ":"))
 
 
-def run_config(config: dict[str, Any], progress: Optional[Callable[[float], None]] = None) -> dict[str, Any]:
+def run_config(
+    config: dict[str, Any], progress: Callable[[float], None] | None = None
+) -> dict[str, Any]:
     """Run the engine on a ``WorldConfig``; return its raw result dictionary.
 
     Raises
@@ -337,12 +415,32 @@ def run_config(config: dict[str, Any], progress: Optional[Callable[[float], None
         raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
 
 
-_FIELD_NAMES = {"duration_ns": "duration", "sample_interval_ns": "sample_interval", "rate_bps": "rate",
-                "delay_ns": "delay", "start_ns": "start", "stop_ns": "stop", "at_ns": "at", "mss_bytes": "mss",
-                "header_bytes": "header", "sender_access": "access", "target_ns": "target", "interval_ns": "interval",
-                "tupdate_ns": "tupdate", "quantum_bytes": "quantum", "k_pkts": "k", "max_p": "probability",
-                "min_bytes": "min", "max_bytes": "max", "avpkt_bytes": "avpkt", "burst_pkts": "burst",
-                "bottleneck_reverse": "bottleneck.reverse", "packet_bytes": "packet", "on_ns": "on", "off_ns": "off"}
+_FIELD_NAMES = {
+    "duration_ns": "duration",
+    "sample_interval_ns": "sample_interval",
+    "rate_bps": "rate",
+    "delay_ns": "delay",
+    "start_ns": "start",
+    "stop_ns": "stop",
+    "at_ns": "at",
+    "mss_bytes": "mss",
+    "header_bytes": "header",
+    "sender_access": "access",
+    "target_ns": "target",
+    "interval_ns": "interval",
+    "tupdate_ns": "tupdate",
+    "quantum_bytes": "quantum",
+    "k_pkts": "k",
+    "max_p": "probability",
+    "min_bytes": "min",
+    "max_bytes": "max",
+    "avpkt_bytes": "avpkt",
+    "burst_pkts": "burst",
+    "bottleneck_reverse": "bottleneck.reverse",
+    "packet_bytes": "packet",
+    "on_ns": "on",
+    "off_ns": "off",
+}
 
 
 def spec_field(config_field: str, spec: Spec) -> str:

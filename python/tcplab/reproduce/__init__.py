@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
 
 from .. import __version__
 from .catalogue import PAPERS, Entry, load_catalogue
@@ -16,9 +15,18 @@ from .runner import VERDICTS, run_catalogue
 __all__ = ["PAPERS", "VERDICTS", "Entry", "load_catalogue", "reproduce"]
 
 
-def reproduce(select: Optional[list[str]], out: Path, *, quick: bool = False, workers: Optional[int] = None,
-              executor: str = "local", root: Optional[Path] = None, docs: Optional[Path] = None,
-              command: str = "tcplab reproduce", say=print) -> list:
+def reproduce(
+    select: list[str] | None,
+    out: Path,
+    *,
+    quick: bool = False,
+    workers: int | None = None,
+    executor: str = "local",
+    root: Path | None = None,
+    docs: Path | None = None,
+    command: str = "tcplab reproduce",
+    say=print,
+) -> list:
     """Run the selected catalogue entries into ``out`` and write the report; return the
     entries' results. ``docs``: also copy the report there as RESULTS.md/.html."""
     entries = load_catalogue(root, select)
@@ -26,9 +34,16 @@ def reproduce(select: Optional[list[str]], out: Path, *, quick: bool = False, wo
     results = run_catalogue(entries, Path(out), quick, workers, executor, say)
     import os
 
-    header = {"command": command, "version": __version__, "quick": quick, "entries": len(entries),
-              "runs": sum(len(r.runs) for r in results), "cached": sum(r.cached for r in results), "wall_s": time.monotonic() - t0,
-              "workers": workers or os.cpu_count() or 1}
+    header = {
+        "command": command,
+        "version": __version__,
+        "quick": quick,
+        "entries": len(entries),
+        "runs": sum(len(r.runs) for r in results),
+        "cached": sum(r.cached for r in results),
+        "wall_s": time.monotonic() - t0,
+        "workers": workers or os.cpu_count() or 1,
+    }
     write_report(results, Path(out), header)
     if docs is not None:
         copy_report(Path(out), Path(docs))

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
@@ -63,8 +63,8 @@ class Weaker(_Strict):
     op: Literal[">=", "<=", ">", "<", "within"]
     value: float
     tolerance: float = 0.0
-    of: Optional[StrictStr] = None
-    of_at: Optional[dict[str, Any]] = None
+    of: StrictStr | None = None
+    of_at: dict[str, Any] | None = None
 
 
 class Claim(_Strict):
@@ -73,26 +73,31 @@ class Claim(_Strict):
     quote: StrictStr
     where: StrictStr
     published: StrictStr = ""
-    metric: Optional[StrictStr] = None
-    op: Optional[Literal[">=", "<=", ">", "<", "within"]] = None
-    value: Optional[float] = None
+    metric: StrictStr | None = None
+    op: Literal[">=", "<=", ">", "<", "within"] | None = None
+    value: float | None = None
     tolerance: float = Field(0.0, ge=0.0)
-    of: Optional[StrictStr] = None
+    of: StrictStr | None = None
     of_at: dict[str, Any] = Field(default_factory=dict)
     at: dict[str, Any] = Field(default_factory=dict)
     # "Depends largely on X, little on Y": compare how much a metric varies across one
     # axis with how much it (or ``of``) varies across another.
-    across: Optional[StrictStr] = None
-    of_across: Optional[StrictStr] = None
-    weaker: Optional[Weaker] = None
+    across: StrictStr | None = None
+    of_across: StrictStr | None = None
+    weaker: Weaker | None = None
     explain: StrictStr = ""
     needs: StrictStr = ""
 
     def check(self, loose: bool = False) -> Check:
         """The claim as a check; ``loose``: its weaker form."""
-        op, value, tol = (self.weaker.op, self.weaker.value, self.weaker.tolerance) if loose and self.weaker else (
-            self.op, self.value, self.tolerance)
-        return Check(name=self.quote[:60], metric=self.metric, op=op, value=value, tolerance=tol, of=self.of)
+        op, value, tol = (
+            (self.weaker.op, self.weaker.value, self.weaker.tolerance)
+            if loose and self.weaker
+            else (self.op, self.value, self.tolerance)
+        )
+        return Check(
+            name=self.quote[:60], metric=self.metric, op=op, value=value, tolerance=tol, of=self.of
+        )
 
 
 class Published(_Strict):
@@ -108,7 +113,7 @@ class Meta(_Strict):
     paper: StrictStr
     figure: StrictStr
     title: StrictStr
-    x: Optional[StrictStr] = None
+    x: StrictStr | None = None
     plot: list[StrictStr] = Field(default_factory=list)
     series: StrictStr = "throughput_bps"
     quick: dict[str, Any] = Field(default_factory=dict)
@@ -150,19 +155,28 @@ def load_entry(path: Path) -> Entry:
     raw = read_toml(path)
     table = raw.pop("catalogue", None)
     if not isinstance(table, dict):
-        raise SpecError([("catalogue", "a catalogue entry needs a [catalogue] table (paper, figure, title)")],
-                        str(path))
+        raise SpecError(
+            [("catalogue", "a catalogue entry needs a [catalogue] table (paper, figure, title)")],
+            str(path),
+        )
     try:
         meta = Meta.model_validate(table)
     except ValidationError as err:
         raise SpecError([(f"catalogue.{p}", m) for p, m in _problems(err)], str(path)) from None
     problems = []
     if meta.paper not in PAPERS:
-        problems.append(("catalogue.paper", f"unknown paper '{meta.paper}'; known: {', '.join(PAPERS)}"))
+        problems.append(
+            ("catalogue.paper", f"unknown paper '{meta.paper}'; known: {', '.join(PAPERS)}")
+        )
     for i, c in enumerate(meta.claims):
         if not (c.needs or meta.needs) and (c.metric is None or c.op is None or c.value is None):
-            problems.append((f"catalogue.claims[{i}]", "a claim that runs needs metric, op and value "
-                                                       "(or 'needs' saying why it cannot run)"))
+            problems.append(
+                (
+                    f"catalogue.claims[{i}]",
+                    "a claim that runs needs metric, op and value "
+                    "(or 'needs' saying why it cannot run)",
+                )
+            )
     if not meta.needs:
         problems += _grid_problems(meta, raw)
     if problems:
@@ -175,10 +189,14 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
     parse: a typo would otherwise turn a claim into "not run" silently."""
     from ..checks import _EXPR
 
-    grid = {k: [str(x) for x in v] for k, v in (raw.get("sweep") or {}).items() if isinstance(v, list)}
+    grid = {
+        k: [str(x) for x in v] for k, v in (raw.get("sweep") or {}).items() if isinstance(v, list)
+    }
     problems = []
     if meta.x and meta.x not in grid:
-        problems.append(("catalogue.x", f"'{meta.x}' is not swept; swept: {', '.join(grid) or 'nothing'}"))
+        problems.append(
+            ("catalogue.x", f"'{meta.x}' is not swept; swept: {', '.join(grid) or 'nothing'}")
+        )
     for j, m in enumerate(meta.plot):
         if not _EXPR.match(m):
             problems.append((f"catalogue.plot[{j}]", f"cannot parse metric {m!r}"))
@@ -188,32 +206,60 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
             if expr is not None and not _EXPR.match(expr):
                 problems.append((f"catalogue.claims[{i}].{field}", f"cannot parse metric {expr!r}"))
         if c.weaker and c.weaker.of is not None and not _EXPR.match(c.weaker.of):
-            problems.append((f"catalogue.claims[{i}].weaker.of", f"cannot parse metric {c.weaker.of!r}"))
+            problems.append(
+                (f"catalogue.claims[{i}].weaker.of", f"cannot parse metric {c.weaker.of!r}")
+            )
         for name, axis, at in (("across", c.across, c.at), ("of_across", c.of_across, c.of_at)):
             if axis is None:
                 continue
             if axis not in grid:
-                problems.append((f"catalogue.claims[{i}].{name}", f"'{axis}' is not swept; swept: "
-                                                                   f"{', '.join(grid) or 'nothing'}"))
+                problems.append(
+                    (
+                        f"catalogue.claims[{i}].{name}",
+                        f"'{axis}' is not swept; swept: {', '.join(grid) or 'nothing'}",
+                    )
+                )
             elif axis in at:
-                problems.append((f"catalogue.claims[{i}].{name}", f"'{axis}' varies across the range, so "
-                                                                   f"it cannot also be fixed in the claim's point"))
+                problems.append(
+                    (
+                        f"catalogue.claims[{i}].{name}",
+                        f"'{axis}' varies across the range, so "
+                        f"it cannot also be fixed in the claim's point",
+                    )
+                )
         if c.of_across is not None and c.of is None:
-            problems.append((f"catalogue.claims[{i}].of_across", "needs 'of', the metric whose range is the reference"))
-        for name, at in (("at", c.at), ("of_at", c.of_at), ("weaker.of_at", (c.weaker and c.weaker.of_at) or {})):
+            problems.append(
+                (
+                    f"catalogue.claims[{i}].of_across",
+                    "needs 'of', the metric whose range is the reference",
+                )
+            )
+        for name, at in (
+            ("at", c.at),
+            ("of_at", c.of_at),
+            ("weaker.of_at", (c.weaker and c.weaker.of_at) or {}),
+        ):
             for k, v in at.items():
                 if k not in grid:
-                    problems.append((f"catalogue.claims[{i}].{name}", f"'{k}' is not swept; swept: "
-                                                                       f"{', '.join(grid) or 'nothing'}"))
+                    problems.append(
+                        (
+                            f"catalogue.claims[{i}].{name}",
+                            f"'{k}' is not swept; swept: {', '.join(grid) or 'nothing'}",
+                        )
+                    )
                     continue
                 for x in v if isinstance(v, list) else [v]:
                     if str(x) not in grid[k]:
-                        problems.append((f"catalogue.claims[{i}].{name}", f"{k} = {x!r} is not in the grid "
-                                                                           f"({', '.join(grid[k])})"))
+                        problems.append(
+                            (
+                                f"catalogue.claims[{i}].{name}",
+                                f"{k} = {x!r} is not in the grid ({', '.join(grid[k])})",
+                            )
+                        )
     return problems
 
 
-def load_catalogue(root: Optional[Path] = None, select: Optional[list[str]] = None) -> list[Entry]:
+def load_catalogue(root: Path | None = None, select: list[str] | None = None) -> list[Entry]:
     """Every entry under ``root`` (sorted by paper and name), or those whose paper key or
     file name starts with one of ``select``."""
     root = Path(root) if root else default_root()
@@ -221,11 +267,21 @@ def load_catalogue(root: Optional[Path] = None, select: Optional[list[str]] = No
         raise SpecError([("--catalogue", f"{root} is not a directory of catalogue entries")])
     entries = [load_entry(p) for p in sorted(root.glob("*/*.toml"))]
     if select:
-        chosen = [e for e in entries if any(e.meta.paper == s or e.name.startswith(s) for s in select)]
-        unknown = [s for s in select if not any(e.meta.paper == s or e.name.startswith(s) for e in entries)]
+        chosen = [
+            e for e in entries if any(e.meta.paper == s or e.name.startswith(s) for s in select)
+        ]
+        unknown = [
+            s for s in select if not any(e.meta.paper == s or e.name.startswith(s) for e in entries)
+        ]
         if unknown:
-            raise SpecError([("selection", f"no catalogue entry matches {', '.join(unknown)}; papers: "
-                                           f"{', '.join(PAPERS)}; or an entry name such as {entries[0].name}")])
+            raise SpecError(
+                [
+                    (
+                        "selection",
+                        f"no catalogue entry matches {', '.join(unknown)}; papers: "
+                        f"{', '.join(PAPERS)}; or an entry name such as {entries[0].name}",
+                    )
+                ]
+            )
         entries = chosen
     return entries
-

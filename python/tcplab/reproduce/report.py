@@ -31,7 +31,9 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
         metrics = meta.plot or sorted({c.metric for c in meta.claims if c.metric})
         fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
         xs = list(dict.fromkeys(str(r.point.get(meta.x)) for r in res.runs))
-        others = sorted({tuple((k, str(v)) for k, v in r.point.items() if k != meta.x) for r in res.runs})
+        others = sorted(
+            {tuple((k, str(v)) for k, v in r.point.items() if k != meta.x) for r in res.runs}
+        )
         for ax, metric in zip(axes[0], metrics):
             for other in others:
                 means, sds = [], []
@@ -44,16 +46,27 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
                 ax.errorbar(range(len(xs)), means, yerr=sds, marker="o", capsize=3, label=label)
             for p in meta.published:
                 if p.metric == metric and str(p.x) in xs:
-                    ax.scatter([xs.index(str(p.x))], [p.y], marker="x", s=70, color="black", zorder=5)
-                    ax.annotate(p.label, (xs.index(str(p.x)), p.y), textcoords="offset points", xytext=(4, 4),
-                                fontsize=7)
+                    ax.scatter(
+                        [xs.index(str(p.x))], [p.y], marker="x", s=70, color="black", zorder=5
+                    )
+                    ax.annotate(
+                        p.label,
+                        (xs.index(str(p.x)), p.y),
+                        textcoords="offset points",
+                        xytext=(4, 4),
+                        fontsize=7,
+                    )
             ax.set_xticks(range(len(xs)), xs, rotation=30, fontsize=8)
             ax.set_xlabel(meta.x)
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
-        fig.suptitle(f"{meta.figure}: {meta.title}\n(x: published values)" if meta.published else
-                     f"{meta.figure}: {meta.title}", fontsize=9)
+        fig.suptitle(
+            f"{meta.figure}: {meta.title}\n(x: published values)"
+            if meta.published
+            else f"{meta.figure}: {meta.title}",
+            fontsize=9,
+        )
     else:
         run = res.runs[0]
         series = pd.read_parquet(res.out / "runs" / run.digest / "series.parquet")
@@ -64,7 +77,12 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
         for fid, g in series.groupby("flow"):
             flows = run.summary.get("flows", [])
             cc = flows[int(fid)]["cc"] if int(fid) < len(flows) else ""
-            ax.plot(g["time_s"], g[col] / (1e6 if col.endswith("_bps") else 1), lw=0.8, label=f"flow {fid} {cc}")
+            ax.plot(
+                g["time_s"],
+                g[col] / (1e6 if col.endswith("_bps") else 1),
+                lw=0.8,
+                label=f"flow {fid} {cc}",
+            )
         ax.set_xlabel("time (s)")
         ax.set_ylabel(col.replace("_bps", " (Mbit/s)"))
         ax.grid(alpha=0.3)
@@ -80,10 +98,23 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
     rows = []
     for res in results:
         for c in res.claims:
-            rows.append({"paper": res.entry.meta.paper, "entry": res.entry.name, "figure": res.entry.meta.figure,
-                         "where": c.claim.where, "quote": c.claim.quote, "published": c.claim.published,
-                         "check": c.check_text(), "ours": c.ours_text(), "mean": c.ours, "spread": c.spread,
-                         "seeds": c.seeds, "verdict": c.verdict, "explanation": c.claim.explain})
+            rows.append(
+                {
+                    "paper": res.entry.meta.paper,
+                    "entry": res.entry.name,
+                    "figure": res.entry.meta.figure,
+                    "where": c.claim.where,
+                    "quote": c.claim.quote,
+                    "published": c.claim.published,
+                    "check": c.check_text(),
+                    "ours": c.ours_text(),
+                    "mean": c.ours,
+                    "spread": c.spread,
+                    "seeds": c.seeds,
+                    "verdict": c.verdict,
+                    "explanation": c.claim.explain,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -133,24 +164,41 @@ def _timing(header: dict[str, Any]) -> str:
     from cached runs took far less than running them (the first run's time is the one that
     says how long the catalogue takes)."""
     cached = header.get("cached", 0)
-    done = f"all {header['runs']} computed in it" if not cached else (
-        f"{header['runs'] - cached} computed in it, {cached} reused from the cache of an earlier invocation")
+    done = (
+        f"all {header['runs']} computed in it"
+        if not cached
+        else (
+            f"{header['runs'] - cached} computed in it, {cached} reused from the cache of an earlier invocation"
+        )
+    )
     return f"wall time {header['wall_s']:.0f} s on {header['workers']} workers ({done})"
 
 
 def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[str, Any]) -> str:
-    lines = ["# Results: the five papers' claims, reproduced by the catalogue", "",
-             "Generated by `" + header["command"] + "` from `experiments/papers/` (do not edit by hand: "
-             "rerun the command). Each claim is a check on our runs (mean over the seeds of its grid point, "
-             "± the standard deviation); **agree**: the check holds; **partly**: only its direction holds; "
-             "**disagree**: neither; **not run**: the experiment cannot be built yet.", "",
-             f"tcplab {header['version']}, {'quick' if header['quick'] else 'full'} catalogue: "
-             f"{header['entries']} entries, {header['runs']} runs, {_timing(header)}.", "",
-             "| paper | " + " | ".join(VERDICTS) + " |", "|---|" + "---|" * len(VERDICTS)]
+    lines = [
+        "# Results: the five papers' claims, reproduced by the catalogue",
+        "",
+        "Generated by `" + header["command"] + "` from `experiments/papers/` (do not edit by hand: "
+        "rerun the command). Each claim is a check on our runs (mean over the seeds of its grid point, "
+        "± the standard deviation); **agree**: the check holds; **partly**: only its direction holds; "
+        "**disagree**: neither; **not run**: the experiment cannot be built yet.",
+        "",
+        f"tcplab {header['version']}, {'quick' if header['quick'] else 'full'} catalogue: "
+        f"{header['entries']} entries, {header['runs']} runs, {_timing(header)}.",
+        "",
+        "| paper | " + " | ".join(VERDICTS) + " |",
+        "|---|" + "---|" * len(VERDICTS),
+    ]
     for paper, c in counts(results).items():
-        lines.append(f"| {PAPERS[paper]} | " + " | ".join(str(c.get(v, 0)) for v in VERDICTS) + " |")
-    lines += ["", "Scenario tests in Rust (`crates/sim/tests/*scenarios.rs`) assert the engine-level "
-                  "figures that the catalogue builds on; docs/variants.md explains each variant's choices.", ""]
+        lines.append(
+            f"| {PAPERS[paper]} | " + " | ".join(str(c.get(v, 0)) for v in VERDICTS) + " |"
+        )
+    lines += [
+        "",
+        "Scenario tests in Rust (`crates/sim/tests/*scenarios.rs`) assert the engine-level "
+        "figures that the catalogue builds on; docs/variants.md explains each variant's choices.",
+        "",
+    ]
     for paper in PAPERS:
         mine = [r for r in results if r.entry.meta.paper == paper]
         if not mine:
@@ -158,36 +206,60 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
         lines += [f"## {PAPERS[paper]}", ""]
         for res in mine:
             m = res.entry.meta
-            lines += [f"### {m.figure}: {m.title}", "",
-                      f"`{res.entry.path.as_posix()}`" + (f"; not run: {m.needs}" if m.needs else
-                                                          f"; {len(res.runs)} runs"), ""]
+            lines += [
+                f"### {m.figure}: {m.title}",
+                "",
+                f"`{res.entry.path.as_posix()}`"
+                + (f"; not run: {m.needs}" if m.needs else f"; {len(res.runs)} runs"),
+                "",
+            ]
             if res.entry.name in images:
                 lines += [f"![{m.figure}]({images[res.entry.name].as_posix()})", ""]
-            lines += ["| where | quote | published | check | ours | verdict | explanation |",
-                      "|---|---|---|---|---|---|---|"]
+            lines += [
+                "| where | quote | published | check | ours | verdict | explanation |",
+                "|---|---|---|---|---|---|---|",
+            ]
             for c in res.claims:
-                lines.append("| " + " | ".join(_cell(x) for x in (c.claim.where, c.claim.quote, c.claim.published,
-                                                                    c.check_text(), c.ours_text(), f"**{c.verdict}**",
-                                                                    c.claim.explain)) + " |")
+                lines.append(
+                    "| "
+                    + " | ".join(
+                        _cell(x)
+                        for x in (
+                            c.claim.where,
+                            c.claim.quote,
+                            c.claim.published,
+                            c.check_text(),
+                            c.ours_text(),
+                            f"**{c.verdict}**",
+                            c.claim.explain,
+                        )
+                    )
+                    + " |"
+                )
             lines.append("")
     return "\n".join(lines) + "\n"
 
 
 def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str, Any]) -> str:
     e = html.escape
-    parts = ["<!doctype html><html><head><meta charset='utf-8'><title>tcplab catalogue</title><style>",
-             "body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}table{border-collapse:collapse;"
-             "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}"
-             ".agree{background:#dfd}.partly{background:#ffd}.disagree{background:#fdd}.notrun{background:#eee}"
-             "img{max-width:100%}</style></head><body>",
-             "<h1>Results: the five papers' claims, reproduced by the catalogue</h1>",
-             f"<p>Generated by <code>{e(header['command'])}</code>; tcplab {e(header['version'])}, "
-             f"{'quick' if header['quick'] else 'full'} catalogue: {header['entries']} entries, {header['runs']} runs, "
-             f"{e(_timing(header))}.</p>",
-             "<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>"]
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'><title>tcplab catalogue</title><style>",
+        "body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}table{border-collapse:collapse;"
+        "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}"
+        ".agree{background:#dfd}.partly{background:#ffd}.disagree{background:#fdd}.notrun{background:#eee}"
+        "img{max-width:100%}</style></head><body>",
+        "<h1>Results: the five papers' claims, reproduced by the catalogue</h1>",
+        f"<p>Generated by <code>{e(header['command'])}</code>; tcplab {e(header['version'])}, "
+        f"{'quick' if header['quick'] else 'full'} catalogue: {header['entries']} entries, {header['runs']} runs, "
+        f"{e(_timing(header))}.</p>",
+        "<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>",
+    ]
     for paper, c in counts(results).items():
-        parts.append(f"<tr><td>{e(PAPERS[paper])}</td>" + "".join(f"<td>{c.get(v, 0)}</td>" for v in VERDICTS)
-                     + "</tr>")
+        parts.append(
+            f"<tr><td>{e(PAPERS[paper])}</td>"
+            + "".join(f"<td>{c.get(v, 0)}</td>" for v in VERDICTS)
+            + "</tr>"
+        )
     parts.append("</table>")
     for paper in PAPERS:
         mine = [r for r in results if r.entry.meta.paper == paper]
@@ -196,16 +268,33 @@ def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str,
         parts.append(f"<h2>{e(PAPERS[paper])}</h2>")
         for res in mine:
             m = res.entry.meta
-            parts.append(f"<h3>{e(m.figure)}: {e(m.title)}</h3><p><code>{e(res.entry.path.as_posix())}</code></p>")
+            parts.append(
+                f"<h3>{e(m.figure)}: {e(m.title)}</h3><p><code>{e(res.entry.path.as_posix())}</code></p>"
+            )
             if res.entry.name in images:
-                parts.append(f"<img src='{e(images[res.entry.name].as_posix())}' alt='{e(m.figure)}'>")
-            parts.append("<table><tr><th>where</th><th>quote</th><th>published</th><th>check</th><th>ours</th>"
-                         "<th>verdict</th><th>explanation</th></tr>")
+                parts.append(
+                    f"<img src='{e(images[res.entry.name].as_posix())}' alt='{e(m.figure)}'>"
+                )
+            parts.append(
+                "<table><tr><th>where</th><th>quote</th><th>published</th><th>check</th><th>ours</th>"
+                "<th>verdict</th><th>explanation</th></tr>"
+            )
             for c in res.claims:
                 cls = c.verdict.replace(" ", "")
-                parts.append("<tr>" + "".join(f"<td>{e(str(x))}</td>" for x in (
-                    c.claim.where, c.claim.quote, c.claim.published, c.check_text(), c.ours_text()))
-                    + f"<td class='{cls}'><b>{e(c.verdict)}</b></td><td>{e(c.claim.explain)}</td></tr>")
+                parts.append(
+                    "<tr>"
+                    + "".join(
+                        f"<td>{e(str(x))}</td>"
+                        for x in (
+                            c.claim.where,
+                            c.claim.quote,
+                            c.claim.published,
+                            c.check_text(),
+                            c.ours_text(),
+                        )
+                    )
+                    + f"<td class='{cls}'><b>{e(c.verdict)}</b></td><td>{e(c.claim.explain)}</td></tr>"
+                )
             parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

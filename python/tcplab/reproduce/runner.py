@@ -14,7 +14,7 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from ..checks import compare, metric_value
 from ..results import is_run_dir
@@ -64,8 +64,15 @@ class ClaimResult:
         if c.of_at:
             target = f"({target} at " + ", ".join(f"{k} = {v}" for k, v in c.of_at.items()) + ")"
         metric = f"range of {c.metric} over {c.across}" if c.across else c.metric
-        main = f"{metric} within {c.tolerance:g} of {target}" if c.op == "within" else f"{metric} {c.op} {target}"
-        at = ", ".join(f"{k} = {' / '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in c.at.items())
+        main = (
+            f"{metric} within {c.tolerance:g} of {target}"
+            if c.op == "within"
+            else f"{metric} {c.op} {target}"
+        )
+        at = ", ".join(
+            f"{k} = {' / '.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in c.at.items()
+        )
         return main + (f" at {at}" if at else "")
 
 
@@ -74,7 +81,7 @@ class EntryResult:
     entry: Entry
     runs: list[Run] = field(default_factory=list)
     claims: list[ClaimResult] = field(default_factory=list)
-    out: Optional[Path] = None
+    out: Path | None = None
     cached: int = 0  # runs found complete from an earlier (possibly interrupted) reproduce
 
 
@@ -95,15 +102,23 @@ def entry_spec(entry: Entry, quick: bool) -> dict[str, Any]:
     return raw
 
 
-def run_entry(entry: Entry, out: Path, quick: bool, workers: Optional[int], executor: str) -> EntryResult:
+def run_entry(
+    entry: Entry, out: Path, quick: bool, workers: int | None, executor: str
+) -> EntryResult:
     """Run (or reuse the cached runs of) one entry into ``out`` and evaluate its claims."""
     res = EntryResult(entry, out=out)
     if not entry.runnable:
         res.claims = [ClaimResult(entry, c, "not run") for c in entry.meta.claims]
         return res
     done_before = {p.name for p in (out / "runs").glob("[!.]*") if is_run_dir(p)}
-    run_sweep(entry_spec(entry, quick), out, workers=workers, executor=executor, source=str(entry.path),
-              quiet=True)
+    run_sweep(
+        entry_spec(entry, quick),
+        out,
+        workers=workers,
+        executor=executor,
+        source=str(entry.path),
+        quiet=True,
+    )
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
     for job in plan.jobs:
@@ -137,11 +152,13 @@ def evaluate_claim(entry: Entry, claim: Claim, runs: list[Run]) -> ClaimResult:
         return ClaimResult(entry, claim, "not run")
     worst = max(results, key=lambda r: (VERDICTS.index(r.verdict), _shortfall(claim, r)))
     if len(results) > 1:
-        worst.where = ", ".join(f"{k} = {v}" for k, v in worst.point.items() if isinstance(claim.at.get(k), list))
+        worst.where = ", ".join(
+            f"{k} = {v}" for k, v in worst.point.items() if isinstance(claim.at.get(k), list)
+        )
     return worst
 
 
-def _shortfall(claim: Claim, r: "ClaimResult") -> float:
+def _shortfall(claim: Claim, r: ClaimResult) -> float:
     """How far a point's value is from its target, in the direction the claim fails."""
     if math.isnan(r.ours) or math.isnan(r.target):
         return math.inf
@@ -152,7 +169,9 @@ def _shortfall(claim: Claim, r: "ClaimResult") -> float:
     return abs(r.ours - r.target)
 
 
-def _evaluate_point(entry: Entry, claim: Claim, runs: list[Run], point: dict[str, Any]) -> ClaimResult:
+def _evaluate_point(
+    entry: Entry, claim: Claim, runs: list[Run], point: dict[str, Any]
+) -> ClaimResult:
     sel = at_point(runs, point)
     if not sel:
         return ClaimResult(entry, claim, "not run")
@@ -161,14 +180,28 @@ def _evaluate_point(entry: Entry, claim: Claim, runs: list[Run], point: dict[str
     else:
         ours_each = [metric_value(r.summary, claim.metric) for r in sel]
         ours = _mean(ours_each)
-        spread = statistics.stdev(ours_each) if len(ours_each) > 1 and not any(map(math.isnan, ours_each)) else math.nan
+        spread = (
+            statistics.stdev(ours_each)
+            if len(ours_each) > 1 and not any(map(math.isnan, ours_each))
+            else math.nan
+        )
     target = _reference(runs, sel, point, claim.of, claim.of_at, claim.value, claim.of_across)
     if compare(claim.op, ours, target, claim.tolerance):
         verdict = "agree"
-    elif claim.weaker and compare(claim.weaker.op, ours, _reference(
-            runs, sel, point, claim.weaker.of if claim.weaker.of is not None else claim.of,
-            claim.weaker.of_at if claim.weaker.of_at is not None else claim.of_at, claim.weaker.value,
-            claim.of_across if claim.weaker.of is None else None), claim.weaker.tolerance):
+    elif claim.weaker and compare(
+        claim.weaker.op,
+        ours,
+        _reference(
+            runs,
+            sel,
+            point,
+            claim.weaker.of if claim.weaker.of is not None else claim.of,
+            claim.weaker.of_at if claim.weaker.of_at is not None else claim.of_at,
+            claim.weaker.value,
+            claim.of_across if claim.weaker.of is None else None,
+        ),
+        claim.weaker.tolerance,
+    ):
         verdict = "partly"
     else:
         verdict = "disagree"
@@ -186,8 +219,15 @@ def axis_range(runs: list[Run], point: dict[str, Any], metric: str, axis: str) -
     return math.nan if len(means) < 2 or any(map(math.isnan, means)) else max(means) - min(means)
 
 
-def _reference(runs: list[Run], sel: list[Run], point: dict[str, Any], of: Optional[str],
-               of_at: dict[str, Any], value: float, of_across: Optional[str] = None) -> float:
+def _reference(
+    runs: list[Run],
+    sel: list[Run],
+    point: dict[str, Any],
+    of: str | None,
+    of_at: dict[str, Any],
+    value: float,
+    of_across: str | None = None,
+) -> float:
     """The number a claim compares with: ``value``, or ``value`` x the mean of metric ``of``
     over the same runs, or over the runs at ``point`` changed by ``of_at``; with
     ``of_across``, ``value`` x the range of ``of`` over that axis there."""
@@ -203,8 +243,14 @@ def _mean(v: list[float]) -> float:
     return math.nan if not v or any(map(math.isnan, v)) else sum(v) / len(v)
 
 
-def run_catalogue(entries: list[Entry], out: Path, quick: bool = False, workers: Optional[int] = None,
-                  executor: str = "local", say=print) -> list[EntryResult]:
+def run_catalogue(
+    entries: list[Entry],
+    out: Path,
+    quick: bool = False,
+    workers: int | None = None,
+    executor: str = "local",
+    say=print,
+) -> list[EntryResult]:
     """Run every entry into ``out/<paper>/<entry>/``."""
     results = []
     for e in entries:
@@ -214,6 +260,8 @@ def run_catalogue(entries: list[Entry], out: Path, quick: bool = False, workers:
         res = run_entry(e, d, quick, workers, executor)
         if e.runnable:
             verdicts = ", ".join(f"{c.verdict}" for c in res.claims)
-            say(f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached); {verdicts or 'no claims'}")
+            say(
+                f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached); {verdicts or 'no claims'}"
+            )
         results.append(res)
     return results

@@ -16,7 +16,8 @@ use super::startup::bbr_reset_startup_mode;
 use super::variant::BbrVariant;
 use super::{Bbr, BbrConfig, BbrMode, BBR_UNIT, BW_SCALE};
 use crate::ops::{
-    CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample, TCP_INFINITE_SSTHRESH,
+    CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, RateSample,
+    TCP_INFINITE_SSTHRESH,
 };
 
 /// A BBR flavour: the kernel's state plus a variant's own.
@@ -28,7 +29,10 @@ pub struct BbrFamily<V: BbrVariant> {
 
 impl<V: BbrVariant> BbrFamily<V> {
     pub fn new(cfg: BbrConfig, variant: V) -> Self {
-        BbrFamily { bbr: Bbr::new(cfg), variant }
+        BbrFamily {
+            bbr: Bbr::new(cfg),
+            variant,
+        }
     }
     /// The BBR state, read-only (tests, recording).
     pub fn bbr(&self) -> &Bbr {
@@ -107,7 +111,10 @@ impl<V: BbrVariant> CongestionOps for BbrFamily<V> {
     /// `bbr_set_state`: an RTO counts as the end of a round with a loss.
     fn set_state(&mut self, tp: &mut CcView, new_state: CaState) {
         if new_state == CaState::Loss {
-            let rs = RateSample { losses: 1, ..RateSample::default() };
+            let rs = RateSample {
+                losses: 1,
+                ..RateSample::default()
+            };
             let bbr = &mut self.bbr;
             bbr.prev_ca_state = CaState::Loss;
             bbr.full_bw = 0;
@@ -157,24 +164,48 @@ impl<V: BbrVariant> CongestionOps for BbrFamily<V> {
     fn info(&self) -> Vec<InfoField> {
         let bbr = &self.bbr;
         let unit = f64::from(BBR_UNIT);
-        let min_rtt_ms =
-            if bbr.min_rtt_us == u32::MAX { f64::NAN } else { f64::from(bbr.min_rtt_us) / 1000.0 };
+        let min_rtt_ms = if bbr.min_rtt_us == u32::MAX {
+            f64::NAN
+        } else {
+            f64::from(bbr.min_rtt_us) / 1000.0
+        };
         let mut out = vec![
             ("mode", InfoValue::Label(bbr.mode.label())),
-            ("btlbw_bps", InfoValue::Num(bw_to_bps(bbr_max_bw(bbr), bbr.mss))),
+            (
+                "btlbw_bps",
+                InfoValue::Num(bw_to_bps(bbr_max_bw(bbr), bbr.mss)),
+            ),
             ("bw_bps", InfoValue::Num(bw_to_bps(bbr_bw(bbr), bbr.mss))),
             ("min_rtt_ms", InfoValue::Num(min_rtt_ms)),
-            ("pacing_gain", InfoValue::Num(f64::from(bbr.pacing_gain) / unit)),
+            (
+                "pacing_gain",
+                InfoValue::Num(f64::from(bbr.pacing_gain) / unit),
+            ),
             ("cwnd_gain", InfoValue::Num(f64::from(bbr.cwnd_gain) / unit)),
             ("cycle_idx", InfoValue::Num(f64::from(bbr.cycle_idx))),
-            ("full_bw_reached", InfoValue::Num(f64::from(u8::from(bbr.full_bw_reached)))),
-            ("lt_use_bw", InfoValue::Num(f64::from(u8::from(bbr.lt_use_bw)))),
+            (
+                "full_bw_reached",
+                InfoValue::Num(f64::from(u8::from(bbr.full_bw_reached))),
+            ),
+            (
+                "lt_use_bw",
+                InfoValue::Num(f64::from(u8::from(bbr.lt_use_bw))),
+            ),
             ("lt_bw_bps", InfoValue::Num(bw_to_bps(bbr.lt_bw, bbr.mss))),
-            ("target_cwnd_pkts", InfoValue::Num(f64::from(bbr.target_cwnd))),
+            (
+                "target_cwnd_pkts",
+                InfoValue::Num(f64::from(bbr.target_cwnd)),
+            ),
             ("prior_cwnd_pkts", InfoValue::Num(f64::from(bbr.prior_cwnd))),
             ("round_count", InfoValue::Num(f64::from(bbr.rtt_cnt))),
-            ("extra_acked_pkts", InfoValue::Num(f64::from(bbr_extra_acked(bbr)))),
-            ("packet_conservation", InfoValue::Num(f64::from(u8::from(bbr.packet_conservation)))),
+            (
+                "extra_acked_pkts",
+                InfoValue::Num(f64::from(bbr_extra_acked(bbr))),
+            ),
+            (
+                "packet_conservation",
+                InfoValue::Num(f64::from(u8::from(bbr.packet_conservation))),
+            ),
         ];
         self.variant.info(bbr, &mut out);
         out

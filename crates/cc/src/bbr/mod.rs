@@ -228,7 +228,11 @@ impl BbrConfig {
             min_rtt_win_sec: p.get_u32("min_rtt_win_sec"),
             probe_rtt_mode_ms: p.get_u32("probe_rtt_mode_ms"),
             pacing_margin_percent: p.get_u32("pacing_margin_percent"),
-            extra_acked_gain: if p.get_bool("extra_acked") { BBR_UNIT } else { 0 },
+            extra_acked_gain: if p.get_bool("extra_acked") {
+                BBR_UNIT
+            } else {
+                0
+            },
             lt_bw: p.get_bool("lt_bw"),
             seed: p.get("seed") as u64,
         }

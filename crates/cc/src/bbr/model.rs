@@ -27,7 +27,11 @@ pub fn bbr_update_gains(bbr: &mut Bbr) {
             bbr.cwnd_gain = bbr.cfg.high_gain; // keep cwnd
         }
         BbrMode::ProbeBw => {
-            bbr.pacing_gain = if bbr.lt_use_bw { BBR_UNIT } else { BBR_PACING_GAIN[bbr.cycle_idx as usize] };
+            bbr.pacing_gain = if bbr.lt_use_bw {
+                BBR_UNIT
+            } else {
+                BBR_PACING_GAIN[bbr.cycle_idx as usize]
+            };
             bbr.cwnd_gain = bbr.cfg.cwnd_gain;
         }
         BbrMode::ProbeRtt => {
@@ -55,7 +59,12 @@ pub fn bbr_update_model<V: BbrVariant + ?Sized>(
 }
 
 /// `bbr_main`: the `cong_control` hook.
-pub fn bbr_main<V: BbrVariant + ?Sized>(bbr: &mut Bbr, variant: &mut V, tp: &mut CcView, rs: &RateSample) {
+pub fn bbr_main<V: BbrVariant + ?Sized>(
+    bbr: &mut Bbr,
+    variant: &mut V,
+    tp: &mut CcView,
+    rs: &RateSample,
+) {
     bbr_update_model(bbr, variant, tp, rs);
     let bw = bbr_bw(bbr);
     let (pacing_gain, cwnd_gain) = (bbr.pacing_gain, bbr.cwnd_gain);

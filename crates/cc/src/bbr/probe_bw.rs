@@ -20,8 +20,16 @@ use crate::ops::{CcView, RateSample};
 /// `CYCLE_LEN` = 8: phases in a pacing-gain cycle.
 pub const CYCLE_LEN: u32 = 8;
 /// `bbr_pacing_gain[]`: probe at 1.25, drain at 0.75, cruise at 1.0.
-pub const BBR_PACING_GAIN: [u32; CYCLE_LEN as usize] =
-    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
+pub const BBR_PACING_GAIN: [u32; CYCLE_LEN as usize] = [
+    BBR_UNIT * 5 / 4,
+    BBR_UNIT * 3 / 4,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+];
 /// `bbr_cycle_rand` = 7: the start phase is drawn over 7 phases (never the 0.75 one).
 pub const BBR_CYCLE_RAND: u32 = 7;
 
@@ -42,7 +50,8 @@ pub fn bbr_is_next_cycle_phase(bbr: &Bbr, tp: &CcView, rs: &RateSample) -> bool 
     // Gain > 1 raises inflight to pacing_gain * BDP; that may take more than min_rtt on
     // a short path. Do not persist if packets are lost: a small buffer may not hold it.
     if bbr.pacing_gain > BBR_UNIT {
-        return is_full_length && (rs.losses > 0 || inflight >= bbr_inflight(bbr, tp, bw, bbr.pacing_gain));
+        return is_full_length
+            && (rs.losses > 0 || inflight >= bbr_inflight(bbr, tp, bw, bbr.pacing_gain));
     }
 
     // Gain < 1 drains the probe's queue; once inflight is one BDP, more would underuse.

@@ -40,12 +40,18 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
     // Strictly lower: since upstream 1b9e2a8c99a5 (v5.10, "tcp: only postpone PROBE_RTT if
     // RTT is < current min_rtt estimate") a sample equal to min_rtt no longer refreshes the
     // stamp (Linux 4.9 to 5.9 had `<=`).
-    if rs.rtt_us >= 0 && (rs.rtt_us < i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed)) {
+    if rs.rtt_us >= 0
+        && (rs.rtt_us < i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed))
+    {
         bbr.min_rtt_us = rs.rtt_us.min(i64::from(u32::MAX)) as u32;
         bbr.min_rtt_stamp = now;
     }
 
-    if bbr.cfg.probe_rtt_mode_ms > 0 && filter_expired && !bbr.idle_restart && bbr.mode != BbrMode::ProbeRtt {
+    if bbr.cfg.probe_rtt_mode_ms > 0
+        && filter_expired
+        && !bbr.idle_restart
+        && bbr.mode != BbrMode::ProbeRtt
+    {
         bbr_set_mode(bbr, BbrMode::ProbeRtt); // dip, drain the queue
         bbr_save_cwnd(bbr, tp); // to restore it afterwards
         bbr.probe_rtt_done_stamp = 0;

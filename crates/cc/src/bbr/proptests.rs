@@ -13,7 +13,10 @@ use proptest::prelude::*;
 #[derive(Clone, Debug)]
 enum Ev {
     /// An ACK `gap_us` after the previous event (its `at_us` is set when it is fed).
-    Ack { gap_us: u32, ack: Ack },
+    Ack {
+        gap_us: u32,
+        ack: Ack,
+    },
     EnterRecovery,
     ExitRecovery,
     Rto,
@@ -45,7 +48,11 @@ fn gains_for_mode(b: &Bbr) -> (u32, u32) {
         BbrMode::Startup => (cfg.high_gain, cfg.high_gain),
         BbrMode::Drain => (cfg.drain_gain, cfg.high_gain),
         BbrMode::ProbeBw => {
-            let p = if b.lt_use_bw { BBR_UNIT } else { probe_bw::BBR_PACING_GAIN[b.cycle_idx as usize] };
+            let p = if b.lt_use_bw {
+                BBR_UNIT
+            } else {
+                probe_bw::BBR_PACING_GAIN[b.cycle_idx as usize]
+            };
             (p, cfg.cwnd_gain)
         }
         BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),

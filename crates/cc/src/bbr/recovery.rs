@@ -59,7 +59,13 @@ pub fn bbr_set_cwnd_to_recover_or_restore(
     bbr.prev_ca_state = state;
 
     if bbr.packet_conservation {
-        return RecoverOrRestore { cwnd: cwnd.max(tcp_packets_in_flight(tp) + acked), conserving: true };
+        return RecoverOrRestore {
+            cwnd: cwnd.max(tcp_packets_in_flight(tp) + acked),
+            conserving: true,
+        };
     }
-    RecoverOrRestore { cwnd, conserving: false }
+    RecoverOrRestore {
+        cwnd,
+        conserving: false,
+    }
 }

@@ -126,7 +126,11 @@ impl Flow {
 /// `cong_control` with the rate sample. The round ends on this ACK if `a.ends_round`
 /// (its packet was sent after `next_rtt_delivered` was set), else not.
 pub(super) fn deliver_ack<V: BbrVariant>(cc: &mut BbrFamily<V>, tp: &mut CcView, a: &Ack) {
-    let prior_delivered = if a.ends_round { tp.delivered } else { cc.bbr.next_rtt_delivered.saturating_sub(1) };
+    let prior_delivered = if a.ends_round {
+        tp.delivered
+    } else {
+        cc.bbr.next_rtt_delivered.saturating_sub(1)
+    };
     tp.now_us = a.at_us;
     tp.delivered += u64::from(a.acked);
     tp.delivered_mstamp_us = a.at_us;
@@ -189,21 +193,57 @@ fn bbr_bw_filter_keeps_max_of_last_ten_rounds_and_forgets_older() {
 #[test]
 fn bbr_app_limited_sample_below_max_is_ignored_but_above_is_taken() {
     let mut f = Flow::new(BbrConfig::default());
-    let base = Ack { acked: 10, interval_us: 10_000, rtt_us: 10_000, in_flight: 200, ..Ack::default() };
-    f.ack(Ack { at_us: 10_000, delivered: 50, ends_round: true, ..base });
+    let base = Ack {
+        acked: 10,
+        interval_us: 10_000,
+        rtt_us: 10_000,
+        in_flight: 200,
+        ..Ack::default()
+    };
+    f.ack(Ack {
+        at_us: 10_000,
+        delivered: 50,
+        ends_round: true,
+        ..base
+    });
     // 40 packets app-limited: 67108 < 83886, ignored.
-    f.ack(Ack { at_us: 20_000, delivered: 40, app_limited: true, ends_round: true, ..base });
+    f.ack(Ack {
+        at_us: 20_000,
+        delivered: 40,
+        app_limited: true,
+        ends_round: true,
+        ..base
+    });
     assert_eq!(bw::bbr_max_bw(f.bbr()), 83_886);
     // 60 packets app-limited: 60 * 2^24 / 10000 = 100663.296 -> 100663 >= max: taken.
-    f.ack(Ack { at_us: 30_000, delivered: 60, app_limited: true, ends_round: true, ..base });
+    f.ack(Ack {
+        at_us: 30_000,
+        delivered: 60,
+        app_limited: true,
+        ends_round: true,
+        ..base
+    });
     assert_eq!(bw::bbr_max_bw(f.bbr()), 100_663);
 }
 
 #[test]
 fn bbr_invalid_sample_neither_counts_a_round_nor_enters_the_filter() {
     let mut f = Flow::new(BbrConfig::default());
-    f.ack(Ack { at_us: 1000, delivered: -1, interval_us: -1, ends_round: true, ..Ack::default() });
-    assert_eq!((f.bbr().rtt_cnt, bw::bbr_max_bw(f.bbr()), f.bbr().round_start), (0, 0, false));
+    f.ack(Ack {
+        at_us: 1000,
+        delivered: -1,
+        interval_us: -1,
+        ends_round: true,
+        ..Ack::default()
+    });
+    assert_eq!(
+        (
+            f.bbr().rtt_cnt,
+            bw::bbr_max_bw(f.bbr()),
+            f.bbr().round_start
+        ),
+        (0, 0, false)
+    );
 }
 
 // ---------------------------------------------------------------- STARTUP and DRAIN
@@ -279,9 +319,17 @@ fn bbr_drain_ends_when_inflight_reaches_one_bdp() {
     assert_eq!(f.bbr().mode, BbrMode::Drain);
     // Target: bbr_inflight(8388, 1.0) = 20 + 3 * 2 = 26. The pacing gain is below 1, so
     // the packets in the network are just the packets in flight.
-    f.ack(Ack { at_us: 260_000, in_flight: 27, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 260_000,
+        in_flight: 27,
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().mode, BbrMode::Drain, "27 > 26");
-    f.ack(Ack { at_us: 270_000, in_flight: 26, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 270_000,
+        in_flight: 26,
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().mode, BbrMode::ProbeBw, "26 <= 26");
     assert_eq!(f.bbr().cycle_mstamp, 270_000);
 }
@@ -291,20 +339,29 @@ fn bbr_probe_bw_never_starts_in_the_drain_phase() {
     // cycle_idx = 7 - rand(7) in 1..=7, then advanced: 2..=7 or 0, never 1 (gain 0.75).
     let mut seen = [0u32; 8];
     for seed in 0..200u64 {
-        let cfg = BbrConfig { seed, ..BbrConfig::default() };
+        let cfg = BbrConfig {
+            seed,
+            ..BbrConfig::default()
+        };
         let mut f = Flow::new(cfg);
         f.cc.bbr.mode = BbrMode::Drain; // as when DRAIN ends
         probe_bw::bbr_reset_probe_bw_mode(&mut f.cc.bbr, &f.tp);
         seen[f.bbr().cycle_idx as usize] += 1;
     }
     assert_eq!(seen[1], 0);
-    assert!(seen.iter().enumerate().all(|(i, &n)| i == 1 || n > 0), "{seen:?}");
+    assert!(
+        seen.iter().enumerate().all(|(i, &n)| i == 1 || n > 0),
+        "{seen:?}"
+    );
 }
 
 #[test]
 fn bbr_start_phase_is_a_function_of_the_seed() {
     let phase = |seed| {
-        let mut f = Flow::new(BbrConfig { seed, ..BbrConfig::default() });
+        let mut f = Flow::new(BbrConfig {
+            seed,
+            ..BbrConfig::default()
+        });
         f.cc.bbr.mode = BbrMode::Drain;
         (0..10)
             .map(|_| {
@@ -326,27 +383,56 @@ fn bbr_probe_phase_lasts_min_rtt_and_until_inflight_reaches_its_target() {
     // Target of the 1.25 phase: bdp 25 + 6 = 31 -> even 32 -> +2 in phase 0 = 34.
     // Packets in the network at EDT: prior_in_flight + tso_segs_goal (2).
     // 20 ms into the phase: not yet min_rtt, even with inflight well above target.
-    f.ack(Ack { at_us: 1_020_000, prior_in_flight: Some(40), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_020_000,
+        prior_in_flight: Some(40),
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().cycle_idx, 0);
     // 40 ms: elapsed 40000 is not > min_rtt 40000.
-    f.ack(Ack { at_us: 1_040_000, prior_in_flight: Some(40), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_040_000,
+        prior_in_flight: Some(40),
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().cycle_idx, 0);
     // 40.001 ms, but 31 + 2 = 33 < 34: the probe persists.
-    f.ack(Ack { at_us: 1_040_001, prior_in_flight: Some(31), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_040_001,
+        prior_in_flight: Some(31),
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().cycle_idx, 0);
     // 32 + 2 = 34 >= 34: next phase (0.75), stamped now.
-    f.ack(Ack { at_us: 1_050_000, prior_in_flight: Some(32), ..Ack::default() });
-    assert_eq!((f.bbr().cycle_idx, f.bbr().cycle_mstamp, f.bbr().pacing_gain), (1, 1_050_000, 192));
+    f.ack(Ack {
+        at_us: 1_050_000,
+        prior_in_flight: Some(32),
+        ..Ack::default()
+    });
+    assert_eq!(
+        (f.bbr().cycle_idx, f.bbr().cycle_mstamp, f.bbr().pacing_gain),
+        (1, 1_050_000, 192)
+    );
 }
 
 #[test]
 fn bbr_probe_phase_ends_on_loss_after_min_rtt() {
     let mut f = Flow::in_probe_bw(0);
     // Loss before min_rtt has elapsed: no change.
-    f.ack(Ack { at_us: 1_030_000, losses: 1, prior_in_flight: Some(20), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_030_000,
+        losses: 1,
+        prior_in_flight: Some(20),
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().cycle_idx, 0);
     // After min_rtt, a loss ends the probe although 20 + 2 < 34.
-    f.ack(Ack { at_us: 1_045_000, losses: 1, prior_in_flight: Some(20), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_045_000,
+        losses: 1,
+        prior_in_flight: Some(20),
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().cycle_idx, 1);
 }
 
@@ -355,15 +441,27 @@ fn bbr_drain_phase_ends_early_at_one_bdp_and_cruise_phases_last_min_rtt() {
     let mut f = Flow::in_probe_bw(1);
     assert_eq!(f.bbr().pacing_gain, 192);
     // 0.75 phase ends when prior_in_flight <= bbr_inflight(bw, 1.0) = 20 + 6 = 26.
-    f.ack(Ack { at_us: 1_010_000, prior_in_flight: Some(27), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        prior_in_flight: Some(27),
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().cycle_idx, 1);
-    f.ack(Ack { at_us: 1_010_500, prior_in_flight: Some(26), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_500,
+        prior_in_flight: Some(26),
+        ..Ack::default()
+    });
     assert_eq!((f.bbr().cycle_idx, f.bbr().pacing_gain), (2, 256));
     // Gain 1.0: only the clock counts; each phase ends at the first ACK more than
     // min_rtt after its start, whatever the inflight.
     let mut phases = Vec::new();
     for t in [1_050_500, 1_050_501, 1_070_000, 1_090_501, 1_090_502] {
-        f.ack(Ack { at_us: t, prior_in_flight: Some(5), ..Ack::default() });
+        f.ack(Ack {
+            at_us: t,
+            prior_in_flight: Some(5),
+            ..Ack::default()
+        });
         phases.push(f.bbr().cycle_idx);
     }
     // 1_050_500 - 1_010_500 = 40000, not > 40000: stay 2. 1_050_501: advance to 3.
@@ -400,14 +498,21 @@ fn bbr_drain_phase_ends_one_packet_earlier_when_the_next_departure_is_2_5_ms_awa
     // EDT term 27 > 26 would keep it, see the drain-phase test).
     let mut f = Flow::in_probe_bw(1);
     f.tp.tcp_wstamp_ns = 1_012_500_000;
-    f.ack(Ack { at_us: 1_010_000, prior_in_flight: Some(27), ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        prior_in_flight: Some(27),
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().cycle_idx, 2);
 }
 
 #[test]
 fn bbr_gain_cycle_wraps_after_eight_phases() {
     let mut f = Flow::in_probe_bw(7);
-    f.ack(Ack { at_us: 1_040_001, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_040_001,
+        ..Ack::default()
+    });
     assert_eq!((f.bbr().cycle_idx, f.bbr().pacing_gain), (0, 320));
 }
 
@@ -424,7 +529,10 @@ fn bbr_pacing_rate_is_bw_times_gain_less_one_percent_with_kernel_rounding() {
     // Gain 1: 8388 * 1448 * 256 >> 8 = 12145824; * 990000 >> 24 = 716708.
     assert_eq!(bbr_rate_bytes_per_sec(f.bbr(), &f.tp, 8388, 256), 716_708);
     // Without margin: 12145824 * 1000000 >> 24 = 723947.9 -> 723947.
-    let mut g = Flow::new(BbrConfig { pacing_margin_percent: 0, ..BbrConfig::default() });
+    let mut g = Flow::new(BbrConfig {
+        pacing_margin_percent: 0,
+        ..BbrConfig::default()
+    });
     g.tp = f.tp.clone();
     assert_eq!(bbr_rate_bytes_per_sec(g.bbr(), &g.tp, 8388, 256), 723_947);
 }
@@ -432,12 +540,18 @@ fn bbr_pacing_rate_is_bw_times_gain_less_one_percent_with_kernel_rounding() {
 #[test]
 fn bbr_sets_pacing_rate_from_gain_and_bw_on_each_ack() {
     let mut f = Flow::in_probe_bw(0);
-    f.ack(Ack { at_us: 1_010_000, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        ..Ack::default()
+    });
     // Phase 0, full pipe: pacing_rate = rate(8388, 320) = 895885 (above).
     assert_eq!(f.tp.pacing_rate, 895_885);
     // max_pacing_rate caps it.
     f.tp.max_pacing_rate = 500_000;
-    f.ack(Ack { at_us: 1_020_000, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_020_000,
+        ..Ack::default()
+    });
     assert_eq!(f.tp.pacing_rate, 500_000);
 }
 
@@ -468,9 +582,17 @@ fn bbr_init_after_data_was_delivered_starts_the_round_at_tp_delivered() {
     f.tp.delivered = 500;
     f.cc.init(&mut f.tp);
     assert_eq!(f.bbr().next_rtt_delivered, 500);
-    f.ack(Ack { at_us: 10_000, ends_round: false, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 10_000,
+        ends_round: false,
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().rtt_cnt, 0);
-    f.ack(Ack { at_us: 20_000, ends_round: true, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 20_000,
+        ends_round: true,
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().rtt_cnt, 1);
 }
 
@@ -494,34 +616,71 @@ fn bbr_tso_goal_is_two_segments_at_ten_megabit_and_grows_with_rate() {
 fn bbr_enters_probe_rtt_after_ten_seconds_without_lower_rtt_and_restores_cwnd() {
     let mut f = Flow::in_probe_bw(2);
     f.tp.snd_cwnd = 30;
-    let slow = Ack { rtt_us: 41_000, in_flight: 30, ..Ack::default() };
+    let slow = Ack {
+        rtt_us: 41_000,
+        in_flight: 30,
+        ..Ack::default()
+    };
     // min_rtt_stamp = 0 jiffies. At 10.000 s: after(10000, 0 + 10000) is false.
     // This ACK also grows cwnd: min(30 + 1, target >= 46) = 31.
-    f.ack(Ack { at_us: 10_000_000, ..slow });
+    f.ack(Ack {
+        at_us: 10_000_000,
+        ..slow
+    });
     assert_eq!(f.bbr().mode, BbrMode::ProbeBw);
     assert_eq!((f.bbr().min_rtt_us, f.tp.snd_cwnd), (40_000, 31));
     // 10.001 s: expired. The 41 ms sample becomes min_rtt; PROBE_RTT; cwnd saved (31,
     // as max(prior_cwnd 0, 31): the mode is already PROBE_RTT when bbr_save_cwnd runs)
     // and capped at 4; samples are marked app-limited.
-    f.ack(Ack { at_us: 10_001_000, ..slow });
-    assert_eq!((f.bbr().mode, f.bbr().min_rtt_us, f.bbr().prior_cwnd), (BbrMode::ProbeRtt, 41_000, 31));
+    f.ack(Ack {
+        at_us: 10_001_000,
+        ..slow
+    });
+    assert_eq!(
+        (f.bbr().mode, f.bbr().min_rtt_us, f.bbr().prior_cwnd),
+        (BbrMode::ProbeRtt, 41_000, 31)
+    );
     assert_eq!(f.tp.snd_cwnd, 4);
     assert_ne!(f.tp.app_limited, 0);
     assert_eq!((f.bbr().pacing_gain, f.bbr().cwnd_gain), (256, 256));
     // Inflight still 30 > 4: the 200 ms timer has not started.
-    f.ack(Ack { at_us: 10_020_000, ..slow });
+    f.ack(Ack {
+        at_us: 10_020_000,
+        ..slow
+    });
     assert_eq!(f.bbr().probe_rtt_done_stamp, 0);
     // Inflight 4: timer to 10050 + 200 = 10250 jiffies; a round starts now.
-    f.ack(Ack { at_us: 10_050_000, in_flight: 4, ..slow });
+    f.ack(Ack {
+        at_us: 10_050_000,
+        in_flight: 4,
+        ..slow
+    });
     assert_eq!(f.bbr().probe_rtt_done_stamp, 10_250);
     // The round ends at 10.100 s, but 200 ms have not passed.
-    f.ack(Ack { at_us: 10_100_000, in_flight: 4, ends_round: true, ..slow });
+    f.ack(Ack {
+        at_us: 10_100_000,
+        in_flight: 4,
+        ends_round: true,
+        ..slow
+    });
     assert!(f.bbr().probe_rtt_round_done);
-    f.ack(Ack { at_us: 10_250_000, in_flight: 4, ..slow });
-    assert_eq!((f.bbr().mode, f.tp.snd_cwnd), (BbrMode::ProbeRtt, 4), "10250 is not after 10250");
+    f.ack(Ack {
+        at_us: 10_250_000,
+        in_flight: 4,
+        ..slow
+    });
+    assert_eq!(
+        (f.bbr().mode, f.tp.snd_cwnd),
+        (BbrMode::ProbeRtt, 4),
+        "10250 is not after 10250"
+    );
     // 10.251 s: done. min_rtt_stamp = 10251, cwnd = max(4, 31) = 31, back to PROBE_BW,
     // then this ACK's bbr_set_cwnd: min(31 + 1 acked, target >= 41 + 6) = 32.
-    f.ack(Ack { at_us: 10_251_000, in_flight: 4, ..slow });
+    f.ack(Ack {
+        at_us: 10_251_000,
+        in_flight: 4,
+        ..slow
+    });
     assert_eq!(f.bbr().mode, BbrMode::ProbeBw);
     assert_eq!(f.bbr().min_rtt_stamp, 10_251);
     assert_eq!(f.tp.snd_cwnd, 32);
@@ -530,14 +689,31 @@ fn bbr_enters_probe_rtt_after_ten_seconds_without_lower_rtt_and_restores_cwnd() 
 #[test]
 fn bbr_probe_rtt_waits_for_a_full_round_when_it_outlasts_200ms() {
     let mut f = Flow::in_probe_bw(2);
-    let slow = Ack { rtt_us: 41_000, in_flight: 4, ..Ack::default() };
-    f.ack(Ack { at_us: 10_001_000, ..slow }); // enters PROBE_RTT, inflight 4: timer set
-    assert_eq!((f.bbr().mode, f.bbr().probe_rtt_done_stamp), (BbrMode::ProbeRtt, 10_201));
+    let slow = Ack {
+        rtt_us: 41_000,
+        in_flight: 4,
+        ..Ack::default()
+    };
+    f.ack(Ack {
+        at_us: 10_001_000,
+        ..slow
+    }); // enters PROBE_RTT, inflight 4: timer set
+    assert_eq!(
+        (f.bbr().mode, f.bbr().probe_rtt_done_stamp),
+        (BbrMode::ProbeRtt, 10_201)
+    );
     // 300 ms later, no round has ended yet: stay.
-    f.ack(Ack { at_us: 10_300_000, ..slow });
+    f.ack(Ack {
+        at_us: 10_300_000,
+        ..slow
+    });
     assert_eq!((f.bbr().mode, f.tp.snd_cwnd), (BbrMode::ProbeRtt, 4));
     // The round ends: both conditions met on this ACK.
-    f.ack(Ack { at_us: 10_350_000, ends_round: true, ..slow });
+    f.ack(Ack {
+        at_us: 10_350_000,
+        ends_round: true,
+        ..slow
+    });
     assert_eq!(f.bbr().mode, BbrMode::ProbeBw);
     assert_eq!(f.tp.snd_cwnd, 41, "restored 40, + 1 acked");
 }
@@ -547,12 +723,24 @@ fn bbr_lower_rtt_sample_postpones_probe_rtt() {
     let mut f = Flow::in_probe_bw(2);
     // A 39.999 ms sample at 5 s (< min_rtt 40 ms) refreshes the estimate and the stamp
     // to 5000 jiffies, so at 10.001 s the window (5000 + 10000 = 15000) has not expired.
-    f.ack(Ack { at_us: 5_000_000, rtt_us: 39_999, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 5_000_000,
+        rtt_us: 39_999,
+        ..Ack::default()
+    });
     assert_eq!((f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (39_999, 5_000));
-    f.ack(Ack { at_us: 10_001_000, rtt_us: 41_000, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 10_001_000,
+        rtt_us: 41_000,
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().mode, BbrMode::ProbeBw);
     // 15.001 s: after(15001, 15000): expired.
-    f.ack(Ack { at_us: 15_001_000, rtt_us: 41_000, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 15_001_000,
+        rtt_us: 41_000,
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().mode, BbrMode::ProbeRtt);
 }
 
@@ -563,10 +751,21 @@ fn bbr_rtt_sample_equal_to_min_rtt_does_not_postpone_probe_rtt() {
     // stamp at 0, so at 10.001 s (after(10001, 0 + 10000)) the window has expired:
     // PROBE_RTT, and the expired filter takes the 41 ms sample.
     let mut f = Flow::in_probe_bw(2);
-    f.ack(Ack { at_us: 5_000_000, rtt_us: 40_000, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 5_000_000,
+        rtt_us: 40_000,
+        ..Ack::default()
+    });
     assert_eq!((f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (40_000, 0));
-    f.ack(Ack { at_us: 10_001_000, rtt_us: 41_000, ..Ack::default() });
-    assert_eq!((f.bbr().mode, f.bbr().min_rtt_us, f.bbr().min_rtt_stamp), (BbrMode::ProbeRtt, 41_000, 10_001));
+    f.ack(Ack {
+        at_us: 10_001_000,
+        rtt_us: 41_000,
+        ..Ack::default()
+    });
+    assert_eq!(
+        (f.bbr().mode, f.bbr().min_rtt_us, f.bbr().min_rtt_stamp),
+        (BbrMode::ProbeRtt, 41_000, 10_001)
+    );
 }
 
 // ---------------------------------------------------------------- recovery
@@ -580,22 +779,49 @@ fn bbr_recovery_caps_cwnd_at_inflight_plus_acked_for_first_round_then_restores()
     f.tp.ca_state = CaState::Recovery;
     // First ACK in Recovery: 3 lost, 2 acked, 22 in flight.
     // cwnd 40 - 3 = 37; entering: cwnd = inflight + acked = 22 + 2 = 24; conserving.
-    f.ack(Ack { at_us: 1_010_000, acked: 2, losses: 3, in_flight: 22, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        acked: 2,
+        losses: 3,
+        in_flight: 22,
+        ..Ack::default()
+    });
     assert_eq!(f.tp.snd_cwnd, 24);
     assert!(f.bbr().packet_conservation);
     // Same round: cwnd = max(24, 20 + 2) = 24 although the target (46) is far above.
-    f.ack(Ack { at_us: 1_020_000, acked: 2, in_flight: 20, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_020_000,
+        acked: 2,
+        in_flight: 20,
+        ..Ack::default()
+    });
     assert_eq!(f.tp.snd_cwnd, 24);
     // One out per one acked: max(24, 23 + 2) = 25.
-    f.ack(Ack { at_us: 1_025_000, acked: 2, in_flight: 23, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_025_000,
+        acked: 2,
+        in_flight: 23,
+        ..Ack::default()
+    });
     assert_eq!(f.tp.snd_cwnd, 25);
     // The round ends: conservation off, slow start toward target: min(25 + 2, 46) = 27.
-    f.ack(Ack { at_us: 1_060_000, acked: 2, in_flight: 23, ends_round: true, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_060_000,
+        acked: 2,
+        in_flight: 23,
+        ends_round: true,
+        ..Ack::default()
+    });
     assert_eq!((f.tp.snd_cwnd, f.bbr().packet_conservation), (27, false));
     // Recovery ends: cwnd = max(27, prior 40) = 40, then min(40 + 2, target) where
     // target = bdp(gain 2) 40 + extra_acked + 6 >= 46: 42.
     f.tp.ca_state = CaState::Open;
-    f.ack(Ack { at_us: 1_070_000, acked: 2, in_flight: 30, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_070_000,
+        acked: 2,
+        in_flight: 30,
+        ..Ack::default()
+    });
     assert_eq!(f.tp.snd_cwnd, 42);
 }
 
@@ -605,7 +831,10 @@ fn bbr_rto_counts_as_round_end_with_loss_and_resets_full_bw() {
     f.cc.bbr.full_bw = 9000;
     f.cc.set_state(&mut f.tp, CaState::Loss);
     let b = f.bbr();
-    assert_eq!((b.prev_ca_state, b.full_bw, b.round_start, b.lt_is_sampling), (CaState::Loss, 0, true, true));
+    assert_eq!(
+        (b.prev_ca_state, b.full_bw, b.round_start, b.lt_is_sampling),
+        (CaState::Loss, 0, true, true)
+    );
 }
 
 #[test]
@@ -624,7 +853,11 @@ fn bbr_undo_keeps_cwnd_and_restarts_full_pipe_detection() {
 fn bbr_cwnd_snaps_down_to_target_once_pipe_is_full() {
     let mut f = Flow::in_probe_bw(2);
     f.tp.snd_cwnd = 100;
-    f.ack(Ack { at_us: 1_010_000, acked: 1, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        acked: 1,
+        ..Ack::default()
+    });
     // Target: bdp(2) 40 + extra_acked + 6. This first ACK opens an aggregation epoch
     // (ack_epoch_acked 0 <= expected), so extra_acked = 1 packet, min(1, cwnd):
     // 40 + 1 + 6 = 47 -> even 48.
@@ -638,11 +871,20 @@ fn bbr_cwnd_never_below_four_and_snd_cwnd_clamp_applies() {
     f.tp.ca_state = CaState::Recovery;
     // Entering recovery with 1 in flight: 1 + 1 = 2, but conservation returns early;
     // the floor of 4 is not applied in the conservation path (kernel: goto done).
-    f.ack(Ack { at_us: 1_010_000, acked: 1, in_flight: 1, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        acked: 1,
+        in_flight: 1,
+        ..Ack::default()
+    });
     assert_eq!(f.tp.snd_cwnd, 2);
     let mut g = Flow::in_probe_bw(2);
     g.tp.snd_cwnd_clamp = 30;
-    g.ack(Ack { at_us: 1_010_000, acked: 1, ..Ack::default() });
+    g.ack(Ack {
+        at_us: 1_010_000,
+        acked: 1,
+        ..Ack::default()
+    });
     assert_eq!(g.tp.snd_cwnd, 30);
 }
 
@@ -676,13 +918,19 @@ fn bbr_variant_cap_hook_bounds_cwnd_before_the_global_clamp() {
     cc.cong_control(&mut tp, &rs);
     assert_eq!(tp.snd_cwnd, 7);
     assert_eq!(cc.name(), "cap-test");
-    assert!(cc.info().iter().any(|(k, v)| *k == "cap_pkts" && *v == InfoValue::Num(7.0)));
+    assert!(cc
+        .info()
+        .iter()
+        .any(|(k, v)| *k == "cap_pkts" && *v == InfoValue::Num(7.0)));
 }
 
 #[test]
 fn bbr_info_reports_mode_bw_and_gains() {
     let mut f = Flow::in_probe_bw(0);
-    f.ack(Ack { at_us: 1_010_000, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        ..Ack::default()
+    });
     let info = f.cc.info();
     let get = |k: &str| info.iter().find(|(n, _)| *n == k).map(|(_, v)| *v).unwrap();
     assert_eq!(get("mode"), InfoValue::Label("PROBE_BW"));
@@ -703,11 +951,17 @@ fn bbr_registry_builds_with_defaults_and_rejects_bad_gain() {
     let mut p = BTreeMap::new();
     p.insert("cwnd_gain".to_string(), ParamValue::Num(5.0));
     let err = build("bbr", &p).err().unwrap().to_string();
-    assert!(err.contains("cwnd_gain") && err.contains("outside the allowed range"), "{err}");
+    assert!(
+        err.contains("cwnd_gain") && err.contains("outside the allowed range"),
+        "{err}"
+    );
     // The defaults are the kernel's constants in BBR_UNIT.
     let cfg = BbrConfig::from_params(&SPEC.default_params());
     assert_eq!(cfg, BbrConfig::default());
-    assert_eq!((cfg.high_gain, cfg.drain_gain, cfg.cwnd_gain), (739, 88, 512));
+    assert_eq!(
+        (cfg.high_gain, cfg.drain_gain, cfg.cwnd_gain),
+        (739, 88, 512)
+    );
 }
 
 // ---------------------------------------------------------------- long-term bw
@@ -720,7 +974,11 @@ fn policed(first: u32, second: u32, cfg: BbrConfig) -> Flow {
     f.cc.bbr.cfg = cfg;
     // First loss at 1.010 s starts sampling: interval from 1010 ms, delivered 1001,
     // lost 1 (this ACK's counts are already in tp).
-    f.ack(Ack { at_us: 1_010_000, losses: 1, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        losses: 1,
+        ..Ack::default()
+    });
     assert_eq!(f.bbr().lt_is_sampling, sampling);
     let mut t = 1_010_000;
     for total in [first, second] {
@@ -728,10 +986,21 @@ fn policed(first: u32, second: u32, cfg: BbrConfig) -> Flow {
         // rest of `total` and 25 losses: lost/delivered = 25/total >= 50/256.
         for _ in 0..4 {
             t += 40_000;
-            f.ack(Ack { at_us: t, acked: 20, ends_round: true, ..Ack::default() });
+            f.ack(Ack {
+                at_us: t,
+                acked: 20,
+                ends_round: true,
+                ..Ack::default()
+            });
         }
         t += 40_000;
-        f.ack(Ack { at_us: t, acked: total - 80, losses: 25, ends_round: true, ..Ack::default() });
+        f.ack(Ack {
+            at_us: t,
+            acked: total - 80,
+            losses: 25,
+            ends_round: true,
+            ..Ack::default()
+        });
     }
     f
 }
@@ -752,7 +1021,12 @@ fn bbr_lt_bw_detects_policer_from_two_consistent_lossy_intervals() {
     let mut t = 1_410_000;
     for round in 1..=48 {
         t += 40_000;
-        f.ack(Ack { at_us: t, acked: 20, ends_round: true, ..Ack::default() });
+        f.ack(Ack {
+            at_us: t,
+            acked: 20,
+            ends_round: true,
+            ..Ack::default()
+        });
         assert_eq!(f.bbr().lt_use_bw, round < 48, "round {round}");
     }
     assert_eq!(f.bbr().lt_bw, 0);
@@ -771,7 +1045,14 @@ fn bbr_lt_bw_inconsistent_intervals_are_not_a_policer() {
 
 #[test]
 fn bbr_lt_bw_off_never_uses_long_term_rate() {
-    let f = policed(100, 95, BbrConfig { lt_bw: false, ..BbrConfig::default() });
+    let f = policed(
+        100,
+        95,
+        BbrConfig {
+            lt_bw: false,
+            ..BbrConfig::default()
+        },
+    );
     assert!(!f.bbr().lt_use_bw);
     assert_eq!(f.bbr().lt_bw, 0);
 }
@@ -783,21 +1064,38 @@ fn bbr_extra_acked_adds_burst_to_target_and_expires_after_ten_rounds() {
     let mut f = Flow::in_probe_bw(2);
     // ACK 1 at 1.010 s, 1 packet: the epoch (from 0) expected 8388 * 1010000 / 2^24 =
     // 504 > 0 acked: new epoch at 1.010 s; extra = 1.
-    f.ack(Ack { at_us: 1_010_000, acked: 1, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        acked: 1,
+        ..Ack::default()
+    });
     // ACK 2 at the same instant, 10 packets: expected 0, extra = 11.
-    f.ack(Ack { at_us: 1_010_000, acked: 10, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        acked: 10,
+        ..Ack::default()
+    });
     assert_eq!(ack_aggregation::bbr_extra_acked(f.bbr()), 11);
     // ACK 3 10 ms later, 2 packets: expected 8388 * 10000 / 2^24 = 4; extra = 13 - 4 =
     // 9 < 11. Target = bdp 40 + 11 (below the 100 ms cap of 49) + 6 = 57 -> even 58.
     // cwnd: 40 -> 41 (target 48) -> 51 -> 53.
-    f.ack(Ack { at_us: 1_020_000, acked: 2, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_020_000,
+        acked: 2,
+        ..Ack::default()
+    });
     assert_eq!((f.bbr().target_cwnd, f.tp.snd_cwnd), (58, 53));
     // One-packet ACKs every 40 ms ending a round each: each restarts the epoch
     // (expected 19 or more >= acked), extra = 1. The slot flips every 5 rounds: 11
     // survives 9 rounds and is cleared at the 10th.
     let mut extra = Vec::new();
     for r in 1..=10u64 {
-        f.ack(Ack { at_us: 1_020_000 + r * 40_000, acked: 1, ends_round: true, ..Ack::default() });
+        f.ack(Ack {
+            at_us: 1_020_000 + r * 40_000,
+            acked: 1,
+            ends_round: true,
+            ..Ack::default()
+        });
         extra.push(ack_aggregation::bbr_extra_acked(f.bbr()));
     }
     assert_eq!(extra, [11, 11, 11, 11, 11, 11, 11, 11, 11, 1]);
@@ -807,8 +1105,22 @@ fn bbr_extra_acked_adds_burst_to_target_and_expires_after_ten_rounds() {
 fn bbr_extra_acked_off_leaves_target_at_bdp_plus_budget() {
     let mut f = Flow::in_probe_bw(2);
     f.cc.bbr.cfg.extra_acked_gain = 0;
-    f.ack(Ack { at_us: 1_010_000, acked: 1, ..Ack::default() });
-    f.ack(Ack { at_us: 1_010_000, acked: 10, ..Ack::default() });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        acked: 1,
+        ..Ack::default()
+    });
+    f.ack(Ack {
+        at_us: 1_010_000,
+        acked: 10,
+        ..Ack::default()
+    });
     // 40 + 0 + 6 = 46.
-    assert_eq!((f.bbr().target_cwnd, ack_aggregation::bbr_extra_acked(f.bbr())), (46, 0));
+    assert_eq!(
+        (
+            f.bbr().target_cwnd,
+            ack_aggregation::bbr_extra_acked(f.bbr())
+        ),
+        (46, 0)
+    );
 }

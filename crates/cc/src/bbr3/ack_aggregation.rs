@@ -17,7 +17,11 @@ pub fn bbr_extra_acked(bbr: &Bbr3) -> u16 {
 /// `bbr_update_ack_aggregation`.
 pub fn bbr_update_ack_aggregation(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample) {
     let mut win_rtts_thresh = bbr.cfg.extra_acked_win_rtts;
-    if bbr.cfg.extra_acked_gain == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_us <= 0 {
+    if bbr.cfg.extra_acked_gain == 0
+        || rs.acked_sacked == 0
+        || rs.delivered < 0
+        || rs.interval_us <= 0
+    {
         return;
     }
     if bbr.round_start {
@@ -33,7 +37,8 @@ pub fn bbr_update_ack_aggregation(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample) 
     }
     // Packets expected to be delivered over the epoch.
     let epoch_us = tp.delivered_mstamp_us.saturating_sub(bbr.ack_epoch_mstamp);
-    let mut expected_acked = (u64::from(bbr_bw(bbr)) * epoch_us / BW_UNIT).min(u64::from(u32::MAX)) as u32;
+    let mut expected_acked =
+        (u64::from(bbr_bw(bbr)) * epoch_us / BW_UNIT).min(u64::from(u32::MAX)) as u32;
     // Restart the epoch if ACKs came no faster than expected, or it is very old.
     if bbr.ack_epoch_acked <= expected_acked
         || bbr.ack_epoch_acked + rs.acked_sacked >= BBR_ACK_EPOCH_ACKED_RESET_THRESH

@@ -70,14 +70,17 @@ pub fn bbr_ack_aggregation_cwnd(bbr: &Bbr3) -> u32 {
     if bbr.cfg.extra_acked_gain == 0 {
         return 0;
     }
-    let max_aggr_cwnd = (u64::from(bbr_bw(bbr)) * super::params::BBR_EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
+    let max_aggr_cwnd =
+        (u64::from(bbr_bw(bbr)) * super::params::BBR_EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
     let aggr_cwnd = (bbr.cfg.extra_acked_gain * u32::from(bbr_extra_acked(bbr))) >> BBR_SCALE;
     aggr_cwnd.min(max_aggr_cwnd)
 }
 
 /// `bbr_probe_rtt_cwnd`: the PROBE_RTT cwnd, probe_rtt_cwnd_gain (0.5) x BDP, >= 4.
 pub fn bbr_probe_rtt_cwnd(bbr: &Bbr3) -> u32 {
-    bbr.cfg.cwnd_min_target.max(bbr_bdp(bbr, bbr_bw(bbr), bbr.cfg.probe_rtt_cwnd_gain))
+    bbr.cfg
+        .cwnd_min_target
+        .max(bbr_bdp(bbr, bbr_bw(bbr), bbr.cfg.probe_rtt_cwnd_gain))
 }
 
 /// `bbr_save_cwnd`: the last good cwnd, to restore after recovery or PROBE_RTT.
@@ -150,7 +153,9 @@ pub fn bbr_bound_cwnd_for_inflight_model(bbr: &Bbr3, tp: &mut CcView) {
     if bbr.mode == Mode::ProbeBw && bbr.cycle_idx != Phase::Cruise {
         // Probe to see if more packets fit in the path.
         cap = bbr.inflight_hi;
-    } else if bbr.mode == Mode::ProbeRtt || (bbr.mode == Mode::ProbeBw && bbr.cycle_idx == Phase::Cruise) {
+    } else if bbr.mode == Mode::ProbeRtt
+        || (bbr.mode == Mode::ProbeBw && bbr.cycle_idx == Phase::Cruise)
+    {
         cap = bbr_inflight_with_headroom(bbr);
     }
     // Adapt to any loss/ECN since our last bw probe.

@@ -67,7 +67,11 @@ pub(super) fn update_alpha(bbr: &mut Bbr3, tp: &CcView, delivered: u64, delivere
 /// `bbr_check_ecn_too_high_in_startup`: leave STARTUP after `full_ecn_cnt` consecutive
 /// rounds with CE ratio >= ecn_thresh.
 pub fn bbr_check_ecn_too_high_in_startup(bbr: &mut Bbr3, tp: &CcView, ce_ratio: u32) {
-    if bbr.full_bw_reached || !bbr.ecn_eligible || bbr.cfg.full_ecn_cnt == 0 || bbr.cfg.ecn_thresh == 0 {
+    if bbr.full_bw_reached
+        || !bbr.ecn_eligible
+        || bbr.cfg.full_ecn_cnt == 0
+        || bbr.cfg.ecn_thresh == 0
+    {
         return;
     }
     if ce_ratio >= bbr.cfg.ecn_thresh {

@@ -11,7 +11,9 @@
 //!
 //! Deviations: none.
 
-use super::upper_bounds::{bbr_handle_inflight_too_high, bbr_inflight_hi_from_lost_skb, bbr_is_inflight_too_high};
+use super::upper_bounds::{
+    bbr_handle_inflight_too_high, bbr_inflight_hi_from_lost_skb, bbr_is_inflight_too_high,
+};
 use super::Bbr3;
 use crate::ops::{CcView, LostSkb, RateSample};
 

@@ -95,7 +95,9 @@ pub fn bbr_update_latest_delivery_signals(bbr: &mut Bbr3, tp: &CcView, rs: &Rate
         return; // not a valid observation
     }
     bbr.bw_latest = bbr.bw_latest.max(ctx.sample_bw);
-    bbr.inflight_latest = bbr.inflight_latest.max(rs.delivered.clamp(0, i64::from(u32::MAX)) as u32);
+    bbr.inflight_latest = bbr
+        .inflight_latest
+        .max(rs.delivered.clamp(0, i64::from(u32::MAX)) as u32);
     if rs.prior_delivered >= bbr.loss_round_delivered {
         bbr.loss_round_delivered = tp.delivered;
         bbr.loss_round_start = true; // a new loss round

@@ -125,8 +125,8 @@ use crate::ops::CaState;
 pub use crate::bbr::{BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT};
 pub use ops::Bbr3Ops;
 pub use params::Version;
-pub use variant::{Bbr3Variant, KernelBbr2, KernelBbr3};
 pub use params::{Bbr3Config, SPEC};
+pub use variant::{Bbr3Variant, KernelBbr2, KernelBbr3};
 
 /// The kernel's `~0U`: a bound or count not set.
 pub const UNSET: u32 = u32::MAX;

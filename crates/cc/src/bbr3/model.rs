@@ -17,12 +17,15 @@ use super::bw::{bbr_bw, bbr_calculate_bw_sample, bbr_max_bw, bbr_update_round_st
 use super::cwnd::{bbr_bound_cwnd_for_inflight_model, bbr_set_cwnd};
 use super::ecn::bbr_update_ecn_alpha;
 use super::lower_bounds::{
-    bbr_advance_latest_delivery_signals, bbr_update_congestion_signals, bbr_update_latest_delivery_signals,
+    bbr_advance_latest_delivery_signals, bbr_update_congestion_signals,
+    bbr_update_latest_delivery_signals,
 };
 use super::pacing::bbr_set_pacing_rate;
-use super::variant::Bbr3Variant;
 use super::probe_rtt::bbr_update_min_rtt;
-use super::startup::{bbr_check_drain, bbr_check_full_bw_reached, bbr_check_loss_too_high_in_startup};
+use super::startup::{
+    bbr_check_drain, bbr_check_full_bw_reached, bbr_check_loss_too_high_in_startup,
+};
+use super::variant::Bbr3Variant;
 use super::{Bbr3, Ctx, Mode, Phase, Version, BBR_UNIT};
 use crate::ops::{CcView, RateSample};
 
@@ -46,7 +49,13 @@ pub fn bbr_update_gains(bbr: &mut Bbr3) {
 }
 
 /// `bbr_update_model`.
-pub fn bbr_update_model<V: Bbr3Variant + ?Sized>(bbr: &mut Bbr3, variant: &mut V, tp: &mut CcView, rs: &RateSample, ctx: &Ctx) {
+pub fn bbr_update_model<V: Bbr3Variant + ?Sized>(
+    bbr: &mut Bbr3,
+    variant: &mut V,
+    tp: &mut CcView,
+    rs: &RateSample,
+    ctx: &Ctx,
+) {
     match bbr.cfg.version {
         Version::V2 => super::v2::bbr2_update_congestion_signals(bbr, tp, rs, ctx),
         Version::V3 => bbr_update_congestion_signals(bbr, tp, rs, ctx),
@@ -93,7 +102,12 @@ pub fn bbr_run_fast_path<V: Bbr3Variant + ?Sized>(
 }
 
 /// `bbr_main`: the `cong_control` hook, with the variant's hooks (`variant`).
-pub fn bbr_main<V: Bbr3Variant + ?Sized>(bbr: &mut Bbr3, variant: &mut V, tp: &mut CcView, rs: &RateSample) {
+pub fn bbr_main<V: Bbr3Variant + ?Sized>(
+    bbr: &mut Bbr3,
+    variant: &mut V,
+    tp: &mut CcView,
+    rs: &RateSample,
+) {
     let mut ctx = Ctx::default();
     let mut update_model = true;
 

@@ -26,7 +26,8 @@ use super::variant::{Bbr3Variant, KernelBbr3};
 use super::{AckPhase, Bbr3, Bbr3Config, Mode, Phase, Version, BBR_UNIT, UNSET};
 use crate::bbr::family::bw_to_bps;
 use crate::ops::{
-    CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample, TCP_INFINITE_SSTHRESH,
+    CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample,
+    TCP_INFINITE_SSTHRESH,
 };
 
 /// BBRv3 behind the seam, with a variant's hooks (`KernelBbr3`: none).
@@ -45,7 +46,10 @@ impl Bbr3Ops<KernelBbr3> {
 
 impl<V: Bbr3Variant> Bbr3Ops<V> {
     pub fn with_variant(cfg: Bbr3Config, variant: V) -> Self {
-        Bbr3Ops { bbr: Bbr3::new(cfg), variant }
+        Bbr3Ops {
+            bbr: Bbr3::new(cfg),
+            variant,
+        }
     }
     /// The state, read-only (tests, recording).
     pub fn bbr(&self) -> &Bbr3 {
@@ -203,7 +207,9 @@ impl<V: Bbr3Variant> CongestionOps for Bbr3Ops<V> {
                     bbr_check_probe_rtt_done(bbr, tp);
                 }
             }
-            CaEvent::TlpRecovery if bbr.cfg.loss_probe_recovery => bbr_run_loss_probe_recovery(bbr, tp),
+            CaEvent::TlpRecovery if bbr.cfg.loss_probe_recovery => {
+                bbr_run_loss_probe_recovery(bbr, tp)
+            }
             _ => {}
         }
     }
@@ -250,10 +256,23 @@ impl<V: Bbr3Variant> CongestionOps for Bbr3Ops<V> {
     fn info(&self) -> Vec<InfoField> {
         let bbr = &self.bbr;
         let unit = f64::from(BBR_UNIT);
-        let bps = |bw: u32| if bw == UNSET { InfoValue::Num(f64::NAN) } else { InfoValue::Num(bw_to_bps(bw, bbr.mss)) };
-        let min_rtt_ms =
-            if bbr.min_rtt_us == UNSET { f64::NAN } else { f64::from(bbr.min_rtt_us) / 1000.0 };
-        let phase = if bbr.mode == Mode::ProbeBw { bbr.cycle_idx.label() } else { "-" };
+        let bps = |bw: u32| {
+            if bw == UNSET {
+                InfoValue::Num(f64::NAN)
+            } else {
+                InfoValue::Num(bw_to_bps(bw, bbr.mss))
+            }
+        };
+        let min_rtt_ms = if bbr.min_rtt_us == UNSET {
+            f64::NAN
+        } else {
+            f64::from(bbr.min_rtt_us) / 1000.0
+        };
+        let phase = if bbr.mode == Mode::ProbeBw {
+            bbr.cycle_idx.label()
+        } else {
+            "-"
+        };
         let mut out = vec![
             ("mode", InfoValue::Label(bbr.mode.label())),
             ("phase", InfoValue::Label(phase)),
@@ -265,13 +284,19 @@ impl<V: Bbr3Variant> CongestionOps for Bbr3Ops<V> {
             ("inflight_hi_pkts", pkts_or_nan(bbr.inflight_hi)),
             ("inflight_latest_pkts", num(bbr.inflight_latest)),
             ("min_rtt_ms", InfoValue::Num(min_rtt_ms)),
-            ("pacing_gain", InfoValue::Num(f64::from(bbr.pacing_gain) / unit)),
+            (
+                "pacing_gain",
+                InfoValue::Num(f64::from(bbr.pacing_gain) / unit),
+            ),
             ("cwnd_gain", InfoValue::Num(f64::from(bbr.cwnd_gain) / unit)),
             ("full_bw_reached", num(u32::from(bbr.full_bw_reached))),
             ("ecn_eligible", num(u32::from(bbr.ecn_eligible))),
             ("ecn_alpha", InfoValue::Num(f64::from(bbr.ecn_alpha) / unit)),
             ("rounds_since_probe", num(bbr.rounds_since_probe)),
-            ("probe_wait_ms", InfoValue::Num(f64::from(bbr.probe_wait_us) / 1000.0)),
+            (
+                "probe_wait_ms",
+                InfoValue::Num(f64::from(bbr.probe_wait_us) / 1000.0),
+            ),
             ("extra_acked_pkts", num(u32::from(bbr_extra_acked(bbr)))),
             ("prior_cwnd_pkts", num(bbr.prior_cwnd)),
         ];

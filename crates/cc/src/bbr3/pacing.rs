@@ -39,7 +39,8 @@ pub fn bbr_bw_bytes_per_sec(tp: &CcView, rate: u64) -> u64 {
 
 /// `bbr_bw_to_pacing_rate`: with the pacing margin, capped by `sk_max_pacing_rate`.
 pub fn bbr_bw_to_pacing_rate(bbr: &Bbr3, tp: &CcView, bw: u32, gain: u32) -> u64 {
-    bbr_rate_bytes_per_sec(tp, u64::from(bw), gain, bbr.cfg.pacing_margin_percent).min(tp.max_pacing_rate)
+    bbr_rate_bytes_per_sec(tp, u64::from(bw), gain, bbr.cfg.pacing_margin_percent)
+        .min(tp.max_pacing_rate)
 }
 
 /// `bbr_init_pacing_rate_from_rtt`: startup_pacing_gain x cwnd / RTT (1 ms nominal).
@@ -51,7 +52,12 @@ pub fn bbr_init_pacing_rate_from_rtt(bbr: &mut Bbr3, tp: &mut CcView) {
         BBR_DEFAULT_RTT_US
     };
     let bw = u64::from(tp.snd_cwnd) * BW_UNIT / rtt_us;
-    tp.pacing_rate = bbr_bw_to_pacing_rate(bbr, tp, bw.min(u64::from(u32::MAX)) as u32, bbr.cfg.startup_pacing_gain);
+    tp.pacing_rate = bbr_bw_to_pacing_rate(
+        bbr,
+        tp,
+        bw.min(u64::from(u32::MAX)) as u32,
+        bbr.cfg.startup_pacing_gain,
+    );
 }
 
 /// `bbr_set_pacing_rate`: pace at bw x gain; before the pipe is full, only upward.

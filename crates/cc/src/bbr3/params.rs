@@ -224,7 +224,11 @@ impl Bbr3Config {
             cwnd_min_target: BBR_CWND_MIN_TARGET,
             full_bw_thresh: frac("full_bw_thresh"),
             full_bw_cnt: p.get_u32("full_bw_cnt"),
-            extra_acked_gain: if p.get_bool("extra_acked") { BBR_EXTRA_ACKED_GAIN } else { 0 },
+            extra_acked_gain: if p.get_bool("extra_acked") {
+                BBR_EXTRA_ACKED_GAIN
+            } else {
+                0
+            },
             extra_acked_win_rtts: BBR_EXTRA_ACKED_WIN_RTTS,
             ecn_max_rtt_us: p.get_u32("ecn_max_rtt_us"),
             beta: frac("beta"),
@@ -255,14 +259,47 @@ pub(crate) const U: f64 = BBR_UNIT as f64;
 /// Largest gain the kernel's 10-bit `pacing_gain` / `cwnd_gain` fields hold.
 pub(crate) const MAX_GAIN: f64 = 1023.0 / U;
 
-pub(crate) const fn frac(name: &'static str, kernel: u32, min: f64, max: f64, doc: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Float, default: kernel as f64 / U, min, max, doc }
+pub(crate) const fn frac(
+    name: &'static str,
+    kernel: u32,
+    min: f64,
+    max: f64,
+    doc: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Float,
+        default: kernel as f64 / U,
+        min,
+        max,
+        doc,
+    }
 }
-pub(crate) const fn int(name: &'static str, default: u32, min: f64, max: f64, doc: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Int, default: default as f64, min, max, doc }
+pub(crate) const fn int(
+    name: &'static str,
+    default: u32,
+    min: f64,
+    max: f64,
+    doc: &'static str,
+) -> ParamSpec {
+    ParamSpec {
+        name,
+        kind: ParamKind::Int,
+        default: default as f64,
+        min,
+        max,
+        doc,
+    }
 }
 pub(crate) const fn flag(name: &'static str, default: bool, doc: &'static str) -> ParamSpec {
-    ParamSpec { name, kind: ParamKind::Bool, default: if default { 1.0 } else { 0.0 }, min: 0.0, max: 1.0, doc }
+    ParamSpec {
+        name,
+        kind: ParamKind::Bool,
+        default: if default { 1.0 } else { 0.0 },
+        min: 0.0,
+        max: 1.0,
+        doc,
+    }
 }
 
 /// Fractions below 1 are stored in 8 bits at most in the kernel (`ecn_alpha` 9 bits).
@@ -345,7 +382,8 @@ pub static PARAMS: &[ParamSpec] = &[
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr3",
-    summary: "BBRv3: BBR with loss/ECN bounds (bw_lo/hi, inflight_lo/hi), PROBE_BW DOWN/CRUISE/REFILL/UP",
+    summary:
+        "BBRv3: BBR with loss/ECN bounds (bw_lo/hi, inflight_lo/hi), PROBE_BW DOWN/CRUISE/REFILL/UP",
     source: "google/bbr branch v3, net/ipv4/tcp_bbr.c (BBR_VERSION 3)",
     params: PARAMS,
     build: |p: &Params| Box::new(super::Bbr3Ops::new(Bbr3Config::from_params(p))),
@@ -358,7 +396,10 @@ mod tests {
     /// The registry defaults convert back to exactly the kernel's constants.
     #[test]
     fn defaults_are_the_kernel_constants() {
-        assert_eq!(Bbr3Config::from_params(&SPEC.default_params()), Bbr3Config::default());
+        assert_eq!(
+            Bbr3Config::from_params(&SPEC.default_params()),
+            Bbr3Config::default()
+        );
         // Hand-computed from the kernel expressions.
         assert_eq!(BBR_STARTUP_PACING_GAIN, 710);
         assert_eq!(BBR_LOSS_THRESH, 5);

@@ -17,7 +17,9 @@
 //! Deviations: the random draws come from the seeded `crate::bbr::rng::CycleRng`.
 
 use super::bw::bbr_max_bw;
-use super::cwnd::{bbr_inflight, bbr_inflight_with_headroom, bbr_packets_in_net_at_edt, bbr_target_inflight};
+use super::cwnd::{
+    bbr_inflight, bbr_inflight_with_headroom, bbr_packets_in_net_at_edt, bbr_target_inflight,
+};
 use super::lower_bounds::{bbr_reset_congestion_signals, bbr_reset_lower_bounds};
 use super::startup::bbr_reset_full_bw;
 use super::upper_bounds::{bbr_adapt_upper_bounds, bbr_raise_inflight_hi_slope};
@@ -137,7 +139,9 @@ pub fn bbr_check_time_to_probe_bw(bbr: &mut Bbr3, tp: &CcView) -> bool {
         bbr_start_bw_probe_refill(bbr, tp, n);
         return true;
     }
-    if bbr_has_elapsed_in_phase(bbr, tp, bbr.probe_wait_us) || bbr_is_reno_coexistence_probe_time(bbr, tp) {
+    if bbr_has_elapsed_in_phase(bbr, tp, bbr.probe_wait_us)
+        || bbr_is_reno_coexistence_probe_time(bbr, tp)
+    {
         bbr_start_bw_probe_refill(bbr, tp, 0);
         return true;
     }

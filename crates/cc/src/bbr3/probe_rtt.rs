@@ -21,7 +21,9 @@ use crate::ops::{CcView, RateSample};
 pub fn bbr_update_min_rtt(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
     let now = tp.jiffies32();
     // Track min RTT in probe_rtt_win_ms to time the next PROBE_RTT.
-    let expire = bbr.probe_rtt_min_stamp.wrapping_add(bbr.cfg.probe_rtt_win_ms); // ms = jiffies
+    let expire = bbr
+        .probe_rtt_min_stamp
+        .wrapping_add(bbr.cfg.probe_rtt_win_ms); // ms = jiffies
     let probe_rtt_expired = after32(now, expire);
     // v3 refreshes on a strictly lower sample, v2 also on an equal one.
     let lower = match bbr.cfg.version {
@@ -33,14 +35,20 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
         bbr.probe_rtt_min_stamp = now;
     }
     // Track min RTT over the min_rtt_win_sec window.
-    let expire = bbr.min_rtt_stamp.wrapping_add(bbr.cfg.min_rtt_win_sec * 1000); // HZ = 1000
+    let expire = bbr
+        .min_rtt_stamp
+        .wrapping_add(bbr.cfg.min_rtt_win_sec * 1000); // HZ = 1000
     let min_rtt_expired = after32(now, expire);
     if bbr.probe_rtt_min_us <= bbr.min_rtt_us || min_rtt_expired {
         bbr.min_rtt_us = bbr.probe_rtt_min_us;
         bbr.min_rtt_stamp = bbr.probe_rtt_min_stamp;
     }
 
-    if bbr.cfg.probe_rtt_mode_ms > 0 && probe_rtt_expired && !bbr.idle_restart && bbr.mode != Mode::ProbeRtt {
+    if bbr.cfg.probe_rtt_mode_ms > 0
+        && probe_rtt_expired
+        && !bbr.idle_restart
+        && bbr.mode != Mode::ProbeRtt
+    {
         bbr.mode = Mode::ProbeRtt; // dip, drain queue
         bbr_save_cwnd(bbr, tp); // to restore it
         bbr.probe_rtt_done_stamp = 0;

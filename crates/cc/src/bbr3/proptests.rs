@@ -15,8 +15,23 @@ use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Ev {
-    Ack { gap_us: u32, acked: u32, delivered: i64, interval_us: i64, rtt_us: i64, losses: u32, lost: i64, ce: i64, in_flight: u32, round_end: bool, app_limited: bool },
-    Lost { tx_in_flight: u32, back: u64 },
+    Ack {
+        gap_us: u32,
+        acked: u32,
+        delivered: i64,
+        interval_us: i64,
+        rtt_us: i64,
+        losses: u32,
+        lost: i64,
+        ce: i64,
+        in_flight: u32,
+        round_end: bool,
+        app_limited: bool,
+    },
+    Lost {
+        tx_in_flight: u32,
+        back: u64,
+    },
     EnterRecovery,
     ExitRecovery,
     Rto,

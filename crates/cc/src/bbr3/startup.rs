@@ -91,7 +91,7 @@ pub fn bbr_check_loss_too_high_in_startup(bbr: &mut Bbr3, tp: &CcView, rs: &Rate
 pub fn bbr_check_drain(bbr: &mut Bbr3, tp: &mut CcView) {
     if bbr.mode == Mode::Startup && bbr.full_bw_reached {
         bbr.mode = Mode::Drain; // drain the queue we created
-        // Exported for monitoring only: STARTUP is over.
+                                // Exported for monitoring only: STARTUP is over.
         tp.snd_ssthresh = bbr_inflight(bbr, tp, bbr_max_bw(bbr), BBR_UNIT);
         bbr_reset_congestion_signals(bbr);
     } // fall through: inflight may already be small

@@ -30,7 +30,11 @@ struct Flow {
 }
 
 fn cfg() -> Bbr3Config {
-    Bbr3Config { extra_acked_gain: 0, seed: 7, ..Bbr3Config::default() }
+    Bbr3Config {
+        extra_acked_gain: 0,
+        seed: 7,
+        ..Bbr3Config::default()
+    }
 }
 
 impl Flow {
@@ -84,7 +88,11 @@ impl Flow {
         tp.now_us = at_us;
         tp.delivered += u64::from(acked);
         tp.delivered_mstamp_us = at_us;
-        let rs = RateSample { prior_delivered, acked_sacked: acked, ..rs };
+        let rs = RateSample {
+            prior_delivered,
+            acked_sacked: acked,
+            ..rs
+        };
         self.cc.cong_control(&mut self.tp, &rs);
     }
 }
@@ -127,34 +135,77 @@ fn loss_above_loss_thresh_in_probe_up_sets_inflight_hi_and_starts_probe_down() {
     let mut f = Flow::in_probe_bw(Phase::Up);
     f.cc.bbr.bw_probe_samples = true;
     f.cc.bbr.ack_phase = AckPhase::ProbeFeedback;
-    f.ack(T0 + 1000, 1, false, RateSample { tx_in_flight: 30, lost: 2, ..sample(19) });
+    f.ack(
+        T0 + 1000,
+        1,
+        false,
+        RateSample {
+            tx_in_flight: 30,
+            lost: 2,
+            ..sample(19)
+        },
+    );
     let b = f.bbr();
     assert_eq!(b.inflight_hi, 30);
     assert!(b.prev_probe_too_high && !b.bw_probe_samples);
-    assert_eq!((b.mode, b.cycle_idx, b.ack_phase), (Mode::ProbeBw, Phase::Down, AckPhase::ProbeStopping));
+    assert_eq!(
+        (b.mode, b.cycle_idx, b.ack_phase),
+        (Mode::ProbeBw, Phase::Down, AckPhase::ProbeStopping)
+    );
     // DOWN gains 232 / 512; cwnd: target 40 (2 x BDP), cwnd 40 + 1 -> 40, then capped
     // at inflight_hi 30 (bbr_bound_cwnd_for_inflight_model, not CRUISE).
     assert_eq!((b.pacing_gain, b.cwnd_gain), (232, 512));
     assert_eq!(f.tp.snd_cwnd, 30);
     // The probe wait just drawn is in [2 s, 3 s).
-    assert!((2_000_000..3_000_000).contains(&b.probe_wait_us), "{}", b.probe_wait_us);
+    assert!(
+        (2_000_000..3_000_000).contains(&b.probe_wait_us),
+        "{}",
+        b.probe_wait_us
+    );
 
     // (b) tx_in_flight 10, lost 1 > 10 * 5 >> 8 = 0: the beta floor wins, 15.
     let mut f = Flow::in_probe_bw(Phase::Up);
     f.cc.bbr.bw_probe_samples = true;
-    f.ack(T0 + 1000, 1, false, RateSample { tx_in_flight: 10, lost: 1, ..sample(19) });
+    f.ack(
+        T0 + 1000,
+        1,
+        false,
+        RateSample {
+            tx_in_flight: 10,
+            lost: 1,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().inflight_hi, 15);
 
     // (c) loss at the threshold is not too high: 200 in flight, 3 lost, 200 * 5 >> 8 =
     // 3, 3 > 3 is false; inflight_hi (unset) is left alone, still UP.
     let mut f = Flow::in_probe_bw(Phase::Up);
     f.cc.bbr.bw_probe_samples = true;
-    f.ack(T0 + 1000, 1, false, RateSample { tx_in_flight: 200, lost: 3, ..sample(19) });
+    f.ack(
+        T0 + 1000,
+        1,
+        false,
+        RateSample {
+            tx_in_flight: 200,
+            lost: 3,
+            ..sample(19)
+        },
+    );
     assert_eq!((f.bbr().inflight_hi, f.bbr().cycle_idx), (UNSET, Phase::Up));
 
     // (d) without bw_probe_samples (not probing) nothing is cut.
     let mut f = Flow::in_probe_bw(Phase::Up);
-    f.ack(T0 + 1000, 1, false, RateSample { tx_in_flight: 30, lost: 2, ..sample(19) });
+    f.ack(
+        T0 + 1000,
+        1,
+        false,
+        RateSample {
+            tx_in_flight: 30,
+            lost: 2,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().inflight_hi, UNSET);
 }
 
@@ -169,7 +220,13 @@ fn a_packet_marked_lost_while_probing_cuts_inflight_hi_at_the_crossing_point() {
     let mut f = Flow::in_probe_bw(Phase::Up);
     f.cc.bbr.bw_probe_samples = true;
     f.tp.lost = 104;
-    let skb = LostSkb { tx_in_flight: 200, tx_lost: 100, tx_is_app_limited: false, tx_valid: true, pcount: 1 };
+    let skb = LostSkb {
+        tx_in_flight: 200,
+        tx_lost: 100,
+        tx_is_app_limited: false,
+        tx_valid: true,
+        pcount: 1,
+    };
     f.cc.skb_marked_lost(&f.tp, &skb);
     let b = f.bbr();
     assert_eq!(b.inflight_hi, 200);
@@ -184,7 +241,11 @@ fn a_packet_marked_lost_while_probing_cuts_inflight_hi_at_the_crossing_point() {
     let mut f = Flow::in_probe_bw(Phase::Up);
     f.cc.bbr.bw_probe_samples = true;
     f.tp.lost = 103;
-    let skb = LostSkb { tx_in_flight: 100, tx_lost: 100, ..skb };
+    let skb = LostSkb {
+        tx_in_flight: 100,
+        tx_lost: 100,
+        ..skb
+    };
     f.cc.skb_marked_lost(&f.tp, &skb);
     assert_eq!(f.bbr().inflight_hi, 99);
 
@@ -192,8 +253,17 @@ fn a_packet_marked_lost_while_probing_cuts_inflight_hi_at_the_crossing_point() {
     let mut f = Flow::in_probe_bw(Phase::Up);
     f.cc.bbr.bw_probe_samples = true;
     f.tp.lost = 103;
-    f.cc.skb_marked_lost(&f.tp, &LostSkb { tx_is_app_limited: true, ..skb });
-    assert_eq!((f.bbr().inflight_hi, f.bbr().cycle_idx), (UNSET, Phase::Down));
+    f.cc.skb_marked_lost(
+        &f.tp,
+        &LostSkb {
+            tx_is_app_limited: true,
+            ..skb
+        },
+    );
+    assert_eq!(
+        (f.bbr().inflight_hi, f.bbr().cycle_idx),
+        (UNSET, Phase::Down)
+    );
 
     // Not probing: only the loss round is noted.
     let mut f = Flow::in_probe_bw(Phase::Cruise);
@@ -211,9 +281,25 @@ fn probe_bw_runs_down_cruise_refill_up_with_their_gains() {
 
     // DOWN -> CRUISE once inflight (prior_in_flight 20, no EDT lead) <= bbr_inflight
     // (max_bw, 1) = 20 and <= inflight_hi less headroom (unset).
-    f.ack(T0 + 10_000, 1, false, RateSample { prior_in_flight: 21, ..sample(19) });
+    f.ack(
+        T0 + 10_000,
+        1,
+        false,
+        RateSample {
+            prior_in_flight: 21,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().cycle_idx, Phase::Down, "21 > 20");
-    f.ack(T0 + 20_000, 1, false, RateSample { prior_in_flight: 20, ..sample(19) });
+    f.ack(
+        T0 + 20_000,
+        1,
+        false,
+        RateSample {
+            prior_in_flight: 20,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().cycle_idx, Phase::Cruise);
     assert_eq!((f.bbr().pacing_gain, f.bbr().cwnd_gain), (256, 512));
 
@@ -223,7 +309,10 @@ fn probe_bw_runs_down_cruise_refill_up_with_their_gains() {
     assert_eq!(f.bbr().cycle_idx, Phase::Cruise);
     f.ack(T0 + 2_500_001, 1, false, sample(19));
     let b = f.bbr();
-    assert_eq!((b.cycle_idx, b.ack_phase), (Phase::Refill, AckPhase::Refilling));
+    assert_eq!(
+        (b.cycle_idx, b.ack_phase),
+        (Phase::Refill, AckPhase::Refilling)
+    );
     assert_eq!((b.pacing_gain, b.cwnd_gain), (256, 512));
     assert_eq!((b.bw_lo, b.inflight_lo), (UNSET, UNSET));
     assert_eq!(b.next_rtt_delivered, f.tp.delivered);
@@ -233,7 +322,10 @@ fn probe_bw_runs_down_cruise_refill_up_with_their_gains() {
     let t = T0 + 2_540_000;
     f.ack(t, 1, true, sample(19));
     let b = f.bbr();
-    assert_eq!((b.cycle_idx, b.ack_phase), (Phase::Up, AckPhase::ProbeStarting));
+    assert_eq!(
+        (b.cycle_idx, b.ack_phase),
+        (Phase::Up, AckPhase::ProbeStarting)
+    );
     assert!(b.bw_probe_samples);
     assert_eq!((b.pacing_gain, b.cwnd_gain), (320, 576));
     assert_eq!((b.bw_probe_up_cnt, b.bw_probe_up_rounds), (40, 1));
@@ -246,7 +338,10 @@ fn probe_bw_runs_down_cruise_refill_up_with_their_gains() {
         f.ack(t + k * 40_000, 1, true, sample(19));
     }
     let b = f.bbr();
-    assert_eq!((b.cycle_idx, b.ack_phase), (Phase::Down, AckPhase::ProbeStopping));
+    assert_eq!(
+        (b.cycle_idx, b.ack_phase),
+        (Phase::Down, AckPhase::ProbeStopping)
+    );
     assert_eq!((b.pacing_gain, b.cwnd_gain), (232, 512));
     assert!(!b.prev_probe_too_high);
     assert_eq!(b.bw_probe_up_cnt, UNSET);
@@ -283,14 +378,28 @@ fn startup_exits_on_six_loss_events_and_a_high_loss_rate() {
         f.tp.srtt_us = MIN_RTT_US;
         f.tp.delivered = 1000;
         f.tp.packets_out = 40; // DRAIN does not end on the same ACK (40 > 20)
-        // Samples at 30 packets / 80 ms (bw 6292 < 8388, so max_bw stays 8388).
-        let s = RateSample { interval_us: 80_000, ..sample(30) };
+                               // Samples at 30 packets / 80 ms (bw 6292 < 8388, so max_bw stays 8388).
+        let s = RateSample {
+            interval_us: 80_000,
+            ..sample(30)
+        };
         for k in 0..events {
-            f.ack(T0 + u64::from(k) * 1000, 1, false, RateSample { losses: 1, ..s });
+            f.ack(
+                T0 + u64::from(k) * 1000,
+                1,
+                false,
+                RateSample { losses: 1, ..s },
+            );
         }
         // The loss round ends (prior_delivered 1000 >= loss_round_delivered 1000).
         f.tp.delivered = 1000;
-        let rs = RateSample { prior_delivered: 1000, tx_in_flight: 40, lost, acked_sacked: 1, ..s };
+        let rs = RateSample {
+            prior_delivered: 1000,
+            tx_in_flight: 40,
+            lost,
+            acked_sacked: 1,
+            ..s
+        };
         f.tp.now_us = T0 + 50_000;
         f.tp.delivered += 1;
         f.cc.cong_control(&mut f.tp, &rs);
@@ -308,7 +417,14 @@ fn startup_exits_on_six_loss_events_and_a_high_loss_rate() {
     assert_eq!((b.pacing_gain, b.cwnd_gain), (88, 512));
     // 5 events: stays in STARTUP (gains 710 / 512) and the count restarts.
     let f = run(5, 3);
-    assert_eq!((f.bbr().mode, f.bbr().full_bw_reached, f.bbr().loss_events_in_round), (Mode::Startup, false, 0));
+    assert_eq!(
+        (
+            f.bbr().mode,
+            f.bbr().full_bw_reached,
+            f.bbr().loss_events_in_round
+        ),
+        (Mode::Startup, false, 0)
+    );
     assert_eq!((f.bbr().pacing_gain, f.bbr().cwnd_gain), (710, 512));
     // 6 events but no loss in the sample: stays.
     let f = run(6, 0);
@@ -320,11 +436,27 @@ fn startup_exits_on_six_loss_events_and_a_high_loss_rate() {
 fn probe_rtt_comes_after_five_seconds_and_holds_half_a_bdp() {
     let mut f = Flow::in_probe_bw(Phase::Cruise);
     f.cc.bbr.probe_wait_us = 60_000_000; // no bw probe in the way
-    // At 5.000 s (jiffies 5000, not after 0 + 5000) nothing happens...
-    f.ack(5_000_999, 1, false, RateSample { rtt_us: 45_000, ..sample(19) });
+                                         // At 5.000 s (jiffies 5000, not after 0 + 5000) nothing happens...
+    f.ack(
+        5_000_999,
+        1,
+        false,
+        RateSample {
+            rtt_us: 45_000,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().mode, Mode::ProbeBw);
     // ...at 5.001 s the 5 s filter has expired: PROBE_RTT, cwnd saved (40).
-    f.ack(5_001_000, 1, false, RateSample { rtt_us: 45_000, ..sample(19) });
+    f.ack(
+        5_001_000,
+        1,
+        false,
+        RateSample {
+            rtt_us: 45_000,
+            ..sample(19)
+        },
+    );
     let b = f.bbr();
     assert_eq!(b.mode, Mode::ProbeRtt);
     assert_eq!(b.min_rtt_us, MIN_RTT_US, "the 10 s filter keeps 40 ms");
@@ -361,7 +493,14 @@ fn a_lossy_round_in_cruise_cuts_bw_lo_and_inflight_lo_by_beta() {
     let mut f = Flow::in_probe_bw(Phase::Cruise);
     f.tp.now_us = T0 + 1000;
     f.tp.delivered += 1;
-    let rs = RateSample { prior_delivered: 1000, acked_sacked: 1, losses: 1, lost: 1, tx_in_flight: 40, ..sample(10) };
+    let rs = RateSample {
+        prior_delivered: 1000,
+        acked_sacked: 1,
+        losses: 1,
+        lost: 1,
+        tx_in_flight: 40,
+        ..sample(10)
+    };
     f.cc.cong_control(&mut f.tp, &rs);
     let b = f.bbr();
     assert_eq!((b.bw_lo, b.inflight_lo), (5897, 28));
@@ -378,7 +517,10 @@ fn a_lossy_round_in_cruise_cuts_bw_lo_and_inflight_lo_by_beta() {
     g.cc.cong_control(&mut g.tp, &rs);
     assert_eq!(g.bbr().bw_lo, 5897);
     let cwnd = g.cc.undo_cwnd(&g.tp);
-    assert_eq!((g.bbr().bw_lo, g.bbr().inflight_lo, cwnd), (UNSET, UNSET, 40));
+    assert_eq!(
+        (g.bbr().bw_lo, g.bbr().inflight_lo, cwnd),
+        (UNSET, UNSET, 40)
+    );
 }
 
 /// ECN: ineligible flows ignore CE; an eligible one updates alpha once per round.
@@ -387,13 +529,38 @@ fn ecn_alpha_moves_only_for_an_eligible_flow() {
     // ECN not negotiated: CE marks and ECE change nothing.
     let mut f = Flow::in_probe_bw(Phase::Cruise);
     f.tp.delivered_ce = 50;
-    f.ack(T0 + 40_000, 100, true, RateSample { delivered_ce: 50, is_ece: true, ..sample(19) });
-    assert_eq!((f.bbr().ecn_eligible, f.bbr().ecn_alpha, f.bbr().ecn_in_round), (false, 256, false));
+    f.ack(
+        T0 + 40_000,
+        100,
+        true,
+        RateSample {
+            delivered_ce: 50,
+            is_ece: true,
+            ..sample(19)
+        },
+    );
+    assert_eq!(
+        (
+            f.bbr().ecn_eligible,
+            f.bbr().ecn_alpha,
+            f.bbr().ecn_in_round
+        ),
+        (false, 256, false)
+    );
 
     // Negotiated but min_rtt 40 ms > bbr_ecn_max_rtt_us 5 ms: still ineligible.
     let mut f = Flow::in_probe_bw(Phase::Cruise);
     f.tp.ecn_ok = true;
-    f.ack(T0 + 40_000, 100, true, RateSample { delivered_ce: 50, is_ece: true, ..sample(19) });
+    f.ack(
+        T0 + 40_000,
+        100,
+        true,
+        RateSample {
+            delivered_ce: 50,
+            is_ece: true,
+            ..sample(19)
+        },
+    );
     assert!(!f.bbr().ecn_eligible);
 
     // min_rtt 2 ms: eligible. Since the last update (alpha_last_delivered = 1000) 100
@@ -405,7 +572,17 @@ fn ecn_alpha_moves_only_for_an_eligible_flow() {
     f.cc.bbr.probe_rtt_min_us = 2000;
     f.cc.bbr.alpha_last_delivered = 1000;
     f.tp.delivered_ce = 50;
-    f.ack(T0 + 40_000, 100, true, RateSample { delivered_ce: 50, is_ece: true, rtt_us: 2000, ..sample(19) });
+    f.ack(
+        T0 + 40_000,
+        100,
+        true,
+        RateSample {
+            delivered_ce: 50,
+            is_ece: true,
+            rtt_us: 2000,
+            ..sample(19)
+        },
+    );
     assert!(f.bbr().ecn_eligible);
     assert_eq!(f.bbr().ecn_alpha, 248);
     assert!(f.bbr().ecn_in_cycle);
@@ -445,7 +622,12 @@ fn tlp_recovery_counts_as_a_loss_while_probing() {
 fn info_names_and_values() {
     let f = Flow::in_probe_bw(Phase::Cruise);
     let info = f.cc.info();
-    let get = |n: &str| info.iter().find(|(k, _)| *k == n).unwrap_or_else(|| panic!("{n}")).1;
+    let get = |n: &str| {
+        info.iter()
+            .find(|(k, _)| *k == n)
+            .unwrap_or_else(|| panic!("{n}"))
+            .1
+    };
     assert_eq!(get("mode"), crate::ops::InfoValue::Label("PROBE_BW"));
     assert_eq!(get("phase"), crate::ops::InfoValue::Label("CRUISE"));
     // 8388 * 1448 * 1e6 >> 24 = 723 947 bytes/s = 5 791 576 bit/s.
@@ -480,7 +662,13 @@ fn a_variant_hook_applies_after_the_model_bound() {
     assert_eq!(plain.tp.snd_cwnd, 40, "plain bbr3");
     g.tp.now_us = T0 + 1000;
     g.tp.delivered += 1;
-    cc.cong_control(&mut g.tp, &RateSample { acked_sacked: 1, ..sample(19) });
+    cc.cong_control(
+        &mut g.tp,
+        &RateSample {
+            acked_sacked: 1,
+            ..sample(19)
+        },
+    );
     assert_eq!(g.tp.snd_cwnd, 25);
     assert_eq!(cc.name(), "bbr3-cap-test");
     assert!(cc.info().iter().any(|(k, _)| *k == "cap_pkts"));
@@ -489,7 +677,11 @@ fn a_variant_hook_applies_after_the_model_bound() {
 // ---- BBRv2 (v2alpha tcp_bbr2.c, `Bbr3Config::v2()`): where its code differs ----
 
 fn cfg_v2() -> Bbr3Config {
-    Bbr3Config { extra_acked_gain: 0, seed: 7, ..Bbr3Config::v2() }
+    Bbr3Config {
+        extra_acked_gain: 0,
+        seed: 7,
+        ..Bbr3Config::v2()
+    }
 }
 
 impl Flow {
@@ -505,8 +697,14 @@ impl Flow {
 fn v2_gains_and_constants() {
     // tcp_bbr2.c: high_gain = startup_cwnd_gain = 256 * 2885 / 1000 + 1 = 739;
     // pacing gains 5/4, 3/4, 1, 1 (DOWN 192); PROBE_UP cwnd_gain stays 2 (512).
-    assert_eq!((v2::BBR_HIGH_GAIN, v2::BBR_PACING_GAIN), (739, [320, 192, 256, 256]));
-    assert_eq!(Bbr3Config::v2_from_params(&v2::SPEC.default_params()), Bbr3Config::v2());
+    assert_eq!(
+        (v2::BBR_HIGH_GAIN, v2::BBR_PACING_GAIN),
+        (739, [320, 192, 256, 256])
+    );
+    assert_eq!(
+        Bbr3Config::v2_from_params(&v2::SPEC.default_params()),
+        Bbr3Config::v2()
+    );
     let f = Flow::in_probe_bw_v2(Phase::Down);
     assert_eq!((f.bbr().pacing_gain, f.bbr().cwnd_gain), (192, 512));
     let f = Flow::in_probe_bw_v2(Phase::Up);
@@ -515,7 +713,13 @@ fn v2_gains_and_constants() {
     let mut cc = Bbr3Ops::with_variant(cfg_v2(), KernelBbr2);
     cc.init(&mut tp);
     assert_eq!(cc.name(), "bbr2");
-    cc.cong_control(&mut tp, &RateSample { acked_sacked: 1, ..sample(19) });
+    cc.cong_control(
+        &mut tp,
+        &RateSample {
+            acked_sacked: 1,
+            ..sample(19)
+        },
+    );
     assert_eq!((cc.bbr().pacing_gain, cc.bbr().cwnd_gain), (739, 739));
 }
 
@@ -526,13 +730,37 @@ fn v2_gains_and_constants() {
 fn v2_probe_up_ends_after_a_min_rtt_at_one_and_a_quarter_bdp() {
     // Not yet a min_rtt into the phase (cycle_mstamp = 1 s, min_rtt 40 ms).
     let mut f = Flow::in_probe_bw_v2(Phase::Up);
-    f.ack(T0 + 40_000, 1, false, RateSample { prior_in_flight: 25, ..sample(19) });
+    f.ack(
+        T0 + 40_000,
+        1,
+        false,
+        RateSample {
+            prior_in_flight: 25,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().cycle_idx, Phase::Up);
     // A min_rtt later, 24 + 2 = 26 < 27: still probing.
-    f.ack(T0 + 40_001, 1, false, RateSample { prior_in_flight: 24, ..sample(19) });
+    f.ack(
+        T0 + 40_001,
+        1,
+        false,
+        RateSample {
+            prior_in_flight: 24,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().cycle_idx, Phase::Up);
     // 25 + 2 = 27 >= 27: PROBE_DOWN at 0.75.
-    f.ack(T0 + 40_002, 1, false, RateSample { prior_in_flight: 25, ..sample(19) });
+    f.ack(
+        T0 + 40_002,
+        1,
+        false,
+        RateSample {
+            prior_in_flight: 25,
+            ..sample(19)
+        },
+    );
     assert_eq!(f.bbr().cycle_idx, Phase::Down);
     assert_eq!(f.bbr().pacing_gain, 192);
 }
@@ -577,11 +805,25 @@ fn v2_startup_loss_exit_needs_eight_events_and_sets_inflight_hi_to_the_bdp() {
         tp.delivered = 1000;
         tp.packets_out = 40;
         let mut f = Flow { cc, tp };
-        let s = RateSample { interval_us: 80_000, ..sample(30) };
+        let s = RateSample {
+            interval_us: 80_000,
+            ..sample(30)
+        };
         for k in 0..events {
-            f.ack(T0 + u64::from(k) * 1000, 1, false, RateSample { losses: 1, ..s });
+            f.ack(
+                T0 + u64::from(k) * 1000,
+                1,
+                false,
+                RateSample { losses: 1, ..s },
+            );
         }
-        let rs = RateSample { prior_delivered: 1000, tx_in_flight: 40, lost: 3, acked_sacked: 1, ..s };
+        let rs = RateSample {
+            prior_delivered: 1000,
+            tx_in_flight: 40,
+            lost: 3,
+            acked_sacked: 1,
+            ..s
+        };
         f.tp.now_us = T0 + 50_000;
         f.tp.delivered += 1;
         f.cc.cong_control(&mut f.tp, &rs);
@@ -600,6 +842,15 @@ fn v2_updates_ecn_alpha_without_using_it_unless_enabled() {
     let mut f = Flow::in_probe_bw_v2(Phase::Cruise);
     f.cc.bbr.alpha_last_delivered = 1000;
     f.tp.delivered_ce = 50;
-    f.ack(T0 + 40_000, 100, true, RateSample { delivered_ce: 50, is_ece: true, ..sample(19) });
+    f.ack(
+        T0 + 40_000,
+        100,
+        true,
+        RateSample {
+            delivered_ce: 50,
+            is_ece: true,
+            ..sample(19)
+        },
+    );
     assert_eq!((f.bbr().ecn_alpha, f.bbr().ecn_eligible), (248, false));
 }

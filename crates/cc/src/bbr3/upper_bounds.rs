@@ -79,7 +79,7 @@ pub fn bbr_handle_inflight_too_high(bbr: &mut Bbr3, tp: &CcView, rs: &RateSample
     let beta = bbr.cfg.beta;
     bbr.prev_probe_too_high = true;
     bbr.bw_probe_samples = false; // only react once per probe
-    // App-limited: not robustly probing the max safe volume.
+                                  // App-limited: not robustly probing the max safe volume.
     if !rs.is_app_limited {
         let floor = scale(bbr_target_inflight(bbr, tp), BBR_UNIT - beta);
         bbr.inflight_hi = u64::from(rs.tx_in_flight).max(floor) as u32;

@@ -44,7 +44,9 @@ use super::bw::{bbr_max_bw, bbr_take_max_bw_sample};
 use super::cwnd::bbr_inflight;
 use super::ecn::{bbr_ecn_cut, delivered_since_alpha, update_alpha};
 use super::params::{flag, frac, int, Bbr3Config, Version, FRAC_MAX, MAX_GAIN, U};
-use super::probe_bw::{bbr_has_elapsed_in_phase, bbr_is_probing_bandwidth, bbr_start_bw_probe_down};
+use super::probe_bw::{
+    bbr_has_elapsed_in_phase, bbr_is_probing_bandwidth, bbr_start_bw_probe_down,
+};
 use super::upper_bounds::bbr_raise_inflight_hi_slope;
 use super::{scale, Bbr3, Ctx, BBR_UNIT, UNSET};
 use crate::bbr::gain_to_unit;
@@ -85,12 +87,12 @@ impl Bbr3Config {
             bw_probe_cwnd_gain: 0, // v2 has no PROBE_UP cwnd_gain increment
             bw_probe_pif_gain: BBR_BW_PROBE_PIF_GAIN,
             bw_probe_reno_gain: BBR_BW_PROBE_RENO_GAIN,
-            ecn_bw_lo: true,       // bbr_ecn_bw_lo = true
-            ecn_bw_hi: true,       // bbr_ecn_bw_hi = true
-            drain_to_target: true, // bbr_drain_to_target = true
-            refill_add_inc: 0,     // bbr_refill_add_inc = 0
-            undo: true,            // bbr_undo = true
-            ecn_enable: false,     // bbr_ecn_enable = false
+            ecn_bw_lo: true,            // bbr_ecn_bw_lo = true
+            ecn_bw_hi: true,            // bbr_ecn_bw_hi = true
+            drain_to_target: true,      // bbr_drain_to_target = true
+            refill_add_inc: 0,          // bbr_refill_add_inc = 0
+            undo: true,                 // bbr_undo = true
+            ecn_enable: false,          // bbr_ecn_enable = false
             loss_probe_recovery: false, // no CA_EVENT_TLP_RECOVERY hook in v2alpha
             ..Bbr3Config::default()
         }
@@ -126,7 +128,11 @@ impl Bbr3Config {
             probe_rtt_mode_ms: p.get_u32("probe_rtt_mode_ms"),
             probe_rtt_cwnd_gain: frac("probe_rtt_cwnd_gain"),
             min_rtt_win_sec: p.get_u32("min_rtt_win_sec"),
-            extra_acked_gain: if p.get_bool("extra_acked") { super::params::BBR_EXTRA_ACKED_GAIN } else { 0 },
+            extra_acked_gain: if p.get_bool("extra_acked") {
+                super::params::BBR_EXTRA_ACKED_GAIN
+            } else {
+                0
+            },
             undo: p.get_bool("undo"),
             fast_path: p.get_bool("fast_path"),
             seed: p.get("seed") as u64,

@@ -84,7 +84,6 @@ pub(super) static PARAMS: [ParamSpec; 9] = [
     },
 ];
 
-
 /// CUBIC's tunables (the module parameters). The config is the factory.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CubicConfig {
@@ -141,6 +140,12 @@ impl CubicConfig {
         // cube_factor = 2^(10 + 3 * BICTCP_HZ) / (bic_scale * 10): K = cbrt(cube_factor * dW)
         // comes out in 1/1024 s.
         let cube_factor = (1u64 << (10 + 3 * BICTCP_HZ)) / (self.bic_scale as u64 * 10);
-        Cubic { cfg: self.clone(), beta_scale, cube_rtt_scale, cube_factor, ca: Bictcp::default() }
+        Cubic {
+            cfg: self.clone(),
+            beta_scale,
+            cube_rtt_scale,
+            cube_factor,
+            ca: Bictcp::default(),
+        }
     }
 }

@@ -88,7 +88,15 @@ impl HyStart {
     /// `hystart_update`: feed one RTT sample `delay` (us); on detection set `found` and
     /// ssthresh := cwnd, which ends slow start. A new round starts whatever the cwnd;
     /// detection runs only from `low_window` (`hystart_low_window`) up.
-    pub fn hystart_update(&mut self, tp: &mut CcView, delay: u32, delay_min: u32, detect: u32, ack_delta_us: u32, low_window: u32) {
+    pub fn hystart_update(
+        &mut self,
+        tp: &mut CcView,
+        delay: u32,
+        delay_min: u32,
+        detect: u32,
+        ack_delta_us: u32,
+        low_window: u32,
+    ) {
         if after(tp.snd_una, self.end_seq) {
             self.bictcp_hystart_reset(tp);
         }

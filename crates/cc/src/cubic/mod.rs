@@ -114,9 +114,16 @@ impl Cubic {
     /// `bictcp_reset`: forget the cubic (after an RTO and at init). HyStart's round
     /// fields are reset separately, by `bictcp_hystart_reset`.
     fn bictcp_reset(&mut self) {
-        let hystart = HyStart { found: false, ..self.ca.hystart.clone() };
+        let hystart = HyStart {
+            found: false,
+            ..self.ca.hystart.clone()
+        };
         let last_ssthresh = self.ca.last_ssthresh;
-        self.ca = Bictcp { hystart, last_ssthresh, ..Bictcp::default() };
+        self.ca = Bictcp {
+            hystart,
+            last_ssthresh,
+            ..Bictcp::default()
+        };
     }
 
     /// `bictcp_update`: recompute `cnt` from the cubic and the Reno estimate.
@@ -143,7 +150,10 @@ impl Cubic {
                     ca.bic_origin_point = cwnd;
                 } else {
                     // K = cbrt((W_max - cwnd) / C)  (Eq. 2), in 1/1024 s.
-                    ca.bic_k = cubic_root(self.cube_factor.wrapping_mul((ca.last_max_cwnd - cwnd) as u64));
+                    ca.bic_k = cubic_root(
+                        self.cube_factor
+                            .wrapping_mul((ca.last_max_cwnd - cwnd) as u64),
+                    );
                     ca.bic_origin_point = ca.last_max_cwnd;
                 }
             }
@@ -167,7 +177,11 @@ impl Cubic {
                 ca.bic_origin_point.wrapping_add(delta)
             };
 
-            ca.cnt = if bic_target > cwnd { cwnd / (bic_target - cwnd) } else { cwnd.wrapping_mul(100) };
+            ca.cnt = if bic_target > cwnd {
+                cwnd / (bic_target - cwnd)
+            } else {
+                cwnd.wrapping_mul(100)
+            };
 
             // Without a known maximum the cubic's initial growth is too timid: at least 5 %
             // per RTT.
@@ -292,8 +306,19 @@ impl CongestionOps for Cubic {
         // detection", Linux 6.14, in 6.18): before that fix no round started until cwnd
         // reached 16, so rounds did not line up with the flights.
         if !ca.hystart.found && tcp_in_slow_start(tp) && self.cfg.hystart {
-            let (delay_min, detect, ack_delta) = (ca.delay_min, self.cfg.hystart_detect, self.cfg.hystart_ack_delta_us);
-            ca.hystart.hystart_update(tp, delay, delay_min, detect, ack_delta, self.cfg.hystart_low_window);
+            let (delay_min, detect, ack_delta) = (
+                ca.delay_min,
+                self.cfg.hystart_detect,
+                self.cfg.hystart_ack_delta_us,
+            );
+            ca.hystart.hystart_update(
+                tp,
+                delay,
+                delay_min,
+                detect,
+                ack_delta,
+                self.cfg.hystart_low_window,
+            );
             if ca.hystart.found {
                 ca.last_ssthresh = tp.snd_ssthresh;
             }
@@ -316,7 +341,10 @@ impl CongestionOps for Cubic {
             ("cnt_acks", num(ca.cnt as f64)),
             ("tcp_cwnd_pkts", num(ca.tcp_cwnd as f64)),
             ("ssthresh_pkts", num(ca.last_ssthresh as f64)),
-            ("hystart_found", num(if ca.hystart.found { 1.0 } else { 0.0 })),
+            (
+                "hystart_found",
+                num(if ca.hystart.found { 1.0 } else { 0.0 }),
+            ),
             ("delay_min_ms", num(ca.delay_min as f64 / 1000.0)),
         ]
     }

@@ -72,7 +72,10 @@ mod tests {
             for probe in [a, a + a / 3, a + a / 2, 2 * a - 1] {
                 let exact = (probe as f64).cbrt();
                 let got = cubic_root(probe) as f64;
-                assert!((got - exact).abs() < (0.01 * exact).max(1.0), "cbrt({probe}) = {got}, exact {exact}");
+                assert!(
+                    (got - exact).abs() < (0.01 * exact).max(1.0),
+                    "cbrt({probe}) = {got}, exact {exact}"
+                );
             }
             a *= 2;
         }

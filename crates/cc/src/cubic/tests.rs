@@ -73,7 +73,10 @@ fn cubic_fast_convergence_lowers_wmax() {
 
 #[test]
 fn cubic_without_fast_convergence_keeps_wmax_at_the_loss_window() {
-    let cfg = CubicConfig { fast_convergence: false, ..CubicConfig::default() };
+    let cfg = CubicConfig {
+        fast_convergence: false,
+        ..CubicConfig::default()
+    };
     let mut tp = socket(0, 100);
     let mut c = cubic(cfg, &mut tp);
     c.ssthresh(&tp);
@@ -161,7 +164,10 @@ fn cubic_friendliness_region_follows_the_reno_estimate_when_larger() {
 #[test]
 fn cubic_without_friendliness_stays_on_the_flat_cubic() {
     // Same as above without the Reno estimate: cnt = 10000, 400 acked add nothing.
-    let cfg = CubicConfig { tcp_friendliness: false, ..CubicConfig::default() };
+    let cfg = CubicConfig {
+        tcp_friendliness: false,
+        ..CubicConfig::default()
+    };
     let (c, tp) = flat_cubic_then_400_acked(cfg);
     assert_eq!(c.ca.cnt, 10_000);
     assert_eq!((tp.snd_cwnd, tp.snd_cwnd_cnt), (100, 400));
@@ -200,9 +206,20 @@ fn cubic_rto_forgets_the_cubic_and_restarts_hystart() {
     c.ca.hystart.found = true;
     tp.snd_nxt = 500;
     c.set_state(&mut tp, CaState::Loss);
-    assert_eq!((c.ca.last_max_cwnd, c.ca.epoch_start, c.ca.bic_k, c.ca.delay_min), (0, 0, 0, 0));
+    assert_eq!(
+        (
+            c.ca.last_max_cwnd,
+            c.ca.epoch_start,
+            c.ca.bic_k,
+            c.ca.delay_min
+        ),
+        (0, 0, 0, 0)
+    );
     assert!(!c.ca.hystart.found);
-    assert_eq!((c.ca.hystart.end_seq, c.ca.hystart.curr_rtt), (500, u32::MAX));
+    assert_eq!(
+        (c.ca.hystart.end_seq, c.ca.hystart.curr_rtt),
+        (500, u32::MAX)
+    );
     // Entering Recovery keeps everything.
     c.ca.last_max_cwnd = 100;
     c.set_state(&mut tp, CaState::Recovery);
@@ -222,10 +239,19 @@ fn cubic_undo_restores_the_larger_of_cwnd_and_prior_cwnd() {
 #[test]
 fn cubic_initial_ssthresh_applies_only_without_hystart() {
     let mut tp = socket(0, 10);
-    let with = CubicConfig { initial_ssthresh: 50, ..CubicConfig::default() };
+    let with = CubicConfig {
+        initial_ssthresh: 50,
+        ..CubicConfig::default()
+    };
     cubic(with.clone(), &mut tp);
     assert_eq!(tp.snd_ssthresh, TCP_INFINITE_SSTHRESH);
-    cubic(CubicConfig { hystart: false, ..with }, &mut tp);
+    cubic(
+        CubicConfig {
+            hystart: false,
+            ..with
+        },
+        &mut tp,
+    );
     assert_eq!(tp.snd_ssthresh, 50);
 }
 
@@ -234,7 +260,11 @@ fn cubic_ignores_delay_samples_in_the_first_second_of_an_epoch() {
     let mut tp = socket(9_000, 100);
     let mut c = cubic(CubicConfig::default(), &mut tp);
     tp.snd_ssthresh = 50;
-    let ack = |rtt_us| AckSample { pkts_acked: 1, rtt_us, in_flight: 10 };
+    let ack = |rtt_us| AckSample {
+        pkts_acked: 1,
+        rtt_us,
+        in_flight: 10,
+    };
     c.pkts_acked(&mut tp, &ack(40_000)); // no epoch yet: taken
     assert_eq!(c.ca.delay_min, 40_000);
     at_ms(&mut tp, 10_000);
@@ -263,7 +293,14 @@ fn samples(c: &mut Cubic, tp: &mut CcView, n: u32, rtt_us: i64, gap_us: u64) {
     for _ in 0..n {
         tp.now_us += gap_us;
         tp.snd_una += 1;
-        c.pkts_acked(tp, &AckSample { pkts_acked: 1, rtt_us, in_flight: 20 });
+        c.pkts_acked(
+            tp,
+            &AckSample {
+                pkts_acked: 1,
+                rtt_us,
+                in_flight: 20,
+            },
+        );
     }
 }
 
@@ -328,7 +365,10 @@ fn hystart_tracks_rounds_below_the_low_window() {
 }
 
 fn train_only() -> CubicConfig {
-    CubicConfig { hystart_detect: HYSTART_ACK_TRAIN, ..CubicConfig::default() }
+    CubicConfig {
+        hystart_detect: HYSTART_ACK_TRAIN,
+        ..CubicConfig::default()
+    }
 }
 
 #[test]
@@ -373,7 +413,10 @@ fn hystart_ack_train_is_broken_by_a_gap_longer_than_ack_delta() {
 #[test]
 fn hystart_delay_only_ignores_ack_trains() {
     // The same 21 ms train with only delay detection enabled: no exit.
-    let cfg = CubicConfig { hystart_detect: HYSTART_DELAY, ..CubicConfig::default() };
+    let cfg = CubicConfig {
+        hystart_detect: HYSTART_DELAY,
+        ..CubicConfig::default()
+    };
     let (mut c, mut tp) = slow_start(cfg);
     samples(&mut c, &mut tp, 22, 40_000, 1_000);
     assert!(!c.ca.hystart.found);
@@ -395,7 +438,14 @@ fn cwnd_per_second(cfg: CubicConfig, rtt_us: u64, secs: u64) -> Vec<u32> {
     let mut tp = socket(9_000, 100);
     let mut c = cubic(cfg, &mut tp);
     tp.snd_ssthresh = 100; // congestion avoidance; no HyStart
-    c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: rtt_us as i64, in_flight: 100 });
+    c.pkts_acked(
+        &mut tp,
+        &AckSample {
+            pkts_acked: 1,
+            rtt_us: rtt_us as i64,
+            in_flight: 100,
+        },
+    );
     let ss = c.ssthresh(&tp);
     tp.snd_ssthresh = ss;
     tp.snd_cwnd = ss;
@@ -407,7 +457,14 @@ fn cwnd_per_second(cfg: CubicConfig, rtt_us: u64, secs: u64) -> Vec<u32> {
         for i in 0..w {
             tp.now_us = round_us + i * rtt_us / w;
             tp.snd_una += 1;
-            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: rtt_us as i64, in_flight: w as u32 });
+            c.pkts_acked(
+                &mut tp,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: rtt_us as i64,
+                    in_flight: w as u32,
+                },
+            );
             let una = tp.snd_una;
             c.cong_avoid(&mut tp, una, 1);
         }
@@ -434,12 +491,26 @@ fn cubic_cwnd_follows_the_cubic_curve_over_seconds() {
     // cwnd trails the target by about one RTT of growth (slope 3C(t-K)^2 * 0.1 s:
     // <= 1.2 segments up to 7 s, 1.8 at 8 s) plus the integer floor of the target (< 1),
     // and never runs ahead of it by a whole segment: expect W - 3 <= cwnd <= W + 1.
-    let cfg = CubicConfig { tcp_friendliness: false, ..CubicConfig::default() };
+    let cfg = CubicConfig {
+        tcp_friendliness: false,
+        ..CubicConfig::default()
+    };
     let cwnd = cwnd_per_second(cfg, 100_000, 8);
-    let expected = [(1, 87.9), (2, 96.2), (3, 99.4), (5, 100.3), (6, 102.7), (7, 109.6), (8, 123.5)];
+    let expected = [
+        (1, 87.9),
+        (2, 96.2),
+        (3, 99.4),
+        (5, 100.3),
+        (6, 102.7),
+        (7, 109.6),
+        (8, 123.5),
+    ];
     for (t, w) in expected {
         let got = cwnd[t] as f64;
-        assert!(got >= w - 3.0 && got <= w + 1.0, "t = {t} s: cwnd {got}, curve {w}; all {cwnd:?}");
+        assert!(
+            got >= w - 3.0 && got <= w + 1.0,
+            "t = {t} s: cwnd {got}, curve {w}; all {cwnd:?}"
+        );
     }
 }
 
@@ -451,11 +522,22 @@ fn cubic_friendliness_region_grows_like_aimd_on_short_rtts() {
     // b = 0.7): after 100 RTTs, 70 + 53.3 = 123.3. cwnd follows the larger, within a
     // round's lag and rounding: 123.3 +- 3.
     let cwnd = cwnd_per_second(CubicConfig::default(), 10_000, 1);
-    assert!((120..=126).contains(&cwnd[1]), "cwnd after 1 s: {}", cwnd[1]);
+    assert!(
+        (120..=126).contains(&cwnd[1]),
+        "cwnd after 1 s: {}",
+        cwnd[1]
+    );
     // Without the Reno estimate the cubic's 86.8 applies (W - 3 .. W + 1).
-    let cfg = CubicConfig { tcp_friendliness: false, ..CubicConfig::default() };
+    let cfg = CubicConfig {
+        tcp_friendliness: false,
+        ..CubicConfig::default()
+    };
     let cubic_only = cwnd_per_second(cfg, 10_000, 1);
-    assert!((84..=87).contains(&cubic_only[1]), "cubic-only cwnd after 1 s: {}", cubic_only[1]);
+    assert!(
+        (84..=87).contains(&cubic_only[1]),
+        "cubic-only cwnd after 1 s: {}",
+        cubic_only[1]
+    );
 }
 
 #[test]
@@ -464,5 +546,8 @@ fn cubic_rejects_a_beta_that_would_divide_by_zero() {
     let mut given = std::collections::BTreeMap::new();
     given.insert("beta".to_string(), crate::registry::ParamValue::Num(1024.0));
     let err = SPEC.validate(&given).unwrap_err().to_string();
-    assert!(err.starts_with("parameter 'beta' of cubic: 1024 is outside"), "{err}");
+    assert!(
+        err.starts_with("parameter 'beta' of cubic: 1024 is outside"),
+        "{err}"
+    );
 }

@@ -104,7 +104,10 @@ pub struct RecoverState {
 
 impl Default for RecoverState {
     fn default() -> Self {
-        RecoverState { prev_ca_state: CaState::Open, packet_conservation: false }
+        RecoverState {
+            prev_ca_state: CaState::Open,
+            packet_conservation: false,
+        }
     }
 }
 
@@ -127,7 +130,10 @@ pub struct RecoverInput {
 }
 
 /// Figure 7: the modified `bbr_set_cwnd_to_recover_or_restore`.
-pub fn acd_set_cwnd_to_recover_or_restore(st: &mut RecoverState, inp: &RecoverInput) -> RecoverDecision {
+pub fn acd_set_cwnd_to_recover_or_restore(
+    st: &mut RecoverState,
+    inp: &RecoverInput,
+) -> RecoverDecision {
     let prev_state = st.prev_ca_state;
     let state = inp.ca_state;
     let mut cwnd = inp.snd_cwnd;
@@ -147,9 +153,17 @@ pub fn acd_set_cwnd_to_recover_or_restore(st: &mut RecoverState, inp: &RecoverIn
         if started || !inp.halve_once {
             cwnd = (cwnd / 2).min(inp.target_cwnd_unit_gain);
         }
-        return RecoverDecision { cwnd: cwnd.max(inp.cwnd_min_target), conserving: true, started };
+        return RecoverDecision {
+            cwnd: cwnd.max(inp.cwnd_min_target),
+            conserving: true,
+            started,
+        };
     }
-    RecoverDecision { cwnd, conserving: false, started }
+    RecoverDecision {
+        cwnd,
+        conserving: false,
+        started,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -157,7 +171,9 @@ pub fn acd_set_cwnd_to_recover_or_restore(st: &mut RecoverState, inp: &RecoverIn
 
 use crate::bbr::bw::bbr_bw;
 use crate::bbr::cwnd::bbr_target_cwnd;
-use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrVariant, RecoverOrRestore, BBR_CWND_MIN_TARGET, BBR_UNIT};
+use crate::bbr::{
+    Bbr, BbrConfig, BbrFamily, BbrVariant, RecoverOrRestore, BBR_CWND_MIN_TARGET, BBR_UNIT,
+};
 use crate::bbr_param_specs;
 use crate::ops::{CcView, InfoField, InfoValue, RateSample};
 use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
@@ -206,7 +222,11 @@ pub struct BbrAcd {
 
 impl BbrAcd {
     pub fn new(alpha_us: u32, halve_once: bool) -> Self {
-        BbrAcd { alpha_us, halve_once, ..Default::default() }
+        BbrAcd {
+            alpha_us,
+            halve_once,
+            ..Default::default()
+        }
     }
 }
 
@@ -224,8 +244,13 @@ impl BbrVariant for BbrAcd {
         _acked: u32,
     ) -> RecoverOrRestore {
         // `bbr_probe_congestion(sk, rs) && ...`: evaluated first, so on every call.
-        self.congested = self.probe.bbr_probe_congestion(rs.rtt_us, bbr.min_rtt_us, self.alpha_us);
-        let mut st = RecoverState { prev_ca_state: bbr.prev_ca_state, packet_conservation: bbr.packet_conservation };
+        self.congested = self
+            .probe
+            .bbr_probe_congestion(rs.rtt_us, bbr.min_rtt_us, self.alpha_us);
+        let mut st = RecoverState {
+            prev_ca_state: bbr.prev_ca_state,
+            packet_conservation: bbr.packet_conservation,
+        };
         let d = acd_set_cwnd_to_recover_or_restore(
             &mut st,
             &RecoverInput {
@@ -244,12 +269,21 @@ impl BbrVariant for BbrAcd {
         if d.started {
             bbr.next_rtt_delivered = tp.delivered; // start a round now
         }
-        RecoverOrRestore { cwnd: d.cwnd, conserving: d.conserving }
+        RecoverOrRestore {
+            cwnd: d.cwnd,
+            conserving: d.conserving,
+        }
     }
 
     fn info(&self, _bbr: &Bbr, out: &mut Vec<InfoField>) {
-        out.push(("acd_congested", InfoValue::Num(f64::from(u8::from(self.congested)))));
-        out.push(("acd_steady_rtt_count", InfoValue::Num(f64::from(self.probe.count_if_steady_rtt))));
+        out.push((
+            "acd_congested",
+            InfoValue::Num(f64::from(u8::from(self.congested))),
+        ));
+        out.push((
+            "acd_steady_rtt_count",
+            InfoValue::Num(f64::from(self.probe.count_if_steady_rtt)),
+        ));
     }
 }
 
@@ -338,10 +372,18 @@ mod tests {
         let mut st = RecoverState::default();
         // cwnd 80, 2 losses -> 78; halved 39; min(39, target 50) = 39.
         let d = acd_set_cwnd_to_recover_or_restore(&mut st, &input(80, 2, CaState::Recovery, true));
-        assert_eq!(d, RecoverDecision { cwnd: 39, conserving: true, started: true });
+        assert_eq!(
+            d,
+            RecoverDecision {
+                cwnd: 39,
+                conserving: true,
+                started: true
+            }
+        );
         // cwnd 120 -> 60 halved, capped by target 50.
         let mut st = RecoverState::default();
-        let d = acd_set_cwnd_to_recover_or_restore(&mut st, &input(120, 0, CaState::Recovery, true));
+        let d =
+            acd_set_cwnd_to_recover_or_restore(&mut st, &input(120, 0, CaState::Recovery, true));
         assert_eq!(d.cwnd, 50);
     }
 
@@ -350,20 +392,33 @@ mod tests {
         let mut st = RecoverState::default();
         // Not congested: 80 - 2 = 78, no packet conservation (the kernel would set
         // inflight + acked here).
-        let d = acd_set_cwnd_to_recover_or_restore(&mut st, &input(80, 2, CaState::Recovery, false));
-        assert_eq!(d, RecoverDecision { cwnd: 78, conserving: false, started: false });
+        let d =
+            acd_set_cwnd_to_recover_or_restore(&mut st, &input(80, 2, CaState::Recovery, false));
+        assert_eq!(
+            d,
+            RecoverDecision {
+                cwnd: 78,
+                conserving: false,
+                started: false
+            }
+        );
         assert!(!st.packet_conservation);
     }
 
     #[test]
     fn acd_figure7_halves_again_on_each_ack_of_the_conservation_round() {
         let mut st = RecoverState::default();
-        let d1 = acd_set_cwnd_to_recover_or_restore(&mut st, &input(80, 0, CaState::Recovery, true));
+        let d1 =
+            acd_set_cwnd_to_recover_or_restore(&mut st, &input(80, 0, CaState::Recovery, true));
         assert_eq!(d1.cwnd, 40);
         // Next ACK, still Recovery, same round: 40 / 2 = 20, then 10, then floor 4 after 5.
-        let d2 = acd_set_cwnd_to_recover_or_restore(&mut st, &input(d1.cwnd, 0, CaState::Recovery, true));
+        let d2 = acd_set_cwnd_to_recover_or_restore(
+            &mut st,
+            &input(d1.cwnd, 0, CaState::Recovery, true),
+        );
         assert_eq!((d2.cwnd, d2.started), (20, false));
-        let d3 = acd_set_cwnd_to_recover_or_restore(&mut st, &input(5, 0, CaState::Recovery, false));
+        let d3 =
+            acd_set_cwnd_to_recover_or_restore(&mut st, &input(5, 0, CaState::Recovery, false));
         assert_eq!(d3.cwnd, 4);
     }
 
@@ -379,10 +434,20 @@ mod tests {
 
     #[test]
     fn acd_leaving_recovery_restores_prior_cwnd() {
-        let mut st = RecoverState { prev_ca_state: CaState::Recovery, packet_conservation: true };
+        let mut st = RecoverState {
+            prev_ca_state: CaState::Recovery,
+            packet_conservation: true,
+        };
         // Back to Open: max(30, prior 80) = 80, conservation ends.
         let d = acd_set_cwnd_to_recover_or_restore(&mut st, &input(30, 0, CaState::Open, false));
-        assert_eq!(d, RecoverDecision { cwnd: 80, conserving: false, started: false });
+        assert_eq!(
+            d,
+            RecoverDecision {
+                cwnd: 80,
+                conserving: false,
+                started: false
+            }
+        );
     }
 
     // ---- hook-level: driven through cong_control (testkit: target 106 at gain 2, 56 at gain 1)

@@ -134,7 +134,14 @@ pub fn acw_cwnd_gain(inp: &AcwInput) -> AcwDecision {
         AcwBranch::Beta => ACW_BASE_GAIN * beta,
         AcwBranch::Default => ACW_BASE_GAIN,
     };
-    AcwDecision { cwnd_gain, alpha, beta, i_pkts, q_pkts, branch }
+    AcwDecision {
+        cwnd_gain,
+        alpha,
+        beta,
+        i_pkts,
+        q_pkts,
+        branch,
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -165,7 +172,10 @@ pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     source: "Electronics 10(5):615 (2021), BBR-ACW, Section 4.2, Algorithm 1, Equations 1-2",
     params: bbr_param_specs![D_WINDOW_ROUNDS],
     build: |p: &Params| {
-        Box::new(BbrFamily::new(BbrConfig::from_params(p), BbrAcw::new(p.get_u32("d_window_rounds"))))
+        Box::new(BbrFamily::new(
+            BbrConfig::from_params(p),
+            BbrAcw::new(p.get_u32("d_window_rounds")),
+        ))
     },
 };
 
@@ -417,6 +427,9 @@ mod tests {
         f.advance_cycle_clock(40_001);
         f.ack(60_000, 0, CaState::Open);
         assert_eq!(f.cc.bbr().cwnd_gain(), 512);
-        assert_eq!(f.cc.variant().decision.map(|d| d.branch), Some(AcwBranch::Default));
+        assert_eq!(
+            f.cc.variant().decision.map(|d| d.branch),
+            Some(AcwBranch::Default)
+        );
     }
 }

@@ -65,7 +65,12 @@ impl QueueDetector {
 
 /// BBQ's extra exit from the up-phase: a persistent queue and more than
 /// min(min_rtt, cap) spent probing.
-pub fn bbq_probe_time_exhausted(elapsed_us: u64, min_rtt_us: u32, cap_us: u32, persistent_queue: bool) -> bool {
+pub fn bbq_probe_time_exhausted(
+    elapsed_us: u64,
+    min_rtt_us: u32,
+    cap_us: u32,
+    persistent_queue: bool,
+) -> bool {
     persistent_queue && elapsed_us > u64::from(min_rtt_us.min(cap_us))
 }
 
@@ -115,7 +120,10 @@ pub struct Bbq {
 
 impl Bbq {
     pub fn new(probe_cap_us: u32) -> Self {
-        Bbq { probe_cap_us, ..Default::default() }
+        Bbq {
+            probe_cap_us,
+            ..Default::default()
+        }
     }
 }
 
@@ -147,8 +155,14 @@ impl BbrVariant for Bbq {
 
     fn info(&self, bbr: &Bbr, out: &mut Vec<InfoField>) {
         let q = self.detector.persistent_queue(bbr.min_rtt_us);
-        out.push(("bbq_persistent_queue", InfoValue::Num(f64::from(u8::from(q)))));
-        out.push(("bbq_probe_cap_ms", InfoValue::Num(f64::from(self.probe_cap_us) / 1000.0)));
+        out.push((
+            "bbq_persistent_queue",
+            InfoValue::Num(f64::from(u8::from(q))),
+        ));
+        out.push((
+            "bbq_probe_cap_ms",
+            InfoValue::Num(f64::from(self.probe_cap_us) / 1000.0),
+        ));
     }
 }
 

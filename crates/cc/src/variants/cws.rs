@@ -72,7 +72,12 @@ pub struct CwsParams {
 
 impl Default for CwsParams {
     fn default() -> Self {
-        CwsParams { beta: CWS_BETA, delta: CWS_DELTA, min_factor: CWS_MIN_FACTOR, reset_on_lower_rtprop: true }
+        CwsParams {
+            beta: CWS_BETA,
+            delta: CWS_DELTA,
+            min_factor: CWS_MIN_FACTOR,
+            reset_on_lower_rtprop: true,
+        }
     }
 }
 
@@ -130,12 +135,18 @@ impl UpperScaling {
     }
 
     /// Lines 22-37: `bbr_set_upper_scaling_factor`, once per ACK after `bbr_set_cwnd`.
-    pub fn bbr_set_upper_scaling_factor(&mut self, now_us: u64, current_rtt_us: u64, p: &CwsParams) {
+    pub fn bbr_set_upper_scaling_factor(
+        &mut self,
+        now_us: u64,
+        current_rtt_us: u64,
+        p: &CwsParams,
+    ) {
         let wait = CWS_WAIT_RTTS * current_rtt_us;
         if let Some(loss_us) = self.loss_detected_us {
             if now_us > loss_us + wait {
                 if !self.is_rtt_min_updated {
-                    self.upper_scaling_factor = (self.upper_scaling_factor * p.beta).max(p.min_factor);
+                    self.upper_scaling_factor =
+                        (self.upper_scaling_factor * p.beta).max(p.min_factor);
                     self.last_action_us = now_us;
                 } else if p.reset_on_lower_rtprop {
                     self.upper_scaling_factor = CWS_MAX_FACTOR;
@@ -159,8 +170,8 @@ pub fn cws_grow_cwnd(cwnd: u32, acked: u32, upper_cwnd: u32) -> u32 {
 // The variant: tcp_bbr.c with Algorithm 1's recovery (lines 1-14), the upper_cwnd cap
 // (lines 18-21) and `bbr_set_upper_scaling_factor` after `bbr_set_cwnd` (line 43).
 
-use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrVariant, RecoverOrRestore, BBR_CWND_MIN_TARGET};
 use crate::bbr::recovery::{bbr_deduct_losses, bbr_start_packet_conservation};
+use crate::bbr::{Bbr, BbrConfig, BbrFamily, BbrVariant, RecoverOrRestore, BBR_CWND_MIN_TARGET};
 use crate::bbr_param_specs;
 use crate::helpers::tcp_packets_in_flight;
 use crate::ops::{CaState, CcView, InfoField, InfoValue, RateSample};
@@ -213,7 +224,10 @@ pub static SPEC: AlgorithmSpec = AlgorithmSpec {
             min_factor: p.get("min_factor"),
             reset_on_lower_rtprop: p.get_bool("reset_on_lower_rtprop"),
         };
-        Box::new(BbrFamily::new(BbrConfig::from_params(p), BbrCws::new(params)))
+        Box::new(BbrFamily::new(
+            BbrConfig::from_params(p),
+            BbrCws::new(params),
+        ))
     },
 };
 
@@ -230,7 +244,12 @@ pub struct BbrCws {
 
 impl BbrCws {
     pub fn new(params: CwsParams) -> Self {
-        BbrCws { params, scaling: UpperScaling::default(), last_min_rtt_us: u32::MAX, conserving: false }
+        BbrCws {
+            params,
+            scaling: UpperScaling::default(),
+            last_min_rtt_us: u32::MAX,
+            conserving: false,
+        }
     }
 }
 
@@ -259,7 +278,10 @@ impl BbrVariant for BbrCws {
         let state = tp.ca_state;
         let mut cwnd = bbr_deduct_losses(tp.snd_cwnd, rs); // kernel, kept
         if state == CaState::Recovery && prev_state != CaState::Recovery {
-            if let Some(cut) = self.scaling.on_enter_recovery(tp.now_us, tcp_packets_in_flight(tp)) {
+            if let Some(cut) = self
+                .scaling
+                .on_enter_recovery(tp.now_us, tcp_packets_in_flight(tp))
+            {
                 cwnd = cut; // inflight / 3
                 bbr_start_packet_conservation(bbr, tp);
             }
@@ -270,26 +292,51 @@ impl BbrVariant for BbrCws {
         self.conserving = bbr.packet_conservation;
         if self.conserving {
             // goto done: cwnd = min(cwnd + acked, upper_cwnd), upper_cwnd = inflight at loss.
-            return RecoverOrRestore { cwnd: cws_grow_cwnd(cwnd, acked, self.scaling.upper_cwnd), conserving: true };
+            return RecoverOrRestore {
+                cwnd: cws_grow_cwnd(cwnd, acked, self.scaling.upper_cwnd),
+                conserving: true,
+            };
         }
-        RecoverOrRestore { cwnd, conserving: false }
+        RecoverOrRestore {
+            cwnd,
+            conserving: false,
+        }
     }
 
     /// Lines 19-21 outside conservation (BBR already took min(cwnd + acked, target)),
     /// then line 43.
     fn cap_cwnd(&mut self, bbr: &Bbr, tp: &CcView, cwnd: u32) -> u32 {
-        let upper = if self.conserving { self.scaling.upper_cwnd } else { self.scaling.set_upper_cwnd(bbr.target_cwnd) };
+        let upper = if self.conserving {
+            self.scaling.upper_cwnd
+        } else {
+            self.scaling.set_upper_cwnd(bbr.target_cwnd)
+        };
         let cwnd = cwnd.min(upper).max(BBR_CWND_MIN_TARGET);
-        let rtt_us = if tp.srtt_us > 0 { u64::from(tp.srtt_us) } else { u64::from(bbr.min_rtt_us.min(1_000_000)) };
-        self.scaling.bbr_set_upper_scaling_factor(tp.now_us, rtt_us, &self.params);
+        let rtt_us = if tp.srtt_us > 0 {
+            u64::from(tp.srtt_us)
+        } else {
+            u64::from(bbr.min_rtt_us.min(1_000_000))
+        };
+        self.scaling
+            .bbr_set_upper_scaling_factor(tp.now_us, rtt_us, &self.params);
         cwnd
     }
 
     fn info(&self, _bbr: &Bbr, out: &mut Vec<InfoField>) {
-        out.push(("cws_upper_scaling_factor", InfoValue::Num(self.scaling.upper_scaling_factor)));
-        let upper = if self.scaling.upper_cwnd == u32::MAX { f64::NAN } else { f64::from(self.scaling.upper_cwnd) };
+        out.push((
+            "cws_upper_scaling_factor",
+            InfoValue::Num(self.scaling.upper_scaling_factor),
+        ));
+        let upper = if self.scaling.upper_cwnd == u32::MAX {
+            f64::NAN
+        } else {
+            f64::from(self.scaling.upper_cwnd)
+        };
         out.push(("cws_upper_cwnd_pkts", InfoValue::Num(upper)));
-        out.push(("cws_loss_pending", InfoValue::Num(f64::from(u8::from(self.scaling.loss_detected_us.is_some())))));
+        out.push((
+            "cws_loss_pending",
+            InfoValue::Num(f64::from(u8::from(self.scaling.loss_detected_us.is_some()))),
+        ));
     }
 }
 
@@ -335,7 +382,10 @@ mod tests {
 
     #[test]
     fn cws_factor_never_drops_below_point_two() {
-        let mut u = UpperScaling { upper_scaling_factor: 0.21, ..Default::default() };
+        let mut u = UpperScaling {
+            upper_scaling_factor: 0.21,
+            ..Default::default()
+        };
         let p = CwsParams::default();
         u.on_enter_recovery(0, 50);
         // 0.21 x 0.9 = 0.189 -> floor 0.2.
@@ -345,15 +395,24 @@ mod tests {
 
     #[test]
     fn cws_lower_rtprop_within_three_rtts_resets_factor_to_one() {
-        let mut u = UpperScaling { upper_scaling_factor: 0.5, ..Default::default() };
+        let mut u = UpperScaling {
+            upper_scaling_factor: 0.5,
+            ..Default::default()
+        };
         let p = CwsParams::default();
         u.on_enter_recovery(0, 50);
         u.on_lower_rtprop();
         u.bbr_set_upper_scaling_factor(40_000, RTT, &p);
         assert!(approx(u.upper_scaling_factor, 1.0));
         // Algorithm 1 read literally leaves it at 0.5.
-        let mut lit = UpperScaling { upper_scaling_factor: 0.5, ..Default::default() };
-        let p_lit = CwsParams { reset_on_lower_rtprop: false, ..CwsParams::default() };
+        let mut lit = UpperScaling {
+            upper_scaling_factor: 0.5,
+            ..Default::default()
+        };
+        let p_lit = CwsParams {
+            reset_on_lower_rtprop: false,
+            ..CwsParams::default()
+        };
         lit.on_enter_recovery(0, 50);
         lit.on_lower_rtprop();
         lit.bbr_set_upper_scaling_factor(40_000, RTT, &p_lit);
@@ -373,7 +432,11 @@ mod tests {
 
     #[test]
     fn cws_three_loss_free_rtts_add_delta_up_to_one() {
-        let mut u = UpperScaling { upper_scaling_factor: 0.9, last_action_us: 0, ..Default::default() };
+        let mut u = UpperScaling {
+            upper_scaling_factor: 0.9,
+            last_action_us: 0,
+            ..Default::default()
+        };
         let p = CwsParams::default();
         u.bbr_set_upper_scaling_factor(30_000, RTT, &p); // not > 30 ms
         assert!(approx(u.upper_scaling_factor, 0.9));
@@ -383,7 +446,10 @@ mod tests {
         assert!(approx(u.upper_scaling_factor, 0.91));
         u.bbr_set_upper_scaling_factor(60_002, RTT, &p); // 0.92
         assert!(approx(u.upper_scaling_factor, 0.92));
-        let mut top = UpperScaling { upper_scaling_factor: 0.995, ..Default::default() };
+        let mut top = UpperScaling {
+            upper_scaling_factor: 0.995,
+            ..Default::default()
+        };
         top.bbr_set_upper_scaling_factor(30_001, RTT, &p); // 1.005 capped at 1
         assert!(approx(top.upper_scaling_factor, 1.0));
     }

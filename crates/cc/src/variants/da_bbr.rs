@@ -38,7 +38,11 @@ pub const DA_BBR_RTT_REF_US: u32 = 1_000;
 /// The effective cwnd gain cwnd_gain x gamma, in BBR_UNIT:
 /// BBR_UNIT + (cwnd_gain - BBR_UNIT) x min(1, rtt_ref / min_rtt).
 pub fn da_bbr_cwnd_gain(cwnd_gain: u32, min_rtt_us: u32, rtt_ref_us: u32) -> u32 {
-    if cwnd_gain <= BBR_UNIT || min_rtt_us == 0 || min_rtt_us == u32::MAX || min_rtt_us <= rtt_ref_us {
+    if cwnd_gain <= BBR_UNIT
+        || min_rtt_us == 0
+        || min_rtt_us == u32::MAX
+        || min_rtt_us <= rtt_ref_us
+    {
         return cwnd_gain;
     }
     let excess = u64::from(cwnd_gain - BBR_UNIT);
@@ -78,7 +82,10 @@ pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     params: bbr_param_specs![RTT_REF_MS],
     build: |p: &Params| {
         let rtt_ref_us = (p.get("rtt_ref_ms") * 1000.0).round() as u32;
-        Box::new(BbrFamily::new(BbrConfig::from_params(p), DaBbr { rtt_ref_us }))
+        Box::new(BbrFamily::new(
+            BbrConfig::from_params(p),
+            DaBbr { rtt_ref_us },
+        ))
     },
 };
 

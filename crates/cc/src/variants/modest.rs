@@ -57,7 +57,10 @@ pub struct ModestParams {
 
 impl Default for ModestParams {
     fn default() -> Self {
-        ModestParams { w_max: MODEST_W_MAX, s_min: MODEST_S_MIN }
+        ModestParams {
+            w_max: MODEST_W_MAX,
+            s_min: MODEST_S_MIN,
+        }
     }
 }
 
@@ -84,7 +87,11 @@ impl ModestState {
     pub fn on_round_end(&mut self, retransmitted: bool, bbr_cwnd: u32, p: &ModestParams) {
         if retransmitted && !self.bin_p {
             // Lines 1-6.
-            let cwnd = if self.add_p { self.cwnd } else { f64::from(bbr_cwnd) };
+            let cwnd = if self.add_p {
+                self.cwnd
+            } else {
+                f64::from(bbr_cwnd)
+            };
             self.bin_p = true;
             self.add_p = false;
             self.last_cwnd = cwnd;
@@ -160,8 +167,14 @@ pub static SPEC: AlgorithmSpec = AlgorithmSpec {
              Section 5.2, Algorithm 2, Table 1",
     params: bbr_param_specs![W_MAX, S_MIN],
     build: |p: &Params| {
-        let params = ModestParams { w_max: p.get("w_max"), s_min: p.get("s_min") };
-        Box::new(BbrFamily::new(BbrConfig::from_params(p), ModestBbr::new(params)))
+        let params = ModestParams {
+            w_max: p.get("w_max"),
+            s_min: p.get("s_min"),
+        };
+        Box::new(BbrFamily::new(
+            BbrConfig::from_params(p),
+            ModestBbr::new(params),
+        ))
     },
 };
 
@@ -176,7 +189,11 @@ pub struct ModestBbr {
 
 impl ModestBbr {
     pub fn new(params: ModestParams) -> Self {
-        ModestBbr { params, state: ModestState::default(), round_loss: false }
+        ModestBbr {
+            params,
+            state: ModestState::default(),
+            round_loss: false,
+        }
     }
 }
 
@@ -190,7 +207,8 @@ impl BbrVariant for ModestBbr {
     fn on_ack(&mut self, bbr: &Bbr, tp: &CcView, rs: &RateSample) {
         self.round_loss |= rs.losses > 0;
         if bbr.round_start {
-            self.state.on_round_end(self.round_loss, tp.snd_cwnd, &self.params);
+            self.state
+                .on_round_end(self.round_loss, tp.snd_cwnd, &self.params);
             self.round_loss = false;
         }
         self.state.on_ack(&self.params);
@@ -206,7 +224,13 @@ impl BbrVariant for ModestBbr {
 
     fn info(&self, _bbr: &Bbr, out: &mut Vec<InfoField>) {
         let s = &self.state;
-        let phase = if s.bin_p { "binary" } else if s.add_p { "linear" } else { "bbr" };
+        let phase = if s.bin_p {
+            "binary"
+        } else if s.add_p {
+            "linear"
+        } else {
+            "bbr"
+        };
         out.push(("modest_phase", InfoValue::Label(phase)));
         let w = |x: f64| InfoValue::Num(if s.active() { x } else { f64::NAN });
         out.push(("modest_cwnd_pkts", w(s.cwnd)));
@@ -223,7 +247,10 @@ mod tests {
         (a - b).abs() < 1e-9
     }
 
-    const P: ModestParams = ModestParams { w_max: 0.8, s_min: 0.01 };
+    const P: ModestParams = ModestParams {
+        w_max: 0.8,
+        s_min: 0.01,
+    };
 
     #[test]
     fn modest_first_retransmission_starts_binary_search_at_midpoint() {
@@ -250,8 +277,8 @@ mod tests {
     fn modest_bracket_below_s_min_switches_to_linear_phase() {
         let mut m = ModestState::default();
         m.on_round_end(true, 100, &P); // width 10
-        // Widths after each loss-free round: 5, 2.5, 1.25, 0.625, 0.3125, 0.15625,
-        // 0.078125, 0.0390625, 0.01953125, 0.009765625 <= 0.01: 10 rounds.
+                                       // Widths after each loss-free round: 5, 2.5, 1.25, 0.625, 0.3125, 0.15625,
+                                       // 0.078125, 0.0390625, 0.01953125, 0.009765625 <= 0.01: 10 rounds.
         for _ in 0..9 {
             m.on_round_end(false, 100, &P);
             assert!(m.bin_p);
@@ -267,7 +294,12 @@ mod tests {
 
     #[test]
     fn modest_linear_phase_ends_above_last_cwnd() {
-        let mut m = ModestState { add_p: true, last_cwnd: 10.0, cwnd: 9.995, ..Default::default() };
+        let mut m = ModestState {
+            add_p: true,
+            last_cwnd: 10.0,
+            cwnd: 9.995,
+            ..Default::default()
+        };
         m.on_ack(&P); // 9.995 <= 10: +0.01 = 10.005
         assert!(m.add_p && approx(m.cwnd, 10.005));
         m.on_ack(&P); // 10.005 > 10: done, BBR rules again
@@ -277,7 +309,12 @@ mod tests {
 
     #[test]
     fn modest_loss_during_linear_phase_restarts_search_from_its_window() {
-        let mut m = ModestState { add_p: true, last_cwnd: 100.0, cwnd: 95.0, ..Default::default() };
+        let mut m = ModestState {
+            add_p: true,
+            last_cwnd: 100.0,
+            cwnd: 95.0,
+            ..Default::default()
+        };
         m.on_round_end(true, 300, &P);
         // Starts from Modest's 95, not BBR's 300: min 76, max 85.5.
         assert!(approx(m.min_win, 76.0) && approx(m.max_win, 85.5) && approx(m.last_cwnd, 95.0));

@@ -26,7 +26,11 @@ pub struct Flow<V: BbrVariant> {
 
 impl<V: BbrVariant> Flow<V> {
     pub fn steady(variant: V) -> Self {
-        let cfg = BbrConfig { extra_acked_gain: 0, lt_bw: false, ..BbrConfig::default() };
+        let cfg = BbrConfig {
+            extra_acked_gain: 0,
+            lt_bw: false,
+            ..BbrConfig::default()
+        };
         let mut tp = CcView::new(1448, START_US);
         let mut cc = BbrFamily::new(cfg, variant);
         cc.init(&mut tp);
@@ -72,7 +76,14 @@ impl<V: BbrVariant> Flow<V> {
     /// One ACK: `delivered` packets newly delivered (also the rate sample over 40 ms),
     /// this RTT sample (us, -1 for none), `losses` newly lost, the CA state after it.
     /// `round_end` makes it end a packet-timed round. Returns snd_cwnd afterwards.
-    pub fn ack_full(&mut self, rtt_us: i64, delivered: u32, losses: u32, state: CaState, round_end: bool) -> u32 {
+    pub fn ack_full(
+        &mut self,
+        rtt_us: i64,
+        delivered: u32,
+        losses: u32,
+        state: CaState,
+        round_end: bool,
+    ) -> u32 {
         self.tp.now_us += 100;
         let prior_in_flight = crate::helpers::tcp_packets_in_flight(&self.tp);
         self.tp.delivered += u64::from(delivered);

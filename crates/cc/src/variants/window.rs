@@ -24,7 +24,11 @@ pub struct RoundWindow {
 
 impl RoundWindow {
     pub fn new(extreme: Extreme, rounds: u32) -> Self {
-        RoundWindow { extreme, rounds: u64::from(rounds.max(1)), per_round: VecDeque::new() }
+        RoundWindow {
+            extreme,
+            rounds: u64::from(rounds.max(1)),
+            per_round: VecDeque::new(),
+        }
     }
 
     fn better(&self, a: f64, b: f64) -> bool {
@@ -38,7 +42,9 @@ impl RoundWindow {
     pub fn update(&mut self, round: u64, value: f64) {
         match self.per_round.back_mut() {
             Some((r, best)) if *r == round => {
-                if self.extreme == Extreme::Min && value < *best || self.extreme == Extreme::Max && value > *best {
+                if self.extreme == Extreme::Min && value < *best
+                    || self.extreme == Extreme::Max && value > *best
+                {
                     *best = value;
                 }
             }

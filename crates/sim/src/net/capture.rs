@@ -38,18 +38,28 @@ impl Capture {
     /// (segments), is_datagram.
     pub fn table(&self) -> Table {
         let recs = &self.records;
-        let col = |f: &dyn Fn(&Packet) -> u64| Column::U64(recs.iter().map(|(_, p)| f(p)).collect());
+        let col =
+            |f: &dyn Fn(&Packet) -> u64| Column::U64(recs.iter().map(|(_, p)| f(p)).collect());
         let mut cols = vec![
-            ("time_ns".to_string(), Column::U64(recs.iter().map(|(t, _)| *t).collect())),
+            (
+                "time_ns".to_string(),
+                Column::U64(recs.iter().map(|(t, _)| *t).collect()),
+            ),
             ("flow".to_string(), col(&|p| u64::from(p.flow))),
-            ("is_ack".to_string(), col(&|p| u64::from(p.kind == PacketKind::Ack))),
+            (
+                "is_ack".to_string(),
+                col(&|p| u64::from(p.kind == PacketKind::Ack)),
+            ),
             ("seq".to_string(), col(&|p| p.seq)),
             ("payload".to_string(), col(&|p| u64::from(p.payload))),
             ("wire_bytes".to_string(), col(&|p| u64::from(p.wire_bytes))),
             ("is_retrans".to_string(), col(&|p| u64::from(p.is_retrans))),
             ("n_sacks".to_string(), col(&|p| u64::from(p.n_sacks))),
             // A constant-rate source's packet (source.rs): `flow` is the source's index.
-            ("is_datagram".to_string(), col(&|p| u64::from(p.kind == PacketKind::Datagram))),
+            (
+                "is_datagram".to_string(),
+                col(&|p| u64::from(p.kind == PacketKind::Datagram)),
+            ),
         ];
         for b in 0..MAX_SACK_BLOCKS {
             cols.push((format!("sack{b}_start"), col(&|p| p.sacks[b].start)));
@@ -70,7 +80,16 @@ pub fn attach(names: &[String], links: &mut [Link]) {
 
 /// The captured links' tables, in link order.
 pub fn tables(links: &[Link]) -> Vec<(String, Table)> {
-    links.iter().filter_map(|l| l.extras.as_ref()?.capture.as_ref().map(|c| (l.name.clone(), c.table()))).collect()
+    links
+        .iter()
+        .filter_map(|l| {
+            l.extras
+                .as_ref()?
+                .capture
+                .as_ref()
+                .map(|c| (l.name.clone(), c.table()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -35,34 +35,85 @@ pub struct Dumbbell {
 
 pub(crate) fn make(name: String, cfg: &LinkConfig, next: NextHop, rng: &RunRng) -> Link {
     let stream = rng.stream(&format!("loss/{name}"));
-    Link::new(name, Rate(cfg.rate_bps), Dur(cfg.delay_ns), cfg.loss, cfg.buffer, next, stream)
+    Link::new(
+        name,
+        Rate(cfg.rate_bps),
+        Dur(cfg.delay_ns),
+        cfg.loss,
+        cfg.buffer,
+        next,
+        stream,
+    )
 }
 
 /// The reverse direction of an access link: same rate and delay, lossless, unlimited.
 pub(crate) fn reverse_of(cfg: &LinkConfig) -> LinkConfig {
-    LinkConfig { rate_bps: cfg.rate_bps, delay_ns: cfg.delay_ns, buffer: None, loss: 0.0 }
+    LinkConfig {
+        rate_bps: cfg.rate_bps,
+        delay_ns: cfg.delay_ns,
+        buffer: None,
+        loss: 0.0,
+    }
 }
 
 /// Build the links of a (validated) configuration.
 pub fn build(cfg: &WorldConfig, rng: &RunRng) -> Dumbbell {
     let mut links = Vec::with_capacity(2 + 4 * cfg.flows.len());
     let bottleneck = links.len();
-    links.push(make("bottleneck".into(), &cfg.bottleneck, NextHop::FlowReceiverAccess, rng));
+    links.push(make(
+        "bottleneck".into(),
+        &cfg.bottleneck,
+        NextHop::FlowReceiverAccess,
+        rng,
+    ));
     let bottleneck_rev = links.len();
-    let rev = cfg.bottleneck_reverse.clone().unwrap_or_else(|| reverse_of(&cfg.bottleneck));
-    links.push(make("bottleneck_reverse".into(), &rev, NextHop::FlowSenderAccess, rng));
+    let rev = cfg
+        .bottleneck_reverse
+        .clone()
+        .unwrap_or_else(|| reverse_of(&cfg.bottleneck));
+    links.push(make(
+        "bottleneck_reverse".into(),
+        &rev,
+        NextHop::FlowSenderAccess,
+        rng,
+    ));
     let mut flows = Vec::with_capacity(cfg.flows.len());
     for (i, f) in cfg.flows.iter().enumerate() {
         let mut add = |name: String, c: &LinkConfig, next| {
             links.push(make(name, c, next, rng));
             links.len() - 1
         };
-        let sender_access = add(format!("flow{i}.sender_access"), &f.sender_access, NextHop::Link(bottleneck));
-        let sender_access_rev = add(format!("flow{i}.sender_access_reverse"), &reverse_of(&f.sender_access), NextHop::Sender);
-        let receiver_access = add(format!("flow{i}.receiver_access"), &f.receiver_access, NextHop::Receiver);
-        let receiver_access_rev =
-            add(format!("flow{i}.receiver_access_reverse"), &reverse_of(&f.receiver_access), NextHop::Link(bottleneck_rev));
-        flows.push(FlowLinks { sender_access, sender_access_rev, receiver_access, receiver_access_rev });
+        let sender_access = add(
+            format!("flow{i}.sender_access"),
+            &f.sender_access,
+            NextHop::Link(bottleneck),
+        );
+        let sender_access_rev = add(
+            format!("flow{i}.sender_access_reverse"),
+            &reverse_of(&f.sender_access),
+            NextHop::Sender,
+        );
+        let receiver_access = add(
+            format!("flow{i}.receiver_access"),
+            &f.receiver_access,
+            NextHop::Receiver,
+        );
+        let receiver_access_rev = add(
+            format!("flow{i}.receiver_access_reverse"),
+            &reverse_of(&f.receiver_access),
+            NextHop::Link(bottleneck_rev),
+        );
+        flows.push(FlowLinks {
+            sender_access,
+            sender_access_rev,
+            receiver_access,
+            receiver_access_rev,
+        });
     }
-    Dumbbell { links, bottleneck, bottleneck_rev, flows }
+    Dumbbell {
+        links,
+        bottleneck,
+        bottleneck_rev,
+        flows,
+    }
 }

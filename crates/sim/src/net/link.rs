@@ -37,8 +37,8 @@ use std::collections::VecDeque;
 
 use crate::config::{LinkEvent, QueueLimit};
 use crate::net::aqm::{AqmOut, Qdisc};
-use crate::net::shaping::LinkExtras;
 use crate::net::packet::{Packet, PacketKind};
+use crate::net::shaping::LinkExtras;
 use crate::record::QueueReport;
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
@@ -82,7 +82,9 @@ pub struct QueueCounters {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Offer {
     /// Lost: random loss (`true`) or tail drop (`false`).
-    Dropped { random: bool },
+    Dropped {
+        random: bool,
+    },
     Queued,
     /// The link was idle: serialization started and ends at this time (schedule TxDone).
     Transmitting(SimTime),
@@ -126,7 +128,15 @@ pub struct AqmSlot {
 }
 
 impl Link {
-    pub fn new(name: String, rate: Rate, delay: Dur, loss: f64, limit: Option<QueueLimit>, next: NextHop, rng: Rng) -> Link {
+    pub fn new(
+        name: String,
+        rate: Rate,
+        delay: Dur,
+        loss: f64,
+        limit: Option<QueueLimit>,
+        next: NextHop,
+        rng: Rng,
+    ) -> Link {
         Link {
             name,
             rate,
@@ -156,7 +166,12 @@ impl Link {
 
     /// Run the waiting room as `qdisc` instead of the drop-tail FIFO.
     pub fn set_qdisc(&mut self, qdisc: Box<dyn Qdisc>) {
-        self.aqm = Some(Box::new(AqmSlot { qdisc, out: AqmOut::default(), data_drops: Vec::new(), datagram_drops: Vec::new() }));
+        self.aqm = Some(Box::new(AqmSlot {
+            qdisc,
+            out: AqmOut::default(),
+            data_drops: Vec::new(),
+            datagram_drops: Vec::new(),
+        }));
         self.slow = true;
     }
 
@@ -338,11 +353,17 @@ impl Link {
 
     /// Packets queued or serializing (not those propagating).
     pub fn backlog_pkts(&self) -> u64 {
-        let waiting = self.aqm.as_ref().map_or(self.queue.len() as u64, |a| a.qdisc.len_pkts());
+        let waiting = self
+            .aqm
+            .as_ref()
+            .map_or(self.queue.len() as u64, |a| a.qdisc.len_pkts());
         waiting + self.in_tx.is_some() as u64
     }
     pub fn backlog_bytes(&self) -> u64 {
-        let waiting = self.aqm.as_ref().map_or(self.queue_bytes, |a| a.qdisc.len_bytes());
+        let waiting = self
+            .aqm
+            .as_ref()
+            .map_or(self.queue_bytes, |a| a.qdisc.len_bytes());
         waiting + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
     }
 
@@ -379,7 +400,11 @@ impl Link {
         if let Some(a) = &self.aqm {
             a.qdisc.for_each(f);
         }
-        self.queue.iter().chain(self.in_tx.iter()).chain(self.pipe.iter().map(|(_, p)| p)).for_each(f);
+        self.queue
+            .iter()
+            .chain(self.in_tx.iter())
+            .chain(self.pipe.iter().map(|(_, p)| p))
+            .for_each(f);
     }
 }
 
@@ -389,7 +414,15 @@ mod tests {
     use crate::rng::RunRng;
 
     fn link(limit: Option<QueueLimit>, loss: f64) -> Link {
-        Link::new("l".into(), Rate(12_000_000), Dur(5_000), loss, limit, NextHop::Receiver, RunRng::new(1).stream("l"))
+        Link::new(
+            "l".into(),
+            Rate(12_000_000),
+            Dur(5_000),
+            loss,
+            limit,
+            NextHop::Receiver,
+            RunRng::new(1).stream("l"),
+        )
     }
     fn pkt(seq: u64) -> Packet {
         Packet::data(0, seq, 1448, 52, false)
@@ -399,10 +432,16 @@ mod tests {
     fn drop_tail_in_packets_keeps_limit_waiting_plus_one_serializing() {
         let mut l = link(Some(QueueLimit::Packets(2)), 0.0);
         // 1500 B at 12 Mbit/s = 1 ms.
-        assert_eq!(l.offer(SimTime(0), pkt(0)), Offer::Transmitting(SimTime(1_000_000)));
+        assert_eq!(
+            l.offer(SimTime(0), pkt(0)),
+            Offer::Transmitting(SimTime(1_000_000))
+        );
         assert_eq!(l.offer(SimTime(0), pkt(1)), Offer::Queued);
         assert_eq!(l.offer(SimTime(0), pkt(2)), Offer::Queued);
-        assert_eq!(l.offer(SimTime(0), pkt(3)), Offer::Dropped { random: false });
+        assert_eq!(
+            l.offer(SimTime(0), pkt(3)),
+            Offer::Dropped { random: false }
+        );
         assert_eq!(l.backlog_pkts(), 3);
         let c = l.counters;
         assert_eq!(c.enqueued, c.departed + c.dropped + l.backlog_pkts());
@@ -415,7 +454,10 @@ mod tests {
         l.offer(SimTime(0), pkt(0));
         assert_eq!(l.offer(SimTime(0), pkt(1)), Offer::Queued);
         assert_eq!(l.offer(SimTime(0), pkt(2)), Offer::Queued);
-        assert_eq!(l.offer(SimTime(0), pkt(3)), Offer::Dropped { random: false });
+        assert_eq!(
+            l.offer(SimTime(0), pkt(3)),
+            Offer::Dropped { random: false }
+        );
         assert_eq!(l.backlog_bytes(), 4500);
     }
 
@@ -454,7 +496,11 @@ mod tests {
         }
         let c = l.counters;
         assert_eq!(c.dropped, c.random_loss);
-        assert!(c.random_loss > 400 && c.random_loss < 600, "{}", c.random_loss);
+        assert!(
+            c.random_loss > 400 && c.random_loss < 600,
+            "{}",
+            c.random_loss
+        );
         assert_eq!(c.enqueued, c.departed + c.dropped + l.backlog_pkts());
     }
 }

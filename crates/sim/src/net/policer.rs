@@ -48,7 +48,13 @@ impl Policer {
     /// A full bucket at time 0.
     pub fn new(cfg: &PolicerConfig) -> Policer {
         let depth = u128::from(cfg.burst_bytes) * 8 * UNITS_PER_BIT;
-        Policer { rate_bps: u128::from(cfg.rate_bps), depth, tokens: depth, last: SimTime::ZERO, drops: 0 }
+        Policer {
+            rate_bps: u128::from(cfg.rate_bps),
+            depth,
+            tokens: depth,
+            last: SimTime::ZERO,
+            drops: 0,
+        }
     }
 
     /// Does a packet of `bytes` arriving at `now` conform? Spends its tokens if so.
@@ -75,12 +81,15 @@ mod tests {
     #[test]
     fn burst_then_rate() {
         // 12 Mbit/s = one 1500-byte packet per ms; burst 3000 B = two packets.
-        let mut p = Policer::new(&PolicerConfig { rate_bps: 12_000_000, burst_bytes: 3000 });
+        let mut p = Policer::new(&PolicerConfig {
+            rate_bps: 12_000_000,
+            burst_bytes: 3000,
+        });
         let t0 = SimTime(0);
         assert!(p.conforms(t0, 1500));
         assert!(p.conforms(t0, 1500));
         assert!(!p.conforms(t0, 1500)); // bucket empty
-        // 0.5 ms later: 750 bytes of tokens, not enough.
+                                        // 0.5 ms later: 750 bytes of tokens, not enough.
         assert!(!p.conforms(SimTime(500_000), 1500));
         // 1 ms after the start: exactly 1500 bytes.
         assert!(p.conforms(SimTime(1_000_000), 1500));
@@ -94,8 +103,13 @@ mod tests {
     fn long_run_rate_is_the_token_rate() {
         // Offer 1500-byte packets every 0.1 ms (120 Mbit/s) for 1 s to a 12 Mbit/s policer
         // with a 15 000-byte bucket: 1000 packets earned by the rate + 10 in the bucket.
-        let mut p = Policer::new(&PolicerConfig { rate_bps: 12_000_000, burst_bytes: 15_000 });
-        let passed = (0..10_000u64).filter(|i| p.conforms(SimTime(i * 100_000), 1500)).count();
+        let mut p = Policer::new(&PolicerConfig {
+            rate_bps: 12_000_000,
+            burst_bytes: 15_000,
+        });
+        let passed = (0..10_000u64)
+            .filter(|i| p.conforms(SimTime(i * 100_000), 1500))
+            .count();
         // Tokens earned over [0, 0.9999 s] = 999.9 packets, + 10 initial -> 1009.
         assert_eq!(passed, 1009);
     }

@@ -54,15 +54,25 @@ pub struct Shaping {
 }
 
 fn err(field: String, message: impl Into<String>) -> ConfigError {
-    ConfigError { field, message: message.into() }
+    ConfigError {
+        field,
+        message: message.into(),
+    }
 }
 
 /// Check every entry; `names` are the links the topology has.
-pub fn validate(shaping: &BTreeMap<String, Shaping>, names: &[String], tcp: &TcpConfig) -> Result<(), ConfigError> {
+pub fn validate(
+    shaping: &BTreeMap<String, Shaping>,
+    names: &[String],
+    tcp: &TcpConfig,
+) -> Result<(), ConfigError> {
     for (name, s) in shaping {
         let at = format!("shaping.{name}");
         if !names.iter().any(|n| n == name) {
-            return Err(err(at, format!("no such link; links: {}", names.join(", "))));
+            return Err(err(
+                at,
+                format!("no such link; links: {}", names.join(", ")),
+            ));
         }
         if let Some(t) = &s.trace {
             if let Some(why) = t.problem() {
@@ -75,7 +85,10 @@ pub fn validate(shaping: &BTreeMap<String, Shaping>, names: &[String], tcp: &Tcp
             }
             let full = u64::from(tcp.mss_bytes) + u64::from(tcp.header_bytes);
             if p.burst_bytes < full {
-                return Err(err(format!("{at}.policer.burst_bytes"), format!("must hold at least one full packet ({full} bytes)")));
+                return Err(err(
+                    format!("{at}.policer.burst_bytes"),
+                    format!("must hold at least one full packet ({full} bytes)"),
+                ));
             }
         }
         if s.trace.is_none() && s.policer.is_none() {
@@ -89,7 +102,12 @@ pub fn validate(shaping: &BTreeMap<String, Shaping>, names: &[String], tcp: &Tcp
 pub fn dumbbell_link_names(n: usize) -> Vec<String> {
     let mut names = vec!["bottleneck".to_string(), "bottleneck_reverse".to_string()];
     for i in 0..n {
-        for l in ["sender_access", "sender_access_reverse", "receiver_access", "receiver_access_reverse"] {
+        for l in [
+            "sender_access",
+            "sender_access_reverse",
+            "receiver_access",
+            "receiver_access_reverse",
+        ] {
             names.push(format!("flow{i}.{l}"));
         }
     }
@@ -133,10 +151,34 @@ mod tests {
         let tcp = TcpConfig::default();
         let names = dumbbell_link_names(1);
         let mut m = BTreeMap::new();
-        m.insert("bottlenek".to_string(), Shaping { trace: None, policer: Some(PolicerConfig { rate_bps: 1, burst_bytes: 1500 }) });
-        assert_eq!(validate(&m, &names, &tcp).unwrap_err().field, "shaping.bottlenek");
+        m.insert(
+            "bottlenek".to_string(),
+            Shaping {
+                trace: None,
+                policer: Some(PolicerConfig {
+                    rate_bps: 1,
+                    burst_bytes: 1500,
+                }),
+            },
+        );
+        assert_eq!(
+            validate(&m, &names, &tcp).unwrap_err().field,
+            "shaping.bottlenek"
+        );
         let mut m = BTreeMap::new();
-        m.insert("bottleneck".to_string(), Shaping { trace: None, policer: Some(PolicerConfig { rate_bps: 1, burst_bytes: 1499 }) });
-        assert_eq!(validate(&m, &names, &tcp).unwrap_err().field, "shaping.bottleneck.policer.burst_bytes");
+        m.insert(
+            "bottleneck".to_string(),
+            Shaping {
+                trace: None,
+                policer: Some(PolicerConfig {
+                    rate_bps: 1,
+                    burst_bytes: 1499,
+                }),
+            },
+        );
+        assert_eq!(
+            validate(&m, &names, &tcp).unwrap_err().field,
+            "shaping.bottleneck.policer.burst_bytes"
+        );
     }
 }

@@ -39,7 +39,10 @@ pub struct NamedLink {
 }
 
 fn err(field: String, message: impl Into<String>) -> ConfigError {
-    ConfigError { field, message: message.into() }
+    ConfigError {
+        field,
+        message: message.into(),
+    }
 }
 
 /// Every link direction of the world by name, in build order: the dumbbell's, then each
@@ -68,8 +71,15 @@ fn path_names(cfg: &WorldConfig) -> Vec<String> {
 pub fn validate(cfg: &WorldConfig) -> Result<(), ConfigError> {
     for (i, l) in cfg.links.iter().enumerate() {
         let at = format!("links[{i}].name");
-        let ok_chars = !l.name.is_empty() && l.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-        if !ok_chars || l.name == "bottleneck" || l.name.ends_with("_reverse") || l.name.starts_with("flow") {
+        let ok_chars = !l.name.is_empty()
+            && l.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !ok_chars
+            || l.name == "bottleneck"
+            || l.name.ends_with("_reverse")
+            || l.name.starts_with("flow")
+        {
             return Err(err(at, format!("'{}': a name is letters, digits, _ and -, not 'bottleneck', not starting with 'flow', not ending in '_reverse'", l.name)));
         }
         if cfg.links[..i].iter().any(|m| m.name == l.name) {
@@ -80,16 +90,29 @@ pub fn validate(cfg: &WorldConfig) -> Result<(), ConfigError> {
         return Ok(());
     }
     if cfg.paths.len() != cfg.flows.len() {
-        return Err(err("paths".into(), format!("one per flow: {} paths for {} flows", cfg.paths.len(), cfg.flows.len())));
+        return Err(err(
+            "paths".into(),
+            format!(
+                "one per flow: {} paths for {} flows",
+                cfg.paths.len(),
+                cfg.flows.len()
+            ),
+        ));
     }
     let names = path_names(cfg);
     for (i, p) in cfg.paths.iter().enumerate() {
         for (k, hop) in p.iter().enumerate() {
             if !names.contains(hop) {
-                return Err(err(format!("paths[{i}][{k}]"), format!("no link '{hop}'; links: {}", names.join(", "))));
+                return Err(err(
+                    format!("paths[{i}][{k}]"),
+                    format!("no link '{hop}'; links: {}", names.join(", ")),
+                ));
             }
             if p[..k].contains(hop) {
-                return Err(err(format!("paths[{i}][{k}]"), format!("'{hop}' twice in one path")));
+                return Err(err(
+                    format!("paths[{i}][{k}]"),
+                    format!("'{hop}' twice in one path"),
+                ));
             }
         }
     }
@@ -106,8 +129,15 @@ pub struct Routes {
 impl Routes {
     /// Where a packet of `flow` goes after link `from`.
     pub fn next(&self, flow: usize, is_data: bool, from: usize) -> NextHop {
-        let r = if is_data { &self.data[flow] } else { &self.ack[flow] };
-        let pos = r.iter().position(|&l| l == from).expect("a packet on a link of its route");
+        let r = if is_data {
+            &self.data[flow]
+        } else {
+            &self.ack[flow]
+        };
+        let pos = r
+            .iter()
+            .position(|&l| l == from)
+            .expect("a packet on a link of its route");
         match r.get(pos + 1) {
             Some(&l) => NextHop::Link(l),
             None if is_data => NextHop::Receiver,
@@ -123,8 +153,16 @@ impl Routes {
 
 /// `world::handshake_rtt` over a route: a header-only segment's round trip, propagation
 /// plus serialization at build time.
-pub fn handshake_rtt(links: &[crate::net::link::Link], round_trip: impl Iterator<Item = usize>, header: u32) -> crate::time::Dur {
-    crate::time::Dur(round_trip.map(|l| links[l].delay.ns() + links[l].rate.tx_time(u64::from(header)).ns()).sum())
+pub fn handshake_rtt(
+    links: &[crate::net::link::Link],
+    round_trip: impl Iterator<Item = usize>,
+    header: u32,
+) -> crate::time::Dur {
+    crate::time::Dur(
+        round_trip
+            .map(|l| links[l].delay.ns() + links[l].rate.tx_time(u64::from(header)).ns())
+            .sum(),
+    )
 }
 
 /// Add the named links to a built dumbbell; with paths, route every link. A validated
@@ -133,8 +171,14 @@ pub fn build(cfg: &WorldConfig, net: &mut Dumbbell, rng: &RunRng) -> Option<Rout
     let route_all = !cfg.paths.is_empty();
     for l in &cfg.links {
         let rev = l.reverse.clone().unwrap_or_else(|| reverse_of(&l.forward));
-        net.links.push(make(l.name.clone(), &l.forward, NextHop::Route, rng));
-        net.links.push(make(format!("{}_reverse", l.name), &rev, NextHop::Route, rng));
+        net.links
+            .push(make(l.name.clone(), &l.forward, NextHop::Route, rng));
+        net.links.push(make(
+            format!("{}_reverse", l.name),
+            &rev,
+            NextHop::Route,
+            rng,
+        ));
     }
     if !route_all {
         return None;
@@ -142,15 +186,27 @@ pub fn build(cfg: &WorldConfig, net: &mut Dumbbell, rng: &RunRng) -> Option<Rout
     for l in net.links.iter_mut() {
         l.next = NextHop::Route;
     }
-    let index = |name: &str| net.links.iter().position(|l| l.name == name).expect("validated link name");
+    let index = |name: &str| {
+        net.links
+            .iter()
+            .position(|l| l.name == name)
+            .expect("validated link name")
+    };
     let flip = |name: &str| match name.strip_suffix("_reverse") {
         Some(fwd) => fwd.to_string(),
         None => format!("{name}_reverse"),
     };
     let default = vec!["bottleneck".to_string()];
-    let mut routes = Routes { data: Vec::new(), ack: Vec::new() };
+    let mut routes = Routes {
+        data: Vec::new(),
+        ack: Vec::new(),
+    };
     for (i, f) in net.flows.iter().enumerate() {
-        let hops = if cfg.paths[i].is_empty() { &default } else { &cfg.paths[i] };
+        let hops = if cfg.paths[i].is_empty() {
+            &default
+        } else {
+            &cfg.paths[i]
+        };
         let mut data = vec![f.sender_access];
         data.extend(hops.iter().map(|h| index(h)));
         data.push(f.receiver_access);

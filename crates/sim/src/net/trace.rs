@@ -64,10 +64,19 @@ impl TraceConfig {
             return Some("no delivery opportunities".into());
         }
         if t.len() > MAX_TRACE_OPPORTUNITIES {
-            return Some(format!("{} opportunities; at most {MAX_TRACE_OPPORTUNITIES}", t.len()));
+            return Some(format!(
+                "{} opportunities; at most {MAX_TRACE_OPPORTUNITIES}",
+                t.len()
+            ));
         }
         if let Some(i) = t.windows(2).position(|w| w[1] < w[0]) {
-            return Some(format!("timestamps must be non-decreasing: entry {} ({} ms) < entry {} ({} ms)", i + 1, t[i + 1], i, t[i]));
+            return Some(format!(
+                "timestamps must be non-decreasing: entry {} ({} ms) < entry {} ({} ms)",
+                i + 1,
+                t[i + 1],
+                i,
+                t[i]
+            ));
         }
         let last = *t.last().expect("non-empty");
         if last == 0 {
@@ -82,7 +91,8 @@ impl TraceConfig {
     /// The mean rate (bit/s): opportunities x 1500 bytes x 8 per period.
     pub fn mean_rate_bps(&self) -> u64 {
         let period_ms = *self.opportunities_ms.last().unwrap_or(&1);
-        (self.opportunities_ms.len() as u128 * u128::from(OPPORTUNITY_BYTES) * 8 * 1000 / u128::from(period_ms.max(1))) as u64
+        (self.opportunities_ms.len() as u128 * u128::from(OPPORTUNITY_BYTES) * 8 * 1000
+            / u128::from(period_ms.max(1))) as u64
     }
 }
 
@@ -103,9 +113,19 @@ pub struct TraceServer {
 impl TraceServer {
     /// The schedule of a valid trace (see [`TraceConfig::problem`]), starting at time 0.
     pub fn new(cfg: &TraceConfig) -> TraceServer {
-        let sched: Arc<[u64]> = cfg.opportunities_ms.iter().map(|ms| ms * 1_000_000).collect();
+        let sched: Arc<[u64]> = cfg
+            .opportunities_ms
+            .iter()
+            .map(|ms| ms * 1_000_000)
+            .collect();
         let period_ns = *sched.last().expect("validated trace");
-        TraceServer { sched, period_ns, base_ns: 0, next: 0, surplus: 0 }
+        TraceServer {
+            sched,
+            period_ns,
+            base_ns: 0,
+            next: 0,
+            surplus: 0,
+        }
     }
 
     fn next_time(&self) -> u64 {
@@ -175,7 +195,10 @@ mod tests {
     use super::*;
 
     fn server(ms: &[u64]) -> TraceServer {
-        TraceServer::new(&TraceConfig { name: String::new(), opportunities_ms: ms.to_vec() })
+        TraceServer::new(&TraceConfig {
+            name: String::new(),
+            opportunities_ms: ms.to_vec(),
+        })
     }
     const MS: u64 = 1_000_000;
 
@@ -187,13 +210,16 @@ mod tests {
         // Arriving at exactly 5 ms: the 5 ms opportunity is burned (Mahimahi's ms rule).
         assert_eq!(s.service_end(SimTime(5 * MS), 1500, true), SimTime(9 * MS));
         // Arriving at 9.5 ms: next is 9 + 2 = 11 ms.
-        assert_eq!(s.service_end(SimTime(9 * MS + MS / 2), 1500, true), SimTime(11 * MS));
+        assert_eq!(
+            s.service_end(SimTime(9 * MS + MS / 2), 1500, true),
+            SimTime(11 * MS)
+        );
     }
 
     #[test]
     fn small_packets_share_one_opportunity_and_large_ones_span_several() {
         let mut s = server(&[1]); // one opportunity every ms: 12 Mbit/s
-        // Three 500-byte packets queued before 1 ms all leave at 1 ms.
+                                  // Three 500-byte packets queued before 1 ms all leave at 1 ms.
         assert_eq!(s.service_end(SimTime(0), 500, true), SimTime(MS));
         assert_eq!(s.service_end(SimTime(MS), 500, false), SimTime(MS));
         assert_eq!(s.service_end(SimTime(MS), 500, false), SimTime(MS));
@@ -221,18 +247,43 @@ mod tests {
         let mut s = server(&[0, 4, 10]);
         // At 1 000 003 ms: repetition 100 000 starts at 1 000 000 ms; 1 000 000 and
         // 1 000 000 + 0 are burned, next is 1 000 004 ms.
-        assert_eq!(s.service_end(SimTime(1_000_003 * MS), 1500, true), SimTime(1_000_004 * MS));
+        assert_eq!(
+            s.service_end(SimTime(1_000_003 * MS), 1500, true),
+            SimTime(1_000_004 * MS)
+        );
     }
 
     #[test]
     fn mean_rate_and_validation() {
-        let c = TraceConfig { name: String::new(), opportunities_ms: vec![1] };
+        let c = TraceConfig {
+            name: String::new(),
+            opportunities_ms: vec![1],
+        };
         assert_eq!(c.mean_rate_bps(), 12_000_000);
-        let c = TraceConfig { name: String::new(), opportunities_ms: vec![5, 5, 10, 10] };
+        let c = TraceConfig {
+            name: String::new(),
+            opportunities_ms: vec![5, 5, 10, 10],
+        };
         // 4 x 12 000 bits in 10 ms = 4.8 Mbit/s.
         assert_eq!(c.mean_rate_bps(), 4_800_000);
-        assert!(TraceConfig { name: String::new(), opportunities_ms: vec![0] }.problem().is_some());
-        assert!(TraceConfig { name: String::new(), opportunities_ms: vec![] }.problem().is_some());
-        assert!(TraceConfig { name: String::new(), opportunities_ms: vec![3, 2] }.problem().unwrap().contains("non-decreasing"));
+        assert!(TraceConfig {
+            name: String::new(),
+            opportunities_ms: vec![0]
+        }
+        .problem()
+        .is_some());
+        assert!(TraceConfig {
+            name: String::new(),
+            opportunities_ms: vec![]
+        }
+        .problem()
+        .is_some());
+        assert!(TraceConfig {
+            name: String::new(),
+            opportunities_ms: vec![3, 2]
+        }
+        .problem()
+        .unwrap()
+        .contains("non-decreasing"));
     }
 }

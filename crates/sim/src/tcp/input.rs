@@ -105,8 +105,13 @@ impl Sender {
         }
         acc.rs.rtt_us = ca_rtt_us;
         if seq_rtt_us >= 0 {
-            self.rtt.update_min_rtt(self.tp.jiffies32(), ca_rtt_us as u32);
-            self.rtt.on_sample(Dur::from_us(seq_rtt_us as u64), self.tp.snd_una, self.tp.snd_nxt);
+            self.rtt
+                .update_min_rtt(self.tp.jiffies32(), ca_rtt_us as u32);
+            self.rtt.on_sample(
+                Dur::from_us(seq_rtt_us as u64),
+                self.tp.snd_una,
+                self.tp.snd_nxt,
+            );
             self.rtt.latest_us = ca_rtt_us;
             self.tp.srtt_us = self.rtt.srtt_us();
             self.tp.min_rtt_us = self.rtt.min_rtt.get();
@@ -119,7 +124,14 @@ impl Sender {
                 && self.tp.packets_out > 0
                 && sack_rtt_us as u64 > now_us.saturating_sub(self.sb.get(self.tp.snd_una).tx_us));
 
-        self.cc.pkts_acked(&mut self.tp, &AckSample { pkts_acked, rtt_us: ca_rtt_us, in_flight: prior_in_flight });
+        self.cc.pkts_acked(
+            &mut self.tp,
+            &AckSample {
+                pkts_acked,
+                rtt_us: ca_rtt_us,
+                in_flight: prior_in_flight,
+            },
+        );
         // Fast path (pure cumulative advance): CA_ACK_WIN_UPDATE; slow path (SACK
         // blocks, duplicates): CA_ACK_SLOWPATH, plus CA_ACK_WIN_UPDATE when snd_una
         // advanced (tcp_ack_update_window -> tcp_may_update_window).
@@ -138,7 +150,10 @@ impl Sender {
         }
         // tcp_ack_is_dubious: a duplicate, new SACK information or an ECN echo
         // (FLAG_CA_ALERT), or not Open.
-        if ack == prior_snd_una || flag & (FLAG_DATA_SACKED | FLAG_ECE) != 0 || self.tp.ca_state != CaState::Open {
+        if ack == prior_snd_una
+            || flag & (FLAG_DATA_SACKED | FLAG_ECE) != 0
+            || self.tp.ca_state != CaState::Open
+        {
             self.fastretrans_alert(now, flag, io);
         }
         if set_xmit_timer {
@@ -172,7 +187,13 @@ impl Sender {
     /// `tcp_sacktag_write_queue`: mark segments in the SACK blocks. Ranges already tagged
     /// by the previous ACK's blocks are skipped (SACKed state is monotone: we never
     /// renege), so each segment is walked about once.
-    fn sacktag(&mut self, blocks: &[SackBlock], ack: u64, acc: &mut RateAcc, times: &mut RttTimes) -> u32 {
+    fn sacktag(
+        &mut self,
+        blocks: &[SackBlock],
+        ack: u64,
+        acc: &mut RateAcc,
+        times: &mut RttTimes,
+    ) -> u32 {
         let mut flag = 0;
         let lo = ack;
         let hi = self.tp.snd_nxt;
@@ -240,7 +261,14 @@ impl Sender {
         }
         self.tp.sacked_out += 1;
         self.tp.delivered += 1;
-        let keep = self.rate.skb_delivered(acc, &seg.snap, seg.tx_us, seq + 1, seg.has(EVER_RETRANS), true);
+        let keep = self.rate.skb_delivered(
+            acc,
+            &seg.snap,
+            seg.tx_us,
+            seq + 1,
+            seg.has(EVER_RETRANS),
+            true,
+        );
         let m = self.sb.get_mut(seq);
         m.flags = flags;
         m.snap.valid = keep;
@@ -252,7 +280,10 @@ impl Sender {
     fn note_sacked(&mut self, seq: u64) {
         let t = &mut self.top_sacked;
         let n = self.n_top_sacked;
-        let pos = t[..n.min(3)].iter().position(|&x| seq > x).unwrap_or(n.min(3));
+        let pos = t[..n.min(3)]
+            .iter()
+            .position(|&x| seq > x)
+            .unwrap_or(n.min(3));
         if pos >= 3 {
             return;
         }
@@ -285,7 +316,14 @@ impl Sender {
                 self.tp.sacked_out -= 1;
             } else {
                 self.tp.delivered += 1;
-                self.rate.skb_delivered(acc, &seg.snap, seg.tx_us, seq + 1, seg.has(EVER_RETRANS), false);
+                self.rate.skb_delivered(
+                    acc,
+                    &seg.snap,
+                    seg.tx_us,
+                    seq + 1,
+                    seg.has(EVER_RETRANS),
+                    false,
+                );
                 if self.rack_enabled {
                     self.rack_advance(seq, seg.tx_us, seg.flags);
                 }

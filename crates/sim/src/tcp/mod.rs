@@ -84,9 +84,9 @@
 pub mod pacing;
 pub mod rack;
 pub mod rate;
+pub mod rcv_space;
 pub mod receiver;
 pub mod rtt;
-pub mod rcv_space;
 pub mod sack_compress;
 pub mod scoreboard;
 pub mod sender;

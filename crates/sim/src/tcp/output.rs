@@ -90,7 +90,11 @@ impl Sender {
         let is_new = seq == self.tp.snd_nxt;
         if is_new {
             let prior_packets = self.tp.packets_out;
-            self.sb.push(Seg { tx_us: now_us, snap, flags: 0 });
+            self.sb.push(Seg {
+                tx_us: now_us,
+                snap,
+                flags: 0,
+            });
             self.tp.packets_out += 1;
             self.tp.snd_nxt += 1;
             if prior_packets == 0 || self.xmit_pending == XmitTimer::LossProbe {
@@ -117,7 +121,13 @@ impl Sender {
         self.data_segs_out += 1;
         self.stats.sent_packets += 1;
         self.stats.sent_bytes += payload as u64;
-        advance_wstamp(&mut self.wstamp_ns, now.ns(), payload, &self.tp, self.data_segs_out);
+        advance_wstamp(
+            &mut self.wstamp_ns,
+            now.ns(),
+            payload,
+            &self.tp,
+            self.data_segs_out,
+        );
         self.tp.tcp_wstamp_ns = self.wstamp_ns; // visible to the algorithm (BBR's EDT term)
         if self.rack_enabled {
             self.rack.tsorted.push_back((seq, now_us));

@@ -19,15 +19,27 @@ pub fn tcp_update_pacing_rate(tp: &mut CcView) {
     if tp.srtt_us == 0 {
         return;
     }
-    let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 { TCP_PACING_SS_RATIO } else { TCP_PACING_CA_RATIO };
-    let rate = tp.mss_cache as u128 * 10_000 * ratio as u128 * tp.snd_cwnd.max(tp.packets_out) as u128 / tp.srtt_us as u128;
+    let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 {
+        TCP_PACING_SS_RATIO
+    } else {
+        TCP_PACING_CA_RATIO
+    };
+    let rate =
+        tp.mss_cache as u128 * 10_000 * ratio as u128 * tp.snd_cwnd.max(tp.packets_out) as u128
+            / tp.srtt_us as u128;
     tp.pacing_rate = (rate.min(u64::MAX as u128) as u64).min(tp.max_pacing_rate);
 }
 
 /// `tcp_update_skb_after_send`: advance the earliest departure time by the segment's
 /// payload at the pacing rate, less up to half of it as credit for time the sender sat
 /// idle (`prior_wstamp`). The first 10 segments are not paced (`data_segs_out >= 10`).
-pub fn advance_wstamp(wstamp_ns: &mut u64, now_ns: u64, payload: u32, tp: &CcView, data_segs_out: u64) {
+pub fn advance_wstamp(
+    wstamp_ns: &mut u64,
+    now_ns: u64,
+    payload: u32,
+    tp: &CcView,
+    data_segs_out: u64,
+) {
     let prior = *wstamp_ns;
     *wstamp_ns = (*wstamp_ns).max(now_ns);
     let rate = tp.pacing_rate;

@@ -189,7 +189,9 @@ impl Sender {
         let timeout_us = self.rack_detect_loss();
         if timeout_us > 0 {
             let jiffies_ms = timeout_us.div_ceil(1000);
-            let entry = self.reo_timer.arm(now + Dur::from_ms(jiffies_ms) + TCP_TIMEOUT_MIN);
+            let entry = self
+                .reo_timer
+                .arm(now + Dur::from_ms(jiffies_ms) + TCP_TIMEOUT_MIN);
             io.arm(entry, SenderTimer::Reo);
         }
     }

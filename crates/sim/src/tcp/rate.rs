@@ -84,12 +84,21 @@ impl RateState {
     /// `tcp_rate_skb_delivered`: a segment (`end_seq` = seq + 1, sent at `tx_us`) was
     /// newly acked or sacked. Returns whether the snapshot stays valid (it is consumed
     /// when the segment was sacked, so a later cumulative ACK does not reuse it).
-    pub fn skb_delivered(&mut self, acc: &mut RateAcc, snap: &TxSnapshot, tx_us: u64, end_seq: u64, is_retrans: bool, sacked: bool) -> bool {
+    pub fn skb_delivered(
+        &mut self,
+        acc: &mut RateAcc,
+        snap: &TxSnapshot,
+        tx_us: u64,
+        end_seq: u64,
+        is_retrans: bool,
+        sacked: bool,
+    ) -> bool {
         if !snap.valid {
             return false;
         }
         // tcp_skb_sent_after(tx, first_tx, end_seq, last_end_seq)
-        let sent_after = tx_us > self.first_tx_mstamp_us || (tx_us == self.first_tx_mstamp_us && end_seq > acc.last_end_seq);
+        let sent_after = tx_us > self.first_tx_mstamp_us
+            || (tx_us == self.first_tx_mstamp_us && end_seq > acc.last_end_seq);
         if !acc.have_prior || sent_after {
             acc.have_prior = true;
             acc.rs.prior_delivered = snap.delivered;
@@ -110,7 +119,13 @@ impl RateState {
 
     /// `tcp_rate_gen`: finish the sample after the ACK (`delivered` packets newly acked
     /// or sacked, `lost` newly marked lost).
-    pub fn rate_gen(&mut self, tp: &mut CcView, acc: &mut RateAcc, delivered: u32, lost: u32) -> RateSample {
+    pub fn rate_gen(
+        &mut self,
+        tp: &mut CcView,
+        acc: &mut RateAcc,
+        delivered: u32,
+        lost: u32,
+    ) -> RateSample {
         // Clear app-limited once the bubble is acked and gone.
         if tp.app_limited != 0 && tp.delivered > tp.app_limited {
             tp.app_limited = 0;
@@ -143,7 +158,8 @@ impl RateState {
         }
         // Record the last non-app-limited or the highest app-limited bw.
         if !rs.is_app_limited
-            || (rs.delivered as u64) * self.rate_interval_us >= self.rate_delivered * rs.interval_us as u64
+            || (rs.delivered as u64) * self.rate_interval_us
+                >= self.rate_delivered * rs.interval_us as u64
         {
             self.rate_delivered = rs.delivered as u64;
             self.rate_interval_us = rs.interval_us as u64;
@@ -192,7 +208,9 @@ mod tests {
             tp.packets_out += 1;
         }
         // All four share first_tx = delivered_mstamp = 10_000 (sent from idle), delivered 0.
-        assert!(snaps.iter().all(|(s, _)| s.first_tx_mstamp_us == 10_000 && s.delivered == 0));
+        assert!(snaps
+            .iter()
+            .all(|(s, _)| s.first_tx_mstamp_us == 10_000 && s.delivered == 0));
 
         // ACK of segments 0..3 at 60_000..63_000: one sample per ACK.
         let mut last = RateSample::default();
@@ -212,7 +230,10 @@ mod tests {
         // 4th ACK at 63_000: delivered = 4 - 0 = 4; send phase = 13_000 - 10_000 =
         // 3_000; ack phase = 63_000 - 10_000 = 53_000; interval = 53_000 us.
         assert_eq!((last.delivered, last.interval_us), (4, 53_000));
-        assert_eq!((last.snd_interval_us, last.rcv_interval_us), (3_000, 53_000));
+        assert_eq!(
+            (last.snd_interval_us, last.rcv_interval_us),
+            (3_000, 53_000)
+        );
         assert_eq!((st.rate_delivered, st.rate_interval_us), (4, 53_000));
     }
 
@@ -231,7 +252,10 @@ mod tests {
                 s
             })
             .collect();
-        assert_eq!(snaps.iter().map(|s| s.in_flight).collect::<Vec<_>>(), vec![1, 2, 3]);
+        assert_eq!(
+            snaps.iter().map(|s| s.in_flight).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
         // Segments 0 and 1 lost (RACK/RFC 6675 marking), segment 2 acked with CE.
         tp.lost = 2;
         tp.lost_out = 2;
@@ -241,7 +265,10 @@ mod tests {
         let mut acc = RateAcc::default();
         st.skb_delivered(&mut acc, &snaps[2], 0, 3, false, false);
         let rs = st.rate_gen(&mut tp, &mut acc, 1, 2);
-        assert_eq!((rs.tx_in_flight, rs.lost, rs.delivered_ce, rs.losses), (3, 2, 1, 2));
+        assert_eq!(
+            (rs.tx_in_flight, rs.lost, rs.delivered_ce, rs.losses),
+            (3, 2, 1, 2)
+        );
     }
 
     #[test]

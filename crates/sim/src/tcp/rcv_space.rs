@@ -125,7 +125,11 @@ impl RcvSpace {
         let maxwin = rcvbuf * DEFAULT_SCALING_RATIO >> RMEM_TO_WIN_SCALE;
         // tcp_select_initial_window: the full space rounded down to whole segments, at
         // most 65535 (no window scaling of the SYN's own window).
-        let space = if maxwin > advmss { maxwin - maxwin % advmss } else { maxwin };
+        let space = if maxwin > advmss {
+            maxwin - maxwin % advmss
+        } else {
+            maxwin
+        };
         let rcv_wnd = space.min(u16::MAX as u64);
         // tcp_init_buffer_space with tcp_app_win = 31: the clamp is the full space, less
         // one segment reserved ("Force reservation of one segment").
@@ -134,7 +138,10 @@ impl RcvSpace {
             window_clamp = (2 * advmss).max(maxwin - advmss);
         }
         let rcv_ssthresh = rcv_wnd.min(window_clamp);
-        let rcv_mss = advmss.min(rcv_wnd / 2).min(TCP_MSS_DEFAULT).max(TCP_MIN_MSS);
+        let rcv_mss = advmss
+            .min(rcv_wnd / 2)
+            .min(TCP_MSS_DEFAULT)
+            .max(TCP_MIN_MSS);
         RcvSpace {
             advmss,
             truesize: truesize as u64,
@@ -327,7 +334,10 @@ mod tests {
     fn handshake_state_is_linuxs_for_a_1448_byte_mss() {
         let s = RcvSpace::new(1448, 2304);
         // 131072 x 128 / 256 = 65536 -> 45 segments = 65160; clamp 65536 - 1448.
-        assert_eq!((s.rcv_wnd, s.window_clamp, s.rcv_ssthresh), (65_160, 64_088, 64_088));
+        assert_eq!(
+            (s.rcv_wnd, s.window_clamp, s.rcv_ssthresh),
+            (65_160, 64_088, 64_088)
+        );
         assert_eq!((s.space, s.rcv_mss), (14_480, 536));
     }
 
@@ -340,7 +350,10 @@ mod tests {
     fn replays_the_kernels_first_rtts() {
         let mut s = RcvSpace::new(1448, 2304);
         s.measure_rcv_mss(1448, 2304);
-        assert_eq!((s.scaling_ratio, s.window_clamp, s.rcv_ssthresh), (160, 81_920, 65_160));
+        assert_eq!(
+            (s.scaling_ratio, s.window_clamp, s.rcv_ssthresh),
+            (160, 81_920, 65_160)
+        );
         let mut grew = 0;
         for _ in 0..10 {
             grew += s.grow_window(1448, 2304, 2304) as u32;
@@ -420,9 +433,9 @@ mod tests {
         let mut s = RcvSpace::new(1448, 2304);
         s.measure_rcv_mss(1448, 2304);
         s.rcvbuf_grow(1_000_000, 0); // plenty of room
-        // 200 bytes in a 768-byte skb: win(768) = 480 > 200, so __tcp_grow_window:
-        // t = 240, window = win(32 MB) / 2 = 10485760; 240 > 200 -> t = 120 <= 200 after
-        // one halving (window 5242880 >= rcv_ssthresh): 2 x rcv_mss = 2896.
+                                     // 200 bytes in a 768-byte skb: win(768) = 480 > 200, so __tcp_grow_window:
+                                     // t = 240, window = win(32 MB) / 2 = 10485760; 240 > 200 -> t = 120 <= 200 after
+                                     // one halving (window 5242880 >= rcv_ssthresh): 2 x rcv_mss = 2896.
         let before = s.rcv_ssthresh;
         assert!(s.grow_window(200, 768, 0));
         assert_eq!(s.rcv_ssthresh - before, 2896);

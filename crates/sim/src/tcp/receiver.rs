@@ -46,7 +46,9 @@ use tcplab_cc::{CaEvent, CcView, CongestionOps};
 use crate::net::packet::{ts_clock, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
 use crate::sched::Timer;
 use crate::tcp::rcv_space::{tun_truesize, RcvSpace, GROW_MIN_LEN};
-use crate::tcp::sack_compress::{CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED};
+use crate::tcp::sack_compress::{
+    CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED,
+};
 use crate::time::{Dur, SimTime};
 
 /// `TCP_DELACK_MIN` (include/net/tcp.h): HZ / 25 = 40 ms.
@@ -99,10 +101,16 @@ pub struct RxOut {
 
 impl RxOut {
     fn ack(p: Packet) -> RxOut {
-        RxOut { ack: Some(p), ..RxOut::default() }
+        RxOut {
+            ack: Some(p),
+            ..RxOut::default()
+        }
     }
     fn timer(entry: Option<(SimTime, u32)>, kind: RxTimer) -> RxOut {
-        RxOut { timer: entry.map(|(t, g)| (t, kind, g)), ..RxOut::default() }
+        RxOut {
+            timer: entry.map(|(t, g)| (t, kind, g)),
+            ..RxOut::default()
+        }
     }
 }
 
@@ -172,7 +180,13 @@ pub struct Receiver {
 }
 
 impl Receiver {
-    pub fn new(flow: u32, mss: u32, header: u32, delayed_ack: bool, total_bytes: Option<u64>) -> Receiver {
+    pub fn new(
+        flow: u32,
+        mss: u32,
+        header: u32,
+        delayed_ack: bool,
+        total_bytes: Option<u64>,
+    ) -> Receiver {
         Receiver {
             flow,
             mss,
@@ -411,7 +425,10 @@ impl Receiver {
                     continue;
                 }
                 used[n] = i;
-                out[n] = SackBlock { start: self.ooo[i].0, end: self.ooo[i].1 };
+                out[n] = SackBlock {
+                    start: self.ooo[i].0,
+                    end: self.ooo[i].1,
+                };
                 n += 1;
             }
         }
@@ -463,7 +480,10 @@ impl Receiver {
             return None;
         }
         let (list, n) = self.sack_list();
-        let this_sack = list[..n].iter().position(|&(a, b)| a <= seq + 1 && seq <= b).unwrap_or(n);
+        let this_sack = list[..n]
+            .iter()
+            .position(|&(a, b)| a <= seq + 1 && seq <= b)
+            .unwrap_or(n);
         if this_sack < TCP_SACK_BLOCKS_EXPECTED {
             return None;
         }
@@ -532,14 +552,21 @@ impl Receiver {
         }
         // Out of order (tcp_data_queue_ofo: tcp_ecn_check_ce first): maybe flush a
         // compressed ACK, hold the segment, then decide.
-        let ecn_flush = if self.ecn { self.ecn_check_ce(pkt) } else { None };
+        let ecn_flush = if self.ecn {
+            self.ecn_check_ce(pkt)
+        } else {
+            None
+        };
         let flush = ecn_flush.or_else(|| self.sack_compress_flush(seq));
         self.insert_ooo(seq);
         self.note_recent(seq);
         if self.rcv_space.is_some() {
             self.ofo_window(pkt);
         }
-        RxOut { flush, ..self.ack_snd_check_ofo(now) }
+        RxOut {
+            flush,
+            ..self.ack_snd_check_ofo(now)
+        }
     }
 
     /// The next expected segment arrived (`tcp_data_queue`'s in-order branch, then
@@ -561,7 +588,11 @@ impl Receiver {
             self.ooo_segs -= b - a;
             self.rcv_nxt = b;
         }
-        if self.total_bytes.is_some_and(|t| self.stats.delivered_bytes >= t) && self.stats.completed_ns.is_none() {
+        if self
+            .total_bytes
+            .is_some_and(|t| self.stats.delivered_bytes >= t)
+            && self.stats.completed_ns.is_none()
+        {
             self.stats.completed_ns = Some(now.ns());
         }
         if had_ooo {
@@ -579,7 +610,9 @@ impl Receiver {
         // The last segment of a finite transfer carries PSH: tcp_measure_rcv_mss sets
         // ICSK_ACK_PUSHED and tcp_cleanup_rbuf ACKs at once once the application has
         // read everything (ours reads at once).
-        let pushed = self.total_bytes.is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
+        let pushed = self
+            .total_bytes
+            .is_some_and(|t| self.rcv_nxt * self.mss as u64 >= t);
         if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed || self.ack_now {
             return RxOut::ack(self.make_ack());
         }
@@ -599,7 +632,9 @@ impl Receiver {
     /// Bytes from `rcv_nxt` to the end of the out-of-order data
     /// (`ooo_last_skb->end_seq - rcv_nxt`), 0 with none held.
     fn ooo_span(&self) -> u64 {
-        self.ooo.back().map_or(0, |&(_, end)| self.bytes_of(self.rcv_nxt, end))
+        self.ooo
+            .back()
+            .map_or(0, |&(_, end)| self.bytes_of(self.rcv_nxt, end))
     }
 
     /// `tcp_event_data_recv`'s window part for an in-order segment, queued but not yet
@@ -672,7 +707,10 @@ mod tests {
     fn rx_warm() -> Receiver {
         let mut r = rx(true);
         for s in 0..16 {
-            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "quick ACK {s}");
+            assert!(
+                r.on_data(SimTime(0), &seg(s)).ack.is_some(),
+                "quick ACK {s}"
+            );
         }
         r
     }
@@ -685,7 +723,10 @@ mod tests {
         let mut r = rx_warm();
         let out = r.on_data(SimTime(0), &seg(16));
         assert!(out.ack.is_none());
-        assert_eq!(out.timer.map(|x| (x.0, x.1)), Some((SimTime(40_000_000), RxTimer::DelAck))); // 40 ms timer
+        assert_eq!(
+            out.timer.map(|x| (x.0, x.1)),
+            Some((SimTime(40_000_000), RxTimer::DelAck))
+        ); // 40 ms timer
         let a = r.on_data(SimTime(1), &seg(17)).ack;
         assert_eq!(a.unwrap().seq, 18);
         assert!(!r.delack.is_armed());
@@ -703,9 +744,12 @@ mod tests {
     fn a_duplicate_re_enters_quick_ack_mode() {
         let mut r = rx_warm();
         r.on_data(SimTime(0), &seg(3)); // duplicate: ACKed at once, 16 quick ACKs armed
-        // ... of which that ACK used one: 15 more in-order segments are ACKed at once.
+                                        // ... of which that ACK used one: 15 more in-order segments are ACKed at once.
         for s in 16..31 {
-            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "quick ACK for {s}");
+            assert!(
+                r.on_data(SimTime(0), &seg(s)).ack.is_some(),
+                "quick ACK for {s}"
+            );
         }
         assert!(r.on_data(SimTime(0), &seg(31)).ack.is_none());
     }
@@ -727,14 +771,24 @@ mod tests {
         r.on_data(SimTime(0), &seg(6));
         let a = r.on_data(SimTime(0), &seg(4)).ack.unwrap();
         // Most recent (4, joined with 3) first, then 6.
-        assert_eq!(a.sack_blocks(), &[SackBlock { start: 3, end: 5 }, SackBlock { start: 6, end: 7 }]);
+        assert_eq!(
+            a.sack_blocks(),
+            &[
+                SackBlock { start: 3, end: 5 },
+                SackBlock { start: 6, end: 7 }
+            ]
+        );
         r.on_data(SimTime(0), &seg(9));
         r.on_data(SimTime(0), &seg(11));
         let a = r.on_data(SimTime(0), &seg(13)).ack.unwrap();
         // Four blocks exist; the three most recently touched are reported.
         assert_eq!(
             a.sack_blocks(),
-            &[SackBlock { start: 13, end: 14 }, SackBlock { start: 11, end: 12 }, SackBlock { start: 9, end: 10 }]
+            &[
+                SackBlock { start: 13, end: 14 },
+                SackBlock { start: 11, end: 12 },
+                SackBlock { start: 9, end: 10 }
+            ]
         );
     }
 
@@ -755,7 +809,14 @@ mod tests {
         r.on_data(SimTime(0), &seg(0));
         let a = r.on_data(SimTime(0), &seg(0)).ack;
         assert_eq!(a.unwrap().seq, 1);
-        assert_eq!((r.stats.duplicate_packets, r.stats.received_bytes, r.stats.delivered_bytes), (1, 2896, 1448));
+        assert_eq!(
+            (
+                r.stats.duplicate_packets,
+                r.stats.received_bytes,
+                r.stats.delivered_bytes
+            ),
+            (1, 2896, 1448)
+        );
     }
 
     #[test]
@@ -802,7 +863,10 @@ mod tests {
         // withheld ACKs are counted as compressed.
         assert!(matches!(r.comp.timer.on_fire(at, gen), Fire::Expired));
         let a = r.on_compressed_ack_timer(SimTime(0)).unwrap();
-        assert_eq!((a.seq, a.sack_blocks()), (16, &[SackBlock { start: 17, end: 23 }][..]));
+        assert_eq!(
+            (a.seq, a.sack_blocks()),
+            (16, &[SackBlock { start: 17, end: 23 }][..])
+        );
         assert_eq!((r.stats.acks_compressed, r.comp.compressed_ack), (2, 0));
         assert!(r.on_compressed_ack_timer(SimTime(0)).is_none());
         // rcv_nxt has not moved, so the counter stays at 3: 23 at 900 us is withheld at
@@ -880,7 +944,13 @@ mod tests {
         // itself is withheld (counter still 3) under a new timer.
         let out = r.on_data(SimTime(5 * US), &seg(24));
         let f = out.flush.unwrap();
-        assert_eq!(f.sack_blocks(), &[SackBlock { start: 22, end: 23 }, SackBlock { start: 17, end: 21 }]);
+        assert_eq!(
+            f.sack_blocks(),
+            &[
+                SackBlock { start: 22, end: 23 },
+                SackBlock { start: 17, end: 21 }
+            ]
+        );
         assert!(out.ack.is_none());
         assert_eq!(r.comp.timer.deadline(), Some(SimTime(1_005 * US)));
         assert_eq!(r.comp.compressed_ack, 1);
@@ -905,7 +975,10 @@ mod tests {
         r.enable_sack_compression(Dur::from_ms(40));
         assert!(r.on_data(SimTime(0), &seg(0)).ack.is_some());
         for s in 2..17 {
-            assert!(r.on_data(SimTime(0), &seg(s)).ack.is_some(), "quick ACK {s}");
+            assert!(
+                r.on_data(SimTime(0), &seg(s)).ack.is_some(),
+                "quick ACK {s}"
+            );
         }
         // Quick mode used up (16 ACKs). Quick ACKs do not count as duplicate ACKs for
         // compression (they leave __tcp_ack_snd_check before it): 17, 18, 19 are the three
@@ -932,15 +1005,23 @@ mod tests {
         let mut r = rx(true);
         r.enable_rcv_space(2304, Dur::from_ms(40), Dur::ZERO);
         let at = |ms: u64| SimTime(ms * 1_000_000);
-        let acked: Vec<bool> = (0..26).map(|s| r.on_data(at(1), &seg(s)).ack.is_some()).collect();
+        let acked: Vec<bool> = (0..26)
+            .map(|s| r.on_data(at(1), &seg(s)).ack.is_some())
+            .collect();
         assert!(acked[..22].iter().all(|&a| a));
         assert_eq!(&acked[22..], &[false, true, false, true]);
         assert_eq!(r.rcv_space().unwrap().rcv_ssthresh, 80_480);
         assert!(r.on_data(at(41), &seg(26)).ack.is_none());
         let rs = r.rcv_space().unwrap();
-        assert_eq!((rs.rcvbuf, rs.window_clamp, rs.space), (550_470, 344_043, 39_096));
+        assert_eq!(
+            (rs.rcvbuf, rs.window_clamp, rs.space),
+            (550_470, 344_043, 39_096)
+        );
         for s in 27..118 {
-            assert!(r.on_data(at(42), &seg(s)).ack.is_some(), "segment {s} grows the window: ACK at once");
+            assert!(
+                r.on_data(at(42), &seg(s)).ack.is_some(),
+                "segment {s} grows the window: ACK at once"
+            );
         }
         assert_eq!(r.rcv_space().unwrap().rcv_ssthresh, 342_603);
         assert!(r.on_data(at(42), &seg(118)).ack.is_none());

@@ -124,7 +124,8 @@ impl Sender {
     /// `tcp_time_to_recover`: lost segments, or more SACKed than the reordering degree
     /// (`tcp_dupack_heuristics` = sacked_out + 1 > reordering).
     fn time_to_recover(&self) -> bool {
-        self.tp.lost_out > 0 || (!self.rack_enabled && self.tp.sacked_out + 1 > TCP_FASTRETRANS_THRESH)
+        self.tp.lost_out > 0
+            || (!self.rack_enabled && self.tp.sacked_out + 1 > TCP_FASTRETRANS_THRESH)
     }
 
     /// `tcp_any_retrans_done`.
@@ -198,7 +199,12 @@ impl Sender {
     /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937). While in flight
     /// exceeds ssthresh, send ssthresh/prior_cwnd segments per segment delivered;
     /// below it, slow-start back up to ssthresh (PRR-SSRB).
-    pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, snd_una_advanced: bool) {
+    pub(super) fn cwnd_reduction(
+        &mut self,
+        newly_acked_sacked: u32,
+        newly_lost: u32,
+        snd_una_advanced: bool,
+    ) {
         if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
             return;
         }
@@ -208,10 +214,13 @@ impl Sender {
         let mut sndcnt: i64;
         if delta < 0 {
             // RFC 6937: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
-            let dividend = self.tp.snd_ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            let dividend = self.tp.snd_ssthresh as u64 * self.prr_delivered as u64
+                + self.tp.prior_cwnd as u64
+                - 1;
             sndcnt = (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64;
         } else {
-            sndcnt = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            sndcnt =
+                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
             if snd_una_advanced && newly_lost == 0 {
                 sndcnt += 1;
             }

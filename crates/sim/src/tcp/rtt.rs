@@ -140,12 +140,17 @@ impl RttEstimator {
     pub fn update_min_rtt(&mut self, now_jiffies: u32, rtt_us: u32) {
         // A zero sample is stored as jiffies_to_usecs(1) = 1000 us, as the kernel does.
         let v = if rtt_us == 0 { 1000 } else { rtt_us };
-        self.min_rtt.running_min(MIN_RTT_WLEN_JIFFIES, now_jiffies, v);
+        self.min_rtt
+            .running_min(MIN_RTT_WLEN_JIFFIES, now_jiffies, v);
     }
 
     /// The RTO with backoff applied: `min(rto << backoff, TCP_RTO_MAX)`.
     pub fn rto(&self) -> Dur {
-        let shifted = self.rto.ns().checked_shl(self.backoff.min(40)).unwrap_or(u64::MAX);
+        let shifted = self
+            .rto
+            .ns()
+            .checked_shl(self.backoff.min(40))
+            .unwrap_or(u64::MAX);
         Dur(shifted.min(TCP_RTO_MAX.ns()))
     }
     /// An RTO expired: back off (RFC 6298 (5.5)).
@@ -185,14 +190,20 @@ mod tests {
         e.on_sample(Dur::from_ms(100), 1, 10);
         // srtt_us = 8 * 100_000; mdev_us = 2 * 100_000 = 200_000 (4 * 50 ms);
         // rttvar_us = max(200_000, rto_min 200_000); RTO = 100 + 200 = 300 ms.
-        assert_eq!((e.srtt_ns(), e.mdev_ns(), e.rttvar_ns()), (100_000_000, 50_000_000, 50_000_000));
+        assert_eq!(
+            (e.srtt_ns(), e.mdev_ns(), e.rttvar_ns()),
+            (100_000_000, 50_000_000, 50_000_000)
+        );
         assert_eq!(e.rto(), Dur::from_ms(300));
         e.on_sample(Dur::from_ms(60), 2, 10);
         // m = 60_000 - 100_000 = -40_000: srtt_us = 800_000 - 40_000 = 760_000 (95 ms);
         // |m| - mdev/4 = 40_000 - 50_000 = -10_000 (not > 0: no damping);
         // mdev_us = 200_000 - 10_000 = 190_000 (47.5 ms, as RFC 6298's RTTVAR);
         // rttvar_us stays 200_000 (= mdev_max); RTO = 95 + 200 = 295 ms.
-        assert_eq!((e.srtt_ns(), e.mdev_ns(), e.rttvar_ns()), (95_000_000, 47_500_000, 50_000_000));
+        assert_eq!(
+            (e.srtt_ns(), e.mdev_ns(), e.rttvar_ns()),
+            (95_000_000, 47_500_000, 50_000_000)
+        );
         assert_eq!(e.rto(), Dur::from_ms(295));
     }
 

@@ -136,9 +136,18 @@ mod tests {
     fn delay_is_five_percent_of_the_rtt_capped_at_one_ms() {
         // rtt * (NSEC_PER_USEC >> 3) / 20 with rtt in us << 3 = rtt_ns / 20.
         // 10 ms -> 500 us; 1 ms -> 50 us; 40 ms -> 2 ms, capped at 1 ms.
-        assert_eq!(SackCompress::new(44, Dur::from_ms(10)).delay(), Dur::from_us(500));
-        assert_eq!(SackCompress::new(44, Dur::from_ms(1)).delay(), Dur::from_us(50));
-        assert_eq!(SackCompress::new(44, Dur::from_ms(40)).delay(), Dur::from_ms(1));
+        assert_eq!(
+            SackCompress::new(44, Dur::from_ms(10)).delay(),
+            Dur::from_us(500)
+        );
+        assert_eq!(
+            SackCompress::new(44, Dur::from_ms(1)).delay(),
+            Dur::from_us(50)
+        );
+        assert_eq!(
+            SackCompress::new(44, Dur::from_ms(40)).delay(),
+            Dur::from_ms(1)
+        );
         // 20_001 ns: the kernel's us granularity truncates to 20 us -> 1000 ns.
         assert_eq!(SackCompress::new(44, Dur(20_001)).delay(), Dur(1_000));
     }

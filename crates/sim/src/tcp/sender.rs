@@ -110,7 +110,14 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(flow: u32, cc: Box<dyn CongestionOps>, mss: u32, header: u32, initial_cwnd: u32, app: App) -> Sender {
+    pub fn new(
+        flow: u32,
+        cc: Box<dyn CongestionOps>,
+        mss: u32,
+        header: u32,
+        initial_cwnd: u32,
+        app: App,
+    ) -> Sender {
         let mut tp = CcView::new(mss, 0);
         tp.snd_cwnd = initial_cwnd;
         let cong_control = cc.has_cong_control();

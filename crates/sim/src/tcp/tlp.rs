@@ -45,7 +45,12 @@ pub fn probe_timeout_us(srtt_us: u32, packets_out: u32, rto_min_us: u64) -> u64 
     if srtt_us == 0 {
         return TCP_TIMEOUT_INIT_US;
     }
-    2 * u64::from(srtt_us) + if packets_out == 1 { rto_min_us } else { TCP_TIMEOUT_MIN_US }
+    2 * u64::from(srtt_us)
+        + if packets_out == 1 {
+            rto_min_us
+        } else {
+            TCP_TIMEOUT_MIN_US
+        }
 }
 
 impl Sender {
@@ -59,15 +64,28 @@ impl Sender {
     /// `tcp_schedule_loss_probe`: arm the PTO in the shared timer slot if a probe may be
     /// sent now (Open or CWR, something out). `advancing_rto`: called on an ACK that will
     /// otherwise re-arm the RTO (the cap is then a full RTO from now).
-    pub(super) fn schedule_loss_probe(&mut self, now: SimTime, advancing_rto: bool, io: &mut SenderIo) -> bool {
+    pub(super) fn schedule_loss_probe(
+        &mut self,
+        now: SimTime,
+        advancing_rto: bool,
+        io: &mut SenderIo,
+    ) -> bool {
         if !self.tlp_enabled
             || self.tp.packets_out == 0
             || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
         {
             return false;
         }
-        let mut timeout = jiffies(probe_timeout_us(self.tp.srtt_us, self.tp.packets_out, self.rtt.rto_min_us()));
-        let rto_delta_us = if advancing_rto { (self.rtt.rto().ns() / 1000) as i64 } else { self.rto_delta_us(now) };
+        let mut timeout = jiffies(probe_timeout_us(
+            self.tp.srtt_us,
+            self.tp.packets_out,
+            self.rtt.rto_min_us(),
+        ));
+        let rto_delta_us = if advancing_rto {
+            (self.rtt.rto().ns() / 1000) as i64
+        } else {
+            self.rto_delta_us(now)
+        };
         if rto_delta_us > 0 {
             timeout = timeout.min(jiffies(rto_delta_us as u64));
         }
@@ -130,7 +148,9 @@ impl Sender {
     /// probe is outstanding, before loss detection. `pure_dup`: the ACK neither advanced
     /// snd_una nor SACKed new data (no D-SACK here: see the module doc).
     pub(super) fn process_tlp_ack(&mut self, ack: u64, pure_dup: bool) {
-        let Some(high) = self.tlp_high_seq else { return };
+        let Some(high) = self.tlp_high_seq else {
+            return;
+        };
         if ack < high {
             return;
         }

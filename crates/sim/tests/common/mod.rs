@@ -11,13 +11,25 @@ pub const MS: u64 = 1_000_000;
 pub const S: u64 = 1_000_000_000;
 
 pub fn link(rate_bps: u64, delay_ns: u64) -> LinkConfig {
-    LinkConfig { rate_bps, delay_ns, buffer: None, loss: 0.0 }
+    LinkConfig {
+        rate_bps,
+        delay_ns,
+        buffer: None,
+        loss: 0.0,
+    }
 }
 
 /// `n` flows of `cc` over a bottleneck of `rate_bps` with a base RTT of `rtt_ns`
 /// (split: 1/4 on each access link, 1/2 on the bottleneck, both ways) and a drop-tail
 /// buffer of `buffer_bdp` bandwidth-delay products in bytes. Access links run at 1 Gbit/s.
-pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64, duration_ns: u64) -> WorldConfig {
+pub fn dumbbell(
+    cc: &str,
+    n: usize,
+    rate_bps: u64,
+    rtt_ns: u64,
+    buffer_bdp: f64,
+    duration_ns: u64,
+) -> WorldConfig {
     let one_way = rtt_ns / 2;
     let bdp_bytes = rate_bps as f64 * rtt_ns as f64 / 1e9 / 8.0;
     let buffer = QueueLimit::Bytes((bdp_bytes * buffer_bdp).round() as u64);
@@ -39,7 +51,12 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
         seed: 1,
         sample_interval_ns: 100 * MS,
         tcp: TcpConfig::default(),
-        bottleneck: LinkConfig { rate_bps, delay_ns: one_way / 2, buffer: Some(buffer), loss: 0.0 },
+        bottleneck: LinkConfig {
+            rate_bps,
+            delay_ns: one_way / 2,
+            buffer: Some(buffer),
+            loss: 0.0,
+        },
         bottleneck_reverse: None,
         flows,
         events: vec![],
@@ -53,10 +70,16 @@ pub fn dumbbell(cc: &str, n: usize, rate_bps: u64, rtt_ns: u64, buffer_bdp: f64,
 }
 
 pub fn f64_col<'a>(out: &'a RunOutput, name: &str) -> &'a [f64] {
-    out.series.get(name).and_then(Column::as_f64).unwrap_or_else(|| panic!("no f64 column {name}"))
+    out.series
+        .get(name)
+        .and_then(Column::as_f64)
+        .unwrap_or_else(|| panic!("no f64 column {name}"))
 }
 pub fn u64_col<'a>(out: &'a RunOutput, name: &str) -> &'a [u64] {
-    out.series.get(name).and_then(Column::as_u64).unwrap_or_else(|| panic!("no u64 column {name}"))
+    out.series
+        .get(name)
+        .and_then(Column::as_u64)
+        .unwrap_or_else(|| panic!("no u64 column {name}"))
 }
 pub fn str_col<'a>(out: &'a RunOutput, name: &str) -> &'a [String] {
     match out.series.get(name) {
@@ -70,7 +93,10 @@ pub fn flow_mean(out: &RunOutput, col: &str, flow: u64, from_ns: u64, to_ns: u64
     let t = u64_col(out, "time_ns");
     let f = u64_col(out, "flow");
     let v = f64_col(out, col);
-    let sel: Vec<f64> = (0..t.len()).filter(|&i| f[i] == flow && t[i] > from_ns && t[i] <= to_ns).map(|i| v[i]).collect();
+    let sel: Vec<f64> = (0..t.len())
+        .filter(|&i| f[i] == flow && t[i] > from_ns && t[i] <= to_ns)
+        .map(|i| v[i])
+        .collect();
     sel.iter().sum::<f64>() / sel.len() as f64
 }
 

@@ -28,23 +28,36 @@ impl CongestionOps for Logged {
         "logged-reno"
     }
     fn ssthresh(&mut self, tp: &CcView) -> u32 {
-        self.log.lock().unwrap().push(format!("ssthresh in {}", tp.ca_state.name()));
+        self.log
+            .lock()
+            .unwrap()
+            .push(format!("ssthresh in {}", tp.ca_state.name()));
         Reno.ssthresh(tp)
     }
     fn cong_avoid(&mut self, tp: &mut CcView, ack: u64, acked: u32) {
         Reno.cong_avoid(tp, ack, acked)
     }
     fn set_state(&mut self, tp: &mut CcView, new_state: CaState) {
-        self.log.lock().unwrap().push(format!("set_state {} -> {}", tp.ca_state.name(), new_state.name()));
+        self.log.lock().unwrap().push(format!(
+            "set_state {} -> {}",
+            tp.ca_state.name(),
+            new_state.name()
+        ));
     }
     fn pkts_acked(&mut self, _tp: &mut CcView, s: &AckSample) {
         if self.ack_hooks {
-            self.log.lock().unwrap().push(format!("pkts_acked {}", s.pkts_acked));
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("pkts_acked {}", s.pkts_acked));
         }
     }
     fn in_ack_event(&mut self, _tp: &mut CcView, flags: u32) {
         if self.ack_hooks {
-            self.log.lock().unwrap().push(format!("in_ack_event {flags}"));
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("in_ack_event {flags}"));
         }
     }
 }
@@ -75,7 +88,11 @@ impl CongestionOps for Pacer {
 /// no tail loss probe (the kernel with `tcp_early_retrans` = 0), so that a test's
 /// `on_rto` is the RTO; tcp_tlp.rs turns probes on.
 pub fn sender_with(cc: Box<dyn CongestionOps>, app: AppConfig) -> Sender {
-    let app = App { kind: app, start: SimTime(0), stop: SimTime(u64::MAX) };
+    let app = App {
+        kind: app,
+        start: SimTime(0),
+        stop: SimTime(u64::MAX),
+    };
     let mut s = Sender::new(0, cc, 1448, 52, 10, app);
     s.tlp_enabled = false;
     s
@@ -83,12 +100,21 @@ pub fn sender_with(cc: Box<dyn CongestionOps>, app: AppConfig) -> Sender {
 
 /// A sender whose algorithm is a `Logged` Reno writing to `log`.
 pub fn logged_sender(log: &Log, app: AppConfig, ack_hooks: bool) -> Sender {
-    sender_with(Box::new(Logged { log: log.clone(), ack_hooks }), app)
+    sender_with(
+        Box::new(Logged {
+            log: log.clone(),
+            ack_hooks,
+        }),
+        app,
+    )
 }
 
 /// An ACK of everything below `a` carrying the SACK blocks `sacks` (start, end).
 pub fn ack_blocks(a: u64, sacks: &[(u64, u64)]) -> Packet {
-    let blocks: Vec<SackBlock> = sacks.iter().map(|&(start, end)| SackBlock { start, end }).collect();
+    let blocks: Vec<SackBlock> = sacks
+        .iter()
+        .map(|&(start, end)| SackBlock { start, end })
+        .collect();
     Packet::ack(0, a, &blocks, 52)
 }
 

@@ -156,12 +156,15 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
             k += 1
         if t >= cfg["duration_ns"]:
             break
-        nxt = min([times[k] if k < len(times) else cfg["duration_ns"]] +
-                  [f.start for f in flows if f.sock is None] + [f.stop for f in flows if f.sock is not None and not f.done])
+        nxt = min(
+            [times[k] if k < len(times) else cfg["duration_ns"]]
+            + [f.start for f in flows if f.sock is None]
+            + [f.stop for f in flows if f.sock is not None and not f.done]
+        )
         for key, _ in sel.select(timeout=max(0.0, (nxt - t) / 1e9)):
             f = key.data
             try:
-                data = CHUNK if f.left is None else CHUNK[:min(len(CHUNK), f.left)]
+                data = CHUNK if f.left is None else CHUNK[: min(len(CHUNK), f.left)]
                 sent = f.sock.send(data)
             except BlockingIOError:
                 continue

@@ -34,7 +34,7 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any
 
 from ...spec import Spec
 
@@ -48,22 +48,31 @@ def simulator_columns(config: dict[str, Any]) -> tuple[list[str], set[str]]:
     by construction whatever the algorithms report."""
     from ..sim import run_config
 
-    short = {**config, "duration_ns": config["sample_interval_ns"], "events": [],
-             "flows": [{**f, "start_ns": 0, "stop_ns": None} for f in config["flows"]]}
+    short = {
+        **config,
+        "duration_ns": config["sample_interval_ns"],
+        "events": [],
+        "flows": [{**f, "start_ns": 0, "stop_ns": None} for f in config["flows"]],
+    }
     raw = run_config(short)
     cols = list(raw["series"].keys())
     labels = {c for c, v in raw["series"].items() if v and isinstance(v[0], str)}
     return cols, labels
 
 
-def _rate(cur: Optional[float], prev: Optional[float], dt_s: float) -> float:
+def _rate(cur: float | None, prev: float | None, dt_s: float) -> float:
     if cur is None or prev is None or dt_s <= 0:
         return NAN
     return (cur - prev) * 8.0 / dt_s
 
 
-def assemble(spec: Spec, config: dict[str, Any], emu: dict[str, Any], snd: dict[str, Any],
-             rcv: dict[str, Any]) -> dict[str, Any]:
+def assemble(
+    spec: Spec,
+    config: dict[str, Any],
+    emu: dict[str, Any],
+    snd: dict[str, Any],
+    rcv: dict[str, Any],
+) -> dict[str, Any]:
     """The engine-format result of a kernel run (see the module doc for each value)."""
     n = len(config["flows"])
     iv = config["sample_interval_ns"]
@@ -73,7 +82,9 @@ def assemble(spec: Spec, config: dict[str, Any], emu: dict[str, Any], snd: dict[
     e_rx = emu["series"]["received_bytes"]
     r_rx = rcv["samples"]
     s_rows = snd["samples"]
-    prev: list[dict[str, Optional[float]]] = [{"rx": 0.0, "app": 0.0, "sent": 0.0, "retx": 0.0} for _ in range(n)]
+    prev: list[dict[str, float | None]] = [
+        {"rx": 0.0, "app": 0.0, "sent": 0.0, "retx": 0.0} for _ in range(n)
+    ]
     for k, t in enumerate(times):
         dt_s = iv / 1e9
         for i in range(n):
@@ -83,21 +94,41 @@ def assemble(spec: Spec, config: dict[str, Any], emu: dict[str, Any], snd: dict[
             sent = float(s["bytes_sent"]) if s else None
             retx = float(s["total_retrans"]) if s else None
             row: dict[str, Any] = {c: ("" if c in labels else NAN) for c in cols}
-            row.update({"time_ns": t, "flow": i, "retransmits": 0,
-                        "throughput_bps": _rate(rx, prev[i]["rx"], dt_s),
-                        "goodput_bps": _rate(app, prev[i]["app"], dt_s)})
+            row.update(
+                {
+                    "time_ns": t,
+                    "flow": i,
+                    "retransmits": 0,
+                    "throughput_bps": _rate(rx, prev[i]["rx"], dt_s),
+                    "goodput_bps": _rate(app, prev[i]["app"], dt_s),
+                }
+            )
             if s:
-                row.update({c: s[c] for c in ("cwnd_pkts", "inflight_pkts", "pacing_rate_bps", "srtt_ms",
-                                              "delivery_rate_bps", "ca_state")})
+                row.update(
+                    {
+                        c: s[c]
+                        for c in (
+                            "cwnd_pkts",
+                            "inflight_pkts",
+                            "pacing_rate_bps",
+                            "srtt_ms",
+                            "delivery_rate_bps",
+                            "ca_state",
+                        )
+                    }
+                )
                 row["rtt_ms"] = s["srtt_ms"]
                 row["sending_rate_bps"] = _rate(sent, prev[i]["sent"], dt_s)
                 row["retransmits"] = int(retx - (prev[i]["retx"] or 0.0))
                 for c in _KERNEL_CC:
                     if c in s and c in series:
                         row[c] = s[c]
-            prev[i] = {"rx": rx if rx is not None else prev[i]["rx"], "app": app if app is not None else prev[i]["app"],
-                       "sent": sent if sent is not None else prev[i]["sent"],
-                       "retx": retx if retx is not None else prev[i]["retx"]}
+            prev[i] = {
+                "rx": rx if rx is not None else prev[i]["rx"],
+                "app": app if app is not None else prev[i]["app"],
+                "sent": sent if sent is not None else prev[i]["sent"],
+                "retx": retx if retx is not None else prev[i]["retx"],
+            }
             for c in cols:
                 series[c].append(row.get(c, NAN))
     last = s_rows[-1] if s_rows else [None] * n
@@ -105,32 +136,48 @@ def assemble(spec: Spec, config: dict[str, Any], emu: dict[str, Any], snd: dict[
     for i, f in enumerate(config["flows"]):
         s = last[i] if i < len(last) else None
         net = emu["flows"][i]
-        flows.append({
-            "cc": f["cc"],
-            "sent_packets": int(s["data_segs_out"]) if s else 0,
-            "sent_bytes": int(s["bytes_sent"]) if s else 0,
-            "retransmitted_packets": int(s["total_retrans"]) if s else 0,
-            "received_packets": int(net["received_packets"]),
-            "received_bytes": int(net["received_bytes"]),
-            "delivered_bytes": int(rcv["delivered_bytes"][i]),
-            "dropped_packets": int(net["dropped_packets"]),
-            "in_flight_packets_at_end": int(net["in_flight_packets_at_end"]),
-            "rto_count": int(s["total_rto"]) if s else 0,
-            "ce_packets": 0,
-            "ece_acks": 0,
-            "ecn_reductions": 0,
-            "start_ns": int(f["start_ns"]),
-            "stop_ns": int(f["stop_ns"] if f["stop_ns"] is not None else config["duration_ns"]),
-        })
+        flows.append(
+            {
+                "cc": f["cc"],
+                "sent_packets": int(s["data_segs_out"]) if s else 0,
+                "sent_bytes": int(s["bytes_sent"]) if s else 0,
+                "retransmitted_packets": int(s["total_retrans"]) if s else 0,
+                "received_packets": int(net["received_packets"]),
+                "received_bytes": int(net["received_bytes"]),
+                "delivered_bytes": int(rcv["delivered_bytes"][i]),
+                "dropped_packets": int(net["dropped_packets"]),
+                "in_flight_packets_at_end": int(net["in_flight_packets_at_end"]),
+                "rto_count": int(s["total_rto"]) if s else 0,
+                "ce_packets": 0,
+                "ece_acks": 0,
+                "ecn_reductions": 0,
+                "start_ns": int(f["start_ns"]),
+                "stop_ns": int(f["stop_ns"] if f["stop_ns"] is not None else config["duration_ns"]),
+            }
+        )
     q = emu["series"]
     return {
         "flows": flows,
         "queues": emu["queues"],
         "series": series,
-        "queue_series": {"time_ns": q["time_ns"], "backlog_pkts": q["backlog_pkts"],
-                         "backlog_bytes": q["backlog_bytes"], "drops": q["drops"]},
+        "queue_series": {
+            "time_ns": q["time_ns"],
+            "backlog_pkts": q["backlog_pkts"],
+            "backlog_bytes": q["backlog_bytes"],
+            "drops": q["drops"],
+        },
         "bottleneck_packets": emu["bottleneck_packets"],
         "events_processed": emu["lateness"]["events"],
-        "emulator": {k: emu[k] for k in ("lateness", "max_packet_bytes", "foreign_packets", "write_errors",
-                                         "packets_forwarded", "cpu_s") if k in emu},
+        "emulator": {
+            k: emu[k]
+            for k in (
+                "lateness",
+                "max_packet_bytes",
+                "foreign_packets",
+                "write_errors",
+                "packets_forwarded",
+                "cpu_s",
+            )
+            if k in emu
+        },
     }

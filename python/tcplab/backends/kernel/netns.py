@@ -95,7 +95,7 @@ class Pair:
     receiver_tun: str
 
     @classmethod
-    def for_pid(cls, pid: int) -> "Pair":
+    def for_pid(cls, pid: int) -> Pair:
         return cls(f"{PREFIX}{pid}-snd", f"{PREFIX}{pid}-rcv", f"tcplab{pid}s", f"tcplab{pid}r")
 
     def path(self, ns: str) -> str:
@@ -113,10 +113,23 @@ class Pair:
         with per-route TCP options (``initcwnd N``, ``rto_min T`` on the sender's route,
         ``quickack 1`` on the receiver's)."""
         for ns, dev, addr, peer, opts in (
-                (self.sender, self.sender_tun, SENDER_ADDR, RECEIVER_NET, sender_route),
-                (self.receiver, self.receiver_tun, RECEIVER_ADDR, SENDER_NET, receiver_route)):
+            (self.sender, self.sender_tun, SENDER_ADDR, RECEIVER_NET, sender_route),
+            (self.receiver, self.receiver_tun, RECEIVER_ADDR, SENDER_NET, receiver_route),
+        ):
             ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-            ip("-n", ns, "link", "set", "dev", dev, "mtu", str(mtu), "gso_max_segs", str(GSO_MAX_SEGS), "up")
+            ip(
+                "-n",
+                ns,
+                "link",
+                "set",
+                "dev",
+                dev,
+                "mtu",
+                str(mtu),
+                "gso_max_segs",
+                str(GSO_MAX_SEGS),
+                "up",
+            )
             ip("-n", ns, "route", "add", peer, "dev", dev, *opts)
 
     def delete(self) -> None:

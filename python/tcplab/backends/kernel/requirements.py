@@ -10,7 +10,6 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 REPO = Path(__file__).resolve().parents[4]  # python/tcplab/backends/kernel -> repository root
@@ -31,7 +30,7 @@ def available_cc() -> list[str]:
         return []
 
 
-def find_emulator() -> Optional[Path]:
+def find_emulator() -> Path | None:
     """``TCPLAB_EMU``, else this checkout's ``target/release/tcplab-emu``, else PATH."""
     env = os.environ.get("TCPLAB_EMU")
     if env:
@@ -43,12 +42,17 @@ def find_emulator() -> Optional[Path]:
     return Path(found) if found else None
 
 
-def build_emulator() -> Optional[Path]:
+def build_emulator() -> Path | None:
     """Build the emulator from this checkout (``cargo build --release -p tcplab-emu``) if
     cargo and the sources are here; return its path or None."""
     if not (REPO / "crates" / "emu" / "Cargo.toml").is_file() or shutil.which("cargo") is None:
         return None
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "tcplab-emu"], cwd=REPO, check=False, timeout=1800)
+    subprocess.run(
+        ["cargo", "build", "--release", "-q", "-p", "tcplab-emu"],
+        cwd=REPO,
+        check=False,
+        timeout=1800,
+    )
     return find_emulator()
 
 
@@ -56,20 +60,53 @@ def check() -> list[Requirement]:
     """Every requirement with whether it is met and what was found."""
     out = []
     root = os.geteuid() == 0
-    out.append(Requirement("root", root, "running as root" if root else
-                           f"running as uid {os.geteuid()}; the kernel backend needs root (CAP_NET_ADMIN)"))
+    out.append(
+        Requirement(
+            "root",
+            root,
+            "running as root"
+            if root
+            else f"running as uid {os.geteuid()}; the kernel backend needs root (CAP_NET_ADMIN)",
+        )
+    )
     netns = Path("/proc/self/ns/net").exists()
-    out.append(Requirement("netns", netns, "network namespaces supported" if netns else
-                           "/proc/self/ns/net missing: the kernel lacks network namespaces"))
+    out.append(
+        Requirement(
+            "netns",
+            netns,
+            "network namespaces supported"
+            if netns
+            else "/proc/self/ns/net missing: the kernel lacks network namespaces",
+        )
+    )
     tun = Path("/dev/net/tun").exists()
-    out.append(Requirement("tun", tun, "/dev/net/tun present" if tun else "/dev/net/tun missing (modprobe tun)"))
+    out.append(
+        Requirement(
+            "tun", tun, "/dev/net/tun present" if tun else "/dev/net/tun missing (modprobe tun)"
+        )
+    )
     ip = shutil.which("ip")
-    out.append(Requirement("ip", ip is not None, ip or "the 'ip' command (Debian package iproute2) is missing"))
+    out.append(
+        Requirement(
+            "ip", ip is not None, ip or "the 'ip' command (Debian package iproute2) is missing"
+        )
+    )
     emu = find_emulator()
-    out.append(Requirement("emulator", emu is not None, str(emu) if emu else
-                           "tcplab-emu not built: cargo build --release -p tcplab-emu (a kernel run builds it)"))
+    out.append(
+        Requirement(
+            "emulator",
+            emu is not None,
+            str(emu)
+            if emu
+            else "tcplab-emu not built: cargo build --release -p tcplab-emu (a kernel run builds it)",
+        )
+    )
     cc = available_cc()
-    out.append(Requirement("congestion control", bool(cc), " ".join(cc) if cc else f"{AVAILABLE_CC} unreadable"))
+    out.append(
+        Requirement(
+            "congestion control", bool(cc), " ".join(cc) if cc else f"{AVAILABLE_CC} unreadable"
+        )
+    )
     return out
 
 

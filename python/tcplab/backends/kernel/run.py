@@ -30,8 +30,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 from ...errors import EngineError, SpecError
 from ...spec import Spec
@@ -65,11 +66,21 @@ def check_spec(spec: Spec) -> None:
     offered = requirements.available_cc()
     for i, f in enumerate(spec.flows):
         if f.cc not in offered:
-            problems.append((f"flows[{i}].cc", f"'{f.cc}' is not offered by this kernel; "
-                             f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}"))
+            problems.append(
+                (
+                    f"flows[{i}].cc",
+                    f"'{f.cc}' is not offered by this kernel; "
+                    f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}",
+                )
+            )
         if f.params:
-            problems.append((f"flows[{i}].params", "the kernel backend runs the kernel's algorithm as it is; "
-                             "parameters cannot be set per flow (remove them or use the simulator)"))
+            problems.append(
+                (
+                    f"flows[{i}].params",
+                    "the kernel backend runs the kernel's algorithm as it is; "
+                    "parameters cannot be set per flow (remove them or use the simulator)",
+                )
+            )
     if problems:
         raise SpecError(problems)
 
@@ -84,7 +95,10 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
     # simulator's 139; with 64 MB, 139 as well). Inside our namespaces the caps are 64 MB,
     # so neither backend is window limited at the rates the emulator sustains (min and
     # default values are the kernel's).
-    buffers = {"net.ipv4.tcp_rmem": "4096 131072 67108864", "net.ipv4.tcp_wmem": "4096 16384 67108864"}
+    buffers = {
+        "net.ipv4.tcp_rmem": "4096 131072 67108864",
+        "net.ipv4.tcp_wmem": "4096 16384 67108864",
+    }
     snd_sys = {"net.ipv4.tcp_no_metrics_save": "1", **buffers}
     rcv_sys = {"net.ipv4.tcp_no_metrics_save": "1", **buffers}
     if not t.rack:
@@ -99,10 +113,27 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
 def _agent(ns: str, role: str, cfg_path: Path, err: Path) -> subprocess.Popen:
     env = dict(os.environ)
     pkg_parent = str(Path(__file__).resolve().parents[3])  # the directory holding tcplab/
-    env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-m", "tcplab.backends.kernel.agent", role,
-                             str(cfg_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open(err, "w"), text=True, env=env)
+    env["PYTHONPATH"] = pkg_parent + (
+        os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""
+    )
+    return subprocess.Popen(
+        [
+            "ip",
+            "netns",
+            "exec",
+            ns,
+            sys.executable,
+            "-m",
+            "tcplab.backends.kernel.agent",
+            role,
+            str(cfg_path),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=open(err, "w"),
+        text=True,
+        env=env,
+    )
 
 
 def _expect_ready(p: subprocess.Popen, what: str, err: Path, timeout_s: float = 15.0) -> None:
@@ -115,19 +146,32 @@ def _expect_ready(p: subprocess.Popen, what: str, err: Path, timeout_s: float = 
     line = p.stdout.readline().strip()
     if line != "ready":
         p.wait(5)
-        raise EngineError(f"the {what} failed to start: {err.read_text().strip()[-500:] or line or p.returncode}")
+        raise EngineError(
+            f"the {what} failed to start: {err.read_text().strip()[-500:] or line or p.returncode}"
+        )
 
 
 def _emulator() -> Path:
     emu = requirements.find_emulator() or requirements.build_emulator()
     if emu is None:
-        raise SpecError([("experiment.backend", "kernel: the emulator tcplab-emu is not built and cannot be built "
-                          "here (cargo build --release -p tcplab-emu, or set TCPLAB_EMU)")])
+        raise SpecError(
+            [
+                (
+                    "experiment.backend",
+                    "kernel: the emulator tcplab-emu is not built and cannot be built "
+                    "here (cargo build --release -p tcplab-emu, or set TCPLAB_EMU)",
+                )
+            ]
+        )
     return emu
 
 
-def run_kernel(spec: Spec, config: dict[str, Any], progress: Optional[Callable[[float], None]] = None,
-               realtime: bool = True) -> dict[str, Any]:
+def run_kernel(
+    spec: Spec,
+    config: dict[str, Any],
+    progress: Callable[[float], None] | None = None,
+    realtime: bool = True,
+) -> dict[str, Any]:
     """Run the resolved ``spec`` (whose engine config is ``config``) on the kernel and
     return the raw result in the engine's format (see :func:`.assemble.assemble`).
 
@@ -145,29 +189,58 @@ def run_kernel(spec: Spec, config: dict[str, Any], progress: Optional[Callable[[
     duration_ns = config["duration_ns"]
     work = Path(tempfile.mkdtemp(prefix=f"tcplab-kernel-{os.getpid()}-"))
     procs: list[subprocess.Popen] = []
-    flows = [{"cc": f["cc"], "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
-              "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None} for f in config["flows"]]
-    common = {"flows": flows, "base_port": BASE_PORT, "receiver_addr": netns.RECEIVER_ADDR,
-              "duration_ns": duration_ns, "sample_interval_ns": config["sample_interval_ns"]}
+    flows = [
+        {
+            "cc": f["cc"],
+            "start_ns": f["start_ns"],
+            "stop_ns": f["stop_ns"],
+            "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None,
+        }
+        for f in config["flows"]
+    ]
+    common = {
+        "flows": flows,
+        "base_port": BASE_PORT,
+        "receiver_addr": netns.RECEIVER_ADDR,
+        "duration_ns": duration_ns,
+        "sample_interval_ns": config["sample_interval_ns"],
+    }
     snd_route, rcv_route, snd_sys, rcv_sys = _route_options(spec)
     try:
         pair.create()
-        emu_cfg = {"world": config, "sender_netns": pair.path(pair.sender), "receiver_netns": pair.path(pair.receiver),
-                   "sender_tun": pair.sender_tun, "receiver_tun": pair.receiver_tun, "base_port": BASE_PORT,
-                   "out": str(work / "emu.json"), "realtime": realtime}
+        emu_cfg = {
+            "world": config,
+            "sender_netns": pair.path(pair.sender),
+            "receiver_netns": pair.path(pair.receiver),
+            "sender_tun": pair.sender_tun,
+            "receiver_tun": pair.receiver_tun,
+            "base_port": BASE_PORT,
+            "out": str(work / "emu.json"),
+            "realtime": realtime,
+        }
         (work / "emu-config.json").write_text(json.dumps(emu_cfg))
-        emu = subprocess.Popen([str(emu_bin), str(work / "emu-config.json")], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, stderr=open(work / "emu.err", "w"), text=True)
+        emu = subprocess.Popen(
+            [str(emu_bin), str(work / "emu-config.json")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(work / "emu.err", "w"),
+            text=True,
+        )
         procs.append(emu)
         _expect_ready(emu, "emulator", work / "emu.err")
         pair.configure(spec.tcp.mss + KERNEL_HEADER, snd_route, rcv_route)
-        (work / "rcv.json").write_text(json.dumps({**common, "sysctls": rcv_sys, "out": str(work / "rcv-out.json")}))
+        (work / "rcv.json").write_text(
+            json.dumps({**common, "sysctls": rcv_sys, "out": str(work / "rcv-out.json")})
+        )
         rcv = _agent(pair.receiver, "receive", work / "rcv.json", work / "rcv.err")
         procs.append(rcv)
         _expect_ready(rcv, "receiver agent", work / "rcv.err")
         t0 = time.monotonic_ns() + START_LEAD_NS
-        (work / "snd.json").write_text(json.dumps({**common, "sysctls": snd_sys, "t0_ns": t0,
-                                                    "out": str(work / "snd-out.json")}))
+        (work / "snd.json").write_text(
+            json.dumps(
+                {**common, "sysctls": snd_sys, "t0_ns": t0, "out": str(work / "snd-out.json")}
+            )
+        )
         for p in (emu, rcv):
             p.stdin.write(f"start {t0}\n")
             p.stdin.flush()
@@ -177,15 +250,22 @@ def run_kernel(spec: Spec, config: dict[str, Any], progress: Optional[Callable[[
         while any(p.poll() is None for p in procs):
             now = time.monotonic_ns()
             if now > deadline:
-                raise EngineError(f"kernel run exceeded its hard timeout (duration + {HARD_TIMEOUT_GRACE_S:.0f} s)")
+                raise EngineError(
+                    f"kernel run exceeded its hard timeout (duration + {HARD_TIMEOUT_GRACE_S:.0f} s)"
+                )
             if progress is not None:
                 progress(min(max(0.0, (now - t0) / 1e9), duration_ns / 1e9))
             time.sleep(0.1)
-        for p, what, err in ((emu, "emulator", "emu.err"), (rcv, "receiver agent", "rcv.err"),
-                             (snd, "sender agent", "snd.err")):
+        for p, what, err in (
+            (emu, "emulator", "emu.err"),
+            (rcv, "receiver agent", "rcv.err"),
+            (snd, "sender agent", "snd.err"),
+        ):
             if p.returncode != 0:
-                raise EngineError(f"the {what} failed (exit {p.returncode}): "
-                                  f"{(work / err).read_text().strip()[-800:]}")
+                raise EngineError(
+                    f"the {what} failed (exit {p.returncode}): "
+                    f"{(work / err).read_text().strip()[-800:]}"
+                )
         emu_out = json.loads((work / "emu.json").read_text())
         snd_out = json.loads((work / "snd-out.json").read_text())
         rcv_out = json.loads((work / "rcv-out.json").read_text())

@@ -35,26 +35,48 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
     if spec.tcp.ecn:
         p.append(("tcp.ecn", "ECN is not negotiated by the kernel backend's agents yet"))
     if spec.tcp.receive_buffer != "linux":
-        p.append(("tcp.receive_buffer", "\"unlimited\" is a simulator model; the kernel backend always "
-                  "runs Linux's own autotuned receive buffer"))
+        p.append(
+            (
+                "tcp.receive_buffer",
+                '"unlimited" is a simulator model; the kernel backend always '
+                "runs Linux's own autotuned receive buffer",
+            )
+        )
     if spec.tcp.rcv_truesize is not None:
-        p.append(("tcp.rcv_truesize", "the kernel backend's skb truesize is set by its devices, not by the spec"))
+        p.append(
+            (
+                "tcp.rcv_truesize",
+                "the kernel backend's skb truesize is set by its devices, not by the spec",
+            )
+        )
     if b.aqm is not None:
         p.append(("bottleneck.aqm", f"a queue discipline {WHY}"))
     if b.reverse is not None:
         p.append(("bottleneck.reverse", f"a separately configured ACK direction {WHY}"))
     p += _link_problems("bottleneck", b)
     if spec.experiment.pcap:
-        p.append(("experiment.pcap", "packet captures are written by the simulator only, not by the kernel backend"))
+        p.append(
+            (
+                "experiment.pcap",
+                "packet captures are written by the simulator only, not by the kernel backend",
+            )
+        )
     if spec.links:
         p.append(("links", f"named links and per-flow paths {WHY}"))
     if spec.sources:
         p.append(("sources", "constant-rate sources are not supported by the kernel backend yet"))
     for i, f in enumerate(spec.flows):
         if f.ecn:
-            p.append((f"flows[{i}].ecn", "ECN is not negotiated by the kernel backend's agents yet"))
+            p.append(
+                (f"flows[{i}].ecn", "ECN is not negotiated by the kernel backend's agents yet")
+            )
         if f.onoff is not None:
-            p.append((f"flows[{i}].onoff", "on/off applications are not supported by the kernel backend yet"))
+            p.append(
+                (
+                    f"flows[{i}].onoff",
+                    "on/off applications are not supported by the kernel backend yet",
+                )
+            )
         if f.path is not None:
             p.append((f"flows[{i}].path", f"per-flow paths {WHY}"))
         p += _link_problems(f"flows[{i}].access", f.access)

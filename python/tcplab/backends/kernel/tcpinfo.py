@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import socket
 import struct
-from typing import Any, Optional
+from typing import Any
 
-TCP_INFO = 11          # include/uapi/linux/tcp.h
+TCP_INFO = 11  # include/uapi/linux/tcp.h
 TCP_CONGESTION = 13
 TCP_NOTSENT_LOWAT = 25
 TCP_CC_INFO = 26
@@ -26,15 +26,61 @@ TCP_CC_INFO = 26
 # (total_rto, total_rto_recoveries), u32 total_rto_time.
 _INFO = struct.Struct("<8B24I4Q6IQ3Q2I2Q6I2HI")
 _NAMES_U8 = ["state", "ca_state", "retransmits", "probes", "backoff", "options", "wscale", "flags"]
-_NAMES_U32 = ["rto", "ato", "snd_mss", "rcv_mss", "unacked", "sacked", "lost", "retrans", "fackets",
-              "last_data_sent", "last_ack_sent", "last_data_recv", "last_ack_recv", "pmtu", "rcv_ssthresh",
-              "rtt_us", "rttvar_us", "snd_ssthresh", "snd_cwnd", "advmss", "reordering", "rcv_rtt", "rcv_space",
-              "total_retrans"]
-_NAMES_REST = ["pacing_rate", "max_pacing_rate", "bytes_acked", "bytes_received",
-               "segs_out", "segs_in", "notsent_bytes", "min_rtt_us", "data_segs_in", "data_segs_out",
-               "delivery_rate", "busy_time", "rwnd_limited", "sndbuf_limited", "delivered", "delivered_ce",
-               "bytes_sent", "bytes_retrans", "dsack_dups", "reord_seen", "rcv_ooopack", "snd_wnd", "rcv_wnd",
-               "rehash", "total_rto", "total_rto_recoveries", "total_rto_time"]
+_NAMES_U32 = [
+    "rto",
+    "ato",
+    "snd_mss",
+    "rcv_mss",
+    "unacked",
+    "sacked",
+    "lost",
+    "retrans",
+    "fackets",
+    "last_data_sent",
+    "last_ack_sent",
+    "last_data_recv",
+    "last_ack_recv",
+    "pmtu",
+    "rcv_ssthresh",
+    "rtt_us",
+    "rttvar_us",
+    "snd_ssthresh",
+    "snd_cwnd",
+    "advmss",
+    "reordering",
+    "rcv_rtt",
+    "rcv_space",
+    "total_retrans",
+]
+_NAMES_REST = [
+    "pacing_rate",
+    "max_pacing_rate",
+    "bytes_acked",
+    "bytes_received",
+    "segs_out",
+    "segs_in",
+    "notsent_bytes",
+    "min_rtt_us",
+    "data_segs_in",
+    "data_segs_out",
+    "delivery_rate",
+    "busy_time",
+    "rwnd_limited",
+    "sndbuf_limited",
+    "delivered",
+    "delivered_ce",
+    "bytes_sent",
+    "bytes_retrans",
+    "dsack_dups",
+    "reord_seen",
+    "rcv_ooopack",
+    "snd_wnd",
+    "rcv_wnd",
+    "rehash",
+    "total_rto",
+    "total_rto_recoveries",
+    "total_rto_time",
+]
 NAMES = _NAMES_U8 + _NAMES_U32 + _NAMES_REST
 
 # include/net/tcp.h / tcp_states.h: icsk_ca_state values, named as the simulator names them.
@@ -56,14 +102,19 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     return dict(zip(NAMES, _INFO.unpack(raw)))
 
 
-def bbr_info(sock: socket.socket) -> Optional[dict[str, int]]:
+def bbr_info(sock: socket.socket) -> dict[str, int] | None:
     """``struct tcp_bbr_info`` (bw in bytes/s, min_rtt in us, gains in BBR_UNIT) or None
     when the socket's algorithm does not report it."""
     raw = sock.getsockopt(socket.IPPROTO_TCP, TCP_CC_INFO, 20)
     if len(raw) < 20:
         return None
     bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain = struct.unpack("<5I", raw)
-    return {"bw": (bw_hi << 32) | bw_lo, "min_rtt_us": min_rtt, "pacing_gain": pacing_gain, "cwnd_gain": cwnd_gain}
+    return {
+        "bw": (bw_hi << 32) | bw_lo,
+        "min_rtt_us": min_rtt,
+        "pacing_gain": pacing_gain,
+        "cwnd_gain": cwnd_gain,
+    }
 
 
 def bbr_mode(pacing_gain: int, cwnd_gain: int, bw: int = 1) -> str:
@@ -103,8 +154,16 @@ def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
     if bbr:
         b = bbr_info(sock)
         if b is not None:
-            min_rtt = b["min_rtt_us"] / 1e3 if b["min_rtt_us"] != 0xFFFFFFFF else float("nan")  # ~0U: no sample yet
-            row.update({"cc_bw_bps": b["bw"] * 8.0, "cc_min_rtt_ms": min_rtt,
-                        "cc_pacing_gain": b["pacing_gain"] / BBR_UNIT, "cc_cwnd_gain": b["cwnd_gain"] / BBR_UNIT,
-                        "cc_mode": bbr_mode(b["pacing_gain"], b["cwnd_gain"], b["bw"])})
+            min_rtt = (
+                b["min_rtt_us"] / 1e3 if b["min_rtt_us"] != 0xFFFFFFFF else float("nan")
+            )  # ~0U: no sample yet
+            row.update(
+                {
+                    "cc_bw_bps": b["bw"] * 8.0,
+                    "cc_min_rtt_ms": min_rtt,
+                    "cc_pacing_gain": b["pacing_gain"] / BBR_UNIT,
+                    "cc_cwnd_gain": b["cwnd_gain"] / BBR_UNIT,
+                    "cc_mode": bbr_mode(b["pacing_gain"], b["cwnd_gain"], b["bw"]),
+                }
+            )
     return row

@@ -59,7 +59,12 @@ impl CodelConfig {
         Ok(())
     }
     pub fn params(&self) -> CodelParams {
-        CodelParams { target: self.target_ns, interval: self.interval_ns, ecn: self.ecn, mtu: PSCHED_MTU }
+        CodelParams {
+            target: self.target_ns,
+            interval: self.interval_ns,
+            ecn: self.ecn,
+            mtu: PSCHED_MTU,
+        }
     }
 }
 
@@ -113,7 +118,13 @@ pub trait CodelSource {
 }
 
 /// `codel_should_drop`.
-fn should_drop(head: Option<&(SimTime, Packet)>, backlog: u64, v: &mut CodelVars, p: &CodelParams, now: u64) -> bool {
+fn should_drop(
+    head: Option<&(SimTime, Packet)>,
+    backlog: u64,
+    v: &mut CodelVars,
+    p: &CodelParams,
+    now: u64,
+) -> bool {
     let Some((t, _)) = head else {
         v.first_above_time = 0;
         return false;
@@ -133,7 +144,13 @@ fn should_drop(head: Option<&(SimTime, Packet)>, backlog: u64, v: &mut CodelVars
 
 /// `codel_dequeue`: the next packet to send, dropping (pushing to `out.dropped`) or
 /// marking as the state machine says.
-pub fn codel_dequeue(src: &mut dyn CodelSource, p: &CodelParams, v: &mut CodelVars, now: SimTime, out: &mut AqmOut) -> Option<(SimTime, Packet)> {
+pub fn codel_dequeue(
+    src: &mut dyn CodelSource,
+    p: &CodelParams,
+    v: &mut CodelVars,
+    now: SimTime,
+    out: &mut AqmOut,
+) -> Option<(SimTime, Packet)> {
     let now = now.ns();
     let mut skb = src.pop();
     if skb.is_none() {
@@ -208,13 +225,23 @@ pub struct Codel {
 
 impl Codel {
     pub fn new(c: &CodelConfig, limit: Option<QueueLimit>) -> Codel {
-        Codel { params: c.params(), vars: CodelVars::default(), limit, q: TimedFifo::default() }
+        Codel {
+            params: c.params(),
+            vars: CodelVars::default(),
+            limit,
+            q: TimedFifo::default(),
+        }
     }
 }
 
 impl Qdisc for Codel {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, _out: &mut AqmOut) -> bool {
-        if over_limit(self.limit, self.q.len(), self.q.bytes(), pkt.wire_bytes as u64) {
+        if over_limit(
+            self.limit,
+            self.q.len(),
+            self.q.bytes(),
+            pkt.wire_bytes as u64,
+        ) {
             return false;
         }
         self.q.push(now, pkt);
@@ -238,7 +265,11 @@ mod tests {
     /// 1000 packets queued at t = 0, one dequeue per ms from t = 1 ms: returns the
     /// times (ms) at which a dequeue dropped or marked, and the drop_next values then set.
     fn run(ecn: bool) -> (Vec<u64>, Vec<f64>) {
-        let cfg = CodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, ecn };
+        let cfg = CodelConfig {
+            target_ns: 5 * MS,
+            interval_ns: 100 * MS,
+            ecn,
+        };
         let mut c = Codel::new(&cfg, None);
         let mut out = AqmOut::default();
         for i in 0..1000 {
@@ -271,7 +302,10 @@ mod tests {
         let expect = [205.998, 256.0, 312.25, 361.03];
         for (got, want) in next.iter().zip(expect) {
             // 16-bit fixed point: within 0.01 ms of the real-number iteration.
-            assert!((got - want).abs() < 0.01, "drop_next {got} vs {want} ({next:?})");
+            assert!(
+                (got - want).abs() < 0.01,
+                "drop_next {got} vs {want} ({next:?})"
+            );
         }
     }
 
@@ -282,7 +316,11 @@ mod tests {
 
     #[test]
     fn no_drop_with_one_mtu_or_less_queued() {
-        let cfg = CodelConfig { target_ns: 5 * MS, interval_ns: 100 * MS, ecn: false };
+        let cfg = CodelConfig {
+            target_ns: 5 * MS,
+            interval_ns: 100 * MS,
+            ecn: false,
+        };
         let mut c = Codel::new(&cfg, None);
         let mut out = AqmOut::default();
         for i in 0..300 {

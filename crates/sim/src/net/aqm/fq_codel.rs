@@ -63,12 +63,23 @@ impl FqCodelConfig {
     pub(super) fn validate(&self, path: &str) -> Result<(), ConfigError> {
         check_time(format!("{path}.target_ns"), self.target_ns)?;
         check_time(format!("{path}.interval_ns"), self.interval_ns)?;
-        let e = |f: &str, m: String| Err(ConfigError { field: format!("{path}.{f}"), message: m });
+        let e = |f: &str, m: String| {
+            Err(ConfigError {
+                field: format!("{path}.{f}"),
+                message: m,
+            })
+        };
         if self.target_ns >= self.interval_ns {
-            return e("target_ns", format!("must be below interval_ns ({})", self.interval_ns));
+            return e(
+                "target_ns",
+                format!("must be below interval_ns ({})", self.interval_ns),
+            );
         }
         if !(64..=1_048_576).contains(&self.quantum_bytes) {
-            return e("quantum_bytes", format!("{} is outside [64, 1048576]", self.quantum_bytes));
+            return e(
+                "quantum_bytes",
+                format!("{} is outside [64, 1048576]", self.quantum_bytes),
+            );
         }
         // fq_codel_change: flows in [1, 65536].
         if !(1..=65_536).contains(&self.flows) {
@@ -128,10 +139,22 @@ impl CodelSource for Src<'_> {
 impl FqCodel {
     pub fn new(c: &FqCodelConfig, limit: Option<QueueLimit>) -> FqCodel {
         FqCodel {
-            params: CodelParams { target: c.target_ns, interval: c.interval_ns, ecn: c.ecn, mtu: PSCHED_MTU },
+            params: CodelParams {
+                target: c.target_ns,
+                interval: c.interval_ns,
+                ecn: c.ecn,
+                mtu: PSCHED_MTU,
+            },
             quantum: c.quantum_bytes as i64,
             limit,
-            flows: (0..c.flows).map(|_| FlowQueue { q: TimedFifo::default(), deficit: 0, vars: CodelVars::default(), list: List::None }).collect(),
+            flows: (0..c.flows)
+                .map(|_| FlowQueue {
+                    q: TimedFifo::default(),
+                    deficit: 0,
+                    vars: CodelVars::default(),
+                    list: List::None,
+                })
+                .collect(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             pkts: 0,
@@ -186,7 +209,11 @@ impl Qdisc for FqCodel {
         // index): with a power-of-two queue count (default 1024) they share no TCP flow's
         // queue while flows + sources <= the count. Linux hashes 5-tuples (collisions are
         // possible there too).
-        let key = if pkt.kind == crate::net::PacketKind::Datagram { u32::MAX - pkt.flow } else { pkt.flow };
+        let key = if pkt.kind == crate::net::PacketKind::Datagram {
+            u32::MAX - pkt.flow
+        } else {
+            pkt.flow
+        };
         let idx = key as usize % self.flows.len();
         let f = &mut self.flows[idx];
         f.q.push(now, pkt);
@@ -206,7 +233,11 @@ impl Qdisc for FqCodel {
     fn dequeue(&mut self, now: SimTime, out: &mut AqmOut) -> Option<(Packet, SimTime)> {
         loop {
             let from_new = !self.new_flows.is_empty();
-            let head = if from_new { &mut self.new_flows } else { &mut self.old_flows };
+            let head = if from_new {
+                &mut self.new_flows
+            } else {
+                &mut self.old_flows
+            };
             let idx = *head.front()?;
             let f = &mut self.flows[idx];
             if f.deficit <= 0 {
@@ -216,7 +247,11 @@ impl Qdisc for FqCodel {
                 self.old_flows.push_back(idx);
                 continue;
             }
-            let mut src = Src { q: &mut f.q, pkts: &mut self.pkts, bytes: &mut self.bytes };
+            let mut src = Src {
+                q: &mut f.q,
+                pkts: &mut self.pkts,
+                bytes: &mut self.bytes,
+            };
             match codel_dequeue(&mut src, &self.params, &mut f.vars, now, out) {
                 None => {
                     head.pop_front();
@@ -255,7 +290,13 @@ mod tests {
     use crate::net::aqm::test_util::pkt;
 
     fn fq(limit: u64) -> FqCodel {
-        let c = FqCodelConfig { target_ns: 5_000_000, interval_ns: 100_000_000, quantum_bytes: 1514, flows: 1024, ecn: true };
+        let c = FqCodelConfig {
+            target_ns: 5_000_000,
+            interval_ns: 100_000_000,
+            quantum_bytes: 1514,
+            flows: 1024,
+            ecn: true,
+        };
         FqCodel::new(&c, Some(QueueLimit::Packets(limit)))
     }
 
@@ -271,7 +312,9 @@ mod tests {
         for i in 0..4 {
             q.enqueue(SimTime(0), pkt(1, i, true), &mut out);
         }
-        let order: Vec<u32> = (0..8).map(|_| q.dequeue(SimTime(0), &mut out).unwrap().0.flow).collect();
+        let order: Vec<u32> = (0..8)
+            .map(|_| q.dequeue(SimTime(0), &mut out).unwrap().0.flow)
+            .collect();
         // Flow 0: deficit 1514 -> sends 1 (14 left, > 0) -> sends a 2nd (-1486) -> moves to
         // old with +1514 = 28 -> flow 1 likewise twice; then 0 sends 1 (28 -> -1472) ...
         assert_eq!(order, vec![0, 0, 1, 1, 0, 1, 0, 1]);
@@ -294,6 +337,9 @@ mod tests {
         let seqs: Vec<u64> = out.dropped.iter().map(|p| p.seq).collect();
         assert!(out.dropped.iter().all(|p| p.flow == 0));
         assert_eq!(seqs, vec![0, 1, 2, 3]);
-        assert_eq!((q.flow_backlog(0), q.flow_backlog(1), q.len_pkts()), (4, 3, 7));
+        assert_eq!(
+            (q.flow_backlog(0), q.flow_backlog(1), q.len_pkts()),
+            (4, 3, 7)
+        );
     }
 }

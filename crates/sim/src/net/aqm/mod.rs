@@ -134,7 +134,11 @@ pub fn over_limit(limit: Option<QueueLimit>, pkts: u64, bytes: u64, size: u64) -
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmConfig {
     /// Mark (or drop) an arrival when `k_pkts` or more packets wait.
-    Step { k_pkts: u64, #[serde(default)] ecn: bool },
+    Step {
+        k_pkts: u64,
+        #[serde(default)]
+        ecn: bool,
+    },
     Red(red::RedConfig),
     Codel(codel::CodelConfig),
     FqCodel(fq_codel::FqCodelConfig),
@@ -142,7 +146,10 @@ pub enum AqmConfig {
 }
 
 fn err(field: String, message: impl Into<String>) -> ConfigError {
-    ConfigError { field, message: message.into() }
+    ConfigError {
+        field,
+        message: message.into(),
+    }
 }
 
 /// A time parameter in [1 us, 10 s].

@@ -68,7 +68,10 @@ impl PieConfig {
         // pie_change: alpha, beta <= 32.
         for (name, v) in [("alpha", self.alpha), ("beta", self.beta)] {
             if v > 32 {
-                return Err(ConfigError { field: format!("{path}.{name}"), message: format!("{v} is outside [0, 32] (units of 1/16)") });
+                return Err(ConfigError {
+                    field: format!("{path}.{name}"),
+                    message: format!("{v} is outside [0, 32] (units of 1/16)"),
+                });
             }
         }
         Ok(())
@@ -123,7 +126,14 @@ pub struct Pie {
 
 impl Pie {
     pub fn new(c: &PieConfig, limit: Option<QueueLimit>, rng: Rng) -> Pie {
-        let mut vars = PieVars { prob: 0, accu_prob: 0, qdelay: 0, qdelay_old: 0, burst_time: 0, dq_tstamp: None };
+        let mut vars = PieVars {
+            prob: 0,
+            accu_prob: 0,
+            qdelay: 0,
+            qdelay_old: 0,
+            burst_time: 0,
+            dq_tstamp: None,
+        };
         vars.init();
         Pie {
             target: ticks(c.target_ns),
@@ -232,7 +242,12 @@ impl Pie {
 impl Qdisc for Pie {
     fn enqueue(&mut self, now: SimTime, mut pkt: Packet, out: &mut AqmOut) -> bool {
         self.catch_up(now);
-        if over_limit(self.limit, self.q.len(), self.q.bytes(), pkt.wire_bytes as u64) {
+        if over_limit(
+            self.limit,
+            self.q.len(),
+            self.q.bytes(),
+            pkt.wire_bytes as u64,
+        ) {
             self.vars.accu_prob = 0;
             return false;
         }
@@ -281,7 +296,13 @@ mod tests {
     use crate::rng::RunRng;
 
     fn pie() -> Pie {
-        let c = PieConfig { target_ns: 15_000_000, tupdate_ns: 15_000_000, alpha: 2, beta: 20, ecn: false };
+        let c = PieConfig {
+            target_ns: 15_000_000,
+            tupdate_ns: 15_000_000,
+            alpha: 2,
+            beta: 20,
+            ecn: false,
+        };
         Pie::new(&c, None, RunRng::new(1).stream("pie"))
     }
 

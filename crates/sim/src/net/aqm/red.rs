@@ -63,27 +63,51 @@ pub struct RedConfig {
 
 impl RedConfig {
     pub fn burst(&self) -> u64 {
-        self.burst_pkts.unwrap_or((2 * self.min_bytes + self.max_bytes) / (3 * self.avpkt_bytes.max(1)))
+        self.burst_pkts
+            .unwrap_or((2 * self.min_bytes + self.max_bytes) / (3 * self.avpkt_bytes.max(1)))
     }
 
     pub(super) fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        let e = |f: &str, m: String| Err(ConfigError { field: format!("{path}.{f}"), message: m });
+        let e = |f: &str, m: String| {
+            Err(ConfigError {
+                field: format!("{path}.{f}"),
+                message: m,
+            })
+        };
         if self.max_bytes == 0 || self.max_bytes > 1 << 30 {
-            return e("max_bytes", format!("{} is outside [1, 2^30] bytes", self.max_bytes));
+            return e(
+                "max_bytes",
+                format!("{} is outside [1, 2^30] bytes", self.max_bytes),
+            );
         }
         if self.min_bytes > self.max_bytes {
-            return e("min_bytes", format!("{} must be <= max_bytes ({})", self.min_bytes, self.max_bytes));
+            return e(
+                "min_bytes",
+                format!(
+                    "{} must be <= max_bytes ({})",
+                    self.min_bytes, self.max_bytes
+                ),
+            );
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
             return e("max_p", format!("{} is outside (0, 1]", self.max_p));
         }
         if self.avpkt_bytes == 0 || self.avpkt_bytes > 65_535 {
-            return e("avpkt_bytes", format!("{} is outside [1, 65535]", self.avpkt_bytes));
+            return e(
+                "avpkt_bytes",
+                format!("{} is outside [1, 65535]", self.avpkt_bytes),
+            );
         }
         if tc_red_eval_ewma(self.min_bytes, self.burst(), self.avpkt_bytes).is_none() {
             return e(
                 "burst_pkts",
-                format!("{} is too small for min {} / avpkt {}: at least {}", self.burst(), self.min_bytes, self.avpkt_bytes, 1 + self.min_bytes / self.avpkt_bytes),
+                format!(
+                    "{} is too small for min {} / avpkt {}: at least {}",
+                    self.burst(),
+                    self.min_bytes,
+                    self.avpkt_bytes,
+                    1 + self.min_bytes / self.avpkt_bytes
+                ),
             );
         }
         Ok(())
@@ -219,7 +243,14 @@ pub struct Red {
 
 impl Red {
     pub fn new(c: &RedConfig, limit: Option<QueueLimit>, rate: Rate, rng: Rng) -> Red {
-        Red { st: RedState::new(c, rate), ecn: c.ecn, harddrop: c.harddrop, limit, q: TimedFifo::default(), rng }
+        Red {
+            st: RedState::new(c, rate),
+            ecn: c.ecn,
+            harddrop: c.harddrop,
+            limit,
+            q: TimedFifo::default(),
+            rng,
+        }
     }
 }
 
@@ -242,7 +273,12 @@ impl Qdisc for Red {
                 out.marks += 1;
             }
         }
-        if over_limit(self.limit, self.q.len(), self.q.bytes(), pkt.wire_bytes as u64) {
+        if over_limit(
+            self.limit,
+            self.q.len(),
+            self.q.bytes(),
+            pkt.wire_bytes as u64,
+        ) {
             return false;
         }
         self.q.push(now, pkt);
@@ -265,19 +301,36 @@ mod tests {
     use super::*;
 
     fn cfg(min: u64, max: u64, max_p: f64, burst: u64) -> RedConfig {
-        RedConfig { min_bytes: min, max_bytes: max, max_p, avpkt_bytes: 100, burst_pkts: Some(burst), ecn: true, harddrop: false }
+        RedConfig {
+            min_bytes: min,
+            max_bytes: max,
+            max_p,
+            avpkt_bytes: 100,
+            burst_pkts: Some(burst),
+            ecn: true,
+            harddrop: false,
+        }
     }
 
     #[test]
     fn wlog_from_burst_as_tc_computes_it() {
         // min 30000, max 90000, avpkt 1000: tc's default burst (2*30000 + 90000)/3000 = 50,
         // a = 50 + 1 - 30 = 21. (1-(15/16)^50)*16 = 15.37 < 21; (1-(31/32)^50)*32 = 25.46 >= 21.
-        let c = RedConfig { burst_pkts: None, avpkt_bytes: 1000, ..cfg(30_000, 90_000, 0.02, 0) };
+        let c = RedConfig {
+            burst_pkts: None,
+            avpkt_bytes: 1000,
+            ..cfg(30_000, 90_000, 0.02, 0)
+        };
         assert_eq!(c.burst(), 50);
         assert_eq!(tc_red_eval_ewma(30_000, 50, 1000), Some(5));
         // burst 20 < min/avpkt = 30: a = -9, rejected as tc does.
         assert_eq!(tc_red_eval_ewma(30_000, 20, 1000), None);
-        assert!(RedConfig { avpkt_bytes: 1000, ..cfg(30_000, 90_000, 0.02, 20) }.validate("aqm").is_err());
+        assert!(RedConfig {
+            avpkt_bytes: 1000,
+            ..cfg(30_000, 90_000, 0.02, 20)
+        }
+        .validate("aqm")
+        .is_err());
     }
 
     #[test]
@@ -300,13 +353,16 @@ mod tests {
         st.wlog = 2;
         st.update_avg(SimTime(0), 4000);
         st.update_avg(SimTime(0), 4000); // avg 1750, p_b 0.0375
-        // The first packet between the thresholds draws R (0.5) without marking; then
-        // count 1, 2, ...: marked when count * 0.0375 >= 0.5, i.e. count = 14 (13.33 rounded up).
+                                         // The first packet between the thresholds draws R (0.5) without marking; then
+                                         // count 1, 2, ...: marked when count * 0.0375 >= 0.5, i.e. count = 14 (13.33 rounded up).
         let mut actions = Vec::new();
         for _ in 0..15 {
             actions.push(st.action(|| 0.5));
         }
-        assert_eq!(actions.iter().position(|a| *a == RedAction::ProbMark), Some(14));
+        assert_eq!(
+            actions.iter().position(|a| *a == RedAction::ProbMark),
+            Some(14)
+        );
         assert_eq!(st.count, 0);
         // Above max: hard mark; below min: nothing, count reset.
         st.qavg = 3000 << 2;

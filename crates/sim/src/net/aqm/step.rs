@@ -25,13 +25,23 @@ pub struct Step {
 
 impl Step {
     pub fn new(k: u64, ecn: bool, limit: Option<QueueLimit>) -> Step {
-        Step { k, ecn, limit, q: TimedFifo::default() }
+        Step {
+            k,
+            ecn,
+            limit,
+            q: TimedFifo::default(),
+        }
     }
 }
 
 impl Qdisc for Step {
     fn enqueue(&mut self, now: SimTime, mut pkt: Packet, out: &mut AqmOut) -> bool {
-        if over_limit(self.limit, self.q.len(), self.q.bytes(), pkt.wire_bytes as u64) {
+        if over_limit(
+            self.limit,
+            self.q.len(),
+            self.q.bytes(),
+            pkt.wire_bytes as u64,
+        ) {
             return false;
         }
         if self.q.len() >= self.k {
@@ -67,7 +77,9 @@ mod tests {
             assert!(s.enqueue(SimTime(0), pkt(0, i, true), &mut out));
         }
         assert_eq!(out.marks, 1);
-        let ecns: Vec<Ecn> = (0..3).map(|_| s.dequeue(SimTime(0), &mut out).unwrap().0.ecn()).collect();
+        let ecns: Vec<Ecn> = (0..3)
+            .map(|_| s.dequeue(SimTime(0), &mut out).unwrap().0.ecn())
+            .collect();
         assert_eq!(ecns, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce]);
     }
 
