@@ -6,13 +6,15 @@ equally among the active flows."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 CALLS = {"run": 0}
 
 ALGOS = [
-    {"name": "reno", "summary": "Reno", "source": "RFC 5681", "params": []},
+    {"name": "reno", "family": "loss", "summary": "Reno", "source": "RFC 5681", "params": []},
     {
         "name": "cubic",
+        "family": "loss",
         "summary": "CUBIC",
         "source": "tcp_cubic.c",
         "params": [
@@ -36,6 +38,7 @@ ALGOS = [
     },
     {
         "name": "bbr",
+        "family": "bbr",
         "summary": "BBR v1",
         "source": "tcp_bbr.c",
         "params": [
@@ -62,6 +65,34 @@ ALGOS = [
 
 def algorithms() -> list:
     return ALGOS
+
+
+def schema() -> str:
+    """The real engine's exported contract, as committed (tests/test_schema.py keeps the
+    file equal to the engine's export)."""
+    return (Path(__file__).resolve().parents[1] / "docs" / "schema.json").read_text()
+
+
+def check_params(cc: str, params_json: str):
+    """A small stand-in for the engine's registry check: names and ranges only."""
+    algo = next((a for a in ALGOS if a["name"] == cc), None)
+    if algo is None:
+        known = ", ".join(a["name"] for a in ALGOS)
+        return ("cc", f"unknown algorithm '{cc}'; known: {known}")
+    for key, value in json.loads(params_json).items():
+        p = next((q for q in algo["params"] if q["name"] == key), None)
+        if p is None:
+            known = ", ".join(q["name"] for q in algo["params"])
+            return (f"params.{key}", f"unknown parameter '{key}' for {cc}; known: {known}")
+        if p["kind"] == "bool" and not isinstance(value, bool):
+            return (f"params.{key}", f"parameter '{key}' of {cc}: expected true or false")
+        if p["kind"] != "bool" and not p["min"] <= value <= p["max"]:
+            lo, hi = (f"{x:g}" for x in (p["min"], p["max"]))
+            return (
+                f"params.{key}",
+                f"parameter '{key}' of {cc}: {value} is outside the allowed range [{lo}, {hi}]",
+            )
+    return None
 
 
 def validate(config_json: str) -> None:

@@ -41,7 +41,7 @@ def errors(write_spec, **kw):
 
 def test_without_ecn_or_aqm_the_engine_config_has_no_new_keys(fake_engine, write_spec):
     cfg = world_config(spec(write_spec))
-    assert "aqm" not in cfg and "ecn" not in cfg["tcp"] and "ecn" not in cfg["flows"][0]
+    assert "aqm" not in cfg["bottleneck"] and "ecn" not in cfg["tcp"] and "ecn" not in cfg["flows"][0]
     # [tcp] ecn = false is the default and also adds nothing.
     cfg = world_config(spec(write_spec, tcp="ecn = false"))
     assert "ecn" not in cfg["tcp"]
@@ -54,7 +54,7 @@ def test_ecn_switches(fake_engine, write_spec):
 
 def test_codel_defaults_are_linux_and_limit_becomes_the_buffer(fake_engine, write_spec):
     cfg = world_config(spec(write_spec, bottleneck='aqm = { kind = "codel" }'))
-    assert cfg["aqm"] == {
+    assert cfg["bottleneck"]["aqm"] == {
         "kind": "codel",
         "target_ns": 5_000_000,
         "interval_ns": 100_000_000,
@@ -63,18 +63,18 @@ def test_codel_defaults_are_linux_and_limit_becomes_the_buffer(fake_engine, writ
     assert cfg["bottleneck"]["buffer"] == {"packets": 1000}  # sch_codel default limit
     cfg = world_config(spec(write_spec, bottleneck='aqm = { kind = "fq_codel", target = "2ms" }'))
     assert (
-        cfg["aqm"]["ecn"] is True
-        and cfg["aqm"]["quantum_bytes"] == 1514
-        and cfg["aqm"]["flows"] == 1024
+        cfg["bottleneck"]["aqm"]["ecn"] is True
+        and cfg["bottleneck"]["aqm"]["quantum_bytes"] == 1514
+        and cfg["bottleneck"]["aqm"]["flows"] == 1024
     )
-    assert cfg["aqm"]["target_ns"] == 2_000_000
+    assert cfg["bottleneck"]["aqm"]["target_ns"] == 2_000_000
     assert cfg["bottleneck"]["buffer"] == {"packets": 10240}
     # An explicit buffer is the limit; so is aqm.limit.
     cfg = world_config(spec(write_spec, bottleneck='buffer = "200pkt"\naqm = { kind = "pie" }'))
     assert cfg["bottleneck"]["buffer"] == {"packets": 200}
     cfg = world_config(spec(write_spec, bottleneck='aqm = { kind = "pie", limit = "300pkt" }'))
     assert cfg["bottleneck"]["buffer"] == {"packets": 300}
-    assert cfg["aqm"] == {
+    assert cfg["bottleneck"]["aqm"] == {
         "kind": "pie",
         "target_ns": 15_000_000,
         "tupdate_ns": 15_000_000,
@@ -89,8 +89,8 @@ def test_red_thresholds_in_bytes_with_tc_defaults(fake_engine, write_spec):
         spec(write_spec, bottleneck='aqm = { kind = "red", min = "20pkt", ecn = true }')
     )
     # 20 packets of 1500 wire bytes; max defaults to 3 min (tc/q_red.c).
-    assert cfg["aqm"]["min_bytes"] == 30_000 and cfg["aqm"]["max_bytes"] == 90_000
-    assert cfg["aqm"]["max_p"] == 0.02 and cfg["aqm"]["ecn"] is True
+    assert cfg["bottleneck"]["aqm"]["min_bytes"] == 30_000 and cfg["bottleneck"]["aqm"]["max_bytes"] == 90_000
+    assert cfg["bottleneck"]["aqm"]["max_p"] == 0.02 and cfg["bottleneck"]["aqm"]["ecn"] is True
 
 
 def test_step_needs_k(fake_engine, write_spec):
@@ -153,7 +153,7 @@ def test_overrides_reach_into_the_aqm_table(fake_engine, write_spec):
         "flows": [{"cc": "cubic", "rtt": "20ms"}],
     }
     s = parse_spec(apply_overrides(raw, {"bottleneck.aqm.target": "2ms"}))
-    assert world_config(s)["aqm"]["target_ns"] == 2_000_000
+    assert world_config(s)["bottleneck"]["aqm"]["target_ns"] == 2_000_000
     with pytest.raises(SpecError) as info:
         apply_overrides(raw, {"bottleneck.aqm.k": 10})  # codel has no k
     assert "bottleneck.aqm.k" in str(info.value) and "target" in str(info.value)

@@ -8,6 +8,7 @@ from the same schema.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,18 +27,6 @@ class Param:
     max: float
     doc: str = ""
 
-    def check(self, value: Any) -> str | None:
-        """A message saying why ``value`` is not allowed, or ``None`` if it is."""
-        if self.kind == "bool":
-            return None if isinstance(value, bool) else "expected true or false"
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return f"expected a number in [{_num(self.min)}, {_num(self.max)}]"
-        if not math.isfinite(value) or value < self.min or value > self.max:
-            return f"{value} is outside the allowed range [{_num(self.min)}, {_num(self.max)}]"
-        if self.kind == "int" and float(value) != int(value):
-            return f"{value} is not a whole number"
-        return None
-
     def default_value(self) -> ParamValue:
         """The default in its natural Python type."""
         if self.kind == "bool":
@@ -55,6 +44,9 @@ class Algorithm:
     summary: str
     source: str
     params: tuple[Param, ...] = field(default_factory=tuple)
+    family: str = ""
+    """``loss``, ``delay``, ``loss_delay``, ``bbr``, ``bbr3`` or ``ecn``
+    (``registry::Family``)."""
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -77,7 +69,11 @@ def _from_engine(entry: dict) -> Algorithm:
         for p in entry.get("params", [])
     )
     return Algorithm(
-        entry["name"], str(entry.get("summary", "")), str(entry.get("source", "")), params
+        entry["name"],
+        str(entry.get("summary", "")),
+        str(entry.get("source", "")),
+        params,
+        str(entry.get("family", "")),
     )
 
 
@@ -104,21 +100,13 @@ def registry() -> dict[str, Algorithm]:
 def check_params(name: str, given: dict[str, Any]) -> list[tuple[str, str]]:
     """Problems with algorithm ``name`` and its ``params``: (sub-path, message) pairs.
 
-    The sub-path is ``"cc"`` or ``"params.<key>"``.
+    The sub-path is ``"cc"`` or ``"params.<key>"``. The rules are the engine's own
+    (``tcplab_sim::config::check_cc``, which also checks every flow of a run).
     """
-    reg = registry()
-    algo = reg.get(name)
-    if algo is None:
-        return [("cc", f"unknown algorithm '{name}'; known: {', '.join(reg)}")]
-    problems = []
+    from .backends.sim import engine
+
     for key, value in given.items():
-        p = algo.param(key)
-        if p is None:
-            known = ", ".join(q.name for q in algo.params)
-            hint = f"known: {known}" if known else "it takes none"
-            problems.append((f"params.{key}", f"unknown parameter '{key}' for {name}; {hint}"))
-            continue
-        why = p.check(value)
-        if why:
-            problems.append((f"params.{key}", f"parameter '{key}' of {name}: {why}"))
-    return problems
+        if isinstance(value, float) and not math.isfinite(value):
+            return [(f"params.{key}", f"parameter '{key}' of {name}: {value} is not a number")]
+    problem = engine().check_params(name, json.dumps(given))
+    return [] if problem is None else [(problem[0], problem[1])]

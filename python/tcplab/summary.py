@@ -469,17 +469,25 @@ def mode_column(series: pd.DataFrame) -> str | None:
     return None
 
 
+BBR_FAMILIES = ("bbr", "bbr3")
+"""Algorithm families whose flows report BBR's modes (STARTUP, DRAIN, PROBE_BW, PROBE_RTT)."""
+
+
+def family(cc: str) -> str | None:
+    """The registry's family of an algorithm (``crates/cc/src/registry.rs``), or None for a
+    name it does not know."""
+    from .algorithms import registry
+
+    algo = registry().get(cc)
+    return algo.family if algo is not None else None
+
+
 def bbr_modes(run: RunData) -> pd.DataFrame | None:
     """Mode labels of the BBR-family flows (one column per flow), or None if none report it."""
     col = mode_column(run.series)
     if col is None:
         return None
-    ids = [
-        i
-        for i in run.flows.index
-        if "bbr" in str(run.flows.loc[i, "cc"]).lower()
-        or "bbq" in str(run.flows.loc[i, "cc"]).lower()
-    ]
+    ids = [i for i in run.flows.index if family(str(run.flows.loc[i, "cc"])) in BBR_FAMILIES]
     if not ids:
         return None
     sel = run.series[run.series["flow"].isin(ids)]

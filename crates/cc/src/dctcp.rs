@@ -36,6 +36,7 @@ pub const DCTCP_MAX_ALPHA: u32 = 1024;
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "dctcp",
+    family: crate::registry::Family::Ecn,
     summary: "DCTCP: ECN-fraction EWMA alpha, cwnd cut by alpha/2 per window with marks",
     source: "Linux net/ipv4/tcp_dctcp.c; Alizadeh et al. SIGCOMM 2010; RFC 8257",
     params: &[

@@ -75,6 +75,7 @@ static PARAMS: [ParamSpec; 2] = [
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "illinois",
+    family: crate::registry::Family::LossDelay,
     summary: "Illinois: loss-based AIMD with alpha/beta set by queueing delay",
     source: "Linux net/ipv4/tcp_illinois.c; Liu, Basar, Srikant 2006/2008, Sec. 3",
     params: &PARAMS,

@@ -7,6 +7,39 @@ use std::fmt;
 
 use crate::ops::CongestionOps;
 
+/// An algorithm's family: the signal its window or rate follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// Loss-based AIMD or cubic growth (Reno, CUBIC).
+    Loss,
+    /// Delay-based (Vegas).
+    Delay,
+    /// Loss-based with a delay-dependent step (Illinois).
+    LossDelay,
+    /// BBRv1's model (tcp_bbr.c) and the variants built on it: STARTUP, DRAIN,
+    /// PROBE_BW, PROBE_RTT.
+    Bbr,
+    /// BBRv2/v3's model (google/bbr): BBRv1's modes plus the PROBE_BW phases and
+    /// loss/ECN bounds.
+    Bbr3,
+    /// ECN-fraction based (DCTCP).
+    Ecn,
+}
+
+impl Family {
+    /// The name the front end and `tcplab algorithms` use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Loss => "loss",
+            Family::Delay => "delay",
+            Family::LossDelay => "loss_delay",
+            Family::Bbr => "bbr",
+            Family::Bbr3 => "bbr3",
+            Family::Ecn => "ecn",
+        }
+    }
+}
+
 /// The type of one algorithm parameter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ParamKind {
@@ -120,6 +153,9 @@ impl std::error::Error for CcError {}
 /// An algorithm's entry: the config is the factory (quinn's habit).
 pub struct AlgorithmSpec {
     pub name: &'static str,
+    /// What kind of congestion signal it acts on; the front end picks per-family
+    /// analyses by it (BBR's modes), never by the name.
+    pub family: Family,
     /// One line: what it is.
     pub summary: &'static str,
     /// The paper section or kernel file it follows.

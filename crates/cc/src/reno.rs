@@ -15,6 +15,7 @@ use crate::registry::{AlgorithmSpec, Params};
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "reno",
+    family: crate::registry::Family::Loss,
     summary: "NewReno: AIMD with slow start",
     source: "Linux net/ipv4/tcp_cong.c (tcp_reno_*)",
     params: &[],

@@ -67,6 +67,7 @@ static PARAMS: [ParamSpec; 3] = [
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "vegas",
+    family: crate::registry::Family::Delay,
     summary: "Vegas: delay-based, keeps alpha..beta segments queued",
     source: "Linux net/ipv4/tcp_vegas.c; Brakmo and Peterson, IEEE JSAC 1995, Sec. 3.2",
     params: &PARAMS,

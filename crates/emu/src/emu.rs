@@ -373,6 +373,7 @@ mod tests {
             delay_ns,
             buffer,
             loss: 0.0,
+            aqm: None,
         }
     }
 
@@ -398,7 +399,6 @@ mod tests {
                 onoff: None,
             }],
             events,
-            aqm: None,
             shaping: Default::default(),
             capture: vec![],
             links: Default::default(),

@@ -25,6 +25,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         delay_ns: rtt_ns / 8,
         buffer: None,
         loss: 0.0,
+        aqm: None,
     };
     WorldConfig {
         duration_ns: duration_s * 1_000_000_000,
@@ -36,6 +37,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
             delay_ns: rtt_ns / 4,
             buffer: Some(QueueLimit::Bytes(bdp)),
             loss: 0.0,
+            aqm: None,
         },
         bottleneck_reverse: None,
         flows: (0..n)
@@ -52,7 +54,6 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
             })
             .collect(),
         events: vec![],
-        aqm: None,
         shaping: Default::default(),
         capture: vec![],
         links: vec![],
@@ -163,7 +164,7 @@ fn main() {
     }
     let mut fq = dumbbell(10, 100_000_000, 30);
     fq.bottleneck.buffer = Some(QueueLimit::Packets(10240));
-    fq.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+    fq.bottleneck.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
         target_ns: 5_000_000,
         interval_ns: 100_000_000,
         quantum_bytes: 1514,

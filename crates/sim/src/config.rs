@@ -8,18 +8,23 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::contract::{ConfigError, QueueLimit};
+
 /// A dumbbell: N sender/receiver pairs, each with its own access links, sharing one
 /// bottleneck between two routers.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorldConfig {
     /// Simulated duration (ns).
+    #[schemars(extend("x-spec" = "experiment.duration"))]
     pub duration_ns: u64,
     /// Seed of the run's RNG; components draw from named sub-streams of it.
     #[serde(default)]
+    #[schemars(extend("x-spec" = "experiment.seed"))]
     pub seed: u64,
     /// Series sampling interval (ns); 0 records counters only.
     #[serde(default)]
+    #[schemars(extend("x-spec" = "experiment.sample_interval"))]
     pub sample_interval_ns: u64,
     #[serde(default)]
     pub tcp: TcpConfig,
@@ -28,15 +33,12 @@ pub struct WorldConfig {
     /// The ACK direction of the bottleneck, router B -> router A. Default: same rate and
     /// delay as the data direction, no loss, an unlimited queue (never a bottleneck).
     #[serde(default)]
+    #[schemars(extend("x-spec" = "bottleneck.reverse"))]
     pub bottleneck_reverse: Option<LinkConfig>,
     pub flows: Vec<FlowConfig>,
     /// Changes to the bottleneck (data direction) during the run.
     #[serde(default)]
     pub events: Vec<LinkEvent>,
-    /// The bottleneck's (data direction) queue discipline; `None`: drop-tail. Its hard
-    /// limit is `bottleneck.buffer`.
-    #[serde(default)]
-    pub aqm: Option<crate::net::aqm::AqmConfig>,
     /// Traces and policers by link name (net/shaping.rs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub shaping: BTreeMap<String, crate::net::shaping::Shaping>,
@@ -56,7 +58,7 @@ pub struct WorldConfig {
 }
 
 /// A constant-rate source (source.rs): fixed-size packets at a fixed rate, no ACKs.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SourceConfig {
     /// Sending rate while on (bit/s, wire bytes), > 0.
@@ -65,6 +67,7 @@ pub struct SourceConfig {
     #[serde(default = "default_packet_bytes")]
     pub packet_bytes: u32,
     /// Source host -> router A.
+    #[schemars(extend("x-spec" = "access"))]
     pub sender_access: LinkConfig,
     /// Router B -> receiving host.
     pub receiver_access: LinkConfig,
@@ -83,7 +86,7 @@ fn default_packet_bytes() -> u32 {
 
 /// Alternating on and off periods, starting with an on period; fixed lengths, or
 /// exponential with these means.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OnOffConfig {
     pub on_ns: u64,
@@ -93,11 +96,12 @@ pub struct OnOffConfig {
 }
 
 /// TCP settings shared by every flow of the run.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
     /// Payload bytes per segment (Linux `mss_cache` on a 1500-byte Ethernet path with
     /// timestamps: 1448).
+    #[schemars(range(min = 1, max = 65495))]
     pub mss_bytes: u32,
     /// Header bytes added on the wire (20 IP + 20 TCP + 12 timestamp option = 52).
     pub header_bytes: u32,
@@ -134,7 +138,7 @@ pub struct TcpConfig {
 }
 
 /// `tcp.receive_buffer`.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ReceiveBuffer {
     /// Linux 6.18's receive-buffer autotuning (`tcp_moderate_rcvbuf = 1`, the default).
@@ -163,7 +167,7 @@ impl Default for TcpConfig {
 }
 
 /// One direction of a point-to-point link and the queue at its sending side.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
     /// Line rate (bit/s), > 0.
@@ -176,18 +180,14 @@ pub struct LinkConfig {
     /// Bernoulli loss probability for packets entering this link, in [0, 1).
     #[serde(default)]
     pub loss: f64,
-}
-
-/// A drop-tail limit, in packets or bytes (wire bytes), > 0.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum QueueLimit {
-    Packets(u64),
-    Bytes(u64),
+    /// The queue discipline at this link's sending side; `None`: drop-tail. Its hard
+    /// limit is `buffer`. Only the bottleneck's data direction may have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<crate::net::aqm::AqmConfig>,
 }
 
 /// One sender/receiver pair.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowConfig {
     /// Registered algorithm name.
@@ -196,6 +196,7 @@ pub struct FlowConfig {
     #[serde(default)]
     pub params: BTreeMap<String, serde_json::Value>,
     /// Sender host -> router A (and the reverse direction uses the same rate and delay).
+    #[schemars(extend("x-spec" = "access"))]
     pub sender_access: LinkConfig,
     /// Router B -> receiver host (and back).
     pub receiver_access: LinkConfig,
@@ -210,14 +211,14 @@ pub struct FlowConfig {
     /// ECN for this flow, overriding `tcp.ecn`.
     #[serde(default)]
     pub ecn: Option<bool>,
-    /// The application alternates on and off periods from `start_ns` (world_onoff.rs);
+    /// The application alternates on and off periods from `start_ns` (world/onoff.rs);
     /// `None`: always on. Absent from the JSON unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub onoff: Option<OnOffConfig>,
 }
 
 /// What the sending application offers.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum AppConfig {
     /// Always has data (iperf-like).
@@ -228,7 +229,7 @@ pub enum AppConfig {
 }
 
 /// A scheduled change of the bottleneck's data direction.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LinkEvent {
     pub at_ns: u64,
@@ -239,21 +240,6 @@ pub struct LinkEvent {
     #[serde(default)]
     pub loss: Option<f64>,
 }
-
-/// A configuration error: the field path (`flows[1].cc`) and what is allowed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConfigError {
-    pub field: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.field, self.message)
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// Series rows a run may record (each row is ~100 bytes in memory): a guard against a
 /// sampling interval that would exhaust memory.
@@ -315,11 +301,11 @@ impl WorldConfig {
             }
         }
         check_link("bottleneck", &self.bottleneck, t)?;
+        if let Some(a) = &self.bottleneck.aqm {
+            a.validate("bottleneck.aqm")?;
+        }
         if let Some(r) = &self.bottleneck_reverse {
             check_link("bottleneck_reverse", r, t)?;
-        }
-        if let Some(a) = &self.aqm {
-            a.validate("aqm")?;
         }
         if self.flows.is_empty() && self.sources.is_empty() {
             return Err(err("flows", "at least one flow or source is required"));
@@ -418,44 +404,56 @@ impl WorldConfig {
         &self,
         i: usize,
     ) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
-        use tcplab_cc::registry::{self, CcError};
-        use tcplab_cc::ParamValue;
         let f = &self.flows[i];
-        let p = format!("flows[{i}]");
-        let mut out = BTreeMap::new();
-        for (k, v) in &f.params {
-            let pv = match v {
-                serde_json::Value::Bool(b) => ParamValue::Bool(*b),
-                serde_json::Value::Number(n) => ParamValue::Num(n.as_f64().unwrap_or(f64::NAN)),
-                other => {
-                    return Err(err(
-                        format!("{p}.params.{k}"),
-                        format!("expected a number or a boolean, got {other}"),
-                    ))
-                }
-            };
-            out.insert(k.clone(), pv);
-        }
-        match registry::find(&f.cc) {
-            None => Err(err(
-                format!("{p}.cc"),
-                CcError::UnknownAlgorithm { name: f.cc.clone() }.to_string(),
-            )),
-            Some(spec) => match spec.validate(&out) {
-                Ok(_) => Ok(out),
-                Err(e @ CcError::UnknownParam { .. }) => {
-                    let name = match &e {
-                        CcError::UnknownParam { param, .. } => param.clone(),
-                        _ => unreachable!(),
-                    };
-                    Err(err(format!("{p}.params.{name}"), e.to_string()))
-                }
-                Err(e @ CcError::BadParam { param, .. }) => {
-                    Err(err(format!("{p}.params.{param}"), e.to_string()))
-                }
-                Err(e) => Err(err(format!("{p}.cc"), e.to_string())),
-            },
-        }
+        check_cc(&f.cc, &f.params).map_err(|e| err(format!("flows[{i}].{}", e.field), e.message))
+    }
+}
+
+/// Check an algorithm name and its parameters against the registry; the error's field is
+/// relative to the flow (`cc` or `params.<name>`). The front end asks this too
+/// (`tcplab._engine.check_params`), so there is one implementation of the rules.
+pub fn check_cc(
+    cc: &str,
+    params: &BTreeMap<String, serde_json::Value>,
+) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
+    use tcplab_cc::registry::{self, CcError};
+    use tcplab_cc::ParamValue;
+    let mut out = BTreeMap::new();
+    for (k, v) in params {
+        let pv = match v {
+            serde_json::Value::Bool(b) => ParamValue::Bool(*b),
+            serde_json::Value::Number(n) => ParamValue::Num(n.as_f64().unwrap_or(f64::NAN)),
+            other => {
+                return Err(err(
+                    format!("params.{k}"),
+                    format!("expected a number or a boolean, got {other}"),
+                ))
+            }
+        };
+        out.insert(k.clone(), pv);
+    }
+    match registry::find(cc) {
+        None => Err(err(
+            "cc",
+            CcError::UnknownAlgorithm {
+                name: cc.to_string(),
+            }
+            .to_string(),
+        )),
+        Some(spec) => match spec.validate(&out) {
+            Ok(_) => Ok(out),
+            Err(e @ CcError::UnknownParam { .. }) => {
+                let name = match &e {
+                    CcError::UnknownParam { param, .. } => param.clone(),
+                    _ => unreachable!(),
+                };
+                Err(err(format!("params.{name}"), e.to_string()))
+            }
+            Err(e @ CcError::BadParam { param, .. }) => {
+                Err(err(format!("params.{param}"), e.to_string()))
+            }
+            Err(e) => Err(err("cc", e.to_string())),
+        },
     }
 }
 
@@ -522,6 +520,12 @@ fn check_loss(field: &str, loss: f64) -> Result<(), ConfigError> {
 }
 
 fn check_link(path: &str, l: &LinkConfig, tcp: &TcpConfig) -> Result<(), ConfigError> {
+    if l.aqm.is_some() && path != "bottleneck" {
+        return Err(err(
+            format!("{path}.aqm"),
+            "a queue discipline is modelled on the bottleneck's data direction only",
+        ));
+    }
     if l.rate_bps == 0 {
         return Err(err(format!("{path}.rate_bps"), "must be > 0"));
     }

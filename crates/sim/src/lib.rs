@@ -20,10 +20,12 @@
 
 pub mod app;
 pub mod config;
+pub mod contract;
 pub mod net;
 pub mod onoff;
 pub mod record;
 pub mod rng;
+pub mod schema;
 pub mod sched;
 pub mod source;
 pub mod tcp;

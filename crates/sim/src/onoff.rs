@@ -1,5 +1,5 @@
 //! On/off periods, shared by constant-rate sources (source.rs) and on/off TCP flows
-//! (world_onoff.rs): on and off periods alternate, starting with an on period; their
+//! (world/onoff.rs): on and off periods alternate, starting with an on period; their
 //! lengths are fixed, or exponential with the configured means (as ns-3's
 //! `OnOffApplication` with `ExponentialRandomVariable` on/off times), drawn from one named
 //! RNG stream per source or flow so that a run stays a function of (config, seed).

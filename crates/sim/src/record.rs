@@ -13,10 +13,10 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use tcplab_cc::InfoValue;
+use tcplab_cc::{InfoField, InfoValue};
 
 /// One column of a table.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Column {
     U64(Vec<u64>),
@@ -49,10 +49,38 @@ impl Column {
     }
 }
 
-/// Named columns of equal length, in a fixed order.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// Named columns of equal length, in a fixed order. It crosses to Python (and JSON) as
+/// one map from column name to values, in that order.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
     pub columns: Vec<(String, Column)>,
+}
+
+impl Serialize for Table {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.columns.iter().map(|(n, c)| (n, c)))
+    }
+}
+
+impl schemars::JsonSchema for Table {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Table".into()
+    }
+    fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "Column name -> values, all columns of one length, in a fixed order.",
+            "type": "object",
+            "additionalProperties": g.subschema_for::<Column>(),
+        })
+    }
+}
+
+/// `captures` as one map from link name to its table, like a table's columns.
+fn serialize_named_tables<S: serde::Serializer>(
+    tables: &[(String, Table)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.collect_map(tables.iter().map(|(n, t)| (n, t)))
 }
 
 impl Table {
@@ -65,7 +93,7 @@ impl Table {
 }
 
 /// Exact per-flow counters.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct FlowCounters {
     pub cc: String,
     pub sent_packets: u64,
@@ -96,12 +124,13 @@ pub struct FlowCounters {
     pub stop_ns: u64,
     /// A finite transfer: when its last byte was delivered in order (None: not finished,
     /// or bulk). Flow completion time = completed_ns - start_ns.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub completed_ns: Option<u64>,
 }
 
 /// Exact per-queue counters (packets; data and ACKs). enqueued = departed + dropped +
 /// backlog; `random_loss` is the part of `dropped` that was random.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct QueueReport {
     pub name: String,
     pub enqueued: u64,
@@ -115,7 +144,7 @@ pub struct QueueReport {
 }
 
 /// Everything a run produces.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunOutput {
     pub flows: Vec<FlowCounters>,
     /// Constant-rate sources (source.rs), apart from the TCP flows.
@@ -132,10 +161,16 @@ pub struct RunOutput {
     pub events_processed: u64,
     pub duration_ns: u64,
     /// Per captured link (config `capture`), its departures (net/capture.rs).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "serialize_named_tables"
+    )]
+    #[schemars(with = "std::collections::BTreeMap<String, Table>")]
     pub captures: Vec<(String, Table)>,
-    /// Departures not captured because the capture limit was reached.
-    pub capture_missed: u64,
+    /// Departures not captured because the capture limit was reached; `None` when no
+    /// link is captured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture_missed: Option<u64>,
 }
 
 /// The values of one flow at a sample time, gathered by the world.
@@ -161,6 +196,49 @@ struct Last {
     delivered_bytes: u64,
     sent_bytes: u64,
     retransmits: u64,
+}
+
+/// The type of a column, as `series_columns` announces it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColumnKind {
+    U64,
+    F64,
+    Str,
+}
+
+impl ColumnKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnKind::U64 => "u64",
+            ColumnKind::F64 => "f64",
+            ColumnKind::Str => "str",
+        }
+    }
+}
+
+/// The series columns a run writes when its flows' algorithms report `info` (one list
+/// per flow), in `Recorder::finish`'s order: the fixed columns, then the algorithms'
+/// numeric `cc_*` columns and their label columns, each by name. Another backend (the
+/// kernel's) writes exactly these, so both backends' series have one schema.
+pub fn series_columns(infos: &[Vec<InfoField>]) -> Vec<(String, ColumnKind)> {
+    let mut cols = vec![
+        ("time_ns".to_string(), ColumnKind::U64),
+        ("flow".to_string(), ColumnKind::U64),
+    ];
+    cols.extend(F64_NAMES.iter().map(|n| (n.to_string(), ColumnKind::F64)));
+    cols.push(("retransmits".into(), ColumnKind::U64));
+    cols.push(("ca_state".into(), ColumnKind::Str));
+    let mut num = std::collections::BTreeSet::new();
+    let mut label = std::collections::BTreeSet::new();
+    for (name, v) in infos.iter().flatten() {
+        match v {
+            InfoValue::Num(_) => num.insert(*name),
+            InfoValue::Label(_) => label.insert(*name),
+        };
+    }
+    cols.extend(num.into_iter().map(|n| (format!("cc_{n}"), ColumnKind::F64)));
+    cols.extend(label.into_iter().map(|n| (format!("cc_{n}"), ColumnKind::Str)));
+    cols
 }
 
 /// Accumulates the sampled series.

@@ -32,7 +32,7 @@ use crate::rng::RunRng;
 use crate::time::{SimTime, NS_PER_S};
 
 /// The per-source counters reported at the end of a run.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct SourceCounters {
     pub rate_bps: u64,
     pub packet_bytes: u32,

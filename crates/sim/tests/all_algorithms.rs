@@ -30,3 +30,31 @@ fn every_algorithm_survives_loss_and_conserves_packets() {
         }
     }
 }
+
+/// `world::series_columns` announces, without running, exactly the series columns a run
+/// writes (names, order and types), for every registered algorithm: the kernel backend
+/// writes its series by this list.
+#[test]
+fn announced_series_columns_are_the_written_ones() {
+    use tcplab_sim::record::{Column, ColumnKind};
+    for spec in tcplab_cc::registry::ALGORITHMS {
+        let mut cfg = dumbbell(spec.name, 2, 20_000_000, 20 * MS, 2.0, 2 * S);
+        cfg.sample_interval_ns = 100 * MS;
+        let announced = tcplab_sim::world::series_columns(&cfg).unwrap();
+        let out = World::run_config(&cfg).unwrap();
+        let written: Vec<(String, ColumnKind)> = out
+            .series
+            .columns
+            .iter()
+            .map(|(n, c)| {
+                let kind = match c {
+                    Column::U64(_) => ColumnKind::U64,
+                    Column::F64(_) => ColumnKind::F64,
+                    Column::Str(_) => ColumnKind::Str,
+                };
+                (n.clone(), kind)
+            })
+            .collect();
+        assert_eq!(announced, written, "{}", spec.name);
+    }
+}

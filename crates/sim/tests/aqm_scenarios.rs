@@ -65,7 +65,7 @@ fn dctcp_with_step_marking_keeps_the_queue_near_k_at_full_utilisation() {
     let mut cfg = dumbbell("dctcp", 2, 1_000_000_000, 250_000, 20.0, 3 * S);
     fast_access(&mut cfg);
     cfg.sample_interval_ns = MS;
-    cfg.aqm = Some(AqmConfig::Step {
+    cfg.bottleneck.aqm = Some(AqmConfig::Step {
         k_pkts: k,
         ecn: true,
     });
@@ -105,7 +105,7 @@ fn codel_holds_a_cubic_flows_standing_queue_near_its_target() {
     let mut cfg = dumbbell("cubic", 1, 20_000_000, 50 * MS, 1.0, 40 * S);
     fast_access(&mut cfg);
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
-    cfg.aqm = Some(AqmConfig::Codel(CodelConfig {
+    cfg.bottleneck.aqm = Some(AqmConfig::Codel(CodelConfig {
         target_ns: 5 * MS,
         interval_ns: 100 * MS,
         ecn: false,
@@ -126,7 +126,7 @@ fn codel_holds_a_cubic_flows_standing_queue_near_its_target() {
     let util = total_throughput(&out, 1, 5 * S, 40 * S) * WIRE_PER_PAYLOAD / 20e6;
     // The same flow over a 1000-packet drop-tail buffer, for contrast.
     let mut dt = cfg.clone();
-    dt.aqm = None;
+    dt.bottleneck.aqm = None;
     let out_dt = World::run_config(&dt).expect("run");
     let backlog_dt: Vec<f64> = q_u64(&out_dt, "backlog_bytes")
         .iter()
@@ -165,7 +165,7 @@ fn fq_codel_gives_flows_of_different_rtts_near_equal_shares() {
     cfg.flows[1].sender_access.delay_ns += 17_500_000;
     cfg.flows[1].receiver_access.delay_ns += 17_500_000;
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(10240));
-    cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+    cfg.bottleneck.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
         target_ns: 5 * MS,
         interval_ns: 100 * MS,
         quantum_bytes: 1514,
@@ -182,7 +182,7 @@ fn fq_codel_gives_flows_of_different_rtts_near_equal_shares() {
     let j = jain(&s);
     let util = s.iter().sum::<f64>() * WIRE_PER_PAYLOAD / 20e6;
     let mut dt = cfg.clone();
-    dt.aqm = None;
+    dt.bottleneck.aqm = None;
     dt.bottleneck.buffer = Some(QueueLimit::Packets(100));
     let s_dt = shares(&World::run_config(&dt).expect("run"));
     eprintln!(
@@ -208,7 +208,7 @@ fn cubic_with_ecn_over_codel_with_ecn_is_controlled_by_marks_not_losses() {
     fast_access(&mut cfg);
     cfg.tcp.ecn = true;
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
-    cfg.aqm = Some(AqmConfig::Codel(CodelConfig {
+    cfg.bottleneck.aqm = Some(AqmConfig::Codel(CodelConfig {
         target_ns: 5 * MS,
         interval_ns: 100 * MS,
         ecn: true,
@@ -236,7 +236,7 @@ fn pie_holds_a_cubic_flows_queueing_delay_near_its_target() {
     let mut cfg = dumbbell("cubic", 2, 20_000_000, 50 * MS, 1.0, 60 * S);
     fast_access(&mut cfg);
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(1000));
-    cfg.aqm = Some(AqmConfig::Pie(PieConfig {
+    cfg.bottleneck.aqm = Some(AqmConfig::Pie(PieConfig {
         target_ns: 15 * MS,
         tupdate_ns: 15 * MS,
         alpha: 2,
@@ -268,7 +268,7 @@ fn red_controls_the_queue_around_its_lower_threshold() {
     fast_access(&mut cfg);
     cfg.bottleneck.buffer = Some(QueueLimit::Bytes(300_000));
     let mut dt = cfg.clone();
-    cfg.aqm = Some(AqmConfig::Red(RedConfig {
+    cfg.bottleneck.aqm = Some(AqmConfig::Red(RedConfig {
         min_bytes: 30_000,
         max_bytes: 90_000,
         max_p: 0.1,
@@ -287,7 +287,7 @@ fn red_controls_the_queue_around_its_lower_threshold() {
     let out = World::run_config(&cfg).expect("run");
     let mean_b = mean_backlog(&out);
     let util = total_throughput(&out, 4, 10 * S, 60 * S) * WIRE_PER_PAYLOAD / 20e6;
-    dt.aqm = None;
+    dt.bottleneck.aqm = None;
     let mean_dt = mean_backlog(&World::run_config(&dt).expect("run"));
     eprintln!("red + 4 cubic: mean backlog {mean_b:.0} bytes (min 30000, max 90000), utilisation {util:.4}; drop-tail 300 kB: {mean_dt:.0} bytes");
     // Around min_th: within [min/2, (min + max)/2], far below drop-tail's level.

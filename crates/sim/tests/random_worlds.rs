@@ -40,6 +40,7 @@ fn link() -> impl Strategy<Value = LinkConfig> {
             delay_ns,
             buffer,
             loss,
+            aqm: None,
         })
 }
 
@@ -140,10 +141,9 @@ fn world() -> impl Strategy<Value = WorldConfig> {
                     ecn,
                     ..TcpConfig::default()
                 },
-                bottleneck,
+                bottleneck: LinkConfig { aqm, ..bottleneck },
                 bottleneck_reverse,
                 flows,
-                aqm,
                 events: evs
                     .into_iter()
                     .map(|(at_ns, rate_bps, delay_ns)| LinkEvent {

@@ -252,7 +252,7 @@ fn an_on_off_cubic_flow_sends_only_in_its_on_periods() {
         }
         assert!(at(2 * k * S + 500 * MS) > 0.0, "on period {k}");
     }
-    // No idle restart (tcp_cwnd_restart is not modelled, world_onoff.rs): cwnd at the end
+    // No idle restart (tcp_cwnd_restart is not modelled, world/onoff.rs): cwnd at the end
     // of an off period is what it was halfway through it.
     let cwnd = common::f64_col(&out, "cwnd_pkts");
     let cw = |ns: u64| cwnd[t.iter().position(|&x| x == ns).unwrap()];
@@ -280,7 +280,7 @@ fn fq_codel_isolates_cubic_from_an_overloading_cbr_source() {
     // quantum rounding).
     let mut cfg = dumbbell("cubic", 1, 10_000_000, 40 * MS, 1.0, 30 * S);
     cfg.bottleneck.buffer = Some(QueueLimit::Packets(10240));
-    cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+    cfg.bottleneck.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
         target_ns: 5 * MS,
         interval_ns: 100 * MS,
         quantum_bytes: 1514,
@@ -326,7 +326,7 @@ fn random_worlds_with_sources_and_on_off_flows_conserve_packets() {
         cfg.bottleneck.loss = if pick(3) == 0 { 0.01 } else { 0.0 };
         if pick(3) == 0 {
             cfg.bottleneck.buffer = Some(QueueLimit::Packets(1 + pick(200)));
-            cfg.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+            cfg.bottleneck.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
                 target_ns: 5 * MS,
                 interval_ns: 100 * MS,
                 quantum_bytes: 1514,

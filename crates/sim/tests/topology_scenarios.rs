@@ -92,6 +92,7 @@ fn reverse_traffic_puts_acks_in_a_congested_queue() {
             delay_ns: 5 * MS,
             buffer: Some(QueueLimit::Bytes(50_000)),
             loss: 0.0,
+            aqm: None,
         });
         cfg
     };

@@ -31,7 +31,9 @@ Resolution choices (each documented here because it shapes every result):
 
 from __future__ import annotations
 
+import functools
 import json
+import re
 from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -342,7 +344,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         config["tcp"]["rcv_truesize"] = s.tcp.rcv_truesize
     if b.aqm is not None:
         wire = s.tcp.mss + s.tcp.header
-        config["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
+        config["bottleneck"]["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
     # Only when used, so that existing specs keep their engine config and run digests.
     if b.reverse is not None:
         r = b.reverse
@@ -415,56 +417,77 @@ def run_config(
         raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
 
 
-_FIELD_NAMES = {
-    "duration_ns": "duration",
-    "sample_interval_ns": "sample_interval",
-    "rate_bps": "rate",
-    "delay_ns": "delay",
-    "start_ns": "start",
-    "stop_ns": "stop",
-    "at_ns": "at",
-    "mss_bytes": "mss",
-    "header_bytes": "header",
-    "sender_access": "access",
-    "target_ns": "target",
-    "interval_ns": "interval",
-    "tupdate_ns": "tupdate",
-    "quantum_bytes": "quantum",
-    "k_pkts": "k",
-    "max_p": "probability",
-    "min_bytes": "min",
-    "max_bytes": "max",
-    "avpkt_bytes": "avpkt",
-    "burst_pkts": "burst",
-    "bottleneck_reverse": "bottleneck.reverse",
-    "packet_bytes": "packet",
-    "on_ns": "on",
-    "off_ns": "off",
-}
+@functools.lru_cache(maxsize=1)
+def engine_schema() -> dict[str, Any]:
+    """The engine's contract as JSON Schema: ``{"world_config", "run_output"}``, exported
+    from the Rust types (``crates/sim/src/schema.rs``)."""
+    return json.loads(engine().schema())
+
+
+_UNIT_SUFFIX = re.compile(r"_(ns|bps|bytes|pkts)$")
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+
+
+def _deref(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def _property(node: dict[str, Any], name: str, defs: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema of field ``name`` of an object (or of an Option / tagged enum of them)."""
+    node = _deref(node, defs)
+    if name in node.get("properties", {}):
+        return node["properties"][name]
+    for alt in node.get("anyOf", []) + node.get("oneOf", []):
+        if (found := _property(alt, name, defs)) is not None:
+            return found
+    return None
+
+
+def _item(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    node = _deref(node, defs)
+    if "items" in node:
+        return node["items"]
+    for alt in node.get("anyOf", []):
+        if _deref(alt, defs).get("type") == "array":
+            return _deref(alt, defs)["items"]
+    return {}
 
 
 def spec_field(config_field: str, spec: Spec) -> str:
     """The spec path of an engine config field: ``flows[3].sender_access.rate_bps`` ->
     ``flows[1].access.rate`` (flow 3 belongs to group 1), ``duration_ns`` ->
-    ``experiment.duration``."""
-    import re
+    ``experiment.duration``.
 
-    parts = config_field.split(".")
-    head = parts[0]
-    m = re.fullmatch(r"(flows|sources)\[(\d+)\]", head)
-    if m:
-        k, group = int(m.group(2)), 0
-        for g, f in enumerate(spec.flows if m.group(1) == "flows" else spec.sources):
-            if k < f.count:
-                group = g
-                break
-            k -= f.count
-        parts[0] = f"{m.group(1)}[{group}]"
-    elif head in ("duration_ns", "sample_interval_ns", "seed"):
-        parts.insert(0, "experiment")
-    elif head == "aqm":
-        parts.insert(0, "bottleneck")
-    return ".".join(_FIELD_NAMES.get(p, p) for p in parts)
+    The names come from the engine's schema: a field's ``x-spec`` where it has one, else
+    its name without the unit suffix. Expanded flows and sources map back to the group
+    that produced them: that is the one step the schema cannot know.
+    """
+    root = engine_schema()["world_config"]
+    defs = root.get("$defs", {})
+    node: dict[str, Any] = root
+    out: list[str] = []
+    for part in config_field.split("."):
+        m = _SEGMENT.fullmatch(part)
+        if m is None:
+            return config_field
+        name, indices = m.group(1), [int(i) for i in re.findall(r"\d+", m.group(2))]
+        prop = _property(node, name, defs)
+        spec_name = (prop or {}).get("x-spec") or _UNIT_SUFFIX.sub("", name)
+        if name in ("flows", "sources") and not out and indices:
+            k, group = indices[0], 0
+            for g, f in enumerate(spec.flows if name == "flows" else spec.sources):
+                if k < f.count:
+                    group = g
+                    break
+                k -= f.count
+            indices[0] = group
+        out.append(spec_name + "".join(f"[{i}]" for i in indices))
+        node = prop or {}
+        for _ in indices:
+            node = _item(node, defs)
+    return ".".join(out)
 
 
 def check_with_engine(spec: Spec) -> dict[str, Any]:

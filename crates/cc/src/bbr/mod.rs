@@ -359,6 +359,7 @@ macro_rules! bbr_param_specs {
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr",
+    family: crate::registry::Family::Bbr,
     summary: "BBR v1: model-based pacing at the bottleneck bandwidth, cwnd 2 BDP",
     source: "Linux net/ipv4/tcp_bbr.c (BBR v1), lib/win_minmax.c",
     params: bbr_param_specs![],

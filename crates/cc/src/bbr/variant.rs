@@ -25,6 +25,7 @@
 //! ```ignore
 //! pub static SPEC: AlgorithmSpec = AlgorithmSpec {
 //!     name: "bbr-xyz",
+//!     family: crate::registry::Family::Bbr,
 //!     params: bbr_param_specs![ALPHA],           // BBR's knobs + the paper's
 //!     build: |p| Box::new(BbrFamily::new(BbrConfig::from_params(p), Xyz::new(p))),
 //!     ..

@@ -382,6 +382,7 @@ pub static PARAMS: &[ParamSpec] = &[
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr3",
+    family: crate::registry::Family::Bbr3,
     summary:
         "BBRv3: BBR with loss/ECN bounds (bw_lo/hi, inflight_lo/hi), PROBE_BW DOWN/CRUISE/REFILL/UP",
     source: "google/bbr branch v3, net/ipv4/tcp_bbr.c (BBR_VERSION 3)",

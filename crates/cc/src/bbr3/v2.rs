@@ -211,6 +211,7 @@ pub static PARAMS_V2: &[ParamSpec] = &[
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr2",
+    family: crate::registry::Family::Bbr3,
     summary: "BBRv2 (alpha): BBR with loss/ECN bounds, PROBE_BW DOWN (0.75)/CRUISE/REFILL/UP; shares bbr3's code",
     source: "google/bbr branch v2alpha, net/ipv4/tcp_bbr2.c",
     params: PARAMS_V2,

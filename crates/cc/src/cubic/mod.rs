@@ -57,6 +57,7 @@ pub const HZ: u32 = 1000;
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "cubic",
+    family: crate::registry::Family::Loss,
     summary: "CUBIC: cubic window growth in time since the last loss, with HyStart",
     source: "Linux net/ipv4/tcp_cubic.c v2.3; Ha, Rhee, Xu 2008; Ha, Rhee 2008 (HyStart)",
     params: &PARAMS,

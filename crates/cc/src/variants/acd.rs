@@ -199,6 +199,7 @@ const HALVE_ONCE: ParamSpec = ParamSpec {
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr-acd",
+    family: crate::registry::Family::Bbr,
     summary: "BBR that halves cwnd on loss only when the RTT shows actual congestion",
     source: "Mahmud et al., BBR-ACD, Electronics 2020, Section 4, Figures 6-8",
     params: bbr_param_specs![ALPHA_US, HALVE_ONCE],

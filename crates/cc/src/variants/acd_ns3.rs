@@ -44,6 +44,7 @@ use super::acd::{CongestionProbe, ACD_ALPHA_US};
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr-acd-ns3",
+    family: crate::registry::Family::Bbr,
     summary: "BBR-ACD as the authors' ns-3 code behaves (profile, not the paper's Figure 7)",
     source: "Mahmud et al., BBR-ACD, Electronics 2020, ref. [32] ns-3 code as reviewed in \
              tcplab issue 8: detector never fires, cwnd halved on every Recovery ACK, \
@@ -54,6 +55,7 @@ pub static SPEC: AlgorithmSpec = AlgorithmSpec {
 
 pub static BASELINE_SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr-ns3-acd-baseline",
+    family: crate::registry::Family::Bbr,
     summary: "the BBR baseline of the BBR-ACD authors' ns-3 code: conservation ends after one ACK",
     source: "Mahmud et al., BBR-ACD, Electronics 2020, ref. [32] ns-3 code as reviewed in \
              tcplab issue 8; otherwise tcp_bbr.c",

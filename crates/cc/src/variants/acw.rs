@@ -168,6 +168,7 @@ const D_WINDOW_ROUNDS: ParamSpec = ParamSpec {
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr-acw",
+    family: crate::registry::Family::Bbr,
     summary: "BBR whose PROBE_BW cwnd_gain adapts per flow to delivery rate, queue and loss",
     source: "Electronics 10(5):615 (2021), BBR-ACW, Section 4.2, Algorithm 1, Equations 1-2",
     params: bbr_param_specs![D_WINDOW_ROUNDS],

@@ -97,6 +97,7 @@ const PROBE_CAP_MS: ParamSpec = ParamSpec {
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbq",
+    family: crate::registry::Family::Bbr,
     summary: "BBR whose bandwidth probing is cut short while a persistent queue is seen",
     source: "Ma et al., Fairness of Congestion-Based Congestion Control, arXiv:1706.09115 \
              (core idea; details chosen, see module doc)",

@@ -214,6 +214,7 @@ const RESET_ON_LOWER_RTPROP: ParamSpec = ParamSpec {
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr-cws",
+    family: crate::registry::Family::Bbr,
     summary: "BBR that cuts cwnd to inflight/3 on loss and scales its cwnd cap by loss history",
     source: "Song, Kim and Cho, BBR-CWS, Electronics 2020, Section 4, Algorithm 1",
     params: bbr_param_specs![BETA, DELTA, MIN_FACTOR, RESET_ON_LOWER_RTPROP],

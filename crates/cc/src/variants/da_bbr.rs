@@ -76,6 +76,7 @@ const RTT_REF_MS: ParamSpec = ParamSpec {
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "da-bbr",
+    family: crate::registry::Family::Bbr,
     summary: "BBR whose cwnd cap shrinks with the flow's RTT by a regulating factor gamma",
     source: "Kim and Cho, Delay-Aware BBR, IEEE Access 2020 (core idea; gamma chosen, see \
              module doc)",

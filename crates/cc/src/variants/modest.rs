@@ -162,6 +162,7 @@ const S_MIN: ParamSpec = ParamSpec {
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "modest-bbr",
+    family: crate::registry::Family::Bbr,
     summary: "BBR that answers retransmissions with a BIC-like binary search on cwnd",
     source: "Zhang, Cui and Tso, Modest BBR, ISCC 2018, as given in BBR-CWS (Electronics 2020) \
              Section 5.2, Algorithm 2, Table 1",

@@ -53,6 +53,7 @@ pub(crate) fn reverse_of(cfg: &LinkConfig) -> LinkConfig {
         delay_ns: cfg.delay_ns,
         buffer: None,
         loss: 0.0,
+        aqm: None,
     }
 }
 

@@ -35,7 +35,8 @@
 
 use std::collections::VecDeque;
 
-use crate::config::{LinkEvent, QueueLimit};
+use crate::config::LinkEvent;
+use crate::contract::QueueLimit;
 use crate::net::aqm::{AqmOut, Qdisc};
 use crate::net::packet::{Packet, PacketKind};
 use crate::net::shaping::LinkExtras;

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use crate::time::SimTime;
 
 /// A policer's configuration.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PolicerConfig {
     /// Token rate (bit/s), > 0.

@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, TcpConfig};
+use crate::config::TcpConfig;
+use crate::contract::ConfigError;
 use crate::net::capture::Capture;
 use crate::net::link::Link;
 use crate::net::policer::{Policer, PolicerConfig};
@@ -44,7 +45,7 @@ impl LinkExtras {
 }
 
 /// What shapes one link direction.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Shaping {
     #[serde(default)]

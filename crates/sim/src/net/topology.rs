@@ -21,13 +21,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, LinkConfig, WorldConfig};
+use crate::config::{LinkConfig, WorldConfig};
+use crate::contract::ConfigError;
 use crate::net::dumbbell::{make, reverse_of, Dumbbell};
 use crate::net::link::NextHop;
 use crate::rng::RunRng;
 
 /// A named link beyond the dumbbell's bottleneck.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NamedLink {
     /// `[A-Za-z0-9_-]+`, not `bottleneck`, not ending in `_reverse`.

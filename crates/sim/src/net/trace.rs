@@ -45,7 +45,7 @@ pub const OPPORTUNITY_BYTES: u32 = 1500;
 pub const MAX_TRACE_OPPORTUNITIES: usize = 50_000_000;
 
 /// A trace as the engine receives it: the opportunities in ms, already read from the file.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
     /// Where it came from (for messages and reports only).

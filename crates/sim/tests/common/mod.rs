@@ -16,6 +16,7 @@ pub fn link(rate_bps: u64, delay_ns: u64) -> LinkConfig {
         delay_ns,
         buffer: None,
         loss: 0.0,
+        aqm: None,
     }
 }
 
@@ -56,11 +57,11 @@ pub fn dumbbell(
             delay_ns: one_way / 2,
             buffer: Some(buffer),
             loss: 0.0,
+            aqm: None,
         },
         bottleneck_reverse: None,
         flows,
         events: vec![],
-        aqm: None,
         shaping: Default::default(),
         capture: vec![],
         links: vec![],

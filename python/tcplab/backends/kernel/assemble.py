@@ -43,21 +43,13 @@ _KERNEL_CC = ("cc_bw_bps", "cc_min_rtt_ms", "cc_pacing_gain", "cc_cwnd_gain", "c
 
 
 def simulator_columns(config: dict[str, Any]) -> tuple[list[str], set[str]]:
-    """The series columns the simulator writes for this config, and which are labels:
-    taken from a one-interval simulation of it (milliseconds), so the schemas are equal
-    by construction whatever the algorithms report."""
-    from ..sim import run_config
+    """The series columns the simulator writes for this config, and which are labels, as
+    the engine announces them (``tcplab_sim::world::series_columns``, checked against real
+    runs of every algorithm by ``crates/sim/tests/all_algorithms.rs``)."""
+    from ..sim import config_json, engine
 
-    short = {
-        **config,
-        "duration_ns": config["sample_interval_ns"],
-        "events": [],
-        "flows": [{**f, "start_ns": 0, "stop_ns": None} for f in config["flows"]],
-    }
-    raw = run_config(short)
-    cols = list(raw["series"].keys())
-    labels = {c for c, v in raw["series"].items() if v and isinstance(v[0], str)}
-    return cols, labels
+    cols = engine().series_columns(config_json(config))
+    return [name for name, _ in cols], {name for name, kind in cols if kind == "str"}
 
 
 def _rate(cur: float | None, prev: float | None, dt_s: float) -> float:

@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit};
+use crate::contract::{ConfigError, QueueLimit};
 use crate::net::aqm::{check_time, over_limit, set_ce, AqmOut, Qdisc, TimedFifo, PSCHED_MTU};
 use crate::net::packet::Packet;
 use crate::time::SimTime;
@@ -34,7 +34,7 @@ fn default_interval() -> u64 {
     100_000_000 // codel_params_init: interval = MS2TIME(100)
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodelConfig {
     #[serde(default = "default_target")]

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit};
+use crate::contract::{ConfigError, QueueLimit};
 use crate::net::aqm::codel::{codel_dequeue, CodelParams, CodelSource, CodelVars};
 use crate::net::aqm::{check_time, AqmOut, Qdisc, TimedFifo, PSCHED_MTU};
 use crate::net::packet::Packet;
@@ -44,7 +44,7 @@ fn default_ecn() -> bool {
     true // fq_codel_init: cparams.ecn = true
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FqCodelConfig {
     #[serde(default = "default_target")]

@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit};
+use crate::contract::{ConfigError, QueueLimit};
 use crate::net::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
@@ -130,7 +130,7 @@ pub fn over_limit(limit: Option<QueueLimit>, pkts: u64, bytes: u64, size: u64) -
 
 /// The bottleneck's queue discipline, as the engine's JSON config gives it (Python
 /// resolves units and defaults; see README `[bottleneck] aqm`). Times in ns.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmConfig {
     /// Mark (or drop) an arrival when `k_pkts` or more packets wait.

@@ -26,7 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit};
+use crate::contract::{ConfigError, QueueLimit};
 use crate::net::aqm::{check_time, over_limit, set_ce, AqmOut, Qdisc, TimedFifo, PSCHED_MTU};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
@@ -45,7 +45,7 @@ fn default_beta() -> u32 {
     20 // pie_params_init: beta = 20 (units of 1/16)
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PieConfig {
     #[serde(default = "default_target")]

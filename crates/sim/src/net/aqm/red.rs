@@ -26,7 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ConfigError, QueueLimit};
+use crate::contract::{ConfigError, QueueLimit};
 use crate::net::aqm::{over_limit, set_ce, AqmOut, Qdisc, TimedFifo};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
@@ -39,7 +39,7 @@ fn default_avpkt() -> u64 {
     1000 // tc/q_red.c: avpkt default 1000 bytes
 }
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RedConfig {
     /// Thresholds on the average backlog (bytes).
@@ -47,6 +47,7 @@ pub struct RedConfig {
     pub max_bytes: u64,
     /// Marking probability reached at `max` (tc `probability`).
     #[serde(default = "default_probability")]
+    #[schemars(extend("x-spec" = "probability"))]
     pub max_p: f64,
     /// Average packet size (bytes), for Wlog and the idle decay (tc `avpkt`).
     #[serde(default = "default_avpkt")]

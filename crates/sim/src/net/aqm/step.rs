@@ -11,7 +11,7 @@
 //! Deviations: the occupancy is the qdisc's waiting packets; the one being serialized
 //! has left the queue (as in a Linux qdisc), while a switch buffer would still hold it.
 
-use crate::config::QueueLimit;
+use crate::contract::QueueLimit;
 use crate::net::aqm::{over_limit, set_ce, AqmOut, Qdisc, TimedFifo};
 use crate::net::packet::Packet;
 use crate::time::SimTime;

@@ -18,10 +18,25 @@ use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, Rate, SimTime};
 
-#[path = "world_onoff.rs"]
 mod onoff;
-#[path = "world_sources.rs"]
 mod sources;
+
+/// The series columns a run of `cfg` writes (`record::series_columns`), from its flows'
+/// algorithms as built for the run, without running it.
+pub fn series_columns(
+    cfg: &WorldConfig,
+) -> Result<Vec<(String, crate::record::ColumnKind)>, ConfigError> {
+    let mut infos = Vec::with_capacity(cfg.flows.len());
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let params = cfg.cc_params(i)?;
+        let cc = tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
+            field: format!("flows[{i}].cc"),
+            message: e.to_string(),
+        })?;
+        infos.push(cc.info());
+    }
+    Ok(crate::record::series_columns(&infos))
+}
 
 /// Why a run failed.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,7 +119,7 @@ pub struct World {
     routes: Option<crate::net::topology::Routes>,
     /// Constant-rate sources (source.rs); their packets' `flow` indexes this.
     sources: Vec<crate::source::Source>,
-    /// Per flow, its on/off periods (world_onoff.rs); empty if no flow has any.
+    /// Per flow, its on/off periods (world/onoff.rs); empty if no flow has any.
     onoff: Vec<Option<crate::onoff::Periods>>,
 }
 
@@ -114,7 +129,7 @@ impl World {
         cfg.validate()?;
         let rng = RunRng::new(cfg.seed);
         let mut net = dumbbell::build(cfg, &rng);
-        if let Some(aqm) = &cfg.aqm {
+        if let Some(aqm) = &cfg.bottleneck.aqm {
             let qdisc = aqm.build(
                 cfg.bottleneck.buffer,
                 Rate(cfg.bottleneck.rate_bps),
@@ -620,7 +635,7 @@ impl World {
                 .iter()
                 .filter_map(|l| l.extras.as_ref()?.capture.as_ref())
                 .map(|c| c.missed)
-                .sum(),
+                .reduce(|a, b| a + b),
             captures: crate::net::capture::tables(&self.links),
         })
     }

@@ -1,6 +1,6 @@
 //! The world's side of constant-rate sources (source.rs): building them, their send
 //! events, delivering their packets, and their conservation check. Kept apart from
-//! world.rs so that TCP's paths stay as they were; a source's packet is told apart by
+//! world/mod.rs so that TCP's paths stay as they were; a source's packet is told apart by
 //! its kind (`PacketKind::Datagram`), its `flow` being the source's index.
 
 use super::{Event, World};
