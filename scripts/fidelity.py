@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 import tcplab  # noqa: E402
-from tcplab.results import is_run_dir  # noqa: E402
+from tcplab.runs.directory import is_run_dir  # noqa: E402
 
 BACKENDS = ("sim", "kernel")
 

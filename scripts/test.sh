@@ -11,6 +11,9 @@ cd "$(dirname "$0")/.."
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q iproute2 >/dev/null || (apt-get update -q && apt-get install -y -q iproute2)
 fi
+# Lints first: formatting and clippy's warnings fail the run (README, "Tests").
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 cargo test --workspace --release
 cargo build --release -p tcplab-emu   # the kernel backend's link emulator
 if [ -z "${VIRTUAL_ENV:-}" ]; then
@@ -20,4 +23,6 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
 fi
 python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet -e ".[dev,ray]"
+python3 -m ruff check python tests scripts
+python3 -m ruff format --check python tests scripts
 python3 -m pytest -q tests

@@ -13,7 +13,7 @@ def fake_engine(monkeypatch):
     """Replace the compiled engine by tests/fake_engine.py for plumbing tests."""
     import fake_engine as fe
     import tcplab
-    from tcplab import algorithms
+    from tcplab.spec import algorithms
 
     monkeypatch.setitem(sys.modules, "tcplab._engine", fe)
     monkeypatch.setattr(tcplab, "_engine", fe, raising=False)

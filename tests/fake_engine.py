@@ -6,7 +6,6 @@ equally among the active flows."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 CALLS = {"run": 0}
 
@@ -70,7 +69,9 @@ def algorithms() -> list:
 def schema() -> str:
     """The real engine's exported contract, as committed (tests/test_schema.py keeps the
     file equal to the engine's export)."""
-    return (Path(__file__).resolve().parents[1] / "docs" / "schema.json").read_text()
+    from tcplab.spec.contract import SCHEMA_FILE
+
+    return SCHEMA_FILE.read_text()
 
 
 def check_params(cc: str, params_json: str):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from tcplab.results import Result
-from tcplab.rundata import RunData
-from tcplab.spec import parse_spec
-from tcplab.summary import flow_metrics, summarize
+from tcplab.analysis.rundata import RunData
+from tcplab.analysis.summary import flow_metrics, summarize
+from tcplab.runs.directory import Result
+from tcplab.spec.model import parse_spec
 
 SPEC = {
     "experiment": {"name": "handmade", "duration": "10s", "sample_interval": "100ms"},

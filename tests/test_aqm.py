@@ -7,7 +7,7 @@ import json
 import pytest
 from tcplab.backends.sim import world_config
 from tcplab.errors import SpecError
-from tcplab.spec import load_spec
+from tcplab.spec.model import load_spec
 
 BASE = """
 [experiment]
@@ -41,7 +41,9 @@ def errors(write_spec, **kw):
 
 def test_without_ecn_or_aqm_the_engine_config_has_no_new_keys(fake_engine, write_spec):
     cfg = world_config(spec(write_spec))
-    assert "aqm" not in cfg["bottleneck"] and "ecn" not in cfg["tcp"] and "ecn" not in cfg["flows"][0]
+    assert (
+        "aqm" not in cfg["bottleneck"] and "ecn" not in cfg["tcp"] and "ecn" not in cfg["flows"][0]
+    )
     # [tcp] ecn = false is the default and also adds nothing.
     cfg = world_config(spec(write_spec, tcp="ecn = false"))
     assert "ecn" not in cfg["tcp"]
@@ -89,7 +91,10 @@ def test_red_thresholds_in_bytes_with_tc_defaults(fake_engine, write_spec):
         spec(write_spec, bottleneck='aqm = { kind = "red", min = "20pkt", ecn = true }')
     )
     # 20 packets of 1500 wire bytes; max defaults to 3 min (tc/q_red.c).
-    assert cfg["bottleneck"]["aqm"]["min_bytes"] == 30_000 and cfg["bottleneck"]["aqm"]["max_bytes"] == 90_000
+    assert (
+        cfg["bottleneck"]["aqm"]["min_bytes"] == 30_000
+        and cfg["bottleneck"]["aqm"]["max_bytes"] == 90_000
+    )
     assert cfg["bottleneck"]["aqm"]["max_p"] == 0.02 and cfg["bottleneck"]["aqm"]["ecn"] is True
 
 
@@ -119,7 +124,7 @@ def test_bad_fields_are_named(fake_engine, write_spec):
 @pytest.mark.engine
 def test_dctcp_with_step_marking_end_to_end(tmp_path, write_spec):
     import pandas as pd
-    from tcplab.cli import main
+    from tcplab.cli.app import main
 
     text = BASE.format(
         bottleneck='aqm = { kind = "step", k = 20, ecn = true }\nbuffer = "500pkt"',
@@ -145,7 +150,7 @@ def test_dctcp_with_step_marking_end_to_end(tmp_path, write_spec):
 
 
 def test_overrides_reach_into_the_aqm_table(fake_engine, write_spec):
-    from tcplab.spec import apply_overrides, parse_spec
+    from tcplab.spec.model import apply_overrides, parse_spec
 
     raw = {
         "experiment": {"duration": "2s"},

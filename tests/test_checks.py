@@ -4,8 +4,9 @@
 import math
 
 import pytest
-from tcplab.checks import Check, evaluate, metric_value
-from tcplab.cli import main
+from tcplab.analysis.checks import evaluate, metric_value
+from tcplab.cli.app import main
+from tcplab.spec.checks import Check
 
 SUMMARY = {
     "aggregate": {"jain_index": 0.8, "utilization": 0.95},

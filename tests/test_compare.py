@@ -4,8 +4,8 @@ import json
 import math
 
 import pytest
-from tcplab.cli import main
-from tcplab.compare import compare_summaries
+from tcplab.cli.app import main
+from tcplab.report.compare import compare_summaries
 
 
 def _summary(share0, retx0, rtt0, util, cc1="cubic"):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import tcplab
-from tcplab.cli import main
+from tcplab.cli.app import main
 
 pytestmark = pytest.mark.engine
 
@@ -265,7 +265,7 @@ def test_engine_complaints_name_the_spec_field(tmp_path, capsys):
 
 def test_engine_field_paths_map_to_flow_groups():
     from tcplab.backends.sim import spec_field
-    from tcplab.spec import parse_spec
+    from tcplab.spec.model import parse_spec
 
     s = parse_spec(
         {

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tcplab.cli import main
+from tcplab.cli.app import main
 
 pytestmark = pytest.mark.engine
 

@@ -3,10 +3,10 @@ run_mininet.py) to specs, with the runner's semantics checked by hand-computed v
 
 import pytest
 import tcplab
-from tcplab.cli import main
+from tcplab.cli.app import main
 from tcplab.errors import SpecError
-from tcplab.import_tum import import_tum
-from tcplab.spec import parse_spec, tomllib
+from tcplab.spec.import_tum import import_tum
+from tcplab.spec.model import parse_spec, tomllib
 
 
 def write(tmp_path, text, name="exp.conf"):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tcplab import cli
 from tcplab.backends.kernel import netns, requirements, tcpinfo
+from tcplab.cli import app as cli
 
 REPO = Path(__file__).resolve().parents[1]
 _missing = requirements.missing()
@@ -280,7 +280,7 @@ def test_assemble_maps_kernel_records_onto_the_simulators_columns():
     """Hand-made records of a 0.2 s run sampled every 100 ms (no root needed)."""
     from tcplab.backends.kernel.assemble import assemble
     from tcplab.backends.sim import resolve, run_config, world_config
-    from tcplab.spec import parse_spec
+    from tcplab.spec.model import parse_spec
 
     spec = resolve(
         parse_spec(

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from tcplab import metrics as m
+from tcplab.analysis import metrics as m
 
 
 def test_jain_index_equal_shares_is_one():
@@ -148,8 +148,8 @@ def test_rebin_averages_into_bins_ending_at_multiples():
 def _bbr_run(modes_by_flow, bw_by_flow, rate="10Mbps", backlog=None):
     """A hand-made run of BBR flows sampled every 100 ms: the modes and bandwidth estimates
     given, nothing else of interest."""
-    from tcplab.rundata import RunData
-    from tcplab.spec import parse_spec
+    from tcplab.analysis.rundata import RunData
+    from tcplab.spec.model import parse_spec
 
     n = len(modes_by_flow[0])
     spec = parse_spec(
@@ -196,7 +196,7 @@ def test_bw_estimate_and_probe_rtt_duration_per_flow():
     """PROBE_BW samples carry 2, 4, 6 and 8 Mbit/s: their mean is 5 Mbit/s (the 1 and 9
     Mbit/s of STARTUP and PROBE_RTT do not count). PROBE_RTT phases of 2 and 1 samples at
     100 ms: 0.15 s on average."""
-    from tcplab.summary import flow_metrics
+    from tcplab.analysis.summary import flow_metrics
 
     modes = [
         "STARTUP",
@@ -220,7 +220,7 @@ def test_summed_bw_estimates_over_the_link_rate_and_the_persistent_backlog():
     7+5 and 8+8 Mbit/s, i.e. 1.2, 1.2 and 1.6 of the rate, mean 4.0/3 = 1.3333. The backlog
     0, 1, ..., 4 has its 10th percentile at 0.4 (linear interpolation between the 1st and
     2nd of five samples)."""
-    from tcplab.summary import summarize
+    from tcplab.analysis.summary import summarize
 
     a = ["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT", "PROBE_BW"]
     b = ["STARTUP", "STARTUP", "PROBE_BW", "PROBE_BW", "PROBE_BW"]
@@ -237,7 +237,7 @@ def test_probe_bw_cycle_period_counts_only_starts_within_probe_bw():
     """Probing (gain 1.25) starts at samples 1, 5 and 9 (0.2, 0.6, 1.0 s): periods 0.4 and
     0.4 s. The start at sample 13 (1.4 s) follows a PROBE_RTT at 1.2 s, so 1.0 -> 1.4 s
     does not count: mean 0.4 s."""
-    from tcplab.summary import flow_metrics
+    from tcplab.analysis.summary import flow_metrics
 
     modes = ["PROBE_BW"] * 11 + ["PROBE_RTT"] + ["PROBE_BW"] * 3
     gains = [1.0, 1.25, 0.75, 1, 1, 1.25, 0.75, 1, 1, 1.25, 0.75, 1, 1, 1.25, 0.75]
@@ -250,7 +250,7 @@ def test_probe_rtt_sync_counts_from_the_last_start_to_the_first_common_probe_rtt
     """Flow 1 starts at 0.3 s. Flow 0 is in PROBE_RTT at 0.2 s (before the join: not
     counted) and at 0.6-0.7 s, flow 1 at 0.5 and 0.7 s: both first at 0.7 s, 0.4 s after
     the join."""
-    from tcplab.summary import probe_rtt_sync_s
+    from tcplab.analysis.summary import probe_rtt_sync_s
 
     t = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
     modes = pd.DataFrame(

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 import tcplab
-from tcplab.cli import main
+from tcplab.cli.app import main
 
 SPEC = """
 [experiment]
@@ -156,8 +156,8 @@ def test_sweep_runs_grid_and_never_recomputes(fake_engine, write_spec, tmp_path)
 
 
 def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec):
-    from tcplab.spec import read_toml
-    from tcplab.sweep import plan_sweep
+    from tcplab.runs.sweep import plan_sweep
+    from tcplab.spec.model import read_toml
 
     raw = read_toml(write_spec(SWEEP))
     plan = plan_sweep(raw)

@@ -4,8 +4,8 @@ import json
 
 import pytest
 from handmade import handmade_run
-from tcplab.report import save_report
-from tcplab.summary import summarize
+from tcplab.analysis.summary import summarize
+from tcplab.report.run_report import save_report
 
 
 def test_summary_of_handmade_run():

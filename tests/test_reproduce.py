@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tcplab.cli import main
+from tcplab.cli.app import main
 from tcplab.errors import SpecError
 from tcplab.reproduce import load_catalogue, reproduce
 

@@ -3,8 +3,8 @@
 import pytest
 from tcplab.backends.sim import resolve, size_to_packets, world_config
 from tcplab.errors import SpecError
-from tcplab.spec import load_spec, parse_spec
-from tcplab.units import Size
+from tcplab.spec.model import load_spec, parse_spec
+from tcplab.spec.units import Size
 
 BASE = """
 [experiment]
@@ -189,8 +189,8 @@ def test_stagger_spreads_group_starts(fake_engine, write_spec):
 
 
 def test_resolved_spec_round_trips(fake_engine, write_spec):
-    from tcplab.results import spec_toml
-    from tcplab.spec import tomllib
+    from tcplab.runs.directory import spec_toml
+    from tcplab.spec.model import tomllib
 
     s = resolve(load_spec(write_spec(BASE)))
     again = parse_spec(tomllib.loads(spec_toml(s)))

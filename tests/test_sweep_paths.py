@@ -4,8 +4,8 @@ change with the swept value (issue 12: a sweep over ``experiment.seed`` used to 
 
 import pytest
 from tcplab.backends.sim import world_config
-from tcplab.spec import read_toml
-from tcplab.sweep import plan_sweep
+from tcplab.runs.sweep import plan_sweep
+from tcplab.spec.model import read_toml
 
 SPEC = """
 [experiment]

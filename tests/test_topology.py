@@ -5,7 +5,7 @@ import pytest
 import tcplab
 from tcplab.backends.sim import resolve, world_config
 from tcplab.errors import SpecError
-from tcplab.spec import parse_spec, tomllib
+from tcplab.spec.model import parse_spec, tomllib
 
 PARKING_LOT = """
 [experiment]

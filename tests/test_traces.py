@@ -10,8 +10,8 @@ import pytest
 import tcplab
 from tcplab.backends.sim import world_config
 from tcplab.errors import SpecError
-from tcplab.spec import load_spec, parse_spec
-from tcplab.traces import TraceRate, read_trace
+from tcplab.spec.model import load_spec, parse_spec
+from tcplab.spec.traces import TraceRate, read_trace
 
 TRACES = Path(__file__).resolve().parent.parent / "traces"
 

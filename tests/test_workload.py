@@ -6,8 +6,8 @@ import pytest
 import tcplab
 from tcplab.backends.sim import resolve
 from tcplab.errors import SpecError
-from tcplab.spec import parse_spec, tomllib
-from tcplab.workload import arrivals_ns, cdf_mean, draw_sizes, read_cdf
+from tcplab.spec.model import parse_spec, tomllib
+from tcplab.spec.workload import arrivals_ns, cdf_mean, draw_sizes, read_cdf
 
 BASE = """
 [experiment]
@@ -131,7 +131,7 @@ def test_seed_3_workload_runs_after_the_lost_out_fix(tmp_path):
 
 @pytest.mark.engine
 def test_report_plots_fct_against_size(tmp_path):
-    from tcplab.report import draw_report
+    from tcplab.report.run_report import draw_report
 
     p = tmp_path / "w.toml"
     p.write_text(

@@ -7,7 +7,7 @@
 
 __version__ = "0.2.0"
 
-from .errors import EngineError, SpecError  # noqa: E402
+from tcplab.errors import EngineError, SpecError  # noqa: E402
 
 __all__ = ["run", "sweep", "load", "SpecError", "EngineError", "__version__"]
 
@@ -17,7 +17,7 @@ def __getattr__(name: str):  # PEP 562
     # `import tcplab.cli` (the command's first step) quick, so a Ctrl-C at start-up lands
     # inside the CLI's handler rather than in an import.
     if name in ("run", "sweep", "load"):
-        from . import api
+        from tcplab import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'tcplab' has no attribute {name!r}")

@@ -3,17 +3,13 @@ work the CLI does, for notebooks."""
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .backends.sim import resolve, run_config, world_config
-from .results import Result, load_run, write_run
-from .rundata import from_engine
-from .spec import Spec, apply_overrides, load_spec, parse_spec
-from .summary import flow_metrics, summarize
+from tcplab.runs.directory import Result, load_run, write_run
+from tcplab.runs.execute import execute
+from tcplab.spec.model import Spec, apply_overrides, load_spec, parse_spec
 
 SpecLike = Spec | str | Path | dict
 
@@ -25,33 +21,6 @@ def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
     if isinstance(spec, dict):
         return parse_spec(apply_overrides(spec, overrides) if overrides else spec)
     return load_spec(spec, overrides)
-
-
-def execute(
-    spec: Spec, progress: Callable[[float], None] | None = None
-) -> tuple[Result, dict[str, Any], float]:
-    """Resolve and run one spec on its backend (``experiment.backend``: the simulator, or
-    the kernel); return the in-memory result, the engine config and the wall time (s)."""
-    resolved = resolve(spec)
-    config = world_config(resolved)
-    t0 = time.perf_counter()
-    if resolved.experiment.backend == "kernel":
-        from .backends.kernel import run_kernel
-
-        raw = run_kernel(resolved, config, progress)
-        data = from_engine(resolved, raw)
-        data.extra.update(
-            {"backend": "kernel", "kernel_release": os.uname().release, "emulator": raw["emulator"]}
-        )
-    else:
-        raw = run_config(config, progress)
-        data = from_engine(resolved, raw)
-    summary = summarize(data)
-    per_flow = flow_metrics(data)
-    result = Result(
-        resolved, data.series, data.queue, per_flow, summary["aggregate"], summary, run=data
-    )
-    return result, config, time.perf_counter() - t0
 
 
 def run(
@@ -110,14 +79,14 @@ def sweep(
     progress: bool = False,
     reports: bool = False,
 ) -> Any:
-    """Run the ``[sweep]`` grid of a spec; see :func:`tcplab.sweep.run_sweep`.
+    """Run the ``[sweep]`` grid of a spec; see :func:`tcplab.runs.sweep.run_sweep`.
 
     Returns
     -------
     DataFrame
         One row per run: the swept values, seed, digest and the aggregate metrics.
     """
-    from .sweep import run_sweep
+    from tcplab.runs.sweep import run_sweep
 
     source = str(spec) if isinstance(spec, (str, Path)) else None
     return run_sweep(

@@ -138,7 +138,9 @@ pub struct TcpConfig {
 }
 
 /// `tcp.receive_buffer`.
-#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ReceiveBuffer {
     /// Linux 6.18's receive-buffer autotuning (`tcp_moderate_rcvbuf = 1`, the default).
@@ -218,7 +220,9 @@ pub struct FlowConfig {
 }
 
 /// What the sending application offers.
-#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema)]
+#[derive(
+    Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum AppConfig {
     /// Always has data (iperf-like).

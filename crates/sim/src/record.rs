@@ -236,8 +236,15 @@ pub fn series_columns(infos: &[Vec<InfoField>]) -> Vec<(String, ColumnKind)> {
             InfoValue::Label(_) => label.insert(*name),
         };
     }
-    cols.extend(num.into_iter().map(|n| (format!("cc_{n}"), ColumnKind::F64)));
-    cols.extend(label.into_iter().map(|n| (format!("cc_{n}"), ColumnKind::Str)));
+    cols.extend(
+        num.into_iter()
+            .map(|n| (format!("cc_{n}"), ColumnKind::F64)),
+    );
+    cols.extend(
+        label
+            .into_iter()
+            .map(|n| (format!("cc_{n}"), ColumnKind::Str)),
+    );
     cols
 }
 

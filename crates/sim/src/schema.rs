@@ -3,7 +3,8 @@
 //! spec model against it (field names, defaults, bounds; tests/test_schema.py) and maps
 //! an engine error's field path back to the spec through it: a field whose spec name is
 //! not its own name less the unit suffix (`_ns`, `_bps`, `_bytes`, `_pkts`) says so in
-//! `x-spec`. docs/schema.json is this export, checked to be current by a test.
+//! `x-spec`. python/tcplab/spec/engine_schema.json is this export, kept current by
+//! tests/test_schema.py.
 
 use serde_json::Value;
 
@@ -14,7 +15,11 @@ use crate::record::RunOutput;
 pub fn contract() -> Value {
     serde_json::json!({
         "world_config": schemars::schema_for!(WorldConfig),
-        "run_output": schemars::schema_for!(RunOutput),
+        // As serialised: a field skipped when empty is optional.
+        "run_output": schemars::generate::SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<RunOutput>(),
     })
 }
 
@@ -35,10 +40,12 @@ mod tests {
         assert_eq!(tcp["maximum"], 65495);
         assert_eq!(tcp["default"], 1448);
         let link = &cfg["$defs"]["LinkConfig"]["properties"];
-        assert!(link.get("aqm").is_some(), "aqm is a field of the bottleneck's link");
+        assert!(
+            link.get("aqm").is_some(),
+            "aqm is a field of the bottleneck's link"
+        );
         assert_eq!(
-            s["run_output"]["$defs"]["Table"]["type"],
-            "object",
+            s["run_output"]["$defs"]["Table"]["type"], "object",
             "tables cross as maps"
         );
     }

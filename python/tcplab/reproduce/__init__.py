@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .. import __version__
-from .catalogue import PAPERS, Entry, load_catalogue
-from .report import copy_report, counts, write_report
-from .runner import VERDICTS, run_catalogue
+from tcplab import __version__
+from tcplab.reproduce.catalogue import PAPERS, Entry, load_catalogue
+from tcplab.reproduce.report import copy_report, counts, write_report
+from tcplab.reproduce.runner import VERDICTS, run_catalogue
 
 __all__ = ["PAPERS", "VERDICTS", "Entry", "load_catalogue", "reproduce"]
 

@@ -39,9 +39,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from ..checks import Check
-from ..errors import SpecError
-from ..spec import _problems, read_toml
+from tcplab.errors import SpecError
+from tcplab.spec.checks import Check
+from tcplab.spec.model import _problems, read_toml
 
 PAPERS = {
     "acd": "BBR-ACD (Mahmud et al., Electronics 2020)",
@@ -187,7 +187,7 @@ def load_entry(path: Path) -> Entry:
 def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
     """Claims and the plot must name swept paths and values of the grid, and metrics that
     parse: a typo would otherwise turn a claim into "not run" silently."""
-    from ..checks import _EXPR
+    from tcplab.spec.checks import METRIC_EXPR
 
     grid = {
         k: [str(x) for x in v] for k, v in (raw.get("sweep") or {}).items() if isinstance(v, list)
@@ -198,14 +198,14 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
             ("catalogue.x", f"'{meta.x}' is not swept; swept: {', '.join(grid) or 'nothing'}")
         )
     for j, m in enumerate(meta.plot):
-        if not _EXPR.match(m):
+        if not METRIC_EXPR.match(m):
             problems.append((f"catalogue.plot[{j}]", f"cannot parse metric {m!r}"))
     for i, c in enumerate(meta.claims):
         for field in ("metric", "of"):
             expr = getattr(c, field)
-            if expr is not None and not _EXPR.match(expr):
+            if expr is not None and not METRIC_EXPR.match(expr):
                 problems.append((f"catalogue.claims[{i}].{field}", f"cannot parse metric {expr!r}"))
-        if c.weaker and c.weaker.of is not None and not _EXPR.match(c.weaker.of):
+        if c.weaker and c.weaker.of is not None and not METRIC_EXPR.match(c.weaker.of):
             problems.append(
                 (f"catalogue.claims[{i}].weaker.of", f"cannot parse metric {c.weaker.of!r}")
             )

@@ -12,9 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..checks import metric_value
-from .catalogue import PAPERS
-from .runner import VERDICTS, EntryResult, at_point
+from tcplab.analysis.checks import metric_value
+from tcplab.reproduce.catalogue import PAPERS
+from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point
 
 
 def plot_entry(res: EntryResult, path: Path) -> bool:

@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..checks import compare, metric_value
-from ..results import is_run_dir
-from ..spec import apply_overrides
-from ..sweep import load_plan, run_sweep
-from .catalogue import Claim, Entry
+from tcplab.analysis.checks import compare, metric_value
+from tcplab.reproduce.catalogue import Claim, Entry
+from tcplab.runs.directory import is_run_dir
+from tcplab.runs.sweep import load_plan, run_sweep
+from tcplab.spec.model import apply_overrides
 
 VERDICTS = ("agree", "partly", "disagree", "not run")
 

@@ -13,6 +13,6 @@ Modules: :mod:`.requirements` (what the machine must offer), :mod:`.netns` (name
 cleanup), :mod:`.agent` (traffic), :mod:`.tcpinfo`, :mod:`.assemble`, :mod:`.run`.
 """
 
-from .run import check_spec, run_kernel
+from tcplab.backends.kernel.run import check_spec, run_kernel
 
 __all__ = ["check_spec", "run_kernel"]

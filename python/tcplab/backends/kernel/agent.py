@@ -31,7 +31,7 @@ import sys
 import time
 from typing import Any
 
-from . import tcpinfo
+from tcplab.backends.kernel import tcpinfo
 
 NOTSENT_LOWAT = 128 * 1024
 CHUNK = bytes(64 * 1024)

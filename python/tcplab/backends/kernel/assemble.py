@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...spec import Spec
+from tcplab.spec.model import Spec
 
 NAN = math.nan
 _KERNEL_CC = ("cc_bw_bps", "cc_min_rtt_ms", "cc_pacing_gain", "cc_cwnd_gain", "cc_mode")
@@ -46,7 +46,8 @@ def simulator_columns(config: dict[str, Any]) -> tuple[list[str], set[str]]:
     """The series columns the simulator writes for this config, and which are labels, as
     the engine announces them (``tcplab_sim::world::series_columns``, checked against real
     runs of every algorithm by ``crates/sim/tests/all_algorithms.rs``)."""
-    from ..sim import config_json, engine
+    from tcplab.backends.sim import config_json
+    from tcplab.engine import engine
 
     cols = engine().series_columns(config_json(config))
     return [name for name, _ in cols], {name for name, kind in cols if kind == "str"}

@@ -34,10 +34,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...errors import EngineError, SpecError
-from ...spec import Spec
-from . import netns, requirements
-from .assemble import assemble
+from tcplab.backends.kernel import netns, requirements
+from tcplab.backends.kernel.assemble import assemble
+from tcplab.errors import EngineError, SpecError
+from tcplab.spec.model import Spec
 
 BASE_PORT = 5000
 START_LEAD_NS = 200_000_000
@@ -60,7 +60,7 @@ def check_spec(spec: Spec) -> None:
     problems = [("experiment.backend", f"kernel: {r.detail}") for r in requirements.missing()]
     if problems:
         raise SpecError(problems)
-    from .support import unsupported
+    from tcplab.backends.kernel.support import unsupported
 
     problems = unsupported(spec)
     offered = requirements.available_cc()

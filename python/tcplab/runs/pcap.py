@@ -46,23 +46,6 @@ WINDOW = 65535
 TCP_ACK = 0x10
 
 
-def link_names(n_flows: int, links: Sequence[str] = ()) -> list[str]:
-    """The engine's link names for a dumbbell of ``n_flows`` plus the ``[[links]]`` named
-    ``links`` (net/topology.rs ``link_names``)."""
-    names = ["bottleneck", "bottleneck_reverse"] + [h for n in links for h in (n, f"{n}_reverse")]
-    for k in range(n_flows):
-        names += [
-            f"flow{k}.{end}"
-            for end in (
-                "sender_access",
-                "sender_access_reverse",
-                "receiver_access",
-                "receiver_access_reverse",
-            )
-        ]
-    return names
-
-
 def _host(side: int, k: int) -> tuple[bytes, bytes]:
     hi, lo = divmod(k + 1, 256)
     return bytes([10, side, hi % 256, lo]), bytes([2, 0, 10, side, hi % 256, lo])

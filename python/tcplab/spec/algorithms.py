@@ -86,7 +86,7 @@ def registry() -> dict[str, Algorithm]:
     RuntimeError
         If the Rust engine is not built (``pip install .`` builds it).
     """
-    from .backends.sim import engine
+    from tcplab.engine import engine
 
     try:
         entries = engine().algorithms()
@@ -103,7 +103,7 @@ def check_params(name: str, given: dict[str, Any]) -> list[tuple[str, str]]:
     The sub-path is ``"cc"`` or ``"params.<key>"``. The rules are the engine's own
     (``tcplab_sim::config::check_cc``, which also checks every flow of a run).
     """
-    from .backends.sim import engine
+    from tcplab.engine import engine
 
     for key, value in given.items():
         if isinstance(value, float) and not math.isfinite(value):

@@ -29,9 +29,10 @@ from typing import Any
 
 import pandas as pd
 
-from . import __version__, tomlout
-from .rundata import RunData
-from .spec import Spec, parse_spec, read_toml
+from tcplab import __version__
+from tcplab.analysis.rundata import RunData
+from tcplab.spec import tomlout
+from tcplab.spec.model import Spec, parse_spec, read_toml
 
 MANIFEST = "manifest.json"
 TMP_PREFIX = ".tmp-"
@@ -71,7 +72,7 @@ class Result:
 
     def report(self, path: str | Path | None = None) -> Any:
         """Draw the multi-panel report; save it to ``path`` if given. Returns the figure."""
-        from .report import draw_report
+        from tcplab.report.run_report import draw_report
 
         fig = draw_report(self)
         if path is not None:
@@ -156,7 +157,7 @@ def check_output_dir(out: Path, flag: str = "-o") -> None:
     SpecError
         Naming ``flag`` and the path.
     """
-    from .errors import SpecError
+    from tcplab.errors import SpecError
 
     out = Path(out)
     probe = out
@@ -243,11 +244,11 @@ def write_run(
         _write_frame(result.series, tmp / "series")
         _write_frame(result.queue, tmp / "queue")
         if result.run is not None and result.run.captures:
-            from .pcap import write_captures
+            from tcplab.runs.pcap import write_captures
 
             write_captures(tmp, result.run.captures, config)
         if report:
-            from .report import save_report
+            from tcplab.report.run_report import save_report
 
             save_report(result, tmp)
         outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
@@ -278,8 +279,8 @@ def load_run(path: str | Path) -> Result:
     FileNotFoundError
         If ``path`` is not a complete run directory.
     """
-    from .rundata import RunData
-    from .summary import flow_metrics
+    from tcplab.analysis.rundata import RunData
+    from tcplab.analysis.summary import flow_metrics
 
     p = Path(path)
     if not is_run_dir(p):

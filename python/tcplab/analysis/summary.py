@@ -9,33 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import metrics as m
-from .rundata import RunData
-
-AGGREGATE_KEYS = [
-    "jain_index",
-    "jain_index_mean",
-    "utilization",
-    "total_goodput_bps",
-    "total_throughput_bps",
-    "retransmitted_packets",
-    "retransmission_rate",
-    "mean_backlog_pkts",
-    "max_backlog_pkts",
-    "mean_queueing_delay_ms",
-    "bottleneck_drops_packets",
-    "t_join_s",
-    "t_f95_s",
-    "f_avg",
-    "equilibrium_time_s",
-    "bdp_overestimation_mean",
-    "probe_rtt_overlap_s",
-    "p10_backlog_pkts",
-    "bw_estimate_sum_over_rate_mean",
-    "probe_rtt_sync_s",
-    "marked_packets",
-    "mean_sojourn_ms",
-]
+from tcplab.analysis import metrics as m
+from tcplab.analysis.rundata import RunData
+from tcplab.spec.checks import AGGREGATE_KEYS
 
 
 def _clean(x: Any) -> Any:
@@ -339,7 +315,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     if not per_flow.empty and "fct_s" in per_flow:
         doc["fct"] = fct_summary(per_flow)
     if run.sources:  # constant-rate sources, apart from the TCP flows (tcplab.sources)
-        from .sources import summary as sources_summary
+        from tcplab.spec.sources import summary as sources_summary
 
         doc["sources"] = sources_summary(run.sources, dur)
     return _clean(doc)
@@ -476,7 +452,7 @@ BBR_FAMILIES = ("bbr", "bbr3")
 def family(cc: str) -> str | None:
     """The registry's family of an algorithm (``crates/cc/src/registry.rs``), or None for a
     name it does not know."""
-    from .algorithms import registry
+    from tcplab.spec.algorithms import registry
 
     algo = registry().get(cc)
     return algo.family if algo is not None else None

@@ -46,7 +46,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .errors import SpecError
+from tcplab.errors import SpecError
 
 _RATE = {
     "bit": 1,
@@ -191,7 +191,7 @@ def _spec(
     p_loss: float,
     name: str | None,
 ) -> dict[str, Any]:
-    from .units import format_rate, format_time
+    from tcplab.spec.units import format_rate, format_time
 
     rtt_changes = [c for c in changes if c[1] == "rtt"]
     events = []

@@ -46,14 +46,12 @@ transperf's pass/fail checks gate a run).
 
 from __future__ import annotations
 
-import math
 import re
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
-from .units import real_number
+from tcplab.spec.units import real_number
 
 Number = Annotated[float, BeforeValidator(real_number)]
 
@@ -84,6 +82,32 @@ PER_FLOW = SUMMED | {
     "mean_probe_rtt_duration_s",
     "mean_probe_bw_cycle_s",
 }
+AGGREGATE_KEYS = [
+    "jain_index",
+    "jain_index_mean",
+    "utilization",
+    "total_goodput_bps",
+    "total_throughput_bps",
+    "retransmitted_packets",
+    "retransmission_rate",
+    "mean_backlog_pkts",
+    "max_backlog_pkts",
+    "mean_queueing_delay_ms",
+    "bottleneck_drops_packets",
+    "t_join_s",
+    "t_f95_s",
+    "f_avg",
+    "equilibrium_time_s",
+    "bdp_overestimation_mean",
+    "probe_rtt_overlap_s",
+    "p10_backlog_pkts",
+    "bw_estimate_sum_over_rate_mean",
+    "probe_rtt_sync_s",
+    "marked_packets",
+    "mean_sojourn_ms",
+]
+"""The aggregate keys of summary.json (analysis.summary writes exactly these): the names a
+check may use."""
 WINDOW_AGGREGATE = [
     "jain_index",
     "utilization",
@@ -105,8 +129,8 @@ WINDOW_PER_FLOW = {
     "mean_bw_estimate_bps",
 }
 BY_CC = {"share", "share_minus_fair_share"}
-_WINDOWS = re.compile(r"^windows\.(?P<window>[a-z][a-z0-9_]*)\.(?P<inner>.*)$")
-_EXPR = re.compile(
+WINDOWS_EXPR = re.compile(r"^windows\.(?P<window>[a-z][a-z0-9_]*)\.(?P<inner>.*)$")
+METRIC_EXPR = re.compile(
     r"^(?:window\.|windows\.[a-z][a-z0-9_]*\.)?(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$"
 )
 
@@ -147,12 +171,12 @@ def check_expression(
             return f'{expr}: window metrics need [experiment] analysis = ["from", "to"]'
         return _window_expression(expr[len("window.") :], ccs, n_flows)
     if expr.startswith("windows."):
-        w = _WINDOWS.match(expr)
+        w = WINDOWS_EXPR.match(expr)
         if not w or w.group("window") not in windows:
             known = ", ".join(sorted(windows)) or "none"
             return f"{expr}: names no window of [experiment] windows (defined: {known})"
         return _window_expression(w.group("inner"), ccs, n_flows)
-    m = _EXPR.match(expr)
+    m = METRIC_EXPR.match(expr)
     if not m:
         return f"cannot parse metric {expr!r}; write e.g. 'jain_index', 'share[bbr]' or 'goodput_bps[flow0]'"
     name, sel = m.group("name"), m.group("sel")
@@ -178,83 +202,7 @@ def check_expression(
 
 def _window_expression(inner: str, ccs: set[str], n_flows: int) -> str | None:
     why = check_expression(inner, ccs, n_flows, WINDOW_AGGREGATE)
-    m = _EXPR.match(inner)
+    m = METRIC_EXPR.match(inner)
     if why is None and m and m.group("sel") and m.group("name") not in WINDOW_PER_FLOW | BY_CC:
         why = f"unknown window metric '{m.group('name')}'; known: {', '.join(sorted(WINDOW_PER_FLOW))}"
     return why
-
-
-def metric_value(summary: dict[str, Any], expr: str) -> float:
-    """The value of a metric expression in a summary.json document (NaN if undefined).
-    ``window.`` in front reads the analysis-window block (``[experiment] analysis``)."""
-    if expr.startswith("window."):
-        return metric_value(summary.get("window") or {}, expr[len("window.") :])
-    w = _WINDOWS.match(expr)
-    if w:
-        return metric_value(
-            (summary.get("windows") or {}).get(w.group("window")) or {}, w.group("inner")
-        )
-    m = _EXPR.match(expr)
-    if not m:
-        raise ValueError(f"cannot parse metric {expr!r}")
-    name, sel = m.group("name"), m.group("sel")
-    if sel is None:
-        return _num(summary.get("aggregate", {}).get(name))
-    flows = summary.get("flows", [])
-    fm = re.fullmatch(r"flow(\d+)", sel)
-    if fm:
-        k = int(fm.group(1))
-        return _num(flows[k].get(name)) if k < len(flows) else math.nan
-    if name in BY_CC:
-        return _num(summary.get("by_cc", {}).get(sel, {}).get(name))
-    group = [f for f in flows if f.get("cc") == sel]
-    if not group:
-        return math.nan
-    if name in SUMMED:
-        return float(sum(_num(f.get(name)) for f in group))
-    if name == "retransmission_rate":
-        sent = sum(_num(f.get("sent_packets")) for f in group)
-        return (
-            sum(_num(f.get("retransmitted_packets")) for f in group) / sent
-            if sent > 0
-            else math.nan
-        )
-    vals = [_num(f.get(name)) for f in group]
-    vals = [v for v in vals if not math.isnan(v)]
-    return sum(vals) / len(vals) if vals else math.nan
-
-
-def _num(x: Any) -> float:
-    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else math.nan
-
-
-@dataclass
-class Outcome:
-    """A check evaluated: ours, the target it was compared with, and whether it held."""
-
-    check: Check
-    ours: float
-    target: float
-    passed: bool
-
-    def line(self) -> str:
-        mark = "PASS" if self.passed else "FAIL"
-        return f"{mark}  {self.check.label()}: ours {self.ours:.4g}" + (
-            f" (target {self.target:.4g})" if self.check.of or self.check.op == "within" else ""
-        )
-
-
-def compare(op: str, ours: float, target: float, tolerance: float = 0.0) -> bool:
-    """``ours op target``; NaN never passes."""
-    if math.isnan(ours) or math.isnan(target):
-        return False
-    if op == "within":
-        return abs(ours - target) <= tolerance
-    return {">=": ours >= target, "<=": ours <= target, ">": ours > target, "<": ours < target}[op]
-
-
-def evaluate(check: Check, summary: dict[str, Any]) -> Outcome:
-    """Evaluate one check against a summary.json document."""
-    ours = metric_value(summary, check.metric)
-    target = check.value * (metric_value(summary, check.of) if check.of else 1.0)
-    return Outcome(check, ours, target, compare(check.op, ours, target, check.tolerance))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .units import format_time
+from tcplab.spec.units import format_time
 
 
 def check(spec: Any) -> list[tuple[str, str]]:

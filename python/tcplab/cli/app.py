@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import EngineError, SpecError
+from tcplab import __version__
+from tcplab.errors import EngineError, SpecError
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 1
@@ -33,7 +33,7 @@ def threading_is_main() -> bool:
 
 
 def _overrides(items: Sequence[str]) -> dict[str, Any]:
-    from .spec import parse_value
+    from tcplab.spec.model import parse_value
 
     out: dict[str, Any] = {}
     for item in items or []:
@@ -65,25 +65,27 @@ def _progress_bar(total_s: float, quiet: bool, real_time: bool = False) -> tuple
     return bar, update
 
 
-BACKENDS = ("sim", "kernel")
-
-
 def _backends(arg: str | None) -> list[str | None]:
     """``--backend`` as a list (None: the spec's own)."""
+    from tcplab.backends import BACKENDS
+
     if arg is None:
         return [None]
     names = [b.strip() for b in arg.split(",") if b.strip()]
     bad = [b for b in names if b not in BACKENDS]
     if bad or not names or len(set(names)) != len(names):
-        raise SpecError([("--backend", f"'{arg}': allowed: sim, kernel, or both as sim,kernel")])
+        known = ", ".join(BACKENDS)
+        raise SpecError(
+            [("--backend", f"'{arg}': allowed: {known}, or several as {','.join(BACKENDS)}")]
+        )
     return list(names)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .spec import load_spec
+    from tcplab.spec.model import load_spec
 
     out = Path(args.output)
-    from .results import check_output_dir
+    from tcplab.runs.directory import check_output_dir
 
     check_output_dir(out)
     backends = _backends(args.backend)
@@ -98,14 +100,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     specs = []
     for b in backends:
         s = spec.model_copy(deep=True)
-        s.experiment.backend = None if b == "sim" else b
+        s.experiment.backend = _spec_backend(b)
         specs.append(_prepare(s, out / str(b)))
     status = 0
     for b, s in zip(backends, specs):
         if not args.quiet:
             print(f"== backend {b}: {out / str(b)}/")
         status = max(status, _execute_and_write(args, s, out / str(b)))
-    from .compare import compare_runs
+    from tcplab.report.compare import compare_runs
 
     result = compare_runs([out / str(b) for b in backends], out / "compare")
     if not args.quiet:
@@ -116,32 +118,39 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _prepare(spec: Any, out: Path) -> Any:
     """Every check that can refuse a run before it starts; returns the resolved spec."""
-    from .backends.sim import check_with_engine, resolve
-    from .results import is_run_dir
+    from tcplab.backends import backend_of
+    from tcplab.backends.sim import resolve
+    from tcplab.runs.directory import is_run_dir
 
     if out.exists() and not is_run_dir(out):
         raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
     spec = resolve(spec)  # every spec error is reported before the run starts
-    check_with_engine(spec)
-    if spec.experiment.backend == "kernel":
-        from .backends.kernel import check_spec
-
-        check_spec(spec)
+    backend_of(spec).check(spec)
     return spec
+
+
+def _spec_backend(name: str | None) -> str | None:
+    """``experiment.backend`` for a backend name: absent for the default, as specs say."""
+    from tcplab.backends import DEFAULT
+
+    return None if name == DEFAULT else name
 
 
 def _run_one(args: argparse.Namespace, spec: Any, out: Path, backend: str | None) -> int:
     if backend is not None:
-        spec.experiment.backend = None if backend == "sim" else backend
+        spec.experiment.backend = _spec_backend(backend)
     return _execute_and_write(args, _prepare(spec, out), out)
 
 
 def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
-    from .api import execute
-    from .results import write_run
+    from tcplab.backends import backend_of
+    from tcplab.runs.directory import write_run
+    from tcplab.runs.execute import execute
 
-    kernel = spec.experiment.backend == "kernel"
-    bar, update = _progress_bar(spec.experiment.duration / 1e9, args.quiet, real_time=kernel)
+    backend = backend_of(spec)
+    bar, update = _progress_bar(
+        spec.experiment.duration / 1e9, args.quiet, real_time=backend.real_time
+    )
     try:
         result, config, wall = execute(spec, update)
     finally:
@@ -152,9 +161,8 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
     if not args.quiet:
         _print_summary(result)
         # `wall` is the run alone; writing and drawing the report come on top.
-        verb = "ran on the kernel" if kernel else "simulated"
         print(
-            f"{verb} in {wall:.1f} s; wrote {out}/"
+            f"{backend.verb} in {wall:.1f} s; wrote {out}/"
             + ("" if args.no_report else f"; report: {out / 'report.png'}")
         )
     return _report_checks(spec, result.summary_json)
@@ -163,7 +171,7 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
 def cmd_doctor(args: argparse.Namespace) -> int:
     """What the kernel backend needs and whether this machine has it; removes the
     namespaces of dead kernel runs. Exit 0 when a kernel run can start, 2 otherwise."""
-    from .backends.kernel import netns, requirements
+    from tcplab.backends.kernel import netns, requirements
 
     reqs = requirements.check()
     for r in reqs:
@@ -187,7 +195,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def _report_checks(spec: Any, summary: dict[str, Any]) -> int:
     """Print each [[checks]] entry's outcome (even with -q: it is the run's verdict);
     exit status 1 if one failed."""
-    from .checks import evaluate
+    from tcplab.analysis.checks import evaluate
 
     outcomes = [evaluate(c, summary) for c in spec.checks]
     for o in outcomes:
@@ -224,7 +232,7 @@ def _print_summary(result: Any) -> None:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import run_sweep
+    from tcplab.runs.sweep import run_sweep
 
     table = run_sweep(
         args.spec,
@@ -242,7 +250,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import load_catalogue, reproduce
+    from tcplab.reproduce import load_catalogue, reproduce
 
     root = Path(args.catalogue) if args.catalogue else None
     if args.list:
@@ -276,11 +284,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .results import is_run_dir
+    from tcplab.runs.directory import is_run_dir
 
     d = Path(args.dir)
     if (d / "sweep.json").is_file():
-        from .sweep import build_table, load_plan, write_summary
+        from tcplab.runs.sweep import build_table, load_plan, write_summary
 
         with _stored_files(d):
             plan = load_plan(d)
@@ -324,8 +332,8 @@ def redraw_report(d: Path) -> None:
     import shutil
     import tempfile
 
-    from .report import save_report
-    from .results import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
+    from tcplab.report.run_report import save_report
+    from tcplab.runs.directory import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
 
     with _stored_files(d):
         result = load_run(d)
@@ -346,7 +354,7 @@ def redraw_report(d: Path) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from .compare import compare_runs
+    from tcplab.report.compare import compare_runs
 
     result = compare_runs([Path(d) for d in args.dirs], args.output)
     if args.json:
@@ -359,7 +367,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
-    from .algorithms import _num, registry
+    from tcplab.spec.algorithms import _num, registry
 
     reg = registry()
     if args.json:
@@ -391,14 +399,14 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from .backends.sim import check_with_engine, resolve
-    from .results import spec_toml
-    from .spec import load_spec, read_toml
+    from tcplab.backends.sim import check_with_engine, resolve
+    from tcplab.runs.directory import spec_toml
+    from tcplab.spec.model import load_spec, read_toml
 
     spec = load_spec(args.spec, _overrides(args.set))
     raw = read_toml(args.spec)
     if "sweep" in raw:
-        from .sweep import plan_sweep
+        from tcplab.runs.sweep import plan_sweep
 
         plan = plan_sweep({**raw}, str(args.spec))
         print(
@@ -415,9 +423,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_import_tum(args: argparse.Namespace) -> int:
-    from .import_tum import import_tum
-    from .spec import parse_spec
-    from .tomlout import dumps
+    from tcplab.spec.import_tum import import_tum
+    from tcplab.spec.model import parse_spec
+    from tcplab.spec.tomlout import dumps
 
     raw = import_tum(
         args.config,
@@ -436,7 +444,7 @@ def cmd_import_tum(args: argparse.Namespace) -> int:
         dumps(
             raw,
             header=f"Imported by tcplab {__version__} from the TUM framework config {args.config} "
-            "(see python/tcplab/import_tum.py for the mapping).",
+            "(see python/tcplab/spec/import_tum.py for the mapping).",
         ),
         end="",
     )

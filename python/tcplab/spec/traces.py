@@ -107,7 +107,7 @@ def read_trace(path: str | Path) -> TraceRate:
 
 def parse_link_rate(value: Any) -> Any:
     """A link's ``rate``: a rate string (see :mod:`tcplab.units`) or ``{trace = "FILE"}``."""
-    from .units import parse_rate
+    from tcplab.spec.units import parse_rate
 
     if isinstance(value, TraceRate):
         return value
@@ -122,7 +122,7 @@ def parse_link_rate(value: Any) -> Any:
 
 
 def format_link_rate(rate: Any) -> Any:
-    from .units import format_rate
+    from tcplab.spec.units import format_rate
 
     if isinstance(rate, TraceRate):
         return {"trace": rate.path}

@@ -12,9 +12,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from . import metrics as m  # noqa: E402
-from .rundata import RunData  # noqa: E402
-from .summary import mode_column  # noqa: E402
+from tcplab.analysis import metrics as m
+from tcplab.analysis.rundata import RunData  # noqa: E402
+from tcplab.analysis.summary import mode_column  # noqa: E402
 
 MBIT = 1e6
 

@@ -40,14 +40,21 @@ from typing import Any
 
 import pandas as pd
 
-from . import __version__
-from .backends.sim import config_json, resolve, world_config
-from .errors import EngineError, SpecError
-from .limits import MAX_SWEEP_RUNS
-from .paths import check_path, expand_path, parse_path
-from .results import atomic_dir, check_output_dir, clean_stale_tmp, is_run_dir, tmp_prefix
-from .spec import Spec, apply_overrides, parse_spec, read_toml
-from .summary import AGGREGATE_KEYS
+from tcplab import __version__
+from tcplab.analysis.summary import AGGREGATE_KEYS
+from tcplab.backends import Backend, backend_of
+from tcplab.backends.sim import config_json, resolve, world_config
+from tcplab.errors import EngineError, SpecError
+from tcplab.runs.directory import (
+    atomic_dir,
+    check_output_dir,
+    clean_stale_tmp,
+    is_run_dir,
+    tmp_prefix,
+)
+from tcplab.spec.limits import MAX_SWEEP_RUNS
+from tcplab.spec.model import Spec, apply_overrides, parse_spec, read_toml
+from tcplab.spec.paths import check_path, expand_path, parse_path
 
 RESERVED = ("repeat", "metrics")
 SEED_LIMIT = 2**63  # experiment.seed's bound (spec.py)
@@ -81,12 +88,12 @@ class Plan:
     jobs: list[Job]
 
 
-def run_digest(config: dict[str, Any], backend: str | None = None) -> str:
-    """sha256 of the canonical engine config (resolved spec + seed) and tcplab version, and
-    of the backend when it is not the simulator (a kernel run of the same config is a
-    different run; simulator digests are unchanged)."""
-    tail = f"\nbackend {backend}" if backend not in (None, "sim") else ""
-    return hashlib.sha256(f"tcplab {__version__}\n{config_json(config)}{tail}".encode()).hexdigest()
+def run_digest(config: dict[str, Any], backend: Backend) -> str:
+    """sha256 of the canonical engine config (resolved spec + seed), the tcplab version
+    and the backend's tag (a kernel run of the same config is a different run; the
+    simulator's tag is empty)."""
+    text = f"tcplab {__version__}\n{config_json(config)}{backend.digest_tag()}"
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -202,7 +209,7 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
                     r,
                     s.experiment.seed,
                     s,
-                    run_digest(world_config(s), s.experiment.backend),
+                    run_digest(world_config(s), backend_of(s)),
                 )
             )
     return Plan(axes, repeat, list(metrics), jobs)
@@ -213,8 +220,8 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
 
 def _run_job(spec_dict: dict[str, Any], out_dir: str, report: bool = False) -> str:
     """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
-    from .api import execute
-    from .results import write_run
+    from tcplab.runs.directory import write_run
+    from tcplab.runs.execute import execute
 
     spec = parse_spec(spec_dict, check_algorithms=False)
     result, config, wall = execute(spec)
@@ -480,13 +487,10 @@ def _run_plan(
             _say(msg, quiet)
 
     failed: list[tuple[Job, str]] = []
-    if (
-        any(j.spec is not None and j.spec.experiment.backend == "kernel" for j in todo)
-        and workers != 1
-    ):
+    if any(j.spec is not None and backend_of(j.spec).real_time for j in todo) and workers != 1:
         # Kernel runs take real time and share the CPUs with the emulator: concurrent runs
         # would slow each other's packet handling and change the results.
-        _say("sweep: kernel backend: one run at a time", quiet)
+        _say("sweep: real-time backend: one run at a time", quiet)
         workers = 1
     try:
         if todo:
@@ -574,23 +578,9 @@ def build_table(out: Path, plan: Plan) -> pd.DataFrame:
 def write_summary(out: Path, plan: Plan, table: pd.DataFrame) -> list[Path]:
     """Summary plots: for each swept parameter, each metric's mean over seeds with
     standard-deviation error bars, one line per combination of the other parameters."""
-    from .sweep_plots import plot_axis
+    from tcplab.report.sweep_plots import plot_axis
 
     paths = []
     for axis in plan.axes:
         paths.append(plot_axis(Path(out), plan, table, axis))
     return paths
-
-
-class _CallableModule(type(sys)):  # type: ignore[misc]
-    """Importing ``tcplab.sweep`` rebinds the package attribute ``tcplab.sweep`` from the
-    API function to this module; making the module callable keeps ``tcplab.sweep(...)``
-    working either way (module ``__class__`` assignment, PEP 549's documented fallback)."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        from .api import sweep
-
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

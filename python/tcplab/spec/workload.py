@@ -114,7 +114,7 @@ def arrivals_ns(
 
 def expand(spec: Any) -> list[dict[str, Any]]:
     """The flows (raw ``[[flows]]`` tables) of every workload of ``spec``."""
-    from .units import format_time
+    from tcplab.spec.units import format_time
 
     flows: list[dict[str, Any]] = []
     wire_rate = int(spec.bottleneck.rate)

@@ -25,7 +25,14 @@ from pydantic import (
     model_validator,
 )
 
-from .units import Size, format_time, parse_size, parse_time
+from tcplab.spec.contract import default
+from tcplab.spec.units import Size, format_time, parse_size, parse_time
+
+
+def _engine_default(kind: str, field: str):
+    """The engine's default of a qdisc parameter (crates/sim/src/net/aqm/, where each
+    names its kernel source): one place for each default."""
+    return default("AqmConfig", field, kind)
 
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
@@ -67,8 +74,8 @@ class RedAqm(_Aqm):
     kind: Literal["red"]
     min: SizeField | None = None
     max: SizeField | None = None
-    probability: float = Field(0.02, gt=0.0, le=1.0)  # tc/q_red.c default
-    avpkt: StrictInt = Field(1000, ge=1, le=65_535)  # bytes; tc/q_red.c default
+    probability: float = Field(_engine_default("red", "max_p"), gt=0.0, le=1.0)
+    avpkt: StrictInt = Field(_engine_default("red", "avpkt_bytes"), ge=1, le=65_535)
     burst: StrictInt | None = Field(None, ge=1)  # packets; tc: (2 min + max) / (3 avpkt)
     ecn: StrictBool = False
     harddrop: StrictBool = False
@@ -78,9 +85,9 @@ class CodelAqm(_Aqm):
     """CoDel (sch_codel.c): target 5 ms, interval 100 ms, limit 1000 packets."""
 
     kind: Literal["codel"]
-    target: Time = 5_000_000
-    interval: Time = 100_000_000
-    ecn: StrictBool = False
+    target: Time = _engine_default("codel", "target_ns")
+    interval: Time = _engine_default("codel", "interval_ns")
+    ecn: StrictBool = _engine_default("codel", "ecn")
 
     def default_limit(self) -> Size | None:
         from decimal import Decimal
@@ -92,11 +99,11 @@ class FqCodelAqm(_Aqm):
     """FQ-CoDel (sch_fq_codel.c): 1024 flow queues, quantum 1514 B, ECN on, limit 10240."""
 
     kind: Literal["fq_codel"]
-    target: Time = 5_000_000
-    interval: Time = 100_000_000
-    quantum: StrictInt = Field(1514, ge=64, le=1_048_576)  # bytes; psched_mtu
-    flows: StrictInt = Field(1024, ge=1, le=65_536)
-    ecn: StrictBool = True  # fq_codel_init: cparams.ecn = true
+    target: Time = _engine_default("fq_codel", "target_ns")
+    interval: Time = _engine_default("fq_codel", "interval_ns")
+    quantum: StrictInt = Field(_engine_default("fq_codel", "quantum_bytes"), ge=64, le=1_048_576)
+    flows: StrictInt = Field(_engine_default("fq_codel", "flows"), ge=1, le=65_536)
+    ecn: StrictBool = _engine_default("fq_codel", "ecn")
 
     def default_limit(self) -> Size | None:
         from decimal import Decimal
@@ -108,11 +115,11 @@ class PieAqm(_Aqm):
     """PIE (sch_pie.c): target 15 ms, tupdate 15 ms, alpha 2/16, beta 20/16, limit 1000."""
 
     kind: Literal["pie"]
-    target: Time = 15_000_000
-    tupdate: Time = 15_000_000
-    alpha: StrictInt = Field(2, ge=0, le=32)
-    beta: StrictInt = Field(20, ge=0, le=32)
-    ecn: StrictBool = False
+    target: Time = _engine_default("pie", "target_ns")
+    tupdate: Time = _engine_default("pie", "tupdate_ns")
+    alpha: StrictInt = Field(_engine_default("pie", "alpha"), ge=0, le=32)
+    beta: StrictInt = Field(_engine_default("pie", "beta"), ge=0, le=32)
+    ecn: StrictBool = _engine_default("pie", "ecn")
 
     def default_limit(self) -> Size | None:
         from decimal import Decimal

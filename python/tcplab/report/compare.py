@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from .errors import SpecError
+from tcplab.errors import SpecError
 
 # What a researcher checks first when two runs of one scenario disagree (issue 9):
 # shares and rates, losses, delay and queue, and BBR's state timings.
@@ -114,7 +114,7 @@ def _number(v: Any) -> float:
 
 
 def _read_summary(d: Path) -> dict[str, Any]:
-    from .results import is_run_dir
+    from tcplab.runs.directory import is_run_dir
 
     if not is_run_dir(d):
         raise SpecError([("", "not a tcplab run directory (no manifest.json)")], str(d))
@@ -211,7 +211,7 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
     labels = run_labels(paths)
     result = compare_summaries([_read_summary(d) for d in paths], labels)
     if out is not None:
-        from .results import atomic_dir, check_output_dir
+        from tcplab.runs.directory import atomic_dir, check_output_dir
 
         target = Path(out)
         check_output_dir(target)
@@ -232,7 +232,7 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
 def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> None:
     """One figure, every run overlaid: per-flow throughput, RTT and cwnd, and the queue.
     Runs are told apart by line style, flows by colour (as in the run report)."""
-    from .plots import flow_colors, plt
+    from tcplab.report.plots import flow_colors, plt
 
     styles = ["-", "--", ":", "-."]
     fig, axes = plt.subplots(4, 1, figsize=(12, 12), sharex=True)

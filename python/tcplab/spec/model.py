@@ -32,15 +32,24 @@ from pydantic import (
     field_validator,
 )
 
-from .aqm import KINDS as AQM_KINDS
-from .aqm import Aqm
-from .aqm import model_of as aqm_model_of
-from .checks import Check
-from .errors import SpecError
-from .limits import check_rates
-from .paths import check_path, expand_path, format_path, parse_path, set_path
-from .traces import absolute_trace_paths, format_link_rate, parse_link_rate
-from .units import Size, format_rate, format_time, parse_rate, parse_size, parse_time, real_number
+from tcplab.errors import SpecError
+from tcplab.spec import contract
+from tcplab.spec.aqm import KINDS as AQM_KINDS
+from tcplab.spec.aqm import Aqm
+from tcplab.spec.aqm import model_of as aqm_model_of
+from tcplab.spec.checks import Check
+from tcplab.spec.limits import check_rates
+from tcplab.spec.paths import check_path, expand_path, format_path, parse_path, set_path
+from tcplab.spec.traces import absolute_trace_paths, format_link_rate, parse_link_rate
+from tcplab.spec.units import (
+    Size,
+    format_rate,
+    format_time,
+    parse_rate,
+    parse_size,
+    parse_time,
+    real_number,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -103,22 +112,27 @@ def _rto_min_range(ns: int) -> int:
     return ns
 
 
+def _tcp_default(field: str):
+    return contract.default("TcpConfig", field)
+
+
 class Tcp(_Model):
     """``[tcp]``: settings shared by every flow (defaults: Linux on 1500-byte Ethernet)."""
 
-    mss: StrictInt = Field(1448, ge=64, le=65_000)
-    header: StrictInt = Field(52, ge=0, le=1_000)
-    delayed_ack: StrictBool = True
-    initial_cwnd: StrictInt = Field(10, ge=1, le=10_000)
-    rack: StrictBool = True
-    sack_compression: StrictBool = True
+    # Defaults are the engine's (crates/sim/src/config.rs TcpConfig, via spec.contract).
+    mss: StrictInt = Field(_tcp_default("mss_bytes"), ge=64, le=65_495)
+    header: StrictInt = Field(_tcp_default("header_bytes"), ge=0, le=1_000)
+    delayed_ack: StrictBool = _tcp_default("delayed_ack")
+    initial_cwnd: StrictInt = Field(_tcp_default("initial_cwnd"), ge=1, le=10_000)
+    rack: StrictBool = _tcp_default("rack")
+    sack_compression: StrictBool = _tcp_default("sack_compression")
     # Linux TCP_RTO_MIN (include/net/tcp.h), the per-route `rto_min`: RTO >= srtt + rto_min.
     # ns-3's TcpSocketBase::MinRto default is 1 s (a floor on the RTO itself).
-    rto_min: Annotated[Time, AfterValidator(_rto_min_range)] = 200_000_000
-    tlp: StrictBool = True  # tail loss probes (Linux tcp_early_retrans = 3, the default)
+    rto_min: Annotated[Time, AfterValidator(_rto_min_range)] = _tcp_default("rto_min_ns")
+    tlp: StrictBool = _tcp_default("tlp")  # tail loss probes (Linux tcp_early_retrans = 3)
     # Negotiate ECN on every flow (RFC 3168). Off as in Linux (tcp_ecn = 2 does not request
     # it on active opens); dctcp turns it on for its own flows (TCP_CONG_NEEDS_ECN).
-    ecn: StrictBool = False
+    ecn: StrictBool = _tcp_default("ecn")
     # The receiver's buffer (crates/sim/src/tcp/rcv_space.rs): "linux" models Linux 6.18's
     # receive-buffer autotuning, whose window growth ACKs segments at once (what the
     # kernel does); "unlimited" is a buffer that never grows nor limits (the simulator
@@ -329,7 +343,7 @@ def _drop_none(x: Any) -> Any:
 def _model_at(loc: tuple) -> type[BaseModel] | None:
     import typing
 
-    from .paths import _unwrap
+    from tcplab.spec.paths import _unwrap
 
     tp: Any = Spec
     for seg in loc:
@@ -515,7 +529,7 @@ WINDOW_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, str]]:
     """Problems that span fields: times beyond the run, start after stop, algorithms."""
-    from .algorithms import check_params
+    from tcplab.spec.algorithms import check_params
 
     p: list[tuple[str, str]] = []
     dur = spec.experiment.duration
@@ -594,11 +608,11 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
     p += _check_shaping(spec)
     p += _check_topology(spec)
     p += _check_workloads(spec, check_algorithms)
-    from .sources import check as _check_sources
+    from tcplab.spec.sources import check as _check_sources
 
     p += _check_sources(spec)
     if spec.experiment.pcap:
-        from .pcap import link_names
+        from tcplab.spec.links import link_names
 
         names = link_names(spec.flow_count(), [nl.name for nl in spec.links])
         for i, name in enumerate(spec.experiment.pcap):
@@ -631,8 +645,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             )
     p += check_rates(spec)
     if spec.checks:
-        from .checks import check_expression
-        from .summary import AGGREGATE_KEYS
+        from tcplab.spec.checks import AGGREGATE_KEYS, check_expression
 
         ccs = {f.cc for f in spec.flows}
         for i, c in enumerate(spec.checks):
@@ -658,7 +671,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
 def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
     """Policer bursts of at least one packet, no rate events on a traced bottleneck, a
     reverse bottleneck without its own delay."""
-    from .traces import TraceRate
+    from tcplab.spec.traces import TraceRate
 
     p: list[tuple[str, str]] = []
     wire = spec.tcp.mss + spec.tcp.header
@@ -752,8 +765,8 @@ def _check_topology(spec: Spec) -> list[tuple[str, str]]:
 
 def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]]:
     """At least one flow or workload; each workload's rate or load, size and times."""
-    from .algorithms import check_params
-    from .workload import read_cdf
+    from tcplab.spec.algorithms import check_params
+    from tcplab.spec.workload import read_cdf
 
     p: list[tuple[str, str]] = []
     if not spec.flows and not spec.workloads and not spec.sources:

@@ -14,8 +14,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from . import plots as p  # noqa: E402
-from .units import format_rate, format_time  # noqa: E402
+from tcplab.report import plots as p
+from tcplab.spec.units import format_rate, format_time  # noqa: E402
 
 
 def _title(run: Any) -> str:

@@ -1,0 +1,121 @@
+"""Running a ``WorldConfig`` on the engine, and its complaints mapped back to the spec."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from tcplab.backends.sim.resolve import resolve
+from tcplab.backends.sim.world_config import config_json, world_config
+from tcplab.engine import engine, engine_schema
+from tcplab.errors import EngineError, SpecError
+from tcplab.spec.model import Spec
+
+
+def run_config(
+    config: dict[str, Any], progress: Callable[[float], None] | None = None
+) -> dict[str, Any]:
+    """Run the engine on a ``WorldConfig``; return its raw result dictionary.
+
+    Raises
+    ------
+    SpecError
+        If the engine rejects the config (its message names the config field).
+    EngineError
+        If the engine fails internally; no Rust panic reaches the caller.
+    """
+    eng = engine()
+    text = config_json(config)
+    try:
+        return eng.run(text, progress) if progress is not None else eng.run(text)
+    except ValueError as exc:
+        raise SpecError([("engine config", str(exc))]) from None
+    except BaseException as exc:  # PanicException derives from BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
+
+
+_UNIT_SUFFIX = re.compile(r"_(ns|bps|bytes|pkts)$")
+_SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+
+
+def _deref(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        node = defs[node["$ref"].rsplit("/", 1)[-1]]
+    return node
+
+
+def _property(node: dict[str, Any], name: str, defs: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema of field ``name`` of an object (or of an Option / tagged enum of them)."""
+    node = _deref(node, defs)
+    if name in node.get("properties", {}):
+        return node["properties"][name]
+    for alt in node.get("anyOf", []) + node.get("oneOf", []):
+        if (found := _property(alt, name, defs)) is not None:
+            return found
+    return None
+
+
+def _item(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    node = _deref(node, defs)
+    if "items" in node:
+        return node["items"]
+    for alt in node.get("anyOf", []):
+        if _deref(alt, defs).get("type") == "array":
+            return _deref(alt, defs)["items"]
+    return {}
+
+
+def spec_field(config_field: str, spec: Spec) -> str:
+    """The spec path of an engine config field: ``flows[3].sender_access.rate_bps`` ->
+    ``flows[1].access.rate`` (flow 3 belongs to group 1), ``duration_ns`` ->
+    ``experiment.duration``.
+
+    The names come from the engine's schema: a field's ``x-spec`` where it has one, else
+    its name without the unit suffix. Expanded flows and sources map back to the group
+    that produced them: that is the one step the schema cannot know.
+    """
+    root = engine_schema()["world_config"]
+    defs = root.get("$defs", {})
+    node: dict[str, Any] = root
+    out: list[str] = []
+    for part in config_field.split("."):
+        m = _SEGMENT.fullmatch(part)
+        if m is None:
+            return config_field
+        name, indices = m.group(1), [int(i) for i in re.findall(r"\d+", m.group(2))]
+        prop = _property(node, name, defs)
+        spec_name = (prop or {}).get("x-spec") or _UNIT_SUFFIX.sub("", name)
+        if name in ("flows", "sources") and not out and indices:
+            k, group = indices[0], 0
+            for g, f in enumerate(spec.flows if name == "flows" else spec.sources):
+                if k < f.count:
+                    group = g
+                    break
+                k -= f.count
+            indices[0] = group
+        out.append(spec_name + "".join(f"[{i}]" for i in indices))
+        node = prop or {}
+        for _ in indices:
+            node = _item(node, defs)
+    return ".".join(out)
+
+
+def check_with_engine(spec: Spec) -> dict[str, Any]:
+    """Resolve ``spec``, let the engine validate its config, and return the config.
+
+    Raises
+    ------
+    SpecError
+        With the engine's complaint attributed to the spec field it came from.
+    """
+    resolved = resolve(spec)
+    config = world_config(resolved)
+    try:
+        engine().validate(config_json(config))
+    except ValueError as exc:
+        field, _, msg = str(exc).partition(": ")
+        raise SpecError([(spec_field(field, resolved), msg or str(exc))]) from None
+    return config

@@ -1,0 +1,164 @@
+"""The engine's ``WorldConfig`` (``crates/sim/src/config.rs``: integers in ns, bit/s, bytes,
+packets) from a resolved spec: a copy of its fields under the engine's names, flow groups
+expanded into flows. Everything that depends on other fields happens in :mod:`.resolve`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tcplab.backends.sim.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
+from tcplab.spec.aqm import engine_config as aqm_engine_config
+from tcplab.spec.model import Spec
+from tcplab.spec.units import Size
+
+
+def _link(rate: int, delay: int, buffer: Size, loss: float) -> dict[str, Any]:
+    return {
+        "rate_bps": int(rate),
+        "delay_ns": int(delay),
+        "buffer": _queue_limit(buffer),
+        "loss": float(loss),
+    }
+
+
+def _shaping(rate: Any, policer: Any, wire: int) -> dict[str, Any] | None:
+    """The engine's ``Shaping`` of a link (net/shaping.rs), or None."""
+    from tcplab.spec.traces import TraceRate
+
+    out: dict[str, Any] = {}
+    if isinstance(rate, TraceRate):
+        out["trace"] = rate.engine_config()
+    if policer is not None:
+        burst = int(policer.burst.value) * (wire if policer.burst.unit == "pkt" else 1)
+        out["policer"] = {"rate_bps": int(policer.rate), "burst_bytes": burst}
+    return out or None
+
+
+def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
+    """The engine's ``WorldConfig`` for a spec (resolved here if it is not yet).
+
+    Flow groups are expanded: flow ``k`` of a group starts at ``start + k * stagger``.
+    """
+    s = resolve(spec)
+    b = s.bottleneck
+    wire = s.tcp.mss + s.tcp.header
+    shaping: dict[str, Any] = {}
+    for name, rate, pol in (
+        ("bottleneck", b.rate, b.policer),
+        (
+            "bottleneck_reverse",
+            b.reverse.rate if b.reverse else None,
+            b.reverse.policer if b.reverse else None,
+        ),
+    ):
+        if (sh := _shaping(rate, pol, wire)) is not None:
+            shaping[name] = sh
+    flows = []
+    for f in s.flows:
+        for k in range(f.count):
+            for end, link in (("sender_access", f.access), ("receiver_access", f.receiver_access)):
+                if (sh := _shaping(link.rate, link.policer, wire)) is not None:
+                    shaping[f"flow{len(flows)}.{end}"] = sh
+            app: Any = "bulk"
+            if f.size is not None:
+                nbytes = int(f.size.value) * (s.tcp.mss if f.size.unit == "pkt" else 1)
+                app = {"finite": {"bytes": nbytes}}
+            snd, rcv = f.access, f.receiver_access
+            flows.append(
+                {
+                    "cc": f.cc,
+                    "params": dict(f.params),
+                    "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss),
+                    "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss),
+                    "start_ns": int(f.start + k * f.stagger),
+                    "stop_ns": int(f.stop),
+                    "app": app,
+                }
+            )
+            if (
+                f.ecn is not None
+            ):  # absent unless set: configs (and digests) of older specs stay as they were
+                flows[-1]["ecn"] = f.ecn
+            if f.onoff is not None:  # likewise
+                from tcplab.spec.sources import onoff_config
+
+                flows[-1]["onoff"] = onoff_config(f.onoff)
+    config: dict[str, Any] = {
+        "duration_ns": int(s.experiment.duration),
+        "seed": int(s.experiment.seed if seed is None else seed),
+        "sample_interval_ns": int(s.experiment.sample_interval),
+        "tcp": {
+            "mss_bytes": s.tcp.mss,
+            "header_bytes": s.tcp.header,
+            "delayed_ack": s.tcp.delayed_ack,
+            "initial_cwnd": s.tcp.initial_cwnd,
+            "rack": s.tcp.rack,
+            "sack_compression": s.tcp.sack_compression,
+            "rto_min_ns": int(s.tcp.rto_min),
+            "tlp": s.tcp.tlp,
+        },
+        "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss),
+        "flows": flows,
+        "events": [
+            {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss}
+            for e in s.events
+        ],
+    }
+    # ECN and AQM keys only when used, so configs of specs without them are unchanged.
+    if s.tcp.ecn:
+        config["tcp"]["ecn"] = True
+    if s.tcp.receive_buffer != "linux":
+        config["tcp"]["receive_buffer"] = s.tcp.receive_buffer
+    if s.tcp.rcv_truesize is not None:
+        config["tcp"]["rcv_truesize"] = s.tcp.rcv_truesize
+    if b.aqm is not None:
+        wire = s.tcp.mss + s.tcp.header
+        config["bottleneck"]["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
+    # Only when used, so that existing specs keep their engine config and run digests.
+    if b.reverse is not None:
+        r = b.reverse
+        config["bottleneck_reverse"] = _link(
+            r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss
+        )
+    if shaping:
+        config["shaping"] = shaping
+    if s.experiment.pcap:
+        config["capture"] = list(s.experiment.pcap)
+    if s.links:
+        config["links"] = []
+        for nl in s.links:
+            r = nl.reverse
+            config["links"].append(
+                {
+                    "name": nl.name,
+                    "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss),
+                    "reverse": _link(
+                        r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss
+                    )
+                    if r
+                    else None,
+                }
+            )
+            for name, rate, pol in (
+                (nl.name, nl.rate, nl.policer),
+                (f"{nl.name}_reverse", r.rate if r else None, r.policer if r else None),
+            ):
+                if (sh := _shaping(rate, pol, wire)) is not None:
+                    shaping[name] = sh
+        if shaping:
+            config["shaping"] = shaping
+    if s.sources:  # only when used, so other specs keep their engine config
+        from tcplab.spec.sources import engine_config as sources_config
+
+        top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
+        config["sources"] = sources_config(s, ACCESS_RATE_FACTOR * top_rate)
+    if any(f.path for f in s.flows):
+        config["paths"] = [list(f.path or ["bottleneck"]) for f in s.flows for _ in range(f.count)]
+    return config
+
+
+def config_json(config: dict[str, Any]) -> str:
+    """Canonical JSON of a config (sorted keys, no spaces): the basis of run digests."""
+    return json.dumps(config, sort_keys=True, separators=(",", ":"))

@@ -1,0 +1,5 @@
+"""The ``tcplab`` command (:mod:`.app`: the parser and one ``cmd_*`` per subcommand)."""
+
+from tcplab.cli.app import main
+
+__all__ = ["main"]
