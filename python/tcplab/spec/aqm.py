@@ -12,6 +12,7 @@ red and step have none, so the bottleneck's default buffer of 1 BDP applies).
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -36,9 +37,6 @@ def _engine_default(kind: str, field: str):
 
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
-
-KINDS = ("step", "red", "codel", "fq_codel", "pie")
-
 
 class _Aqm(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -127,7 +125,11 @@ class PieAqm(_Aqm):
         return Size(Decimal(1000), "pkt")  # pie_init: sch->limit = 1000
 
 
-Aqm = Annotated[StepAqm | RedAqm | CodelAqm | FqCodelAqm | PieAqm, Field(discriminator="kind")]
+_MODELS = (StepAqm, RedAqm, CodelAqm, FqCodelAqm, PieAqm)
+Aqm = Annotated[typing.Union[_MODELS], Field(discriminator="kind")]  # noqa: UP007
+_BY_KIND = {typing.get_args(m.model_fields["kind"].annotation)[0]: m for m in _MODELS}
+KINDS = tuple(_BY_KIND)
+"""The ``kind`` names, as the models declare them."""
 
 
 def _bytes(size: Size, wire: int, bdp_bytes: float) -> int:
@@ -194,10 +196,4 @@ def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
 
 def model_of(kind: str) -> Any:
     """The model class of an aqm ``kind`` (for error messages)."""
-    return {
-        "step": StepAqm,
-        "red": RedAqm,
-        "codel": CodelAqm,
-        "fq_codel": FqCodelAqm,
-        "pie": PieAqm,
-    }.get(kind)
+    return _BY_KIND.get(kind)
