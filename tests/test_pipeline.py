@@ -168,6 +168,42 @@ def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec)
     assert [j.digest for j in plan_sweep(raw2).jobs] == [j.digest for j in plan.jobs]
 
 
+@pytest.mark.parametrize(
+    "setting, first, second",
+    [
+        ("analysis", '["0s", "1s"]', '["1s", "2s"]'),
+        ("windows", '{ early = ["0s", "1s"] }', '{ early = ["0s", "500ms"] }'),
+    ],
+)
+def test_a_changed_analysis_setting_is_a_new_run(
+    fake_engine, write_spec, tmp_path, setting, first, second
+):
+    # The sweep cache must not serve a summary computed under other analysis settings
+    # (issue 18: BBR' Fig. 10b showed 'undefined' from runs cached before its windows).
+    def sweep_with(value: str):
+        text = SWEEP.replace(
+            'sample_interval = "100ms"', f'sample_interval = "100ms"\n{setting} = {value}'
+        )
+        return tcplab.sweep(write_spec(text), tmp_path / "sw", workers=1)
+
+    sweep_with(first)
+    assert fake_engine.CALLS["run"] == 4
+    sweep_with(first)
+    assert fake_engine.CALLS["run"] == 4  # the same settings: all cached
+    sweep_with(second)
+    assert fake_engine.CALLS["run"] == 8  # new settings: every run recomputed
+    summaries = [
+        json.loads(p.read_text()) for p in (tmp_path / "sw" / "runs").glob("*/summary.json")
+    ]
+    key = "window" if setting == "analysis" else "windows"
+    blocks = {
+        (b["from_s"], b["to_s"])
+        for b in (s[key] if key == "window" else s[key]["early"] for s in summaries)
+    }
+    # Both settings' runs are stored, each summary with its own window.
+    assert blocks == ({(0.0, 1.0), (1.0, 2.0)} if key == "window" else {(0.0, 1.0), (0.0, 0.5)})
+
+
 def test_sweep_keeps_going_when_one_run_fails(
     fake_engine, write_spec, tmp_path, monkeypatch, capsys
 ):

@@ -42,7 +42,7 @@ import pandas as pd
 
 from tcplab import __version__
 from tcplab.analysis.summary import AGGREGATE_KEYS
-from tcplab.backends import Backend, backend_of
+from tcplab.backends import backend_of
 from tcplab.backends.sim import config_json, resolve, world_config
 from tcplab.errors import EngineError, SpecError
 from tcplab.runs.directory import (
@@ -88,11 +88,17 @@ class Plan:
     jobs: list[Job]
 
 
-def run_digest(config: dict[str, Any], backend: Backend) -> str:
-    """sha256 of the canonical engine config (resolved spec + seed), the tcplab version
-    and the backend's tag (a kernel run of the same config is a different run; the
-    simulator's tag is empty)."""
-    text = f"tcplab {__version__}\n{config_json(config)}{backend.digest_tag()}"
+def run_digest(spec: Spec) -> str:
+    """sha256 of everything a stored run's files depend on: the tcplab version, the engine
+    config (resolved spec + seed), the resolved spec itself (what the analysis reads:
+    ``[experiment] analysis`` and ``windows``, flow groups, checks) and the backend's tag
+    (a kernel run of the same config is a different run). A cached run is reused only
+    when all of them are equal, so no result computed under other settings is served."""
+    spec_text = json.dumps(spec.to_dict(), sort_keys=True, separators=(",", ":"))
+    text = (
+        f"tcplab {__version__}\n{config_json(world_config(spec))}\n{spec_text}"
+        f"{backend_of(spec).digest_tag()}"
+    )
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -209,7 +215,7 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
                     r,
                     s.experiment.seed,
                     s,
-                    run_digest(world_config(s), backend_of(s)),
+                    run_digest(s),
                 )
             )
     return Plan(axes, repeat, list(metrics), jobs)
