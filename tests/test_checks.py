@@ -92,6 +92,45 @@ def test_ratio_and_tolerance_checks():
     ).passed
 
 
+@pytest.mark.parametrize(
+    "value, tolerance, passes",
+    [
+        # cubic 20 vs bbr 300 retransmissions: the ratio is 20/300 = 0.0667.
+        (0.10, 0.04, True),  # |0.0667 - 0.10| = 0.0333 <= 0.04
+        (0.10, 0.03, False),  # 0.0333 > 0.03; an absolute reading (|20 - 30| = 10) fails both
+        (0.05, 0.02, True),  # |0.0667 - 0.05| = 0.0167 <= 0.02
+        (0.0, 0.07, True),  # |0.0667 - 0| <= 0.07
+    ],
+)
+def test_within_of_reads_its_tolerance_on_the_ratio(value, tolerance, passes):
+    o = evaluate(
+        Check(
+            metric="retransmitted_packets[cubic]",
+            op="within",
+            value=value,
+            tolerance=tolerance,
+            of="retransmitted_packets[bbr]",
+        ),
+        SUMMARY,
+    )
+    assert o.passed is passes
+    assert o.target == pytest.approx(value * 300)
+
+
+def test_within_of_a_zero_reference_is_undefined():
+    zero = {**SUMMARY, "aggregate": {**SUMMARY["aggregate"], "retransmitted_packets": 0}}
+    assert not evaluate(
+        Check(
+            metric="retransmitted_packets[cubic]",
+            op="within",
+            value=1.0,
+            tolerance=100.0,
+            of="retransmitted_packets",
+        ),
+        zero,
+    ).passed
+
+
 SPEC = """
 [experiment]
 duration = "2s"

@@ -71,17 +71,30 @@ class Outcome:
         )
 
 
-def compare(op: str, ours: float, target: float, tolerance: float = 0.0) -> bool:
-    """``ours op target``; NaN never passes."""
+def compare(
+    op: str, ours: float, target: float, tolerance: float = 0.0, ref: float | None = None
+) -> bool:
+    """``ours op target``; NaN never passes.
+
+    ``within`` without a reference metric: ``|ours - target| <= tolerance`` in the
+    metric's unit. With one (a check's ``of``, whose value is ``ref``; ``target`` is then
+    ``value x ref``) the tolerance is on the ratio: ``|ours / ref - value| <= tolerance``,
+    i.e. ``|ours - target| <= tolerance x |ref|``; undefined when ``ref`` is 0.
+    """
     if math.isnan(ours) or math.isnan(target):
         return False
     if op == "within":
-        return abs(ours - target) <= tolerance
+        if ref is None:
+            return abs(ours - target) <= tolerance
+        if math.isnan(ref) or ref == 0:
+            return False
+        return abs(ours - target) <= tolerance * abs(ref)
     return {">=": ours >= target, "<=": ours <= target, ">": ours > target, "<": ours < target}[op]
 
 
 def evaluate(check: Check, summary: dict[str, Any]) -> Outcome:
     """Evaluate one check against a summary.json document."""
     ours = metric_value(summary, check.metric)
-    target = check.value * (metric_value(summary, check.of) if check.of else 1.0)
-    return Outcome(check, ours, target, compare(check.op, ours, target, check.tolerance))
+    ref = metric_value(summary, check.of) if check.of else None
+    target = check.value * (ref if ref is not None else 1.0)
+    return Outcome(check, ours, target, compare(check.op, ours, target, check.tolerance, ref))

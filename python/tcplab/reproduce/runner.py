@@ -16,13 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tcplab.analysis.checks import compare, metric_value
+from tcplab.analysis.checks import metric_value
 from tcplab.reproduce.catalogue import Claim, Entry
+from tcplab.reproduce.judge import Judgement, judge
 from tcplab.runs.directory import is_run_dir
 from tcplab.runs.sweep import load_plan, run_sweep
 from tcplab.spec.model import apply_overrides
 
-VERDICTS = ("agree", "partly", "disagree", "not run")
+VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")
 
 
 @dataclass
@@ -44,16 +45,20 @@ class ClaimResult:
     seeds: int = 0
     point: dict[str, Any] = field(default_factory=dict)
     where: str = ""  # over several points: the worst one, which is reported
+    ci: float = math.nan  # half-width of the 95 % interval of ours' mean over seeds
+    seeds_holding: int = 0  # seeds at which the check holds on its own
+    undefined: bool = False  # not run because a value is undefined in our runs
 
     def ours_text(self) -> str:
+        if self.undefined:
+            return "not run: our value is undefined here (no sample to compute it from)"
         if self.verdict == "not run":
             return "not run: " + (self.claim.needs or self.entry.meta.needs)
-        if math.isnan(self.ours):
-            return "undefined"
-        sd = f" ± {_fmt(self.spread)}" if self.seeds > 1 and not math.isnan(self.spread) else ""
+        ci = f" ± {_fmt(self.ci)}" if self.seeds > 1 and not math.isnan(self.ci) else ""
+        seeds = f"n={self.seeds}, check holds in {self.seeds_holding}/{self.seeds} seeds"
         tgt = f" (target {_fmt(self.target)})" if self.claim.of else ""
         worst = f"; worst at {self.where}" if self.where else ""
-        return f"{_fmt(self.ours)}{sd} (n={self.seeds}){tgt}{worst}"
+        return f"{_fmt(self.ours)}{ci} (95 % CI; {seeds}){tgt}{worst}"
 
     def check_text(self) -> str:
         c = self.claim
@@ -148,8 +153,9 @@ def evaluate_claim(entry: Entry, claim: Claim, runs: list[Run]) -> ClaimResult:
     if claim.needs:
         return ClaimResult(entry, claim, "not run")
     results = [_evaluate_point(entry, claim, runs, p) for p in points(claim.at)]
-    if any(r.verdict == "not run" for r in results):
-        return ClaimResult(entry, claim, "not run")
+    not_run = [r for r in results if r.verdict == "not run"]
+    if not_run:
+        return not_run[0]  # a point without runs, or with an undefined value (says which)
     worst = max(results, key=lambda r: (VERDICTS.index(r.verdict), _shortfall(claim, r)))
     if len(results) > 1:
         worst.where = ", ".join(
@@ -172,40 +178,106 @@ def _shortfall(claim: Claim, r: ClaimResult) -> float:
 def _evaluate_point(
     entry: Entry, claim: Claim, runs: list[Run], point: dict[str, Any]
 ) -> ClaimResult:
+    """Judge a claim at one grid point over its seeds (reproduce/judge.py): agree when
+    the check holds beyond the seeds' noise; partly when only its weaker form (the
+    direction) does; disagree when the check fails beyond the noise and its weaker form
+    too; inconclusive when the seeds cannot decide; not run when a value is undefined."""
     sel = at_point(runs, point)
     if not sel:
         return ClaimResult(entry, claim, "not run")
     if claim.across:
-        ours, spread = axis_range(runs, point, claim.metric, claim.across), math.nan
+        ours_each = [axis_range(runs, point, claim.metric, claim.across)]
     else:
         ours_each = [metric_value(r.summary, claim.metric) for r in sel]
-        ours = _mean(ours_each)
-        spread = (
-            statistics.stdev(ours_each)
-            if len(ours_each) > 1 and not any(map(math.isnan, ours_each))
-            else math.nan
-        )
-    target = _reference(runs, sel, point, claim.of, claim.of_at, claim.value, claim.of_across)
-    if compare(claim.op, ours, target, claim.tolerance):
-        verdict = "agree"
-    elif claim.weaker and compare(
-        claim.weaker.op,
-        ours,
-        _reference(
+    main = _judge(
+        runs,
+        sel,
+        point,
+        claim.op,
+        claim.of,
+        claim.of_at,
+        claim.value,
+        claim.tolerance,
+        claim.of_across,
+        ours_each,
+    )
+    weaker = None
+    if claim.weaker is not None:
+        w = claim.weaker
+        weaker = _judge(
             runs,
             sel,
             point,
-            claim.weaker.of if claim.weaker.of is not None else claim.of,
-            claim.weaker.of_at if claim.weaker.of_at is not None else claim.of_at,
-            claim.weaker.value,
-            claim.of_across if claim.weaker.of is None else None,
-        ),
-        claim.weaker.tolerance,
-    ):
+            w.op,
+            w.of if w.of is not None else claim.of,
+            w.of_at if w.of_at is not None else claim.of_at,
+            w.value,
+            w.tolerance,
+            claim.of_across if w.of is None else None,
+            ours_each,
+        )
+    if main.outcome == "undefined":
+        verdict = "not run"
+    elif main.outcome == "holds":
+        verdict = "agree"
+    elif weaker is not None and weaker.outcome == "holds":
         verdict = "partly"
+    elif main.outcome == "inconclusive" or (
+        weaker is not None and weaker.outcome == "inconclusive"
+    ):
+        verdict = "inconclusive"
     else:
         verdict = "disagree"
-    return ClaimResult(entry, claim, verdict, ours, spread, target, len(sel), point=point)
+    target, _ = _reference(runs, sel, point, claim.of, claim.of_at, claim.value, claim.of_across)
+    spread = (
+        statistics.stdev(ours_each)
+        if len(ours_each) > 1 and not any(map(math.isnan, ours_each))
+        else math.nan
+    )
+    return ClaimResult(
+        entry,
+        claim,
+        verdict,
+        _mean(ours_each),
+        spread,
+        target,
+        len(ours_each),
+        point=point,
+        ci=main.ci,
+        seeds_holding=main.seeds_holding,
+        undefined=main.outcome == "undefined",
+    )
+
+
+def _judge(
+    runs: list[Run],
+    sel: list[Run],
+    point: dict[str, Any],
+    op: str,
+    of: str | None,
+    of_at: dict[str, Any],
+    value: float,
+    tolerance: float,
+    of_across: str | None,
+    ours_each: list[float],
+) -> Judgement:
+    """One comparison over the seeds. A reference measured in the same runs (``of``
+    without ``of_at`` or ``of_across``), or at another point with the same seeds, is
+    paired seed by seed; otherwise its mean is the target of every seed."""
+    n = len(ours_each)
+    refs: list[float] | None = None
+    if of and not of_across and n == len(sel):
+        ref_runs = at_point(runs, {**point, **of_at}) if of_at else sel
+        by_seed = {r.seed: metric_value(r.summary, of) for r in ref_runs}
+        if sorted(by_seed) == sorted(r.seed for r in sel) and len(by_seed) == n:
+            refs = [by_seed[r.seed] for r in sel]
+    if refs is None:
+        target, ref = _reference(runs, sel, point, of, of_at, value, of_across)
+        targets = [target] * n
+        refs = [ref] * n if ref is not None else None
+    else:
+        targets = [value * r for r in refs]
+    return judge(op, ours_each, targets, tolerance, refs if of else None)
 
 
 def axis_range(runs: list[Run], point: dict[str, Any], metric: str, axis: str) -> float:
@@ -227,16 +299,20 @@ def _reference(
     of_at: dict[str, Any],
     value: float,
     of_across: str | None = None,
-) -> float:
-    """The number a claim compares with: ``value``, or ``value`` x the mean of metric ``of``
-    over the same runs, or over the runs at ``point`` changed by ``of_at``; with
-    ``of_across``, ``value`` x the range of ``of`` over that axis there."""
+) -> tuple[float, float | None]:
+    """The number a claim compares with and the reference it scales (None without
+    ``of``): ``value``; or ``value`` x the mean of metric ``of`` over the same runs, or
+    over the runs at ``point`` changed by ``of_at``; with ``of_across``, ``value`` x the
+    range of ``of`` over that axis there. ``within`` reads its tolerance on the ratio to
+    the reference (analysis.checks.compare)."""
     if of and of_across:
-        return value * axis_range(runs, {**point, **of_at}, of, of_across)
+        ref = axis_range(runs, {**point, **of_at}, of, of_across)
+        return value * ref, ref
     if not of:
-        return value
-    ref = at_point(runs, {**point, **of_at}) if of_at else sel
-    return value * _mean([metric_value(r.summary, of) for r in ref]) if ref else math.nan
+        return value, None
+    sel_ref = at_point(runs, {**point, **of_at}) if of_at else sel
+    ref = _mean([metric_value(r.summary, of) for r in sel_ref]) if sel_ref else math.nan
+    return value * ref, ref
 
 
 def _mean(v: list[float]) -> float:

@@ -1,0 +1,102 @@
+"""Judging one comparison over seeds: does ``ours op target`` hold, fail, or can the
+seeds not tell?
+
+Each seed gives a *margin*, positive where the comparison holds at that seed:
+``ours - target`` for ``>=``/``>``, ``target - ours`` for ``<=``/``<``, and for
+``within`` the distance to the edge of the tolerance band. When the reference metric
+(``of``) is measured in the same runs, ours and the reference are paired seed by seed
+(the margin of seed k uses seed k's reference), so a seed where the claim reverses counts
+as one. The verdict reads a 95 % confidence interval of the mean (Student's t over the
+seeds):
+
+* **holds** when the whole interval is on the passing side,
+* **fails** when the whole interval is on the failing side,
+* **inconclusive** when it straddles the edge: the difference is within the noise of
+  the seeds, and more seeds (or a longer run) are needed to decide.
+
+With one seed there is no interval; the one value decides, and reports say n=1. ``within``
+uses the same rule on ``ours - target`` (or, with ``of``, on the ratio ``ours / ref``)
+against the band ``[-tolerance, +tolerance]``: inside as a whole holds, outside as a whole
+fails. Any undefined value (NaN: no sample, a zero reference for a ratio) makes the
+comparison undefined, which the catalogue reports as *not run* with that reason.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from scipy.stats import t as student_t
+
+CONFIDENCE = 0.95
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A comparison judged over seeds."""
+
+    outcome: str  # "holds", "fails", "inconclusive" or "undefined"
+    mean: float  # mean of ours over the seeds
+    ci: float  # half-width of the 95 % interval of ours' mean (NaN with one seed)
+    seeds: int
+    seeds_holding: int  # seeds at which the comparison holds on its own
+
+
+def half_width(values: list[float]) -> float:
+    """Half-width of the 95 % Student-t confidence interval of the mean (NaN for n < 2)."""
+    n = len(values)
+    if n < 2:
+        return math.nan
+    return float(student_t.ppf(0.5 + CONFIDENCE / 2, n - 1)) * statistics.stdev(values) / n**0.5
+
+
+def judge(
+    op: str,
+    ours: list[float],
+    targets: list[float],
+    tolerance: float = 0.0,
+    refs: list[float] | None = None,
+) -> Judgement:
+    """Judge ``ours[k] op targets[k]`` over the seeds k (``targets`` is one value per
+    seed: the same value repeated when the target does not vary by seed). ``refs``: the
+    reference metric per seed, for ``within`` on a ratio (``targets[k]`` is then
+    ``value x refs[k]``)."""
+    n = len(ours)
+    values = ours + targets + (refs or [])
+    if n == 0 or len(targets) != n or any(math.isnan(v) for v in values):
+        return Judgement("undefined", math.nan, math.nan, n, 0)
+    if refs is not None and any(r == 0 for r in refs):
+        return Judgement("undefined", math.nan, math.nan, n, 0)
+    mean = statistics.fmean(ours)
+    ci = half_width(ours)
+    if op == "within":
+        # Distance from the target in the tolerance's unit (ratio points with a ref).
+        d = [
+            (o - t) / abs(r) if refs is not None else o - t
+            for o, t, r in zip(ours, targets, refs or [1.0] * n)
+        ]
+        holding = sum(abs(x) <= tolerance for x in d)
+        lo, hi = _interval(d)
+        if -tolerance <= lo and hi <= tolerance:
+            return Judgement("holds", mean, ci, n, holding)
+        if hi < -tolerance or lo > tolerance:
+            return Judgement("fails", mean, ci, n, holding)
+        return Judgement("inconclusive", mean, ci, n, holding)
+    sign = 1.0 if op in (">=", ">") else -1.0
+    margins = [sign * (o - t) for o, t in zip(ours, targets)]
+    strict = op in (">", "<")
+    holding = sum((m > 0) if strict else (m >= 0) for m in margins)
+    lo, hi = _interval(margins)
+    if (lo > 0) if strict else (lo >= 0):
+        return Judgement("holds", mean, ci, n, holding)
+    if (hi <= 0) if strict else (hi < 0):
+        return Judgement("fails", mean, ci, n, holding)
+    return Judgement("inconclusive", mean, ci, n, holding)
+
+
+def _interval(values: list[float]) -> tuple[float, float]:
+    """The 95 % interval of the mean of ``values``; a point with one value."""
+    m = statistics.fmean(values)
+    h = half_width(values)
+    return (m, m) if math.isnan(h) else (m - h, m + h)
