@@ -15,7 +15,6 @@ fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 cargo test --workspace --release
-cargo build --release -p tcplab-emu   # the kernel backend's link emulator
 if [ -z "${VIRTUAL_ENV:-}" ]; then
     python3 -m venv --system-site-packages .venv
     # shellcheck disable=SC1091

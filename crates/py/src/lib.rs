@@ -144,6 +144,27 @@ fn series_columns(config_json: &str) -> PyResult<Vec<(String, &'static str)>> {
         .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Run the kernel backend's link emulator (crates/emu) on a config file, as the
+/// `tcplab-emu` binary does, so an installed wheel carries it: None when it finished,
+/// else (exit status, message). Meant for its own process
+/// (`python -m tcplab.backends.kernel.emulator CONFIG`): it talks on stdin/stdout and dies
+/// with its parent.
+#[pyfunction]
+fn emulate(py: Python<'_>, config_path: &str) -> Option<(i32, String)> {
+    py.allow_threads(|| tcplab_emu::run(config_path))
+        .err()
+        .map(|e| (e.code, e.message))
+}
+
+/// How this extension was built: {"git_commit": the commit of the tree it was built
+/// from, or None outside a git checkout (TCPLAB_GIT_COMMIT at build time overrides)}.
+#[pyfunction]
+fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("git_commit", option_env!("TCPLAB_GIT_COMMIT"))?;
+    Ok(d)
+}
+
 /// The engine's contract as JSON Schema text: {"world_config", "run_output"}
 /// (tcplab_sim::schema).
 #[pyfunction]
@@ -159,5 +180,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     m.add_function(wrap_pyfunction!(check_params, m)?)?;
     m.add_function(wrap_pyfunction!(series_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
     Ok(())
 }

@@ -512,7 +512,10 @@ def build_parser() -> argparse.ArgumentParser:
     rc.add_argument("--workers", type=int, default=None, help="parallel runs (default: CPU count)")
     rc.add_argument("--executor", choices=["local", "ray"], default="local")
     rc.add_argument("--list", action="store_true", help="list the catalogue's entries and exit")
-    rc.add_argument("--catalogue", help="catalogue directory (default: experiments/papers)")
+    rc.add_argument(
+        "--catalogue",
+        help="catalogue directory (default: ./experiments/papers if present, else the one shipped with tcplab)",
+    )
     rc.add_argument(
         "--docs", help="also write the report as DOCS/RESULTS.md, RESULTS.html and DOCS/results/"
     )

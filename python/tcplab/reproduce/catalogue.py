@@ -136,12 +136,18 @@ class Entry:
         return not self.meta.needs and bool(self.raw)
 
 
+PACKAGED = Path(__file__).resolve().parents[1] / "data" / "papers"
+"""The catalogue shipped inside the package (``tcplab/data/papers``; in a checkout,
+``experiments/papers`` links to it), so an installed wheel reproduces without a checkout."""
+
+
 def default_root() -> Path:
-    """``experiments/papers`` of the working directory, else of the source checkout."""
+    """``experiments/papers`` of the working directory (a catalogue of one's own, or a
+    checkout's), else the catalogue shipped in the package."""
     here = Path("experiments/papers")
     if here.is_dir():
         return here
-    return Path(__file__).resolve().parents[3] / "experiments" / "papers"
+    return PACKAGED
 
 
 def load_entry(path: Path) -> Entry:

@@ -111,6 +111,8 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
                     "mean": c.ours,
                     "spread": c.spread,
                     "seeds": c.seeds,
+                    "ci95": c.ci,
+                    "seeds_holding": c.seeds_holding,
                     "verdict": c.verdict,
                     "explanation": c.claim.explain,
                 }

@@ -88,8 +88,46 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def provenance() -> dict[str, Any]:
+    """What a reviewer needs to reproduce a run besides its spec and seed: when and
+    where it ran, and the versions of Python and of the libraries its numbers pass
+    through. Only the manifest holds these; the other files stay a function of (spec,
+    seed, tcplab version)."""
+    import datetime
+    import importlib.metadata
+    import platform
+
+    def version(pkg: str) -> str | None:
+        try:
+            return importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "libraries": {p: version(p) for p in ("numpy", "pandas", "pyarrow", "pydantic")},
+    }
+
+
 def git_commit() -> str | None:
-    """The commit of the tcplab source tree, if it is a git checkout."""
+    """The commit tcplab runs from: the source tree's when it is a git checkout, else
+    the one the compiled extension was built from (an installed wheel), else None."""
+    return _checkout_commit() or _build_commit()
+
+
+def _build_commit() -> str | None:
+    try:
+        from tcplab.engine import engine
+
+        return engine().build_info().get("git_commit")
+    except (RuntimeError, AttributeError):
+        return None
+
+
+def _checkout_commit() -> str | None:
     here = Path(__file__).resolve().parent
     try:
         out = subprocess.run(
@@ -258,6 +296,7 @@ def write_run(
             "experiment": result.spec.experiment.name,
             "seed": result.spec.experiment.seed,
             "wall_time_s": round(wall_time_s, 3),
+            **provenance(),
             "sha256": {name: sha256_file(tmp / name) for name in outputs},
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-REPO = Path(__file__).resolve().parents[4]  # python/tcplab/backends/kernel -> repository root
 
 
 @dataclass
@@ -30,30 +29,21 @@ def available_cc() -> list[str]:
         return []
 
 
-def find_emulator() -> Path | None:
-    """``TCPLAB_EMU``, else this checkout's ``target/release/tcplab-emu``, else PATH."""
+def emulator_command() -> list[str] | None:
+    """How to start the link emulator: ``TCPLAB_EMU`` (a ``tcplab-emu`` binary, e.g. one
+    built with ``cargo build --release -p tcplab-emu``), else the emulator inside the
+    compiled extension (:mod:`.emulator`); None if neither is there."""
     env = os.environ.get("TCPLAB_EMU")
     if env:
-        return Path(env) if Path(env).is_file() else None
-    built = REPO / "target" / "release" / "tcplab-emu"
-    if built.is_file():
-        return built
-    found = shutil.which("tcplab-emu")
-    return Path(found) if found else None
+        return [env] if Path(env).is_file() else None
+    try:
+        from tcplab.engine import engine
 
-
-def build_emulator() -> Path | None:
-    """Build the emulator from this checkout (``cargo build --release -p tcplab-emu``) if
-    cargo and the sources are here; return its path or None."""
-    if not (REPO / "crates" / "emu" / "Cargo.toml").is_file() or shutil.which("cargo") is None:
-        return None
-    subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "tcplab-emu"],
-        cwd=REPO,
-        check=False,
-        timeout=1800,
-    )
-    return find_emulator()
+        if hasattr(engine(), "emulate"):
+            return [sys.executable, "-m", "tcplab.backends.kernel.emulator"]
+    except RuntimeError:
+        pass
+    return None
 
 
 def check() -> list[Requirement]:
@@ -91,14 +81,15 @@ def check() -> list[Requirement]:
             "ip", ip is not None, ip or "the 'ip' command (Debian package iproute2) is missing"
         )
     )
-    emu = find_emulator()
+    emu = emulator_command()
     out.append(
         Requirement(
             "emulator",
             emu is not None,
-            str(emu)
+            " ".join(emu)
             if emu
-            else "tcplab-emu not built: cargo build --release -p tcplab-emu (a kernel run builds it)",
+            else "no link emulator: TCPLAB_EMU names no file, or the extension lacks it "
+            "(reinstall tcplab)",
         )
     )
     cc = available_cc()

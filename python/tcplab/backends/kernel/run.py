@@ -151,15 +151,15 @@ def _expect_ready(p: subprocess.Popen, what: str, err: Path, timeout_s: float = 
         )
 
 
-def _emulator() -> Path:
-    emu = requirements.find_emulator() or requirements.build_emulator()
+def _emulator() -> list[str]:
+    emu = requirements.emulator_command()
     if emu is None:
         raise SpecError(
             [
                 (
                     "experiment.backend",
-                    "kernel: the emulator tcplab-emu is not built and cannot be built "
-                    "here (cargo build --release -p tcplab-emu, or set TCPLAB_EMU)",
+                    "kernel: no link emulator (TCPLAB_EMU names no file, or the installed "
+                    "extension lacks tcplab._engine.emulate; reinstall tcplab)",
                 )
             ]
         )
@@ -183,7 +183,7 @@ def run_kernel(
         A process failed or the hard timeout passed; everything is removed either way.
     """
     check_spec(spec)
-    emu_bin = _emulator()
+    emu_cmd = _emulator()
     netns.clean_stale()
     pair = netns.Pair.for_pid(os.getpid())
     duration_ns = config["duration_ns"]
@@ -220,7 +220,7 @@ def run_kernel(
         }
         (work / "emu-config.json").write_text(json.dumps(emu_cfg))
         emu = subprocess.Popen(
-            [str(emu_bin), str(work / "emu-config.json")],
+            [*emu_cmd, str(work / "emu-config.json")],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=open(work / "emu.err", "w"),
