@@ -12,6 +12,10 @@ if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >
     apt-get install -y -q iproute2 >/dev/null || (apt-get update -q && apt-get install -y -q iproute2)
 fi
 # Lints first: formatting and clippy's warnings fail the run (README, "Tests").
+# The HTML reports' browser test (tests/test_html_report.py) needs Chromium; likewise.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium >/dev/null)
+fi
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 cargo test --workspace --release

@@ -107,7 +107,7 @@ def test_verdicts_report_and_plot(cat, tmp_path):
         and (out / "plots" / "tum-fig99-test.png").stat().st_size > 0
     )
     assert "not run: a cellular link model" in md
-    assert "<img src='plots/tum-fig99-test.png'" in (out / "report.html").read_text()
+    assert '<img src="plots/tum-fig99-test.png"' in (out / "report.html").read_text()
 
 
 def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():

@@ -4,6 +4,7 @@ judged claim by claim (``tcplab reproduce``)."""
 
 from __future__ import annotations
 
+import datetime
 import time
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from tcplab import __version__
 from tcplab.reproduce.catalogue import PAPERS, Entry, load_catalogue
 from tcplab.reproduce.report import copy_report, counts, write_report
 from tcplab.reproduce.runner import VERDICTS, run_catalogue
+from tcplab.runs.directory import git_commit
 
 __all__ = ["PAPERS", "VERDICTS", "Entry", "load_catalogue", "reproduce"]
 
@@ -43,6 +45,8 @@ def reproduce(
         "cached": sum(r.cached for r in results),
         "wall_s": time.monotonic() - t0,
         "workers": workers or os.cpu_count() or 1,
+        "commit": git_commit(),
+        "date": datetime.date.today().isoformat(),
     }
     write_report(results, Path(out), header)
     if docs is not None:

@@ -120,6 +120,11 @@ class Meta(_Strict):
     published: list[Published] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
     needs: StrictStr = ""
+    # Not the paper's claims as the paper measured them, but the catalogue's own
+    # experiment (a control, the authors' code) or the paper's sentences measured over a
+    # network we made up (a synthetic trace): the reason. Reported with the rest, counted
+    # apart from the paper's tallies.
+    diagnostic: StrictStr = ""
 
 
 @dataclass

@@ -4,12 +4,12 @@ of every claim (claims.csv), and a report in Markdown and HTML with the plots in
 
 from __future__ import annotations
 
-import html
 import shutil
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import pandas as pd
 
 from tcplab.analysis.checks import metric_value
@@ -120,12 +120,39 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+DIAGNOSTICS = "diagnostics"
+"""The tally key of the catalogue's own diagnostics (entries with ``diagnostic``)."""
+
+
 def counts(results: list[EntryResult]) -> dict[str, Counter]:
-    out: dict[str, Counter] = {p: Counter() for p in PAPERS}
+    """Verdict tallies per paper, each sentence of a paper counted once (a quote checked
+    in several entries or at several points counts under the worst of its verdicts that
+    ran), and the catalogue's diagnostics apart under ``DIAGNOSTICS``."""
+    per_quote: dict[tuple[str, str], list[str]] = {}
+    diag: Counter = Counter()
     for res in results:
         for c in res.claims:
-            out[res.entry.meta.paper][c.verdict] += 1
-    return {p: c for p, c in out.items() if c}
+            if res.entry.meta.diagnostic:
+                diag[c.verdict] += 1
+                continue
+            key = (res.entry.meta.paper, " ".join(c.claim.quote.split()))
+            per_quote.setdefault(key, []).append(c.verdict)
+    out: dict[str, Counter] = {p: Counter() for p in PAPERS}
+    for (paper, _), verdicts in per_quote.items():
+        ran = [v for v in verdicts if v != "not run"] or verdicts
+        out[paper][max(ran, key=VERDICTS.index)] += 1
+    tallies = {p: c for p, c in out.items() if c}
+    if diag:
+        tallies[DIAGNOSTICS] = diag
+    return tallies
+
+
+def tally_label(key: str) -> str:
+    return (
+        "catalogue diagnostics (controls, authors' code, synthetic traces; not counted above)"
+        if key == DIAGNOSTICS
+        else PAPERS[key]
+    )
 
 
 def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) -> list[Path]:
@@ -155,6 +182,51 @@ def copy_report(src: Path, docs: Path, name: str = "RESULTS") -> None:
     for ext in ("md", "html"):
         text = (Path(src) / f"report.{ext}").read_text().replace("plots/", "results/")
         (docs / f"{name}.{ext}").write_text(text)
+
+
+def _overview(results: list[EntryResult]) -> list[str]:
+    """One row per entry (figure or table): how many of its claims got each verdict."""
+    lines = [
+        '<a id="overview"></a>',
+        "",
+        "## Overview by figure",
+        "",
+        "| entry | figure | " + " | ".join(VERDICTS) + " |",
+        "|---|---|" + "---|" * len(VERDICTS),
+    ]
+    for res in results:
+        c = Counter(x.verdict for x in res.claims)
+        tag = " (diagnostic)" if res.entry.meta.diagnostic else ""
+        lines.append(
+            f"| [{res.entry.name}](#{res.entry.name}){tag} | {_cell(res.entry.meta.figure)} | "
+            + " | ".join(str(c.get(v, 0) or "") for v in VERDICTS)
+            + " |"
+        )
+    return lines + [""]
+
+
+def _repo_path(path: Path) -> str:
+    """An entry's path as the repository spells it (experiments/papers/...)."""
+    parts = Path(path).as_posix().split("/")
+    if "papers" in parts:
+        return "experiments/" + "/".join(parts[parts.index("papers") :])
+    return Path(path).as_posix()
+
+
+def _link(path: Path, claim: Any = None) -> str:
+    """A link from docs/RESULTS.md to an entry's TOML, at the claim's line if given."""
+    target = "../" + _repo_path(path)
+    if claim is None:
+        return target
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return target
+    head = claim.quote[:40]
+    for n, line in enumerate(lines, 1):
+        if head and head in line:
+            return f"{target}#L{n}"
+    return target
 
 
 def _cell(s: str) -> str:
@@ -189,15 +261,24 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
         "seeds cannot decide; **disagree**: the check and its direction fail beyond the noise; "
         "**not run**: the experiment cannot be built yet, or our value is undefined (said which).",
         "",
-        f"tcplab {header['version']}, {'quick' if header['quick'] else 'full'} catalogue: "
+        f"tcplab {header['version']}"
+        + (f", commit {header['commit']}" if header.get("commit") else "")
+        + (f", {header['date']}" if header.get("date") else "")
+        + f"; {'quick' if header['quick'] else 'full'} catalogue: "
         f"{header['entries']} entries, {header['runs']} runs, {_timing(header)}.",
+        "",
+        "Contents: [tallies](#tallies) · [overview by figure](#overview)"
+        + "".join(f" · [{PAPERS[p]}](#{p})" for p in PAPERS),
+        "",
+        '<a id="tallies"></a>Each sentence of a paper counts once (under the worst verdict of '
+        "its checks); the catalogue's own diagnostics are counted apart.",
         "",
         "| paper | " + " | ".join(VERDICTS) + " |",
         "|---|" + "---|" * len(VERDICTS),
     ]
     for paper, c in counts(results).items():
         lines.append(
-            f"| {PAPERS[paper]} | " + " | ".join(str(c.get(v, 0)) for v in VERDICTS) + " |"
+            f"| {tally_label(paper)} | " + " | ".join(str(c.get(v, 0)) for v in VERDICTS) + " |"
         )
     lines += [
         "",
@@ -205,29 +286,34 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
         "figures that the catalogue builds on; docs/variants.md explains each variant's choices.",
         "",
     ]
+    lines += _overview(results)
     for paper in PAPERS:
         mine = [r for r in results if r.entry.meta.paper == paper]
         if not mine:
             continue
-        lines += [f"## {PAPERS[paper]}", ""]
+        lines += [f'<a id="{paper}"></a>', "", f"## {PAPERS[paper]}", ""]
         for res in mine:
             m = res.entry.meta
             lines += [
+                f'<a id="{res.entry.name}"></a>',
+                "",
                 f"### {m.figure}: {m.title}",
                 "",
-                f"`{res.entry.path.as_posix()}`"
-                + (f"; not run: {m.needs}" if m.needs else f"; {len(res.runs)} runs"),
+                f"[`{_repo_path(res.entry.path)}`]({_link(res.entry.path)})"
+                + (f"; not run: {m.needs}" if m.needs else f"; {len(res.runs)} runs")
+                + (f"; **diagnostic**: {m.diagnostic}" if m.diagnostic else ""),
                 "",
             ]
             if res.entry.name in images:
                 lines += [f"![{m.figure}]({images[res.entry.name].as_posix()})", ""]
             lines += [
-                "| where | quote | published | check | ours | verdict | explanation |",
-                "|---|---|---|---|---|---|---|",
+                "| # | where | quote | published | check | ours | verdict | explanation |",
+                "|---|---|---|---|---|---|---|---|",
             ]
-            for c in res.claims:
+            for k, c in enumerate(res.claims, 1):
+                anchor = f'<a id="{res.entry.name}-{k}"></a>[{k}]({_link(res.entry.path, c.claim)})'
                 lines.append(
-                    "| "
+                    f"| {anchor} | "
                     + " | ".join(
                         _cell(x)
                         for x in (
@@ -247,60 +333,64 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
 
 
 def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str, Any]) -> str:
-    e = html.escape
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>tcplab catalogue</title><style>",
-        "body{font-family:sans-serif;max-width:1200px;margin:auto;padding:1em}table{border-collapse:collapse;"
-        "font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}"
-        ".agree{background:#dfd}.partly{background:#ffd}.inconclusive{background:#def}.disagree{background:#fdd}.notrun{background:#eee}"
-        "img{max-width:100%}</style></head><body>",
-        "<h1>Results: the five papers' claims, reproduced by the catalogue</h1>",
-        f"<p>Generated by <code>{e(header['command'])}</code>; tcplab {e(header['version'])}, "
-        f"{'quick' if header['quick'] else 'full'} catalogue: {header['entries']} entries, {header['runs']} runs, "
-        f"{e(_timing(header))}.</p>",
-        "<table><tr><th>paper</th>" + "".join(f"<th>{v}</th>" for v in VERDICTS) + "</tr>",
-    ]
-    for paper, c in counts(results).items():
-        parts.append(
-            f"<tr><td>{e(PAPERS[paper])}</td>"
-            + "".join(f"<td>{c.get(v, 0)}</td>" for v in VERDICTS)
-            + "</tr>"
-        )
-    parts.append("</table>")
+    """The report as one self-contained HTML page (templates/report.html.j2, Jinja2 with
+    autoescaping: quotes and explanations are text, never markup)."""
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("tcplab.reproduce", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    sections = []
     for paper in PAPERS:
         mine = [r for r in results if r.entry.meta.paper == paper]
         if not mine:
             continue
-        parts.append(f"<h2>{e(PAPERS[paper])}</h2>")
+        entries = []
         for res in mine:
             m = res.entry.meta
-            parts.append(
-                f"<h3>{e(m.figure)}: {e(m.title)}</h3><p><code>{e(res.entry.path.as_posix())}</code></p>"
+            entries.append(
+                {
+                    "name": res.entry.name,
+                    "figure": m.figure,
+                    "title": m.title,
+                    "path": _repo_path(res.entry.path),
+                    "link": _link(res.entry.path),
+                    "status": f"not run: {m.needs}" if m.needs else f"{len(res.runs)} runs",
+                    "diagnostic": m.diagnostic,
+                    "image": images[res.entry.name].as_posix() if res.entry.name in images else "",
+                    "claims": [
+                        {
+                            "link": _link(res.entry.path, c.claim),
+                            "where": c.claim.where,
+                            "quote": c.claim.quote,
+                            "published": c.claim.published,
+                            "check": c.check_text(),
+                            "ours": c.ours_text(),
+                            "verdict": c.verdict,
+                            "explain": c.claim.explain,
+                        }
+                        for c in res.claims
+                    ],
+                }
             )
-            if res.entry.name in images:
-                parts.append(
-                    f"<img src='{e(images[res.entry.name].as_posix())}' alt='{e(m.figure)}'>"
-                )
-            parts.append(
-                "<table><tr><th>where</th><th>quote</th><th>published</th><th>check</th><th>ours</th>"
-                "<th>verdict</th><th>explanation</th></tr>"
-            )
-            for c in res.claims:
-                cls = c.verdict.replace(" ", "")
-                parts.append(
-                    "<tr>"
-                    + "".join(
-                        f"<td>{e(str(x))}</td>"
-                        for x in (
-                            c.claim.where,
-                            c.claim.quote,
-                            c.claim.published,
-                            c.check_text(),
-                            c.ours_text(),
-                        )
-                    )
-                    + f"<td class='{cls}'><b>{e(c.verdict)}</b></td><td>{e(c.claim.explain)}</td></tr>"
-                )
-            parts.append("</table>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+        sections.append({"key": paper, "name": PAPERS[paper], "entries": entries})
+    overview = [
+        {
+            "name": r.entry.name,
+            "figure": r.entry.meta.figure,
+            "diagnostic": bool(r.entry.meta.diagnostic),
+            "counts": Counter(c.verdict for c in r.claims),
+        }
+        for r in results
+    ]
+    return env.get_template("report.html.j2").render(
+        header=header,
+        timing=_timing(header),
+        papers=PAPERS,
+        verdicts=VERDICTS,
+        tallies=[(tally_label(k), c) for k, c in counts(results).items()],
+        overview=overview,
+        sections=sections,
+    )

@@ -54,11 +54,12 @@ class ClaimResult:
             return "not run: our value is undefined here (no sample to compute it from)"
         if self.verdict == "not run":
             return "not run: " + (self.claim.needs or self.entry.meta.needs)
-        ci = f" ± {_fmt(self.ci)}" if self.seeds > 1 and not math.isnan(self.ci) else ""
-        seeds = f"n={self.seeds}, check holds in {self.seeds_holding}/{self.seeds} seeds"
         tgt = f" (target {_fmt(self.target)})" if self.claim.of else ""
         worst = f"; worst at {self.where}" if self.where else ""
-        return f"{_fmt(self.ours)}{ci} (95 % CI; {seeds}){tgt}{worst}"
+        if self.seeds < 2 or math.isnan(self.ci):
+            return f"{_fmt(self.ours)} (n={self.seeds}, one value: no interval){tgt}{worst}"
+        seeds = f"n={self.seeds}, check holds in {self.seeds_holding}/{self.seeds} seeds"
+        return f"{_fmt(self.ours)} ± {_fmt(self.ci)} (95 % CI; {seeds}){tgt}{worst}"
 
     def check_text(self) -> str:
         c = self.claim
