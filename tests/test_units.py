@@ -73,3 +73,24 @@ def test_any_time_survives_format_and_parse(ns):
 @given(st.integers(min_value=1, max_value=10**13))
 def test_any_rate_survives_format_and_parse(bps):
     assert parse_rate(format_rate(bps)) == bps
+
+
+@pytest.mark.parametrize(
+    "text, bps",
+    [
+        ("10mbit", 10_000_000),
+        ("500kbit", 500_000),
+        ("1gbit", 10**9),
+        ("64bit", 64),
+        ("2tbit", 2 * 10**12),
+    ],
+)
+def test_tc_rate_units_are_bits_per_second(text, bps):
+    assert parse_rate(text) == bps
+
+
+@pytest.mark.parametrize(
+    "text, ns", [("20msec", 20_000_000), ("5usec", 5_000), ("2sec", 2 * 10**9)]
+)
+def test_tc_time_units(text, ns):
+    assert parse_time(text) == ns

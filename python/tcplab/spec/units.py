@@ -27,8 +27,26 @@ RATE_UNITS: dict[str, int] = {
     "mbit/s": 10**6,
     "gbps": 10**9,
     "gbit/s": 10**9,
+    # tc's spellings (tc(8), "RATES"): bit, kbit, mbit, gbit, tbit, all bits per second
+    # with SI prefixes. tc's own "bps" means *bytes* per second; ours is bits, as in the
+    # papers, so tc's byte rates (kbps, mbps in tc) are not taken in tc's sense.
+    "bit": 1,
+    "kbit": 10**3,
+    "mbit": 10**6,
+    "gbit": 10**9,
+    "tbit": 10**12,
 }
-TIME_UNITS: dict[str, int] = {"ns": 1, "us": 10**3, "ms": 10**6, "s": 10**9, "min": 60 * 10**9}
+TIME_UNITS: dict[str, int] = {
+    "ns": 1,
+    "us": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+    "min": 60 * 10**9,
+    # tc's spellings (tc(8), "TIMES")
+    "usec": 10**3,
+    "msec": 10**6,
+    "sec": 10**9,
+}
 BYTE_UNITS: dict[str, int] = {
     "b": 1,
     "kb": 10**3,
@@ -107,7 +125,10 @@ def parse_rate(text: Scalar) -> int:
     value, unit = _split(text, "rate", "10Mbps")
     scale = RATE_UNITS.get(unit.lower())
     if scale is None:
-        raise ValueError(f"unknown rate unit '{unit}' in {text!r}; allowed: bps, kbps, Mbps, Gbps")
+        raise ValueError(
+            f"unknown rate unit '{unit}' in {text!r}; allowed: bps, kbps, Mbps, Gbps "
+            "(bits per second; also tc's bit, kbit, mbit, gbit, tbit)"
+        )
     bps = _whole(value * scale, text, "bit/s")
     if bps <= 0:
         raise ValueError(f"rate must be > 0, got {text!r}")
@@ -132,7 +153,9 @@ def parse_time(text: Scalar) -> int:
     value, unit = _split(text, "time", "40ms")
     scale = TIME_UNITS.get(unit)
     if scale is None:
-        raise ValueError(f"unknown time unit '{unit}' in {text!r}; allowed: ns, us, ms, s, min")
+        raise ValueError(
+            f"unknown time unit '{unit}' in {text!r}; allowed: ns, us, ms, s, min (also tc's usec, msec, sec)"
+        )
     ns = _whole(value * scale, text, "nanoseconds")
     if ns < 0:
         raise ValueError(f"time must be >= 0, got {text!r}")
