@@ -275,6 +275,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         docs=Path(args.docs) if args.docs else None,
         command=cmd.strip(),
         say=(lambda *_: None) if args.quiet else print,
+        progress=not args.quiet,
     )
     if not args.quiet:
         print(

@@ -28,12 +28,14 @@ def reproduce(
     docs: Path | None = None,
     command: str = "tcplab reproduce",
     say=print,
+    progress: bool = False,
 ) -> list:
     """Run the selected catalogue entries into ``out`` and write the report; return the
-    entries' results. ``docs``: also copy the report there as RESULTS.md/.html."""
+    entries' results. ``docs``: also copy the report there as RESULTS.md/.html;
+    ``progress``: a progress bar over each entry's runs (on stderr)."""
     entries = load_catalogue(root, select)
     t0 = time.monotonic()
-    results = run_catalogue(entries, Path(out), quick, workers, executor, say)
+    results = run_catalogue(entries, Path(out), quick, workers, executor, say, progress)
     import os
 
     header = {

@@ -109,7 +109,12 @@ def entry_spec(entry: Entry, quick: bool) -> dict[str, Any]:
 
 
 def run_entry(
-    entry: Entry, out: Path, quick: bool, workers: int | None, executor: str
+    entry: Entry,
+    out: Path,
+    quick: bool,
+    workers: int | None,
+    executor: str,
+    progress: bool = False,
 ) -> EntryResult:
     """Run (or reuse the cached runs of) one entry into ``out`` and evaluate its claims."""
     res = EntryResult(entry, out=out)
@@ -124,6 +129,7 @@ def run_entry(
         executor=executor,
         source=str(entry.path),
         quiet=True,
+        progress=progress,
     )
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
@@ -327,14 +333,16 @@ def run_catalogue(
     workers: int | None = None,
     executor: str = "local",
     say=print,
+    progress: bool = False,
 ) -> list[EntryResult]:
-    """Run every entry into ``out/<paper>/<entry>/``."""
+    """Run every entry into ``out/<paper>/<entry>/`` (``progress``: a bar over each
+    entry's runs, as ``tcplab sweep`` draws)."""
     results = []
     for e in entries:
         d = Path(out) / e.meta.paper / e.name
         if not e.runnable:
             say(f"{e.meta.paper} {e.name}: not run ({e.meta.needs})")
-        res = run_entry(e, d, quick, workers, executor)
+        res = run_entry(e, d, quick, workers, executor, progress)
         if e.runnable:
             verdicts = ", ".join(f"{c.verdict}" for c in res.claims)
             say(

@@ -486,8 +486,9 @@ def _run_plan(
         where = ", ".join(f"{k}={v}" for k, v in job.point.items())
         msg = f"done {count[0]}/{len(todo)} {job.digest[:12]} [{where}] seed={job.seed}"
         if bar is not None:
-            bar.write(msg, file=sys.stdout)
-            sys.stdout.flush()
+            if not quiet:  # a quiet sweep with a bar (reproduce) shows the bar alone
+                bar.write(msg, file=sys.stdout)
+                sys.stdout.flush()
             bar.update(1)
         else:
             _say(msg, quiet)
