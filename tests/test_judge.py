@@ -64,3 +64,9 @@ def test_one_seed_decides_without_an_interval():
 def test_undefined_values_are_undefined():
     assert judge(">=", [math.nan, 1.0], [0.5, 0.5]).outcome == "undefined"
     assert judge("within", [1.0], [0.0], 0.1, [0.0]).outcome == "undefined"
+
+
+def test_a_zero_reference_is_a_plain_comparison_outside_within():
+    # t_f95 of 0 s against a reference of 0 s: "<" fails (0 < 0 is false), not undefined.
+    j = judge("<", [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], refs=[0.0, 0.0, 0.0])
+    assert j.outcome == "fails"

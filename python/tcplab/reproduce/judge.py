@@ -66,8 +66,8 @@ def judge(
     values = ours + targets + (refs or [])
     if n == 0 or len(targets) != n or any(math.isnan(v) for v in values):
         return Judgement("undefined", math.nan, math.nan, n, 0)
-    if refs is not None and any(r == 0 for r in refs):
-        return Judgement("undefined", math.nan, math.nan, n, 0)
+    if op == "within" and refs is not None and any(r == 0 for r in refs):
+        return Judgement("undefined", math.nan, math.nan, n, 0)  # no ratio to a zero
     mean = statistics.fmean(ours)
     ci = half_width(ours)
     if op == "within":
