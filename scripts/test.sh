@@ -11,6 +11,13 @@ cd "$(dirname "$0")/.."
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q iproute2 >/dev/null || (apt-get update -q && apt-get install -y -q iproute2)
 fi
+# crates/bpf's tests compile bpf/examples/*.bpf.c (clang, libbpf-dev's headers); bpftool
+# loads the same objects into the kernel. Installed the same way, only when missing.
+if { ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ]; } \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q clang llvm bpftool libbpf-dev >/dev/null \
+        || (apt-get update -q && apt-get install -y -q clang llvm bpftool libbpf-dev)
+fi
 cargo test --workspace --release
 cargo build --release -p tcplab-emu   # the kernel backend's link emulator
 if [ -z "${VIRTUAL_ENV:-}" ]; then
