@@ -4,7 +4,8 @@
 //! header's); every step is matched BY NAME in our tables, so field order and offsets in
 //! the header are free, but every field must exist here.
 //!
-//! Deviations from libbpf: no "flavour" suffixes (`tcp_sock___v1`), no matching of
+//! Deviations from libbpf: flavours (`tcp_sock___v1`) are matched by their essential
+//! name only at the root, with no fallback between several candidates; no matching of
 //! anonymous members by their inner fields, no type-id/enum-value relocations, and a load
 //! whose width differs from our field is an error instead of being resized.
 
@@ -41,6 +42,12 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
                 r.access
             )))
         }
+    };
+    // "Flavours" (tcp_sock___v2) name the same kernel struct (libbpf's
+    // bpf_core_essential_name_len).
+    let root_name = match root_name.find("___") {
+        Some(i) => root_name[..i].to_string(),
+        None => root_name,
     };
     let target = layout::root(&root_name).ok_or_else(|| {
         BpfError::Relocation(format!(

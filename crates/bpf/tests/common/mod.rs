@@ -16,10 +16,16 @@ pub fn repo() -> PathBuf {
 /// Compiles `path` (relative to the repository root) and returns the object's bytes,
 /// or None (with a message) when clang is not installed.
 pub fn compile(path: &str) -> Option<Vec<u8>> {
+    compile_with(path, &[])
+}
+
+/// As `compile`, with `-D` definitions (test cases of one source).
+pub fn compile_with(path: &str, defines: &[&str]) -> Option<Vec<u8>> {
     let src = repo().join(path);
     let stem = src.file_stem().unwrap().to_string_lossy().replace('.', "_");
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{stem}.o"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{stem}{}.o", defines.join("_")));
     let res = Command::new("clang")
+        .args(defines.iter().map(|d| format!("-D{d}")))
         .args(["-target", "bpf", "-O2", "-g", "-I"])
         .arg(repo().join("bpf/include"))
         .arg("-c")
