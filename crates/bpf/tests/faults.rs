@@ -18,7 +18,7 @@ fn load(case: &str) -> Option<Result<BpfObject, BpfError>> {
 }
 
 fn params(kv: &[(&str, ParamValue)]) -> BTreeMap<String, ParamValue> {
-    kv.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    kv.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
 #[test]
