@@ -21,6 +21,8 @@ use crate::layout::{self, Kind, TField};
 struct Resolved {
     offset: u32,
     size: u32,
+    /// Size of the field in the program's own (local) type.
+    local_size: u32,
     bits: u32,
     signed: bool,
 }
@@ -125,16 +127,19 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
         }
     }
     let signed = matches!(kind, Kind::Int { signed: true });
+    let local_size = btf.size_of(local_id)?;
     Ok(Some(match last {
         Some(f) => Resolved {
             offset,
             size: f.size,
+            local_size,
             bits: f.bits,
             signed,
         },
         None => Resolved {
             offset,
             size: elem_size,
+            local_size,
             bits: 0,
             signed,
         },
@@ -185,10 +190,15 @@ pub fn apply(btf: &Btf, r: &CoreRelo, insns: &mut [Insn], base: usize) -> Result
                 2 => 1,
                 _ => 8,
             };
-            if r.kind == CoreKind::FieldByteOffset && f.bits == 0 && width != f.size {
+            // As libbpf: a load of the whole field whose width differs between the
+            // program's header and our layout would need resizing; we refuse it. (An
+            // access inside a larger field, e.g. icsk_ca_priv, keeps its own width.)
+            let whole = width == f.local_size as usize;
+            if r.kind == CoreKind::FieldByteOffset && f.bits == 0 && whole && f.local_size != f.size
+            {
                 return Err(BpfError::Relocation(format!(
-                    "{}-byte access to a {}-byte field ({})",
-                    width, f.size, r.access
+                    "{}-byte field in the program, {} bytes in the simulator ({})",
+                    f.local_size, f.size, r.access
                 )));
             }
             insns[pc].off = i16::try_from(val).map_err(|_| {
