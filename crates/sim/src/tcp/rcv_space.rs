@@ -122,7 +122,7 @@ impl RcvSpace {
         let advmss = advmss as u64;
         let rcvbuf = TCP_RMEM_DEFAULT;
         // tcp_full_space at the default ratio.
-        let maxwin = rcvbuf * DEFAULT_SCALING_RATIO >> RMEM_TO_WIN_SCALE;
+        let maxwin = (rcvbuf * DEFAULT_SCALING_RATIO) >> RMEM_TO_WIN_SCALE;
         // tcp_select_initial_window: the full space rounded down to whole segments, at
         // most 65535 (no window scaling of the SYN's own window).
         let space = if maxwin > advmss {
@@ -138,6 +138,8 @@ impl RcvSpace {
             window_clamp = (2 * advmss).max(maxwin - advmss);
         }
         let rcv_ssthresh = rcv_wnd.min(window_clamp);
+        // min then max, as tcp_initialize_rcv_mss writes it (min_t / max_t).
+        #[allow(clippy::manual_clamp)]
         let rcv_mss = advmss
             .min(rcv_wnd / 2)
             .min(TCP_MSS_DEFAULT)
