@@ -396,6 +396,7 @@ mod tests {
                 app: AppConfig::Bulk,
                 ecn: None,
                 onoff: None,
+                bpf_object: None,
             }],
             events,
             aqm: None,

@@ -49,6 +49,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
                 app: AppConfig::Bulk,
                 ecn: None,
                 onoff: None,
+                bpf_object: None,
             })
             .collect(),
         events: vec![],

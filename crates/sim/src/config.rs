@@ -214,6 +214,11 @@ pub struct FlowConfig {
     /// `None`: always on. Absent from the JSON unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub onoff: Option<OnOffConfig>,
+    /// With `cc = "bpf"`: path of a compiled BPF struct_ops object whose
+    /// `tcp_congestion_ops` the flow runs (bpf_cc.rs); `params` are its `const volatile`
+    /// globals. Absent from the JSON unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf_object: Option<String>,
 }
 
 /// What the sending application offers.
@@ -435,6 +440,10 @@ impl WorldConfig {
                 }
             };
             out.insert(k.clone(), pv);
+        }
+        if f.cc == crate::bpf_cc::CC_NAME || f.bpf_object.is_some() {
+            crate::bpf_cc::build(f, &p, &out)?;
+            return Ok(out);
         }
         match registry::find(&f.cc) {
             None => Err(err(

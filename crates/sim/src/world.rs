@@ -30,6 +30,9 @@ pub enum SimError {
     Config(ConfigError),
     /// An accounting identity did not hold at the end of the run: a bug, never tolerated.
     Conservation(String),
+    /// A flow's algorithm stopped working during the run (a BPF program's callback
+    /// faulted: `CongestionOps::fault`); the run's output would be meaningless.
+    Algorithm { flow: usize, message: String },
 }
 
 impl fmt::Display for SimError {
@@ -37,6 +40,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::Config(e) => write!(f, "{e}"),
             SimError::Conservation(m) => write!(f, "conservation check failed: {m}"),
+            SimError::Algorithm { flow, message } => write!(f, "flow {flow}: {message}"),
         }
     }
 }
@@ -108,6 +112,21 @@ pub struct World {
     onoff: Vec<Option<crate::onoff::Periods>>,
 }
 
+/// Flow `i`'s algorithm: a registered one, or a BPF object (bpf_cc.rs).
+fn build_cc(
+    f: &crate::config::FlowConfig,
+    i: usize,
+    params: &std::collections::BTreeMap<String, tcplab_cc::ParamValue>,
+) -> Result<Box<dyn tcplab_cc::ops::CongestionOps>, ConfigError> {
+    if f.cc == crate::bpf_cc::CC_NAME {
+        return crate::bpf_cc::build(f, &format!("flows[{i}]"), params);
+    }
+    tcplab_cc::registry::build(&f.cc, params).map_err(|e| ConfigError {
+        field: format!("flows[{i}].cc"),
+        message: e.to_string(),
+    })
+}
+
 impl World {
     /// Validate `cfg` and build the world.
     pub fn new(cfg: &WorldConfig) -> Result<World, ConfigError> {
@@ -142,10 +161,7 @@ impl World {
                 let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
                 params.insert("seed".to_string(), tcplab_cc::ParamValue::Num(seed as f64));
             }
-            let cc = tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
-                field: format!("flows[{i}].cc"),
-                message: e.to_string(),
-            })?;
+            let cc = build_cc(f, i, &params)?;
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
             let app = App {
                 kind: f.app,
@@ -178,12 +194,7 @@ impl World {
             sender.ecn = f.ecn.unwrap_or(t.ecn);
             if sender.ecn || sender.cc.needs_ecn() {
                 let rx_cc = if sender.cc.needs_ecn() || sender.cc.wants_ce_events() {
-                    Some(
-                        tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
-                            field: format!("flows[{i}].cc"),
-                            message: e.to_string(),
-                        })?,
-                    )
+                    Some(build_cc(f, i, &params)?)
                 } else {
                     None
                 };
@@ -515,6 +526,11 @@ impl World {
 
     /// Check conservation and produce the output. Fails loudly if any identity breaks.
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
+        for (i, f) in self.flows.iter().enumerate() {
+            if let Some(message) = f.sender.cc.fault() {
+                return Err(SimError::Algorithm { flow: i, message });
+            }
+        }
         // Data segments queue disciplines dropped besides refused arrivals (the links
         // count them per flow, so the event loop never looks).
         for l in &self.links {

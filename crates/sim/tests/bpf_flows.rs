@@ -1,0 +1,230 @@
+//! Flows running compiled BPF objects (`cc = "bpf"`, `bpf_object`): on the quickstart's
+//! dumbbell (20 Mbit/s, 40 ms, one-BDP buffer) bpf/examples/reno.bpf.c and cubic.bpf.c
+//! give every counter and series value of the native `reno` and `cubic`; a run is a
+//! function of (config, seed, object); bad configurations name the field.
+//! Needs clang (scripts/test.sh installs it); without it the tests say so and pass.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{dumbbell, MS, S};
+use tcplab_sim::config::WorldConfig;
+use tcplab_sim::record::{Column, RunOutput};
+use tcplab_sim::world::SimError;
+use tcplab_sim::World;
+
+/// Compiles bpf/examples/`name`.bpf.c; None (with a message) without clang.
+fn object(name: &str) -> Option<PathBuf> {
+    compile(&format!("bpf/examples/{name}.bpf.c"), None)
+}
+
+/// Compiles `path` (from the repository root) with an optional `-D` define.
+fn compile(path: &str, define: Option<&str>) -> Option<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let stem = path.replace(['/', '.'], "_");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sim_{stem}{}.o", define.unwrap_or("")));
+    let src = repo.join(path);
+    let status = Command::new("clang")
+        .args(define.map(|d| format!("-D{d}")))
+        .args(["-target", "bpf", "-O2", "-g", "-I"])
+        .arg(repo.join("bpf/include"))
+        .arg("-c")
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .status();
+    match status {
+        Err(_) => {
+            eprintln!(
+                "SKIPPED: clang is not installed; cannot build {}",
+                src.display()
+            );
+            None
+        }
+        Ok(s) => {
+            assert!(s.success(), "clang failed on {}", src.display());
+            Some(out)
+        }
+    }
+}
+
+fn world(cc: &str, obj: Option<&Path>) -> WorldConfig {
+    let mut cfg = dumbbell(
+        if obj.is_some() { "bpf" } else { cc },
+        2,
+        20_000_000,
+        40 * MS,
+        1.0,
+        20 * S,
+    );
+    cfg.flows[1].start_ns = 3 * S;
+    for f in &mut cfg.flows {
+        f.bpf_object = obj.map(|p| p.to_string_lossy().into_owned());
+    }
+    cfg
+}
+
+/// Everything but the algorithm's name and its own info columns.
+fn comparable(out: &RunOutput) -> (serde_json::Value, Vec<(String, Vec<u64>)>) {
+    let mut flows = serde_json::to_value(&out.flows).unwrap();
+    for f in flows.as_array_mut().unwrap() {
+        f.as_object_mut().unwrap().remove("cc");
+    }
+    let counters = serde_json::json!({
+        "flows": flows,
+        "queues": serde_json::to_value(&out.queues).unwrap(),
+        "bottleneck_packets": out.bottleneck_packets,
+        "events": out.events_processed,
+    });
+    let mut series = Vec::new();
+    for name in [
+        "cwnd_pkts",
+        "inflight_pkts",
+        "pacing_rate_bps",
+        "srtt_ms",
+        "throughput_bps",
+    ] {
+        let col = match out.series.get(name) {
+            Some(Column::F64(v)) => v.iter().map(|x| x.to_bits()).collect(),
+            Some(Column::U64(v)) => v.clone(),
+            _ => panic!("no column {name}"),
+        };
+        series.push((name.to_string(), col));
+    }
+    (counters, series)
+}
+
+fn same_as_native(name: &str) {
+    let Some(obj) = object(name) else { return };
+    let native = World::run_config(&world(name, None)).unwrap();
+    let bpf = World::run_config(&world(name, Some(&obj))).unwrap();
+    assert_eq!(bpf.flows[0].cc, "bpf");
+    // The run did something worth comparing: losses, and both flows busy.
+    assert!(native
+        .flows
+        .iter()
+        .all(|f| f.recoveries > 0 && f.delivered_bytes > 1_000_000));
+    let (a, b) = (comparable(&native), comparable(&bpf));
+    assert_eq!(a.0, b.0, "counters");
+    for ((n, x), (_, y)) in a.1.iter().zip(&b.1) {
+        assert!(x == y, "series {n} differs");
+    }
+}
+
+#[test]
+fn bpf_reno_gives_the_native_renos_run() {
+    same_as_native("reno");
+}
+
+#[test]
+fn bpf_cubic_gives_the_native_cubics_run() {
+    same_as_native("cubic");
+}
+
+#[test]
+fn same_seed_and_object_give_the_same_output() {
+    let Some(obj) = object("cubic") else { return };
+    let cfg = world("cubic", Some(&obj));
+    let a = serde_json::to_string(&World::run_config(&cfg).unwrap()).unwrap();
+    let b = serde_json::to_string(&World::run_config(&cfg).unwrap()).unwrap();
+    assert!(a == b);
+}
+
+fn config_error(cfg: &WorldConfig) -> (String, String) {
+    match World::run_config(cfg) {
+        Err(SimError::Config(e)) => (e.field, e.message),
+        Err(e) => panic!("expected a config error, got {e}"),
+        Ok(_) => panic!("expected a config error"),
+    }
+}
+
+#[test]
+fn bad_configurations_name_the_field() {
+    let mut cfg = world("reno", None);
+    cfg.flows[1].cc = "bpf".into();
+    assert_eq!(
+        config_error(&cfg),
+        (
+            "flows[1].bpf_object".into(),
+            "required with cc = \"bpf\"".into()
+        )
+    );
+    let mut cfg = world("reno", None);
+    cfg.flows[0].bpf_object = Some("x.o".into());
+    assert_eq!(
+        config_error(&cfg),
+        (
+            "flows[0].bpf_object".into(),
+            "is only for cc = \"bpf\" (cc is \"reno\")".into()
+        )
+    );
+    let mut cfg = world("reno", None);
+    cfg.flows[0].cc = "bpf".into();
+    cfg.flows[0].bpf_object = Some("/nonexistent/x.o".into());
+    let (field, msg) = config_error(&cfg);
+    assert_eq!(field, "flows[0].bpf_object");
+    assert!(msg.starts_with("/nonexistent/x.o: "), "{msg}");
+
+    let Some(obj) = object("cubic") else { return };
+    let mut cfg = world("cubic", Some(&obj));
+    cfg.flows[1]
+        .params
+        .insert("betta".into(), serde_json::json!(700));
+    assert_eq!(
+        config_error(&cfg),
+        (
+            "flows[1].params.betta".into(),
+            "parameter betta: is not a const volatile global of the program's .rodata".into()
+        )
+    );
+    let mut cfg = world("cubic", Some(&obj));
+    cfg.flows[0]
+        .params
+        .insert("hystart".into(), serde_json::json!(1));
+    assert_eq!(config_error(&cfg).0, "flows[0].params.hystart");
+}
+
+#[test]
+fn bpf_parameters_reach_the_program() {
+    let Some(obj) = object("cubic") else { return };
+    let mut a = world("cubic", Some(&obj));
+    a.flows[0]
+        .params
+        .insert("beta".into(), serde_json::json!(512));
+    let mut b = world("cubic", None);
+    b.flows[0]
+        .params
+        .insert("beta".into(), serde_json::json!(512));
+    let (x, y) = (
+        World::run_config(&a).unwrap(),
+        World::run_config(&b).unwrap(),
+    );
+    assert_eq!(comparable(&x).0, comparable(&y).0);
+    assert_ne!(
+        comparable(&x).0,
+        comparable(&World::run_config(&world("cubic", None)).unwrap()).0
+    );
+}
+
+#[test]
+fn a_faulting_program_fails_the_run_naming_flow_and_callback() {
+    let Some(obj) = compile("crates/bpf/tests/progs/faults.bpf.c", Some("CASE_OOB")) else {
+        return;
+    };
+    let cfg = world("faults", Some(&obj));
+    match World::run_config(&cfg) {
+        Err(SimError::Algorithm { flow, message }) => {
+            assert_eq!(flow, 0);
+            assert!(
+                message.starts_with("callback ssthresh (faults_ssthresh) failed at pc "),
+                "{message}"
+            );
+            assert!(message.contains("out of bounds (socket)"), "{message}");
+        }
+        Err(e) => panic!("expected an algorithm error, got {e}"),
+        Ok(_) => panic!("expected the run to fail"),
+    }
+}
