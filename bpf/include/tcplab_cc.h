@@ -157,6 +157,7 @@ struct tcp_sock {
 	__u64 tcp_mstamp; /* us */
 	__u64 tcp_wstamp_ns;
 	__u8 ecn_flags;
+	__u32 rcv_nxt; /* bytes; the receiving side's next expected sequence number */
 };
 
 struct rate_sample {

@@ -21,10 +21,13 @@ pub enum Call {
     KtimeGetNs = 5,
     /// helper 118 `bpf_jiffies64`: jiffies at HZ = 1000.
     Jiffies64 = 6,
+    /// helper 116 `bpf_tcp_send_ack(tp, rcv_nxt)`: send an ACK for `rcv_nxt` now, its
+    /// ECE from `ecn_flags` at the call (DCTCP's `dctcp_ece_ack_update`).
+    TcpSendAck = 7,
 }
 
 impl Call {
-    pub const ALL: [Call; 7] = [
+    pub const ALL: [Call; 8] = [
         Call::TcpSlowStart,
         Call::TcpCongAvoidAi,
         Call::TcpRenoCongAvoid,
@@ -32,6 +35,7 @@ impl Call {
         Call::TcpRenoUndoCwnd,
         Call::KtimeGetNs,
         Call::Jiffies64,
+        Call::TcpSendAck,
     ];
 
     pub fn from_id(id: i32) -> Option<Call> {
@@ -52,6 +56,7 @@ impl Call {
     pub fn helper(number: i32) -> Option<Call> {
         Some(match number {
             5 => Call::KtimeGetNs,
+            116 => Call::TcpSendAck,
             118 => Call::Jiffies64,
             _ => return None,
         })

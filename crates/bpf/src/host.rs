@@ -8,7 +8,8 @@
 //! `CcView` for the native algorithms; the tests drive both and compare.
 //!
 //! Deviations: a zero `w` for tcp_cong_avoid_ai, a division by zero in the kernel, is an
-//! error here.
+//! error here. bpf_tcp_send_ack does not send: it records the ACK (one per callback, the
+//! last) for the simulator's receiver, which sends it before the current segment's.
 
 use crate::calls::Call;
 use crate::layout::*;
@@ -22,6 +23,8 @@ pub const SOCK_ADDR: u64 = addr(REGION_SOCK, 0);
 pub struct SimHost {
     /// `tp->tcp_mstamp` of the event being processed (us).
     pub now_us: u64,
+    /// The last `bpf_tcp_send_ack` of this callback: (rcv_nxt in bytes, ECE).
+    pub send_ack: Option<(u32, bool)>,
 }
 
 fn set32(img: &mut [u8; SOCK_SIZE], at: usize, v: u32) {
@@ -100,6 +103,11 @@ impl Host for SimHost {
             Call::TcpRenoUndoCwnd => u64::from(get32(img, SND_CWND).max(get32(img, PRIOR_CWND))),
             Call::KtimeGetNs => self.now_us.wrapping_mul(1000),
             Call::Jiffies64 => self.now_us / 1000,
+            Call::TcpSendAck => {
+                let ece = img[ECN_FLAGS] & 4 != 0; // TCP_ECN_DEMAND_CWR
+                self.send_ack = Some((args[1] as u32, ece));
+                0
+            }
         })
     }
 }

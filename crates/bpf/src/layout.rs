@@ -134,8 +134,9 @@ pub const ECN_FLAGS: usize = 237;
 pub const RTT_MIN: usize = 240;
 pub const TCP_MSTAMP: usize = 264;
 pub const TCP_WSTAMP_NS: usize = 272;
+pub const RCV_NXT: usize = 280;
 /// Size of the socket image.
-pub const SOCK_SIZE: usize = 280;
+pub const SOCK_SIZE: usize = 288;
 
 pub static SOCK_COMMON: TStruct = TStruct {
     name: "sock_common",
@@ -253,6 +254,7 @@ pub static TCP_SOCK: TStruct = TStruct {
         nested("rtt_min", RTT_MIN as u32, &MINMAX),
         int("tcp_mstamp", TCP_MSTAMP as u32, 8, false),
         int("tcp_wstamp_ns", TCP_WSTAMP_NS as u32, 8, false),
+        int("rcv_nxt", RCV_NXT as u32, 4, false),
     ],
 };
 

@@ -89,7 +89,10 @@ impl BpfCongestionOps {
         for (k, a) in args.iter().enumerate().take(4) {
             self.mem.ctx[8 * (k + 1)..8 * (k + 2)].copy_from_slice(&a.to_le_bytes());
         }
-        let mut host = SimHost { now_us: tp.now_us };
+        let mut host = SimHost {
+            now_us: tp.now_us,
+            send_ack: None,
+        };
         let r1 = addr(REGION_CTX, 0);
         match vm::run(
             &self.prog.insns,
@@ -101,6 +104,10 @@ impl BpfCongestionOps {
         ) {
             Ok(r0) => {
                 sock_image::load(&self.mem.sock, tp);
+                if let Some((rcv_nxt, ece)) = host.send_ack {
+                    let seq = sock_image::seq_segments(rcv_nxt, tp.rcv_nxt, tp.mss_cache);
+                    tp.send_ack = Some((seq, ece));
+                }
                 Some(r0)
             }
             Err(f) => {

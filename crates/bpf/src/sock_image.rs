@@ -2,7 +2,7 @@
 //! callback and read back after it. This is where the simulator's units become the
 //! kernel's (crates/cc/src/ops.rs lists where they differ):
 //!
-//! - `snd_una`, `snd_nxt` (and the `ack` argument of cong_avoid): segments -> bytes,
+//! - `snd_una`, `snd_nxt`, `rcv_nxt` (and the `ack` argument of cong_avoid): segments -> bytes,
 //!   `seq * mss_cache` truncated to u32, so they wrap like the kernel's;
 //! - `srtt_us`: plain us -> us << 3 (tcp_rtt_estimator's fixed point);
 //! - `lsndtime`, `snd_cwnd_stamp`: us -> tcp_jiffies32 at HZ = 1000;
@@ -109,6 +109,14 @@ pub fn store(tp: &CcView, img: &mut [u8; SOCK_SIZE]) {
     }
     put64(img, TCP_MSTAMP, tp.now_us);
     put64(img, TCP_WSTAMP_NS, tp.tcp_wstamp_ns);
+    put32(img, RCV_NXT, seq_bytes(tp.rcv_nxt, tp.mss_cache));
+}
+
+/// The segment sequence number, near `near`, whose byte sequence number is `bytes`
+/// (the inverse of `seq_bytes` for a value a program got from the image).
+pub fn seq_segments(bytes: u32, near: u64, mss: u32) -> u64 {
+    let back = seq_bytes(near, mss).wrapping_sub(bytes);
+    near.saturating_sub(u64::from(back / mss.max(1)))
 }
 
 /// The three fields the kfuncs change (tcp_slow_start, tcp_cong_avoid_ai).

@@ -11,6 +11,7 @@ use std::process::Command;
 
 use common::{dumbbell, MS, S};
 use tcplab_sim::config::WorldConfig;
+use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::record::{Column, RunOutput};
 use tcplab_sim::world::SimError;
 use tcplab_sim::World;
@@ -97,31 +98,70 @@ fn comparable(out: &RunOutput) -> (serde_json::Value, Vec<(String, Vec<u64>)>) {
     (counters, series)
 }
 
-fn same_as_native(name: &str) {
-    let Some(obj) = object(name) else { return };
-    let native = World::run_config(&world(name, None)).unwrap();
-    let bpf = World::run_config(&world(name, Some(&obj))).unwrap();
+/// Runs `name` natively and as its BPF object on `cfg` (as `world` makes it, then
+/// `tweak`ed); asserts identical counters and series and returns the native output.
+fn same_as_native(name: &str, tweak: fn(&mut WorldConfig)) -> Option<RunOutput> {
+    let obj = object(name)?;
+    let (mut n, mut b) = (world(name, None), world(name, Some(&obj)));
+    tweak(&mut n);
+    tweak(&mut b);
+    let native = World::run_config(&n).unwrap();
+    let bpf = World::run_config(&b).unwrap();
     assert_eq!(bpf.flows[0].cc, "bpf");
-    // The run did something worth comparing: losses, and both flows busy.
-    assert!(native
+    let (x, y) = (comparable(&native), comparable(&bpf));
+    assert_eq!(x.0, y.0, "counters");
+    for ((n, u), (_, v)) in x.1.iter().zip(&y.1) {
+        assert!(u == v, "series {n} differs");
+    }
+    Some(native)
+}
+
+/// The run did something worth comparing: losses, and both flows busy.
+fn lossy(out: &RunOutput) {
+    assert!(out
         .flows
         .iter()
         .all(|f| f.recoveries > 0 && f.delivered_bytes > 1_000_000));
-    let (a, b) = (comparable(&native), comparable(&bpf));
-    assert_eq!(a.0, b.0, "counters");
-    for ((n, x), (_, y)) in a.1.iter().zip(&b.1) {
-        assert!(x == y, "series {n} differs");
-    }
 }
 
 #[test]
 fn bpf_reno_gives_the_native_renos_run() {
-    same_as_native("reno");
+    same_as_native("reno", |_| {}).as_ref().map(lossy);
 }
 
 #[test]
 fn bpf_cubic_gives_the_native_cubics_run() {
-    same_as_native("cubic");
+    same_as_native("cubic", |_| {}).as_ref().map(lossy);
+}
+
+/// DCTCP with ECN step marking at K = 20 packets on a 100 Mbit/s, 1 ms path: both
+/// ends of each connection run the object (the receiver echoes CE through it).
+#[test]
+fn bpf_dctcp_gives_the_native_dctcps_run() {
+    let Some(out) = same_as_native("dctcp", |cfg| {
+        cfg.bottleneck.rate_bps = 100_000_000;
+        cfg.bottleneck.delay_ns = 250_000;
+        for f in &mut cfg.flows {
+            f.sender_access.delay_ns = 125_000;
+            f.receiver_access.delay_ns = 125_000;
+        }
+        cfg.duration_ns = 4 * S;
+        cfg.flows[1].start_ns = S;
+        cfg.aqm = Some(AqmConfig::Step {
+            k_pkts: 20,
+            ecn: true,
+        });
+    }) else {
+        return;
+    };
+    assert!(
+        out.flows
+            .iter()
+            .all(|f| f.ecn_reductions > 10 && f.ece_acks > 0),
+        "{:?}",
+        out.flows
+    );
+    assert!(out.queues[0].marked > 0);
 }
 
 #[test]
