@@ -255,14 +255,26 @@ impl Btf {
         Err(BpfError::Btf(format!("type chain at id {id} too deep")))
     }
 
-    /// Byte size of a type (after `resolve`).
+    /// Byte size of a type (after `resolve`); arrays of arrays are followed at most 16
+    /// deep, so a cyclic (malformed) table is an error rather than endless recursion.
     pub fn size_of(&self, id: u32) -> Result<u32, BpfError> {
+        self.size_at_depth(id, 0)
+    }
+
+    fn size_at_depth(&self, id: u32, depth: u32) -> Result<u32, BpfError> {
+        if depth > 16 {
+            return Err(BpfError::Btf(format!(
+                "array nesting at type id {id} too deep"
+            )));
+        }
         let (_, t, _) = self.resolve(id)?;
         Ok(match t {
             BtfType::Int { size, .. } | BtfType::Enum { size, .. } => *size,
             BtfType::Struct { size, .. } => *size,
             BtfType::Ptr => 8,
-            BtfType::Array { elem, nelems } => self.size_of(*elem)?.saturating_mul(*nelems),
+            BtfType::Array { elem, nelems } => self
+                .size_at_depth(*elem, depth + 1)?
+                .saturating_mul(*nelems),
             _ => 0,
         })
     }

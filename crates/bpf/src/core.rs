@@ -92,7 +92,7 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
                         };
                     }
                 };
-                offset += f.offset;
+                offset = offset.saturating_add(f.offset);
                 kind = f.kind;
                 elem_size = f.size;
                 last = Some(f);
@@ -112,7 +112,7 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
                         r.access
                     )));
                 }
-                offset += es * idx;
+                offset = offset.saturating_add(es * idx);
                 kind = *ek;
                 elem_size = es;
                 last = None;

@@ -91,6 +91,9 @@ pub struct Program {
     pub rodata_vars: Vec<GlobalVar>,
 }
 
+/// The largest .rodata/.data/.bss section we load (1 MiB).
+const MAX_GLOBAL_SECTION: u64 = 1 << 20;
+
 fn elf(m: impl Into<String>) -> BpfError {
     BpfError::Elf(m.into())
 }
@@ -149,6 +152,14 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
             .any(|p| name.starts_with(p));
         if !is_global {
             continue;
+        }
+        // A congestion control's globals are bytes to kilobytes; a (corrupt) header
+        // asking for more must not make us allocate it.
+        if s.size() > MAX_GLOBAL_SECTION {
+            return Err(elf(format!(
+                "{name}: {} bytes, more than {MAX_GLOBAL_SECTION}",
+                s.size()
+            )));
         }
         let data = if s.kind() == SectionKind::UninitializedData {
             vec![0; s.size() as usize]
