@@ -155,7 +155,9 @@ struct tcp_sock {
 	__u32 srtt_us; /* smoothed RTT << 3, in us */
 	struct minmax rtt_min;
 	__u64 tcp_mstamp; /* us */
-	__u64 tcp_wstamp_ns;
+	__u64 tcp_clock_cache; /* ns */
+	__u64 delivered_mstamp; /* us: when delivered last changed */
+	__u64 tcp_wstamp_ns; /* ns: earliest departure time of the next skb */
 	__u8 ecn_flags;
 	__u32 rcv_nxt; /* bytes; the receiving side's next expected sequence number */
 };

@@ -24,10 +24,13 @@ pub enum Call {
     /// helper 116 `bpf_tcp_send_ack(tp, rcv_nxt)`: send an ACK for `rcv_nxt` now, its
     /// ECE from `ecn_flags` at the call (DCTCP's `dctcp_ece_ack_update`).
     TcpSendAck = 7,
+    /// helper 7 `bpf_get_prandom_u32`: a seeded SplitMix64 (the native BBR's `CycleRng`),
+    /// so a run stays a function of its seed.
+    PrandomU32 = 8,
 }
 
 impl Call {
-    pub const ALL: [Call; 8] = [
+    pub const ALL: [Call; 9] = [
         Call::TcpSlowStart,
         Call::TcpCongAvoidAi,
         Call::TcpRenoCongAvoid,
@@ -36,6 +39,7 @@ impl Call {
         Call::KtimeGetNs,
         Call::Jiffies64,
         Call::TcpSendAck,
+        Call::PrandomU32,
     ];
 
     pub fn from_id(id: i32) -> Option<Call> {
@@ -56,6 +60,7 @@ impl Call {
     pub fn helper(number: i32) -> Option<Call> {
         Some(match number {
             5 => Call::KtimeGetNs,
+            7 => Call::PrandomU32,
             116 => Call::TcpSendAck,
             118 => Call::Jiffies64,
             _ => return None,

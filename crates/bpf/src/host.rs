@@ -11,6 +11,8 @@
 //! error here. bpf_tcp_send_ack does not send: it records the ACK (one per callback, the
 //! last) for the simulator's receiver, which sends it before the current segment's.
 
+use tcplab_cc::bbr::rng::CycleRng;
+
 use crate::calls::Call;
 use crate::layout::*;
 use crate::sock_image::get32;
@@ -20,11 +22,13 @@ use crate::vm::Host;
 /// The pointer a program holds for its socket.
 pub const SOCK_ADDR: u64 = addr(REGION_SOCK, 0);
 
-pub struct SimHost {
+pub struct SimHost<'a> {
     /// `tp->tcp_mstamp` of the event being processed (us).
     pub now_us: u64,
     /// The last `bpf_tcp_send_ack` of this callback: (rcv_nxt in bytes, ECE).
     pub send_ack: Option<(u32, bool)>,
+    /// The instance's random numbers (`bpf_get_prandom_u32`).
+    pub rng: &'a mut CycleRng,
 }
 
 fn set32(img: &mut [u8; SOCK_SIZE], at: usize, v: u32) {
@@ -79,9 +83,9 @@ fn tcp_reno_cong_avoid(img: &mut [u8; SOCK_SIZE], acked: u32) -> Result<(), Stri
     tcp_cong_avoid_ai(img, get32(img, SND_CWND), acked)
 }
 
-impl Host for SimHost {
+impl Host for SimHost<'_> {
     fn call(&mut self, call: Call, args: [u64; 5], mem: &mut Memory) -> Result<u64, String> {
-        let needs_sock = !matches!(call, Call::KtimeGetNs | Call::Jiffies64);
+        let needs_sock = !matches!(call, Call::KtimeGetNs | Call::Jiffies64 | Call::PrandomU32);
         if needs_sock && args[0] != SOCK_ADDR {
             return Err(format!(
                 "{call:?}: first argument {:#x} is not the socket",
@@ -103,6 +107,7 @@ impl Host for SimHost {
             Call::TcpRenoUndoCwnd => u64::from(get32(img, SND_CWND).max(get32(img, PRIOR_CWND))),
             Call::KtimeGetNs => self.now_us.wrapping_mul(1000),
             Call::Jiffies64 => self.now_us / 1000,
+            Call::PrandomU32 => u64::from(self.rng.next_u32()),
             Call::TcpSendAck => {
                 let ece = img[ECN_FLAGS] & 4 != 0; // TCP_ECN_DEMAND_CWR
                 self.send_ack = Some((args[1] as u32, ece));

@@ -135,8 +135,10 @@ pub const RTT_MIN: usize = 240;
 pub const TCP_MSTAMP: usize = 264;
 pub const TCP_WSTAMP_NS: usize = 272;
 pub const RCV_NXT: usize = 280;
+pub const TCP_CLOCK_CACHE: usize = 288;
+pub const DELIVERED_MSTAMP: usize = 296;
 /// Size of the socket image.
-pub const SOCK_SIZE: usize = 288;
+pub const SOCK_SIZE: usize = 304;
 
 pub static SOCK_COMMON: TStruct = TStruct {
     name: "sock_common",
@@ -255,6 +257,8 @@ pub static TCP_SOCK: TStruct = TStruct {
         int("tcp_mstamp", TCP_MSTAMP as u32, 8, false),
         int("tcp_wstamp_ns", TCP_WSTAMP_NS as u32, 8, false),
         int("rcv_nxt", RCV_NXT as u32, 4, false),
+        int("tcp_clock_cache", TCP_CLOCK_CACHE as u32, 8, false),
+        int("delivered_mstamp", DELIVERED_MSTAMP as u32, 8, false),
     ],
 };
 

@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 
+use tcplab_cc::bbr::rng::CycleRng;
 use tcplab_cc::ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, RateSample};
 
 use crate::error::BpfError;
@@ -40,6 +41,8 @@ pub struct BpfCongestionOps {
     mem: Memory,
     budget: u64,
     fault: Option<BpfError>,
+    /// `bpf_get_prandom_u32`'s generator (seed 0 unless `with_seed`).
+    rng: CycleRng,
 }
 
 fn cb_name(cb: Callback) -> &'static str {
@@ -57,7 +60,15 @@ impl BpfCongestionOps {
             mem,
             budget: DEFAULT_BUDGET,
             fault: None,
+            rng: CycleRng::new(0),
         }
+    }
+
+    /// Seeds `bpf_get_prandom_u32`, as the native algorithms' `seed` parameter seeds
+    /// theirs (the engine passes each flow's seed from the run seed).
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.rng = CycleRng::new(seed);
+        self
     }
 
     /// Sets the per-callback instruction budget.
@@ -92,6 +103,7 @@ impl BpfCongestionOps {
         let mut host = SimHost {
             now_us: tp.now_us,
             send_ack: None,
+            rng: &mut self.rng,
         };
         let r1 = addr(REGION_CTX, 0);
         match vm::run(

@@ -9,7 +9,9 @@
 //! - `tcp_min_rtt()` (rtt_min.s[0].v): us, `~0U` before the first sample as in minmax;
 //! - counters (`delivered`, `lost`, ...): u64 -> u32, wrapping as the kernel's do;
 //! - `ecn_flags`: TCP_ECN_OK from `ecn_ok`, TCP_ECN_DEMAND_CWR from `ecn_demand_cwr`;
-//! - `icsk_ack.pending`: ICSK_ACK_TIMER from `ack_timer_pending`.
+//! - `icsk_ack.pending`: ICSK_ACK_TIMER from `ack_timer_pending`;
+//! - `tcp_clock_cache` (ns): `now_us * 1000`, the microsecond clock (the kernel's is
+//!   the nanosecond one `tcp_mstamp` is derived from).
 //!
 //! Read back: exactly the fields a BPF congestion control may write
 //! (bpf_tcp_ca_btf_struct_access): snd_cwnd, snd_ssthresh, snd_cwnd_cnt, snd_cwnd_stamp,
@@ -110,6 +112,8 @@ pub fn store(tp: &CcView, img: &mut [u8; SOCK_SIZE]) {
     put64(img, TCP_MSTAMP, tp.now_us);
     put64(img, TCP_WSTAMP_NS, tp.tcp_wstamp_ns);
     put32(img, RCV_NXT, seq_bytes(tp.rcv_nxt, tp.mss_cache));
+    put64(img, TCP_CLOCK_CACHE, tp.now_us.wrapping_mul(1000));
+    put64(img, DELIVERED_MSTAMP, tp.delivered_mstamp_us);
 }
 
 /// The segment sequence number, near `near`, whose byte sequence number is `bytes`

@@ -11,6 +11,7 @@ use tcplab_bpf::insn::Insn;
 use tcplab_bpf::vm::memory::{addr, Global, Memory, REGION_CTX};
 use tcplab_bpf::vm::{self, verify};
 use tcplab_bpf::BpfObject;
+use tcplab_cc::bbr::rng::CycleRng;
 
 /// Opcodes the interpreter runs, plus a few it must refuse.
 const CODES: &[u8] = &[
@@ -66,7 +67,8 @@ proptest! {
         if verify::check(&prog).is_ok() {
             let globals = vec![Global { name: ".data".into(), data: vec![0; 16], writable: true }];
             let mut mem = Memory::new(globals);
-            let mut host = SimHost { now_us: 5_000, send_ack: None };
+            let mut rng = CycleRng::new(1);
+            let mut host = SimHost { now_us: 5_000, send_ack: None, rng: &mut rng };
             let r1 = if r1_sock { SOCK_ADDR } else { addr(REGION_CTX, 0) };
             let _ = vm::run(&prog, 0, r1, &mut mem, &mut host, 5_000);
             // The stack region never grows past its frames.

@@ -10,7 +10,7 @@
 //! prints the peak resident set size, to show that memory stays flat as the simulated
 //! duration grows.
 //! `... --bench bottleneck -- bpf` (not part of the default set: it needs clang) runs (a)
-//! with reno and cubic natively and as compiled BPF objects (bpf/examples/*.bpf.c,
+//! with reno, cubic, dctcp and bbr natively and as compiled BPF objects (bpf/examples/*.bpf.c,
 //! `cc = "bpf"`, crates/bpf's interpreter), alternating, and prints the median wall time
 //! per bottleneck packet and the ratio BPF / native. A pair's outputs are identical
 //! (tests/bpf_flows.rs), so the ratio is the BPF seam's cost alone.
@@ -212,7 +212,7 @@ fn main() {
         return;
     }
     if args.first().map(String::as_str) == Some("bpf") {
-        for name in ["reno", "cubic", "dctcp"] {
+        for name in ["reno", "cubic", "dctcp", "bbr"] {
             bench_bpf(name, 9);
         }
         return;

@@ -43,14 +43,18 @@ pub fn load(f: &FlowConfig, p: &str) -> Result<BpfObject, ConfigError> {
     BpfObject::parse(&bytes).map_err(|e| error(field, format!("{path}: {e}")))
 }
 
-/// One instance of flow `p`'s object with `params` applied.
+/// One instance of flow `p`'s object with `params` applied; `seed` seeds its
+/// `bpf_get_prandom_u32` (World::new derives it from the run seed as for the native
+/// algorithms' `seed` parameter, so BPF BBR draws what native BBR draws).
 pub fn build(
     f: &FlowConfig,
     p: &str,
     params: &BTreeMap<String, ParamValue>,
+    seed: u64,
 ) -> Result<Box<dyn CongestionOps>, ConfigError> {
-    load(f, p)?.instantiate(params).map_err(|e| match e {
+    let ops = load(f, p)?.instantiate_ops(params).map_err(|e| match e {
         BpfError::Param { ref name, .. } => error(format!("{p}.params.{name}"), e.to_string()),
         other => error(format!("{p}.bpf_object"), other.to_string()),
-    })
+    })?;
+    Ok(Box::new(ops.with_seed(seed)))
 }

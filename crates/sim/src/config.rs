@@ -442,7 +442,7 @@ impl WorldConfig {
             out.insert(k.clone(), pv);
         }
         if f.cc == crate::bpf_cc::CC_NAME || f.bpf_object.is_some() {
-            crate::bpf_cc::build(f, &p, &out)?;
+            crate::bpf_cc::build(f, &p, &out, 0)?;
             return Ok(out);
         }
         match registry::find(&f.cc) {

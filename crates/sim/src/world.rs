@@ -117,9 +117,10 @@ fn build_cc(
     f: &crate::config::FlowConfig,
     i: usize,
     params: &std::collections::BTreeMap<String, tcplab_cc::ParamValue>,
+    seed: u64,
 ) -> Result<Box<dyn tcplab_cc::ops::CongestionOps>, ConfigError> {
     if f.cc == crate::bpf_cc::CC_NAME {
-        return crate::bpf_cc::build(f, &format!("flows[{i}]"), params);
+        return crate::bpf_cc::build(f, &format!("flows[{i}]"), params, seed);
     }
     tcplab_cc::registry::build(&f.cc, params).map_err(|e| ConfigError {
         field: format!("flows[{i}].cc"),
@@ -157,11 +158,12 @@ impl World {
             // and the run stays a function of (spec, seed).
             let takes_seed = tcplab_cc::registry::find(&f.cc)
                 .is_some_and(|s| s.params.iter().any(|p| p.name == "seed"));
+            // A BPF object's bpf_get_prandom_u32 gets the same per-flow seed.
+            let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
             if takes_seed && !params.contains_key("seed") {
-                let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
                 params.insert("seed".to_string(), tcplab_cc::ParamValue::Num(seed as f64));
             }
-            let cc = build_cc(f, i, &params)?;
+            let cc = build_cc(f, i, &params, seed)?;
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
             let app = App {
                 kind: f.app,
@@ -194,7 +196,7 @@ impl World {
             sender.ecn = f.ecn.unwrap_or(t.ecn);
             if sender.ecn || sender.cc.needs_ecn() {
                 let rx_cc = if sender.cc.needs_ecn() || sender.cc.wants_ce_events() {
-                    Some(build_cc(f, i, &params)?)
+                    Some(build_cc(f, i, &params, seed)?)
                 } else {
                     None
                 };

@@ -268,3 +268,18 @@ fn a_faulting_program_fails_the_run_naming_flow_and_callback() {
         Ok(_) => panic!("expected the run to fail"),
     }
 }
+
+/// BBR v1: cong_control with the rate sample, pacing, the random PROBE_BW start phase
+/// (bpf_get_prandom_u32 seeded per flow as native BBR's `seed`) and PROBE_RTT (the run
+/// is 20 s, so min_rtt expires at 10 s).
+#[test]
+fn bpf_bbr_gives_the_native_bbrs_run() {
+    let Some(out) = same_as_native("bbr", |_| {}) else {
+        return;
+    };
+    assert!(
+        out.flows.iter().all(|f| f.delivered_bytes > 5_000_000),
+        "{:?}",
+        out.flows
+    );
+}
