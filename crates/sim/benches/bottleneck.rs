@@ -212,7 +212,12 @@ fn main() {
         return;
     }
     if args.first().map(String::as_str) == Some("bpf") {
-        for name in ["reno", "cubic", "dctcp", "bbr"] {
+        // `-- bpf NAME...` runs only those algorithms.
+        let names: Vec<&str> = match args.len() {
+            1 => vec!["reno", "cubic", "dctcp", "bbr"],
+            _ => args[1..].iter().map(String::as_str).collect(),
+        };
+        for name in names {
             bench_bpf(name, 9);
         }
         return;

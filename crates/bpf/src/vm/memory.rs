@@ -57,63 +57,94 @@ impl Memory {
         }
     }
 
-    fn span(&self, a: u64, size: usize) -> Result<(&[u8], usize), String> {
-        let region = a >> 32;
-        let off = (a & 0xffff_ffff) as usize;
-        let buf: &[u8] = match region {
-            REGION_STACK => &self.stack,
-            REGION_CTX => &self.ctx,
+    /// The bytes of region `r` as a program may read them.
+    #[inline]
+    fn region(&self, r: u64) -> Option<&[u8]> {
+        Some(match r {
             REGION_SOCK => &self.sock,
+            REGION_STACK => &self.stack,
             REGION_SAMPLE => &self.sample[..self.sample_len],
-            r if r >= REGION_GLOBAL0 => match self.globals.get((r - REGION_GLOBAL0) as usize) {
-                Some(g) => &g.data,
-                None => return Err(format!("access to invalid address {a:#x}")),
-            },
-            _ => return Err(format!("access to invalid address {a:#x}")),
-        };
-        if off.checked_add(size).is_some_and(|end| end <= buf.len()) {
-            Ok((buf, off))
-        } else {
-            Err(format!(
-                "{size}-byte access at {a:#x} out of bounds ({})",
-                region_name(region)
-            ))
-        }
+            REGION_CTX => &self.ctx,
+            r if r >= REGION_GLOBAL0 => &self.globals.get((r - REGION_GLOBAL0) as usize)?.data,
+            _ => return None,
+        })
     }
 
+    #[inline]
     pub fn load(&self, a: u64, size: usize) -> Result<u64, String> {
-        let (buf, off) = self.span(a, size)?;
-        let mut b = [0u8; 8];
-        b[..size].copy_from_slice(&buf[off..off + size]);
-        Ok(u64::from_le_bytes(b))
+        let off = (a & 0xffff_ffff) as usize;
+        let b = self
+            .region(a >> 32)
+            .and_then(|buf| buf.get(off..off + size))
+            .ok_or_else(|| bad_access(a, size))?;
+        Ok(match *b {
+            [x] => u64::from(x),
+            [x, y] => u64::from(u16::from_le_bytes([x, y])),
+            [x0, x1, x2, x3] => u64::from(u32::from_le_bytes([x0, x1, x2, x3])),
+            [x0, x1, x2, x3, x4, x5, x6, x7] => {
+                u64::from_le_bytes([x0, x1, x2, x3, x4, x5, x6, x7])
+            }
+            _ => return Err(bad_access(a, size)),
+        })
     }
 
+    #[inline]
     pub fn store(&mut self, a: u64, size: usize, val: u64) -> Result<(), String> {
-        self.span(a, size)?; // bounds first, then the region's write rule
         let region = a >> 32;
         let off = (a & 0xffff_ffff) as usize;
-        let bytes = &val.to_le_bytes()[..size];
+        let end = off + size;
         let buf: &mut [u8] = match region {
-            REGION_STACK => &mut self.stack,
             REGION_SOCK => {
-                if !self.sock_writable[off..off + size].iter().all(|&w| w) {
+                let w = self
+                    .sock_writable
+                    .get(off..end)
+                    .ok_or_else(|| bad_access(a, size))?;
+                if !w.iter().all(|&w| w) {
                     return Err(format!(
                         "write to socket byte {off}, a field BPF congestion control may not write"
                     ));
                 }
                 &mut self.sock
             }
+            REGION_STACK => &mut self.stack,
             r if r >= REGION_GLOBAL0 => {
-                let g = &mut self.globals[(r - REGION_GLOBAL0) as usize];
+                let g = self
+                    .globals
+                    .get_mut((r - REGION_GLOBAL0) as usize)
+                    .ok_or_else(|| bad_access(a, size))?;
                 if !g.writable {
                     return Err(format!("write to read-only section {}", g.name));
                 }
                 &mut g.data
             }
-            r => return Err(format!("write to read-only {}", region_name(r))),
+            REGION_CTX | REGION_SAMPLE => {
+                if self.region(region).and_then(|b| b.get(off..end)).is_none() {
+                    return Err(bad_access(a, size));
+                }
+                return Err(format!("write to read-only {}", region_name(region)));
+            }
+            _ => return Err(bad_access(a, size)),
         };
-        buf[off..off + size].copy_from_slice(bytes);
+        let dst = buf.get_mut(off..end).ok_or_else(|| bad_access(a, size))?;
+        dst.copy_from_slice(&val.to_le_bytes()[..size]);
         Ok(())
+    }
+}
+
+#[cold]
+fn bad_access(a: u64, size: usize) -> String {
+    let region = a >> 32;
+    if matches!(
+        region,
+        REGION_STACK | REGION_CTX | REGION_SOCK | REGION_SAMPLE
+    ) || region >= REGION_GLOBAL0
+    {
+        format!(
+            "{size}-byte access at {a:#x} out of bounds ({})",
+            region_name(region)
+        )
+    } else {
+        format!("access to invalid address {a:#x}")
     }
 }
 

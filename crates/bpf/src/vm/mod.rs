@@ -40,6 +40,9 @@ struct Frame {
 }
 
 /// Runs from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
+///
+/// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
+/// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
 pub fn run(
     insns: &[Insn],
     entry: usize,
@@ -48,13 +51,61 @@ pub fn run(
     host: &mut dyn Host,
     budget: u64,
 ) -> Result<u64, Fault> {
-    let mut reg = [0u64; 11];
+    let mut reg = [0u64; 16];
     reg[1] = r1;
     reg[10] = addr(REGION_STACK, FRAME_SIZE);
     let mut frames: Vec<Frame> = Vec::new();
     let mut pc = entry;
     let mut left = budget;
     let fault = |pc: usize, why: String| Fault { pc, why };
+    // ALU on 64 bits (`$f(dst, src)`), with an immediate (sign-extended) or a register.
+    macro_rules! alu64 {
+        ($i:expr, $d:expr, $s:expr, $f:expr) => {{
+            let src = if $i.code & 8 != 0 {
+                reg[$s]
+            } else {
+                $i.imm as i64 as u64
+            };
+            reg[$d] = $f(reg[$d], src);
+        }};
+    }
+    // ALU on 32 bits: operands truncated, the result zero-extended.
+    macro_rules! alu32 {
+        ($i:expr, $d:expr, $s:expr, $f:expr) => {{
+            let src = if $i.code & 8 != 0 {
+                reg[$s] as u32
+            } else {
+                $i.imm as u32
+            };
+            let r: u32 = $f(reg[$d] as u32, src);
+            reg[$d] = u64::from(r);
+        }};
+    }
+    // Conditional jump on 64 bits (`$f(a, b)`, unsigned; signed ones cast inside).
+    macro_rules! jmp64 {
+        ($i:expr, $d:expr, $s:expr, $pc:expr, $f:expr) => {{
+            let b = if $i.code & 8 != 0 {
+                reg[$s]
+            } else {
+                $i.imm as i64 as u64
+            };
+            if $f(reg[$d], b) {
+                $pc = ($pc as i64 + $i.off as i64) as usize;
+            }
+        }};
+    }
+    macro_rules! jmp32 {
+        ($i:expr, $d:expr, $s:expr, $pc:expr, $f:expr) => {{
+            let b = if $i.code & 8 != 0 {
+                reg[$s] as u32
+            } else {
+                $i.imm as u32
+            };
+            if $f(reg[$d] as u32, b) {
+                $pc = ($pc as i64 + $i.off as i64) as usize;
+            }
+        }};
+    }
     loop {
         if left == 0 {
             return Err(fault(
@@ -66,170 +117,132 @@ pub fn run(
         let Some(&i) = insns.get(pc) else {
             return Err(fault(pc, "ran past the end of the program".into()));
         };
-        let d = i.dst as usize & 15;
-        let s = i.src as usize & 15;
-        if d > 10 || s > 10 {
-            return Err(fault(pc, "bad register".into()));
-        }
-        let imm = i.imm as i64 as u64;
+        let d = (i.dst & 15) as usize;
+        let s = (i.src & 15) as usize;
         pc += 1;
-        match i.class() {
-            CLASS_ALU64 => {
-                let src = if i.code & 8 != 0 { reg[s] } else { imm };
-                let dst = reg[d];
-                reg[d] = match i.code & 0xf0 {
-                    0x00 => dst.wrapping_add(src),
-                    0x10 => dst.wrapping_sub(src),
-                    0x20 => dst.wrapping_mul(src),
-                    0x30 => dst.checked_div(src).unwrap_or(0),
-                    0x40 => dst | src,
-                    0x50 => dst & src,
-                    0x60 => dst.wrapping_shl(src as u32),
-                    0x70 => dst.wrapping_shr(src as u32),
-                    0x80 => dst.wrapping_neg(),
-                    0x90 => dst.checked_rem(src).unwrap_or(dst),
-                    0xa0 => dst ^ src,
-                    0xb0 => src,
-                    0xc0 => (dst as i64).wrapping_shr(src as u32) as u64,
-                    _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
+        match i.code {
+            // ALU64
+            0x07 | 0x0f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_add(b)),
+            0x17 | 0x1f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_sub(b)),
+            0x27 | 0x2f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_mul(b)),
+            0x37 | 0x3f => alu64!(i, d, s, |a: u64, b: u64| a.checked_div(b).unwrap_or(0)),
+            0x47 | 0x4f => alu64!(i, d, s, |a: u64, b: u64| a | b),
+            0x57 | 0x5f => alu64!(i, d, s, |a: u64, b: u64| a & b),
+            0x67 | 0x6f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_shl(b as u32)),
+            0x77 | 0x7f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_shr(b as u32)),
+            0x87 => reg[d] = reg[d].wrapping_neg(),
+            0x97 | 0x9f => alu64!(i, d, s, |a: u64, b: u64| a.checked_rem(b).unwrap_or(a)),
+            0xa7 | 0xaf => alu64!(i, d, s, |a: u64, b: u64| a ^ b),
+            0xb7 | 0xbf => alu64!(i, d, s, |_a: u64, b: u64| b),
+            0xc7 | 0xcf => {
+                alu64!(i, d, s, |a: u64, b: u64| (a as i64).wrapping_shr(b as u32)
+                    as u64)
+            }
+            // ALU (32 bits)
+            0x04 | 0x0c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_add(b)),
+            0x14 | 0x1c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_sub(b)),
+            0x24 | 0x2c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_mul(b)),
+            0x34 | 0x3c => alu32!(i, d, s, |a: u32, b: u32| a.checked_div(b).unwrap_or(0)),
+            0x44 | 0x4c => alu32!(i, d, s, |a: u32, b: u32| a | b),
+            0x54 | 0x5c => alu32!(i, d, s, |a: u32, b: u32| a & b),
+            0x64 | 0x6c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_shl(b)),
+            0x74 | 0x7c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_shr(b)),
+            0x84 => reg[d] = u64::from((reg[d] as u32).wrapping_neg()),
+            0x94 | 0x9c => alu32!(i, d, s, |a: u32, b: u32| a.checked_rem(b).unwrap_or(a)),
+            0xa4 | 0xac => alu32!(i, d, s, |a: u32, b: u32| a ^ b),
+            0xb4 | 0xbc => alu32!(i, d, s, |_a: u32, b: u32| b),
+            0xc4 | 0xcc => alu32!(i, d, s, |a: u32, b: u32| (a as i32).wrapping_shr(b) as u32),
+            // BPF_END: to little endian truncates on this host order; to big endian swaps.
+            0xd4 | 0xdc => {
+                let v = reg[d];
+                reg[d] = match (i.imm, i.code == 0xdc) {
+                    (16, false) => v as u16 as u64,
+                    (32, false) => v as u32 as u64,
+                    (64, false) => v,
+                    (16, true) => (v as u16).swap_bytes() as u64,
+                    (32, true) => (v as u32).swap_bytes() as u64,
+                    (64, true) => v.swap_bytes(),
+                    _ => return Err(fault(pc - 1, "bad byte swap width".into())),
                 };
             }
-            CLASS_ALU => {
-                let src = if i.code & 8 != 0 {
-                    reg[s] as u32
-                } else {
-                    i.imm as u32
-                };
-                let dst = reg[d] as u32;
-                let r: u32 = match i.code & 0xf0 {
-                    0x00 => dst.wrapping_add(src),
-                    0x10 => dst.wrapping_sub(src),
-                    0x20 => dst.wrapping_mul(src),
-                    0x30 => dst.checked_div(src).unwrap_or(0),
-                    0x40 => dst | src,
-                    0x50 => dst & src,
-                    0x60 => dst.wrapping_shl(src),
-                    0x70 => dst.wrapping_shr(src),
-                    0x80 => dst.wrapping_neg(),
-                    0x90 => dst.checked_rem(src).unwrap_or(dst),
-                    0xa0 => dst ^ src,
-                    0xb0 => src,
-                    0xc0 => (dst as i32).wrapping_shr(src) as u32,
-                    0xd0 => {
-                        // BPF_END: to little endian is a truncation on this host order;
-                        // to big endian swaps.
-                        let v = reg[d];
-                        let be = i.code & 8 != 0;
-                        reg[d] = match (i.imm, be) {
-                            (16, false) => v as u16 as u64,
-                            (32, false) => v as u32 as u64,
-                            (64, false) => v,
-                            (16, true) => (v as u16).swap_bytes() as u64,
-                            (32, true) => (v as u32).swap_bytes() as u64,
-                            (64, true) => v.swap_bytes(),
-                            _ => return Err(fault(pc - 1, "bad byte swap width".into())),
-                        };
-                        continue;
-                    }
-                    _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
-                };
-                reg[d] = r as u64;
-            }
-            CLASS_LDX => {
+            // Memory
+            0x61 | 0x69 | 0x71 | 0x79 => {
                 let a = reg[s].wrapping_add(i.off as i64 as u64);
                 reg[d] = mem.load(a, i.mem_size()).map_err(|w| fault(pc - 1, w))?;
             }
-            CLASS_ST => {
+            0x62 | 0x6a | 0x72 | 0x7a => {
                 let a = reg[d].wrapping_add(i.off as i64 as u64);
-                mem.store(a, i.mem_size(), imm)
+                let v = i.imm as i64 as u64;
+                mem.store(a, i.mem_size(), v)
                     .map_err(|w| fault(pc - 1, w))?;
             }
-            CLASS_STX => {
+            0x63 | 0x6b | 0x73 | 0x7b => {
                 let a = reg[d].wrapping_add(i.off as i64 as u64);
-                let size = i.mem_size();
-                if i.code & 0xe0 == 0xc0 {
-                    atomic(&i, a, size, &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
-                } else {
-                    mem.store(a, size, reg[s]).map_err(|w| fault(pc - 1, w))?;
-                }
+                mem.store(a, i.mem_size(), reg[s])
+                    .map_err(|w| fault(pc - 1, w))?;
             }
-            CLASS_LD => {
-                if i.code != LD_IMM64 {
-                    return Err(fault(pc - 1, "jump into the middle of LD_IMM64".into()));
-                }
-                // LD_IMM64 (verify.rs refuses every other LD); the high half is in the
-                // next slot, which we step over.
+            0xc3 | 0xdb => {
+                let a = reg[d].wrapping_add(i.off as i64 as u64);
+                atomic(&i, a, i.mem_size(), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
+            }
+            // LD_IMM64: the high half is in the next slot, which we step over.
+            0x18 => {
                 let hi = insns.get(pc).map_or(0, |n| n.imm as u32 as u64);
                 reg[d] = (i.imm as u32 as u64) | hi << 32;
                 pc += 1;
             }
-            class @ (CLASS_JMP | CLASS_JMP32) => {
-                let op = i.code & 0xf0;
-                match op {
-                    0x80 => {
-                        if i.src == PSEUDO_CALL {
-                            if frames.len() + 2 > MAX_FRAMES {
-                                return Err(fault(pc - 1, "call depth over 8 frames".into()));
-                            }
-                            frames.push(Frame {
-                                ret_pc: pc,
-                                saved: [reg[6], reg[7], reg[8], reg[9]],
-                            });
-                            reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
-                            pc = (pc as i64 + i.imm as i64) as usize;
-                        } else {
-                            let call = Call::from_id(i.imm)
-                                .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
-                            let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
-                            reg[0] = host.call(call, args, mem).map_err(|w| fault(pc - 1, w))?;
-                        }
-                        continue;
+            // JMP (64 bits)
+            0x05 => pc = (pc as i64 + i.off as i64) as usize,
+            0x15 | 0x1d => jmp64!(i, d, s, pc, |a: u64, b: u64| a == b),
+            0x25 | 0x2d => jmp64!(i, d, s, pc, |a: u64, b: u64| a > b),
+            0x35 | 0x3d => jmp64!(i, d, s, pc, |a: u64, b: u64| a >= b),
+            0x45 | 0x4d => jmp64!(i, d, s, pc, |a: u64, b: u64| a & b != 0),
+            0x55 | 0x5d => jmp64!(i, d, s, pc, |a: u64, b: u64| a != b),
+            0x65 | 0x6d => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) > (b as i64)),
+            0x75 | 0x7d => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) >= (b as i64)),
+            0xa5 | 0xad => jmp64!(i, d, s, pc, |a: u64, b: u64| a < b),
+            0xb5 | 0xbd => jmp64!(i, d, s, pc, |a: u64, b: u64| a <= b),
+            0xc5 | 0xcd => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) < (b as i64)),
+            0xd5 | 0xdd => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) <= (b as i64)),
+            // JMP32
+            0x16 | 0x1e => jmp32!(i, d, s, pc, |a: u32, b: u32| a == b),
+            0x26 | 0x2e => jmp32!(i, d, s, pc, |a: u32, b: u32| a > b),
+            0x36 | 0x3e => jmp32!(i, d, s, pc, |a: u32, b: u32| a >= b),
+            0x46 | 0x4e => jmp32!(i, d, s, pc, |a: u32, b: u32| a & b != 0),
+            0x56 | 0x5e => jmp32!(i, d, s, pc, |a: u32, b: u32| a != b),
+            0x66 | 0x6e => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) > (b as i32)),
+            0x76 | 0x7e => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) >= (b as i32)),
+            0xa6 | 0xae => jmp32!(i, d, s, pc, |a: u32, b: u32| a < b),
+            0xb6 | 0xbe => jmp32!(i, d, s, pc, |a: u32, b: u32| a <= b),
+            0xc6 | 0xce => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) < (b as i32)),
+            0xd6 | 0xde => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
+            CALL => {
+                if i.src == PSEUDO_CALL {
+                    if frames.len() + 2 > MAX_FRAMES {
+                        return Err(fault(pc - 1, "call depth over 8 frames".into()));
                     }
-                    0x90 => match frames.pop() {
-                        None => return Ok(reg[0]),
-                        Some(f) => {
-                            reg[6..10].copy_from_slice(&f.saved);
-                            reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
-                            pc = f.ret_pc;
-                            continue;
-                        }
-                    },
-                    _ => {}
-                }
-                let (a, b) = if class == CLASS_JMP32 {
-                    let b = if i.code & 8 != 0 {
-                        reg[s] as u32
-                    } else {
-                        i.imm as u32
-                    };
-                    (reg[d] as u32 as u64, b as u64)
+                    frames.push(Frame {
+                        ret_pc: pc,
+                        saved: [reg[6], reg[7], reg[8], reg[9]],
+                    });
+                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
+                    pc = (pc as i64 + i.imm as i64) as usize;
                 } else {
-                    (reg[d], if i.code & 8 != 0 { reg[s] } else { imm })
-                };
-                let (sa, sb) = if class == CLASS_JMP32 {
-                    (a as u32 as i32 as i64, b as u32 as i32 as i64)
-                } else {
-                    (a as i64, b as i64)
-                };
-                let taken = match op {
-                    0x00 => true,
-                    0x10 => a == b,
-                    0x20 => a > b,
-                    0x30 => a >= b,
-                    0x40 => a & b != 0,
-                    0x50 => a != b,
-                    0x60 => sa > sb,
-                    0x70 => sa >= sb,
-                    0xa0 => a < b,
-                    0xb0 => a <= b,
-                    0xc0 => sa < sb,
-                    0xd0 => sa <= sb,
-                    _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
-                };
-                if taken {
-                    pc = (pc as i64 + i.off as i64) as usize;
+                    let call = Call::from_id(i.imm)
+                        .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
+                    let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
+                    reg[0] = host.call(call, args, mem).map_err(|w| fault(pc - 1, w))?;
                 }
             }
+            EXIT => match frames.pop() {
+                None => return Ok(reg[0]),
+                Some(f) => {
+                    reg[6..10].copy_from_slice(&f.saved);
+                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
+                    pc = f.ret_pc;
+                }
+            },
+            0x00 => return Err(fault(pc - 1, "jump into the middle of LD_IMM64".into())),
             _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
         }
     }
@@ -241,7 +254,7 @@ fn atomic(
     i: &Insn,
     a: u64,
     size: usize,
-    reg: &mut [u64; 11],
+    reg: &mut [u64; 16],
     mem: &mut Memory,
 ) -> Result<(), String> {
     let s = i.src as usize;
