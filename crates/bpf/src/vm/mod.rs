@@ -9,13 +9,16 @@
 //!
 //! Safety: every memory access goes through `Memory` (bounds and write rules), every
 //! jump target and register was checked at load (verify.rs), and each run has an
-//! instruction budget; any failure is an `Err` with the pc, never a panic.
+//! instruction budget (instruction slots, charged at each jump, call and return); any
+//! failure is an `Err` with the pc, never a panic.
 //!
 //! Semantics follow the kernel interpreter (kernel/bpf/core.c, ___bpf_prog_run):
 //! 32-bit ALU results are zero-extended, shifts use the low 5/6 bits of the amount,
 //! division by zero gives 0 and modulo by zero leaves the dividend.
 
 pub mod memory;
+#[cfg(test)]
+mod tests;
 pub mod verify;
 
 use crate::calls::Call;
@@ -57,7 +60,26 @@ pub fn run(
     let mut frames: Vec<Frame> = Vec::new();
     let mut pc = entry;
     let mut left = budget;
+    // The budget is charged per straight-line run, at each control transfer: a run
+    // between transfers is at most the program's length, so an endless loop still
+    // exhausts it, and the loop body pays one check instead of one per instruction.
+    let mut seg = entry;
     let fault = |pc: usize, why: String| Fault { pc, why };
+    // Charge the run from `seg` up to this instruction (`pc` is already past it) and
+    // start the next one at `$to`.
+    macro_rules! charge {
+        ($to:expr) => {{
+            let ran = pc.saturating_sub(seg) as u64;
+            if ran > left {
+                return Err(fault(
+                    pc - 1,
+                    format!("instruction budget of {budget} exhausted"),
+                ));
+            }
+            left -= ran;
+            seg = $to;
+        }};
+    }
     // ALU on 64 bits (`$f(dst, src)`), with an immediate (sign-extended) or a register.
     macro_rules! alu64 {
         ($i:expr, $d:expr, $s:expr, $f:expr) => {{
@@ -90,7 +112,9 @@ pub fn run(
                 $i.imm as i64 as u64
             };
             if $f(reg[$d], b) {
-                $pc = ($pc as i64 + $i.off as i64) as usize;
+                let to = ($pc as i64 + $i.off as i64) as usize;
+                charge!(to);
+                $pc = to;
             }
         }};
     }
@@ -102,18 +126,13 @@ pub fn run(
                 $i.imm as u32
             };
             if $f(reg[$d] as u32, b) {
-                $pc = ($pc as i64 + $i.off as i64) as usize;
+                let to = ($pc as i64 + $i.off as i64) as usize;
+                charge!(to);
+                $pc = to;
             }
         }};
     }
     loop {
-        if left == 0 {
-            return Err(fault(
-                pc,
-                format!("instruction budget of {budget} exhausted"),
-            ));
-        }
-        left -= 1;
         let Some(&i) = insns.get(pc) else {
             return Err(fault(pc, "ran past the end of the program".into()));
         };
@@ -192,7 +211,11 @@ pub fn run(
                 pc += 1;
             }
             // JMP (64 bits)
-            0x05 => pc = (pc as i64 + i.off as i64) as usize,
+            0x05 => {
+                let to = (pc as i64 + i.off as i64) as usize;
+                charge!(to);
+                pc = to;
+            }
             0x15 | 0x1d => jmp64!(i, d, s, pc, |a: u64, b: u64| a == b),
             0x25 | 0x2d => jmp64!(i, d, s, pc, |a: u64, b: u64| a > b),
             0x35 | 0x3d => jmp64!(i, d, s, pc, |a: u64, b: u64| a >= b),
@@ -226,7 +249,9 @@ pub fn run(
                         saved: [reg[6], reg[7], reg[8], reg[9]],
                     });
                     reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
-                    pc = (pc as i64 + i.imm as i64) as usize;
+                    let to = (pc as i64 + i.imm as i64) as usize;
+                    charge!(to);
+                    pc = to;
                 } else {
                     let call = Call::from_id(i.imm)
                         .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
@@ -239,6 +264,7 @@ pub fn run(
                 Some(f) => {
                     reg[6..10].copy_from_slice(&f.saved);
                     reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
+                    charge!(f.ret_pc);
                     pc = f.ret_pc;
                 }
             },
