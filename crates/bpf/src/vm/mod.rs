@@ -37,6 +37,7 @@ pub struct Fault {
     pub why: String,
 }
 
+#[derive(Clone, Copy)]
 struct Frame {
     ret_pc: usize,
     saved: [u64; 4],
@@ -57,7 +58,12 @@ pub fn run(
     let mut reg = [0u64; 16];
     reg[1] = r1;
     reg[10] = addr(REGION_STACK, FRAME_SIZE);
-    let mut frames: Vec<Frame> = Vec::new();
+    // Caller frames of bpf-to-bpf calls, on the Rust stack: no allocation per callback.
+    let mut frames = [Frame {
+        ret_pc: 0,
+        saved: [0; 4],
+    }; MAX_FRAMES];
+    let mut depth = 0usize;
     let mut pc = entry;
     let mut left = budget;
     // The budget is charged per straight-line run, at each control transfer: a run
@@ -241,14 +247,15 @@ pub fn run(
             0xd6 | 0xde => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
             CALL => {
                 if i.src == PSEUDO_CALL {
-                    if frames.len() + 2 > MAX_FRAMES {
+                    if depth + 2 > MAX_FRAMES {
                         return Err(fault(pc - 1, "call depth over 8 frames".into()));
                     }
-                    frames.push(Frame {
+                    frames[depth] = Frame {
                         ret_pc: pc,
                         saved: [reg[6], reg[7], reg[8], reg[9]],
-                    });
-                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
+                    };
+                    depth += 1;
+                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
                     let to = (pc as i64 + i.imm as i64) as usize;
                     charge!(to);
                     pc = to;
@@ -259,15 +266,17 @@ pub fn run(
                     reg[0] = host.call(call, args, mem).map_err(|w| fault(pc - 1, w))?;
                 }
             }
-            EXIT => match frames.pop() {
-                None => return Ok(reg[0]),
-                Some(f) => {
-                    reg[6..10].copy_from_slice(&f.saved);
-                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (frames.len() + 1));
-                    charge!(f.ret_pc);
-                    pc = f.ret_pc;
+            EXIT => {
+                if depth == 0 {
+                    return Ok(reg[0]);
                 }
-            },
+                depth -= 1;
+                let f = frames[depth];
+                reg[6..10].copy_from_slice(&f.saved);
+                reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
+                charge!(f.ret_pc);
+                pc = f.ret_pc;
+            }
             0x00 => return Err(fault(pc - 1, "jump into the middle of LD_IMM64".into())),
             _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
         }
