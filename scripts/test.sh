@@ -11,11 +11,18 @@ cd "$(dirname "$0")/.."
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q iproute2 >/dev/null || (apt-get update -q && apt-get install -y -q iproute2)
 fi
-# Lints first: formatting and clippy's warnings fail the run (README, "Tests").
 # The HTML reports' browser test (tests/test_html_report.py) needs Chromium; likewise.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium >/dev/null)
 fi
+# crates/bpf's tests compile bpf/examples/*.bpf.c (clang, libbpf-dev's headers); bpftool
+# loads the same objects into the kernel. Installed the same way, only when missing.
+if { ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ]; } \
+    && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q clang llvm bpftool libbpf-dev >/dev/null \
+        || (apt-get update -q && apt-get install -y -q clang llvm bpftool libbpf-dev)
+fi
+# Lints first: formatting and clippy's warnings fail the run (README, "Tests").
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 cargo test --workspace --release

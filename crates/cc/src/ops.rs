@@ -384,4 +384,11 @@ pub trait CongestionOps: Send {
     fn info(&self) -> Vec<InfoField> {
         Vec::new()
     }
+
+    /// An error that made the algorithm stop working, if any: the native algorithms
+    /// cannot fail, but a loaded BPF program can (crates/bpf: an out-of-bounds access,
+    /// its instruction budget). The engine checks it and stops the run with the message.
+    fn fault(&self) -> Option<String> {
+        None
+    }
 }

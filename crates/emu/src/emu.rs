@@ -397,6 +397,7 @@ mod tests {
                 app: AppConfig::Bulk,
                 ecn: None,
                 onoff: None,
+                bpf_object: None,
             }],
             events,
             shaping: Default::default(),

@@ -34,7 +34,9 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 fn sim_err(e: SimError) -> PyErr {
     match e {
         SimError::Config(c) => PyValueError::new_err(c.to_string()),
-        SimError::Conservation(_) => PyRuntimeError::new_err(e.to_string()),
+        SimError::Conservation(_) | SimError::Algorithm { .. } => {
+            PyRuntimeError::new_err(e.to_string())
+        }
     }
 }
 

@@ -217,6 +217,11 @@ pub struct FlowConfig {
     /// `None`: always on. Absent from the JSON unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub onoff: Option<OnOffConfig>,
+    /// With `cc = "bpf"`: path of a compiled BPF struct_ops object whose
+    /// `tcp_congestion_ops` the flow runs (bpf_cc.rs); `params` are its `const volatile`
+    /// globals. Absent from the JSON unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bpf_object: Option<String>,
 }
 
 /// What the sending application offers.
@@ -409,18 +414,23 @@ impl WorldConfig {
         i: usize,
     ) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
         let f = &self.flows[i];
+        if f.cc == crate::bpf_cc::CC_NAME || f.bpf_object.is_some() {
+            // A BPF program's parameters are its own globals (crate::bpf_cc).
+            let p = format!("flows[{i}]");
+            let out = param_values(&f.params)
+                .map_err(|e| err(format!("{p}.{}", e.field), e.message))?;
+            crate::bpf_cc::build(f, &p, &out, 0)?;
+            return Ok(out);
+        }
         check_cc(&f.cc, &f.params).map_err(|e| err(format!("flows[{i}].{}", e.field), e.message))
     }
 }
 
-/// Check an algorithm name and its parameters against the registry; the error's field is
-/// relative to the flow (`cc` or `params.<name>`). The front end asks this too
-/// (`tcplab._engine.check_params`), so there is one implementation of the rules.
-pub fn check_cc(
-    cc: &str,
+/// Parameter values as the registry takes them (numbers or booleans); the error's field
+/// is `params.<name>`.
+fn param_values(
     params: &BTreeMap<String, serde_json::Value>,
 ) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
-    use tcplab_cc::registry::{self, CcError};
     use tcplab_cc::ParamValue;
     let mut out = BTreeMap::new();
     for (k, v) in params {
@@ -436,6 +446,18 @@ pub fn check_cc(
         };
         out.insert(k.clone(), pv);
     }
+    Ok(out)
+}
+
+/// Check an algorithm name and its parameters against the registry; the error's field is
+/// relative to the flow (`cc` or `params.<name>`). The front end asks this too
+/// (`tcplab._engine.check_params`), so there is one implementation of the rules.
+pub fn check_cc(
+    cc: &str,
+    params: &BTreeMap<String, serde_json::Value>,
+) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
+    use tcplab_cc::registry::{self, CcError};
+    let out = param_values(params)?;
     match registry::find(cc) {
         None => Err(err(
             "cc",

@@ -19,6 +19,7 @@
 //! (`new`, `run_until`, `finish`, or `World::run_config`), [`record::RunOutput`].
 
 pub mod app;
+pub mod bpf_cc;
 pub mod config;
 pub mod contract;
 pub mod net;

@@ -96,6 +96,7 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
                 app,
                 ecn,
                 onoff: None,
+                bpf_object: None,
             },
         )
 }

@@ -59,6 +59,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
             app: AppConfig::Bulk,
             ecn: None,
             onoff: None,
+            bpf_object: None,
         })
         .collect();
     WorldConfig {

@@ -29,9 +29,14 @@ impl CycleRng {
         z ^ (z >> 31)
     }
 
+    /// `get_random_u32`: the high half of the next draw.
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
     /// `get_random_u32_below(n)`: uniform in [0, n).
     pub fn u32_below(&mut self, n: u32) -> u32 {
-        let r = (self.next_u64() >> 32) as u32;
+        let r = self.next_u32();
         ((u64::from(r) * u64::from(n)) >> 32) as u32
     }
 }

@@ -45,6 +45,9 @@ pub enum SimError {
     Config(ConfigError),
     /// An accounting identity did not hold at the end of the run: a bug, never tolerated.
     Conservation(String),
+    /// A flow's algorithm stopped working during the run (a BPF program's callback
+    /// faulted: `CongestionOps::fault`); the run's output would be meaningless.
+    Algorithm { flow: usize, message: String },
 }
 
 impl fmt::Display for SimError {
@@ -52,6 +55,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::Config(e) => write!(f, "{e}"),
             SimError::Conservation(m) => write!(f, "conservation check failed: {m}"),
+            SimError::Algorithm { flow, message } => write!(f, "flow {flow}: {message}"),
         }
     }
 }
@@ -123,6 +127,22 @@ pub struct World {
     onoff: Vec<Option<crate::onoff::Periods>>,
 }
 
+/// Flow `i`'s algorithm: a registered one, or a BPF object (bpf_cc.rs).
+fn build_cc(
+    f: &crate::config::FlowConfig,
+    i: usize,
+    params: &std::collections::BTreeMap<String, tcplab_cc::ParamValue>,
+    seed: u64,
+) -> Result<Box<dyn tcplab_cc::ops::CongestionOps>, ConfigError> {
+    if f.cc == crate::bpf_cc::CC_NAME {
+        return crate::bpf_cc::build(f, &format!("flows[{i}]"), params, seed);
+    }
+    tcplab_cc::registry::build(&f.cc, params).map_err(|e| ConfigError {
+        field: format!("flows[{i}].cc"),
+        message: e.to_string(),
+    })
+}
+
 impl World {
     /// Validate `cfg` and build the world.
     pub fn new(cfg: &WorldConfig) -> Result<World, ConfigError> {
@@ -153,14 +173,12 @@ impl World {
             // and the run stays a function of (spec, seed).
             let takes_seed = tcplab_cc::registry::find(&f.cc)
                 .is_some_and(|s| s.params.iter().any(|p| p.name == "seed"));
+            // A BPF object's bpf_get_prandom_u32 gets the same per-flow seed.
+            let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
             if takes_seed && !params.contains_key("seed") {
-                let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
                 params.insert("seed".to_string(), tcplab_cc::ParamValue::Num(seed as f64));
             }
-            let cc = tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
-                field: format!("flows[{i}].cc"),
-                message: e.to_string(),
-            })?;
+            let cc = build_cc(f, i, &params, seed)?;
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
             let app = App {
                 kind: f.app,
@@ -193,12 +211,7 @@ impl World {
             sender.ecn = f.ecn.unwrap_or(t.ecn);
             if sender.ecn || sender.cc.needs_ecn() {
                 let rx_cc = if sender.cc.needs_ecn() || sender.cc.wants_ce_events() {
-                    Some(
-                        tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
-                            field: format!("flows[{i}].cc"),
-                            message: e.to_string(),
-                        })?,
-                    )
+                    Some(build_cc(f, i, &params, seed)?)
                 } else {
                     None
                 };
@@ -530,6 +543,11 @@ impl World {
 
     /// Check conservation and produce the output. Fails loudly if any identity breaks.
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
+        for (i, f) in self.flows.iter().enumerate() {
+            if let Some(message) = f.sender.cc.fault() {
+                return Err(SimError::Algorithm { flow: i, message });
+            }
+        }
         // Data segments queue disciplines dropped besides refused arrivals (the links
         // count them per flow, so the event loop never looks).
         for l in &self.links {

@@ -45,6 +45,7 @@ pub fn dumbbell(
             app: AppConfig::Bulk,
             ecn: None,
             onoff: None,
+            bpf_object: None,
         })
         .collect();
     WorldConfig {

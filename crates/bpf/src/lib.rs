@@ -1,0 +1,93 @@
+//! tcplab-bpf: runs a congestion control written as a Linux BPF struct_ops
+//! `tcp_congestion_ops` program (compiled by clang against bpf/include/tcplab_cc.h, as
+//! the kernel's tools/testing/selftests/bpf/progs/bpf_cubic.c is against vmlinux.h) in
+//! the simulator, the same object file that bpftool loads into a kernel.
+//!
+//! ```text
+//! BpfObject::parse(bytes)  loader.rs: ELF, kfunc/helper/global relocations, struct_ops
+//!                          core.rs + layout.rs: CO-RE against the simulator's socket
+//!                          vm/verify.rs: opcodes, registers, jump targets
+//! obj.params()             the .rodata `const volatile` globals: the program's knobs
+//! obj.instantiate(&params) one BpfCongestionOps per flow (ops.rs): socket image
+//!                          (sock_image.rs), interpreter (vm/), kfuncs (host.rs)
+//! ```
+//!
+//! Nothing a program does can panic or reach memory outside its regions: loading refuses
+//! what we cannot run (naming it), running reports the callback and pc of a fault.
+
+pub mod btf;
+pub mod btf_ext;
+pub mod calls;
+pub mod core;
+pub mod error;
+pub mod host;
+pub mod insn;
+pub mod layout;
+pub mod loader;
+pub mod ops;
+pub mod params;
+pub mod sock_image;
+pub mod vm;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tcplab_cc::ops::CongestionOps;
+use tcplab_cc::ParamValue;
+
+pub use error::BpfError;
+pub use ops::BpfCongestionOps;
+pub use params::{BpfParam, BpfParamKind};
+
+/// A parsed and relocated object, ready to run on any number of flows.
+#[derive(Clone, Debug)]
+pub struct BpfObject {
+    prog: Arc<loader::Program>,
+    /// `tcp_congestion_ops.name`, leaked once per object: `CongestionOps::name` is
+    /// `&'static str` (the native algorithms' names are literals).
+    name: &'static str,
+}
+
+impl BpfObject {
+    /// Loads an ELF object as clang emits it (`clang -target bpf -O2 -g -c`).
+    pub fn parse(bytes: &[u8]) -> Result<BpfObject, BpfError> {
+        let prog = loader::load(bytes)?;
+        let name: &'static str = Box::leak(prog.name.clone().into_boxed_str());
+        Ok(BpfObject {
+            prog: Arc::new(prog),
+            name,
+        })
+    }
+
+    /// `tcp_congestion_ops.name` (e.g. "bpf_cubic").
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The program's parameters: its scalar `const volatile` globals in .rodata.
+    pub fn params(&self) -> Vec<BpfParam> {
+        params::list(&self.prog)
+    }
+
+    /// One flow's instance with `values` applied to .rodata (others keep their defaults).
+    /// An unknown name or a value of the wrong kind or range is an error naming it.
+    pub fn instantiate_ops(
+        &self,
+        values: &BTreeMap<String, ParamValue>,
+    ) -> Result<BpfCongestionOps, BpfError> {
+        let globals = params::apply(&self.prog, values)?;
+        Ok(BpfCongestionOps::new(
+            self.prog.clone(),
+            self.name,
+            vm::memory::Memory::new(globals),
+        ))
+    }
+
+    /// As `instantiate_ops`, behind the simulator's seam.
+    pub fn instantiate(
+        &self,
+        values: &BTreeMap<String, ParamValue>,
+    ) -> Result<Box<dyn CongestionOps>, BpfError> {
+        Ok(Box::new(self.instantiate_ops(values)?))
+    }
+}

@@ -1,0 +1,423 @@
+//! ELF loading: turns a clang-compiled BPF object into one relocated instruction array,
+//! the callbacks of its `tcp_congestion_ops`, and its global data. The steps are
+//! libbpf's (tools/lib/bpf/libbpf.c: bpf_object__elf_collect, bpf_object__collect_relos,
+//! bpf_object__relocate, bpf_object__collect_st_ops_relos), reduced to what a
+//! congestion control needs:
+//!
+//! - every executable section is appended to one array (so bpf-to-bpf calls between
+//!   sections become plain pc-relative calls);
+//! - `call` relocations to an undefined symbol are kfuncs, resolved by name (calls.rs);
+//!   helper calls are resolved by number; anything unknown is refused here, naming it;
+//! - `ld_imm64` relocations to .rodata/.data/.bss become pointers into that global's
+//!   region (vm/memory.rs);
+//! - CO-RE relocations from .BTF.ext are applied against the simulator's layout (core.rs);
+//! - the `.struct_ops` / `.struct_ops.link` section's relocations say which program
+//!   fills which member of `struct tcp_congestion_ops` (by the member's offset in the
+//!   object's own BTF); its `name` and `flags` members are read from the section data.
+//!
+//! Deviations: one `tcp_congestion_ops` per object; no maps (a congestion control keeps
+//! its state in icsk_ca_priv; global .data/.bss serve the rest).
+
+use std::collections::HashMap;
+
+use object::{
+    Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionKind, SymbolKind,
+};
+
+use crate::btf::{Btf, BtfType};
+use crate::btf_ext;
+use crate::calls::Call;
+use crate::core;
+use crate::error::BpfError;
+use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_KFUNC_CALL};
+use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
+use crate::vm::verify;
+
+/// The members of `struct tcp_congestion_ops` that hold a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Callback {
+    Init = 0,
+    Release,
+    Ssthresh,
+    CongAvoid,
+    SetState,
+    CwndEvent,
+    InAckEvent,
+    PktsAcked,
+    CongControl,
+    UndoCwnd,
+    MinTsoSegs,
+    SndbufExpand,
+}
+
+pub const CALLBACKS: [(&str, Callback); 12] = [
+    ("init", Callback::Init),
+    ("release", Callback::Release),
+    ("ssthresh", Callback::Ssthresh),
+    ("cong_avoid", Callback::CongAvoid),
+    ("set_state", Callback::SetState),
+    ("cwnd_event", Callback::CwndEvent),
+    ("in_ack_event", Callback::InAckEvent),
+    ("pkts_acked", Callback::PktsAcked),
+    ("cong_control", Callback::CongControl),
+    ("undo_cwnd", Callback::UndoCwnd),
+    ("min_tso_segs", Callback::MinTsoSegs),
+    ("sndbuf_expand", Callback::SndbufExpand),
+];
+
+/// One global variable of .rodata: where it is and what BTF says it is.
+#[derive(Clone, Debug)]
+pub struct GlobalVar {
+    pub name: String,
+    pub section: usize,
+    pub offset: usize,
+    pub size: usize,
+    /// Resolved BTF type: `Int`, `Enum`, or something that is not a parameter.
+    pub ty: BtfType,
+}
+
+/// A loaded, relocated object, shared by every flow that runs it.
+#[derive(Debug)]
+pub struct Program {
+    pub insns: Vec<Insn>,
+    /// Entry pc and program (symbol) name per callback.
+    pub callbacks: [Option<(usize, String)>; 12],
+    /// `tcp_congestion_ops.name`.
+    pub name: String,
+    /// `tcp_congestion_ops.flags` (TCP_CONG_NEEDS_ECN = 2).
+    pub flags: u32,
+    /// Initial contents of the global sections, in region order.
+    pub globals: Vec<Global>,
+    pub rodata_vars: Vec<GlobalVar>,
+}
+
+/// The largest .rodata/.data/.bss section we load (1 MiB).
+const MAX_GLOBAL_SECTION: u64 = 1 << 20;
+
+fn elf(m: impl Into<String>) -> BpfError {
+    BpfError::Elf(m.into())
+}
+
+fn r_type(flags: RelocationFlags) -> u32 {
+    match flags {
+        RelocationFlags::Elf { r_type } => r_type,
+        _ => 0,
+    }
+}
+
+pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
+    let file = object::File::parse(bytes).map_err(|e| elf(e.to_string()))?;
+    if file.architecture() != object::Architecture::Bpf {
+        return Err(elf(format!(
+            "architecture {:?}, not BPF",
+            file.architecture()
+        )));
+    }
+    let section_data = |name: &str| -> Result<Option<Vec<u8>>, BpfError> {
+        match file.section_by_name(name) {
+            Some(s) => Ok(Some(
+                s.data().map_err(|e| elf(format!("{name}: {e}")))?.to_vec(),
+            )),
+            None => Ok(None),
+        }
+    };
+    let btf_bytes = section_data(".BTF")?
+        .ok_or_else(|| BpfError::Btf("no .BTF section (compile with -g)".into()))?;
+    let btf = Btf::parse(&btf_bytes)?;
+
+    // Code: every executable section, appended.
+    let mut insns: Vec<Insn> = Vec::new();
+    let mut code_base: HashMap<object::SectionIndex, usize> = HashMap::new();
+    let mut base_by_name: HashMap<String, usize> = HashMap::new();
+    for s in file.sections() {
+        if s.kind() != SectionKind::Text || s.size() == 0 {
+            continue;
+        }
+        let name = s.name().map_err(|e| elf(e.to_string()))?.to_string();
+        let data = s.data().map_err(|e| elf(format!("{name}: {e}")))?;
+        let code =
+            decode_all(data).ok_or_else(|| elf(format!("{name}: size not a multiple of 8")))?;
+        code_base.insert(s.index(), insns.len());
+        base_by_name.insert(name, insns.len());
+        insns.extend(code);
+    }
+
+    // Globals: .rodata*, .data*, .bss* each become a region.
+    let mut globals: Vec<Global> = Vec::new();
+    let mut global_region: HashMap<object::SectionIndex, usize> = HashMap::new();
+    for s in file.sections() {
+        let name = s.name().unwrap_or("").to_string();
+        let is_global = [".rodata", ".data", ".bss"]
+            .iter()
+            .any(|p| name.starts_with(p));
+        if !is_global {
+            continue;
+        }
+        // A congestion control's globals are bytes to kilobytes; a (corrupt) header
+        // asking for more must not make us allocate it.
+        if s.size() > MAX_GLOBAL_SECTION {
+            return Err(elf(format!(
+                "{name}: {} bytes, more than {MAX_GLOBAL_SECTION}",
+                s.size()
+            )));
+        }
+        let data = if s.kind() == SectionKind::UninitializedData {
+            vec![0; s.size() as usize]
+        } else {
+            s.data().map_err(|e| elf(format!("{name}: {e}")))?.to_vec()
+        };
+        global_region.insert(s.index(), globals.len());
+        let writable = !name.starts_with(".rodata");
+        globals.push(Global {
+            name,
+            data,
+            writable,
+        });
+    }
+
+    // Program symbols, for names in errors and struct_ops.
+    let symbols: Vec<object::Symbol> = file.symbols().collect();
+    let sym_by_index = |idx: object::SymbolIndex| symbols.iter().find(|s| s.index() == idx);
+
+    // Relocations of code sections.
+    let mut resolved_calls = vec![false; insns.len()];
+    for s in file.sections() {
+        let Some(&base) = code_base.get(&s.index()) else {
+            continue;
+        };
+        for (off, rel) in s.relocations() {
+            let pc = base + (off / 8) as usize;
+            let RelocationTarget::Symbol(si) = rel.target() else {
+                return Err(elf(format!("relocation at {pc} without a symbol")));
+            };
+            let sym = sym_by_index(si).ok_or_else(|| elf("relocation to a missing symbol"))?;
+            let sym_name = sym.name().unwrap_or("?").to_string();
+            let insn = *insns
+                .get(pc)
+                .ok_or_else(|| elf(format!("relocation at {off} out of range")))?;
+            if insn.code == CALL {
+                if sym.is_undefined() {
+                    let call =
+                        Call::kfunc(&sym_name).ok_or(BpfError::UnknownCall { name: sym_name })?;
+                    insns[pc].src = PSEUDO_KFUNC_CALL;
+                    insns[pc].imm = call as i32;
+                } else {
+                    let tsec = sym
+                        .section_index()
+                        .ok_or_else(|| elf("call to no section"))?;
+                    let tbase = *code_base
+                        .get(&tsec)
+                        .ok_or_else(|| elf(format!("call to {sym_name}, not code")))?;
+                    let mut target = tbase as i64 + (sym.address() / 8) as i64;
+                    if sym.kind() == SymbolKind::Section {
+                        target += insn.imm as i64 + 1;
+                    }
+                    insns[pc].src = PSEUDO_CALL;
+                    insns[pc].imm = i32::try_from(target - (pc as i64 + 1))
+                        .map_err(|_| elf("call distance"))?;
+                }
+                resolved_calls[pc] = true;
+            } else if insn.code == LD_IMM64 {
+                let tsec = sym.section_index().ok_or_else(|| BpfError::UnknownCall {
+                    name: sym_name.clone(),
+                })?;
+                let region = *global_region.get(&tsec).ok_or_else(|| {
+                    elf(format!("ld_imm64 at {pc} refers to {sym_name}, which is not global data (maps are not supported)"))
+                })?;
+                let offset = sym.address() as i64 + insn.imm as i64;
+                let a = addr(REGION_GLOBAL0 + region as u64, offset.max(0) as usize);
+                insns[pc].imm = a as u32 as i32;
+                if let Some(next) = insns.get_mut(pc + 1) {
+                    next.imm = (a >> 32) as u32 as i32;
+                }
+            } else {
+                return Err(elf(format!(
+                    "relocation type {} at pc {pc} ({sym_name}) on opcode {:#x}",
+                    r_type(rel.flags()),
+                    insn.code
+                )));
+            }
+        }
+    }
+    // Helper calls: by number.
+    for (pc, i) in insns.iter_mut().enumerate() {
+        if i.code == CALL && i.src == 0 && !resolved_calls[pc] {
+            let call = Call::helper(i.imm).ok_or(BpfError::UnknownCall {
+                name: format!("helper #{}", i.imm),
+            })?;
+            i.src = PSEUDO_KFUNC_CALL;
+            i.imm = call as i32;
+        }
+    }
+
+    // CO-RE.
+    if let Some(ext) = section_data(".BTF.ext")? {
+        for r in btf_ext::parse_core_relos(&ext, &btf)? {
+            let base = *base_by_name.get(&r.section).ok_or_else(|| {
+                BpfError::Relocation(format!("section {} is not code", r.section))
+            })?;
+            core::apply(&btf, &r, &mut insns, base)?;
+        }
+    }
+
+    let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base)?;
+
+    if let Err((pc, why)) = verify::check(&insns) {
+        let prog = program_at(&symbols, &code_base, pc);
+        return Err(BpfError::BadInstruction { prog, pc, why });
+    }
+
+    let rodata_vars = rodata_vars(&btf, &symbols, &global_region, &globals);
+    Ok(Program {
+        insns,
+        callbacks,
+        name,
+        flags,
+        globals,
+        rodata_vars,
+    })
+}
+
+/// The name of the function symbol that contains `pc`.
+fn program_at(
+    symbols: &[object::Symbol],
+    code_base: &HashMap<object::SectionIndex, usize>,
+    pc: usize,
+) -> String {
+    symbols
+        .iter()
+        .filter(|s| s.kind() == SymbolKind::Text)
+        .filter_map(|s| {
+            let base = *code_base.get(&s.section_index()?)?;
+            let start = base + (s.address() / 8) as usize;
+            (start <= pc && pc < start + (s.size() / 8).max(1) as usize)
+                .then(|| s.name().unwrap_or("?").to_string())
+        })
+        .next()
+        .unwrap_or_else(|| "?".into())
+}
+
+type StructOps = ([Option<(usize, String)>; 12], String, u32);
+
+fn struct_ops(
+    file: &object::File,
+    btf: &Btf,
+    symbols: &[object::Symbol],
+    code_base: &HashMap<object::SectionIndex, usize>,
+) -> Result<StructOps, BpfError> {
+    let sec = file
+        .section_by_name(".struct_ops.link")
+        .or_else(|| file.section_by_name(".struct_ops"))
+        .ok_or(BpfError::NoStructOps)?;
+    let data = sec.data().map_err(|e| elf(e.to_string()))?;
+    let Some((_, BtfType::Struct { members, size, .. })) = btf.find_struct("tcp_congestion_ops")
+    else {
+        return Err(BpfError::NoStructOps);
+    };
+    if data.len() as u64 > u64::from(*size) {
+        return Err(elf(
+            "more than one struct_ops variable in the object; tcplab runs one",
+        ));
+    }
+    let member_at = |off: u64| members.iter().find(|m| u64::from(m.bit_offset / 8) == off);
+    let mut callbacks: [Option<(usize, String)>; 12] = Default::default();
+    for (off, rel) in sec.relocations() {
+        let RelocationTarget::Symbol(si) = rel.target() else {
+            continue;
+        };
+        let sym = symbols
+            .iter()
+            .find(|s| s.index() == si)
+            .ok_or_else(|| elf("struct_ops relocation symbol"))?;
+        let m = member_at(off).ok_or_else(|| {
+            elf(format!(
+                "struct_ops relocation at offset {off} is no member"
+            ))
+        })?;
+        let cb = CALLBACKS
+            .iter()
+            .find(|(n, _)| *n == m.name)
+            .ok_or_else(|| {
+                elf(format!(
+                    "tcp_congestion_ops.{} is not a callback tcplab runs",
+                    m.name
+                ))
+            })?
+            .1;
+        let base = *sym
+            .section_index()
+            .and_then(|i| code_base.get(&i))
+            .ok_or_else(|| elf(format!("{} is not code", m.name)))?;
+        let prog = sym.name().unwrap_or("?").to_string();
+        callbacks[cb as usize] = Some((base + (sym.address() / 8) as usize, prog));
+    }
+    // tcp_validate_congestion_control (net/ipv4/tcp_cong.c): ssthresh, undo_cwnd and
+    // one of cong_avoid / cong_control are required.
+    for (cb, what) in [
+        (Callback::Ssthresh, "ssthresh"),
+        (Callback::UndoCwnd, "undo_cwnd"),
+    ] {
+        if callbacks[cb as usize].is_none() {
+            return Err(elf(format!(
+                "tcp_congestion_ops.{what} is required (tcp_validate_congestion_control)"
+            )));
+        }
+    }
+    if callbacks[Callback::CongAvoid as usize].is_none()
+        && callbacks[Callback::CongControl as usize].is_none()
+    {
+        return Err(elf(
+            "tcp_congestion_ops needs cong_avoid or cong_control (tcp_validate_congestion_control)",
+        ));
+    }
+    let read = |name: &str, len: usize| -> Option<&[u8]> {
+        let m = members.iter().find(|m| m.name == name)?;
+        let o = (m.bit_offset / 8) as usize;
+        data.get(o..o + len)
+    };
+    let name = read("name", 16)
+        .map(|b| {
+            String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
+        })
+        .unwrap_or_default();
+    let flags = read("flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    Ok((callbacks, name, flags))
+}
+
+/// The .rodata globals with their BTF types (the candidates for parameters).
+fn rodata_vars(
+    btf: &Btf,
+    symbols: &[object::Symbol],
+    global_region: &HashMap<object::SectionIndex, usize>,
+    globals: &[Global],
+) -> Vec<GlobalVar> {
+    let mut out = Vec::new();
+    for s in symbols {
+        if s.kind() != SymbolKind::Data {
+            continue;
+        }
+        let Some(&region) = s.section_index().and_then(|i| global_region.get(&i)) else {
+            continue;
+        };
+        if globals[region].name != ".rodata" {
+            continue;
+        }
+        let name = s.name().unwrap_or("").to_string();
+        let ty = btf
+            .find_var(&name)
+            .and_then(|v| match btf.get(v).ok()? {
+                BtfType::Var { target, .. } => Some(btf.resolve(*target).ok()?.1.clone()),
+                _ => None,
+            })
+            .unwrap_or(BtfType::Other);
+        out.push(GlobalVar {
+            name,
+            section: region,
+            offset: s.address() as usize,
+            size: s.size() as usize,
+            ty,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}

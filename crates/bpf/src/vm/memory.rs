@@ -1,0 +1,164 @@
+//! The address space of a running callback. A pointer is `region << 32 | offset`; each
+//! region is a byte buffer of its own, so every load and store is one match and one
+//! bounds check, and no pointer can reach Rust memory outside the buffers.
+//!
+//! Regions: the stack (512 bytes per call frame, as the kernel's MAX_BPF_STACK), the
+//! ctx array of callback arguments (read-only), the socket image (writes only where the
+//! kernel's bpf_tcp_ca_btf_struct_access allows), the sample argument (rate_sample or
+//! ack_sample, read-only) and one region per global data section (.rodata read-only).
+//!
+//! Deviation: the stack is checked as one region of 8 frames; the kernel verifier also
+//! confines each frame to its 512 bytes below r10, which a clang-built program never
+//! leaves anyway.
+
+use crate::layout::{RATE_SAMPLE_SIZE, SOCK_SIZE};
+
+pub const REGION_STACK: u64 = 1;
+pub const REGION_CTX: u64 = 2;
+pub const REGION_SOCK: u64 = 3;
+pub const REGION_SAMPLE: u64 = 4;
+/// Global section `i` lives in region `REGION_GLOBAL0 + i`.
+pub const REGION_GLOBAL0: u64 = 5;
+
+/// Stack bytes per frame (MAX_BPF_STACK) and call depth (MAX_CALL_FRAMES).
+pub const FRAME_SIZE: usize = 512;
+pub const MAX_FRAMES: usize = 8;
+
+pub const fn addr(region: u64, offset: usize) -> u64 {
+    region << 32 | offset as u64
+}
+
+#[derive(Clone, Debug)]
+pub struct Global {
+    pub name: String,
+    pub data: Vec<u8>,
+    pub writable: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Memory {
+    pub stack: Vec<u8>,
+    /// Callback arguments as u64s (BPF_PROG reads them from here).
+    pub ctx: [u8; 40],
+    pub sock: [u8; SOCK_SIZE],
+    pub sock_writable: [bool; SOCK_SIZE],
+    pub sample: [u8; RATE_SAMPLE_SIZE],
+    /// Bytes of `sample` that belong to the current argument.
+    pub sample_len: usize,
+    pub globals: Vec<Global>,
+}
+
+impl Memory {
+    pub fn new(globals: Vec<Global>) -> Memory {
+        Memory {
+            stack: vec![0; FRAME_SIZE * MAX_FRAMES],
+            ctx: [0; 40],
+            sock: [0; SOCK_SIZE],
+            sock_writable: crate::layout::sock_writable_mask(),
+            sample: [0; RATE_SAMPLE_SIZE],
+            sample_len: 0,
+            globals,
+        }
+    }
+
+    /// The bytes of region `r` as a program may read them.
+    #[inline]
+    fn region(&self, r: u64) -> Option<&[u8]> {
+        Some(match r {
+            REGION_SOCK => &self.sock,
+            REGION_STACK => &self.stack,
+            REGION_SAMPLE => &self.sample[..self.sample_len],
+            REGION_CTX => &self.ctx,
+            r if r >= REGION_GLOBAL0 => &self.globals.get((r - REGION_GLOBAL0) as usize)?.data,
+            _ => return None,
+        })
+    }
+
+    #[inline]
+    pub fn load(&self, a: u64, size: usize) -> Result<u64, String> {
+        let off = (a & 0xffff_ffff) as usize;
+        let b = self
+            .region(a >> 32)
+            .and_then(|buf| buf.get(off..off + size))
+            .ok_or_else(|| bad_access(a, size))?;
+        Ok(match *b {
+            [x] => u64::from(x),
+            [x, y] => u64::from(u16::from_le_bytes([x, y])),
+            [x0, x1, x2, x3] => u64::from(u32::from_le_bytes([x0, x1, x2, x3])),
+            [x0, x1, x2, x3, x4, x5, x6, x7] => {
+                u64::from_le_bytes([x0, x1, x2, x3, x4, x5, x6, x7])
+            }
+            _ => return Err(bad_access(a, size)),
+        })
+    }
+
+    #[inline]
+    pub fn store(&mut self, a: u64, size: usize, val: u64) -> Result<(), String> {
+        let region = a >> 32;
+        let off = (a & 0xffff_ffff) as usize;
+        let end = off + size;
+        let buf: &mut [u8] = match region {
+            REGION_SOCK => {
+                let w = self
+                    .sock_writable
+                    .get(off..end)
+                    .ok_or_else(|| bad_access(a, size))?;
+                if !w.iter().all(|&w| w) {
+                    return Err(format!(
+                        "write to socket byte {off}, a field BPF congestion control may not write"
+                    ));
+                }
+                &mut self.sock
+            }
+            REGION_STACK => &mut self.stack,
+            r if r >= REGION_GLOBAL0 => {
+                let g = self
+                    .globals
+                    .get_mut((r - REGION_GLOBAL0) as usize)
+                    .ok_or_else(|| bad_access(a, size))?;
+                if !g.writable {
+                    return Err(format!("write to read-only section {}", g.name));
+                }
+                &mut g.data
+            }
+            REGION_CTX | REGION_SAMPLE => {
+                if self.region(region).and_then(|b| b.get(off..end)).is_none() {
+                    return Err(bad_access(a, size));
+                }
+                return Err(format!("write to read-only {}", region_name(region)));
+            }
+            _ => return Err(bad_access(a, size)),
+        };
+        let dst = buf.get_mut(off..end).ok_or_else(|| bad_access(a, size))?;
+        dst.copy_from_slice(&val.to_le_bytes()[..size]);
+        Ok(())
+    }
+}
+
+#[cold]
+fn bad_access(a: u64, size: usize) -> String {
+    let region = a >> 32;
+    if matches!(
+        region,
+        REGION_STACK | REGION_CTX | REGION_SOCK | REGION_SAMPLE
+    ) || region >= REGION_GLOBAL0
+    {
+        format!(
+            "{size}-byte access at {a:#x} out of bounds ({})",
+            region_name(region)
+        )
+    } else {
+        format!("access to invalid address {a:#x}")
+    }
+}
+
+fn region_name(r: u64) -> &'static str {
+    match r {
+        REGION_STACK => "stack",
+        REGION_CTX => "callback arguments",
+        REGION_SOCK => "socket",
+        REGION_SAMPLE => "sample",
+        r if r >= REGION_GLOBAL0 => "global data",
+        _ => "no region",
+    }
+}

@@ -1,0 +1,321 @@
+//! The interpreter: runs one callback of a loaded program over a `Memory`.
+//!
+//! Why our own and not rbpf: rbpf's helpers are plain `fn(u64 x5) -> u64` with no access
+//! to the socket or the simulator's state, it has no notion of kfunc calls
+//! (BPF_PSEUDO_KFUNC_CALL) or bpf-to-bpf calls with per-frame stacks, and its memory
+//! checks are a list of allowed ranges rather than regions with write rules (the socket's
+//! writable fields). Its JIT does not bounds-check at all. What we need is small: the
+//! eBPF v3 ISA (what clang -O2 emits for -mcpu=v1..v3) plus atomics.
+//!
+//! Safety: every memory access goes through `Memory` (bounds and write rules), every
+//! jump target and register was checked at load (verify.rs), and each run has an
+//! instruction budget (instruction slots, charged at each jump, call and return); any
+//! failure is an `Err` with the pc, never a panic.
+//!
+//! Semantics follow the kernel interpreter (kernel/bpf/core.c, ___bpf_prog_run):
+//! 32-bit ALU results are zero-extended, shifts use the low 5/6 bits of the amount,
+//! division by zero gives 0 and modulo by zero leaves the dividend.
+
+pub mod memory;
+#[cfg(test)]
+mod tests;
+pub mod verify;
+
+use crate::calls::Call;
+use crate::insn::*;
+use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_STACK};
+
+/// What the interpreter cannot do itself: kfuncs and helpers.
+pub trait Host {
+    fn call(&mut self, call: Call, args: [u64; 5], mem: &mut Memory) -> Result<u64, String>;
+}
+
+/// A run failed at `pc`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub pc: usize,
+    pub why: String,
+}
+
+#[derive(Clone, Copy)]
+struct Frame {
+    ret_pc: usize,
+    saved: [u64; 4],
+}
+
+/// Runs from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
+///
+/// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
+/// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
+pub fn run(
+    insns: &[Insn],
+    entry: usize,
+    r1: u64,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget: u64,
+) -> Result<u64, Fault> {
+    let mut reg = [0u64; 16];
+    reg[1] = r1;
+    reg[10] = addr(REGION_STACK, FRAME_SIZE);
+    // Caller frames of bpf-to-bpf calls, on the Rust stack: no allocation per callback.
+    let mut frames = [Frame {
+        ret_pc: 0,
+        saved: [0; 4],
+    }; MAX_FRAMES];
+    let mut depth = 0usize;
+    let mut pc = entry;
+    let mut left = budget;
+    // The budget is charged per straight-line run, at each control transfer: a run
+    // between transfers is at most the program's length, so an endless loop still
+    // exhausts it, and the loop body pays one check instead of one per instruction.
+    let mut seg = entry;
+    let fault = |pc: usize, why: String| Fault { pc, why };
+    // Charge the run from `seg` up to this instruction (`pc` is already past it) and
+    // start the next one at `$to`.
+    macro_rules! charge {
+        ($to:expr) => {{
+            let ran = pc.saturating_sub(seg) as u64;
+            if ran > left {
+                return Err(fault(
+                    pc - 1,
+                    format!("instruction budget of {budget} exhausted"),
+                ));
+            }
+            left -= ran;
+            seg = $to;
+        }};
+    }
+    // ALU on 64 bits (`$f(dst, src)`), with an immediate (sign-extended) or a register.
+    macro_rules! alu64 {
+        ($i:expr, $d:expr, $s:expr, $f:expr) => {{
+            let src = if $i.code & 8 != 0 {
+                reg[$s]
+            } else {
+                $i.imm as i64 as u64
+            };
+            reg[$d] = $f(reg[$d], src);
+        }};
+    }
+    // ALU on 32 bits: operands truncated, the result zero-extended.
+    macro_rules! alu32 {
+        ($i:expr, $d:expr, $s:expr, $f:expr) => {{
+            let src = if $i.code & 8 != 0 {
+                reg[$s] as u32
+            } else {
+                $i.imm as u32
+            };
+            let r: u32 = $f(reg[$d] as u32, src);
+            reg[$d] = u64::from(r);
+        }};
+    }
+    // Conditional jump on 64 bits (`$f(a, b)`, unsigned; signed ones cast inside).
+    macro_rules! jmp64 {
+        ($i:expr, $d:expr, $s:expr, $pc:expr, $f:expr) => {{
+            let b = if $i.code & 8 != 0 {
+                reg[$s]
+            } else {
+                $i.imm as i64 as u64
+            };
+            if $f(reg[$d], b) {
+                let to = ($pc as i64 + $i.off as i64) as usize;
+                charge!(to);
+                $pc = to;
+            }
+        }};
+    }
+    macro_rules! jmp32 {
+        ($i:expr, $d:expr, $s:expr, $pc:expr, $f:expr) => {{
+            let b = if $i.code & 8 != 0 {
+                reg[$s] as u32
+            } else {
+                $i.imm as u32
+            };
+            if $f(reg[$d] as u32, b) {
+                let to = ($pc as i64 + $i.off as i64) as usize;
+                charge!(to);
+                $pc = to;
+            }
+        }};
+    }
+    loop {
+        let Some(&i) = insns.get(pc) else {
+            return Err(fault(pc, "ran past the end of the program".into()));
+        };
+        let d = (i.dst & 15) as usize;
+        let s = (i.src & 15) as usize;
+        pc += 1;
+        match i.code {
+            // ALU64
+            0x07 | 0x0f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_add(b)),
+            0x17 | 0x1f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_sub(b)),
+            0x27 | 0x2f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_mul(b)),
+            0x37 | 0x3f => alu64!(i, d, s, |a: u64, b: u64| a.checked_div(b).unwrap_or(0)),
+            0x47 | 0x4f => alu64!(i, d, s, |a: u64, b: u64| a | b),
+            0x57 | 0x5f => alu64!(i, d, s, |a: u64, b: u64| a & b),
+            0x67 | 0x6f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_shl(b as u32)),
+            0x77 | 0x7f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_shr(b as u32)),
+            0x87 => reg[d] = reg[d].wrapping_neg(),
+            0x97 | 0x9f => alu64!(i, d, s, |a: u64, b: u64| a.checked_rem(b).unwrap_or(a)),
+            0xa7 | 0xaf => alu64!(i, d, s, |a: u64, b: u64| a ^ b),
+            0xb7 | 0xbf => alu64!(i, d, s, |_a: u64, b: u64| b),
+            0xc7 | 0xcf => {
+                alu64!(i, d, s, |a: u64, b: u64| (a as i64).wrapping_shr(b as u32)
+                    as u64)
+            }
+            // ALU (32 bits)
+            0x04 | 0x0c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_add(b)),
+            0x14 | 0x1c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_sub(b)),
+            0x24 | 0x2c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_mul(b)),
+            0x34 | 0x3c => alu32!(i, d, s, |a: u32, b: u32| a.checked_div(b).unwrap_or(0)),
+            0x44 | 0x4c => alu32!(i, d, s, |a: u32, b: u32| a | b),
+            0x54 | 0x5c => alu32!(i, d, s, |a: u32, b: u32| a & b),
+            0x64 | 0x6c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_shl(b)),
+            0x74 | 0x7c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_shr(b)),
+            0x84 => reg[d] = u64::from((reg[d] as u32).wrapping_neg()),
+            0x94 | 0x9c => alu32!(i, d, s, |a: u32, b: u32| a.checked_rem(b).unwrap_or(a)),
+            0xa4 | 0xac => alu32!(i, d, s, |a: u32, b: u32| a ^ b),
+            0xb4 | 0xbc => alu32!(i, d, s, |_a: u32, b: u32| b),
+            0xc4 | 0xcc => alu32!(i, d, s, |a: u32, b: u32| (a as i32).wrapping_shr(b) as u32),
+            // BPF_END: to little endian truncates on this host order; to big endian swaps.
+            0xd4 | 0xdc => {
+                let v = reg[d];
+                reg[d] = match (i.imm, i.code == 0xdc) {
+                    (16, false) => v as u16 as u64,
+                    (32, false) => v as u32 as u64,
+                    (64, false) => v,
+                    (16, true) => (v as u16).swap_bytes() as u64,
+                    (32, true) => (v as u32).swap_bytes() as u64,
+                    (64, true) => v.swap_bytes(),
+                    _ => return Err(fault(pc - 1, "bad byte swap width".into())),
+                };
+            }
+            // Memory
+            0x61 | 0x69 | 0x71 | 0x79 => {
+                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                reg[d] = mem.load(a, i.mem_size()).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x62 | 0x6a | 0x72 | 0x7a => {
+                let a = reg[d].wrapping_add(i.off as i64 as u64);
+                let v = i.imm as i64 as u64;
+                mem.store(a, i.mem_size(), v)
+                    .map_err(|w| fault(pc - 1, w))?;
+            }
+            0x63 | 0x6b | 0x73 | 0x7b => {
+                let a = reg[d].wrapping_add(i.off as i64 as u64);
+                mem.store(a, i.mem_size(), reg[s])
+                    .map_err(|w| fault(pc - 1, w))?;
+            }
+            0xc3 | 0xdb => {
+                let a = reg[d].wrapping_add(i.off as i64 as u64);
+                atomic(&i, a, i.mem_size(), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
+            }
+            // LD_IMM64: the high half is in the next slot, which we step over.
+            0x18 => {
+                let hi = insns.get(pc).map_or(0, |n| n.imm as u32 as u64);
+                reg[d] = (i.imm as u32 as u64) | hi << 32;
+                pc += 1;
+            }
+            // JMP (64 bits)
+            0x05 => {
+                let to = (pc as i64 + i.off as i64) as usize;
+                charge!(to);
+                pc = to;
+            }
+            0x15 | 0x1d => jmp64!(i, d, s, pc, |a: u64, b: u64| a == b),
+            0x25 | 0x2d => jmp64!(i, d, s, pc, |a: u64, b: u64| a > b),
+            0x35 | 0x3d => jmp64!(i, d, s, pc, |a: u64, b: u64| a >= b),
+            0x45 | 0x4d => jmp64!(i, d, s, pc, |a: u64, b: u64| a & b != 0),
+            0x55 | 0x5d => jmp64!(i, d, s, pc, |a: u64, b: u64| a != b),
+            0x65 | 0x6d => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) > (b as i64)),
+            0x75 | 0x7d => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) >= (b as i64)),
+            0xa5 | 0xad => jmp64!(i, d, s, pc, |a: u64, b: u64| a < b),
+            0xb5 | 0xbd => jmp64!(i, d, s, pc, |a: u64, b: u64| a <= b),
+            0xc5 | 0xcd => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) < (b as i64)),
+            0xd5 | 0xdd => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) <= (b as i64)),
+            // JMP32
+            0x16 | 0x1e => jmp32!(i, d, s, pc, |a: u32, b: u32| a == b),
+            0x26 | 0x2e => jmp32!(i, d, s, pc, |a: u32, b: u32| a > b),
+            0x36 | 0x3e => jmp32!(i, d, s, pc, |a: u32, b: u32| a >= b),
+            0x46 | 0x4e => jmp32!(i, d, s, pc, |a: u32, b: u32| a & b != 0),
+            0x56 | 0x5e => jmp32!(i, d, s, pc, |a: u32, b: u32| a != b),
+            0x66 | 0x6e => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) > (b as i32)),
+            0x76 | 0x7e => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) >= (b as i32)),
+            0xa6 | 0xae => jmp32!(i, d, s, pc, |a: u32, b: u32| a < b),
+            0xb6 | 0xbe => jmp32!(i, d, s, pc, |a: u32, b: u32| a <= b),
+            0xc6 | 0xce => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) < (b as i32)),
+            0xd6 | 0xde => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
+            CALL => {
+                if i.src == PSEUDO_CALL {
+                    if depth + 2 > MAX_FRAMES {
+                        return Err(fault(pc - 1, "call depth over 8 frames".into()));
+                    }
+                    frames[depth] = Frame {
+                        ret_pc: pc,
+                        saved: [reg[6], reg[7], reg[8], reg[9]],
+                    };
+                    depth += 1;
+                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
+                    let to = (pc as i64 + i.imm as i64) as usize;
+                    charge!(to);
+                    pc = to;
+                } else {
+                    let call = Call::from_id(i.imm)
+                        .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
+                    let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
+                    reg[0] = host.call(call, args, mem).map_err(|w| fault(pc - 1, w))?;
+                }
+            }
+            EXIT => {
+                if depth == 0 {
+                    return Ok(reg[0]);
+                }
+                depth -= 1;
+                let f = frames[depth];
+                reg[6..10].copy_from_slice(&f.saved);
+                reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
+                charge!(f.ret_pc);
+                pc = f.ret_pc;
+            }
+            0x00 => return Err(fault(pc - 1, "jump into the middle of LD_IMM64".into())),
+            _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
+        }
+    }
+}
+
+/// BPF_ATOMIC on `size` bytes at `a`: add/or/and/xor (optionally fetching the old value
+/// into src), xchg and cmpxchg (r0 is the comparand and receives the old value).
+fn atomic(
+    i: &Insn,
+    a: u64,
+    size: usize,
+    reg: &mut [u64; 16],
+    mem: &mut Memory,
+) -> Result<(), String> {
+    let s = i.src as usize;
+    let mask = if size == 4 { u32::MAX as u64 } else { u64::MAX };
+    let old = mem.load(a, size)?;
+    let v = reg[s] & mask;
+    let fetch = i.imm & 1 != 0;
+    let new = match i.imm & !1 {
+        0x00 => old.wrapping_add(v),
+        0x40 => old | v,
+        0x50 => old & v,
+        0xa0 => old ^ v,
+        0xe0 => v,
+        0xf0 => {
+            let hit = old == reg[0] & mask;
+            reg[0] = old;
+            if hit {
+                mem.store(a, size, v)?;
+            }
+            return Ok(());
+        }
+        op => return Err(format!("unsupported atomic operation {op:#x}")),
+    };
+    mem.store(a, size, new & mask)?;
+    if fetch || i.imm & !1 == 0xe0 {
+        reg[s] = old;
+    }
+    Ok(())
+}

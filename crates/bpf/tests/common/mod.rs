@@ -1,0 +1,58 @@
+//! Builds the test programs from source with clang, as a researcher would
+//! (`clang -target bpf -O2 -g -I bpf/include -c`). Without clang the tests that need an
+//! object print why and pass without checking (scripts/test.sh installs clang).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tcplab_cc::ops::CcView;
+
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Compiles `path` (relative to the repository root) and returns the object's bytes,
+/// or None (with a message) when clang is not installed.
+pub fn compile(path: &str) -> Option<Vec<u8>> {
+    compile_with(path, &[])
+}
+
+/// As `compile`, with `-D` definitions (test cases of one source).
+pub fn compile_with(path: &str, defines: &[&str]) -> Option<Vec<u8>> {
+    let src = repo().join(path);
+    let stem = src.file_stem().unwrap().to_string_lossy().replace('.', "_");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{stem}{}.o", defines.join("_")));
+    let res = Command::new("clang")
+        .args(defines.iter().map(|d| format!("-D{d}")))
+        .args(["-target", "bpf", "-O2", "-g", "-I"])
+        .arg(repo().join("bpf/include"))
+        .arg("-c")
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output();
+    match res {
+        Err(_) => {
+            eprintln!("SKIPPED: clang is not installed; cannot build {path}");
+            None
+        }
+        Ok(o) if !o.status.success() => {
+            panic!(
+                "clang failed on {path}:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            )
+        }
+        Ok(_) => Some(std::fs::read(&out).unwrap()),
+    }
+}
+
+/// A socket in congestion avoidance or slow start with the window filled.
+pub fn view(cwnd: u32, ssthresh: u32) -> CcView {
+    let mut tp = CcView::new(1448, 1_000_000);
+    tp.snd_cwnd = cwnd;
+    tp.snd_ssthresh = ssthresh;
+    tp.is_cwnd_limited = true;
+    tp
+}

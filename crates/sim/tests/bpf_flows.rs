@@ -1,0 +1,285 @@
+//! Flows running compiled BPF objects (`cc = "bpf"`, `bpf_object`): on the quickstart's
+//! dumbbell (20 Mbit/s, 40 ms, one-BDP buffer) bpf/examples/reno.bpf.c and cubic.bpf.c
+//! give every counter and series value of the native `reno` and `cubic`; a run is a
+//! function of (config, seed, object); bad configurations name the field.
+//! Needs clang (scripts/test.sh installs it); without it the tests say so and pass.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{dumbbell, MS, S};
+use tcplab_sim::config::WorldConfig;
+use tcplab_sim::net::aqm::AqmConfig;
+use tcplab_sim::record::{Column, RunOutput};
+use tcplab_sim::world::SimError;
+use tcplab_sim::World;
+
+/// Compiles bpf/examples/`name`.bpf.c; None (with a message) without clang.
+fn object(name: &str) -> Option<PathBuf> {
+    compile(&format!("bpf/examples/{name}.bpf.c"), None)
+}
+
+/// Compiles `path` (from the repository root) with an optional `-D` define.
+fn compile(path: &str, define: Option<&str>) -> Option<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let stem = path.replace(['/', '.'], "_");
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("sim_{stem}{}.o", define.unwrap_or("")));
+    let src = repo.join(path);
+    let status = Command::new("clang")
+        .args(define.map(|d| format!("-D{d}")))
+        .args(["-target", "bpf", "-O2", "-g", "-I"])
+        .arg(repo.join("bpf/include"))
+        .arg("-c")
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .status();
+    match status {
+        Err(_) => {
+            eprintln!(
+                "SKIPPED: clang is not installed; cannot build {}",
+                src.display()
+            );
+            None
+        }
+        Ok(s) => {
+            assert!(s.success(), "clang failed on {}", src.display());
+            Some(out)
+        }
+    }
+}
+
+fn world(cc: &str, obj: Option<&Path>) -> WorldConfig {
+    let mut cfg = dumbbell(
+        if obj.is_some() { "bpf" } else { cc },
+        2,
+        20_000_000,
+        40 * MS,
+        1.0,
+        20 * S,
+    );
+    cfg.flows[1].start_ns = 3 * S;
+    for f in &mut cfg.flows {
+        f.bpf_object = obj.map(|p| p.to_string_lossy().into_owned());
+    }
+    cfg
+}
+
+/// Everything but the algorithm's name and its own info columns.
+fn comparable(out: &RunOutput) -> (serde_json::Value, Vec<(String, Vec<u64>)>) {
+    let mut flows = serde_json::to_value(&out.flows).unwrap();
+    for f in flows.as_array_mut().unwrap() {
+        f.as_object_mut().unwrap().remove("cc");
+    }
+    let counters = serde_json::json!({
+        "flows": flows,
+        "queues": serde_json::to_value(&out.queues).unwrap(),
+        "bottleneck_packets": out.bottleneck_packets,
+        "events": out.events_processed,
+    });
+    let mut series = Vec::new();
+    for name in [
+        "cwnd_pkts",
+        "inflight_pkts",
+        "pacing_rate_bps",
+        "srtt_ms",
+        "throughput_bps",
+    ] {
+        let col = match out.series.get(name) {
+            Some(Column::F64(v)) => v.iter().map(|x| x.to_bits()).collect(),
+            Some(Column::U64(v)) => v.clone(),
+            _ => panic!("no column {name}"),
+        };
+        series.push((name.to_string(), col));
+    }
+    (counters, series)
+}
+
+/// Runs `name` natively and as its BPF object on `cfg` (as `world` makes it, then
+/// `tweak`ed); asserts identical counters and series and returns the native output.
+fn same_as_native(name: &str, tweak: fn(&mut WorldConfig)) -> Option<RunOutput> {
+    let obj = object(name)?;
+    let (mut n, mut b) = (world(name, None), world(name, Some(&obj)));
+    tweak(&mut n);
+    tweak(&mut b);
+    let native = World::run_config(&n).unwrap();
+    let bpf = World::run_config(&b).unwrap();
+    assert_eq!(bpf.flows[0].cc, "bpf");
+    let (x, y) = (comparable(&native), comparable(&bpf));
+    assert_eq!(x.0, y.0, "counters");
+    for ((n, u), (_, v)) in x.1.iter().zip(&y.1) {
+        assert!(u == v, "series {n} differs");
+    }
+    Some(native)
+}
+
+/// The run did something worth comparing: losses, and both flows busy.
+fn lossy(out: &RunOutput) {
+    assert!(out
+        .flows
+        .iter()
+        .all(|f| f.recoveries > 0 && f.delivered_bytes > 1_000_000));
+}
+
+#[test]
+fn bpf_reno_gives_the_native_renos_run() {
+    same_as_native("reno", |_| {}).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_cubic_gives_the_native_cubics_run() {
+    same_as_native("cubic", |_| {}).as_ref().map(lossy);
+}
+
+/// DCTCP with ECN step marking at K = 20 packets on a 100 Mbit/s, 1 ms path: both
+/// ends of each connection run the object (the receiver echoes CE through it).
+#[test]
+fn bpf_dctcp_gives_the_native_dctcps_run() {
+    let Some(out) = same_as_native("dctcp", |cfg| {
+        cfg.bottleneck.rate_bps = 100_000_000;
+        cfg.bottleneck.delay_ns = 250_000;
+        for f in &mut cfg.flows {
+            f.sender_access.delay_ns = 125_000;
+            f.receiver_access.delay_ns = 125_000;
+        }
+        cfg.duration_ns = 4 * S;
+        cfg.flows[1].start_ns = S;
+        cfg.bottleneck.aqm = Some(AqmConfig::Step {
+            k_pkts: 20,
+            ecn: true,
+        });
+    }) else {
+        return;
+    };
+    assert!(
+        out.flows
+            .iter()
+            .all(|f| f.ecn_reductions > 10 && f.ece_acks > 0),
+        "{:?}",
+        out.flows
+    );
+    assert!(out.queues[0].marked > 0);
+}
+
+#[test]
+fn same_seed_and_object_give_the_same_output() {
+    let Some(obj) = object("cubic") else { return };
+    let cfg = world("cubic", Some(&obj));
+    let a = serde_json::to_string(&World::run_config(&cfg).unwrap()).unwrap();
+    let b = serde_json::to_string(&World::run_config(&cfg).unwrap()).unwrap();
+    assert!(a == b);
+}
+
+fn config_error(cfg: &WorldConfig) -> (String, String) {
+    match World::run_config(cfg) {
+        Err(SimError::Config(e)) => (e.field, e.message),
+        Err(e) => panic!("expected a config error, got {e}"),
+        Ok(_) => panic!("expected a config error"),
+    }
+}
+
+#[test]
+fn bad_configurations_name_the_field() {
+    let mut cfg = world("reno", None);
+    cfg.flows[1].cc = "bpf".into();
+    assert_eq!(
+        config_error(&cfg),
+        (
+            "flows[1].bpf_object".into(),
+            "required with cc = \"bpf\"".into()
+        )
+    );
+    let mut cfg = world("reno", None);
+    cfg.flows[0].bpf_object = Some("x.o".into());
+    assert_eq!(
+        config_error(&cfg),
+        (
+            "flows[0].bpf_object".into(),
+            "is only for cc = \"bpf\" (cc is \"reno\")".into()
+        )
+    );
+    let mut cfg = world("reno", None);
+    cfg.flows[0].cc = "bpf".into();
+    cfg.flows[0].bpf_object = Some("/nonexistent/x.o".into());
+    let (field, msg) = config_error(&cfg);
+    assert_eq!(field, "flows[0].bpf_object");
+    assert!(msg.starts_with("/nonexistent/x.o: "), "{msg}");
+
+    let Some(obj) = object("cubic") else { return };
+    let mut cfg = world("cubic", Some(&obj));
+    cfg.flows[1]
+        .params
+        .insert("betta".into(), serde_json::json!(700));
+    assert_eq!(
+        config_error(&cfg),
+        (
+            "flows[1].params.betta".into(),
+            "parameter betta: is not a const volatile global of the program's .rodata".into()
+        )
+    );
+    let mut cfg = world("cubic", Some(&obj));
+    cfg.flows[0]
+        .params
+        .insert("hystart".into(), serde_json::json!(1));
+    assert_eq!(config_error(&cfg).0, "flows[0].params.hystart");
+}
+
+#[test]
+fn bpf_parameters_reach_the_program() {
+    let Some(obj) = object("cubic") else { return };
+    let mut a = world("cubic", Some(&obj));
+    a.flows[0]
+        .params
+        .insert("beta".into(), serde_json::json!(512));
+    let mut b = world("cubic", None);
+    b.flows[0]
+        .params
+        .insert("beta".into(), serde_json::json!(512));
+    let (x, y) = (
+        World::run_config(&a).unwrap(),
+        World::run_config(&b).unwrap(),
+    );
+    assert_eq!(comparable(&x).0, comparable(&y).0);
+    assert_ne!(
+        comparable(&x).0,
+        comparable(&World::run_config(&world("cubic", None)).unwrap()).0
+    );
+}
+
+#[test]
+fn a_faulting_program_fails_the_run_naming_flow_and_callback() {
+    let Some(obj) = compile("crates/bpf/tests/progs/faults.bpf.c", Some("CASE_OOB")) else {
+        return;
+    };
+    let cfg = world("faults", Some(&obj));
+    match World::run_config(&cfg) {
+        Err(SimError::Algorithm { flow, message }) => {
+            assert_eq!(flow, 0);
+            assert!(
+                message.starts_with("callback ssthresh (faults_ssthresh) failed at pc "),
+                "{message}"
+            );
+            assert!(message.contains("out of bounds (socket)"), "{message}");
+        }
+        Err(e) => panic!("expected an algorithm error, got {e}"),
+        Ok(_) => panic!("expected the run to fail"),
+    }
+}
+
+/// BBR v1: cong_control with the rate sample, pacing, the random PROBE_BW start phase
+/// (bpf_get_prandom_u32 seeded per flow as native BBR's `seed`) and PROBE_RTT (the run
+/// is 20 s, so min_rtt expires at 10 s).
+#[test]
+fn bpf_bbr_gives_the_native_bbrs_run() {
+    let Some(out) = same_as_native("bbr", |_| {}) else {
+        return;
+    };
+    assert!(
+        out.flows.iter().all(|f| f.delivered_bytes > 5_000_000),
+        "{:?}",
+        out.flows
+    );
+}
