@@ -417,8 +417,8 @@ impl WorldConfig {
         if f.cc == crate::bpf_cc::CC_NAME || f.bpf_object.is_some() {
             // A BPF program's parameters are its own globals (crate::bpf_cc).
             let p = format!("flows[{i}]");
-            let out = param_values(&f.params)
-                .map_err(|e| err(format!("{p}.{}", e.field), e.message))?;
+            let out =
+                param_values(&f.params).map_err(|e| err(format!("{p}.{}", e.field), e.message))?;
             crate::bpf_cc::build(f, &p, &out, 0)?;
             return Ok(out);
         }
