@@ -35,8 +35,10 @@ def _engine_default(kind: str, field: str):
     names its kernel source): one place for each default."""
     return default("AqmConfig", field, kind)
 
+
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
+
 
 class _Aqm(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
