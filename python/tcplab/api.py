@@ -39,7 +39,9 @@ def run(
     spec : Spec, path or dict
         The experiment.
     out : path, optional
-        Write the run directory here (atomically; an existing run directory is replaced).
+        Write the run directory here (atomically). An existing run directory tcplab wrote
+        is replaced; anything else there (a file, a directory with other files) is refused
+        with a SpecError before the run starts, as ``tcplab run -o`` does.
     overrides : dict, optional
         ``{"bottleneck.buffer": "2bdp", ...}`` applied before validation.
     seed : int, optional
@@ -54,13 +56,17 @@ def run(
     Result
         DataFrames ``series``, ``queue``, ``summary`` (per flow) and ``aggregate`` metrics.
     """
+    if out is not None:
+        from tcplab.runs.ownership import check_replaceable
+
+        check_replaceable(Path(out), "out")
     s = as_spec(spec, overrides)
     if seed is not None:
         s = s.model_copy(deep=True)
         s.experiment.seed = seed
     result, config, wall = execute(s, progress)
     if out is not None:
-        write_run(result, out, config, wall, replace=True, report=report)
+        write_run(result, out, config, wall, replace=True, report=report, flag="out")
     return result
 
 

@@ -120,10 +120,9 @@ def _prepare(spec: Any, out: Path) -> Any:
     """Every check that can refuse a run before it starts; returns the resolved spec."""
     from tcplab.backends import backend_of
     from tcplab.backends.sim import resolve
-    from tcplab.runs.directory import is_run_dir
+    from tcplab.runs.ownership import check_replaceable
 
-    if out.exists() and not is_run_dir(out):
-        raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
+    check_replaceable(out, "-o")
     spec = resolve(spec)  # every spec error is reported before the run starts
     backend_of(spec).check(spec)
     return spec

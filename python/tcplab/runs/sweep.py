@@ -463,9 +463,12 @@ def _run_plan(
     write_plan(out, plan)
     todo, seen = [], set()
     for job in plan.jobs:
-        if not is_run_dir(runs / job.digest) and job.digest not in seen:
-            todo.append(job)
-            seen.add(job.digest)
+        if job.digest in seen:
+            continue
+        seen.add(job.digest)
+        if _usable_cached(runs / job.digest, quiet):
+            continue
+        todo.append(job)
     cached = len(plan.jobs) - len(todo)
     _say(f"sweep: {len(plan.jobs)} runs, {cached} cached, {len(todo)} to run", quiet)
     bar = None
@@ -512,6 +515,25 @@ def _run_plan(
             + "\n  ".join(lines)
         )
     return table
+
+
+def _usable_cached(d: Path, quiet: bool) -> bool:
+    """Whether the stored run ``d`` can be reused: its manifest is ours and every file
+    still has the digest recorded there. A damaged one (no manifest, a file in its place,
+    an edited summary.json, a truncated series.parquet) is removed, so that it is
+    computed again rather than reported done or read into the table."""
+    from tcplab.runs.ownership import run_problem
+
+    problem = run_problem(d)
+    if problem is None:
+        return True
+    if problem != "missing":
+        _say(f"sweep: {d.name[:12]}: {problem}; computing it again", quiet)
+        if d.is_dir() and not d.is_symlink():
+            shutil.rmtree(d)
+        else:
+            d.unlink()
+    return False
 
 
 def write_plan(out: Path, plan: Plan) -> None:

@@ -1,0 +1,144 @@
+"""Issue 21 ("Hardening, second round"): each test reproduces one reported failure."""
+
+import json
+
+import pytest
+import tcplab
+import tomllib
+from tcplab.cli.app import main
+from tcplab.errors import SpecError
+
+SPEC = """
+[experiment]
+duration = "1s"
+
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+
+[[flows]]
+cc = "reno"
+rtt = "20ms"
+"""
+
+SWEEP = (
+    SPEC
+    + """
+[sweep]
+"flows[0].rtt" = ["20ms", "40ms"]
+"""
+)
+
+
+def _toml(text: str) -> dict:
+    return tomllib.loads(text)
+
+
+# ------------------------------------------------------------------ data loss
+
+
+def test_api_run_refuses_to_delete_a_file_at_out(fake_engine, tmp_path):
+    target = tmp_path / "precious.txt"
+    target.write_text("mine")
+    with pytest.raises(SpecError, match="out: .*is a file"):
+        tcplab.run(_toml(SPEC), out=target)
+    assert target.read_text() == "mine"
+
+
+def test_api_run_refuses_to_delete_a_foreign_directory(fake_engine, tmp_path):
+    target = tmp_path / "project"
+    target.mkdir()
+    (target / "main.py").write_text("print(1)")
+    with pytest.raises(SpecError, match="not a tcplab run directory"):
+        tcplab.run(_toml(SPEC), out=target)
+    assert (target / "main.py").read_text() == "print(1)"
+
+
+def test_api_run_replaces_its_own_run(fake_engine, tmp_path):
+    target = tmp_path / "run"
+    tcplab.run(_toml(SPEC), out=target, report=False)
+    tcplab.run(_toml(SPEC), out=target, report=False, seed=7)
+    assert json.loads((target / "manifest.json").read_text())["seed"] == 7
+
+
+def test_cli_run_refuses_a_run_directory_with_the_users_files_in_it(
+    fake_engine, tmp_path, write_spec, capsys
+):
+    spec = write_spec(SPEC)
+    out = tmp_path / "out"
+    assert main(["run", str(spec), "-o", str(out), "-q", "--no-report"]) == 0
+    (out / "main.py").write_text("print(1)")
+    (out / "src").mkdir()
+    (out / "src" / "lib.py").write_text("x = 1")
+    assert main(["run", str(spec), "-o", str(out), "-q", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "main.py" in err and "src/" in err and "did not write" in err
+    assert (out / "main.py").exists() and (out / "src" / "lib.py").exists()
+
+
+def test_cli_run_refuses_a_directory_whose_manifest_is_not_ours(
+    fake_engine, tmp_path, write_spec, capsys
+):
+    out = tmp_path / "webapp"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"name": "my app", "icons": []}')
+    (out / "index.html").write_text("<html>")
+    assert main(["run", str(write_spec(SPEC)), "-o", str(out), "-q", "--no-report"]) == 2
+    assert "not a tcplab run directory" in capsys.readouterr().err
+    assert (out / "index.html").exists()
+
+
+def test_reproduce_docs_keeps_the_users_files_in_results(tmp_path):
+    from tcplab.reproduce.report import copy_report
+
+    src = tmp_path / "report"
+    (src / "plots").mkdir(parents=True)
+    (src / "plots" / "a.png").write_bytes(b"png")
+    for ext in ("md", "html"):
+        (src / f"report.{ext}").write_text("![](plots/a.png)")
+    docs = tmp_path / "docs"
+    (docs / "results").mkdir(parents=True)
+    (docs / "results" / "notes.txt").write_text("mine")
+    with pytest.raises(SpecError, match="notes.txt"):
+        copy_report(src, docs)
+    assert (docs / "results" / "notes.txt").read_text() == "mine"
+    # What tcplab wrote itself it replaces.
+    (docs / "results" / "notes.txt").unlink()
+    copy_report(src, docs)
+    (src / "plots" / "a.png").write_bytes(b"png2")
+    copy_report(src, docs)
+    assert (docs / "results" / "a.png").read_bytes() == b"png2"
+    assert "results/a.png" in (docs / "RESULTS.md").read_text()
+
+
+@pytest.mark.parametrize("damage", ["no-manifest", "a-file", "edited", "truncated", "garbage"])
+def test_sweep_recomputes_a_damaged_cached_run(fake_engine, tmp_path, damage):
+    spec = tmp_path / "s.toml"
+    spec.write_text(SWEEP)
+    out = tmp_path / "sweep"
+    first = tcplab.sweep(spec, out, workers=1)
+    assert len(first) == 2
+    victim = out / "runs" / first["digest"][0]
+    good_util = first["utilization"][0]
+    if damage == "no-manifest":
+        (victim / "manifest.json").unlink()
+    elif damage == "a-file":
+        import shutil
+
+        shutil.rmtree(victim)
+        victim.write_text("x")
+    elif damage == "edited":
+        doc = json.loads((victim / "summary.json").read_text())
+        doc["aggregate"]["utilization"] = 0.123
+        (victim / "summary.json").write_text(json.dumps(doc))
+    elif damage == "truncated":
+        data = (victim / "series.parquet").read_bytes()
+        (victim / "series.parquet").write_bytes(data[: len(data) // 2])
+    else:
+        (victim / "summary.json").write_text("{garbage")
+    runs_before = fake_engine.CALLS["run"]
+    again = tcplab.sweep(spec, out, workers=1)
+    assert fake_engine.CALLS["run"] == runs_before + 1
+    assert len(again) == 2
+    assert again["utilization"][0] == pytest.approx(good_util)
+    assert victim.is_dir() and (victim / "manifest.json").is_file()
