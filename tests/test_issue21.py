@@ -142,3 +142,65 @@ def test_sweep_recomputes_a_damaged_cached_run(fake_engine, tmp_path, damage):
     assert len(again) == 2
     assert again["utilization"][0] == pytest.approx(good_util)
     assert victim.is_dir() and (victim / "manifest.json").is_file()
+
+
+# ------------------------------------------------------------------ signals
+
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+# About 15 s of engine work: a signal lands inside the simulation on any machine.
+LONG = SPEC.replace('duration = "1s"', 'duration = "3000s"').replace("10Mbps", "200Mbps")
+
+
+@pytest.mark.engine
+def test_sigterm_stops_a_quiet_run_within_two_seconds(tmp_path):
+    """With -q there is no progress bar, yet the engine still checks for signals (1000
+    times per run, crates/py/src/lib.rs); a quiet run must stop as promptly as a loud one."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(LONG)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "run", str(spec), "-o", str(tmp_path / "out"), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3)
+    assert p.poll() is None, "the run ended before the signal"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=30)
+    assert time.monotonic() - t0 < 2.5
+    assert p.returncode == 143, p.stderr.read()
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.engine
+def test_sigterm_stops_a_parallel_sweep_at_once(tmp_path):
+    """`sweep --workers 2` used to run every queued run before exiting 143."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        LONG.replace("3000s", "600s")
+        + '\n[sweep]\n"flows[0].rtt" = ["20ms", "30ms", "40ms", "50ms", "60ms", "70ms"]\n'
+    )
+    out = tmp_path / "sweep"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "tcplab", "sweep", str(spec), "-o", str(out), "--workers", "2"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not (out / "runs").is_dir() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    p.wait(timeout=60)
+    took = time.monotonic() - t0
+    err = p.stderr.read()
+    assert p.returncode == 143, err
+    assert took < 5, f"took {took:.1f} s"
+    assert "Traceback" not in err

@@ -287,7 +287,8 @@ def _execute_local(
                 continue
             report(job)
         return failed
-    with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
+    try:
         pending = {
             pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo
         }
@@ -300,7 +301,29 @@ def _execute_local(
                     failed.append((job, f"{type(exc).__name__}: {exc}"))
                     continue
                 report(job)
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
     return failed
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool at once (SIGTERM or Ctrl-C in the sweep): drop the queued runs and kill
+    the running ones. Leaving the ``with`` block would instead wait for every queued run
+    (issue 21). Finished runs are already stored; a killed run leaves only a temporary
+    named with its pid, which the next sweep removes (runs/directory.py clean_stale_tmp).
+    SIGKILL, not SIGTERM: a worker forked from the CLI would turn SIGTERM into an
+    exception in the job and go on to the next one."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, AttributeError):
+            pass
+    for p in procs:
+        p.join(timeout=5)
 
 
 def _execute_ray(
