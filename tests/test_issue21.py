@@ -1,6 +1,7 @@
 """Issue 21 ("Hardening, second round"): each test reproduces one reported failure."""
 
 import json
+import os
 
 import pytest
 import tcplab
@@ -204,3 +205,131 @@ def test_sigterm_stops_a_parallel_sweep_at_once(tmp_path):
     assert p.returncode == 143, err
     assert took < 5, f"took {took:.1f} s"
     assert "Traceback" not in err
+
+
+# ------------------------------------------------------------------ crashes, messages
+
+
+def test_a_full_disk_in_a_serial_sweep_says_so_and_tabulates_what_finished(
+    fake_engine, tmp_path, monkeypatch, capsys
+):
+    import errno
+
+    from tcplab.runs import directory
+
+    real = directory._write_frame
+    calls = [0]
+
+    def fill_up(df, stem):
+        calls[0] += 1
+        if calls[0] > 2:  # the first run's two frames fit, the second run's do not
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(df, stem)
+
+    monkeypatch.setattr(directory, "_write_frame", fill_up)
+    spec = tmp_path / "s.toml"
+    spec.write_text(SWEEP)
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(spec), "-o", str(out), "--workers", "1", "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "no space left on the device" in err and "internal error" not in err
+    assert str(out / "runs") in err
+    import pandas as pd
+
+    assert len(pd.read_csv(out / "table.csv")) == 1
+    assert not [p for p in (out / "runs").iterdir() if p.name.startswith(".tmp-")]
+
+
+def test_a_file_named_runs_in_a_sweep_directory_is_an_input_error(fake_engine, tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(SWEEP)
+    out = tmp_path / "sweep"
+    out.mkdir()
+    (out / "sweep.json").write_text("{}")
+    (out / "runs").write_text("not a directory")
+    assert main(["sweep", str(spec), "-o", str(out), "--workers", "1", "-q"]) == 2
+    assert "runs should be a directory" in capsys.readouterr().err
+
+
+def test_report_of_a_run_where_a_flow_has_no_rtt_nor_goodput(tmp_path, write_spec, capsys):
+    """A 1 bps bottleneck losing nearly everything: summary.json holds nulls for the
+    flow's RTT and share, and `tcplab report` / `load(DIR).report()` raised TypeError."""
+    spec = write_spec(
+        SPEC.replace('"10Mbps"', '"1bps"').replace(
+            'delay = "5ms"', 'delay = "5ms"\nloss = 0.999999'
+        )
+    )
+    out = tmp_path / "out"
+    assert main(["run", str(spec), "-o", str(out), "-q", "--no-report"]) == 0
+    assert json.loads((out / "summary.json").read_text())["flows"][0]["mean_rtt_ms"] is None
+    assert main(["report", str(out)]) == 0
+    assert "internal error" not in capsys.readouterr().err
+    tcplab.load(out).report()
+
+
+def _validate(write_spec, text, capsys):
+    code = main(["validate", str(write_spec(text))])
+    return code, capsys.readouterr().err
+
+
+def test_an_empty_check_metric_is_refused(fake_engine, write_spec, capsys):
+    code, err = _validate(
+        write_spec, SPEC + '\n[[checks]]\nmetric = ""\nop = ">"\nvalue = 0.5\n', capsys
+    )
+    assert code == 2 and "checks[0].metric" in err
+
+
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ('\n[[links]]\nname = "core"\nrate = "20000Gbps"\n', "links[0].rate"),
+        ('\n[[sources]]\nrate = "1000000Gbps"\n', "sources[0].rate"),
+    ],
+)
+def test_link_and_source_rates_beyond_the_engine_are_refused(
+    fake_engine, write_spec, capsys, extra, field
+):
+    code, err = _validate(write_spec, SPEC + extra, capsys)
+    assert code == 2 and field in err and "Traceback" not in err
+
+
+WORKLOAD = """
+[[workloads]]
+cc = "reno"
+rtt = "20ms"
+rate = 5
+size = SIZE
+"""
+
+
+def test_workload_sizes_near_2_53_bytes_are_no_internal_error(fake_engine, write_spec, capsys):
+    size = '{ dist = "exponential", mean = "9007199254740000B" }'
+    text = SPEC.split("[[flows]]")[0] + WORKLOAD.replace("SIZE", size)
+    code, err = _validate(write_spec, text, capsys)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize("big", ["inf", "1e30"])
+def test_a_cdf_with_an_infinite_size_is_an_input_error(
+    fake_engine, tmp_path, write_spec, capsys, big
+):
+    cdf = tmp_path / "cdf.txt"
+    cdf.write_text(f"100 0.5\n{big} 1\n")
+    size = f'{{ dist = "empirical", cdf = "{cdf}" }}'
+    text = SPEC.split("[[flows]]")[0] + WORKLOAD.replace("SIZE", size)
+    code, err = _validate(write_spec, text, capsys)
+    assert code == 2 and "workloads[0].size" in err and "2**53" in err
+
+
+def test_devices_and_fifos_are_refused_not_read(fake_engine, tmp_path, write_spec, capsys):
+    assert main(["run", "/dev/zero", "-o", str(tmp_path / "o")]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    fifo = tmp_path / "spec.fifo"
+    os.mkfifo(fifo)
+    assert main(["validate", str(fifo)]) == 2  # used to block forever on open()
+    assert "not a regular file" in capsys.readouterr().err
+    size = '{ dist = "empirical", cdf = "/dev/zero" }'
+    code, err = _validate(
+        write_spec, SPEC.split("[[flows]]")[0] + WORKLOAD.replace("SIZE", size), capsys
+    )
+    assert code == 2 and "not a regular file" in err

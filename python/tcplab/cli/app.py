@@ -577,6 +577,21 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def _disk_full_message(args: argparse.Namespace, err: OSError) -> str:
+    """No space left: where, and what of the command's output was kept."""
+    where = f" writing {err.filename}" if getattr(err, "filename", None) else ""
+    out = getattr(args, "output", None)
+    kept = {
+        "cmd_run": f"nothing partial was kept; an earlier run at {out} is unchanged",
+        "cmd_sweep": f"the runs that finished are kept in {out}/runs and listed in "
+        f"{out}/table.csv (when there was room for it); free space and run the sweep again "
+        "to do the rest",
+        "cmd_reproduce": f"the runs that finished are kept in {out}/runs; free space and run "
+        "it again to do the rest",
+    }.get(getattr(args.func, "__name__", ""), "nothing partial was kept")
+    return f"tcplab: no space left on the device{where}: {kept}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -613,6 +628,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
         print(f"tcplab: {err}", file=sys.stderr)
         return EXIT_INPUT
+    except OSError as err:
+        from tcplab.errors import disk_full
+
+        if not disk_full(err) or os.environ.get("TCPLAB_DEBUG"):
+            raise
+        print(_disk_full_message(args, err), file=sys.stderr)
+        return EXIT_INTERNAL
     except (EngineError, RuntimeError) as err:
         print(f"tcplab: error: {err}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -14,6 +14,7 @@ holds a whole run or does not exist.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -200,8 +201,13 @@ def atomic_dir(
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.rename(tmp, final)
-    except BaseException:
+    except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
+        from tcplab.errors import disk_full
+
+        if disk_full(err) and not getattr(err, "filename", None):
+            # Say where: the writers (pyarrow, matplotlib) often do not.
+            raise OSError(errno.ENOSPC, "No space left on device", str(final)) from err
         raise
 
 

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -436,6 +436,18 @@ def run_sweep(
         raise SpecError(
             [("-o", f"{out} exists and is not a tcplab sweep directory; choose another")]
         )
+    for sub in ("runs", LOCK):
+        # `runs` a file made runs.mkdir fail as an internal error (issue 21).
+        if (out / sub).exists() and (out / sub).is_dir() != (sub == "runs"):
+            kind = "a directory" if sub == "runs" else "a file"
+            raise SpecError(
+                [
+                    (
+                        "-o",
+                        f"{out / sub} should be {kind} of tcplab's; move it away or choose another",
+                    )
+                ]
+            )
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
         return _run_plan(plan, out, workers, executor, progress, quiet, reports)
@@ -523,6 +535,12 @@ def _run_plan(
             failed = (_execute_ray if executor == "ray" else _execute_local)(
                 todo, runs, workers, report, reports
             )
+    except Exception:
+        # A full disk or a bug: the runs that finished are stored; tabulate them before
+        # giving up, best effort (the disk may be too full even for table.csv).
+        with suppress(Exception):
+            build_table(out, plan)
+        raise
     finally:
         if bar is not None:
             bar.close()

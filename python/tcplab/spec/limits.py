@@ -83,11 +83,17 @@ def check_rates(spec: Any) -> list[tuple[str, str]]:
     wire = spec.tcp.mss + spec.tcp.header
     limit_bps = MAX_PACKETS_PER_SECOND * wire * 8
     out = []
-    rates = [("bottleneck.rate", spec.bottleneck.rate)] + [
-        (f"events[{i}].rate", e.rate) for i, e in enumerate(spec.events) if e.rate is not None
-    ]
+    # Every link and source, not only the bottleneck (issue 21: a [[links]] or [[sources]]
+    # rate of 1 Pbit/s was accepted, and a [[links]] rate above 10 Tbit/s gave access
+    # links 100 times faster, beyond the largest rate a spec can state).
+    rates = (
+        [("bottleneck.rate", spec.bottleneck.rate)]
+        + [(f"events[{i}].rate", e.rate) for i, e in enumerate(spec.events) if e.rate is not None]
+        + [(f"links[{i}].rate", ln.rate) for i, ln in enumerate(spec.links)]
+        + [(f"sources[{i}].rate", src.rate) for i, src in enumerate(spec.sources)]
+    )
     for field, rate in rates:
-        if rate > limit_bps:
+        if isinstance(rate, (int, float)) and rate > limit_bps:
             out.append(
                 (
                     field,

@@ -471,9 +471,13 @@ def parse_spec(
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Read a TOML file; syntax errors become a :class:`SpecError` naming the file."""
+    from tcplab.spec.files import read_bounded
+
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bounded(p)
+    except ValueError as exc:
+        raise SpecError([("", str(exc))], str(p)) from None
     except FileNotFoundError:
         raise SpecError([("", "no such file")], str(p)) from None
     except IsADirectoryError:
@@ -660,7 +664,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                         window=spec.experiment.analysis is not None,
                         windows=set(spec.experiment.windows),
                     )
-                    if expr
+                    if expr is not None
                     else None
                 )
                 if why:
