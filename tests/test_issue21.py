@@ -207,6 +207,39 @@ def test_sigterm_stops_a_parallel_sweep_at_once(tmp_path):
     assert "Traceback" not in err
 
 
+# ------------------------------------------------------------------ silent wrong results
+
+
+def test_rate_events_at_one_instant_count_in_file_order():
+    from tcplab.analysis import metrics as m
+
+    events = [(1.0, 100e6), (1.0, 1e6)]  # the engine ends at 1 Mbit/s from 1 s on
+    assert m.capacity_bits(10e6, events, 3.0) == pytest.approx(10e6 + 2e6)
+    assert list(m.rate_at([0.5, 1.0, 2.0], 10e6, events)) == [10e6, 1e6, 1e6]
+
+
+@pytest.mark.engine
+def test_rate_events_at_one_instant_give_a_true_utilisation(tmp_path):
+    spec = SPEC.replace('duration = "1s"', 'duration = "3s"') + (
+        '\n[[events]]\nat = "1s"\nrate = "100Mbps"\n\n[[events]]\nat = "1s"\nrate = "1Mbps"\n'
+    )
+    res = tcplab.run(_toml(spec))
+    assert 0.5 < res.aggregate["utilization"] <= 1.0
+
+
+def test_window_utilisation_counts_a_flow_only_while_it_runs(fake_engine):
+    """A flow that joins halfway through the window was counted as running throughout:
+    1.25 on a 10 Mbit/s link whose whole-run utilisation was 0.96."""
+    spec = _toml(
+        SPEC.replace('duration = "1s"', 'duration = "10s"\nanalysis = ["2s", "10s"]')
+        + '\n[[flows]]\ncc = "reno"\nrtt = "20ms"\nstart = "5s"\n'
+    )
+    res = tcplab.run(spec)
+    window = res.summary_json["window"]["aggregate"]["utilization"]
+    assert 0.0 < window <= 1.0 + 1e-9
+    assert window == pytest.approx(res.aggregate["utilization"], rel=0.1)
+
+
 # ------------------------------------------------------------------ crashes, messages
 
 

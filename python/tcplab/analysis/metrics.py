@@ -201,13 +201,22 @@ def retransmission_rate(retransmitted: float, sent: float) -> float:
     return float(retransmitted) / float(sent) if sent > 0 else math.nan
 
 
+def in_force_order(events: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Events in the order the engine applies them: by time, and at one instant in file
+    order (the engine's queue is first-in first-out among equal times), so the last one
+    listed at an instant is the rate in force after it. Sorting the pairs would order
+    equal instants by rate instead (issue 21: 100 then 1 Mbit/s at 1 s was taken as
+    100 Mbit/s from 1 s on, and utilisation came out 0.16 instead of ~0.92)."""
+    return sorted(events, key=lambda e: e[0])
+
+
 def capacity_bits(
     rate_bps0: float, events: Sequence[tuple[float, float]], duration_s: float
 ) -> float:
     """Bits the bottleneck could carry over ``[0, duration_s]``: the integral of its rate,
     which starts at ``rate_bps0`` and changes to ``r`` at each ``(at_s, r)`` event."""
     total, t, r = 0.0, 0.0, float(rate_bps0)
-    for at, new in sorted(events):
+    for at, new in in_force_order(events):
         at = min(max(at, 0.0), duration_s)
         total += r * (at - t)
         t, r = at, float(new)
@@ -226,7 +235,7 @@ def rate_at(
     """The bottleneck rate in force at each time (events apply from their instant on)."""
     t = np.asarray(times_s, dtype=float)
     out = np.full(t.size, float(rate_bps0))
-    for at, new in sorted(events):
+    for at, new in in_force_order(events):
         out[t >= at] = float(new)
     return out
 
