@@ -305,6 +305,10 @@ def summarize(run: RunData) -> dict[str, Any]:
         "queues": run.queues,
         "engine": run.extra,
     }
+    from tcplab.analysis.caveats import run_warnings
+
+    if warnings := run_warnings(run.extra):
+        doc["warnings"] = warnings
     if spec.experiment.analysis is not None:
         doc["window"] = window_metrics(run, *spec.experiment.analysis_s(dur))
     if spec.experiment.windows:

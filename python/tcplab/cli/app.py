@@ -157,6 +157,8 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
             bar.n = bar.total
             bar.close()
     write_run(result, out, config, wall, replace=True, report=not args.no_report)
+    for w in result.summary_json.get("warnings", []):
+        print(f"tcplab: warning: {w}", file=sys.stderr)
     if not args.quiet:
         _print_summary(result)
         # `wall` is the run alone; writing and drawing the report come on top.
