@@ -411,3 +411,50 @@ def test_a_killed_emulator_says_how(tmp_path):
     assert "SIGKILL" in msg and "out-of-memory" in msg and "wrote nothing" in msg
     (tmp_path / "emu.err").write_text("thread 'main' panicked at tun.rs")
     assert "tun.rs" in exit_message("emulator", 101, tmp_path / "emu.err")
+
+
+# ------------------------------------------------------------------ resources bounded
+
+BASE = SPEC.split("[[flows]]")[0]
+FLOW = '\n[[flows]]\ncc = "reno"\nrtt = "20ms"\n'
+
+
+@pytest.mark.parametrize(
+    "text, field, says",
+    [
+        (BASE + FLOW.replace('"20ms"\n', '"20ms"\ncount = 10000\n') * 20, "flows", "flows"),
+        (
+            BASE
+            + WORKLOAD.replace("rate = 5", "rate = 1000000").replace(
+                "SIZE", '{ dist = "fixed", value = "10kB" }'
+            ),
+            "workloads",
+            "expected arrivals",
+        ),
+        (
+            BASE
+            + WORKLOAD.replace("rate = 5", "load = 10").replace(
+                "SIZE", '{ dist = "fixed", value = "1B" }'
+            ),
+            "workloads",
+            "expected arrivals",
+        ),
+        (
+            BASE + FLOW + 'onoff = { on = "1ns", off = "1ns" }\n',
+            "onoff",
+            "switch on and off",
+        ),
+        (
+            SPEC.replace('duration = "1s"', 'duration = "31536000s"\nsample_interval = "1000s"'),
+            "experiment.duration",
+            "packets",
+        ),
+    ],
+    ids=["200k-flows", "poisson-1e6", "load10-1B", "onoff-1ns", "one-year"],
+)
+def test_runaway_specs_are_refused_by_validate(fake_engine, write_spec, capsys, text, field, says):
+    t0 = time.monotonic()
+    code, err = _validate(write_spec, text, capsys)
+    assert code == 2, err
+    assert f"{field}:" in err and says in err and "the limit is" in err
+    assert time.monotonic() - t0 < 10  # refused from an estimate, not by trying
