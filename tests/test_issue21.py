@@ -368,6 +368,26 @@ def test_devices_and_fifos_are_refused_not_read(fake_engine, tmp_path, write_spe
     assert code == 2 and "not a regular file" in err
 
 
+@pytest.mark.parametrize("overrides", [["bottleneck.rate=5Mbps"], "x", {1: 2}])
+def test_api_overrides_of_the_wrong_shape_are_named(fake_engine, overrides):
+    with pytest.raises(SpecError, match="overrides: must be a dict"):
+        tcplab.run(_toml(SPEC), overrides=overrides)
+
+
+def test_api_bad_progress_is_named_and_its_exception_is_the_callers(fake_engine):
+    with pytest.raises(SpecError, match="progress: must be a function"):
+        tcplab.run(_toml(SPEC), progress=5)
+
+    class Mine(Exception):
+        pass
+
+    def progress(t):
+        raise Mine("from the notebook")
+
+    with pytest.raises(Mine, match="from the notebook"):
+        tcplab.run(_toml(SPEC), progress=progress)
+
+
 # ------------------------------------------------------------------ kernel backend
 
 

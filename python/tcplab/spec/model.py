@@ -513,13 +513,17 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 
 def load_spec(
-    path: str | Path, overrides: dict[str, Any] | None = None, check_algorithms: bool = True
+    path: str | Path,
+    overrides: dict[str, Any] | None = None,
+    check_algorithms: bool = True,
+    what: str = "--set",
 ) -> Spec:
-    """Read, override and validate a spec file."""
+    """Read, override and validate a spec file (``what`` names the overrides in errors:
+    ``--set`` on the command line, ``overrides`` in the API)."""
     raw = read_toml(path)
     try:
         if overrides:
-            raw = apply_overrides(raw, overrides)
+            raw = apply_overrides(raw, overrides, what)
         return parse_spec(raw, str(path), check_algorithms)
     except SpecError as err:
         raise err.with_source(str(path)) from None
