@@ -240,6 +240,22 @@ def test_window_utilisation_counts_a_flow_only_while_it_runs(fake_engine):
     assert window == pytest.approx(res.aggregate["utilization"], rel=0.1)
 
 
+@pytest.mark.engine
+def test_a_run_shorter_than_its_trace_period_has_a_true_utilisation(tmp_path):
+    """12 Mbit/s for the first second of a 60 s period, then nothing: the period's mean
+    (0.2 Mbit/s) made a 2 s run's utilisation 8.65 and its queueing delay 634 ms."""
+    trace = tmp_path / "burst"
+    trace.write_text("".join(f"{ms}\n" for ms in range(1, 1001)) + "60000\n")
+    spec = _toml(
+        SPEC.replace('duration = "1s"', 'duration = "2s"')
+        .replace('rate = "10Mbps"', f'rate = {{ trace = "{trace}" }}\nbuffer = "100pkt"')
+    )
+    res = tcplab.run(spec)
+    assert 0.0 < res.aggregate["utilization"] <= 1.0
+    # 100 packets at the run's mean rate (6 Mbit/s) wait 200 ms at the most.
+    assert res.aggregate["mean_queueing_delay_ms"] <= 200.0
+
+
 # ------------------------------------------------------------------ crashes, messages
 
 
