@@ -208,8 +208,7 @@ def check_counts(spec: Any) -> list[tuple[str, str]]:
         )
     wire_bits = 8 * (spec.tcp.mss + spec.tcp.header)
     top = max(
-        [float(spec.bottleneck.rate)]
-        + [float(e.rate) for e in spec.events if e.rate is not None]
+        [float(spec.bottleneck.rate)] + [float(e.rate) for e in spec.events if e.rate is not None]
     )
     offered = sum(float(src.rate) * src.count for src in spec.sources)
     packets = (top + offered) * dur / 1e9 / wire_bits
