@@ -247,13 +247,28 @@ def test_a_run_shorter_than_its_trace_period_has_a_true_utilisation(tmp_path):
     trace = tmp_path / "burst"
     trace.write_text("".join(f"{ms}\n" for ms in range(1, 1001)) + "60000\n")
     spec = _toml(
-        SPEC.replace('duration = "1s"', 'duration = "2s"')
-        .replace('rate = "10Mbps"', f'rate = {{ trace = "{trace}" }}\nbuffer = "100pkt"')
+        SPEC.replace('duration = "1s"', 'duration = "2s"').replace(
+            'rate = "10Mbps"', f'rate = {{ trace = "{trace}" }}\nbuffer = "100pkt"'
+        )
     )
     res = tcplab.run(spec)
     assert 0.0 < res.aggregate["utilization"] <= 1.0
     # 100 packets at the run's mean rate (6 Mbit/s) wait 200 ms at the most.
     assert res.aggregate["mean_queueing_delay_ms"] <= 200.0
+
+
+@pytest.mark.engine
+def test_utilisation_counts_only_the_flows_that_cross_each_link():
+    """Flows over a faster [[links]] entry only, the bottleneck idle: 4.38 before."""
+    spec = _toml(
+        SPEC.replace('duration = "1s"', 'duration = "3s"')
+        .replace('rtt = "20ms"', 'rtt = "20ms"\npath = ["core"]')
+        .replace("[[flows]]", '[[links]]\nname = "core"\nrate = "50Mbps"\n\n[[flows]]')
+    )
+    res = tcplab.run(spec)
+    assert res.aggregate["utilization"] == 0.0
+    core = res.summary_json["links"]["core"]
+    assert core["flows"] == 1 and 0.3 < core["utilization"] <= 1.0
 
 
 # ------------------------------------------------------------------ crashes, messages
