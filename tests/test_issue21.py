@@ -419,6 +419,16 @@ def test_api_bad_progress_is_named_and_its_exception_is_the_callers(fake_engine)
         tcplab.run(_toml(SPEC), progress=progress)
 
 
+def test_red_without_thresholds_is_named_not_an_engine_config_error(
+    fake_engine, write_spec, capsys
+):
+    """Found by the feature fuzz: the engine config held nulls for RED's thresholds."""
+    code, err = _validate(
+        write_spec, SPEC.replace('delay = "5ms"', 'delay = "5ms"\naqm = { kind = "red" }'), capsys
+    )
+    assert code == 2 and "red needs min or max" in err and "engine config" not in err
+
+
 # ------------------------------------------------------------------ kernel backend
 
 
