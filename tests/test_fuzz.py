@@ -245,6 +245,160 @@ def test_set_overrides_answer_0_or_2(tmp_path_factory, capsys, path, value):
     _check(rc, capsys.readouterr().err, None)
 
 
+# ---------------------------------------------------------------- newer features
+# Specs built from the newer features (issue 21): workloads, sources with on/off, flows
+# with on/off, [[links]] and paths, traced bottlenecks, AQMs, analysis and named windows,
+# rate events at one instant, checks. Every spec validate accepts is run, and its summary
+# must hold the invariants below. Small runs (<= 1 s, <= 20 Mbit/s): the CI profile keeps
+# this test to about a minute.
+
+TRACES = os.path.join(os.path.dirname(__file__), "..", "traces")
+
+
+@st.composite
+def feature_specs(draw):
+    doc = {
+        "experiment": {"name": "features", "duration": "1s", "sample_interval": "50ms"},
+        "bottleneck": {
+            "rate": draw(st.sampled_from(["5Mbps", "10Mbps", "20Mbps"])),
+            "delay": "5ms",
+        },
+        "flows": [],
+    }
+    b = doc["bottleneck"]
+    b["buffer"] = draw(st.sampled_from(["0.5bdp", "1bdp", "3bdp", "20pkt"]))
+    traced = draw(st.booleans()) and draw(st.booleans())
+    if traced:
+        name = draw(
+            st.sampled_from(["constant-12mbps", "square-24-6mbps-5s", "synthetic-lte.down"])
+        )
+        b["rate"] = {"trace": os.path.abspath(os.path.join(TRACES, name))}
+    aqm = draw(st.sampled_from([None, "codel", "fq_codel", "red", "pie", "step"]))
+    if aqm == "step":
+        b["aqm"] = {"kind": "step", "k": 10}
+    elif aqm == "red":
+        b["aqm"] = {"kind": "red", "min": "0.25bdp"}
+    elif aqm:
+        b["aqm"] = {"kind": aqm}
+    links = draw(st.booleans())
+    if links:
+        doc["links"] = [{"name": "core", "rate": draw(st.sampled_from(["8Mbps", "50Mbps"]))}]
+    paths = [None, ["bottleneck", "core"], ["core"]] if links else [None]
+    for _ in range(draw(st.integers(1, 3))):
+        f = {
+            "cc": draw(st.sampled_from(["reno", "cubic", "bbr", "bbr3", "dctcp", "vegas"])),
+            "rtt": draw(st.sampled_from(["20ms", "40ms", "80ms"])),
+            "count": draw(st.integers(1, 2)),
+            "start": draw(st.sampled_from(["0s", "0.2s", "0.6s"])),
+        }
+        if draw(st.booleans()):
+            f["stop"] = draw(st.sampled_from(["0.5s", "0.9s"]))
+        if (path := draw(st.sampled_from(paths))) is not None:
+            f["path"] = path
+        if draw(st.integers(0, 3)) == 0:
+            f["onoff"] = {
+                "on": "0.1s",
+                "off": "0.05s",
+                "dist": draw(st.sampled_from(["fixed", "exponential"])),
+            }
+        if draw(st.integers(0, 3)) == 0:
+            f["size"] = draw(st.sampled_from(["20kB", "200kB"]))
+        doc["flows"].append(f)
+    if draw(st.integers(0, 2)) == 0:
+        doc["workloads"] = [
+            {
+                "cc": "cubic",
+                "rtt": "30ms",
+                "rate": draw(st.sampled_from([5, 20])),
+                "size": draw(
+                    st.sampled_from(
+                        [
+                            {"dist": "fixed", "value": "10kB"},
+                            {"dist": "exponential", "mean": "50kB"},
+                        ]
+                    )
+                ),
+            }
+        ]
+    if not links and draw(st.integers(0, 2)) == 0:  # sources run on the dumbbell only
+        src = {"rate": draw(st.sampled_from(["1Mbps", "4Mbps"]))}
+        if draw(st.booleans()):
+            src["onoff"] = {"on": "0.2s", "off": "0.1s"}
+        doc["sources"] = [src]
+    if not traced and draw(st.booleans()):
+        at = draw(st.sampled_from(["0.3s", "0.5s"]))
+        rates = draw(
+            st.lists(st.sampled_from(["2Mbps", "10Mbps", "30Mbps"]), min_size=1, max_size=3)
+        )
+        doc["events"] = [{"at": at, "rate": r} for r in rates]  # equal instants: file order
+    if draw(st.booleans()):
+        doc["experiment"]["analysis"] = ["0.2s", "1s"]
+    if draw(st.booleans()):
+        doc["experiment"]["windows"] = {"early": ["0s", "0.4s"], "late": ["0.5s", "1s"]}
+    if draw(st.booleans()):
+        doc["checks"] = [{"metric": "utilization", "op": ">=", "value": 0.0}]
+    return doc
+
+
+SIGNED = {"share_minus_fair_share"}
+
+
+def _numbers(d, prefix=""):
+    """(key path, value) of every number in a nested summary document."""
+    if isinstance(d, dict):
+        for k, v in d.items():
+            yield from _numbers(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(d, list):
+        for i, v in enumerate(d):
+            yield from _numbers(v, f"{prefix}[{i}]")
+    elif isinstance(d, (int, float)) and not isinstance(d, bool):
+        yield prefix, float(d)
+
+
+def _check_invariants(res) -> None:
+    import math
+
+    doc = res.summary_json
+    blocks = [("", doc["aggregate"])]
+    blocks += [("window", doc["window"]["aggregate"])] if "window" in doc else []
+    blocks += [(f"windows.{n}", w["aggregate"]) for n, w in doc.get("windows", {}).items()]
+    for name, agg in blocks:
+        u = agg.get("utilization")
+        if u is not None and not math.isnan(u):
+            assert 0.0 <= u <= 1.0 + 1e-9, f"{name} utilization {u}"
+    for link, v in doc.get("links", {}).items():
+        assert 0.0 <= v["utilization"] <= 1.0 + 1e-9, f"links.{link} {v}"
+    shares = [f["share"] for f in doc["flows"] if f.get("share") is not None]
+    if shares and not any(math.isnan(x) for x in shares) and sum(shares) > 0:
+        assert abs(sum(shares) - 1.0) < 1e-6, shares
+    for path, x in _numbers({k: v for k, v in doc.items() if k != "engine"}):
+        if path.split(".")[-1].split("[")[0] in SIGNED or "minus" in path:
+            continue
+        assert math.isnan(x) or x >= 0.0, f"{path} = {x}"
+    for f in doc["flows"]:
+        for key in ("goodput_bps", "throughput_bps"):
+            assert f[key] is not None and not math.isnan(f[key]), f"flow {f['flow']} {key}"
+    s = res.series
+    if "rtt_ms" in s:
+        for fid, f in res.summary.iterrows():
+            rtts = s.loc[s["flow"] == fid, "rtt_ms"].dropna()
+            if len(rtts):
+                assert rtts.min() >= float(f["rtt_ms"]) - 1e-6, f"flow {fid} RTT below base"
+
+
+@settings(max_examples=int(os.environ.get("TCPLAB_FUZZ_FEATURES", "25")))
+@given(doc=feature_specs())
+def test_accepted_feature_specs_have_sane_metrics(doc):
+    import tcplab
+    from tcplab.errors import SpecError
+
+    try:
+        res = tcplab.run(doc)
+    except SpecError:
+        return  # refused with a clear error: the CLI fuzz above checks how
+    _check_invariants(res)
+
+
 def test_memory_stayed_bounded():
     """After the fuzz runs in this process: the resident peak stays far below what the
     refused cases (1 us sampling, 10 Tbit/s, 1e9 repeats) would have taken."""

@@ -16,11 +16,45 @@ SpecLike = Spec | str | Path | dict
 
 def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
     """A validated :class:`Spec` from a Spec, a TOML path or a raw dictionary."""
+    _check_arguments(overrides, None)
     if isinstance(spec, Spec):
-        return parse_spec(apply_overrides(spec.to_dict(), overrides)) if overrides else spec
+        return (
+            parse_spec(apply_overrides(spec.to_dict(), overrides, "overrides"))
+            if overrides
+            else spec
+        )
     if isinstance(spec, dict):
-        return parse_spec(apply_overrides(spec, overrides) if overrides else spec)
-    return load_spec(spec, overrides)
+        return parse_spec(apply_overrides(spec, overrides, "overrides") if overrides else spec)
+    return load_spec(spec, overrides, what="overrides")
+
+
+def _check_arguments(overrides: Any, progress: Any) -> None:
+    """API misuse as a SpecError naming the argument (an AttributeError or 'the simulator
+    failed' said nothing about it, issue 21)."""
+    from tcplab.errors import SpecError
+
+    if overrides is not None and (
+        not isinstance(overrides, dict) or not all(isinstance(k, str) for k in overrides)
+    ):
+        raise SpecError(
+            [
+                (
+                    "overrides",
+                    "must be a dict of {'path.to.field': value}, e.g. "
+                    f"{{'bottleneck.buffer': '2bdp'}}; got {type(overrides).__name__} {overrides!r:.80}",
+                )
+            ]
+        )
+    if progress is not None and not callable(progress):
+        raise SpecError(
+            [
+                (
+                    "progress",
+                    "must be a function taking the simulated time in seconds, or None; "
+                    f"got {type(progress).__name__}",
+                )
+            ]
+        )
 
 
 def run(
@@ -39,7 +73,9 @@ def run(
     spec : Spec, path or dict
         The experiment.
     out : path, optional
-        Write the run directory here (atomically; an existing run directory is replaced).
+        Write the run directory here (atomically). An existing run directory tcplab wrote
+        is replaced; anything else there (a file, a directory with other files) is refused
+        with a SpecError before the run starts, as ``tcplab run -o`` does.
     overrides : dict, optional
         ``{"bottleneck.buffer": "2bdp", ...}`` applied before validation.
     seed : int, optional
@@ -54,13 +90,34 @@ def run(
     Result
         DataFrames ``series``, ``queue``, ``summary`` (per flow) and ``aggregate`` metrics.
     """
+    _check_arguments(overrides, progress)
+    if out is not None:
+        from tcplab.runs.ownership import check_replaceable
+
+        check_replaceable(Path(out), "out")
     s = as_spec(spec, overrides)
     if seed is not None:
         s = s.model_copy(deep=True)
         s.experiment.seed = seed
-    result, config, wall = execute(s, progress)
+    failure: list[BaseException] = []
+
+    def guarded(sim_time_s: float) -> None:
+        try:
+            progress(sim_time_s)  # type: ignore[misc]
+        except BaseException as exc:
+            failure.append(exc)
+            raise
+
+    try:
+        result, config, wall = execute(s, guarded if progress is not None else None)
+    except Exception:
+        # The engine reports a callback's exception as its own failure ("engine config:
+        # ..."); the caller's own exception, with its traceback, says what went wrong.
+        if failure:
+            raise failure[0] from None
+        raise
     if out is not None:
-        write_run(result, out, config, wall, replace=True, report=report)
+        write_run(result, out, config, wall, replace=True, report=report, flag="out")
     return result
 
 
@@ -88,6 +145,7 @@ def sweep(
     """
     from tcplab.runs.sweep import run_sweep
 
+    _check_arguments(overrides, None)
     source = str(spec) if isinstance(spec, (str, Path)) else None
     return run_sweep(
         spec,

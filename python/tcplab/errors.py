@@ -40,3 +40,12 @@ class SpecError(ValueError):
 
 class EngineError(RuntimeError):
     """The simulator failed internally (a bug in tcplab, not in the spec)."""
+
+
+def disk_full(err: BaseException) -> bool:
+    """Whether ``err`` says the disk is full (ENOSPC; pyarrow's errors carry only the text)."""
+    import errno
+
+    return isinstance(err, OSError) and (
+        err.errno == errno.ENOSPC or "No space left on device" in str(err)
+    )

@@ -11,8 +11,10 @@ Conventions: a series sample at ``time_s = t`` describes the interval ``(t - dt,
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -201,13 +203,45 @@ def retransmission_rate(retransmitted: float, sent: float) -> float:
     return float(retransmitted) / float(sent) if sent > 0 else math.nan
 
 
+def in_force_order(events: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Events in the order the engine applies them: by time, and at one instant in file
+    order (the engine's queue is first-in first-out among equal times), so the last one
+    listed at an instant is the rate in force after it. Sorting the pairs would order
+    equal instants by rate instead (issue 21: 100 then 1 Mbit/s at 1 s was taken as
+    100 Mbit/s from 1 s on, and utilisation came out 0.16 instead of ~0.92)."""
+    return sorted(events, key=lambda e: e[0])
+
+
+def trace_bits(trace: Any, t_s: float) -> float:
+    """Bits a traced link (spec/traces.py TraceRate) can deliver over ``[0, t_s]``: its
+    delivery opportunities up to then, the trace repeating with its period (the last
+    timestamp), 1500 bytes each (crates/sim/src/net/trace.rs)."""
+    from tcplab.spec.traces import OPPORTUNITY_BYTES
+
+    opp = trace.opportunities_ms
+    period_ms = opp[-1]
+    t_ms = max(0.0, t_s) * 1e3
+    full, rest = divmod(t_ms, period_ms)
+    count = full * len(opp) + bisect.bisect_right(opp, rest)
+    return count * OPPORTUNITY_BYTES * 8.0
+
+
+def _is_trace(rate: Any) -> bool:
+    return hasattr(rate, "opportunities_ms")
+
+
 def capacity_bits(
     rate_bps0: float, events: Sequence[tuple[float, float]], duration_s: float
 ) -> float:
     """Bits the bottleneck could carry over ``[0, duration_s]``: the integral of its rate,
-    which starts at ``rate_bps0`` and changes to ``r`` at each ``(at_s, r)`` event."""
+    which starts at ``rate_bps0`` and changes to ``r`` at each ``(at_s, r)`` event. A
+    traced link (which takes no rate events) counts its opportunities up to then: its
+    mean rate over a whole period overstated a run shorter than the period, whose
+    utilisation came out 8.65 (issue 21)."""
+    if _is_trace(rate_bps0):
+        return trace_bits(rate_bps0, duration_s)
     total, t, r = 0.0, 0.0, float(rate_bps0)
-    for at, new in sorted(events):
+    for at, new in in_force_order(events):
         at = min(max(at, 0.0), duration_s)
         total += r * (at - t)
         t, r = at, float(new)
@@ -223,10 +257,17 @@ def utilization(goodput_bytes_total: float, capacity: float) -> float:
 def rate_at(
     times_s: np.ndarray, rate_bps0: float, events: Sequence[tuple[float, float]]
 ) -> np.ndarray:
-    """The bottleneck rate in force at each time (events apply from their instant on)."""
+    """The bottleneck rate in force at each time (events apply from their instant on). A
+    traced link's rate is its mean over ``[0, the last time]`` (the run or window the
+    samples cover), not over the trace's whole period: a run shorter than the period
+    reported 634 ms of queueing delay behind a 100-packet buffer (issue 21)."""
     t = np.asarray(times_s, dtype=float)
+    if _is_trace(rate_bps0):
+        end = float(t.max()) if t.size else 0.0
+        mean = trace_bits(rate_bps0, end) / end if end > 0 else float(rate_bps0)
+        return np.full(t.size, mean if mean > 0 else float(rate_bps0))
     out = np.full(t.size, float(rate_bps0))
-    for at, new in sorted(events):
+    for at, new in in_force_order(events):
         out[t >= at] = float(new)
     return out
 

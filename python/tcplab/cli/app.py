@@ -120,10 +120,9 @@ def _prepare(spec: Any, out: Path) -> Any:
     """Every check that can refuse a run before it starts; returns the resolved spec."""
     from tcplab.backends import backend_of
     from tcplab.backends.sim import resolve
-    from tcplab.runs.directory import is_run_dir
+    from tcplab.runs.ownership import check_replaceable
 
-    if out.exists() and not is_run_dir(out):
-        raise SpecError([("-o", f"{out} exists and is not a tcplab run directory; choose another")])
+    check_replaceable(out, "-o")
     spec = resolve(spec)  # every spec error is reported before the run starts
     backend_of(spec).check(spec)
     return spec
@@ -158,6 +157,8 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
             bar.n = bar.total
             bar.close()
     write_run(result, out, config, wall, replace=True, report=not args.no_report)
+    for w in result.summary_json.get("warnings", []):
+        print(f"tcplab: warning: {w}", file=sys.stderr)
     if not args.quiet:
         _print_summary(result)
         # `wall` is the run alone; writing and drawing the report come on top.
@@ -582,6 +583,21 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated()
 
 
+def _disk_full_message(args: argparse.Namespace, err: OSError) -> str:
+    """No space left: where, and what of the command's output was kept."""
+    where = f" writing {err.filename}" if getattr(err, "filename", None) else ""
+    out = getattr(args, "output", None)
+    kept = {
+        "cmd_run": f"nothing partial was kept; an earlier run at {out} is unchanged",
+        "cmd_sweep": f"the runs that finished are kept in {out}/runs and listed in "
+        f"{out}/table.csv (when there was room for it); free space and run the sweep again "
+        "to do the rest",
+        "cmd_reproduce": f"the runs that finished are kept in {out}/runs; free space and run "
+        "it again to do the rest",
+    }.get(getattr(args.func, "__name__", ""), "nothing partial was kept")
+    return f"tcplab: no space left on the device{where}: {kept}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
@@ -618,6 +634,13 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError) as err:
         print(f"tcplab: {err}", file=sys.stderr)
         return EXIT_INPUT
+    except OSError as err:
+        from tcplab.errors import disk_full
+
+        if not disk_full(err) or os.environ.get("TCPLAB_DEBUG"):
+            raise
+        print(_disk_full_message(args, err), file=sys.stderr)
+        return EXIT_INTERNAL
     except (EngineError, RuntimeError) as err:
         print(f"tcplab: error: {err}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -34,8 +34,7 @@ def _summary_text(ax: Any, result: Any) -> None:
     a = result.aggregate
 
     def f(key: str, fmt: str, scale: float = 1.0) -> str:
-        v = a.get(key)
-        return "n/a" if v is None or v != v else format(v / scale, fmt)
+        return _fmt(a.get(key), fmt, scale)
 
     lines = [
         f"total goodput   {f('total_goodput_bps', '.2f', 1e6)} Mbit/s",
@@ -49,11 +48,12 @@ def _summary_text(ax: Any, result: Any) -> None:
         "flow  cc          goodput   share  retx   mean RTT",
     ]
     for fid, row in result.summary.iterrows():
-        gp = row.get("goodput_bps")
+        # A flow with nothing delivered has no goodput, share or RTT (null in
+        # summary.json): shown as n/a, not a TypeError (issue 21).
         lines.append(
-            f"{int(fid):>4}  {str(row['cc'])[:10]:<10} {gp / 1e6 if gp == gp and gp is not None else float('nan'):7.2f}M"
-            f"  {row.get('share', float('nan')):5.3f}  {int(row.get('retransmitted_packets', 0)):>5}"
-            f"  {row.get('mean_rtt_ms', float('nan')):6.1f} ms"
+            f"{int(fid):>4}  {str(row['cc'])[:10]:<10} {_fmt(row.get('goodput_bps'), '7.2f', 1e6)}M"
+            f"  {_fmt(row.get('share'), '5.3f')}  {_fmt(row.get('retransmitted_packets'), '>5.0f')}"
+            f"  {_fmt(row.get('mean_rtt_ms'), '6.1f')} ms"
         )
         if len(lines) > 30:
             lines.append("  ...")
@@ -97,6 +97,15 @@ def _fct_panels(ax_size: Any, ax_cdf: Any, summary: Any) -> None:
         ax.grid(True, lw=0.3, alpha=0.6)
         ax.legend(loc="lower right", fontsize=7)
         ax.tick_params(labelsize=8)
+
+
+def _fmt(v: Any, fmt: str, scale: float = 1.0) -> str:
+    """``v / scale`` formatted, or "n/a" where there is no number (None, NaN, text)."""
+    try:
+        x = float(v) / scale
+    except (TypeError, ValueError):
+        return "n/a"
+    return "n/a" if x != x else format(x, fmt)
 
 
 def draw_report(result: Any) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tcplab import __version__
 from tcplab.reproduce.catalogue import PAPERS, Entry, load_catalogue
-from tcplab.reproduce.report import copy_report, counts, write_report
+from tcplab.reproduce.report import check_docs_results, copy_report, counts, write_report
 from tcplab.reproduce.runner import VERDICTS, run_catalogue
 from tcplab.runs.directory import git_commit
 
@@ -33,6 +33,8 @@ def reproduce(
     """Run the selected catalogue entries into ``out`` and write the report; return the
     entries' results. ``docs``: also copy the report there as RESULTS.md/.html;
     ``progress``: a progress bar over each entry's runs (on stderr)."""
+    if docs is not None:
+        check_docs_results(Path(docs))  # refuse before hours of runs, not after
     entries = load_catalogue(root, select)
     t0 = time.monotonic()
     results = run_catalogue(entries, Path(out), quick, workers, executor, say, progress)

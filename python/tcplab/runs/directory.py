@@ -14,6 +14,7 @@ holds a whole run or does not exist.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,10 +214,14 @@ def check_output_dir(out: Path, flag: str = "-o") -> None:
 
 
 @contextmanager
-def atomic_dir(final: Path, replace: bool = False) -> Iterator[Path]:
+def atomic_dir(
+    final: Path, replace: bool = False, may_replace: Callable[[Path], None] | None = None
+) -> Iterator[Path]:
     """Yield a fresh temporary directory beside ``final``; on success rename it to
     ``final`` (replacing an existing one if ``replace``), on any error remove it. Dead
-    processes' leftovers beside it are removed first."""
+    processes' leftovers beside it are removed first. ``may_replace(final)`` is called
+    just before an existing ``final`` is replaced and raises to refuse (what is there
+    may have changed while the run ran)."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_tmp(final.parent)
@@ -226,14 +231,21 @@ def atomic_dir(final: Path, replace: bool = False) -> Iterator[Path]:
         if final.exists():
             if not replace:
                 raise FileExistsError(f"{final} exists")
+            if may_replace is not None:
+                may_replace(final)
             old = Path(tempfile.mkdtemp(prefix=tmp_prefix(final.name + "-old"), dir=final.parent))
             os.rename(final, old / "x")
             os.rename(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.rename(tmp, final)
-    except BaseException:
+    except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
+        from tcplab.errors import disk_full
+
+        if disk_full(err) and not getattr(err, "filename", None):
+            # Say where: the writers (pyarrow, matplotlib) often do not.
+            raise OSError(errno.ENOSPC, "No space left on device", str(final)) from err
         raise
 
 
@@ -268,14 +280,22 @@ def write_run(
     wall_time_s: float,
     replace: bool = True,
     report: bool = True,
+    flag: str = "-o",
 ) -> Path:
-    """Write a run directory atomically; return its path.
+    """Write a run directory atomically; return its path. With ``replace``, an existing
+    ``out`` is replaced only if it is a run tcplab wrote with nothing of the user's in it
+    (runs/ownership.py); otherwise a SpecError naming ``flag`` refuses, before the run
+    is written and again just before the rename.
 
     Outputs other than manifest.json are deterministic for a given spec, seed and tcplab
     version, so their sha256 digests in the manifest are identical across runs.
     """
+    from tcplab.runs.ownership import check_replaceable
+
     out = Path(out)
-    with atomic_dir(out, replace=replace) as tmp:
+    if replace:
+        check_replaceable(out, flag)
+    with atomic_dir(out, replace=replace, may_replace=lambda p: check_replaceable(p, flag)) as tmp:
         (tmp / "spec.toml").write_text(spec_toml(result.spec))
         (tmp / "world.json").write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
         (tmp / "summary.json").write_text(json.dumps(result.summary_json, indent=1) + "\n")

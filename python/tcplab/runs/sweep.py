@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -293,7 +293,8 @@ def _execute_local(
                 continue
             report(job)
         return failed
-    with ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent) as pool:
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
+    try:
         pending = {
             pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo
         }
@@ -306,7 +307,29 @@ def _execute_local(
                     failed.append((job, f"{type(exc).__name__}: {exc}"))
                     continue
                 report(job)
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
     return failed
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool at once (SIGTERM or Ctrl-C in the sweep): drop the queued runs and kill
+    the running ones. Leaving the ``with`` block would instead wait for every queued run
+    (issue 21). Finished runs are already stored; a killed run leaves only a temporary
+    named with its pid, which the next sweep removes (runs/directory.py clean_stale_tmp).
+    SIGKILL, not SIGTERM: a worker forked from the CLI would turn SIGTERM into an
+    exception in the job and go on to the next one."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, AttributeError):
+            pass
+    for p in procs:
+        p.join(timeout=5)
 
 
 def _execute_ray(
@@ -419,6 +442,18 @@ def run_sweep(
         raise SpecError(
             [("-o", f"{out} exists and is not a tcplab sweep directory; choose another")]
         )
+    for sub in ("runs", LOCK):
+        # `runs` a file made runs.mkdir fail as an internal error (issue 21).
+        if (out / sub).exists() and (out / sub).is_dir() != (sub == "runs"):
+            kind = "a directory" if sub == "runs" else "a file"
+            raise SpecError(
+                [
+                    (
+                        "-o",
+                        f"{out / sub} should be {kind} of tcplab's; move it away or choose another",
+                    )
+                ]
+            )
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
         return _run_plan(plan, out, workers, executor, progress, quiet, reports)
@@ -469,9 +504,12 @@ def _run_plan(
     write_plan(out, plan)
     todo, seen = [], set()
     for job in plan.jobs:
-        if not is_run_dir(runs / job.digest) and job.digest not in seen:
-            todo.append(job)
-            seen.add(job.digest)
+        if job.digest in seen:
+            continue
+        seen.add(job.digest)
+        if _usable_cached(runs / job.digest, quiet):
+            continue
+        todo.append(job)
     cached = len(plan.jobs) - len(todo)
     _say(f"sweep: {len(plan.jobs)} runs, {cached} cached, {len(todo)} to run", quiet)
     bar = None
@@ -504,6 +542,12 @@ def _run_plan(
             failed = (_execute_ray if executor == "ray" else _execute_local)(
                 todo, runs, workers, report, reports
             )
+    except Exception:
+        # A full disk or a bug: the runs that finished are stored; tabulate them before
+        # giving up, best effort (the disk may be too full even for table.csv).
+        with suppress(Exception):
+            build_table(out, plan)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -519,6 +563,25 @@ def _run_plan(
             + "\n  ".join(lines)
         )
     return table
+
+
+def _usable_cached(d: Path, quiet: bool) -> bool:
+    """Whether the stored run ``d`` can be reused: its manifest is ours and every file
+    still has the digest recorded there. A damaged one (no manifest, a file in its place,
+    an edited summary.json, a truncated series.parquet) is removed, so that it is
+    computed again rather than reported done or read into the table."""
+    from tcplab.runs.ownership import run_problem
+
+    problem = run_problem(d)
+    if problem is None:
+        return True
+    if problem != "missing":
+        _say(f"sweep: {d.name[:12]}: {problem}; computing it again", quiet)
+        if d.is_dir() and not d.is_symlink():
+            shutil.rmtree(d)
+        else:
+            d.unlink()
+    return False
 
 
 def write_plan(out: Path, plan: Plan) -> None:

@@ -80,6 +80,15 @@ class RedAqm(_Aqm):
     ecn: StrictBool = False
     harddrop: StrictBool = False
 
+    @model_validator(mode="after")
+    def _a_threshold(self) -> RedAqm:
+        # The engine needs both thresholds; one derives the other (engine_config), but with
+        # neither the engine config held nulls and the run was refused with "invalid type:
+        # null, expected u64" (found by tests/test_fuzz.py).
+        if self.min is None and self.max is None:
+            raise ValueError('red needs min or max (a size, e.g. min = "0.25bdp")')
+        return self
+
 
 class CodelAqm(_Aqm):
     """CoDel (sch_codel.c): target 5 ms, interval 100 ms, limit 1000 packets."""

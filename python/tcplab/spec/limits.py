@@ -15,6 +15,14 @@ limit in the message (issue 12), rather than found out after minutes or gigabyte
   a row through the engine's columns, the DataFrame and the CSV writer).
 - **Series rows** are also capped on their own, since they are written to disk twice.
 - **Sweep runs** are counted before the grid is expanded.
+- **Flows, arrivals, on/off toggles, packets** (issue 21: 200 000 flows, a Poisson
+  workload at 10**6 arrivals/s whose expansion alone took 4.8 GB, load 10 with 1-byte
+  flows, on/off periods of 1 ns, a one-year run, each accepted and then running away).
+  Every source of events or memory is estimated before anything is expanded or run:
+  flows (with a workload's expected arrivals), on/off period changes, and the packets the
+  bottleneck and the sources could carry over the run. The engine handles about three
+  million packets a second on one core (600 s at 200 Mbit/s in about 3 s), so the packet
+  budget is about an hour of work.
 """
 
 from __future__ import annotations
@@ -31,6 +39,16 @@ MAX_SERIES_ROWS = 2_000_000
 
 MAX_SWEEP_RUNS = 100_000
 """Runs of one sweep (grid points x repeat)."""
+
+MAX_FLOWS = 100_000
+"""TCP flows of one run, with a workload's expected arrivals (each is a flow with its own
+state, series columns and summary row)."""
+
+MAX_ONOFF_CHANGES = 10_000_000
+"""Expected on/off period changes of one run over every flow and source."""
+
+MAX_PACKETS = 10_000_000_000
+"""Packets one run may carry: the bottleneck's and the sources' rates over the run."""
 
 BYTES_PER_PACKET_HELD = 400
 BYTES_PER_SERIES_ROW = 2_400
@@ -83,11 +101,17 @@ def check_rates(spec: Any) -> list[tuple[str, str]]:
     wire = spec.tcp.mss + spec.tcp.header
     limit_bps = MAX_PACKETS_PER_SECOND * wire * 8
     out = []
-    rates = [("bottleneck.rate", spec.bottleneck.rate)] + [
-        (f"events[{i}].rate", e.rate) for i, e in enumerate(spec.events) if e.rate is not None
-    ]
+    # Every link and source, not only the bottleneck (issue 21: a [[links]] or [[sources]]
+    # rate of 1 Pbit/s was accepted, and a [[links]] rate above 10 Tbit/s gave access
+    # links 100 times faster, beyond the largest rate a spec can state).
+    rates = (
+        [("bottleneck.rate", spec.bottleneck.rate)]
+        + [(f"events[{i}].rate", e.rate) for i, e in enumerate(spec.events) if e.rate is not None]
+        + [(f"links[{i}].rate", ln.rate) for i, ln in enumerate(spec.links)]
+        + [(f"sources[{i}].rate", src.rate) for i, src in enumerate(spec.sources)]
+    )
     for field, rate in rates:
-        if rate > limit_bps:
+        if isinstance(rate, (int, float)) and rate > limit_bps:
             out.append(
                 (
                     field,
@@ -121,6 +145,80 @@ def check_resources(spec: Any) -> list[tuple[str, str]]:
                 f"the run would need about {need / 1e9:.1f} GB ({held:,} packets in flight "
                 f"and queued at {BYTES_PER_PACKET_HELD} B each, plus series); the limit is "
                 f"{limit / 1e9:.1f} GB (set {MEMORY_LIMIT_ENV} to raise it)",
+            )
+        )
+    return out
+
+
+def _window_s(start: int, stop: int | None, duration: int) -> float:
+    end = duration if stop is None else min(stop, duration)
+    return max(0, end - start) / 1e9
+
+
+def expected_arrivals(spec: Any) -> list[float]:
+    """Each workload's expected number of flows (rate x arrival window), before any is
+    drawn: refusing a workload must not cost what running it would."""
+    from tcplab.spec.workload import mean_size
+
+    out = []
+    for w in spec.workloads:
+        rate = w.rate
+        if rate is None:
+            mean = mean_size(w.size)
+            rate = w.load * float(spec.bottleneck.rate) / (8 * max(mean, 1.0))
+        out.append(rate * _window_s(w.start, w.stop, spec.experiment.duration))
+    return out
+
+
+def check_counts(spec: Any) -> list[tuple[str, str]]:
+    """Flows (and expected workload arrivals), on/off changes and packets of a spec within
+    their limits; call before workloads are expanded. A CDF that cannot be read is left to
+    the workload's own check."""
+    out: list[tuple[str, str]] = []
+    dur = spec.experiment.duration
+    try:
+        arrivals = expected_arrivals(spec)
+    except (OSError, ValueError):
+        arrivals = [0.0] * len(spec.workloads)
+    flows = spec.flow_count() + sum(arrivals)
+    if flows > MAX_FLOWS:
+        where = "workloads" if arrivals and sum(arrivals) > spec.flow_count() else "flows"
+        out.append(
+            (
+                where,
+                f"the run would have about {flows:,.0f} flows ([[flows]] counts plus the "
+                f"workloads' expected arrivals, rate x arrival window); the limit is "
+                f"{MAX_FLOWS:,}: lower count, rate or load, or shorten the run",
+            )
+        )
+    changes = 0.0
+    for group in list(spec.flows) + list(spec.sources):
+        if group.onoff is not None:
+            period_s = (group.onoff.on + group.onoff.off) / 1e9
+            span = _window_s(group.start, group.stop, dur)
+            changes += 2 * group.count * span / period_s if period_s > 0 else math.inf
+    if changes > MAX_ONOFF_CHANGES:
+        out.append(
+            (
+                "onoff",
+                f"the run would switch on and off about {changes:,.0f} times (2 x count x "
+                f"duration / (on + off) over every flow and source); the limit is "
+                f"{MAX_ONOFF_CHANGES:,}: use longer on and off periods",
+            )
+        )
+    wire_bits = 8 * (spec.tcp.mss + spec.tcp.header)
+    top = max(
+        [float(spec.bottleneck.rate)] + [float(e.rate) for e in spec.events if e.rate is not None]
+    )
+    offered = sum(float(src.rate) * src.count for src in spec.sources)
+    packets = (top + offered) * dur / 1e9 / wire_bits
+    if packets > MAX_PACKETS:
+        out.append(
+            (
+                "experiment.duration",
+                f"the run could carry about {packets:,.0f} packets (the bottleneck's top rate "
+                f"and the sources' rates over the duration); the limit is {MAX_PACKETS:,} "
+                "(about an hour of engine time): shorten the run or lower the rates",
             )
         )
     return out

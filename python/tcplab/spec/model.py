@@ -471,9 +471,13 @@ def parse_spec(
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Read a TOML file; syntax errors become a :class:`SpecError` naming the file."""
+    from tcplab.spec.files import read_bounded
+
     p = Path(path)
     try:
-        data = p.read_bytes()
+        data = read_bounded(p)
+    except ValueError as exc:
+        raise SpecError([("", str(exc))], str(p)) from None
     except FileNotFoundError:
         raise SpecError([("", "no such file")], str(p)) from None
     except IsADirectoryError:
@@ -509,13 +513,17 @@ def read_toml(path: str | Path) -> dict[str, Any]:
 
 
 def load_spec(
-    path: str | Path, overrides: dict[str, Any] | None = None, check_algorithms: bool = True
+    path: str | Path,
+    overrides: dict[str, Any] | None = None,
+    check_algorithms: bool = True,
+    what: str = "--set",
 ) -> Spec:
-    """Read, override and validate a spec file."""
+    """Read, override and validate a spec file (``what`` names the overrides in errors:
+    ``--set`` on the command line, ``overrides`` in the API)."""
     raw = read_toml(path)
     try:
         if overrides:
-            raw = apply_overrides(raw, overrides)
+            raw = apply_overrides(raw, overrides, what)
         return parse_spec(raw, str(path), check_algorithms)
     except SpecError as err:
         raise err.with_source(str(path)) from None
@@ -660,7 +668,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                         window=spec.experiment.analysis is not None,
                         windows=set(spec.experiment.windows),
                     )
-                    if expr
+                    if expr is not None
                     else None
                 )
                 if why:

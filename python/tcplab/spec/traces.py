@@ -55,8 +55,14 @@ class TraceRate(int):
 
 @functools.lru_cache(maxsize=32)
 def _read(path: str, mtime_ns: int) -> tuple[int, ...]:
+    from tcplab.spec.files import read_bounded
+
     try:
-        text = Path(path).read_text(encoding="ascii")
+        data = read_bounded(path)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    try:
+        text = data.decode("ascii")
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a Mahimahi trace (not ASCII text)") from None
     out: list[int] = []

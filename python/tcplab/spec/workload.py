@@ -26,10 +26,15 @@ Constant-rate and on/off sources are ``[[sources]]`` (tcplab.sources).
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+
+from tcplab.spec.units import MAX_BYTES
+
+# A flow's size must be a Size (at most 2**53 bytes): a draw from a long tail beyond it,
+# or a CDF entry beyond it, failed later as a raw pydantic error (issue 21).
+MAX_FLOW_BYTES = MAX_BYTES
 
 SEED_TAG = 0x776B6C64  # "wkld": keeps these draws apart from any other use of the seed
 
@@ -42,9 +47,11 @@ def read_cdf(path: str) -> tuple[np.ndarray, np.ndarray]:
     ValueError
         Naming the file and line.
     """
+    from tcplab.spec.files import read_bounded
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = read_bounded(path).decode("utf-8")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ValueError(f"{path}: cannot be read ({exc})") from None
     sizes, probs = [], []
     for n, line in enumerate(text.splitlines(), 1):
@@ -57,6 +64,10 @@ def read_cdf(path: str) -> tuple[np.ndarray, np.ndarray]:
             raise ValueError(
                 f"{path}: line {n}: expected '<size in bytes> <cumulative probability>'"
             ) from None
+        if size > MAX_FLOW_BYTES:
+            raise ValueError(
+                f"{path}: line {n}: size {size:g} bytes is above the largest flow size, 2**53 bytes"
+            )
         if not (size >= 0 and 0 <= p <= 1) or (sizes and (size < sizes[-1] or p < probs[-1])):
             raise ValueError(
                 f"{path}: line {n}: sizes >= 0 and probabilities in [0, 1], both non-decreasing"
@@ -84,7 +95,7 @@ def mean_size(size: Any) -> float:
 
 
 def draw_sizes(size: Any, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` sizes in whole bytes (>= 1)."""
+    """``n`` sizes in whole bytes (1 to MAX_FLOW_BYTES)."""
     if size.dist == "fixed":
         x = np.full(n, float(size.value_bytes))
     elif size.dist == "exponential":
@@ -96,7 +107,9 @@ def draw_sizes(size: Any, n: int, rng: np.random.Generator) -> np.ndarray:
     else:
         sizes, probs = read_cdf(size.cdf)
         x = np.interp(rng.random(n), probs, sizes)
-    return np.maximum(1, np.ceil(x)).astype(np.int64)
+    # The tails of exponential and Pareto draws are cut at the largest size a flow may
+    # have (a draw beyond 2**53 bytes could never finish in any run anyway).
+    return np.clip(np.ceil(x), 1, MAX_FLOW_BYTES).astype(np.int64)
 
 
 def arrivals_ns(

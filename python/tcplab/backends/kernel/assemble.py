@@ -19,9 +19,12 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   the simulator's ``bw_bps``), ``cc_min_rtt_ms``, ``cc_pacing_gain``, ``cc_cwnd_gain`` and,
   from the two gains, ``cc_mode``. Every other ``cc_*`` column the simulator writes for
   this spec is present and NaN (empty for labels): the kernel does not export it.
-* Before a flow connects its values are NaN (retransmits 0, ca_state empty).
+* Before a flow connects its values are NaN (retransmits 0, ca_state empty); so are
+  ``srtt_ms`` and ``rtt_ms`` until its first RTT sample (``tcpi_rtt`` is 0 until then).
 * Per-flow counters: ``sent_packets`` = ``tcpi_data_segs_out``, ``sent_bytes`` =
-  ``tcpi_bytes_sent``, ``retransmitted_packets`` = ``tcpi_total_retrans``, ``rto_count`` =
+  ``tcpi_bytes_sent``, ``retransmitted_packets`` = ``tcpi_total_retrans`` capped at
+  ``tcpi_data_segs_out`` (the kernel's count includes SYN and FIN retransmissions, which
+  carry no data; tcpinfo.sample), ``rto_count`` =
   ``tcpi_total_rto`` (kernel >= 6.7), all at the end of the run; ``received_*``,
   ``dropped_packets`` and ``in_flight_packets_at_end`` from the emulator;
   ``delivered_bytes`` from the receiving application. The simulator's

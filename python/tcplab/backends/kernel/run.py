@@ -262,10 +262,7 @@ def run_kernel(
             (snd, "sender agent", "snd.err"),
         ):
             if p.returncode != 0:
-                raise EngineError(
-                    f"the {what} failed (exit {p.returncode}): "
-                    f"{(work / err).read_text().strip()[-800:]}"
-                )
+                raise EngineError(exit_message(what, p.returncode, work / err))
         emu_out = json.loads((work / "emu.json").read_text())
         snd_out = json.loads((work / "snd-out.json").read_text())
         rcv_out = json.loads((work / "rcv-out.json").read_text())
@@ -288,3 +285,26 @@ def run_kernel(
     if snd_out.get("errors"):
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
     return assemble(spec, config, emu_out, snd_out, rcv_out)
+
+
+def exit_message(what: str, code: int, stderr_file: Path) -> str:
+    """Why a helper process failed, in words: a signal by name (SIGKILL with no output is
+    most often the kernel's out-of-memory killer), and its last output, or that it wrote
+    none (issue 21: "the emulator failed (exit -9):" said nothing)."""
+    import signal
+
+    try:
+        text = stderr_file.read_text(errors="replace").strip()[-800:]
+    except OSError:
+        text = ""
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        how = f"was killed by {name}"
+        if -code == signal.SIGKILL:
+            how += " (the out-of-memory killer or another process; see `dmesg`)"
+    else:
+        how = f"failed (exit {code})"
+    return f"the {what} {how}: " + (text or "it wrote nothing on stderr")

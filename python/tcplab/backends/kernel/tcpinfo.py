@@ -143,11 +143,16 @@ def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
         # tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out
         "inflight_pkts": float(i["unacked"] - (i["sacked"] + i["lost"]) + i["retrans"]),
         "pacing_rate_bps": float(i["pacing_rate"]) * 8.0,
-        "srtt_ms": i["rtt_us"] / 1e3,
+        # tcpi_rtt is 0 until the first RTT sample: no sample, not a 0 ms RTT.
+        "srtt_ms": i["rtt_us"] / 1e3 if i["rtt_us"] else float("nan"),
         "delivery_rate_bps": float(i["delivery_rate"]) * 8.0,
         "ca_state": CA_STATES.get(i["ca_state"], str(i["ca_state"])),
         "bytes_sent": i["bytes_sent"],
-        "total_retrans": i["total_retrans"],
+        # tcpi_total_retrans also counts retransmitted SYNs and FINs, which carry no data
+        # and are not in tcpi_data_segs_out (a flow that barely connected reported a
+        # retransmission rate of 1.4, issue 21); data retransmissions are at most the data
+        # segments sent, retransmissions included.
+        "total_retrans": min(i["total_retrans"], i["data_segs_out"]),
         "data_segs_out": i["data_segs_out"],
         "total_rto": i["total_rto"],
     }

@@ -35,7 +35,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from tcplab.errors import SpecError
-from tcplab.spec.limits import check_resources
+from tcplab.spec.limits import check_counts, check_resources
 from tcplab.spec.model import Link, Spec
 from tcplab.spec.units import Size, format_time
 
@@ -97,6 +97,9 @@ def resolve(spec: Spec) -> Spec:
         Naming the TOML field, e.g. an RTT shorter than twice the bottleneck delay.
     """
     s = spec.model_copy(deep=True)
+    # Estimated before expanding anything: a workload's arrivals are drawn one by one.
+    if counted := check_counts(s):
+        raise SpecError(counted)
     if s.workloads:
         # Poisson arrivals become ordinary flows (tcplab.workload); the resolved spec lists
         # them, and no workloads, so it repeats the run as it is.

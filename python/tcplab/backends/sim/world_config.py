@@ -103,7 +103,10 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         "flows": flows,
         "events": [
             {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss}
-            for e in s.events
+            # By time, and in file order at one instant (a stable sort): the order the
+            # metrics assume (analysis/metrics.py in_force_order) and the one the kernel
+            # backend's emulator needs, since it applies its events by index.
+            for e in sorted(s.events, key=lambda e: e.at)
         ],
     }
     # ECN and AQM keys only when used, so configs of specs without them are unchanged.

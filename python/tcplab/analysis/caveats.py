@@ -1,0 +1,38 @@
+"""Caveats a run's numbers carry: conditions under which a result is not what the spec
+asked for, recorded in summary.json as ``warnings`` (absent when there are none) and
+printed by ``tcplab run``, rather than left to be noticed in the numbers.
+
+Today: a kernel run whose link emulator could not keep up (issue 21: a 5 Gbit/s run
+reported 0.18 utilisation with nothing said). The emulator handles each event at or
+after its model time and reports how late (crates/emu/src/emu.rs ``Lateness``); when
+many events are handled late the links ran slower than specified.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# An event handled more than 1 ms late has delayed its packet by more than a typical
+# serialisation time many times over; beyond 1 % of events the link rate the flows saw
+# is measurably below the specified one.
+LATE_SHARE_LIMIT = 0.01
+
+
+def emulator_lag(extra: dict[str, Any]) -> str | None:
+    """A warning when the kernel backend's emulator fell behind, else None."""
+    late = (extra.get("emulator") or {}).get("lateness") or {}
+    events = late.get("events") or 0
+    over = late.get("over_1ms") or 0
+    if events <= 0 or over / events <= LATE_SHARE_LIMIT:
+        return None
+    return (
+        f"the link emulator could not keep up: {over / events:.1%} of its {events} events "
+        f"were handled more than 1 ms late (mean {late.get('mean_ns', 0) / 1e3:.0f} us, "
+        f"max {late.get('max_ns', 0) / 1e6:.1f} ms); the links ran slower than specified, "
+        "so throughput and utilisation understate them (lower the rates or use the simulator)"
+    )
+
+
+def run_warnings(extra: dict[str, Any]) -> list[str]:
+    """Every caveat of a run, from its backend's extra information."""
+    return [w for w in (emulator_lag(extra),) if w]
