@@ -167,6 +167,47 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// A compiled BPF struct_ops object's name and parameters (its `const volatile`
+/// globals): {"name": "bpf_cubic", "params": [{"name", "kind": "bool" | "int",
+/// "min", "max", "default"}]}; ValueError naming what is wrong with the object.
+#[pyfunction]
+fn bpf_object<'py>(py: Python<'py>, object_path: &str) -> PyResult<Bound<'py, PyDict>> {
+    use tcplab_bpf::params::BpfParamKind;
+    let bytes =
+        std::fs::read(object_path).map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
+    let obj = catch_unwind(|| tcplab_bpf::BpfObject::parse(&bytes))
+        .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let d = PyDict::new(py);
+    d.set_item("name", obj.name())?;
+    let params = PyList::empty(py);
+    for p in obj.params() {
+        let pd = PyDict::new(py);
+        pd.set_item("name", &p.name)?;
+        match p.kind {
+            BpfParamKind::Bool => pd.set_item("kind", "bool")?,
+            BpfParamKind::Int { signed, bytes } => {
+                let bits = 8 * bytes as u32;
+                let (lo, hi) = if signed {
+                    (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1) - 1.0)
+                } else {
+                    (0.0, 2f64.powi(bits as i32) - 1.0)
+                };
+                pd.set_item("kind", "int")?;
+                pd.set_item("min", lo)?;
+                pd.set_item("max", hi)?;
+            }
+        }
+        match p.default {
+            tcplab_cc::ParamValue::Bool(b) => pd.set_item("default", b)?,
+            tcplab_cc::ParamValue::Num(x) => pd.set_item("default", x)?,
+        }
+        params.append(pd)?;
+    }
+    d.set_item("params", params)?;
+    Ok(d)
+}
+
 /// The engine's contract as JSON Schema text: {"world_config", "run_output"}
 /// (tcplab_sim::schema).
 #[pyfunction]
@@ -184,5 +225,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(series_columns, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    m.add_function(wrap_pyfunction!(bpf_object, m)?)?;
     Ok(())
 }

@@ -127,6 +127,10 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
     algorithm's ``cc_*`` columns last, sorted.
     """
     groups = flow_groups(spec)
+    for g, counters in zip(groups, raw.get("flows", [])):
+        # The engine's name of a flow's algorithm: a BPF program's own (bpf_cubic), not
+        # the spec's bpf:PATH.
+        g["cc"] = counters.get("cc", g["cc"])
     series = _frame(raw.get("series", {}) or {})
     if "time_ns" in series.columns:
         series.insert(0, "time_s", series.pop("time_ns").astype("int64") / 1e9)

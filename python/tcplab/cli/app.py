@@ -371,6 +371,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_algorithms(args: argparse.Namespace) -> int:
     from tcplab.spec.algorithms import _num, registry
 
+    if args.bpf:
+        return _bpf_algorithm(args)
     reg = registry()
     if args.json:
         print(
@@ -397,6 +399,26 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
             rng = "" if p.kind == "bool" else f" [{_num(p.min)}, {_num(p.max)}]"
             print(f"    {p.name} ({p.kind}, default {d}{rng}): {p.doc}")
         print()
+    return 0
+
+
+def _bpf_algorithm(args: argparse.Namespace) -> int:
+    """``tcplab algorithms --bpf FILE``: a BPF program's name and parameters (its
+    ``const volatile`` globals), compiling a ``.bpf.c`` if needed."""
+    from tcplab import bpf
+
+    try:
+        prog = bpf.program(bpf.PREFIX + str(Path(args.bpf).resolve()))
+    except bpf.BpfBuildError as exc:
+        raise SpecError([("--bpf", str(exc))]) from None
+    if args.json:
+        print(json.dumps({"name": prog.name, "params": list(prog.params)}, indent=1))
+        return 0
+    print(f"{prog.name}: BPF struct_ops program {args.bpf} (object {prog.object_path})")
+    for p in prog.params:
+        d = str(p["default"]).lower() if isinstance(p["default"], bool) else int(p["default"])
+        rng = "" if p["kind"] == "bool" else f" [{p['min']:.0f}, {p['max']:.0f}]"
+        print(f"    {p['name']} ({p['kind']}, default {d}{rng})")
     return 0
 
 
@@ -540,6 +562,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("algorithms", help="list algorithms, parameters, defaults and sources")
     a.add_argument("--json", action="store_true")
+    a.add_argument(
+        "--bpf",
+        metavar="FILE",
+        help="a BPF program (.bpf.c or .o): its name and parameters, instead of the registry",
+    )
     a.set_defaults(func=cmd_algorithms)
 
     v = sub.add_parser("validate", help="check a spec and print it resolved")

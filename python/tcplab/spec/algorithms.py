@@ -103,8 +103,11 @@ def check_params(name: str, given: dict[str, Any]) -> list[tuple[str, str]]:
     The sub-path is ``"cc"`` or ``"params.<key>"``. The rules are the engine's own
     (``tcplab_sim::config::check_cc``, which also checks every flow of a run).
     """
+    from tcplab import bpf
     from tcplab.engine import engine
 
+    if bpf.is_bpf(name):  # a BPF program: its own globals are its parameters
+        return bpf.check(name, given)
     for key, value in given.items():
         if isinstance(value, float) and not math.isfinite(value):
             return [(f"params.{key}", f"parameter '{key}' of {name}: {value} is not a number")]

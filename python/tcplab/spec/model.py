@@ -32,6 +32,7 @@ from pydantic import (
     field_validator,
 )
 
+from tcplab.bpf import absolute_paths as absolute_bpf_paths
 from tcplab.errors import SpecError
 from tcplab.spec import contract
 from tcplab.spec.aqm import KINDS as AQM_KINDS
@@ -503,7 +504,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             str(p),
         ) from None
     try:
-        return absolute_trace_paths(tomllib.loads(text), p.parent)
+        return absolute_bpf_paths(absolute_trace_paths(tomllib.loads(text), p.parent), p.parent)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([("", f"not valid TOML: {exc}")], str(p)) from None
     except ValueError as exc:  # Python's own limit: an integer literal of 4300+ digits

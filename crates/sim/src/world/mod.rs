@@ -29,11 +29,7 @@ pub fn series_columns(
     let mut infos = Vec::with_capacity(cfg.flows.len());
     for (i, f) in cfg.flows.iter().enumerate() {
         let params = cfg.cc_params(i)?;
-        let cc = tcplab_cc::registry::build(&f.cc, &params).map_err(|e| ConfigError {
-            field: format!("flows[{i}].cc"),
-            message: e.to_string(),
-        })?;
-        infos.push(cc.info());
+        infos.push(build_cc(f, i, &params, 0)?.info());
     }
     Ok(crate::record::series_columns(&infos))
 }
@@ -179,6 +175,13 @@ impl World {
                 params.insert("seed".to_string(), tcplab_cc::ParamValue::Num(seed as f64));
             }
             let cc = build_cc(f, i, &params, seed)?;
+            // A BPF flow is reported by its program's name (tcp_congestion_ops.name,
+            // e.g. "bpf_cubic"), as the kernel lists it, not as "bpf".
+            let cc_name = if f.cc == crate::bpf_cc::CC_NAME {
+                cc.name().to_string()
+            } else {
+                f.cc.clone()
+            };
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
             let app = App {
                 kind: f.app,
@@ -249,7 +252,7 @@ impl World {
                 sender,
                 receiver,
                 links: net.flows[i],
-                cc_name: f.cc.clone(),
+                cc_name,
                 dropped_data: 0,
                 start: app.start,
                 stop,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tcplab import bpf
 from tcplab.backends.sim.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
 from tcplab.spec.aqm import engine_config as aqm_engine_config
 from tcplab.spec.model import Spec
@@ -68,7 +69,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             snd, rcv = f.access, f.receiver_access
             flows.append(
                 {
-                    "cc": f.cc,
+                    **_cc_config(f.cc),
                     "params": dict(f.params),
                     "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss),
                     "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss),
@@ -165,3 +166,12 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
 def config_json(config: dict[str, Any]) -> str:
     """Canonical JSON of a config (sorted keys, no spaces): the basis of run digests."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def _cc_config(cc: str) -> dict[str, Any]:
+    """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
+    the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
+    sha256, so the run digest covers the code that ran)."""
+    if not bpf.is_bpf(cc):
+        return {"cc": cc}
+    return {"cc": "bpf", "bpf_object": str(bpf.program(cc).object_path)}

@@ -1,0 +1,127 @@
+"""``cc = "bpf:..."`` in a spec (tcplab.bpf): a BPF struct_ops program compiled by clang,
+cached by its bytes, run by the engine's tcplab_bpf, its parameters checked by name.
+Needs clang and libbpf's headers (scripts/test.sh installs them as root); skips, saying
+why, without them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import tcplab
+from tcplab.cli.app import main
+
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(
+        shutil.which("clang") is None or not Path("/usr/include/bpf/bpf_helpers.h").is_file(),
+        reason="needs clang and libbpf-dev's headers (apt-get install clang libbpf-dev)",
+    ),
+]
+EXAMPLES = Path(__file__).resolve().parents[1] / "bpf" / "examples"
+QUICKSTART = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.toml"
+
+
+def _spec(cc: str, loss: float = 0.0, params: dict | None = None) -> dict:
+    flow = {"cc": cc, "rtt": "40ms", "count": 2, "stagger": "1s"}
+    if params:
+        flow["params"] = params
+    return {
+        "experiment": {"duration": "8s", "sample_interval": "100ms"},
+        "bottleneck": {"rate": "20Mbps", "delay": "5ms", "buffer": "1bdp", "loss": loss},
+        "flows": [flow, {"cc": "cubic", "rtt": "40ms"}],
+    }
+
+
+def _numbers(summary: dict) -> dict:
+    """summary.json without the algorithms' names."""
+    text = json.dumps({k: summary[k] for k in ("flows", "aggregate")}, sort_keys=True)
+    return json.loads(text.replace('"bpf_reno"', '"reno"').replace('"bpf_cubic"', '"cubic"'))
+
+
+@pytest.mark.parametrize("loss", [0.0, 0.01])
+@pytest.mark.parametrize("name", ["reno", "cubic"])
+def test_a_bpf_program_gives_the_native_algorithms_summary(name, loss):
+    native = tcplab.run(_spec(name, loss), seed=3)
+    prog = tcplab.run(_spec(f"bpf:{EXAMPLES / f'{name}.bpf.c'}", loss), seed=3)
+    assert _numbers(prog.summary_json) == _numbers(native.summary_json)
+    assert list(prog.summary_json["by_cc"]) == [f"bpf_{name}", "cubic"]
+
+
+def test_paths_are_relative_to_the_spec_and_parameters_are_globals(tmp_path, capsys):
+    spec = tmp_path / "spec.toml"
+    shutil.copy(EXAMPLES / "cubic.bpf.c", tmp_path / "mine.bpf.c")
+    text = QUICKSTART.read_text()
+    spec.write_text(
+        text.replace('cc = "cubic"', 'cc = "bpf:mine.bpf.c"\nparams = { beta = 800 }', 1)
+    )
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 0
+    world = json.loads((tmp_path / "out" / "world.json").read_text())
+    bpf_flows = [f for f in world["flows"] if f["cc"] == "bpf"]
+    assert bpf_flows and bpf_flows[0]["params"] == {"beta": 800}
+    # The object is cached under the sha256 of its own bytes: the digest covers the code.
+    import hashlib
+
+    obj = Path(bpf_flows[0]["bpf_object"])
+    assert obj.stem == hashlib.sha256(obj.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize(
+    "params, says",
+    [
+        ({"bogus": 1}, "flows[1].params.bogus: 'bogus' is not a parameter of bpf_cubic"),
+        (
+            {"beta": 1.5},
+            "flows[1].params.beta: parameter 'beta' of bpf_cubic: expected a whole number",
+        ),
+        (
+            {"hystart": 3},
+            "flows[1].params.hystart: parameter 'hystart' of bpf_cubic: expected true or false",
+        ),
+    ],
+)
+def test_bad_parameters_are_named(tmp_path, capsys, params, says):
+    spec = tmp_path / "spec.toml"
+    p = ", ".join(f"{k} = {json.dumps(v)}" for k, v in params.items())
+    spec.write_text(
+        QUICKSTART.read_text().replace(
+            'cc = "cubic"', f'cc = "bpf:{EXAMPLES / "cubic.bpf.c"}"\nparams = {{ {p} }}', 1
+        )
+    )
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_that_does_not_compile_shows_clangs_message(tmp_path, capsys):
+    (tmp_path / "bad.bpf.c").write_text("int x = ;\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(QUICKSTART.read_text().replace('cc = "cubic"', 'cc = "bpf:bad.bpf.c"', 1))
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "flows[" in err and "does not compile (clang)" in err and "expected expression" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_object_without_struct_ops_is_refused(tmp_path, capsys):
+    (tmp_path / "plain.o").write_bytes(b"\x7fELF not really")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(QUICKSTART.read_text().replace('cc = "cubic"', 'cc = "bpf:plain.o"', 1))
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
+    assert "flows[" in capsys.readouterr().err
+
+
+def test_algorithms_lists_a_programs_parameters(capsys):
+    assert main(["algorithms", "--bpf", str(EXAMPLES / "dctcp.bpf.c"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["name"] == "bpf_dctcp"
+    assert {p["name"]: p["default"] for p in out["params"]}["shift_g"] == 4  # tcp_dctcp.c
+
+
+def test_the_same_object_and_seed_give_identical_runs():
+    spec = _spec(f"bpf:{EXAMPLES / 'bbr.bpf.c'}")
+    a, b = tcplab.run(spec, seed=5), tcplab.run(spec, seed=5)
+    assert a.summary_json == b.summary_json
+    assert a.series.equals(b.series)
