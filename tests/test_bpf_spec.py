@@ -125,3 +125,15 @@ def test_the_same_object_and_seed_give_identical_runs():
     a, b = tcplab.run(spec, seed=5), tcplab.run(spec, seed=5)
     assert a.summary_json == b.summary_json
     assert a.series.equals(b.series)
+
+
+def test_the_worked_examples_commands(tmp_path, capsys):
+    # docs/WRITING_ALGORITHMS.md, Path 1 (the kernel command runs in test_kernel_bpf.py).
+    repo = EXAMPLES.parents[1]
+    assert main(["algorithms", "--bpf", str(EXAMPLES / "cubic.bpf.c")]) == 0
+    assert "bpf_cubic: BPF struct_ops program" in capsys.readouterr().out
+    out = tmp_path / "bpf_cubic"
+    spec = repo / "experiments" / "bpf_cubic.toml"
+    assert main(["run", str(spec), "-o", str(out), "-q", "--no-report"]) == 0
+    shares = {f["cc"]: f["share"] for f in json.loads((out / "summary.json").read_text())["flows"]}
+    assert set(shares) == {"bpf_cubic", "cubic"}

@@ -181,6 +181,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         removed = netns.clean_stale()
         if removed:
             print(f"removed leftover namespaces of dead runs: {' '.join(removed)}")
+        from tcplab.backends.kernel import bpf_ops
+
+        ids = bpf_ops.clean_stale()
+        if ids:
+            print(f"unregistered BPF programs of dead runs: struct_ops ids {ids}")
     blocking = requirements.missing()
     print(
         "kernel backend: "

@@ -92,6 +92,20 @@ def check() -> list[Requirement]:
             "(reinstall tcplab)",
         )
     )
+    from tcplab.backends.kernel import bpf_ops
+
+    why = bpf_ops.available()
+    clang = shutil.which("clang") is not None and Path("/usr/include/bpf/bpf_helpers.h").is_file()
+    out.append(
+        Requirement(
+            "bpf programs",
+            why is None and clang,
+            'bpftool, BTF, clang and libbpf headers present (cc = "bpf:...")'
+            if why is None and clang
+            else (why or "clang or libbpf's headers missing (apt-get install clang libbpf-dev)")
+            + "; only specs with bpf: flows need this",
+        )
+    )
     cc = available_cc()
     out.append(
         Requirement(
@@ -103,4 +117,4 @@ def check() -> list[Requirement]:
 
 def missing() -> list[Requirement]:
     """The unmet requirements that stop a run (the emulator is built on demand)."""
-    return [r for r in check() if not r.ok and r.name != "emulator"]
+    return [r for r in check() if not r.ok and r.name not in ("emulator", "bpf programs")]

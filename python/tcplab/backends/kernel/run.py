@@ -34,7 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tcplab.backends.kernel import netns, requirements
+from tcplab import bpf
+from tcplab.backends.kernel import bpf_ops, netns, requirements
 from tcplab.backends.kernel.assemble import assemble
 from tcplab.errors import EngineError, SpecError
 from tcplab.spec.model import Spec
@@ -65,7 +66,11 @@ def check_spec(spec: Spec) -> None:
     problems = unsupported(spec)
     offered = requirements.available_cc()
     for i, f in enumerate(spec.flows):
-        if f.cc not in offered:
+        if bpf.is_bpf(f.cc):  # registered for the run (bpf_ops)
+            why = bpf_ops.available()
+            if why is not None:
+                problems.append((f"flows[{i}].cc", f"a BPF program needs bpftool and BTF: {why}"))
+        elif f.cc not in offered:
             problems.append(
                 (
                     f"flows[{i}].cc",
@@ -185,13 +190,29 @@ def run_kernel(
     check_spec(spec)
     emu_cmd = _emulator()
     netns.clean_stale()
+    bpf_ops.clean_stale()
     pair = netns.Pair.for_pid(os.getpid())
     duration_ns = config["duration_ns"]
     work = Path(tempfile.mkdtemp(prefix=f"tcplab-kernel-{os.getpid()}-"))
     procs: list[subprocess.Popen] = []
+    # BPF programs: registered under run-unique names before anything else starts.
+    objects = sorted({f["bpf_object"] for f in config["flows"] if f.get("bpf_object")})
+    bpf_names: dict[str, str] = {}
+    bpf_ids: list[int] = []
+    by_object: dict[str, str] = {}
+    if objects:
+        by_object = {
+            str(bpf.program(f.cc).object_path): bpf.program(f.cc).name
+            for f in spec.flows
+            if bpf.is_bpf(f.cc)
+        }
+        try:
+            bpf_names, bpf_ids = bpf_ops.register([(Path(o), by_object[o]) for o in objects])
+        except bpf_ops.BpfLoadError as exc:
+            raise SpecError([("flows", f"the kernel refused the BPF program: {exc}")]) from None
     flows = [
         {
-            "cc": f["cc"],
+            "cc": bpf_names.get(f.get("bpf_object") or "", f["cc"]),
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
             "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None,
@@ -281,10 +302,16 @@ def run_kernel(
                     except OSError:
                         pass
         pair.delete()
+        if objects:
+            bpf_ops.unregister(bpf_ids)
         shutil.rmtree(work, ignore_errors=True)
     if snd_out.get("errors"):
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
-    return assemble(spec, config, emu_out, snd_out, rcv_out)
+    raw = assemble(spec, config, emu_out, snd_out, rcv_out)
+    for counters, f in zip(raw["flows"], config["flows"]):
+        if f.get("bpf_object"):  # reported by the program's name, as in the simulator
+            counters["cc"] = by_object[f["bpf_object"]]
+    return raw
 
 
 def exit_message(what: str, code: int, stderr_file: Path) -> str:

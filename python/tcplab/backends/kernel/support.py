@@ -32,17 +32,6 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
     """(field, reason) for every feature of ``spec`` the kernel backend cannot run."""
     p: list[tuple[str, str]] = []
     b = spec.bottleneck
-    from tcplab import bpf
-
-    for i, f in enumerate(spec.flows):
-        if bpf.is_bpf(f.cc):
-            p.append(
-                (
-                    f"flows[{i}].cc",
-                    "a BPF program is not loaded into the kernel by the kernel backend yet "
-                    "(load it by hand: bpftool struct_ops register OBJECT, then name it as cc)",
-                )
-            )
     if spec.tcp.ecn:
         p.append(("tcp.ecn", "ECN is not negotiated by the kernel backend's agents yet"))
     if spec.tcp.receive_buffer != "linux":

@@ -1,0 +1,88 @@
+"""BPF programs on the kernel backend (backends/kernel/bpf_ops.py): the object the
+simulator runs is registered into the running kernel under a run-unique name for the
+run, selected by the agents, reported by its program's name, and unregistered after it,
+or after a SIGKILL by the next run or doctor. Needs root, the kernel backend, bpftool,
+BTF and clang; skipped elsewhere with the reason."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from tcplab.backends.kernel import bpf_ops, requirements
+from tcplab.cli.app import main
+
+REPO = Path(__file__).resolve().parents[1]
+AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+_why = "; ".join(r.detail for r in requirements.missing()) or bpf_ops.available()
+if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
+    _why = "clang or libbpf's headers missing"
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(bool(_why), reason=f"BPF on the kernel backend unavailable: {_why}"),
+]
+
+SPEC = f"""
+[experiment]
+duration = "4s"
+sample_interval = "100ms"
+backend = "kernel"
+
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+
+[[flows]]
+cc = "bpf:{REPO / "bpf" / "examples" / "reno.bpf.c"}"
+rtt = "40ms"
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+"""
+
+
+def _ours_loaded() -> list[str]:
+    return [n for n in AVAILABLE.read_text().split() if n.startswith("tl")]
+
+
+def test_a_bpf_program_runs_on_the_kernel_and_is_removed_after(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(SPEC)
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [f["cc"] for f in summary["flows"]] == ["bpf_reno", "cubic"]
+    reno = summary["flows"][0]
+    assert reno["goodput_bps"] > 1e6  # it carried traffic: the kernel ran the program
+    assert _ours_loaded() == [] and not list(bpf_ops.STATE_DIR.glob("bpf-*.json"))
+
+
+def test_programs_of_a_killed_run_are_unregistered_by_doctor(capsys):
+    from tcplab import bpf
+
+    prog = bpf.program(f"bpf:{REPO / 'bpf' / 'examples' / 'reno.bpf.c'}")
+    names, ids = bpf_ops.register([(prog.object_path, prog.name)])
+    # As if this process had died with SIGKILL: its record names a pid that is gone.
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
+    record = bpf_ops.STATE_DIR / f"bpf-{dead}.json"
+    record.write_text(json.dumps({"pid": int(dead), "ids": ids}))
+    (bpf_ops.STATE_DIR / f"bpf-{os.getpid()}.json").unlink(missing_ok=True)
+    assert list(names.values())[0] in AVAILABLE.read_text().split()
+    assert main(["doctor"]) == 0
+    assert (
+        f"unregistered BPF programs of dead runs: struct_ops ids {ids}" in capsys.readouterr().out
+    )
+    assert _ours_loaded() == [] and not record.exists()
+
+
+def test_renaming_keeps_the_object_loadable():
+    data = bytes(64) + b"bpf_reno\0\0\0\0\0\0\0\0"
+    with pytest.raises(bpf_ops.BpfLoadError):
+        bpf_ops.renamed(data, "bpf_reno", "tl1a")  # not an ELF object: refused, named
