@@ -275,7 +275,11 @@ fn an_ack_of_a_retransmission_samples_rtt_from_the_echoed_timestamp() {
     sent(&mut io);
     // RTO at 400 ms: segment 1 is retransmitted with TSval 10^6 + floor(400.6) = 1_000_400.
     s.on_rto(SimTime(400 * MS), &mut io);
-    let rtx: Vec<(u64, bool, u32)> = io.out.iter().map(|p| (p.seq, p.is_retrans, p.tsval)).collect();
+    let rtx: Vec<(u64, bool, u32)> = io
+        .out
+        .iter()
+        .map(|p| (p.seq, p.is_retrans, p.tsval))
+        .collect();
     assert_eq!(rtx, vec![(1, true, 1_000_400)]);
     sent(&mut io);
     rtts.lock().unwrap().clear();

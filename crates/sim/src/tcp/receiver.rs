@@ -566,7 +566,11 @@ impl Receiver {
         }
         if let Some(rs) = self.rcv_space.as_mut() {
             // tcp_rcv_established: tcp_rcv_rtt_measure_ts before tcp_data_queue.
-            let tsecr = if pkt.tsecr == 0 { self.syn_ack_ts } else { pkt.tsecr };
+            let tsecr = if pkt.tsecr == 0 {
+                self.syn_ack_ts
+            } else {
+                pkt.tsecr
+            };
             rs.rtt_measure_ts(self.ts_now, tsecr, pkt.payload);
         }
         if seq == self.rcv_nxt {
