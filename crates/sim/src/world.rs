@@ -308,7 +308,13 @@ impl World {
                 cwnd_pkts: tp.snd_cwnd,
                 inflight_pkts: s.packets_in_flight(),
                 pacing_rate_bps: tp.pacing_rate as f64 * 8.0,
-                srtt_ms: s.rtt.srtt_ns() as f64 / 1e6,
+                // NaN before the first RTT sample, as the kernel backend's TCP_INFO rows
+                // are before the flow connects (the kernel's srtt_us is 0 there too).
+                srtt_ms: if s.rtt.srtt_ns() > 0 {
+                    s.rtt.srtt_ns() as f64 / 1e6
+                } else {
+                    f64::NAN
+                },
                 rtt_ms: if s.rtt.latest_us >= 0 {
                     s.rtt.latest_us as f64 / 1e3
                 } else {
