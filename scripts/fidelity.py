@@ -157,7 +157,11 @@ def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command
             f"| {spec.stem} | {share_gap:.3f} | {rel(lambda k: k == 'utilization')} | "
             f"{rel(lambda k: k == 'retransmissions (all flows)')} | {rel(lambda k: k.endswith('mean smoothed RTT ms'))} | "
             f"{rel(lambda k: k == 'mean backlog pkts')} | {_goals(ms0)} | "
-            + (f"{len(flagged)} of {len(seeds)} (seeds {', '.join(map(str, flagged))})" if flagged else "none")
+            + (
+                f"{len(flagged)} of {len(seeds)} (seeds {', '.join(map(str, flagged))})"
+                if flagged
+                else "none"
+            )
             + " |"
         )
         lines = body

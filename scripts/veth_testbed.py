@@ -80,28 +80,85 @@ class Testbed:
         for ns in (self.snd, self.rtr, self.rcv):
             sh("ip", "netns", "add", ns)
             sh("ip", "link", "set", "lo", "up", ns=ns)
-        sh("ip", "link", "add", "vs", "netns", self.snd, "type", "veth", "peer", "name", "va",
-           "netns", self.rtr)
-        sh("ip", "link", "add", "vb", "netns", self.rtr, "type", "veth", "peer", "name", "vr",
-           "netns", self.rcv)
-        for ns, dev, addr in ((self.snd, "vs", "10.202.0.1/24"), (self.rtr, "va", "10.202.0.2/24"),
-                              (self.rtr, "vb", "10.202.1.2/24"), (self.rcv, "vr", "10.202.1.1/24")):
+        sh(
+            "ip",
+            "link",
+            "add",
+            "vs",
+            "netns",
+            self.snd,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "va",
+            "netns",
+            self.rtr,
+        )
+        sh(
+            "ip",
+            "link",
+            "add",
+            "vb",
+            "netns",
+            self.rtr,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "vr",
+            "netns",
+            self.rcv,
+        )
+        for ns, dev, addr in (
+            (self.snd, "vs", "10.202.0.1/24"),
+            (self.rtr, "va", "10.202.0.2/24"),
+            (self.rtr, "vb", "10.202.1.2/24"),
+            (self.rcv, "vr", "10.202.1.1/24"),
+        ):
             sh("ip", "addr", "add", addr, "dev", dev, ns=ns)
             sh("ip", "link", "set", dev, "up", "gso_max_segs", "1", ns=ns)
         sh("ip", "route", "add", "default", "via", "10.202.0.2", ns=self.snd)
         sh("ip", "route", "add", "default", "via", "10.202.1.2", ns=self.rcv)
         sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=self.rtr)
         for ns in (self.snd, self.rcv):
-            for k, v in (("net.ipv4.tcp_rmem", "4096 131072 67108864"),
-                         ("net.ipv4.tcp_wmem", "4096 16384 67108864"),
-                         ("net.ipv4.tcp_no_metrics_save", "1")):
+            for k, v in (
+                ("net.ipv4.tcp_rmem", "4096 131072 67108864"),
+                ("net.ipv4.tcp_wmem", "4096 16384 67108864"),
+                ("net.ipv4.tcp_no_metrics_save", "1"),
+            ):
                 sh("sysctl", "-qw", f"{k}={v}", ns=ns)
-        sh("tc", "qdisc", "add", "dev", "vb", "root", "tbf", "rate", f"{self.rate_mbit}mbit",
-           "burst", str(MSS_WIRE + ETH), "limit", str(self.limit_pkts * (MSS_WIRE + ETH)),
-           ns=self.rtr)
+        sh(
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            "vb",
+            "root",
+            "tbf",
+            "rate",
+            f"{self.rate_mbit}mbit",
+            "burst",
+            str(MSS_WIRE + ETH),
+            "limit",
+            str(self.limit_pkts * (MSS_WIRE + ETH)),
+            ns=self.rtr,
+        )
         try:
-            sh("tc", "qdisc", "add", "dev", "vr", "root", "netem", "delay", f"{self.rtt_ms}ms",
-               "limit", "100000", ns=self.rcv)
+            sh(
+                "tc",
+                "qdisc",
+                "add",
+                "dev",
+                "vr",
+                "root",
+                "netem",
+                "delay",
+                f"{self.rtt_ms}ms",
+                "limit",
+                "100000",
+                ns=self.rcv,
+            )
         except RuntimeError as exc:
             # The kernel of issue 20's machine (6.18 "fc", a Firecracker guest) has no
             # sch_netem: "Specified qdisc kind is unknown".
@@ -179,13 +236,42 @@ def role_send(ccs: list[str], duration: float) -> None:
 def run_once(tb: Testbed, ccs: list[str], duration: float) -> dict:
     me = [sys.executable, os.path.abspath(__file__)]
     rcv = subprocess.Popen(
-        ["ip", "netns", "exec", tb.rcv, *me, "--role", "recv", "--n", str(len(ccs)),
-         "--duration", str(duration)], stdout=subprocess.PIPE, text=True)
+        [
+            "ip",
+            "netns",
+            "exec",
+            tb.rcv,
+            *me,
+            "--role",
+            "recv",
+            "--n",
+            str(len(ccs)),
+            "--duration",
+            str(duration),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert rcv.stdout is not None
     rcv.stdout.readline()  # "ready"
     snd = subprocess.run(
-        ["ip", "netns", "exec", tb.snd, *me, "--role", "send", "--cc", ",".join(ccs),
-         "--duration", str(duration)], capture_output=True, text=True, timeout=duration + 30)
+        [
+            "ip",
+            "netns",
+            "exec",
+            tb.snd,
+            *me,
+            "--role",
+            "send",
+            "--cc",
+            ",".join(ccs),
+            "--duration",
+            str(duration),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=duration + 30,
+    )
     res_snd = json.loads(snd.stdout.strip().splitlines()[-1])
     out, _ = rcv.communicate(timeout=duration + 30)
     res_rcv = json.loads(out.strip().splitlines()[-1])
@@ -244,8 +330,10 @@ def main() -> int:
         for i, cc in enumerate(a.cc.split(",")):
             rt = [r["retransmissions"][i] for r in runs]
             sh_ = [r["share"][i] for r in runs]
-            print(f"{cc}: share {statistics.fmean(sh_):.3f} ± {statistics.stdev(sh_):.3f}, "
-                  f"retransmissions {statistics.fmean(rt):.1f} ± {statistics.stdev(rt):.1f}")
+            print(
+                f"{cc}: share {statistics.fmean(sh_):.3f} ± {statistics.stdev(sh_):.3f}, "
+                f"retransmissions {statistics.fmean(rt):.1f} ± {statistics.stdev(rt):.1f}"
+            )
     print(f"tbf limit {tb.limit_pkts} packets")
     return 0
 
