@@ -5,6 +5,7 @@ checking that a path names a field of the spec schema, and setting a value in a 
 from __future__ import annotations
 
 import re
+import types
 import typing
 from typing import Any, Union
 
@@ -56,7 +57,7 @@ def _unwrap(tp: Any) -> Any:
         origin = typing.get_origin(tp)
         if origin is typing.Annotated:
             tp = typing.get_args(tp)[0]
-        elif origin is Union or (origin is not None and str(origin) == "types.UnionType"):
+        elif origin is Union or origin is types.UnionType:
             args = [a for a in typing.get_args(tp) if a is not type(None)]
             tp = args[0] if len(args) == 1 else tp
             if len(args) != 1:
@@ -69,7 +70,7 @@ def _union_member(tp: Any, node: Any, seg: Segment) -> Any:
     """For a union of models tagged by ``kind`` (``bottleneck.aqm``): the member the raw
     table's ``kind`` selects, else the first member that has the field ``seg``."""
     origin = typing.get_origin(tp)
-    if not (origin is Union or (origin is not None and str(origin) == "types.UnionType")):
+    if not (origin is Union or origin is types.UnionType):
         return tp
     members = [a for a in typing.get_args(tp) if isinstance(a, type) and issubclass(a, BaseModel)]
     if not members:
