@@ -324,7 +324,9 @@ def test_assemble_maps_kernel_records_onto_the_simulators_columns():
     assert s["goodput_bps"] == [0.8e6, 0.8e6]
     assert s["sending_rate_bps"] == [1.2e6, 1.2e6]
     assert s["retransmits"] == [0, 2]
-    assert s["rtt_ms"] == [41.0, 41.0] and s["cc_mode"] == ["PROBE_BW", "PROBE_BW"]
+    # TCP_INFO has the smoothed RTT only: srtt_ms, and no latest sample (rtt_ms NaN).
+    assert s["srtt_ms"] == [41.0, 41.0] and all(math.isnan(v) for v in s["rtt_ms"])
+    assert s["cc_mode"] == ["PROBE_BW", "PROBE_BW"]
     assert all(math.isnan(v) for v in s["cc_btlbw_bps"])  # not in tcp_bbr_info
     f = raw["flows"][0]
     assert (

@@ -229,3 +229,78 @@ fn an_ack_with_nothing_outstanding_reaches_no_congestion_hook() {
     s.on_ack(SimTime(101 * MS), &ack(1, None), &mut io);
     assert!(take(&log).is_empty());
 }
+
+/// Reno that records the `rtt_us` of every `pkts_acked` (the kernel's `ca_rtt_us`).
+struct RttLog(Arc<Mutex<Vec<i64>>>);
+
+impl tcplab_cc::CongestionOps for RttLog {
+    fn name(&self) -> &'static str {
+        "rtt-log"
+    }
+    fn ssthresh(&mut self, tp: &tcplab_cc::CcView) -> u32 {
+        tcplab_cc::reno::Reno.ssthresh(tp)
+    }
+    fn cong_avoid(&mut self, tp: &mut tcplab_cc::CcView, ack: u64, acked: u32) {
+        tcplab_cc::reno::Reno.cong_avoid(tp, ack, acked)
+    }
+    fn pkts_acked(&mut self, _tp: &mut tcplab_cc::CcView, s: &tcplab_cc::AckSample) {
+        self.0.lock().unwrap().push(s.rtt_us);
+    }
+}
+
+/// An ACK of everything below `a` echoing `tsecr`.
+fn ack_ts(a: u64, tsecr: u32) -> Packet {
+    let mut p = ack(a, None);
+    p.tsecr = tsecr;
+    p
+}
+
+#[test]
+fn an_ack_of_a_retransmission_samples_rtt_from_the_echoed_timestamp() {
+    let rtts = Arc::new(Mutex::new(Vec::new()));
+    let mut s = sender_with(Box::new(RttLog(rtts.clone())), AppConfig::Bulk);
+    // The timestamp clock ticks 0.6 ms ahead of the run's: TSval = 10^6 + floor((t +
+    // 0.6 ms) / 1 ms) (ts_clock's offset of 10^6 keeps 0 out of the TSvals).
+    s.set_ts_phase(tcplab_sim::time::Dur(600_000));
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io);
+    let first: Vec<u32> = io.out.iter().map(|p| p.tsval).collect();
+    assert_eq!(first, vec![1_000_000; 10]); // 0.6 ms -> tick 0
+    sent(&mut io);
+    // 100 ms: ack 1, a never-retransmitted segment: RTT from the send times, 100 ms
+    // (srtt 100 ms, min_rtt 100 ms, RTO 300 ms re-armed for 400 ms). The TSecr is not
+    // used: tcp_ack_update_rtt prefers the send times.
+    s.on_ack(SimTime(100 * MS), &ack_ts(1, 1_000_000), &mut io);
+    assert_eq!((s.tp.srtt_us, s.tp.min_rtt_us), (100_000, 100_000));
+    sent(&mut io);
+    // RTO at 400 ms: segment 1 is retransmitted with TSval 10^6 + floor(400.6) = 1_000_400.
+    s.on_rto(SimTime(400 * MS), &mut io);
+    let rtx: Vec<(u64, bool, u32)> = io
+        .out
+        .iter()
+        .map(|p| (p.seq, p.is_retrans, p.tsval))
+        .collect();
+    assert_eq!(rtx, vec![(1, true, 1_000_400)]);
+    sent(&mut io);
+    rtts.lock().unwrap().clear();
+    // 437.3 ms: a duplicate ACK (snd_una stays 1) echoing the retransmission's TSval
+    // gives no sample: the RTTM rule wants an ACK that advances snd_una (FLAG_ACKED).
+    s.on_ack(SimTime(437_300_000), &ack_ts(1, 1_000_400), &mut io);
+    assert_eq!(s.tp.srtt_us, 100_000);
+    // The same moment, ack 2 echoing 1_000_400: Karn's rule forbids a sample from the
+    // retransmitted segment's send time, so tcp_rtt_tsopt_us gives (10^6 + floor(437.3 +
+    // 0.6) - 1_000_400) ms = 37 ms = 37_000 us, for seq_rtt and ca_rtt alike:
+    // tcp_rtt_estimator: srtt_us (8x) = 800_000 + (37_000 - 100_000) = 737_000, srtt =
+    // 92_125 us; tcp_update_rtt_min: min_rtt 100 ms -> 37 ms; pkts_acked sees 37_000.
+    s.on_ack(SimTime(437_300_000), &ack_ts(2, 1_000_400), &mut io);
+    assert_eq!((s.tp.srtt_us, s.tp.min_rtt_us), (92_125, 37_000));
+    assert_eq!(s.rtt.latest_us, 37_000);
+    assert_eq!(*rtts.lock().unwrap(), vec![-1, 37_000]);
+    // Without a TSecr (0: no timestamp option) the same ACK gives no sample at all.
+    let mut s = sender_with(Box::new(RttLog(Arc::default())), AppConfig::Bulk);
+    s.start(SimTime(0), &mut io);
+    s.on_ack(SimTime(100 * MS), &ack(1, None), &mut io);
+    s.on_rto(SimTime(400 * MS), &mut io);
+    s.on_ack(SimTime(437_300_000), &ack(2, None), &mut io);
+    assert_eq!((s.tp.srtt_us, s.tp.min_rtt_us), (100_000, 100_000));
+}

@@ -156,6 +156,7 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
                 ),
                 "mean_rtt_ms": mean_rtt,
                 "p95_rtt_ms": p95_rtt,
+                "mean_srtt_ms": _mean_of(sel, "srtt_ms"),
                 "mean_cwnd_pkts": _mean_of(sel, "cwnd_pkts"),
                 "mean_min_rtt_estimate_ms": _mean_of(sel, "cc_min_rtt_ms"),
                 "startup_exit_s": _startup_exit_s(sel, float(row["start_s"])),
@@ -429,6 +430,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
                 "mean_rtt_ms": m.rtt_stats(f["rtt_ms"])[0]
                 if "rtt_ms" in f and len(f)
                 else math.nan,
+                "mean_srtt_ms": _mean_of(f, "srtt_ms"),
                 "mean_inflight_pkts": _mean_of(f, "inflight_pkts"),
                 "mean_cwnd_pkts": _mean_of(f, "cwnd_pkts"),
                 "mean_bw_estimate_bps": _mean_bw_estimate_bps(f),

@@ -34,6 +34,7 @@ FLOW_METRICS = [
     "retransmission_rate",
     "mean_rtt_ms",
     "p95_rtt_ms",
+    "mean_srtt_ms",
     "mean_cwnd_pkts",
     "mean_min_rtt_estimate_ms",
     "startup_exit_s",

@@ -138,8 +138,12 @@ def draw_report(result: Any) -> Any:
     p.bottleneck_rate(ax, run)
     ax.set_title("sending rate (incl. retransmissions)", fontsize=9, loc="left")
     ax = left[3]
-    p.per_flow(ax, run, "rtt_ms", 1.0, "RTT [ms]")
-    ax.set_title("RTT per ACK, averaged per interval", fontsize=9, loc="left")
+    if run.series["rtt_ms"].notna().any():
+        p.per_flow(ax, run, "rtt_ms", 1.0, "RTT [ms]")
+        ax.set_title("RTT per ACK, averaged per interval", fontsize=9, loc="left")
+    else:  # a kernel run: TCP_INFO has the smoothed RTT only (docs/METRICS.md)
+        p.per_flow(ax, run, "srtt_ms", 1.0, "smoothed RTT [ms]")
+        ax.set_title("smoothed RTT (tcpi_rtt)", fontsize=9, loc="left")
     ax = left[4]
     p.per_flow(ax, run, "cwnd_pkts", 1.0, "cwnd [packets]")
     ax.set_title("congestion window", fontsize=9, loc="left")

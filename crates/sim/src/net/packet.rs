@@ -64,11 +64,18 @@ pub struct Packet {
     /// echo) and CWR (bit 7: congestion window reduced), packed in the one byte of padding
     /// left. Read and set through `ecn()`, `ece()`, `cwr()` and their setters.
     ecn_bits: u8,
-    /// The timestamp option (RFC 7323), on the receiver's millisecond clock
-    /// ([`ts_clock`]): an ACK's TSval, a data segment's TSecr (the TSval of the latest
-    /// ACK its sender had; 0 before any, meaning the SYN-ACK's). The receiver's RTT
-    /// estimate, which paces its buffer autotuning, comes from it (`tcp::rcv_space`).
-    pub ts: u32,
+    /// The timestamp option (RFC 7323), TSval: the sending host's millisecond clock
+    /// ([`ts_clock`]) when the packet left it. Data segments carry the sender's, ACKs
+    /// the receiver's (both hosts of a flow share one clock and phase, as the two
+    /// namespaces of the kernel backend do).
+    pub tsval: u32,
+    /// The timestamp option's TSecr: the peer's TSval this host echoes (`ts_recent`).
+    /// A data segment echoes the latest ACK's TSval (0 before any, meaning the
+    /// SYN-ACK's); the receiver's RTT estimate, which paces its buffer autotuning, comes
+    /// from it (`tcp::rcv_space`). An ACK echoes the TSval of the data segment that
+    /// last set `ts_recent` (`tcp_replace_ts_recent`: one at or below `rcv_wup`); the
+    /// sender takes an RTT sample from it when Karn's rule allows none (`tcp::input`).
+    pub tsecr: u32,
 }
 
 /// The TCP timestamp clock at `ns` (may be negative: before the run): milliseconds,
@@ -89,7 +96,8 @@ impl Packet {
             is_retrans,
             sacks: [SackBlock::default(); MAX_SACK_BLOCKS],
             n_sacks: 0,
-            ts: 0,
+            tsval: 0,
+            tsecr: 0,
             ecn_bits: 0,
         }
     }
@@ -111,7 +119,8 @@ impl Packet {
             sacks: blocks,
             n_sacks: n as u8,
             ecn_bits: 0,
-            ts: 0,
+            tsval: 0,
+            tsecr: 0,
         }
     }
 

@@ -11,6 +11,7 @@ use tcplab_cc::{AckSample, CaState};
 use crate::net::{Packet, SackBlock};
 use crate::tcp::pacing::tcp_update_pacing_rate;
 use crate::tcp::rate::RateAcc;
+use crate::tcp::rtt::tcp_rtt_tsopt_us;
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 use crate::tcp::SenderIo;
@@ -47,7 +48,7 @@ impl Sender {
         }
         let now_us = now.us();
         self.tp.now_us = now_us;
-        self.ts_recent = pkt.ts;
+        self.ts_recent = pkt.tsval;
         let ack = pkt.seq;
         // Links never reorder, so an ACK below snd_una cannot occur; above snd_nxt is
         // invalid (tcp_ack's "ACK of unsent data").
@@ -86,7 +87,8 @@ impl Sender {
             self.rto_retransmits = 0;
         }
 
-        // tcp_ack_update_rtt (Karn: no sample if any acked segment was retransmitted).
+        // tcp_clean_rtx_queue + tcp_ack_update_rtt (Karn: no sample from the send times
+        // if any cumulatively acked segment was retransmitted).
         let mut seq_rtt_us: i64 = -1;
         let mut ca_rtt_us: i64 = -1;
         if flag & FLAG_RETRANS_DATA_ACKED == 0 {
@@ -102,6 +104,16 @@ impl Sender {
         }
         if seq_rtt_us < 0 {
             seq_rtt_us = sack_rtt_us;
+        }
+        // RTTM rule (RFC 7323 Sec. 4.3, tcp_ack_update_rtt): with no sample from the
+        // send times, an ACK that advances snd_una and echoes a TSecr gives one from the
+        // timestamp, in whole milliseconds, and it also stands for ca_rtt_us (the rate
+        // sample's rtt_us, pkts_acked's rtt and tcp_update_rtt_min). This is how an ACK
+        // of retransmitted data is measured.
+        if seq_rtt_us < 0 && pkt.tsecr != 0 && flag & FLAG_DATA_ACKED != 0 {
+            let ts_rtt_us = tcp_rtt_tsopt_us(self.ts_at(now), pkt.tsecr, 1);
+            seq_rtt_us = ts_rtt_us;
+            ca_rtt_us = ts_rtt_us;
         }
         acc.rs.rtt_us = ca_rtt_us;
         if seq_rtt_us >= 0 {

@@ -40,8 +40,15 @@
 //!   `tcp_timeout_mark_lost`), ssthresh from the algorithm, cwnd = in_flight + 1, state
 //!   Loss, head retransmitted, RTO backed off. In Loss, a retransmission RACK finds lost
 //!   again moves the sender to Recovery (`FLAG_LOST_RETRANS`).
+//! - RTT samples (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): from the send times of
+//!   never-retransmitted segments (Karn), else from the timestamp option when the ACK
+//!   advances snd_una (RFC 7323 RTTM: `tcp_rtt_tsopt_us`, whole milliseconds, at least
+//!   1): an ACK of retransmitted data echoes the retransmission's TSval (the
+//!   receiver's `ts_recent`, [`receiver`]), and that sample feeds srtt, min_rtt and the
+//!   algorithm's ca_rtt alike.
 //! - `pkts_acked` on every ACK with `AckSample { pkts_acked: segments cumulatively
-//!   acked, rtt_us: RTT of the newest (s)acked never-retransmitted segment (ca_rtt),
+//!   acked, rtt_us: RTT of the newest (s)acked never-retransmitted segment, or the
+//!   timestamp sample above (ca_rtt),
 //!   in_flight: packets in flight before the ACK }` (the seam's definition; recent
 //!   kernels pass `mss * (delivered - prior_delivered)` as `in_flight`).
 //! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks, delayed ACKs (every
@@ -65,8 +72,6 @@
 //!   without D-SACK a probe is judged spurious only by a pure duplicate ACK.
 //! - No undo (`tcp_try_undo_*`, F-RTO, DSACK): reductions are never reverted and
 //!   `undo_cwnd` is not called; spurious RTOs cost what they cost without F-RTO.
-//! - RTT samples follow Karn's rule (never from a retransmitted segment): there is no
-//!   timestamp option echo to measure those.
 //! - SACK compression's RTT is the flow's handshake-like base RTT fixed at build time
 //!   (no timestamp echo, so no `rcv_rtt_est`; see [`receiver`]), and its timer fires
 //!   without the kernel's 100 us hrtimer slack.

@@ -133,7 +133,11 @@ impl Sender {
             self.rack.tsorted.push_back((seq, now_us));
         }
         let mut pkt = Packet::data(self.flow, seq, payload, self.header, !is_new);
-        pkt.ts = self.ts_recent;
+        // tcp_options_write: TSval from this host's clock at the send (the kernel stamps
+        // the skb's departure time, which is now for a segment the pacing check let
+        // through), TSecr = ts_recent.
+        pkt.tsval = self.ts_at(now);
+        pkt.tsecr = self.ts_recent;
         if self.tp.ecn_ok {
             // tcp_ecn_send: new data is ECT(0) and carries a queued CWR; retransmissions
             // are Not-ECT unless the algorithm needs ECN (RFC 3168 Sec. 6.1.5).

@@ -50,6 +50,7 @@
 //!   buffer is free is left out (it needs the queue to fill, which an application that
 //!   reads at once prevents).
 
+use crate::tcp::rtt::tcp_rtt_tsopt_us;
 use crate::time::SimTime;
 
 /// `TCP_RMEM_TO_WIN_SCALE` (include/net/tcp.h): `scaling_ratio` is a fraction of 256.
@@ -260,11 +261,10 @@ impl RcvSpace {
             return;
         }
         // tcp_rtt_tsopt_us with min_delta 0: a same-millisecond echo gives no sample.
-        let delta_ms = now_ts.wrapping_sub(tsecr);
-        if delta_ms == 0 || delta_ms >= i32::MAX as u32 / 1000 {
-            return;
+        let delta_us = tcp_rtt_tsopt_us(now_ts, tsecr, 0);
+        if delta_us > 0 {
+            self.rtt_update(delta_us as u64);
         }
-        self.rtt_update(delta_ms as u64 * 1000);
     }
 
     /// `tcp_rcv_rtt_update(tp, sample, win_dep = 0)`: a smaller sample replaces the

@@ -26,6 +26,12 @@
 //!   (`tcp_rcv_rtt_measure_ts`), the clock of its buffer autotuning. The clock's phase
 //!   against the run's is drawn per flow (a connection starts at an arbitrary point of
 //!   `tcp_clock_ms`), so the millisecond rounding differs between flows and seeds.
+//!   Every ACK echoes `ts_recent` as TSecr: the TSval of the last data segment at or
+//!   below `rcv_wup` (rcv_nxt when the last ACK went out) whose TSval is not older
+//!   (`tcp_replace_ts_recent` / the fast path's `tcp_store_ts_recent`, with PAWS'
+//!   `tcp_paws_check`): the first segment of a delayed-ACK pair, never one out of
+//!   order, and the retransmission that fills a hole (RFC 7323 Sec. 4.3). The sender
+//!   samples RTT from it when Karn's rule forbids one ([`super::input`]).
 //! - SACK blocks (RFC 2018 Sec. 4): the block holding the most recently received
 //!   segment first, then the most recently reported other blocks; at most 3 (the room
 //!   left beside the timestamp option) sent, 4 remembered (`TCP_NUM_SACKS`).
@@ -151,10 +157,12 @@ pub struct Receiver {
     ooo_segs: u64,
     /// The timestamp clock now (`ts_clock`), the TSval of ACKs sent now.
     ts_now: u32,
+    /// `rx_opt.ts_recent`: the data TSval ACKs echo as TSecr (0 before any data).
+    ts_recent: u32,
     /// Where this host's millisecond timestamp clock ticks relative to the run's clock
     /// (ns, in [0, 1 ms)): a connection starts at an arbitrary point of the kernel's
     /// `tcp_clock_ms`, so the millisecond quantisation of its RTT samples has a random
-    /// phase; 0 unless [`Receiver::enable_rcv_space`] sets it.
+    /// phase; set by [`Receiver::set_ts_phase`] (0 until then).
     ts_phase_ns: u64,
     pub delack: Timer,
     /// SACK compression state and its timer.
@@ -206,6 +214,7 @@ impl Receiver {
             syn_ack_ts: 0,
             ooo_segs: 0,
             ts_now: 0,
+            ts_recent: 0,
             ts_phase_ns: 0,
             delack: Timer::default(),
             comp: SackCompress::disabled(),
@@ -227,6 +236,12 @@ impl Receiver {
     pub fn enable_rcv_space(&mut self, truesize: u32, rtt: Dur, ts_phase: Dur) {
         self.rcv_space = Some(RcvSpace::new(self.mss, truesize));
         self.handshake_rtt = rtt;
+        self.set_ts_phase(ts_phase);
+    }
+
+    /// The phase of this host's timestamp clock (below 1 ms; the engine draws it per
+    /// flow and gives the sender the same).
+    pub fn set_ts_phase(&mut self, ts_phase: Dur) {
         self.ts_phase_ns = ts_phase.0 % 1_000_000;
     }
 
@@ -336,7 +351,8 @@ impl Receiver {
         self.stats.acks_sent += 1;
         let (blocks, n) = self.sack_blocks();
         let mut p = Packet::ack(self.flow, ack, &blocks[..n], self.header);
-        p.ts = self.ts_now;
+        p.tsval = self.ts_now;
+        p.tsecr = self.ts_recent;
         if self.ecn {
             self.ecn_mark_ack(&mut p, ece);
         }
@@ -448,7 +464,8 @@ impl Receiver {
         self.ack_now = false;
         let (blocks, n) = self.sack_blocks();
         let mut p = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header);
-        p.ts = self.ts_now;
+        p.tsval = self.ts_now;
+        p.tsecr = self.ts_recent;
         if self.ecn {
             self.ecn_mark_ack(&mut p, self.demand_cwr);
         }
@@ -532,6 +549,15 @@ impl Receiver {
         if self.ecn {
             self.ecn_accept_cwr(pkt);
         }
+        // tcp_replace_ts_recent (tcp_ack, FLAG_UPDATE_TS_RECENT) / the fast path's
+        // tcp_store_ts_recent: a segment at or below rcv_wup that passes
+        // tcp_sequence (its end not below rcv_wup) and PAWS (TSval not older).
+        if seq <= self.rcv_wup
+            && seq + 1 >= self.rcv_wup
+            && pkt.tsval.wrapping_sub(self.ts_recent) as i32 >= 0
+        {
+            self.ts_recent = pkt.tsval;
+        }
         if self.holds(seq) {
             self.quick = TCP_MAX_QUICKACKS;
             self.stats.duplicate_packets += 1;
@@ -540,7 +566,11 @@ impl Receiver {
         }
         if let Some(rs) = self.rcv_space.as_mut() {
             // tcp_rcv_established: tcp_rcv_rtt_measure_ts before tcp_data_queue.
-            let tsecr = if pkt.ts == 0 { self.syn_ack_ts } else { pkt.ts };
+            let tsecr = if pkt.tsecr == 0 {
+                self.syn_ack_ts
+            } else {
+                pkt.tsecr
+            };
             rs.rtt_measure_ts(self.ts_now, tsecr, pkt.payload);
         }
         if seq == self.rcv_nxt {
@@ -1028,16 +1058,42 @@ mod tests {
         assert!(r.on_data(at(42), &seg(119)).ack.is_some());
     }
 
+    /// ACKs echo `ts_recent` (RFC 7323 Sec. 4.3, `tcp_replace_ts_recent`): the TSval of
+    /// the first segment of a delayed pair, not that of a segment out of order, and that
+    /// of the retransmission filling the hole.
+    #[test]
+    fn acks_echo_the_tsval_of_the_segment_at_rcv_wup() {
+        let mut r = rx_warm(); // 0..16 in, each ACKed: rcv_wup = 16
+        let at = |ms: u64| SimTime(ms * 1_000_000);
+        let data = |seq: u64, tsval: u32| {
+            let mut p = seg(seq);
+            p.tsval = tsval;
+            p
+        };
+        // 16 (TSval 100) is at rcv_wup: ts_recent = 100; delayed. 17 (101) is above
+        // rcv_wup 16: not taken; its ACK (two full segments) echoes 100.
+        assert!(r.on_data(at(1), &data(16, 100)).ack.is_none());
+        let a = r.on_data(at(1), &data(17, 101)).ack.unwrap();
+        assert_eq!((a.seq, a.tsecr), (18, 100));
+        // 18 is lost; 19 (103) arrives out of order: ACKed at once, still echoing 100.
+        let a = r.on_data(at(2), &data(19, 103)).ack.unwrap();
+        assert_eq!((a.seq, a.tsecr), (18, 100));
+        // The retransmission of 18 (TSval 110) is at rcv_wup = 18: it fills the hole and
+        // its ACK echoes 110, the retransmission's own send time.
+        let a = r.on_data(at(3), &data(18, 110)).ack.unwrap();
+        assert_eq!((a.seq, a.tsecr), (20, 110));
+    }
+
     /// ACKs carry the receiver's millisecond clock (TSval) for the sender to echo; with
     /// the buffer model the clock runs `ts_phase` ahead of the run's.
     #[test]
     fn acks_carry_the_receivers_timestamp() {
         let mut r = rx(false);
         let a = r.on_data(SimTime(2_500_000), &seg(0)).ack.unwrap();
-        assert_eq!(a.ts, 1_000_002); // 2.5 ms -> 2, plus the clock's offset of 10^6
+        assert_eq!(a.tsval, 1_000_002); // 2.5 ms -> 2, plus the clock's offset of 10^6
         let mut r = rx(false);
         r.enable_rcv_space(2304, Dur::from_ms(40), Dur(600_000));
         let a = r.on_data(SimTime(2_500_000), &seg(0)).ack.unwrap();
-        assert_eq!(a.ts, 1_000_003); // 2.5 + 0.6 = 3.1 ms -> 3
+        assert_eq!(a.tsval, 1_000_003); // 2.5 + 0.6 = 3.1 ms -> 3
     }
 }

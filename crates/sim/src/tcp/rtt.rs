@@ -17,6 +17,8 @@
 //!   milliseconds (`usecs_to_jiffies`) and capped at `TCP_RTO_MAX` = 120 s.
 //! - Backoff doubles the RTO per expiry (`tcp_retransmit_timer`) and is reset by the
 //!   next valid RTT sample (`tcp_ack_update_rtt`).
+//! - Timestamp samples (`tcp_rtt_tsopt_us`): the echoed TSecr against this host's
+//!   millisecond clock, for ACKs of retransmitted data ([`super::input`]).
 //! - min_rtt: Kathleen Nichols' windowed min-filter (lib/win_minmax.c
 //!   `minmax_running_min`, in `tcplab_cc::minmax`, shared with BBR's max filter) over
 //!   `tcp_min_rtt_wlen` = 300 s in jiffies, as `tcp_update_rtt_min` does.
@@ -33,6 +35,26 @@ pub const TCP_RTO_MAX: Dur = Dur(120 * NS_PER_S);
 pub const TCP_TIMEOUT_INIT: Dur = Dur(NS_PER_S);
 /// `sysctl_tcp_min_rtt_wlen`: 300 s, in jiffies (HZ = 1000).
 pub const MIN_RTT_WLEN_JIFFIES: u32 = 300 * 1000;
+
+/// `TCP_TS_HZ`: the timestamp clock ticks in milliseconds.
+pub const TCP_TS_HZ: u32 = 1000;
+
+/// `tcp_rtt_tsopt_us(tp, min_delta)` (6.18): the RTT an echoed `tsecr` gives at
+/// timestamp-clock reading `now_ts`, in us: whole milliseconds, a delta of 0 counted as
+/// `min_delta` ms (1 for the sender's samples, 0 for the receiver's since "tcp: fix
+/// zero RTT samples" in 6.16); -1 for a delta too large to be an RTT (a TSecr from the
+/// future or from ~25 days ago).
+pub fn tcp_rtt_tsopt_us(now_ts: u32, tsecr: u32, min_delta: u32) -> i64 {
+    let mut delta = now_ts.wrapping_sub(tsecr);
+    let us_per_tick = 1_000_000 / TCP_TS_HZ;
+    if delta < i32::MAX as u32 / us_per_tick {
+        if delta == 0 {
+            delta = min_delta;
+        }
+        return i64::from(delta * us_per_tick);
+    }
+    -1
+}
 
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
@@ -275,6 +297,20 @@ mod tests {
         e.on_sample(Dur::from_ms(40), 2, 10);
         // m = 0: mdev_us = 80_000 - 20_000 = 60_000 < rttvar_us 200_000: RTO = 240 ms.
         assert_eq!(e.rto(), Dur::from_ms(240));
+    }
+
+    #[test]
+    fn timestamp_samples_are_whole_milliseconds_and_at_least_min_delta() {
+        // Sent at clock 1_000_040, echoed back read at 1_000_083: 43 ms.
+        assert_eq!(tcp_rtt_tsopt_us(1_000_083, 1_000_040, 1), 43_000);
+        // Same millisecond: 0 ms counts as min_delta.
+        assert_eq!(tcp_rtt_tsopt_us(1_000_040, 1_000_040, 1), 1_000);
+        assert_eq!(tcp_rtt_tsopt_us(1_000_040, 1_000_040, 0), 0);
+        // A TSecr one tick ahead of the clock wraps to ~2^32 ms: no sample.
+        assert_eq!(tcp_rtt_tsopt_us(1_000_040, 1_000_041, 1), -1);
+        // The bound INT_MAX / 1000 = 2_147_483 ms.
+        assert_eq!(tcp_rtt_tsopt_us(2_147_482, 0, 1), 2_147_482_000);
+        assert_eq!(tcp_rtt_tsopt_us(2_147_483, 0, 1), -1);
     }
 
     #[test]

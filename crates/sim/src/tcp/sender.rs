@@ -7,6 +7,7 @@ use tcplab_cc::helpers::tcp_packets_in_flight;
 use tcplab_cc::{CaState, CcView, CongestionOps};
 
 use crate::app::App;
+use crate::net::packet::ts_clock;
 use crate::net::SackBlock;
 use crate::sched::Timer;
 use crate::tcp::rack::Rack;
@@ -106,6 +107,9 @@ pub struct Sender {
     /// `rx_opt.ts_recent`: the latest ACK's TSval, echoed as every data segment's TSecr
     /// (`tcp_store_ts_recent`; links do not reorder, so the latest is the newest).
     pub(super) ts_recent: u32,
+    /// Where this host's millisecond timestamp clock ticks against the run's (ns, in
+    /// [0, 1 ms)); the receiver of the flow has the same (see `Packet::tsval`).
+    pub(super) ts_phase_ns: u64,
     pub stats: SenderStats,
 }
 
@@ -162,6 +166,7 @@ impl Sender {
             ecn_queue_cwr: false,
             ca_needs_ecn: false,
             ts_recent: 0,
+            ts_phase_ns: 0,
             stats: SenderStats::default(),
         }
     }
@@ -226,6 +231,18 @@ impl Sender {
 
     pub fn packets_in_flight(&self) -> u32 {
         tcp_packets_in_flight(&self.tp)
+    }
+
+    /// The phase of this host's timestamp clock (below 1 ms): the engine draws one per
+    /// flow and gives both of its hosts the same, as on one kernel.
+    pub fn set_ts_phase(&mut self, ts_phase: Dur) {
+        self.ts_phase_ns = ts_phase.0 % 1_000_000;
+    }
+
+    /// The timestamp clock at `now` (`tcp_time_stamp_ts`: milliseconds of this host's
+    /// clock), the TSval of a segment sent now.
+    pub(super) fn ts_at(&self, now: SimTime) -> u32 {
+        ts_clock(now.0 as i64 + self.ts_phase_ns as i64)
     }
 
     /// `tcp_rearm_rto`.

@@ -235,13 +235,16 @@ impl World {
             if t.sack_compression {
                 receiver.enable_sack_compression(rtt);
             }
+            // The timestamp clock's phase against the flow's start: uniform in [0, 1 ms),
+            // from the run seed (stream "ts/<flow>"); the flow's two hosts share it, as
+            // the kernel backend's namespaces share one kernel's clock.
+            let phase = Dur(rng.stream(&format!("ts/{i}")).next_u64() % 1_000_000);
+            sender.set_ts_phase(phase);
+            receiver.set_ts_phase(phase);
             if t.receive_buffer == crate::config::ReceiveBuffer::Linux {
                 let truesize = t.rcv_truesize.unwrap_or_else(|| {
                     crate::tcp::rcv_space::tun_truesize(t.mss_bytes + t.header_bytes)
                 });
-                // The timestamp clock's phase against the flow's start: uniform in
-                // [0, 1 ms), from the run seed (stream "ts/<flow>").
-                let phase = Dur(rng.stream(&format!("ts/{i}")).next_u64() % 1_000_000);
                 receiver.enable_rcv_space(truesize, rtt, phase);
             }
             queue.push(app.start, Event::AppStart(i as u32));
@@ -336,7 +339,13 @@ impl World {
                 cwnd_pkts: tp.snd_cwnd,
                 inflight_pkts: s.packets_in_flight(),
                 pacing_rate_bps: tp.pacing_rate as f64 * 8.0,
-                srtt_ms: s.rtt.srtt_ns() as f64 / 1e6,
+                // NaN before the first RTT sample, as the kernel backend's TCP_INFO rows
+                // are before the flow connects (the kernel's srtt_us is 0 there too).
+                srtt_ms: if s.rtt.srtt_ns() > 0 {
+                    s.rtt.srtt_ns() as f64 / 1e6
+                } else {
+                    f64::NAN
+                },
                 rtt_ms: if s.rtt.latest_us >= 0 {
                     s.rtt.latest_us as f64 / 1e3
                 } else {

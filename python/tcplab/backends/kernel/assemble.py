@@ -8,8 +8,10 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   ``ca_state``: the sender's ``TCP_INFO`` at the sample time (``snd_cwnd``;
   ``unacked - sacked - lost + retrans`` as tcp_packets_in_flight(); ``pacing_rate``;
   ``rtt``; ``delivery_rate``; ``ca_state``).
-* ``rtt_ms``: also ``tcpi_rtt`` (the smoothed RTT). Deviation: ``TCP_INFO`` has no latest
-  RTT sample, which is what the simulator records here.
+* ``rtt_ms``: NaN. The simulator's column is the latest RTT sample; ``TCP_INFO`` has
+  none, and filling it with the smoothed RTT made ``mean_rtt_ms`` mean two things (1.5-4
+  ms apart). The smoothed RTT is ``srtt_ms`` on both backends (``mean_srtt_ms``,
+  docs/METRICS.md).
 * ``throughput_bps``: payload bytes of the flow's data segments that reached the
   receiver's namespace during the interval, counted by the emulator (duplicates
   included, as the simulator). ``goodput_bps``: bytes the receiving application read
@@ -32,6 +34,9 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   counter and are left out. ``ce_packets``, ``ece_acks`` and ``ecn_reductions`` are 0:
   kernel runs negotiate no ECN (the emulator runs no qdisc that could mark).
 * Queue series and per-link counters: the emulator's bottleneck, the simulator's model.
+* ``emulator``: the emulator's report (summary.json ``engine.emulator``), with
+  ``lateness_flag``: why its lateness could have changed the result (empty if none; see
+  :func:`lateness_flag`).
 """
 
 from __future__ import annotations
@@ -113,7 +118,6 @@ def assemble(
                         )
                     }
                 )
-                row["rtt_ms"] = s["srtt_ms"]
                 row["sending_rate_bps"] = _rate(sent, prev[i]["sent"], dt_s)
                 row["retransmits"] = int(retx - (prev[i]["retx"] or 0.0))
                 for c in _KERNEL_CC:
@@ -175,5 +179,29 @@ def assemble(
                 "cpu_s",
             )
             if k in emu
-        },
+        }
+        | {"lateness_flag": lateness_flag(emu["lateness"])},
     }
+
+
+# The smallest delay increase a kernel algorithm reacts to: HyStart's delay threshold
+# clamp(delay_min / 8, 4 ms, 16 ms) (tcp_cubic.c HYSTART_DELAY_MIN = 4 ms).
+LATE_MAX_NS = 4_000_000
+# More than this share of events over 1 ms late (the ACK-train spacing HyStart tests
+# is 2 ms; a 20 Mbit/s link serialises a packet in 0.6 ms).
+LATE_OVER_1MS_SHARE = 1e-3
+
+
+def lateness_flag(lat: dict) -> list[str]:
+    """Why the emulator's lateness (``Lateness`` of crates/emu) could have changed what the
+    kernel did, or [] when it could not: a late wake-up delays a packet's hand-over to
+    the kernel (never the queue's schedule), i.e. adds delay jitter to its RTT. Flagged:
+    a wake-up as late as the smallest delay increase an algorithm reacts to (HyStart's 4
+    ms), or more than 0.1 % of events over 1 ms late."""
+    why = []
+    if lat.get("max_ns", 0) >= LATE_MAX_NS:
+        why.append(f"max lateness {lat['max_ns'] / 1e6:.1f} ms >= 4 ms (HyStart's delay threshold)")
+    n = lat.get("events", 0)
+    if n and lat.get("over_1ms", 0) > LATE_OVER_1MS_SHARE * n:
+        why.append(f"{lat['over_1ms']} of {n} events over 1 ms late (> 0.1 %)")
+    return why

@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""A plain veth + tbf + netem reference for the kernel backend (issue 20): the same
+kernel TCP, but the bottleneck is Linux's own token bucket on a veth pair instead of
+tcplab-emu's TUN link, so that a difference between the two says what the TUN path
+changes.
+
+    sudo python scripts/veth_testbed.py --cc reno,cubic --rate 20 --rtt 40 --buffer 1 \\
+        --duration 20 --runs 3
+
+Topology, three namespaces made for the run (``tcplabveth-<pid>-snd|rtr|rcv``) and two
+veth pairs; addresses exist only inside them (10.202.0.0/24 sender side, 10.202.1.0/24
+receiver side):
+
+    snd --veth-- rtr [tbf: rate, queue of BUFFER x BDP packets] --veth-- rcv [netem: RTT]
+
+- Bottleneck: ``tbf rate R burst 1 MTU`` at the router's egress toward the receiver,
+  its queue ``limit`` = BUFFER x BDP packets x 1514 bytes (the packets on this wire
+  carry a 14-byte Ethernet header; the emulator counts 1500-byte IP packets).
+- Propagation delay: ``netem delay RTT`` on the receiver's egress (the ACK path), so the
+  data path has no queue but the tbf's; netem's limit is far above a window.
+- One MSS per packet as the kernel backend sends (``gso_max_segs 1``, GRO off on the
+  router's interfaces is not needed: forwarding resegments), the socket buffers and
+  sysctls of the kernel backend (``tcp_rmem``/``tcp_wmem`` max 64 MB,
+  ``tcp_no_metrics_save``).
+- Flows: one connection per algorithm, all starting together, bulk writes for
+  ``--duration`` seconds; per flow, bytes read by the receiver (share) and
+  ``tcpi_total_retrans`` at the end.
+
+Bounded: every child has a timeout of duration + 30 s; the namespaces are removed on
+exit, on an exception and on Ctrl-C / SIGTERM, and leftovers of a killed run
+(``tcplabveth-<pid>-*`` whose pid no longer runs) are removed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+PREFIX = "tcplabveth-"
+PORT = 5000
+TCP_CONGESTION = 13
+TCP_INFO = 11
+MSS_WIRE = 1500  # IP packet of a full segment (the emulator's unit)
+ETH = 14
+
+
+def sh(*args: str, ns: str | None = None, check: bool = True, timeout: float = 15) -> str:
+    cmd = (["ip", "netns", "exec", ns] if ns else []) + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def clean_stale() -> None:
+    """Remove namespaces of testbed runs whose process is gone."""
+    for line in sh("ip", "netns", "list").splitlines():
+        m = re.match(rf"^{PREFIX}(\d+)-\w+", line)
+        if m and not os.path.exists(f"/proc/{m.group(1)}"):
+            sh("ip", "netns", "del", line.split()[0], check=False)
+
+
+class Testbed:
+    def __init__(self, rate_mbit: float, rtt_ms: float, buffer_bdp: float) -> None:
+        p = f"{PREFIX}{os.getpid()}"
+        self.snd, self.rtr, self.rcv = f"{p}-snd", f"{p}-rtr", f"{p}-rcv"
+        self.rate_mbit, self.rtt_ms = rate_mbit, rtt_ms
+        bdp_pkts = rate_mbit * 1e6 * rtt_ms / 1e3 / 8 / MSS_WIRE
+        self.limit_pkts = max(1, int(buffer_bdp * bdp_pkts))
+
+    def up(self) -> None:
+        for ns in (self.snd, self.rtr, self.rcv):
+            sh("ip", "netns", "add", ns)
+            sh("ip", "link", "set", "lo", "up", ns=ns)
+        sh(
+            "ip",
+            "link",
+            "add",
+            "vs",
+            "netns",
+            self.snd,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "va",
+            "netns",
+            self.rtr,
+        )
+        sh(
+            "ip",
+            "link",
+            "add",
+            "vb",
+            "netns",
+            self.rtr,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "vr",
+            "netns",
+            self.rcv,
+        )
+        for ns, dev, addr in (
+            (self.snd, "vs", "10.202.0.1/24"),
+            (self.rtr, "va", "10.202.0.2/24"),
+            (self.rtr, "vb", "10.202.1.2/24"),
+            (self.rcv, "vr", "10.202.1.1/24"),
+        ):
+            sh("ip", "addr", "add", addr, "dev", dev, ns=ns)
+            sh("ip", "link", "set", dev, "up", "gso_max_segs", "1", ns=ns)
+        sh("ip", "route", "add", "default", "via", "10.202.0.2", ns=self.snd)
+        sh("ip", "route", "add", "default", "via", "10.202.1.2", ns=self.rcv)
+        sh("sysctl", "-qw", "net.ipv4.ip_forward=1", ns=self.rtr)
+        for ns in (self.snd, self.rcv):
+            for k, v in (
+                ("net.ipv4.tcp_rmem", "4096 131072 67108864"),
+                ("net.ipv4.tcp_wmem", "4096 16384 67108864"),
+                ("net.ipv4.tcp_no_metrics_save", "1"),
+            ):
+                sh("sysctl", "-qw", f"{k}={v}", ns=ns)
+        sh(
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            "vb",
+            "root",
+            "tbf",
+            "rate",
+            f"{self.rate_mbit}mbit",
+            "burst",
+            str(MSS_WIRE + ETH),
+            "limit",
+            str(self.limit_pkts * (MSS_WIRE + ETH)),
+            ns=self.rtr,
+        )
+        try:
+            sh(
+                "tc",
+                "qdisc",
+                "add",
+                "dev",
+                "vr",
+                "root",
+                "netem",
+                "delay",
+                f"{self.rtt_ms}ms",
+                "limit",
+                "100000",
+                ns=self.rcv,
+            )
+        except RuntimeError as exc:
+            # The kernel of issue 20's machine (6.18 "fc", a Firecracker guest) has no
+            # sch_netem: "Specified qdisc kind is unknown".
+            raise SystemExit(f"no netem qdisc on this kernel, so no delay: {exc}") from None
+
+    def down(self) -> None:
+        for ns in (self.snd, self.rtr, self.rcv):
+            sh("ip", "netns", "del", ns, check=False)
+
+    def drops(self) -> int:
+        out = sh("tc", "-s", "qdisc", "show", "dev", "vb", ns=self.rtr)
+        m = re.search(r"dropped (\d+)", out)
+        return int(m.group(1)) if m else -1
+
+
+def role_recv(n: int, duration: float) -> None:
+    """Accept n connections on PORT..PORT+n-1 and count the bytes each delivers."""
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    got = [0] * n
+    for i in range(n):
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("10.202.1.1", PORT + i))
+        ls.listen(1)
+        sel.register(ls, selectors.EVENT_READ, ("listen", i))
+    print("ready", flush=True)
+    end = time.monotonic() + duration + 10
+    while time.monotonic() < end:
+        for key, _ in sel.select(timeout=0.5):
+            kind, i = key.data
+            if kind == "listen":
+                c, _ = key.fileobj.accept()
+                sel.register(c, selectors.EVENT_READ, ("conn", i))
+            else:
+                b = key.fileobj.recv(1 << 20)
+                if not b:
+                    sel.unregister(key.fileobj)
+                got[i] += len(b)
+    print(json.dumps({"received_bytes": got}), flush=True)
+
+
+def role_send(ccs: list[str], duration: float) -> None:
+    """One connection per algorithm; write for `duration` seconds; report retransmissions."""
+    socks = []
+    for i, cc in enumerate(ccs):
+        s = socket.socket()
+        s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+        s.connect(("10.202.1.1", PORT + i))
+        s.setblocking(False)
+        socks.append(s)
+    buf = b"\0" * (64 << 10)
+    end = time.monotonic() + duration
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        sel.register(s, selectors.EVENT_WRITE)
+    while time.monotonic() < end:
+        for key, _ in sel.select(timeout=0.1):
+            try:
+                key.fileobj.send(buf)
+            except BlockingIOError:
+                pass
+    out = []
+    for s in socks:
+        raw = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 104)
+        total_retrans = int.from_bytes(raw[100:104], "little")
+        out.append(total_retrans)
+        s.close()
+    print(json.dumps({"total_retrans": out}), flush=True)
+
+
+def run_once(tb: Testbed, ccs: list[str], duration: float) -> dict:
+    me = [sys.executable, os.path.abspath(__file__)]
+    rcv = subprocess.Popen(
+        [
+            "ip",
+            "netns",
+            "exec",
+            tb.rcv,
+            *me,
+            "--role",
+            "recv",
+            "--n",
+            str(len(ccs)),
+            "--duration",
+            str(duration),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert rcv.stdout is not None
+    rcv.stdout.readline()  # "ready"
+    snd = subprocess.run(
+        [
+            "ip",
+            "netns",
+            "exec",
+            tb.snd,
+            *me,
+            "--role",
+            "send",
+            "--cc",
+            ",".join(ccs),
+            "--duration",
+            str(duration),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=duration + 30,
+    )
+    res_snd = json.loads(snd.stdout.strip().splitlines()[-1])
+    out, _ = rcv.communicate(timeout=duration + 30)
+    res_rcv = json.loads(out.strip().splitlines()[-1])
+    tot = sum(res_rcv["received_bytes"]) or 1
+    return {
+        "cc": ccs,
+        "share": [b / tot for b in res_rcv["received_bytes"]],
+        "retransmissions": res_snd["total_retrans"],
+        "bottleneck_drops": tb.drops(),
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cc", default="reno,cubic", help="one flow per algorithm")
+    ap.add_argument("--rate", type=float, default=20, help="Mbit/s")
+    ap.add_argument("--rtt", type=float, default=40, help="ms")
+    ap.add_argument("--buffer", type=float, default=1, help="in BDPs")
+    ap.add_argument("--duration", type=float, default=20, help="s")
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--role", choices=("recv", "send"), help=argparse.SUPPRESS)
+    ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.role == "recv":
+        role_recv(a.n, a.duration)
+        return 0
+    if a.role == "send":
+        role_send(a.cc.split(","), a.duration)
+        return 0
+    if os.geteuid() != 0:
+        print("needs root (network namespaces)", file=sys.stderr)
+        return 2
+    clean_stale()
+    tb = Testbed(a.rate, a.rtt, a.buffer)
+
+    def stop(signum, _frame):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    runs = []
+    try:
+        for _ in range(a.runs):
+            tb.up()
+            try:
+                r = run_once(tb, a.cc.split(","), a.duration)
+            finally:
+                tb.down()
+            print(json.dumps(r), flush=True)
+            runs.append(r)
+    except KeyboardInterrupt:
+        tb.down()
+        return 130
+    finally:
+        tb.down()
+    if len(runs) > 1:
+        for i, cc in enumerate(a.cc.split(",")):
+            rt = [r["retransmissions"][i] for r in runs]
+            sh_ = [r["share"][i] for r in runs]
+            print(
+                f"{cc}: share {statistics.fmean(sh_):.3f} ± {statistics.stdev(sh_):.3f}, "
+                f"retransmissions {statistics.fmean(rt):.1f} ± {statistics.stdev(rt):.1f}"
+            )
+    print(f"tbf limit {tb.limit_pkts} packets")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
