@@ -173,8 +173,8 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 #[pyfunction]
 fn bpf_object<'py>(py: Python<'py>, object_path: &str) -> PyResult<Bound<'py, PyDict>> {
     use tcplab_bpf::params::BpfParamKind;
-    let bytes =
-        std::fs::read(object_path).map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
+    let bytes = std::fs::read(object_path)
+        .map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
     let obj = catch_unwind(|| tcplab_bpf::BpfObject::parse(&bytes))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -189,7 +189,10 @@ fn bpf_object<'py>(py: Python<'py>, object_path: &str) -> PyResult<Bound<'py, Py
             BpfParamKind::Int { signed, bytes } => {
                 let bits = 8 * bytes as u32;
                 let (lo, hi) = if signed {
-                    (-(2f64.powi(bits as i32 - 1)), 2f64.powi(bits as i32 - 1) - 1.0)
+                    (
+                        -(2f64.powi(bits as i32 - 1)),
+                        2f64.powi(bits as i32 - 1) - 1.0,
+                    )
                 } else {
                     (0.0, 2f64.powi(bits as i32) - 1.0)
                 };
