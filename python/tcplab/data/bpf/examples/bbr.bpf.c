@@ -58,6 +58,15 @@ char _license[] SEC("license") = "GPL";
 
 enum bbr_mode { BBR_STARTUP, BBR_DRAIN, BBR_PROBE_BW, BBR_PROBE_RTT };
 
+/* Hooks for a research variant that includes this file (da_bbr.bpf.c): its name and
+ * PROBE_BW's cwnd gain; plain BBR keeps the kernel's. */
+#ifndef BBR_NAME
+#define BBR_NAME "bpf_bbr"
+#endif
+#ifndef BBR_PROBE_BW_CWND_GAIN
+#define BBR_PROBE_BW_CWND_GAIN(bbr, gain) (gain)
+#endif
+
 const volatile __u32 high_gain = BBR_UNIT * 2885 / 1000 + 1;
 const volatile __u32 drain_gain = BBR_UNIT * 1000 / 2885;
 const volatile __u32 cwnd_gain = BBR_UNIT * 2;
@@ -739,7 +748,7 @@ static __always_inline void bbr_update_gains(struct sock *sk)
 		break;
 	case BBR_PROBE_BW:
 		bbr->pacing_gain = bbr->lt_use_bw ? BBR_UNIT : bbr_pacing_gain_at(bbr->cycle_idx);
-		bbr->cwnd_gain = cwnd_gain;
+		bbr->cwnd_gain = BBR_PROBE_BW_CWND_GAIN(bbr, cwnd_gain);
 		break;
 	default: /* BBR_PROBE_RTT */
 		bbr->pacing_gain = BBR_UNIT;
@@ -877,5 +886,5 @@ struct tcp_congestion_ops bbr = {
 	.ssthresh = (void *)bbr_ssthresh,
 	.min_tso_segs = (void *)bbr_min_tso_segs,
 	.set_state = (void *)bbr_set_state,
-	.name = "bpf_bbr",
+	.name = BBR_NAME,
 };
