@@ -107,7 +107,8 @@ fn same_as_native(name: &str, tweak: fn(&mut WorldConfig)) -> Option<RunOutput> 
     tweak(&mut b);
     let native = World::run_config(&n).unwrap();
     let bpf = World::run_config(&b).unwrap();
-    assert_eq!(bpf.flows[0].cc, "bpf");
+    // A BPF flow is reported by its program's name (tcp_congestion_ops.name).
+    assert_eq!(bpf.flows[0].cc, format!("bpf_{name}"));
     let (x, y) = (comparable(&native), comparable(&bpf));
     assert_eq!(x.0, y.0, "counters");
     for ((n, u), (_, v)) in x.1.iter().zip(&y.1) {
