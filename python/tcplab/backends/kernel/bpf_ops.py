@@ -26,6 +26,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from tcplab.backends.kernel.netns import alive
+
 STATE_DIR = Path("/run/tcplab")
 TCP_CA_NAME_MAX = 16  # include/net/tcp.h
 _SECTIONS = (b".struct_ops", b".struct_ops.link")
@@ -139,16 +141,6 @@ def unregister(ids: list[int], pid: int | None = None) -> None:
     _record(os.getpid() if pid is None else pid).unlink(missing_ok=True)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale() -> list[int]:
     """Unregister the programs of kernel runs whose process is gone; return their ids."""
     if not STATE_DIR.is_dir() or shutil.which("bpftool") is None:
@@ -161,7 +153,7 @@ def clean_stale() -> list[int]:
         except (OSError, ValueError, KeyError, TypeError):
             record.unlink(missing_ok=True)
             continue
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not alive(pid):
             unregister(ids, pid)
             removed += ids
     return removed

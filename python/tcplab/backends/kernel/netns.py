@@ -52,7 +52,8 @@ def ip(*args: str, timeout: float = 10.0) -> str:
     return out.stdout
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (a run that owns namespaces or BPF programs)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -76,7 +77,7 @@ def clean_stale() -> list[str]:
     removed = []
     for name in list_ours():
         pid = int(_OURS.match(name).group(1))  # type: ignore[union-attr]
-        if pid != os.getpid() and not _alive(pid):
+        if pid != os.getpid() and not alive(pid):
             try:
                 ip("netns", "delete", name)
                 removed.append(name)
