@@ -230,3 +230,17 @@ def test_sweep_metric_must_exist(fake_engine, write_spec, tmp_path, capsys):
     assert main(["sweep", str(spec), "-o", str(tmp_path / "sw")]) == 2
     assert "sweep.metrics: unknown metric 'jain_idx'; known: jain_index," in capsys.readouterr().err
     assert not (tmp_path / "sw").exists()
+
+
+def test_shell_completion_names_every_subcommand(capsys):
+    assert main(["completion", "bash"]) == 0
+    script = capsys.readouterr().out
+    for command in ("run", "sweep", "reproduce", "compare", "algorithms", "doctor", "--backend"):
+        assert command in script
+    import subprocess
+
+    # The script is valid bash: it loads and registers a completion for tcplab.
+    r = subprocess.run(
+        ["bash", "-c", script + "\ncomplete -p tcplab"], capture_output=True, text=True
+    )
+    assert r.returncode == 0 and "tcplab" in r.stdout, r.stderr[-500:]

@@ -603,7 +603,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("-n", "--name", help="experiment name (default: the config's file name)")
     t.set_defaults(func=cmd_import_tum)
+
+    c = sub.add_parser(
+        "completion",
+        help='print a shell completion script (eval "$(tcplab completion bash)")',
+    )
+    c.add_argument("shell", choices=("bash", "zsh", "tcsh"))
+    c.set_defaults(func=cmd_completion)
     return p
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    """The shell's completion script for every subcommand and option, generated from this
+    parser by shtab (so it cannot drift from the options)."""
+    import shtab
+
+    print(shtab.complete(build_parser(), shell=args.shell))
+    return 0
 
 
 class Terminated(KeyboardInterrupt):
