@@ -386,7 +386,14 @@ def _check_invariants(res) -> None:
                 assert rtts.min() >= float(f["rtt_ms"]) - 1e-6, f"flow {fid} RTT below base"
 
 
-@settings(max_examples=int(os.environ.get("TCPLAB_FUZZ_FEATURES", "25")))
+# Derandomized in the default profile so that a CI run is reproducible; the long profile
+# (TCPLAB_FUZZ=long) explores. It found a window utilisation of 1.04 with a rate drop at
+# the window's start (the bits reach the receivers a propagation delay after they left
+# the bottleneck at the old rate; analysis/summary.py now shifts the capacity back).
+@settings(
+    max_examples=int(os.environ.get("TCPLAB_FUZZ_FEATURES", "25")),
+    derandomize=os.environ.get("TCPLAB_FUZZ") != "long",
+)
 @given(doc=feature_specs())
 def test_accepted_feature_specs_have_sane_metrics(doc):
     import tcplab

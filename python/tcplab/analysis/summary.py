@@ -376,6 +376,16 @@ def _bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) -
     return float(np.mean(total.to_numpy() / rates))
 
 
+def _downstream_delay_s(spec: Any, group: Any) -> float:
+    """One-way propagation delay (s) from the bottleneck's sending side to flow group
+    ``group``'s receiver: the bottleneck, the path's later hops, the receiver access."""
+    f = spec.flows[int(group)]
+    hops = list(f.path or ["bottleneck"])
+    after = hops[hops.index("bottleneck") :] if "bottleneck" in hops else hops
+    rcv = f.receiver_access.delay if f.receiver_access and f.receiver_access.delay else 0
+    return (sum(spec.link_delay(h) for h in after) + rcv) / 1e9
+
+
 def crosses(spec: Any, group: Any, link: str) -> bool:
     """Whether flow group ``group``'s data crosses the link direction ``link`` (a flow's
     ``path``; absent: the bottleneck alone)."""
@@ -467,8 +477,17 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     on_bottleneck = sel[sel["flow"].isin(through)] if "flow" in sel else sel
     bits_through = bits_of(on_bottleneck, "throughput_bps")
     events = run.bottleneck_events()
-    cap = m.capacity_bits(run.spec.bottleneck.rate, events, t1) - m.capacity_bits(
-        run.spec.bottleneck.rate, events, t0
+    # The bits that reached the receivers in [t0, t1] left the bottleneck a downstream
+    # propagation delay d earlier (the bottleneck's own delay, the links after it, the
+    # receiver's access link): their capacity is that of [t0 - d_max, t1 - d_min], the
+    # union of the window shifted back by each flow's d. Against [t0, t1] itself a rate
+    # drop at the window's start left up to d x (old - new rate) bits over capacity
+    # (utilisation 1.04 in tests/test_fuzz.py).
+    delays = [_downstream_delay_s(run.spec, run.flows.loc[f, "group"]) for f in through]
+    d_min, d_max = (min(delays), max(delays)) if delays else (0.0, 0.0)
+    lo, hi = max(0.0, t0 - d_max), max(0.0, t1 - d_min)
+    cap = m.capacity_bits(run.spec.bottleneck.rate, events, hi) - m.capacity_bits(
+        run.spec.bottleneck.rate, events, lo
     )
     agg["utilization"] = bits_through / cap if cap > 0 else math.nan
     agg["total_goodput_bps"] = bits / (t1 - t0) if t1 > t0 else math.nan
