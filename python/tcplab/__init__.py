@@ -5,7 +5,7 @@
 >>> result.summary[["cc", "goodput_bps", "share"]]          # doctest: +SKIP
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from tcplab.errors import EngineError, SpecError  # noqa: E402
 
