@@ -66,7 +66,7 @@ def test_programs_of_a_killed_run_are_unregistered_by_doctor(capsys):
     from tcplab import bpf
 
     prog = bpf.program(f"bpf:{REPO / 'bpf' / 'examples' / 'reno.bpf.c'}")
-    names, ids = bpf_ops.register([(prog.object_path, prog.name)])
+    names, ids = bpf_ops.register([(prog.object_path.read_bytes(), prog.name)])
     # As if this process had died with SIGKILL: its record names a pid that is gone.
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
@@ -74,7 +74,7 @@ def test_programs_of_a_killed_run_are_unregistered_by_doctor(capsys):
     record = bpf_ops.STATE_DIR / f"bpf-{dead}.json"
     record.write_text(json.dumps({"pid": int(dead), "ids": ids}))
     (bpf_ops.STATE_DIR / f"bpf-{os.getpid()}.json").unlink(missing_ok=True)
-    assert list(names.values())[0] in AVAILABLE.read_text().split()
+    assert names[0] in AVAILABLE.read_text().split()
     assert main(["doctor"]) == 0
     assert (
         f"unregistered BPF programs of dead runs: struct_ops ids {ids}" in capsys.readouterr().out
@@ -86,3 +86,42 @@ def test_renaming_keeps_the_object_loadable():
     data = bytes(64) + b"bpf_reno\0\0\0\0\0\0\0\0"
     with pytest.raises(bpf_ops.BpfLoadError):
         bpf_ops.renamed(data, "bpf_reno", "tl1a")  # not an ELF object: refused, named
+
+
+def test_params_reach_the_program_in_the_kernel(tmp_path):
+    """A flow's params are written into the registered copy's .rodata: the kernel's own
+    view of the program's read-only map (bpftool's BTF-formatted dump) shows CUBIC's
+    ``beta = 512`` and ``hystart = false`` where the object says 717 and true; and a run
+    with params is accepted and runs them."""
+    from tcplab import bpf
+
+    prog = bpf.program(f"bpf:{REPO / 'bpf' / 'examples' / 'cubic.bpf.c'}")
+    data, name = bpf.kernel_object(str(prog.object_path), {"beta": 512, "hystart": False})
+    names, ids = bpf_ops.register([(data, name)])
+    try:
+        maps = json.loads(
+            subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
+        )
+        (rodata,) = [m for m in maps if m.get("name") == f"{names[0]}.rodata"]
+        dump = json.loads(
+            subprocess.run(
+                ["bpftool", "-j", "map", "dump", "id", str(rodata["id"])],
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+    finally:
+        bpf_ops.unregister(ids)
+    values = {k: v for item in dump[0]["formatted"]["value"][".rodata"] for k, v in item.items()}
+    assert (values["beta"], values["hystart"], values["bic_scale"]) == (512, False, 41)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        SPEC.replace("reno.bpf.c", "cubic.bpf.c").replace(
+            'rtt = "40ms"\n', 'rtt = "40ms"\nparams = { beta = 512 }\n', 1
+        )
+    )
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert [f["cc"] for f in summary["flows"]] == ["bpf_cubic", "cubic"]
+    assert summary["flows"][0]["goodput_bps"] > 1e6
+    assert _ours_loaded() == []

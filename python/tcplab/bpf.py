@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -128,6 +129,22 @@ def _program(object_path: str) -> Program:
 def program(cc: str) -> Program:
     """The compiled program a ``bpf:`` cc names (compiling it if needed)."""
     return _program(str(object_for(source_of(cc))))
+
+
+def kernel_object(object_path: str, params: dict[str, Any]) -> tuple[bytes, str]:
+    """What the kernel backend registers for a flow: the object file with ``params``
+    written into its ``.rodata`` (as a libbpf skeleton sets ``skel->rodata->NAME`` before
+    load; ``crates/bpf`` ``patched_elf``), and the program's name."""
+    from tcplab.engine import engine
+
+    name = _program(object_path).name
+    if not params:
+        return Path(object_path).read_bytes(), name
+    try:
+        data = engine().bpf_patched(object_path, json.dumps(params, sort_keys=True))
+    except ValueError as exc:
+        raise BpfBuildError(str(exc)) from None
+    return bytes(data), name
 
 
 def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:

@@ -69,6 +69,16 @@ impl BpfObject {
         params::list(&self.prog)
     }
 
+    /// The object file `elf` (the bytes this object was parsed from) with `values`
+    /// written into .rodata: what the kernel backend registers for a flow's `params`.
+    pub fn patched_elf(
+        &self,
+        elf: &[u8],
+        values: &BTreeMap<String, ParamValue>,
+    ) -> Result<Vec<u8>, BpfError> {
+        params::patch_elf(&self.prog, elf, values)
+    }
+
     /// One flow's instance with `values` applied to .rodata (others keep their defaults).
     /// An unknown name or a value of the wrong kind or range is an error naming it.
     pub fn instantiate_ops(

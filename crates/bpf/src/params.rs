@@ -156,3 +156,34 @@ pub fn apply(
     }
     Ok(globals)
 }
+
+/// The ELF object `elf` (the bytes `prog` was loaded from) with `values` written into
+/// its .rodata sections, for loaders that take a file: the kernel backend registers this
+/// copy with `bpftool struct_ops register`, as a libbpf skeleton would set
+/// `skel->rodata->NAME` before load. Same checks and errors as [`apply`].
+pub fn patch_elf(
+    prog: &Program,
+    elf: &[u8],
+    values: &BTreeMap<String, ParamValue>,
+) -> Result<Vec<u8>, BpfError> {
+    use object::{Object, ObjectSection};
+
+    let globals = apply(prog, values)?;
+    let file = object::File::parse(elf).map_err(|e| BpfError::Elf(e.to_string()))?;
+    let mut out = elf.to_vec();
+    for g in globals.iter().filter(|g| g.name.starts_with(".rodata")) {
+        let section = file
+            .section_by_name(&g.name)
+            .ok_or_else(|| BpfError::Elf(format!("{}: section not in the file", g.name)))?;
+        let (offset, size) = section
+            .file_range()
+            .ok_or_else(|| BpfError::Elf(format!("{}: no bytes in the file", g.name)))?;
+        let (offset, size) = (offset as usize, size as usize);
+        let dst = out
+            .get_mut(offset..offset + size)
+            .filter(|d| d.len() == g.data.len())
+            .ok_or_else(|| BpfError::Elf(format!("{}: section outside the file", g.name)))?;
+        dst.copy_from_slice(&g.data);
+    }
+    Ok(out)
+}

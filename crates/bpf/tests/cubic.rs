@@ -237,3 +237,39 @@ fn hystart_ack_train_ends_slow_start_at_the_hand_computed_ack() {
         assert_eq!(exit_at, Some((129, 138)), "{}", cc.name());
     }
 }
+
+#[test]
+fn patched_object_file_carries_the_parameters() {
+    // The kernel backend registers a copy of the file with the flow's params written into
+    // .rodata: parsed again, the copy's defaults are the given values, the rest unchanged.
+    let Some(bytes) = compile("bpf/examples/cubic.bpf.c") else {
+        return;
+    };
+    let obj = BpfObject::parse(&bytes).unwrap();
+    let p: BTreeMap<String, ParamValue> = [
+        ("beta".to_string(), ParamValue::Num(512.0)),
+        ("hystart".to_string(), ParamValue::Bool(false)),
+    ]
+    .into();
+    let patched = obj.patched_elf(&bytes, &p).unwrap();
+    assert_eq!(patched.len(), bytes.len());
+    let again = BpfObject::parse(&patched).unwrap();
+    let defaults: BTreeMap<String, ParamValue> = again
+        .params()
+        .into_iter()
+        .map(|q| (q.name, q.default))
+        .collect();
+    assert_eq!(defaults["beta"], ParamValue::Num(512.0));
+    assert_eq!(defaults["hystart"], ParamValue::Bool(false));
+    assert_eq!(defaults["bic_scale"], ParamValue::Num(41.0));
+    // beta = 512 in the copy's defaults: ssthresh = cwnd / 2 with no params given.
+    let mut cc = again.instantiate(&BTreeMap::new()).unwrap();
+    assert_eq!(cc.ssthresh(&view(100, 50)), 50);
+    // A wrong value is refused by name, as for a simulated flow.
+    let bad: BTreeMap<String, ParamValue> = [("beta".to_string(), ParamValue::Bool(true))].into();
+    assert!(obj
+        .patched_elf(&bytes, &bad)
+        .unwrap_err()
+        .to_string()
+        .contains("beta"));
+}

@@ -211,6 +211,30 @@ fn bpf_object<'py>(py: Python<'py>, object_path: &str) -> PyResult<Bound<'py, Py
     Ok(d)
 }
 
+/// The object file with a flow's parameters (JSON object text) written into its .rodata,
+/// as the kernel backend registers it (tcplab_bpf::BpfObject::patched_elf); ValueError
+/// naming the parameter or what is wrong with the object.
+#[pyfunction]
+fn bpf_patched<'py>(
+    py: Python<'py>,
+    object_path: &str,
+    params_json: &str,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let bytes = std::fs::read(object_path)
+        .map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
+    let params = serde_json::from_str(params_json)
+        .map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
+    let patched = catch_unwind(|| {
+        let values = tcplab_sim::config::param_values(&params)
+            .map_err(|e| format!("{}: {}", e.field, e.message))?;
+        let obj = tcplab_bpf::BpfObject::parse(&bytes).map_err(|e| e.to_string())?;
+        obj.patched_elf(&bytes, &values).map_err(|e| e.to_string())
+    })
+    .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
+    .map_err(PyValueError::new_err)?;
+    Ok(pyo3::types::PyBytes::new(py, &patched))
+}
+
 /// The engine's contract as JSON Schema text: {"world_config", "run_output"}
 /// (tcplab_sim::schema).
 #[pyfunction]
@@ -229,5 +253,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_object, m)?)?;
+    m.add_function(wrap_pyfunction!(bpf_patched, m)?)?;
     Ok(())
 }

@@ -428,7 +428,9 @@ impl WorldConfig {
 
 /// Parameter values as the registry takes them (numbers or booleans); the error's field
 /// is `params.<name>`.
-fn param_values(
+/// A flow's `params` (JSON) as the values an algorithm takes; the error names
+/// `params.<name>`.
+pub fn param_values(
     params: &BTreeMap<String, serde_json::Value>,
 ) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
     use tcplab_cc::ParamValue;

@@ -11,8 +11,11 @@ object the simulator runs, tcplab.bpf) is registered into the running kernel wit
   each struct_ops map id as it registers; on exit, Ctrl-C or SIGTERM the ``finally`` of
   the run unregisters them; after a SIGKILL, the next kernel run or ``tcplab doctor``
   unregisters what a dead process left (:func:`clean_stale`), as for namespaces.
-* **Parameters** are not set on the kernel (the object's defaults run); a flow with
-  ``params`` is refused, as for the kernel's own algorithms.
+* **Parameters.** A flow's ``params`` are written into the copy's ``.rodata`` before it
+  is registered (``tcplab.bpf.kernel_object``), as a libbpf skeleton sets
+  ``skel->rodata->NAME`` before load: the verifier then sees the flow's values as
+  constants, exactly as the simulator runs them. Flows of one program with different
+  ``params`` are registered as different copies.
 """
 
 from __future__ import annotations
@@ -87,14 +90,14 @@ def _bpftool(*args: str) -> str:
     return r.stdout + r.stderr  # bpftool says "Registered ... id N" on stderr
 
 
-def register(objects: list[tuple[Path, str]]) -> tuple[dict[str, str], list[int]]:
-    """Register each (object, its program name) under a unique name; return
-    {object path: kernel name} and the struct_ops map ids (for :func:`unregister`)."""
+def register(objects: list[tuple[bytes, str]]) -> tuple[list[str], list[int]]:
+    """Register each (object file's bytes, its program name) under a unique name; return
+    the kernel names, in order, and the struct_ops map ids (for :func:`unregister`)."""
     pid = os.getpid()
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     record = _record(pid)
     ids: list[int] = []
-    names: dict[str, str] = {}
+    names: list[str] = []
     record.write_text(json.dumps({"pid": pid, "ids": ids}))
     with tempfile.TemporaryDirectory(prefix=f"tcplab-bpf-{pid}-") as tmp:
         try:
@@ -106,24 +109,24 @@ def register(objects: list[tuple[Path, str]]) -> tuple[dict[str, str], list[int]
 
 
 def _register_each(
-    objects: list[tuple[Path, str]],
+    objects: list[tuple[bytes, str]],
     tmp: Path,
     pid: int,
     record: Path,
     ids: list[int],
-    names: dict[str, str],
+    names: list[str],
 ) -> None:
-    for k, (path, prog_name) in enumerate(objects):
+    for k, (data, prog_name) in enumerate(objects):
         name = unique_name(pid, k)
         copy = tmp / f"{name}.o"
-        copy.write_bytes(renamed(path.read_bytes(), prog_name, name))
+        copy.write_bytes(renamed(data, prog_name, name))
         out = _bpftool("struct_ops", "register", str(copy))
         m = re.search(r"\bid (\d+)", out)
         if m is None:
             raise BpfLoadError(f"bpftool registered {copy.name} but said no id: {out!r}")
         ids.append(int(m.group(1)))
         record.write_text(json.dumps({"pid": pid, "ids": ids}))
-        names[str(path)] = name
+        names.append(name)
 
 
 def unregister(ids: list[int], pid: int | None = None) -> None:

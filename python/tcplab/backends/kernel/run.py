@@ -17,8 +17,9 @@ the kernel's MSS is then ``mss``); ``tcp.initial_cwnd`` -> route ``initcwnd``;
 ``quickack 1``; ``tcp.rack = false`` -> ``net.ipv4.tcp_recovery = 0``;
 ``tcp.tlp = false`` -> ``net.ipv4.tcp_early_retrans = 0``; ``tcp.sack_compression =
 false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver). Not mappable, hence errors:
-algorithm ``params`` (the kernel's modules take none per socket), an algorithm the kernel
-does not offer.
+``params`` of the kernel's own algorithms (its modules take none per socket), an algorithm
+the kernel does not offer. A ``bpf:`` program's ``params`` are written into the copy the
+run registers (``bpf_ops``), so they apply on both backends.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ def check_spec(spec: Spec) -> None:
                     f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}",
                 )
             )
-        if f.params:
+        if f.params and not bpf.is_bpf(f.cc):  # a BPF copy gets them in .rodata
             problems.append(
                 (
                     f"flows[{i}].params",
@@ -195,29 +196,34 @@ def run_kernel(
     duration_ns = config["duration_ns"]
     work = Path(tempfile.mkdtemp(prefix=f"tcplab-kernel-{os.getpid()}-"))
     procs: list[subprocess.Popen] = []
-    # BPF programs: registered under run-unique names before anything else starts.
-    objects = sorted({f["bpf_object"] for f in config["flows"] if f.get("bpf_object")})
-    bpf_names: dict[str, str] = {}
+    # BPF programs: registered under run-unique names before anything else starts, one
+    # copy per (object, params) so that each flow runs its own parameters.
+    bpf_keys = [
+        (f["bpf_object"], json.dumps(f.get("params") or {}, sort_keys=True))
+        if f.get("bpf_object")
+        else None
+        for f in config["flows"]
+    ]
+    distinct = sorted({k for k in bpf_keys if k is not None})
     bpf_ids: list[int] = []
-    by_object: dict[str, str] = {}
-    if objects:
-        by_object = {
-            str(bpf.program(f.cc).object_path): bpf.program(f.cc).name
-            for f in spec.flows
-            if bpf.is_bpf(f.cc)
-        }
+    kernel_name: dict[tuple[str, str], str] = {}
+    program_name: dict[str, str] = {}
+    if distinct:
         try:
-            bpf_names, bpf_ids = bpf_ops.register([(Path(o), by_object[o]) for o in objects])
-        except bpf_ops.BpfLoadError as exc:
+            payload = [bpf.kernel_object(o, json.loads(p)) for o, p in distinct]
+            program_name = {o: name for (o, _), (_, name) in zip(distinct, payload)}
+            names, bpf_ids = bpf_ops.register(payload)
+            kernel_name = dict(zip(distinct, names))
+        except (bpf_ops.BpfLoadError, bpf.BpfBuildError) as exc:
             raise SpecError([("flows", f"the kernel refused the BPF program: {exc}")]) from None
     flows = [
         {
-            "cc": bpf_names.get(f.get("bpf_object") or "", f["cc"]),
+            "cc": kernel_name[key] if key is not None else f["cc"],
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
             "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None,
         }
-        for f in config["flows"]
+        for f, key in zip(config["flows"], bpf_keys)
     ]
     common = {
         "flows": flows,
@@ -302,7 +308,7 @@ def run_kernel(
                     except OSError:
                         pass
         pair.delete()
-        if objects:
+        if bpf_ids:
             bpf_ops.unregister(bpf_ids)
         shutil.rmtree(work, ignore_errors=True)
     if snd_out.get("errors"):
@@ -310,7 +316,7 @@ def run_kernel(
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
     for counters, f in zip(raw["flows"], config["flows"]):
         if f.get("bpf_object"):  # reported by the program's name, as in the simulator
-            counters["cc"] = by_object[f["bpf_object"]]
+            counters["cc"] = program_name[f["bpf_object"]]
     return raw
 
 
