@@ -120,6 +120,9 @@ class Meta(_Strict):
     published: list[Published] = Field(default_factory=list)
     claims: list[Claim] = Field(default_factory=list)
     needs: StrictStr = ""
+    # At most this many seeds when a claim is inconclusive (reproduce/seeds.py; default
+    # the paper's own repetitions, else 10): set only to shorten a long entry.
+    max_seeds: int | None = Field(None, ge=1)
     # Not the paper's claims as the paper measured them, but the catalogue's own
     # experiment (a control, the authors' code) or the paper's sentences measured over a
     # network we made up (a synthetic trace): the reason. Reported with the rest, counted

@@ -13,6 +13,7 @@ import jinja2
 import pandas as pd
 
 from tcplab.analysis.checks import metric_value
+from tcplab.reproduce import seeds
 from tcplab.reproduce.catalogue import PAPERS
 from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point
 
@@ -325,8 +326,10 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
         "the seeds with a 95 % confidence interval of the mean (`reproduce/judge.py`; 'ours' shows "
         "the mean ± that half-width and in how many seeds the check holds on its own): "
         "**agree**: the check holds beyond the seeds' noise; **partly**: only its weaker form "
-        "(the direction) does; **inconclusive**: the interval straddles the check's edge, so the "
-        "seeds cannot decide; **disagree**: the check and its direction fail beyond the noise; "
+        "(the direction) does; **inconclusive**: the interval straddles the check's edge even after "
+        "the seeds at the claim's points were doubled up to the paper's own repetition count "
+        "(ACD 30, ACW 10, TUM 5, else 10; `reproduce/seeds.py`), so the seeds cannot decide; "
+        "**disagree**: the check and its direction fail beyond the noise; "
         "**not run**: the experiment cannot be built yet, or our value is undefined (said which).",
         "",
         f"tcplab {header['version']}"
@@ -368,7 +371,7 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
                 f"### {m.figure}: {m.title}",
                 "",
                 f"[`{_repo_path(res.entry.path)}`]({_link(res.entry.path)})"
-                + (f"; not run: {m.needs}" if m.needs else f"; {len(res.runs)} runs")
+                + (f"; not run: {m.needs}" if m.needs else f"; {_status(res)}")
                 + (f"; **diagnostic**: {m.diagnostic}" if m.diagnostic else ""),
                 "",
             ]
@@ -425,7 +428,7 @@ def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str,
                     "title": m.title,
                     "path": _repo_path(res.entry.path),
                     "link": _link(res.entry.path),
-                    "status": f"not run: {m.needs}" if m.needs else f"{len(res.runs)} runs",
+                    "status": f"not run: {m.needs}" if m.needs else _status(res),
                     "diagnostic": m.diagnostic,
                     "image": images[res.entry.name].as_posix() if res.entry.name in images else "",
                     "claims": [
@@ -462,3 +465,14 @@ def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str,
         overview=overview,
         sections=sections,
     )
+
+
+def _status(res: EntryResult) -> str:
+    """How many runs an entry made, and whether undecided claims got more seeds."""
+    text = f"{len(res.runs)} runs"
+    if res.more_seeds:
+        text += (
+            f" (undecided claims' points raised to {res.more_seeds} seeds, "
+            f"cap {res.seed_cap}; `{seeds.MORE_SEEDS_DIR}/`)"
+        )
+    return text

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.analysis.checks import metric_value
+from tcplab.reproduce import seeds
 from tcplab.reproduce.catalogue import Claim, Entry
 from tcplab.reproduce.judge import Judgement, judge
 from tcplab.runs.directory import is_run_dir
-from tcplab.runs.sweep import load_plan, run_sweep
+from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
 from tcplab.spec.model import apply_overrides
 
 VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")
@@ -89,6 +90,8 @@ class EntryResult:
     claims: list[ClaimResult] = field(default_factory=list)
     out: Path | None = None
     cached: int = 0  # runs found complete from an earlier (possibly interrupted) reproduce
+    more_seeds: int = 0  # seeds reached at the undecided claims' points (0: none added)
+    seed_cap: int = 0  # the most it could have been (seeds.seed_cap)
 
 
 def _fmt(x: float) -> str:
@@ -133,11 +136,52 @@ def run_entry(
     )
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
+    _collect(res, plan, out)
+    res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
+    if not quick:
+        _more_seeds(res, entry, out, workers, executor, progress)
+    return res
+
+
+def _collect(res: EntryResult, plan: Any, out: Path) -> None:
+    """Add a sweep's runs to ``res`` (a run both sweeps hold is counted once)."""
+    have = {r.digest for r in res.runs}
     for job in plan.jobs:
+        if job.digest in have:
+            continue
         summary = json.loads((out / "runs" / job.digest / "summary.json").read_text())
         res.runs.append(Run(job.point, job.seed, job.digest, summary))
-    res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
-    return res
+
+
+def _more_seeds(
+    res: EntryResult, entry: Entry, out: Path, workers: int | None, executor: str, progress: bool
+) -> None:
+    """Double the seeds at the points of inconclusive claims up to the cap, and judge
+    every claim again on all runs (reproduce/seeds.py)."""
+    raw = entry_spec(entry, False)
+    repeat = raw["sweep"]["repeat"]
+    res.seed_cap = seeds.seed_cap(entry.meta.paper, entry.meta.max_seeds)
+    while True:
+        undecided = [c.claim for c in res.claims if c.verdict == "inconclusive"]
+        more = seeds.next_repeat(repeat, res.seed_cap) if undecided else None
+        sub = seeds.restricted(raw, undecided, more) if more else None
+        if sub is None:
+            return
+        repeat = more
+        digests = [j.digest for j in plan_sweep(sub, str(entry.path)).jobs]
+        extra = seeds.seed_cache(out, digests)
+        run_sweep(
+            sub,
+            extra,
+            workers=workers,
+            executor=executor,
+            source=str(entry.path),
+            quiet=True,
+            progress=progress,
+        )
+        _collect(res, load_plan(extra), extra)
+        res.more_seeds = repeat
+        res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
 
 
 def at_point(runs: list[Run], at: dict[str, Any]) -> list[Run]:

@@ -1,0 +1,97 @@
+"""More seeds where the seeds cannot decide (issue 18).
+
+A claim is *inconclusive* when the 95 % interval of its margin over the seeds straddles
+the check's edge (``judge.py``). Before saying so, the runner gives it more seeds: the
+entry's ``repeat`` is doubled, up to a cap, but only at the grid points the undecided
+claims read (their ``at`` and ``of_at`` points; an axis they do not name, or one they
+compare ``across``, keeps all its values). The extra runs form a sweep of their own in
+``<entry dir>/more-seeds/`` next to the entry's sweep, so each directory stays an ordinary
+sweep; the runs both share are hard-linked from the entry's cache, not recomputed. Every
+claim is then judged again on all the runs (a decided claim at those points gets the
+extra seeds too). A claim still undecided at the cap is reported inconclusive with its n.
+
+The cap is the paper's own number of repetitions where it states one, else
+:data:`DEFAULT_CAP`:
+
+* ACD: "We performed 30 separate simulation experiments in the same scenario" (Sec. 3.4);
+* ACW: "the experiment was repeated 10 times for each test case and lasts 300 s" (Sec. 5);
+* TUM: "measurements were repeated five times" (Sec. 4);
+* CWS and BBR' state no count: 10, our choice (a 95 % interval over 10 seeds is within
+  ~1.4x of its width at 30, so more seeds rarely decide a claim that 10 could not).
+
+An entry may set ``[catalogue] max_seeds`` to lower it (a long entry; the report says so).
+``--quick`` never adds seeds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tcplab.runs.directory import is_run_dir
+from tcplab.runs.sweep import LOCK
+
+PAPER_SEEDS = {"acd": 30, "acw": 10, "tum": 5}
+DEFAULT_CAP = 10
+MORE_SEEDS_DIR = "more-seeds"
+
+
+def seed_cap(paper: str, max_seeds: int | None) -> int:
+    """The most seeds an entry's undecided claims get."""
+    cap = PAPER_SEEDS.get(paper, DEFAULT_CAP)
+    return min(cap, max_seeds) if max_seeds is not None else cap
+
+
+def next_repeat(repeat: int, cap: int) -> int | None:
+    """The next seed count to try (doubling), or None at the cap."""
+    return None if repeat >= cap else min(cap, max(2, repeat * 2))
+
+
+def restricted(raw: dict[str, Any], claims: list[Any], repeat: int) -> dict[str, Any] | None:
+    """The entry's sweep spec with ``repeat`` seeds, its axes cut to the values that the
+    ``claims`` read; None when no point is left."""
+    axes = {k: v for k, v in (raw.get("sweep") or {}).items() if k not in ("repeat", "metrics")}
+    wanted: dict[str, set[str]] = {}
+    free: set[str] = set()
+    for c in claims:
+        for axis in (c.across, c.of_across):
+            if axis:
+                free.add(axis)
+        named = set(c.at) | set(c.of_at)
+        for axis in axes:
+            if axis not in named:
+                free.add(axis)
+        for where in (c.at, {**c.at, **c.of_at}):
+            for axis, v in where.items():
+                values = v if isinstance(v, list) else [v]
+                wanted.setdefault(axis, set()).update(str(x) for x in values)
+    sweep = dict(raw.get("sweep") or {})
+    for axis, values in axes.items():
+        if axis in free:
+            continue
+        kept = [x for x in values if str(x) in wanted.get(axis, set())]
+        if not kept:
+            return None
+        sweep[axis] = kept
+    sweep["repeat"] = repeat
+    return {**raw, "sweep": sweep}
+
+
+def seed_cache(entry_dir: Path, digests: list[str]) -> Path:
+    """``<entry_dir>/more-seeds/`` with the entry's finished runs among ``digests``
+    hard-linked into its cache (so the extra sweep recomputes none of them)."""
+    more = entry_dir / MORE_SEEDS_DIR
+    (more / "runs").mkdir(parents=True, exist_ok=True)
+    (more / LOCK).touch()  # a sweep under way: run_sweep takes the directory as its own
+    for d in digests:
+        src, dst = entry_dir / "runs" / d, more / "runs" / d
+        if dst.exists() or not is_run_dir(src):
+            continue
+        try:
+            shutil.copytree(src, dst, copy_function=os.link)
+        except OSError:  # another file system: copy instead
+            shutil.rmtree(dst, ignore_errors=True)
+            shutil.copytree(src, dst)
+    return more

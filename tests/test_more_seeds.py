@@ -1,0 +1,106 @@
+"""More seeds for undecided claims (reproduce/seeds.py, issue 18): the cap is the
+paper's own repetition count, the seed count doubles, only the points the undecided
+claims read get the extra runs, the entry's own runs are reused, and a claim the seeds
+cannot decide is reported inconclusive at the cap with its n."""
+
+import csv
+from pathlib import Path
+
+import pytest
+from tcplab.reproduce import reproduce
+from tcplab.reproduce.catalogue import Claim
+from tcplab.reproduce.seeds import next_repeat, restricted, seed_cap
+
+
+def test_the_cap_is_the_papers_repetition_count():
+    # ACD Sec. 3.4: 30 simulations; ACW Sec. 5: 10 repetitions; TUM Sec. 4: five.
+    assert (seed_cap("acd", None), seed_cap("acw", None), seed_cap("tum", None)) == (30, 10, 5)
+    assert seed_cap("cws", None) == seed_cap("bbrprime", None) == 10  # not stated: ours
+    assert seed_cap("acd", 8) == 8 and seed_cap("tum", 20) == 5  # an entry only lowers it
+
+
+@pytest.mark.parametrize(
+    ("repeat", "cap", "nxt"), [(1, 5, 2), (2, 5, 4), (4, 5, 5), (5, 5, None), (5, 30, 10)]
+)
+def test_seeds_double_up_to_the_cap(repeat, cap, nxt):
+    assert next_repeat(repeat, cap) == nxt
+
+
+def _claim(**kw):
+    return Claim(quote="q", where="w", metric="share[reno]", op=">=", value=0.5, **kw)
+
+
+def test_only_the_points_the_claims_read_get_seeds():
+    raw = {"sweep": {"repeat": 2, "a": [1, 2, 3], "b": ["x", "y"], "c": [10, 20]}}
+    sub = restricted(raw, [_claim(at={"a": 1, "c": 10}, of_at={"a": 3})], 4)
+    # a: the claim's point and its reference's; b not named: all values; c as at.
+    assert sub["sweep"] == {"repeat": 4, "a": [1, 3], "b": ["x", "y"], "c": [10]}
+    # A list in `at` means every value; `across` keeps its axis whole.
+    sub = restricted(raw, [_claim(at={"a": [2, 3], "c": 10}, across="c")], 4)
+    assert sub["sweep"] == {"repeat": 4, "a": [2, 3], "b": ["x", "y"], "c": [10, 20]}
+    assert raw["sweep"]["repeat"] == 2  # the entry's own spec is untouched
+
+
+# Two identical Reno flows: flow 0's share is near 0.5 by symmetry (seeds 1 and 2 give
+# 0.511 +- 0.005 at 1 BDP), so "share >= 0.511" sits inside the seeds' noise and is
+# undecided at 2 seeds; "utilization >= 0.5" holds at any seed. The entry runs 2 seeds at
+# each of two buffers, max_seeds = 4.
+ENTRY = """
+[experiment]
+duration = "3s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+cc = "reno"
+rtt = "40ms"
+count = 2
+[sweep]
+repeat = 2
+"bottleneck.buffer" = ["1bdp", "2bdp"]
+
+[catalogue]
+paper = "tum"
+figure = "Fig. 98"
+title = "seeds test"
+max_seeds = 4
+
+[[catalogue.claims]]
+quote = "undecided"
+where = "here"
+metric = "share[flow0]"
+op = ">="
+value = 0.511
+at = { "bottleneck.buffer" = "1bdp" }
+
+[[catalogue.claims]]
+quote = "decided"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 0.5
+at = { "bottleneck.buffer" = "2bdp" }
+"""
+
+
+def test_an_undecided_claim_gets_seeds_up_to_the_cap(tmp_path):
+    root = tmp_path / "papers"
+    (root / "tum").mkdir(parents=True)
+    (root / "tum" / "tum-fig98-seeds.toml").write_text(ENTRY)
+    out = tmp_path / "out"
+    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
+    with open(out / "claims.csv") as f:
+        rows = {r["quote"]: r for r in csv.DictReader(f)}
+    assert rows["decided"]["verdict"] == "agree" and "n=2" in rows["decided"]["ours"]
+    assert "n=4" in rows["undecided"]["ours"]  # raised from 2 to the cap, 4, and judged
+    entry = out / "tum" / "tum-fig98-seeds"
+    more = sorted(p.name for p in (entry / "more-seeds" / "runs").iterdir())
+    ours = sorted(p.name for p in (entry / "runs").iterdir())
+    # The extra sweep holds the 1bdp point only: its 2 shared runs (hard links) + 2 new.
+    assert len(more) == 4 and len(set(more) & set(ours)) == 2
+    shared = (set(more) & set(ours)).pop()
+    a = entry / "runs" / shared / "summary.json"
+    b = entry / "more-seeds" / "runs" / shared / "summary.json"
+    assert a.stat().st_ino == b.stat().st_ino  # reused, not recomputed
+    assert "raised to 4 seeds, cap 4" in (out / "report.md").read_text()
+    assert Path(out / "report.html").is_file()
