@@ -104,3 +104,74 @@ def test_an_undecided_claim_gets_seeds_up_to_the_cap(tmp_path):
     assert a.stat().st_ino == b.stat().st_ino  # reused, not recomputed
     assert "raised to 4 seeds, cap 4" in (out / "report.md").read_text()
     assert Path(out / "report.html").is_file()
+
+
+# A control (issue 18): the claim judged again with one unswept setting changed. BBR alone
+# on a clean 10 Mbit/s link keeps it busy (utilization >= 0.8 holds); with 30 % random
+# loss on the bottleneck it cannot (the verdict moves: that cause is shown); a 1 s minimum
+# RTO changes nothing on a loss-free path (the verdict stays: that cause is ruled out).
+CONTROLLED = """
+[experiment]
+duration = "3s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+cc = "bbr"
+rtt = "40ms"
+[sweep]
+repeat = 2
+"bottleneck.buffer" = ["1bdp", "2bdp"]
+
+[catalogue]
+paper = "tum"
+figure = "Fig. 97"
+title = "controls test"
+
+[[catalogue.claims]]
+quote = "busy"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 0.8
+at = { "bottleneck.buffer" = "1bdp" }
+control = { set = { "bottleneck.loss" = 0.3 }, cause = "random loss" }
+
+[[catalogue.claims]]
+quote = "busy too"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 0.8
+at = { "bottleneck.buffer" = "2bdp" }
+control = { set = { "tcp.rto_min" = "1s" }, cause = "the minimum RTO" }
+"""
+
+
+def test_a_control_moves_the_verdict_or_rules_its_cause_out(tmp_path):
+    root = tmp_path / "papers"
+    (root / "tum").mkdir(parents=True)
+    (root / "tum" / "tum-fig97-controls.toml").write_text(CONTROLLED)
+    out = tmp_path / "out"
+    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
+    with open(out / "claims.csv") as f:
+        rows = {r["quote"]: r for r in csv.DictReader(f)}
+    assert rows["busy"]["verdict"] == "agree"
+    assert rows["busy"]["control_verdict"] == "disagree"
+    assert "the verdict moves" in rows["busy"]["control"]
+    assert rows["busy too"]["control_verdict"] == "agree"
+    assert "does not move" in rows["busy too"]["control"]
+    # The control's runs: the claim's point only, the entry's seeds.
+    ctl = out / "tum" / "tum-fig97-controls" / "control-1" / "runs"
+    assert len(list(ctl.iterdir())) == 2
+    assert "bottleneck.loss = 0.3" in (out / "report.md").read_text()
+
+
+def test_a_control_may_not_set_a_swept_path(tmp_path):
+    from tcplab.errors import SpecError
+    from tcplab.reproduce.catalogue import load_entry
+
+    path = tmp_path / "tum-fig96.toml"
+    path.write_text(CONTROLLED.replace('"bottleneck.loss" = 0.3', '"bottleneck.buffer" = "3bdp"'))
+    with pytest.raises(SpecError, match=r"control\.set.*swept"):
+        load_entry(path)

@@ -107,6 +107,8 @@ def test_verdicts_report_and_plot(cat, tmp_path):
         and (out / "plots" / "tum-fig99-test.png").stat().st_size > 0
     )
     assert "not run: a cellular link model" in md
+    # The one disagreement, listed with what explains it: nothing yet (no control).
+    assert "1 claims of the papers disagree: 1 open: no control experiment yet." in md
     assert '<img src="plots/tum-fig99-test.png"' in (out / "report.html").read_text()
 
 

@@ -26,6 +26,9 @@ to plot, how to shorten it for ``--quick``, and the paper's claims about it::
                                            # points' means) over this axis, the others fixed by `at`
     of_across = "flows[0].rtt"             # optional, with ``of``: the reference's range likewise
     explain = "..."                        # what we know about a difference
+    control = { set = { "flows[0].params.extra_acked" = false }, cause = "..." }
+                                           # the claim judged again with the suspected cause
+                                           # changed (an unswept path): does the verdict move?
     needs = ""                             # set: the claim cannot run yet, and why
 
 A file whose ``[catalogue]`` has ``needs`` and no spec lists claims that cannot run yet.
@@ -67,6 +70,16 @@ class Weaker(_Strict):
     of_at: dict[str, Any] | None = None
 
 
+class Control(_Strict):
+    """An experiment that tests an explanation: the claim judged again on runs with
+    ``set`` applied (spec paths that the entry does not sweep, e.g.
+    ``"flows[0].params.extra_acked" = false``), at the claim's points and its
+    reference's. If the suspected cause is the cause, the verdict moves."""
+
+    set: dict[str, Any]
+    cause: StrictStr
+
+
 class Claim(_Strict):
     """One sentence of a paper and the check that tests it on our runs."""
 
@@ -87,6 +100,7 @@ class Claim(_Strict):
     weaker: Weaker | None = None
     explain: StrictStr = ""
     needs: StrictStr = ""
+    control: Control | None = None
 
     def check(self, loose: bool = False) -> Check:
         """The claim as a check; ``loose``: its weaker form."""
@@ -241,6 +255,16 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
                         f"it cannot also be fixed in the claim's point",
                     )
                 )
+        if c.control is not None:
+            for path in c.control.set:
+                if path in grid:
+                    problems.append(
+                        (
+                            f"catalogue.claims[{i}].control.set",
+                            f"'{path}' is swept by the entry; a control sets what the grid "
+                            f"does not (its points stay those of the claim)",
+                        )
+                    )
         if c.of_across is not None and c.of is None:
             problems.append(
                 (

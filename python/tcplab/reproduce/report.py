@@ -116,6 +116,8 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
                     "seeds_holding": c.seeds_holding,
                     "verdict": c.verdict,
                     "explanation": c.claim.explain,
+                    "control": c.control_text(),
+                    "control_verdict": c.control.verdict if c.control else "",
                 }
             )
     return pd.DataFrame(rows)
@@ -274,6 +276,51 @@ def _overview(results: list[EntryResult]) -> list[str]:
     return lines + [""]
 
 
+def _explain(c: Any) -> str:
+    """A claim's explanation, followed by its control's outcome when it has one."""
+    return " ".join(x for x in (c.claim.explain, c.control_text()) if x)
+
+
+def _disagreements(results: list[EntryResult]) -> list[str]:
+    """Every disagreement with a paper's sentence and what explains it: a control that
+    moves the verdict shows the cause; one that does not rules that cause out; without a
+    control the explanation is prose only, so the disagreement is open."""
+    rows = []
+    status_count: Counter = Counter()
+    for res in results:
+        if res.entry.meta.diagnostic:
+            continue
+        for k, c in enumerate(res.claims, 1):
+            if c.verdict != "disagree":
+                continue
+            if c.control is None:
+                status = "open: no control experiment yet"
+            elif c.control.verdict != c.verdict:
+                status = "cause shown by a control"
+            else:
+                status = "open: the control did not move it"
+            status_count[status] += 1
+            rows.append(
+                f"| [{res.entry.name} #{k}](#{res.entry.name}-{k}) | {_cell(res.entry.meta.figure)} "
+                f"| {status} | {_cell(_explain(c) or '(none)')} |"
+            )
+    summary = ", ".join(f"{n} {s}" for s, n in sorted(status_count.items()))
+    return [
+        '<a id="disagreements"></a>',
+        "",
+        "## Disagreements and what explains them",
+        "",
+        f"{len(rows)} claims of the papers disagree" + (f": {summary}." if rows else "."),
+        "A control is the claim judged again on runs with the suspected cause changed "
+        "(`control` in the entry); the explanation alone is prose.",
+        "",
+        "| claim | figure | status | explanation |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
 def _repo_path(path: Path) -> str:
     """An entry's path as the repository spells it (experiments/papers/...)."""
     parts = Path(path).as_posix().split("/")
@@ -339,7 +386,7 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
         f"{header['entries']} entries, {header['runs']} runs, {_timing(header)}.",
         "",
         "Contents: [tallies](#tallies) · [overview by figure](#overview)"
-        + "".join(f" · [{PAPERS[p]}](#{p})" for p in PAPERS),
+        " · [disagreements](#disagreements)" + "".join(f" · [{PAPERS[p]}](#{p})" for p in PAPERS),
         "",
         '<a id="tallies"></a>Each sentence of a paper counts once (under the worst verdict of '
         "its checks); the catalogue's own diagnostics are counted apart.",
@@ -358,6 +405,7 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
         "",
     ]
     lines += _overview(results)
+    lines += _disagreements(results)
     for paper in PAPERS:
         mine = [r for r in results if r.entry.meta.paper == paper]
         if not mine:
@@ -394,7 +442,7 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
                             c.check_text(),
                             c.ours_text(),
                             f"**{c.verdict}**",
-                            c.claim.explain,
+                            _explain(c),
                         )
                     )
                     + " |"
@@ -440,7 +488,7 @@ def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str,
                             "check": c.check_text(),
                             "ours": c.ours_text(),
                             "verdict": c.verdict,
-                            "explain": c.claim.explain,
+                            "explain": _explain(c),
                         }
                         for c in res.claims
                     ],

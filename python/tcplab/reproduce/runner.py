@@ -49,6 +49,7 @@ class ClaimResult:
     ci: float = math.nan  # half-width of the 95 % interval of ours' mean over seeds
     seeds_holding: int = 0  # seeds at which the check holds on its own
     undefined: bool = False  # not run because a value is undefined in our runs
+    control: ClaimResult | None = None  # the claim judged on its control's runs
 
     def ours_text(self) -> str:
         if self.undefined:
@@ -61,6 +62,22 @@ class ClaimResult:
             return f"{_fmt(self.ours)} (n={self.seeds}, one value: no interval){tgt}{worst}"
         seeds = f"n={self.seeds}, check holds in {self.seeds_holding}/{self.seeds} seeds"
         return f"{_fmt(self.ours)} ± {_fmt(self.ci)} (95 % CI; {seeds}){tgt}{worst}"
+
+    def control_text(self) -> str:
+        """The control's outcome in words ("" without one)."""
+        if self.control is None or self.claim.control is None:
+            return ""
+        ctl = self.claim.control
+        what = ", ".join(f"{k} = {json.dumps(v)}" for k, v in ctl.set.items())
+        moved = (
+            "the verdict moves: the cause is shown"
+            if self.control.verdict != self.verdict
+            else "the verdict does not move: not this cause alone"
+        )
+        return (
+            f"Control ({ctl.cause}): with {what}, ours {self.control.ours_text()} "
+            f"-> {self.control.verdict}; {moved}."
+        )
 
     def check_text(self) -> str:
         c = self.claim
@@ -140,7 +157,27 @@ def run_entry(
     res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
     if not quick:
         _more_seeds(res, entry, out, workers, executor, progress)
+    for k, c in enumerate(res.claims):
+        if c.claim.control is not None and c.verdict != "not run":
+            c.control = _run_control(
+                entry, c.claim, out / f"control-{k + 1}", quick, workers, executor
+            )
     return res
+
+
+def _run_control(
+    entry: Entry, claim: Claim, out: Path, quick: bool, workers: int | None, executor: str
+) -> ClaimResult:
+    """The claim judged on runs of its points (and its reference's) with the control's
+    ``set`` applied, as many seeds as the entry's sweep has there."""
+    raw = entry_spec(entry, quick)
+    sub = seeds.restricted(raw, [claim], raw["sweep"]["repeat"])
+    assert sub is not None  # the claim's points are in the grid (checked on load)
+    sub = apply_overrides(sub, claim.control.set, f"{entry.name}: control")
+    run_sweep(sub, out, workers=workers, executor=executor, source=str(entry.path), quiet=True)
+    runs = EntryResult(entry)
+    _collect(runs, load_plan(out), out)
+    return evaluate_claim(entry, claim, runs.runs)
 
 
 def _collect(res: EntryResult, plan: Any, out: Path) -> None:
