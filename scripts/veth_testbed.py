@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A plain veth + tbf + netem reference for the kernel backend (issue 20): the same
+"""A plain veth + tbf + delay-line reference for the kernel backend (issue 20): the same
 kernel TCP, but the bottleneck is Linux's own token bucket on a veth pair instead of
 tcplab-emu's TUN link, so that a difference between the two says what the TUN path
 changes.
@@ -11,13 +11,19 @@ Topology, three namespaces made for the run (``tcplabveth-<pid>-snd|rtr|rcv``) a
 veth pairs; addresses exist only inside them (10.202.0.0/24 sender side, 10.202.1.0/24
 receiver side):
 
-    snd --veth-- rtr [tbf: rate, queue of BUFFER x BDP packets] --veth-- rcv [netem: RTT]
+    snd --veth-- rtr [tbf: rate, queue of BUFFER x BDP packets] --veth-- rcv [delay: RTT]
 
 - Bottleneck: ``tbf rate R burst 1 MTU`` at the router's egress toward the receiver,
   its queue ``limit`` = BUFFER x BDP packets x 1514 bytes (the packets on this wire
   carry a 14-byte Ethernet header; the emulator counts 1500-byte IP packets).
-- Propagation delay: ``netem delay RTT`` on the receiver's egress (the ACK path), so the
-  data path has no queue but the tbf's; netem's limit is far above a window.
+- Propagation delay on the receiver's egress (the ACK path), so the data path has no
+  queue but the tbf's: ``netem delay RTT`` where the kernel has sch_netem, else (this
+  machine's 6.18 "fc" kernel has no netem, no fq and no etf) an NFQUEUE delay line,
+  scripts/nfqueue_delay.py: an ``iptables-legacy`` rule per flow (``--sport PORT+i -j
+  NFQUEUE --queue-num i``; the kernel has xt_NFQUEUE but not nft's queue expression) hands
+  each ACK to a process that holds it for the flow's RTT, run at SCHED_FIFO like the
+  kernel backend's emulator. ``--rtt`` takes one value per flow (``--rtt 10,60``).
+  Needs ``iptables`` (Debian: apt-get install iptables).
 - One MSS per packet as the kernel backend sends (``gso_max_segs 1``, GRO off on the
   router's interfaces is not needed: forwarding resegments), the socket buffers and
   sysctls of the kernel backend (``tcp_rmem``/``tcp_wmem`` max 64 MB,
@@ -37,6 +43,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -69,12 +76,17 @@ def clean_stale() -> None:
 
 
 class Testbed:
-    def __init__(self, rate_mbit: float, rtt_ms: float, buffer_bdp: float) -> None:
+    def __init__(
+        self, rate_mbit: float, rtts_ms: list[float], buffer_bdp: float, duration: float
+    ) -> None:
         p = f"{PREFIX}{os.getpid()}"
         self.snd, self.rtr, self.rcv = f"{p}-snd", f"{p}-rtr", f"{p}-rcv"
-        self.rate_mbit, self.rtt_ms = rate_mbit, rtt_ms
-        bdp_pkts = rate_mbit * 1e6 * rtt_ms / 1e3 / 8 / MSS_WIRE
+        self.rate_mbit, self.rtts_ms, self.duration = rate_mbit, rtts_ms, duration
+        # The buffer in BDPs of the first flow's RTT, as the specs' bdp_rtt default.
+        bdp_pkts = rate_mbit * 1e6 * rtts_ms[0] / 1e3 / 8 / MSS_WIRE
         self.limit_pkts = max(1, int(buffer_bdp * bdp_pkts))
+        self.delay_lines: list[subprocess.Popen] = []
+        self.delay = "none"
 
     def up(self) -> None:
         for ns in (self.snd, self.rtr, self.rcv):
@@ -144,27 +156,43 @@ class Testbed:
             str(self.limit_pkts * (MSS_WIRE + ETH)),
             ns=self.rtr,
         )
+        if len(set(self.rtts_ms)) == 1 and self._netem(self.rtts_ms[0]):
+            self.delay = "netem"
+            return
+        self.delay = "nfqueue"
+        here = os.path.dirname(os.path.abspath(__file__))
+        rt = ["chrt", "-f", "10"] if shutil.which("chrt") else []
+        for i, rtt in enumerate(self.rtts_ms):
+            sh(
+                "iptables-legacy", "-A", "OUTPUT", "-p", "tcp", "--sport", str(PORT + i),
+                "-j", "NFQUEUE", "--queue-num", str(i), ns=self.rcv,
+            )  # fmt: skip
+            p = subprocess.Popen(
+                ["ip", "netns", "exec", self.rcv, *rt, sys.executable,
+                 os.path.join(here, "nfqueue_delay.py"), "--queue", str(i),
+                 "--delay-ms", str(rtt), "--seconds", str(self.duration + 15)],
+                stdout=subprocess.PIPE, text=True,
+            )  # fmt: skip
+            self.delay_lines.append(p)
+            assert p.stdout is not None
+            if p.stdout.readline().strip() != "ready":
+                raise RuntimeError(f"the NFQUEUE delay line of flow {i} did not start")
+
+    def _netem(self, rtt_ms: float) -> bool:
         try:
             sh(
-                "tc",
-                "qdisc",
-                "add",
-                "dev",
-                "vr",
-                "root",
-                "netem",
-                "delay",
-                f"{self.rtt_ms}ms",
-                "limit",
-                "100000",
-                ns=self.rcv,
-            )
-        except RuntimeError as exc:
-            # The kernel of issue 20's machine (6.18 "fc", a Firecracker guest) has no
-            # sch_netem: "Specified qdisc kind is unknown".
-            raise SystemExit(f"no netem qdisc on this kernel, so no delay: {exc}") from None
+                "tc", "qdisc", "add", "dev", "vr", "root", "netem",
+                "delay", f"{rtt_ms}ms", "limit", "100000", ns=self.rcv,
+            )  # fmt: skip
+            return True
+        except RuntimeError:
+            return False  # "Specified qdisc kind is unknown": no sch_netem here
 
     def down(self) -> None:
+        for p in self.delay_lines:
+            p.kill()
+            p.wait()
+        self.delay_lines = []
         for ns in (self.snd, self.rtr, self.rcv):
             sh("ip", "netns", "del", ns, check=False)
 
@@ -281,6 +309,7 @@ def run_once(tb: Testbed, ccs: list[str], duration: float) -> dict:
         "share": [b / tot for b in res_rcv["received_bytes"]],
         "retransmissions": res_snd["total_retrans"],
         "bottleneck_drops": tb.drops(),
+        "delay_line": tb.delay,
     }
 
 
@@ -288,7 +317,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cc", default="reno,cubic", help="one flow per algorithm")
     ap.add_argument("--rate", type=float, default=20, help="Mbit/s")
-    ap.add_argument("--rtt", type=float, default=40, help="ms")
+    ap.add_argument("--rtt", default="40", help="ms; one value, or one per flow (10,60)")
     ap.add_argument("--buffer", type=float, default=1, help="in BDPs")
     ap.add_argument("--duration", type=float, default=20, help="s")
     ap.add_argument("--runs", type=int, default=1)
@@ -305,7 +334,14 @@ def main() -> int:
         print("needs root (network namespaces)", file=sys.stderr)
         return 2
     clean_stale()
-    tb = Testbed(a.rate, a.rtt, a.buffer)
+    ccs = a.cc.split(",")
+    rtts = [float(x) for x in a.rtt.split(",")]
+    if len(rtts) == 1:
+        rtts *= len(ccs)
+    if len(rtts) != len(ccs):
+        print("--rtt: give one value or one per flow", file=sys.stderr)
+        return 2
+    tb = Testbed(a.rate, rtts, a.buffer, a.duration)
 
     def stop(signum, _frame):
         raise KeyboardInterrupt
