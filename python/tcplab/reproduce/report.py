@@ -57,15 +57,15 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
                         xytext=(4, 4),
                         fontsize=7,
                     )
+            _mark_claims(ax, meta, metric, xs)
             ax.set_xticks(range(len(xs)), xs, rotation=30, fontsize=8)
             ax.set_xlabel(meta.x)
             ax.set_ylabel(metric)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
         fig.suptitle(
-            f"{meta.figure}: {meta.title}\n(x: published values)"
-            if meta.published
-            else f"{meta.figure}: {meta.title}",
+            f"{meta.figure}: {meta.title}\n(x: published values; grey: the claims' targets, "
+            "a bar for 'within', a triangle for 'at least' / 'at most')",
             fontsize=9,
         )
     else:
@@ -93,6 +93,33 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return True
+
+
+def _mark_claims(ax: Any, meta: Any, metric: str, xs: list[str]) -> None:
+    """The paper's numbers that the claims check, where the figure can show them: a claim
+    on this metric with a plain target (no reference metric) at points of the x axis is
+    drawn at its target, as a bar over its tolerance for ``within`` and a triangle
+    pointing the way that passes for ``>=``/``<=``."""
+    for k, c in enumerate(meta.claims, 1):
+        if c.metric != metric or c.of or c.across or c.value is None or c.needs:
+            continue
+        at = c.at.get(meta.x)
+        if at is None:
+            continue
+        for x in at if isinstance(at, list) else [at]:
+            if str(x) not in xs:
+                continue
+            i = xs.index(str(x))
+            if c.op == "within":
+                ax.errorbar(
+                    [i], [c.value], yerr=[c.tolerance], fmt="_", color="grey", capsize=6, zorder=4
+                )
+            else:
+                marker = "^" if c.op in (">=", ">") else "v"
+                ax.scatter([i], [c.value], marker=marker, s=45, color="grey", zorder=4)
+            ax.annotate(
+                f"claim {k}", (i, c.value), textcoords="offset points", xytext=(-28, -9), fontsize=6
+            )
 
 
 def claims_table(results: list[EntryResult]) -> pd.DataFrame:
