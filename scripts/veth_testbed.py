@@ -304,9 +304,13 @@ def run_once(tb: Testbed, ccs: list[str], duration: float) -> dict:
     out, _ = rcv.communicate(timeout=duration + 30)
     res_rcv = json.loads(out.strip().splitlines()[-1])
     tot = sum(res_rcv["received_bytes"]) or 1
+    # Bits delivered over what the link could carry while the senders wrote (what is
+    # still queued when they stop arrives after; a BDP or two of 20 s is under 1 %).
+    capacity = tb.rate_mbit * 1e6 * duration / 8
     return {
         "cc": ccs,
         "share": [b / tot for b in res_rcv["received_bytes"]],
+        "utilization": tot / capacity,
         "retransmissions": res_snd["total_retrans"],
         "bottleneck_drops": tb.drops(),
         "delay_line": tb.delay,
@@ -370,6 +374,8 @@ def main() -> int:
                 f"{cc}: share {statistics.fmean(sh_):.3f} ± {statistics.stdev(sh_):.3f}, "
                 f"retransmissions {statistics.fmean(rt):.1f} ± {statistics.stdev(rt):.1f}"
             )
+        ut = [r["utilization"] for r in runs]
+        print(f"utilization {statistics.fmean(ut):.3f} ± {statistics.stdev(ut):.3f}")
     print(f"tbf limit {tb.limit_pkts} packets")
     return 0
 
