@@ -34,6 +34,9 @@ from tcplab.runs.directory import is_run_dir
 from tcplab.runs.sweep import LOCK
 
 PAPER_SEEDS = {"acd": 30, "acw": 10, "tum": 5}
+# Run lengths a paper states for all its experiments: ACW Sec. 5, "lasts 300 s" (ACD's
+# 300 s and TUM's per-figure lengths are in each entry already).
+PAPER_DURATION_S = {"acw": 300.0}
 DEFAULT_CAP = 10
 MORE_SEEDS_DIR = "more-seeds"
 
