@@ -230,23 +230,28 @@ def role_recv(n: int, duration: float) -> None:
     print(json.dumps({"received_bytes": got}), flush=True)
 
 
-def role_send(ccs: list[str], duration: float) -> None:
-    """One connection per algorithm; write for `duration` seconds; report retransmissions."""
-    socks = []
-    for i, cc in enumerate(ccs):
+def role_send(ccs: list[str], duration: float, stagger: float = 0.0) -> None:
+    """One connection per algorithm, flow i connecting ``i x stagger`` seconds after the
+    first (a spec's ``stagger``); write until ``duration``; report retransmissions."""
+    import selectors
+
+    socks: list[socket.socket] = []
+    sel = selectors.DefaultSelector()
+    buf = b"\0" * (64 << 10)
+    t0 = time.monotonic()
+    end = t0 + duration
+
+    def connect(i: int, cc: str) -> None:
         s = socket.socket()
         s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
         s.connect(("10.202.1.1", PORT + i))
         s.setblocking(False)
         socks.append(s)
-    buf = b"\0" * (64 << 10)
-    end = time.monotonic() + duration
-    import selectors
-
-    sel = selectors.DefaultSelector()
-    for s in socks:
         sel.register(s, selectors.EVENT_WRITE)
+
     while time.monotonic() < end:
+        while len(socks) < len(ccs) and time.monotonic() >= t0 + len(socks) * stagger:
+            connect(len(socks), ccs[len(socks)])
         for key, _ in sel.select(timeout=0.1):
             try:
                 key.fileobj.send(buf)
@@ -261,7 +266,7 @@ def role_send(ccs: list[str], duration: float) -> None:
     print(json.dumps({"total_retrans": out}), flush=True)
 
 
-def run_once(tb: Testbed, ccs: list[str], duration: float) -> dict:
+def run_once(tb: Testbed, ccs: list[str], duration: float, stagger: float = 0.0) -> dict:
     me = [sys.executable, os.path.abspath(__file__)]
     rcv = subprocess.Popen(
         [
@@ -295,6 +300,8 @@ def run_once(tb: Testbed, ccs: list[str], duration: float) -> dict:
             ",".join(ccs),
             "--duration",
             str(duration),
+            "--stagger",
+            str(stagger),
         ],
         capture_output=True,
         text=True,
@@ -325,6 +332,7 @@ def main() -> int:
     ap.add_argument("--buffer", type=float, default=1, help="in BDPs")
     ap.add_argument("--duration", type=float, default=20, help="s")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--stagger", type=float, default=0.0, help="s between flow starts")
     ap.add_argument("--role", choices=("recv", "send"), help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
@@ -332,7 +340,7 @@ def main() -> int:
         role_recv(a.n, a.duration)
         return 0
     if a.role == "send":
-        role_send(a.cc.split(","), a.duration)
+        role_send(a.cc.split(","), a.duration, a.stagger)
         return 0
     if os.geteuid() != 0:
         print("needs root (network namespaces)", file=sys.stderr)
@@ -356,7 +364,7 @@ def main() -> int:
         for _ in range(a.runs):
             tb.up()
             try:
-                r = run_once(tb, a.cc.split(","), a.duration)
+                r = run_once(tb, a.cc.split(","), a.duration, a.stagger)
             finally:
                 tb.down()
             print(json.dumps(r), flush=True)
