@@ -213,6 +213,11 @@ def test_sweeps_are_compared_point_by_point(tmp_path, capsys):
     assert main(["compare", str(tmp_path / "old"), str(tmp_path / "new")]) == 0
     out = capsys.readouterr().out
     assert "note: point [bottleneck.buffer = 4bdp, seed 1] is missing in new" in out
+    compare_runs([tmp_path / "old", tmp_path / "new"], tmp_path / "cmp")
+    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == ["compare.csv", "compare.md"]
+    md = (tmp_path / "cmp" / "compare.md").read_text()
+    row = next(x for x in md.splitlines() if "experiment.duration" in x)
+    assert [c.strip() for c in row.strip("|").split("|")] == ["experiment.duration", "10s", "2s"]
 
 
 def test_runs_and_sweeps_are_not_mixed(tmp_path, capsys):
