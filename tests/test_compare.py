@@ -225,3 +225,10 @@ def test_runs_and_sweeps_are_not_mixed(tmp_path, capsys):
     write_handmade_sweep(tmp_path / "sw", {"bottleneck.buffer": ["1bdp"]}, [])
     assert main(["compare", str(tmp_path / "run"), str(tmp_path / "sw")]) == 2
     assert "compare runs with runs and sweeps with sweeps" in capsys.readouterr().err
+
+
+def test_a_missing_directory_is_named_before_kinds_are_compared(tmp_path, capsys):
+    write_handmade_sweep(tmp_path / "sw", {"bottleneck.buffer": ["1bdp"]}, [])
+    assert main(["compare", str(tmp_path / "sw"), str(tmp_path / "nothing")]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'nothing'}: not a tcplab run or sweep directory" in err

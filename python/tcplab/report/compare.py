@@ -340,6 +340,9 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
         raise SpecError([("", "compare needs at least two run (or sweep) directories")])
     labels = run_labels(paths)
     sweeps = [is_sweep_dir(p) for p in paths]
+    for p, sweep in zip(paths, sweeps):
+        if not sweep:
+            _read_summary(p)  # refuses what is neither a run nor a sweep, naming it
     if any(sweeps) and not all(sweeps):
         kinds = ", ".join(f"{p} ({'sweep' if s else 'run'})" for p, s in zip(paths, sweeps))
         raise SpecError([("", f"compare runs with runs and sweeps with sweeps; got {kinds}")])
