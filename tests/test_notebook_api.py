@@ -33,6 +33,9 @@ def test_reprs_are_one_short_line(tmp_path):
         "<Result 'handmade': 3 flows (bbr, cubic), 10 s, seed 1, utilization 0.828, not stored>"
     )
     assert repr(r.run) == "<RunData 'handmade': 3 flows, series 300 rows, queue 100 rows>"
+    assert repr(r.spec) == (
+        "<Spec 'handmade': bottleneck 20Mbps 5ms 50pkt, flows 2 x bbr, 1 x cubic, 10s, seed 1>"
+    )
 
 
 @pytest.mark.parametrize(
