@@ -15,7 +15,9 @@ cd "$(dirname "$0")/.."
 out="${1:-dist}"
 py="${PYTHON:-python3}"
 "$py" -m pip install --quiet "maturin>=1.5,<2" ziglang auditwheel
-"$py" -m maturin build --release --compatibility manylinux2014 --zig --out "$out"
+# --strip: the release profile keeps line-table debug info for profiling (Cargo.toml);
+# a user's wheel does not need it (module 11 MB -> 1.9 MB, wheel 3.6 MB -> 1.2 MB).
+"$py" -m maturin build --release --strip --compatibility manylinux2014 --zig --out "$out"
 wheel="$(ls -t "$out"/tcplab-*-abi3-manylinux*.whl | head -1)"
 # auditwheel checks the wheel's shared-library dependencies and glibc symbol versions
 # against the manylinux policy the tag claims; it fails if the tag is a lie.
