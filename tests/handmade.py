@@ -78,3 +78,43 @@ def handmade_run() -> Result:
     run = RunData(spec, series, queue, flows, queues, {})
     summary = summarize(run)
     return Result(spec, series, queue, flow_metrics(run), summary["aggregate"], summary, run=run)
+
+
+def write_handmade_sweep(
+    out, axes: dict, runs: list[tuple[dict, int, dict, list[dict]]], digest_tag: str = ""
+) -> None:
+    """A hand-made sweep directory (no engine): ``sweep.json`` over ``axes`` and, for each
+    ``(point, seed, aggregate, flows)``, a minimal finished run in ``runs/<digest>/``
+    (manifest.json, spec.toml with the point applied, summary.json, a two-sample
+    series.parquet per flow). ``digest_tag`` makes the digests of two sweeps differ."""
+    import json
+    from pathlib import Path
+
+    from tcplab.spec.model import apply_overrides
+    from tcplab.spec.tomlout import dumps
+
+    out = Path(out)
+    plan_runs = []
+    for k, (point, seed, aggregate, flows) in enumerate(runs):
+        digest = f"{k:04d}{digest_tag}"
+        d = out / "runs" / digest
+        d.mkdir(parents=True)
+        spec = apply_overrides(SPEC, {**point, "experiment.seed": seed}, "sweep")
+        (d / "spec.toml").write_text(dumps(spec))
+        (d / "manifest.json").write_text("{}")
+        by_cc: dict = {}
+        for f in flows:
+            by_cc.setdefault(f["cc"], {"share": 0.0})["share"] += f.get("share", 0.0)
+        summary = {"aggregate": aggregate, "by_cc": by_cc, "flows": flows}
+        (d / "summary.json").write_text(json.dumps(summary))
+        pd.DataFrame(
+            {
+                "time_s": [0.1, 0.2] * len(flows),
+                "flow": [f["flow"] for f in flows for _ in (0, 1)],
+                "throughput_bps": [1e6, 2e6] * len(flows),
+            }
+        ).to_parquet(d / "series.parquet")
+        plan_runs.append({"point": point, "repeat": 0, "seed": seed, "digest": digest})
+    doc = {"axes": axes, "repeat": 1, "metrics": [], "runs": plan_runs}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sweep.json").write_text(json.dumps(doc))

@@ -126,6 +126,14 @@ def load(path: str | Path) -> Result:
     return load_run(path)
 
 
+def load_sweep(path: str | Path) -> Any:
+    """Load a stored sweep directory: see :class:`tcplab.runs.sweep_data.SweepData`
+    (``.table`` one row per run and flow, ``.runs`` one per run, ``.series``)."""
+    from tcplab.runs.sweep_data import load_sweep as _load_sweep
+
+    return _load_sweep(path)
+
+
 def sweep(
     spec: SpecLike,
     out: str | Path,

@@ -62,6 +62,12 @@ class RunData:
     # Constant-rate sources (tcplab.sources): the engine's per-source counters.
     sources: list[dict[str, Any]] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        return (
+            f"<RunData {self.spec.experiment.name!r}: {len(self.flows)} flows, "
+            f"series {len(self.series)} rows, queue {len(self.queue)} rows>"
+        )
+
     @property
     def interval_s(self) -> float:
         return self.spec.experiment.sample_interval / 1e9

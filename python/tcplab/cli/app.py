@@ -480,12 +480,99 @@ def cmd_import_tum(args: argparse.Namespace) -> int:
     return 0
 
 
+# Every command's --help ends with examples (issue 19): what a researcher types first.
+EXAMPLES = {
+    "tcplab": """
+examples:
+  tcplab run experiments/quickstart.toml -o results/quickstart
+  tcplab sweep experiments/buffer_sweep.toml -o results/buffer_sweep
+  tcplab compare results/a results/b
+  tcplab COMMAND --help          (each command's options and examples)
+""",
+    "run": """
+examples:
+  tcplab run experiments/quickstart.toml -o results/quickstart
+  tcplab run spec.toml -o results/b4 --set bottleneck.buffer=4bdp --seed 2
+  tcplab run spec.toml -o results/cubic --set 'flows[0].cc="cubic"' -q --no-report
+  sudo tcplab run spec.toml -o results/both --backend sim,kernel   (both, then compared)
+""",
+    "doctor": """
+examples:
+  sudo tcplab doctor             (exit 0: a kernel run can start here; 2: what is missing)
+""",
+    "sweep": """
+examples:
+  tcplab sweep experiments/buffer_sweep.toml -o results/buffer_sweep
+  tcplab sweep spec.toml -o results/sw --workers 2 --set experiment.duration=10s
+  RAY_ADDRESS=auto tcplab sweep spec.toml -o results/sw --executor ray
+  (the same command again resumes an interrupted sweep)
+""",
+    "reproduce": """
+examples:
+  tcplab reproduce --list
+  tcplab reproduce cws -o results/catalogue --quick
+  tcplab reproduce acw-fig05d tum-fig06 -o results/catalogue
+  tcplab reproduce -o results/catalogue --docs docs      (regenerates docs/RESULTS.md)
+""",
+    "report": """
+examples:
+  tcplab report results/quickstart                (redraws report.png/pdf)
+  tcplab report results/buffer_sweep              (redraws the summary plots)
+  tcplab report results/buffer_sweep/runs/<digest>
+""",
+    "compare": """
+examples:
+  tcplab compare results/a results/b              (spec difference, then metrics)
+  tcplab compare results/both/sim results/both/kernel -o results/both/cmp
+  tcplab compare results/sweep-old results/sweep-new   (sweeps, point by point)
+  tcplab compare results/a results/b --json | jq '.[] | select(.metric=="share")'
+""",
+    "algorithms": """
+examples:
+  tcplab algorithms
+  tcplab algorithms --json
+  tcplab algorithms --bpf bpf/examples/cubic.bpf.c
+""",
+    "validate": """
+examples:
+  tcplab validate experiments/quickstart.toml     (the resolved spec as TOML)
+  tcplab validate spec.toml --set bottleneck.rate=50Mbps --json
+""",
+    "import-tum": """
+examples:
+  tcplab import-tum config.txt > spec.toml
+  tcplab import-tum config.txt -b 50Mbit -r 10ms -l 200ms -n fig06 > fig06.toml
+""",
+    "completion": """
+examples:
+  eval "$(tcplab completion bash)"                (in ~/.bashrc)
+  tcplab completion zsh > ~/.zfunc/_tcplab
+""",
+}
+
+
+def _with_examples(sub: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """A subcommand whose --help ends with EXAMPLES[name], laid out as written."""
+    return sub.add_parser(
+        name,
+        description=kwargs.get("help"),
+        epilog=EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        **kwargs,
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tcplab", description="A reproducible congestion-control lab.")
+    p = argparse.ArgumentParser(
+        prog="tcplab",
+        description="A reproducible congestion-control lab.",
+        epilog=EXAMPLES["tcplab"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--version", action="version", version=f"tcplab {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("run", help="run one experiment and write its results directory")
+    r = _with_examples(sub, "run", help="run one experiment and write its results directory")
     r.add_argument("spec", help="experiment spec (TOML)")
     r.add_argument("-o", "--output", required=True, help="results directory (written atomically)")
     r.add_argument(
@@ -506,12 +593,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.set_defaults(func=cmd_run)
 
-    d = sub.add_parser(
-        "doctor", help="what the kernel backend needs and whether this machine has it"
+    d = _with_examples(
+        sub, "doctor", help="what the kernel backend needs and whether this machine has it"
     )
     d.set_defaults(func=cmd_doctor)
 
-    s = sub.add_parser("sweep", help="run the [sweep] grid of a spec (resumable)")
+    s = _with_examples(sub, "sweep", help="run the [sweep] grid of a spec (resumable)")
     s.add_argument("spec")
     s.add_argument("-o", "--output", required=True, help="sweep directory; reuse it to resume")
     s.add_argument("--workers", type=int, default=None, help="parallel runs (default: CPU count)")
@@ -526,7 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
 
-    rc = sub.add_parser("reproduce", help="run the papers' catalogue and judge each claim")
+    rc = _with_examples(sub, "reproduce", help="run the papers' catalogue and judge each claim")
     rc.add_argument(
         "select",
         nargs="*",
@@ -551,21 +638,28 @@ def build_parser() -> argparse.ArgumentParser:
     rc.add_argument("-q", "--quiet", action="store_true")
     rc.set_defaults(func=cmd_reproduce)
 
-    rp = sub.add_parser("report", help="redraw the report of a stored run or sweep")
+    rp = _with_examples(sub, "report", help="redraw the report of a stored run or sweep")
     rp.add_argument("dir")
     rp.set_defaults(func=cmd_report)
 
-    c = sub.add_parser(
-        "compare", help="stored runs side by side: metrics, differences, overlaid series"
+    c = _with_examples(
+        sub,
+        "compare",
+        help="stored runs (or sweeps, point by point) side by side: spec difference, metrics, overlaid series",
     )
     c.add_argument(
-        "dirs", nargs="+", metavar="DIR", help="run directories; the first is the reference"
+        "dirs",
+        nargs="+",
+        metavar="DIR",
+        help="run directories, or sweep directories; the first is the reference",
     )
-    c.add_argument("-o", "--output", help="also write compare.csv, compare.md and compare.png here")
+    c.add_argument(
+        "-o", "--output", help="also write compare.csv, compare.md and (for runs) compare.png here"
+    )
     c.add_argument("--json", action="store_true", help="print the table as JSON records")
     c.set_defaults(func=cmd_compare)
 
-    a = sub.add_parser("algorithms", help="list algorithms, parameters, defaults and sources")
+    a = _with_examples(sub, "algorithms", help="list algorithms, parameters, defaults and sources")
     a.add_argument("--json", action="store_true")
     a.add_argument(
         "--bpf",
@@ -574,14 +668,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     a.set_defaults(func=cmd_algorithms)
 
-    v = sub.add_parser("validate", help="check a spec and print it resolved")
+    v = _with_examples(sub, "validate", help="check a spec and print it resolved")
     v.add_argument("spec")
     v.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     v.add_argument("--json", action="store_true", help="print the engine config instead")
     v.set_defaults(func=cmd_validate)
 
-    t = sub.add_parser(
-        "import-tum", help="print a spec for a TUM measurement-framework config (host/link lines)"
+    t = _with_examples(
+        sub,
+        "import-tum",
+        help="print a spec for a TUM measurement-framework config (host/link lines)",
     )
     t.add_argument("config", help="the framework's config file")
     t.add_argument(
@@ -604,7 +700,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("-n", "--name", help="experiment name (default: the config's file name)")
     t.set_defaults(func=cmd_import_tum)
 
-    c = sub.add_parser(
+    c = _with_examples(
+        sub,
         "completion",
         help='print a shell completion script (eval "$(tcplab completion bash)")',
     )

@@ -1,14 +1,33 @@
-"""Two or more stored runs side by side: ``tcplab compare DIR_A DIR_B [...]``.
+"""Stored runs, or sweeps, side by side: ``tcplab compare A B [...]``.
 
 The point is fidelity work (the same spec on the simulator and on the kernel, or one spec
 before and after an engine change): every run is compared with the first, the
 *reference*, metric by metric, per flow and in aggregate, and one figure overlays their
-time series. Only stored files are read (``summary.json``, ``series.parquet``,
-``queue.parquet``); nothing is simulated.
+time series. Only stored files are read (``spec.toml``, ``summary.json``,
+``series.parquet``, ``queue.parquet``); nothing is simulated.
+
+What is printed, in order (issue 19):
+
+1. how the resolved specs differ, field by field (path, the value in each run;
+   :mod:`tcplab.report.spec_diff`); nothing when they are equal;
+2. notes on mismatches (algorithms, durations, flow counts, sweep points missing on one
+   side);
+3. the table: each run's value, ``LABEL - REF`` and ``LABEL / REF``. Rates are in Mbit/s
+   (a metric ``goodput_bps`` of summary.json appears as ``goodput_mbps``), in the printed
+   text and in compare.csv alike, so the numbers read the same everywhere.
 
 Flows are matched by their index. Runs of different specs can be compared, but a flow
 whose algorithm differs between the runs is reported, and flows present in only some of
 the runs appear with empty cells for the others.
+
+Sweep directories (``sweep.json``) are compared point by point: runs are matched by their
+swept values and seed; a run on one side without a partner on the other is named in the
+notes. The table has one row per matched run and aggregate metric (plus each algorithm's
+share), keyed by the swept values and the seed. The spec difference of sweeps is that of
+their matched runs with the swept paths left out (those differ by design). No overlay
+figure is drawn for sweeps (one per point would be a gallery, not a comparison).
+
+Tables are rendered by ``tabulate`` (text and GitHub Markdown).
 """
 
 from __future__ import annotations
@@ -16,13 +35,15 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from tabulate import tabulate
 
 from tcplab.errors import SpecError
+from tcplab.report.spec_diff import diff_docs, read_resolved
 
 # What a researcher checks first when two runs of one scenario disagree (issue 9):
 # shares and rates, losses, delay and queue, and BBR's state timings.
@@ -53,56 +74,87 @@ AGGREGATE_METRICS = [
     "bdp_overestimation_mean",
     "probe_rtt_overlap_s",
 ]
+MBIT = 1e6
+
+
+def shown_metric(name: str) -> tuple[str, float]:
+    """The metric's name in the comparison and the divisor of its values: rates in
+    Mbit/s (``goodput_bps`` -> ``goodput_mbps``, / 1e6), everything else as stored."""
+    if name.endswith("_bps"):
+        return name[: -len("_bps")] + "_mbps", MBIT
+    return name, 1.0
 
 
 @dataclass
 class Comparison:
-    """The side-by-side table of stored runs.
+    """The side-by-side table of stored runs (or of sweeps' matched runs).
 
     Attributes
     ----------
     labels : list of str
         One label per run (the directory name, or its parent's when the names repeat,
-        as ``DIR/sim`` and ``DIR/kernel`` of ``tcplab run --backend sim,kernel`` do not).
+        as ``DIR/sim`` and ``DIR/kernel`` of ``tcplab run --backend sim,kernel`` do).
     table : DataFrame
-        One row per (scope, metric): scope is ``aggregate``, ``flowN (cc)`` or
-        ``cc:NAME``. Columns: each run's value under its label, then for every run after
-        the first ``LABEL - REF`` (the difference) and ``LABEL / REF`` (the ratio, empty
-        when the reference is 0 or missing).
+        Runs: one row per (scope, metric), scope ``aggregate``, ``flowN (cc)`` or
+        ``cc:NAME``. Sweeps: one row per (swept values, seed, metric). Then each run's
+        value under its label and, for every run after the first, ``LABEL - REF`` (the
+        difference) and ``LABEL / REF`` (the ratio, empty when the reference is 0 or
+        missing). Rates in Mbit/s (metric names ending ``_mbps``).
     notes : list of str
         Mismatches worth knowing before reading the numbers (different algorithms,
-        durations or flow counts).
+        durations, flow counts, sweep points present on one side only).
+    spec_diff : list of (path, [value per run])
+        The resolved specs' differences; empty when they are equal.
     """
 
     labels: list[str]
     table: pd.DataFrame
     notes: list[str]
+    spec_diff: list[tuple[str, list[str]]] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Comparison {' vs '.join(self.labels)}: {len(self.spec_diff)} spec differences, "
+            f"{len(self.table)} rows, {len(self.notes)} notes>"
+        )
+
+    def spec_diff_table(self, fmt: str = "simple") -> str:
+        """The spec difference as a table (path, value in each run); "" when equal."""
+        if not self.spec_diff:
+            return ""
+        return tabulate(
+            [[path, *values] for path, values in self.spec_diff],
+            headers=["spec field", *self.labels],
+            tablefmt=fmt,
+            disable_numparse=True,
+        )
+
+    def metrics_table(self, fmt: str = "simple") -> str:
+        return tabulate(
+            self.table.astype(object).where(self.table.notna(), None),
+            headers="keys",
+            tablefmt=fmt,
+            showindex=False,
+            floatfmt=".4g",
+            missingval="-",
+        )
 
     def text(self) -> str:
-        """The table as aligned text, the notes first."""
-        lines = [f"note: {n}" for n in self.notes]
-        lines.append(self.table.to_string(index=False, na_rep="-", float_format=_fmt))
-        return "\n".join(lines)
+        """The spec difference, the notes, then the metrics table, as aligned text."""
+        parts = []
+        if self.spec_diff:
+            parts += ["The specs differ in:", self.spec_diff_table(), ""]
+        parts += [f"note: {n}" for n in self.notes]
+        parts.append(self.metrics_table())
+        return "\n".join(parts)
 
     def markdown(self) -> str:
-        head = "| " + " | ".join(self.table.columns) + " |"
-        rule = "|" + "---|" * len(self.table.columns)
-        rows = [
-            "| " + " | ".join(_cell(v) for v in row) + " |"
-            for row in self.table.itertuples(index=False)
-        ]
-        notes = [f"- {n}" for n in self.notes]
-        return "\n".join(notes + ([""] if notes else []) + [head, rule] + rows) + "\n"
-
-
-def _fmt(x: float) -> str:
-    return "-" if x != x else f"{x:.4g}"
-
-
-def _cell(v: Any) -> str:
-    if isinstance(v, float):
-        return _fmt(v)
-    return "-" if v is None else str(v)
+        parts = []
+        if self.spec_diff:
+            parts += ["The specs differ in:", "", self.spec_diff_table("github"), ""]
+        parts += [f"- {n}" for n in self.notes] + ([""] if self.notes else [])
+        parts.append(self.metrics_table("github"))
+        return "\n".join(parts) + "\n"
 
 
 def _number(v: Any) -> float:
@@ -114,23 +166,25 @@ def _number(v: Any) -> float:
         return math.nan
 
 
+def _read_json(d: Path, name: str) -> dict[str, Any]:
+    try:
+        return json.loads((d / name).read_text())
+    except (OSError, ValueError) as exc:
+        raise SpecError(
+            [(name, f"cannot be read ({type(exc).__name__}: {exc}); re-run the experiment")],
+            str(d),
+        ) from None
+
+
 def _read_summary(d: Path) -> dict[str, Any]:
     from tcplab.runs.directory import is_run_dir
 
     if not is_run_dir(d):
-        raise SpecError([("", "not a tcplab run directory (no manifest.json)")], str(d))
-    try:
-        return json.loads((d / "summary.json").read_text())
-    except (OSError, ValueError) as exc:
         raise SpecError(
-            [
-                (
-                    "summary.json",
-                    f"cannot be read ({type(exc).__name__}: {exc}); re-run the experiment",
-                )
-            ],
+            [("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")],
             str(d),
-        ) from None
+        )
+    return _read_json(d, "summary.json")
 
 
 def run_labels(dirs: Sequence[Path]) -> list[str]:
@@ -143,6 +197,21 @@ def run_labels(dirs: Sequence[Path]) -> list[str]:
     if len(set(full)) == len(full):
         return full
     return [f"{i}:{n}" for i, n in enumerate(names)]
+
+
+def _row(key: dict[str, Any], metric: str, values: list[Any], labels: Sequence[str]) -> dict:
+    """One table row: the key columns, the metric (rates in Mbit/s), each run's value,
+    then the difference and ratio of each later run against the first."""
+    name, scale = shown_metric(metric)
+    row: dict[str, Any] = {**key, "metric": name}
+    nums = [_number(v) / scale for v in values]
+    for lab, v in zip(labels, nums):
+        row[lab] = v
+    ref = nums[0]
+    for lab, v in zip(labels[1:], nums[1:]):
+        row[f"{lab} - {labels[0]}"] = v - ref
+        row[f"{lab} / {labels[0]}"] = v / ref if ref == ref and ref != 0 else math.nan
+    return row
 
 
 def compare_summaries(summaries: Sequence[dict[str, Any]], labels: Sequence[str]) -> Comparison:
@@ -167,15 +236,7 @@ def compare_summaries(summaries: Sequence[dict[str, Any]], labels: Sequence[str]
     rows: list[dict[str, Any]] = []
 
     def add(scope: str, metric: str, values: list[Any]) -> None:
-        row: dict[str, Any] = {"scope": scope, "metric": metric}
-        nums = [_number(v) for v in values]
-        for lab, v in zip(labels, nums):
-            row[lab] = v
-        ref = nums[0]
-        for lab, v in zip(labels[1:], nums[1:]):
-            row[f"{lab} - {labels[0]}"] = v - ref
-            row[f"{lab} / {labels[0]}"] = v / ref if ref == ref and ref != 0 else math.nan
-        rows.append(row)
+        rows.append(_row({"scope": scope}, metric, values, labels))
 
     for metric in AGGREGATE_METRICS:
         add("aggregate", metric, [s.get("aggregate", {}).get(metric) for s in summaries])
@@ -199,18 +260,97 @@ def compare_summaries(summaries: Sequence[dict[str, Any]], labels: Sequence[str]
     return Comparison(list(labels), pd.DataFrame(rows), notes)
 
 
+def is_sweep_dir(d: Path) -> bool:
+    return (Path(d) / "sweep.json").is_file()
+
+
+def compare_sweeps(dirs: Sequence[Path], labels: Sequence[str]) -> Comparison:
+    """Sweeps point by point: runs matched by (swept values, seed); the first sweep is the
+    reference. Only finished runs (``runs/<digest>`` with a manifest) take part."""
+    from tcplab.runs.directory import is_run_dir
+
+    plans = [_read_json(d, "sweep.json") for d in dirs]
+    notes: list[str] = []
+    axes = [list(p.get("axes", {})) for p in plans]
+    if any(sorted(a) != sorted(axes[0]) for a in axes[1:]):
+        notes.append(
+            "the sweeps vary different parameters: "
+            + "; ".join(f"{lab} {', '.join(a) or 'none'}" for lab, a in zip(labels, axes))
+        )
+    # (swept values, seed) -> run directory, per sweep
+    found: list[dict[str, Path]] = []
+    points: dict[str, tuple[dict[str, Any], int]] = {}
+    for d, plan in zip(dirs, plans):
+        runs: dict[str, Path] = {}
+        for r in plan.get("runs", []):
+            key = json.dumps([r["point"], r["seed"]], sort_keys=True, default=str)
+            if is_run_dir(Path(d) / "runs" / r["digest"]):
+                runs[key] = Path(d) / "runs" / r["digest"]
+                points.setdefault(key, (r["point"], r["seed"]))
+        found.append(runs)
+    rows: list[dict[str, Any]] = []
+    diffs: dict[tuple[str, tuple[str, ...]], None] = {}
+    swept = {a for names in axes for a in names} | {"experiment.seed"}
+    for key, (point, seed) in points.items():
+        where = ", ".join(f"{k} = {v}" for k, v in point.items())
+        where = f"[{where + ', ' if where else ''}seed {seed}]"
+        missing = [lab for lab, runs in zip(labels, found) if key not in runs]
+        if missing:
+            notes.append(f"point {where} is missing in {', '.join(missing)}")
+            continue
+        run_dirs = [runs[key] for runs in found]
+        specs = [read_resolved(d) for d in run_dirs]
+        for path, values in diff_docs(specs, ignore=swept):
+            diffs[(path, tuple(values))] = None
+        sums = [_read_json(d, "summary.json") for d in run_dirs]
+        cell = {k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in point.items()}
+        cell["seed"] = seed
+        for metric in AGGREGATE_METRICS:
+            rows.append(
+                _row(cell, metric, [s.get("aggregate", {}).get(metric) for s in sums], labels)
+            )
+        for cc in sorted({cc for s in sums for cc in s.get("by_cc", {})}):
+            rows.append(
+                _row(
+                    cell,
+                    f"share[{cc}]",
+                    [s.get("by_cc", {}).get(cc, {}).get("share") for s in sums],
+                    labels,
+                )
+            )
+    if not rows:
+        notes.append("no point of the sweeps is present (finished) in all of them")
+    spec_diff = [(path, list(values)) for path, values in diffs]
+    return Comparison(list(labels), pd.DataFrame(rows), notes, spec_diff)
+
+
 def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> Comparison:
-    """Compare stored runs; with ``out``, also write ``compare.csv``, ``compare.md`` and
-    ``compare.png`` there (atomically: the directory appears complete or not at all).
+    """Compare stored runs, or sweep directories point by point; with ``out``, also write
+    ``compare.csv``, ``compare.md`` and (for runs) ``compare.png`` there (atomically: the
+    directory appears complete or not at all).
 
     Raises
     ------
     SpecError
-        If fewer than two directories are given or one is not a readable run.
+        If fewer than two directories are given, one is neither a readable run nor a
+        sweep, or runs and sweeps are mixed.
     """
     paths = [Path(d) for d in dirs]
+    if len(paths) < 2:
+        raise SpecError([("", "compare needs at least two run (or sweep) directories")])
     labels = run_labels(paths)
-    result = compare_summaries([_read_summary(d) for d in paths], labels)
+    sweeps = [is_sweep_dir(p) for p in paths]
+    for p, sweep in zip(paths, sweeps):
+        if not sweep:
+            _read_summary(p)  # refuses what is neither a run nor a sweep, naming it
+    if any(sweeps) and not all(sweeps):
+        kinds = ", ".join(f"{p} ({'sweep' if s else 'run'})" for p, s in zip(paths, sweeps))
+        raise SpecError([("", f"compare runs with runs and sweeps with sweeps; got {kinds}")])
+    if all(sweeps):
+        result = compare_sweeps(paths, labels)
+    else:
+        result = compare_summaries([_read_summary(d) for d in paths], labels)
+        result.spec_diff = diff_docs([read_resolved(d) for d in paths])
     if out is not None:
         from tcplab.runs.directory import atomic_dir, check_output_dir
 
@@ -226,7 +366,8 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
                 f"# Comparison: {', '.join(labels)}\n\nReference: {labels[0]} ({paths[0]}).\n\n"
                 + result.markdown()
             )
-            draw_overlay(paths, labels, tmp / "compare.png")
+            if not all(sweeps):
+                draw_overlay(paths, labels, tmp / "compare.png")
     return result
 
 

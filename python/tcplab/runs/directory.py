@@ -50,7 +50,8 @@ class Result:
     series, queue : DataFrame
         The sampled per-flow series and bottleneck queue series.
     summary : DataFrame
-        Per-flow metrics, one row per flow.
+        Per-flow metrics, one row per flow; ``flow`` is a column (and, unnamed, the
+        index, so ``summary.loc[1]`` is flow 1 as before).
     aggregate : dict
         Aggregate metrics (jain_index, utilization, ...).
     summary_json : dict
@@ -71,6 +72,21 @@ class Result:
     path: Path | None = None
     run: RunData | None = None
 
+    def __post_init__(self) -> None:
+        self.summary = flow_column(self.summary)
+
+    def __repr__(self) -> str:
+        s = self.spec
+        ccs = ", ".join(dict.fromkeys(str(c) for c in self.summary.get("cc", [])))
+        util = self.aggregate.get("utilization")
+        return (
+            f"<Result {s.experiment.name!r}: {len(self.summary)} flows ({ccs or 'none'}), "
+            f"{s.experiment.duration / 1e9:g} s, seed {s.experiment.seed}"
+            + (f", utilization {util:.3f}" if isinstance(util, (int, float)) else "")
+            + (f", stored in {self.path}" if self.path is not None else ", not stored")
+            + ">"
+        )
+
     def report(self, path: str | Path | None = None) -> Any:
         """Draw the multi-panel report; save it to ``path`` if given. Returns the figure."""
         from tcplab.report.run_report import draw_report
@@ -79,6 +95,18 @@ class Result:
         if path is not None:
             fig.savefig(path)
         return fig
+
+
+def flow_column(table: pd.DataFrame) -> pd.DataFrame:
+    """A per-flow table with ``flow`` as its first column (what a notebook groups, merges
+    and filters by) and the flow numbers, unnamed, as its index (so ``.loc[fid]`` and
+    ``iterrows()`` still give flow ids; a named index would make ``flow`` ambiguous to
+    pandas' groupby and merge)."""
+    if table.index.name == "flow" and "flow" not in table.columns:
+        table = table.reset_index()
+    if "flow" in table.columns:
+        table.index = pd.Index(table["flow"].to_numpy())
+    return table
 
 
 def sha256_file(path: Path) -> str:

@@ -306,6 +306,20 @@ class Spec(_Model):
     sweep: dict[str, Any] | None = None
     catalogue: dict[str, Any] | None = None
 
+    def __repr__(self) -> str:
+        """One line for notebooks (pydantic's repr lists every field, ~1000 characters)."""
+        from tcplab.spec.units import format_time
+
+        # the fields' own serialisers: a rate may be a trace, a buffer "unlimited"
+        b = self.bottleneck.model_dump(mode="json", include={"rate", "delay", "buffer"})
+        e = self.experiment
+        rate = b["rate"] if isinstance(b["rate"], str) else "trace"
+        flows = ", ".join(f"{f.count} x {f.cc}" for f in self.flows) or "none"
+        return (
+            f"<Spec {e.name!r}: bottleneck {rate} {b['delay']} {b['buffer']}, "
+            f"flows {flows}, {format_time(e.duration)}, seed {e.seed}>"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The spec with canonical unit strings, ``None`` fields left out (and ``links``
         when there are none, so that a dumbbell's resolved spec is as it was)."""

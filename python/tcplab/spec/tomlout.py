@@ -1,5 +1,15 @@
 """A small TOML writer for specs (tomllib reads only). It handles what a spec holds:
-tables, arrays of tables, strings, numbers, booleans, lists and inline tables."""
+tables, arrays of tables, strings, numbers, booleans, lists and inline tables.
+
+Why not tomli-w (evaluated for issue 19, version 1.2.0): the resolved ``spec.toml`` of
+every run directory, ``tcplab validate`` and ``tcplab import-tum`` print specs for people
+to read and edit, and they should look like the specs they write and the README shows.
+tomli-w writes every array of tables inline (``flows = [{ cc = "bbr", rtt = "20ms" },
+...]`` instead of ``[[flows]]`` blocks, with no option to choose), an empty inline table
+(``windows = {}``) as an empty ``[experiment.windows]`` section, and every list over
+several lines; it has no header comment. Bending its output back would be more code than
+this writer, whose correctness (every value reads back equal through tomllib, strings with
+any control character included) tests/test_roundtrip.py and tests/test_fuzz.py check."""
 
 from __future__ import annotations
 

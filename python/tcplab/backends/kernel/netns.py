@@ -11,6 +11,17 @@ Removal: on normal exit, on an exception and on Ctrl-C / SIGTERM (the run's ``fi
 after a SIGKILL or a crash the namespaces stay, and the next kernel run (or ``tcplab
 doctor``) removes every ``tcplab-<pid>-*`` namespace whose pid no longer runs. The TUN
 devices disappear with the emulator's descriptors and with the namespaces.
+
+Why ``ip`` (iproute2) and not pyroute2 (evaluated for issue 19): the agents must run
+*inside* the namespaces, and ``ip netns exec`` (run.py) does that for any program,
+including the setup ``ip netns exec`` does beyond setns(2) (a private /sys for the
+namespace, /etc/netns files); pyroute2's NSPopen proxies a process through a helper
+instead. So iproute2 is needed whatever we use here, and ``tcplab doctor`` checks for it.
+With pyroute2 the dozen commands below would become netlink calls in which the route
+options (``initcwnd``, ``rto_min``, ``quickack``) are RTAX_* metrics in the kernel's own
+units rather than the ``ip route`` options people know from ip-route(8), and a failure
+would surface as a netlink errno rather than iproute2's message, which we show as it is. It would add a dependency for
+no behaviour we lack; the calls stay ``ip`` subprocesses, each with a timeout.
 """
 
 from __future__ import annotations
