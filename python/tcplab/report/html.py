@@ -73,13 +73,11 @@ def _hex(color: Any) -> str:
     return to_hex(color)
 
 
-def _values(y: Any, digits: int = 6) -> list[float | None]:
-    """Numbers for JSON: NaN as null (a gap), rounded to ``digits`` significant-ish places."""
-    a = np.asarray(y, dtype=float)
-    out: list[float | None] = []
-    for v in a.tolist():
-        out.append(None if v != v or v in (math.inf, -math.inf) else float(f"{v:.{digits}g}"))
-    return out
+def _values(y: Any, decimals: int = 4) -> list[float | None]:
+    """Numbers for JSON: rounded to ``decimals`` places (values are in display units: s,
+    Mbit/s, ms, packets), NaN and infinities as null (a gap)."""
+    a = np.round(np.asarray(y, dtype=float), decimals)
+    return [v if math.isfinite(v) else None for v in a.tolist()]
 
 
 def _trace(x: Any, y: Any, **kw: Any) -> dict[str, Any]:
@@ -421,8 +419,8 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
                         "type": "scatter",
                         "mode": "lines+markers",
                         "x": _values(g["x"]),
-                        "y": _values(g["mean"] / scale),
-                        "error_y": {"type": "data", "array": _values(g["ci"] / scale)},
+                        "y": _values(g["mean"] / scale, 6),
+                        "error_y": {"type": "data", "array": _values(g["ci"] / scale, 6)},
                         "name": f"{panel}: {label}" if label else panel,
                         "line": {"color": palette[j % len(palette)]},
                         "xaxis": f"x{s}",
