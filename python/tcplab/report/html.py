@@ -375,7 +375,7 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
         shown = sp.panels(plan, table)
         data = []
         layout: dict[str, Any] = {
-            "height": 300 * max(1, math.ceil(len(shown) / 2)) + 60,
+            "height": 340 * max(1, math.ceil(len(shown) / 2)) + 60,
             "margin": {"l": 70, "r": 20, "t": 40, "b": 50},
             "annotations": [],
         }
@@ -387,7 +387,8 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
             s = "" if k == 0 else str(k + 1)
             xdom = [0, 0.45] if c == 0 else [0.55, 1]
             top = 1 - r / rows
-            ydom = [max(0.0, top - 1 / rows + 0.12 / rows), top - 0.06 / rows]
+            # room below each panel for its x axis title, above for its own title
+            ydom = [max(0.0, top - 1 / rows + 0.24 / rows), top - 0.08 / rows]
             xaxis: dict[str, Any] = {
                 "domain": xdom,
                 "anchor": f"y{s}",
@@ -422,6 +423,7 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
                         "y": _values(g["mean"] / scale, 6),
                         "error_y": {"type": "data", "array": _values(g["ci"] / scale, 6)},
                         "name": f"{panel}: {label}" if label else panel,
+                        "showlegend": bool(label),
                         "line": {"color": palette[j % len(palette)]},
                         "xaxis": f"x{s}",
                         "yaxis": f"y{s}",
