@@ -24,6 +24,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
@@ -160,9 +161,9 @@ def draw_report(result: Any) -> Any:
     if fct:
         _fct_panels(axes[6, 0], axes[6, 1], result.summary)
         axes[6, 2].axis("off")
+    # Not shared x axes: every time axis spans the run (set below), and sharing would
+    # give the inner axes tick objects only to hide them.
     time_axes = list(rates) + list(delay) + list(state[:3])
-    for ax in time_axes[1:]:
-        ax.sharex(time_axes[0])
     b = run.spec.bottleneck
 
     def title(ax: Any, text: str) -> None:
@@ -188,8 +189,8 @@ def draw_report(result: Any) -> Any:
     p.smoothed_goodput(rates[2], run, window)
     title(
         rates[2],
-        f"goodput per flow (in order to the application), trailing mean over "
-        f"{window * run.interval_s * 1e3:g} ms (one RTT + one sample, docs/METRICS.md)",
+        f"goodput per flow, trailing mean over {window * run.interval_s * 1e3:g} ms "
+        "(one RTT + one sample)",
     )
     ax = rates[3]
     p.per_flow(ax, run, "sending_rate_bps", p.MBIT, "sending rate [Mbit/s]")
@@ -278,15 +279,34 @@ def draw_report(result: Any) -> Any:
 
     bottom = {rates[-1], delay[-1], state[2]}
     # Few ticks: every tick is a set of artists drawn twice (PNG and PDF), the larger part
-    # of the drawing time; four or five per axis still read well at this size.
-    time_axes[0].xaxis.set_major_locator(MaxNLocator(nbins=6))
+    # of the drawing time. Time ticks (and their labels) only under each column's last
+    # time panel; the others get the same vertical grid as one line collection.
+    t_ticks = [
+        t for t in MaxNLocator(nbins=6).tick_values(0, run.duration_s) if t <= run.duration_s
+    ]
     for ax in time_axes + [state[3], state[4]]:
         if ax is not state[2]:  # the mode panel has one tick per mode
             ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
     for ax in time_axes:
-        ax.grid(True, lw=0.3, alpha=0.6)
         ax.set_xlim(0, run.duration_s)
-        ax.tick_params(labelsize=8, labelbottom=ax in bottom)
+        if ax in bottom:
+            ax.set_xticks(t_ticks)
+            ax.grid(True, lw=0.3, alpha=0.6)
+        else:
+            ax.set_xticks([])
+            ax.grid(True, axis="y", lw=0.3, alpha=0.6)
+            ax.add_collection(
+                LineCollection(
+                    [[(t, 0), (t, 1)] for t in t_ticks],
+                    transform=ax.get_xaxis_transform(),
+                    lw=0.3,
+                    alpha=0.6,
+                    color="#b0b0b0",
+                    zorder=0.5,
+                ),
+                autolim=False,  # axes-fraction y: must not widen the data limits
+            )
+        ax.tick_params(labelsize=8)
         ax.yaxis.label.set_size(9)
     for ax in bottom:
         ax.set_xlabel("time [s]", fontsize=9)
