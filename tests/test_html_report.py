@@ -1,6 +1,8 @@
-"""The catalogue's HTML report in a real browser: headless Chromium renders it to a
-screenshot that must show the page (not a blank or an error page), and the page carries
-the anchors the Markdown links to. Skips, saying why, where Chromium is missing
+"""The HTML reports in a real browser: headless Chromium renders the catalogue's report to
+a screenshot that must show the page (not a blank or an error page), with the anchors the
+Markdown links to; and a run's and a sweep's report.html, whose plots must be drawn
+(plotly.js sets a marker on <body> once every figure is, and the screenshot shows the
+plot lines' colour). Skips, saying why, where Chromium is missing
 (scripts/test.sh installs Debian's chromium as root)."""
 
 from __future__ import annotations

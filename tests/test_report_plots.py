@@ -204,3 +204,21 @@ def test_sweep_summary_png_is_written(tmp_path):
     plan, table = _sweep_table()
     path = sp.plot_axis(tmp_path, plan, table, "bottleneck.buffer")
     assert path.name == "summary_bottleneck.buffer.png" and path.stat().st_size > 10_000
+
+
+def test_run_html_is_self_contained_and_escapes_names(monkeypatch):
+    import handmade
+    from tcplab.report.html import plotly_js, run_html
+
+    monkeypatch.setitem(handmade.SPEC["experiment"], "name", "</script><b>x</b>")
+    html = run_html(handmade.handmade_run())
+    assert "<b>x</b>" not in html
+    assert "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;" in html
+    # Only the page's own two scripts end: plotly.js, then the figures and the marker.
+    assert html.count("</script>") == 2
+    # Nothing fetched: plotly.js inline, and no source or link outside it.
+    page = html.replace(plotly_js(), "")
+    assert len(html) - len(page) > 1_000_000
+    assert "src=" not in page and "<link" not in page
+    for table in ("jain_index", "share of throughput", "goodput_bps", "[bottleneck]"):
+        assert table in html, table

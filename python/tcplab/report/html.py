@@ -83,7 +83,8 @@ def _values(y: Any, decimals: int = 4) -> list[float | None]:
 def _trace(x: Any, y: Any, **kw: Any) -> dict[str, Any]:
     xd, yd = sr.decimate(x, y, HTML_BUCKETS)
     return {
-        "type": "scattergl" if len(xd) > 5000 else "scatter",
+        # SVG, not WebGL (scattergl): drawn also where a browser has no GPU.
+        "type": "scatter",
         "x": _values(xd),
         "y": _values(yd),
         "mode": "lines",
