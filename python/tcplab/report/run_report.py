@@ -73,7 +73,13 @@ def _summary_text(ax: Any, result: Any) -> None:
         "",
         "flow  cc          goodput   share  retx   mean RTT",
     ]
-    for fid, row in result.summary.iterrows():
+    # The panel holds about 22 lines of 8 pt text: the flows that fit, then how many more.
+    room = max(1, 22 - len(lines))
+    n_flows = len(result.summary)
+    for k, (fid, row) in enumerate(result.summary.iterrows()):
+        if k == room - 1 and n_flows > room:
+            lines.append(f"  ... {n_flows - k} more flows in summary.json and report.html")
+            break
         # A flow with nothing delivered has no goodput, share or RTT (null in
         # summary.json): shown as n/a, not a TypeError (issue 21).
         lines.append(
@@ -81,9 +87,6 @@ def _summary_text(ax: Any, result: Any) -> None:
             f"  {_fmt(row.get('share'), '5.3f')}  {_fmt(row.get('retransmitted_packets'), '>5.0f')}"
             f"  {_fmt(row.get('mean_rtt_ms'), '6.1f')} ms"
         )
-        if len(lines) > 34:
-            lines.append("  ...")
-            break
     ax.text(
         0.0,
         1.0,
