@@ -199,7 +199,12 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     n = max(1, len(shown))
     ncols = min(3, n)
     nrows = (n + ncols - 1) // ncols
-    fig, grid = plt.subplots(nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows), squeeze=False)
+    # Constrained layout: places titles and tick labels like tight_layout, but a legend
+    # taller than its panel (many lines) does not stop the layout (tight_layout gave up
+    # with a warning on some catalogue entries).
+    fig, grid = plt.subplots(
+        nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows), squeeze=False, layout="constrained"
+    )
     flat = list(grid.flat)
     for ax in flat[n:]:
         ax.axis("off")
@@ -235,7 +240,6 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     if not shown:
         flat[0].text(0.5, 0.5, "no finished runs", ha="center", va="center")
     fig.suptitle(caption(seeds, axis_name), fontsize=10)
-    fig.tight_layout()
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in axis_name)
     path = Path(out) / f"summary_{safe}.png"
     fig.savefig(path, dpi=90, metadata={"Software": None})
