@@ -13,6 +13,9 @@ Model and choices (docs/ARCHITECTURE.md, "Reports"):
   or times (``"0.5bdp"``, ``"10Mbps"``, ``"40ms"``), is drawn on a numeric axis in that
   unit, with the unit in the label ("buffer (BDP)"); other values (algorithm names, lists)
   are categories in the order the sweep lists them.
+- Legends: in the PNG a panel with more than LEGEND_LINES lines (three swept parameters
+  make dozens) names their count instead of a legend that would cover it; report.html's
+  legend names and toggles every line.
 - Units: a metric's unit comes from its name (``_bps`` Mbit/s, ``_ms`` ms, ``_s`` s,
   ``_pkts`` packets); shares, utilisation, rates of retransmission and Jain's index are
   fractions.
@@ -40,6 +43,8 @@ from scipy import stats  # noqa: E402
 from tcplab.spec.units import parse_rate, parse_size, parse_time  # noqa: E402
 
 CONFIDENCE = 0.95
+# Lines per panel up to which the PNG has a legend (more would cover the panel).
+LEGEND_LINES = 10
 SHARES = "share per algorithm"
 _SHARE = re.compile(r"^share\[(.+)\]$")
 
@@ -199,9 +204,7 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     n = max(1, len(shown))
     ncols = min(3, n)
     nrows = (n + ncols - 1) // ncols
-    # Constrained layout: places titles and tick labels like tight_layout, but a legend
-    # taller than its panel (many lines) does not stop the layout (tight_layout gave up
-    # with a warning on some catalogue entries).
+    # Constrained layout: places titles and tick labels like tight_layout.
     fig, grid = plt.subplots(
         nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows), squeeze=False, layout="constrained"
     )
@@ -235,8 +238,19 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
         if panel == SHARES:
             ax.set_ylim(-0.02, 1.02)
         ax.grid(True, lw=0.3)
-        if ax.get_legend_handles_labels()[0]:
+        n_lines = len(ax.get_legend_handles_labels()[0])
+        if 0 < n_lines <= LEGEND_LINES:
             ax.legend(fontsize=7)
+        elif n_lines:  # a legend taller than the panel would hide it; the HTML has one
+            ax.text(
+                0.01,
+                0.99,
+                f"{n_lines} lines: see report.html's legend",
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7,
+                color="0.4",
+            )
     if not shown:
         flat[0].text(0.5, 0.5, "no finished runs", ha="center", va="center")
     fig.suptitle(caption(seeds, axis_name), fontsize=10)
