@@ -37,7 +37,7 @@ def test_report_files_are_written_and_deterministic(tmp_path):
     (tmp_path / "b").mkdir()
     save_report(r, tmp_path / "a")
     save_report(r, tmp_path / "b")
-    for name in ("report.png", "report.pdf"):
+    for name in ("report.png", "report.pdf", "report.html"):
         a = (tmp_path / "a" / name).read_bytes()
         assert len(a) > 50_000
         assert a == (tmp_path / "b" / name).read_bytes()
