@@ -98,6 +98,7 @@ def test_run_files_and_schema(small_run):
         "queue.csv",
         "report.png",
         "report.pdf",
+        "report.html",
     } <= names
     series = pd.read_parquet(out / "series.parquet")
     for c in SERIES_COLUMNS:

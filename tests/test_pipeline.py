@@ -46,6 +46,7 @@ EXPECTED_FILES = {
     "queue.csv",
     "report.png",
     "report.pdf",
+    "report.html",
 }
 
 

@@ -37,7 +37,7 @@ def test_report_files_are_written_and_deterministic(tmp_path):
     (tmp_path / "b").mkdir()
     save_report(r, tmp_path / "a")
     save_report(r, tmp_path / "b")
-    for name in ("report.png", "report.pdf"):
+    for name in ("report.png", "report.pdf", "report.html"):
         a = (tmp_path / "a" / name).read_bytes()
         assert len(a) > 50_000
         assert a == (tmp_path / "b" / name).read_bytes()
@@ -48,7 +48,7 @@ def test_report_has_a_panel_per_quantity_with_units():
     labels = [ax.get_ylabel() for ax in fig.axes if ax.get_ylabel()]
     for expected in [
         "throughput [Mbit/s]",
-        "goodput [Mbit/s]",
+        "goodput, 200 ms mean [Mbit/s]",
         "sending rate [Mbit/s]",
         "RTT [ms]",
         "cwnd [packets]",
@@ -58,6 +58,7 @@ def test_report_has_a_panel_per_quantity_with_units():
         "Jain index F",
         "mode",
         "packets / interval",
+        "fraction of samples",
     ]:
         assert expected in labels, expected
     legend_texts = [t.get_text() for t in fig.legends[0].get_texts()]

@@ -83,7 +83,7 @@ def run(
     progress : callable, optional
         Called with the simulated time (s) about 100 times.
     report : bool
-        Draw report.png/pdf when writing.
+        Draw report.png/pdf/html when writing.
 
     Returns
     -------

@@ -164,7 +164,7 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
         # `wall` is the run alone; writing and drawing the report come on top.
         print(
             f"{backend.verb} in {wall:.1f} s; wrote {out}/"
-            + ("" if args.no_report else f"; report: {out / 'report.png'}")
+            + ("" if args.no_report else f"; report: {out / 'report.png'} and report.html")
         )
     return _report_checks(spec, result.summary_json)
 
@@ -251,7 +251,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         reports=args.reports,
     )
     if not args.quiet:
-        print(f"wrote {args.output}/table.csv ({len(table)} runs) and summary_*.png")
+        print(f"wrote {args.output}/table.csv ({len(table)} runs), summary_*.png and report.html")
     return 0
 
 
@@ -308,7 +308,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             [("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")], str(d)
         )
     redraw_report(d)
-    print(f"redrew {d / 'report.png'} and {d / 'report.pdf'}")
+    print(f"redrew {d / 'report.png'}, {d / 'report.pdf'} and {d / 'report.html'}")
     return 0
 
 
@@ -334,12 +334,12 @@ def _stored_files(d: Path) -> Iterator[None]:
 
 
 def redraw_report(d: Path) -> None:
-    """Redraw report.png/pdf of a stored run and refresh their digests in the manifest."""
+    """Redraw report.png/pdf/html of a stored run and refresh their digests in the manifest."""
     import os
     import shutil
     import tempfile
 
-    from tcplab.report.run_report import save_report
+    from tcplab.report.run_report import REPORT_FILES, save_report
     from tcplab.runs.directory import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
 
     with _stored_files(d):
@@ -348,12 +348,12 @@ def redraw_report(d: Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix("report"), dir=d))
     try:
         save_report(result, tmp)
-        for name in ("report.png", "report.pdf"):
+        for name in REPORT_FILES:
             os.replace(tmp / name, d / name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     manifest = json.loads((d / MANIFEST).read_text())
-    for name in ("report.png", "report.pdf"):
+    for name in REPORT_FILES:
         manifest.setdefault("sha256", {})[name] = sha256_file(d / name)
     staged = d / (tmp_prefix(MANIFEST) + "x")
     staged.write_text(json.dumps(manifest, indent=1) + "\n")
@@ -583,7 +583,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a spec field, e.g. --set bottleneck.buffer=2bdp --set 'flows[0].cc=\"cubic\"'",
     )
     r.add_argument("--seed", type=int, help="override experiment.seed")
-    r.add_argument("--no-report", action="store_true", help="skip report.png/pdf")
+    r.add_argument("--no-report", action="store_true", help="skip report.png/pdf/html")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     r.add_argument(
         "--backend",
@@ -609,7 +609,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="local process pool (default) or Ray (RAY_ADDRESS selects a cluster)",
     )
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
-    s.add_argument("--reports", action="store_true", help="also draw every run's report.png/pdf")
+    s.add_argument(
+        "--reports", action="store_true", help="also draw every run's report.png/pdf/html"
+    )
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
 

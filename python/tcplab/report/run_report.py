@@ -1,6 +1,18 @@
-"""The multi-panel run report (report.png and report.pdf), after the TUM framework's
-automatic report (Jaeger et al. 2019, Sec. 3.4): every time-resolved quantity of a run on
-aligned time axes, one colour per flow, a shared legend on top."""
+"""The multi-panel run report (report.png, report.pdf and report.html), after the TUM
+framework's automatic report (Jaeger et al. 2019, Sec. 3.4): every time-resolved quantity
+of a run on aligned time axes, a shared legend on top.
+
+Three columns: rates (each algorithm's total first, since the usual question is "how do
+the algorithms share the link", then per flow), delay and loss (RTT, windows, queue, drops,
+retransmissions), and the algorithms' own state with the distributions (CDFs of RTT and of
+per-flow throughput) and the numbers. A flow is drawn in its algorithm's colour, told from
+the algorithm's other flows by line style (plots.py). Goodput is smoothed over an RTT-sized
+window and releases of held data are marked (series.py, docs/METRICS.md).
+
+Speed (issue 19, benches/report_speed.py): fixed margins instead of tight_layout, series
+decimated to the panel width, x tick labels only under each column's last time panel, and
+PNG and PDF written from the one figure.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +24,18 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from tcplab.report import plots as p
+from tcplab.report import plots as p  # noqa: E402
+from tcplab.report import series as sr  # noqa: E402
 from tcplab.spec.units import format_rate, format_time  # noqa: E402
+
+# Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
+# and the line-style rule (20 flows' entries would cover the top of the figure).
+LEGEND_FLOWS = 12
+REPORT_FILES = ("report.png", "report.pdf", "report.html")
 
 
 def _title(run: Any) -> str:
@@ -45,9 +65,21 @@ def _summary_text(ax: Any, result: Any) -> None:
         f"backlog         mean {f('mean_backlog_pkts', '.1f')}  max {f('max_backlog_pkts', '.0f')} pkts",
         f"queueing delay  {f('mean_queueing_delay_ms', '.2f')} ms (mean)",
         "",
+        "algorithm   flows  share (of throughput)",
+    ]
+    for cc, g in result.summary_json.get("by_cc", {}).items():
+        lines.append(f"{str(cc)[:10]:<10}  {g.get('flows', 0):>5}  {_fmt(g.get('share'), '.3f')}")
+    lines += [
+        "",
         "flow  cc          goodput   share  retx   mean RTT",
     ]
-    for fid, row in result.summary.iterrows():
+    # The panel holds about 22 lines of 8 pt text: the flows that fit, then how many more.
+    room = max(1, 22 - len(lines))
+    n_flows = len(result.summary)
+    for k, (fid, row) in enumerate(result.summary.iterrows()):
+        if k == room - 1 and n_flows > room:
+            lines.append(f"  ... {n_flows - k} more flows in summary.json and report.html")
+            break
         # A flow with nothing delivered has no goodput, share or RTT (null in
         # summary.json): shown as n/a, not a TypeError (issue 21).
         lines.append(
@@ -55,9 +87,6 @@ def _summary_text(ax: Any, result: Any) -> None:
             f"  {_fmt(row.get('share'), '5.3f')}  {_fmt(row.get('retransmitted_packets'), '>5.0f')}"
             f"  {_fmt(row.get('mean_rtt_ms'), '6.1f')} ms"
         )
-        if len(lines) > 30:
-            lines.append("  ...")
-            break
     ax.text(
         0.0,
         1.0,
@@ -88,11 +117,12 @@ def _fct_panels(ax_size: Any, ax_cdf: Any, summary: Any) -> None:
         f"FCT against size ({len(done)} of {int(summary['size_bytes'].notna().sum())} finished)",
         fontsize=9,
         loc="left",
+        y=1.0,
     )
     ax_cdf.set_xscale("log")
     ax_cdf.set_xlabel("flow completion time [s]")
     ax_cdf.set_ylabel("fraction of finished flows")
-    ax_cdf.set_title("FCT distribution", fontsize=9, loc="left")
+    ax_cdf.set_title("FCT distribution", fontsize=9, loc="left", y=1.0)
     for ax in (ax_size, ax_cdf):
         ax.grid(True, lw=0.3, alpha=0.6)
         ax.legend(loc="lower right", fontsize=7)
@@ -112,45 +142,80 @@ def draw_report(result: Any) -> Any:
     """The report figure for a :class:`~tcplab.results.Result` (needs ``result.run``)."""
     run = result.run
     # Finite flows add a row: FCT against size and the FCT distribution (runs without them
-    # keep the seven-row report).
+    # keep the six-row report).
     fct = "fct_s" in result.summary and result.summary["fct_s"].notna().any()
-    rows = 8 if fct else 7
-    fig, axes = plt.subplots(rows, 2, figsize=(16, 3 * rows), sharex=False)
-    left, right = axes[:, 0], axes[:, 1]
+    rows = 7 if fct else 6
+    fig = plt.figure(figsize=(20, 3 * rows + 0.8))
+    # Fixed margins (inches converted to fractions): tight_layout measured every label and
+    # cost a third of the drawing time.
+    height = 3 * rows + 0.8
+    grid = fig.add_gridspec(
+        rows,
+        3,
+        left=0.045,
+        right=0.985,
+        bottom=0.55 / height,
+        top=1 - 1.25 / height,
+        hspace=0.42,
+        wspace=0.2,
+    )
+    axes = np.array([[fig.add_subplot(grid[r, c]) for c in range(3)] for r in range(rows)])
+    rates, delay, state = axes[:6, 0], axes[:6, 1], axes[:6, 2]
     if fct:
-        _fct_panels(left[7], right[7], result.summary)
-        left, right = left[:7], right[:7]
-    time_axes = list(left) + list(right[:6])
-    for ax in time_axes[1:]:
-        ax.sharex(time_axes[0])
+        _fct_panels(axes[6, 0], axes[6, 1], result.summary)
+        axes[6, 2].axis("off")
+    # Not shared x axes: every time axis spans the run (set below), and sharing would
+    # give the inner axes tick objects only to hide them.
+    time_axes = list(rates) + list(delay) + list(state[:3])
+    b = run.spec.bottleneck
 
-    ax = left[0]
-    p.per_flow(ax, run, "throughput_bps", p.MBIT, "throughput [Mbit/s]")
-    p.total_line(ax, run, "throughput_bps", p.MBIT)
+    def title(ax: Any, text: str) -> None:
+        # An explicit y: matplotlib otherwise measures the axis' tick labels on every
+        # draw to lift the title above them (a third of the drawing time).
+        ax.set_title(text, fontsize=9, loc="left", y=1.0)
+
+    thr = run.wide("throughput_bps")
+    ax = rates[0]
+    ax.set_ylabel("throughput [Mbit/s]")
+    if thr.empty:
+        p._no_data(ax, "not recorded")
+    else:
+        p.algorithm_totals(ax, run, thr, p.MBIT)
+        p.bottleneck_rate(ax, run)
+        ax.legend(loc="lower right", fontsize=7, ncol=2)
+    title(ax, "throughput per algorithm (sum of its flows' bytes reaching the receiver)")
+    ax = rates[1]
+    p.per_flow(ax, run, "throughput_bps", p.MBIT, "throughput [Mbit/s]", wide=thr)
     p.bottleneck_rate(ax, run)
-    ax.legend(loc="upper right", fontsize=7)
-    ax.set_title("throughput (bytes reaching the receiver)", fontsize=9, loc="left")
-    ax = left[1]
-    p.per_flow(ax, run, "goodput_bps", p.MBIT, "goodput [Mbit/s]")
-    ax.set_title("goodput (in order to the application)", fontsize=9, loc="left")
-    ax = left[2]
+    title(ax, "throughput per flow")
+    window = sr.smoothing_samples(run, result.summary.get("mean_rtt_ms"))
+    p.smoothed_goodput(rates[2], run, window)
+    title(
+        rates[2],
+        f"goodput per flow, trailing mean over {window * run.interval_s * 1e3:g} ms "
+        "(one RTT + one sample)",
+    )
+    ax = rates[3]
     p.per_flow(ax, run, "sending_rate_bps", p.MBIT, "sending rate [Mbit/s]")
     p.bottleneck_rate(ax, run)
-    ax.set_title("sending rate (incl. retransmissions)", fontsize=9, loc="left")
-    ax = left[3]
+    title(ax, "sending rate (incl. retransmissions)")
+    p.per_flow(rates[4], run, "pacing_rate_bps", p.MBIT, "pacing rate [Mbit/s]")
+    title(rates[4], "pacing rate")
+    p.fairness(rates[5], run)
+    title(rates[5], "fairness over time (active flows)")
+
+    ax = delay[0]
     if run.series["rtt_ms"].notna().any():
         p.per_flow(ax, run, "rtt_ms", 1.0, "RTT [ms]")
-        ax.set_title("RTT per ACK, averaged per interval", fontsize=9, loc="left")
+        title(ax, "RTT per ACK, averaged per interval")
     else:  # a kernel run: TCP_INFO has the smoothed RTT only (docs/METRICS.md)
         p.per_flow(ax, run, "srtt_ms", 1.0, "smoothed RTT [ms]")
-        ax.set_title("smoothed RTT (tcpi_rtt)", fontsize=9, loc="left")
-    ax = left[4]
-    p.per_flow(ax, run, "cwnd_pkts", 1.0, "cwnd [packets]")
-    ax.set_title("congestion window", fontsize=9, loc="left")
-    ax = left[5]
+        title(ax, "smoothed RTT (tcpi_rtt)")
+    p.per_flow(delay[1], run, "cwnd_pkts", 1.0, "cwnd [packets]")
+    title(delay[1], "congestion window")
+    ax = delay[2]
     p.per_flow(ax, run, "inflight_pkts", 1.0, "inflight [packets]")
     p.total_line(ax, run, "inflight_pkts", 1.0, "total inflight")
-    b = run.spec.bottleneck
     if b.bdp_rtt:
         bdp = b.rate * b.bdp_rtt / 1e9 / 8 / (run.spec.tcp.mss + run.spec.tcp.header)
         ax.axhline(
@@ -161,29 +226,16 @@ def draw_report(result: Any) -> Any:
             label=f"BDP ({bdp:.0f} pkts at {format_time(b.bdp_rtt)})",
         )
     ax.legend(loc="upper right", fontsize=7)
-    ax.set_title("inflight vs BDP", fontsize=9, loc="left")
-    ax = left[6]
-    p.per_flow(ax, run, "pacing_rate_bps", p.MBIT, "pacing rate [Mbit/s]")
-    ax.set_title("pacing rate", fontsize=9, loc="left")
-
-    p.cc_estimate(
-        right[0],
-        run,
-        ("btlbw", "bw"),
-        "bw estimate [Mbit/s]",
-        "no algorithm reports a bandwidth estimate",
-        with_rate=True,
-    )
-    right[0].set_title("BBR bottleneck bandwidth estimate", fontsize=9, loc="left")
-    p.cc_estimate(
-        right[1], run, ("min_rtt", "rtprop"), "min_rtt [ms]", "no algorithm reports min_rtt"
-    )
-    right[1].set_title("BBR min_rtt estimate", fontsize=9, loc="left")
-    p.modes(right[2], run)
-    right[2].set_title("algorithm mode / state", fontsize=9, loc="left")
-    ax = right[3]
+    title(ax, "inflight vs BDP")
+    ax = delay[3]
     if not run.queue.empty and "backlog_pkts" in run.queue:
-        ax.plot(run.queue["time_s"], run.queue["backlog_pkts"], color="black", lw=0.9)
+        p.line(
+            ax,
+            run.queue["time_s"].to_numpy(dtype=float),
+            run.queue["backlog_pkts"].to_numpy(dtype=float),
+            color="black",
+            lw=0.9,
+        )
         if b.buffer.unit == "pkt":
             ax.axhline(
                 float(b.buffer.value), color="0.6", ls=":", lw=1.0, label=f"buffer {b.buffer}"
@@ -193,50 +245,141 @@ def draw_report(result: Any) -> Any:
         p._no_data(ax, "not recorded")
     ax.set_ylabel("backlog [packets]")
     with_sojourn = p.sojourn(ax, run)
-    ax.set_title(
+    title(
+        ax,
         "bottleneck queue backlog" + (" and qdisc sojourn time (blue)" if with_sojourn else ""),
-        fontsize=9,
-        loc="left",
     )
-    p.drops_and_retransmissions(right[4], run)
-    right[4].set_title(
-        "drops at the bottleneck and retransmissions per flow", fontsize=9, loc="left"
-    )
-    p.fairness(right[5], run)
-    right[5].set_title("fairness over time (active flows)", fontsize=9, loc="left")
-    _summary_text(right[6], result)
+    p.drops(delay[4], run)
+    title(delay[4], "drops (and CE marks) at the bottleneck")
+    p.retransmissions(delay[5], run)
+    title(delay[5], "retransmissions per algorithm (sum of its flows)")
 
-    for ax in time_axes:
+    p.cc_estimate(
+        state[0],
+        run,
+        ("btlbw", "bw"),
+        "bw estimate [Mbit/s]",
+        "no algorithm reports a bandwidth estimate",
+        with_rate=True,
+    )
+    title(state[0], "BBR bottleneck bandwidth estimate")
+    p.cc_estimate(
+        state[1], run, ("min_rtt", "rtprop"), "min_rtt [ms]", "no algorithm reports min_rtt"
+    )
+    title(state[1], "BBR min_rtt estimate")
+    p.modes(state[2], run)
+    title(state[2], "algorithm mode / state")
+    p.rtt_cdf(state[3], run)
+    title(state[3], "RTT distribution per algorithm")
+    p.throughput_cdf(state[4], run)
+    title(state[4], "per-flow throughput distribution per algorithm")
+    for ax in (state[3], state[4]):
         ax.grid(True, lw=0.3, alpha=0.6)
-        ax.set_xlim(0, run.duration_s)
         ax.tick_params(labelsize=8)
         ax.yaxis.label.set_size(9)
-    for ax in (left[-1], right[5]):
-        ax.set_xlabel("time [s]")
-    handles = [Line2D([], [], color=c, lw=2) for c in p.flow_colors(len(run.flows))]
-    labels = [p.flow_label(run, fid) for fid in run.flows.index]
-    fig.suptitle(_title(run), fontsize=11, y=0.995)
+        ax.xaxis.label.set_size(9)
+    _summary_text(state[5], result)
+
+    bottom = {rates[-1], delay[-1], state[2]}
+    # Few ticks: every tick is a set of artists drawn twice (PNG and PDF), the larger part
+    # of the drawing time. Time ticks (and their labels) only under each column's last
+    # time panel; the others get the same vertical grid as one line collection.
+    t_ticks = [
+        t for t in MaxNLocator(nbins=6).tick_values(0, run.duration_s) if t <= run.duration_s
+    ]
+    for ax in time_axes + [state[3], state[4]]:
+        if ax is not state[2]:  # the mode panel has one tick per mode
+            ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
+    for ax in time_axes:
+        ax.set_xlim(0, run.duration_s)
+        if ax in bottom:
+            ax.set_xticks(t_ticks)
+            ax.grid(True, lw=0.3, alpha=0.6)
+        else:
+            ax.set_xticks([])
+            ax.grid(True, axis="y", lw=0.3, alpha=0.6)
+            ax.add_collection(
+                LineCollection(
+                    [[(t, 0), (t, 1)] for t in t_ticks],
+                    transform=ax.get_xaxis_transform(),
+                    lw=0.3,
+                    alpha=0.6,
+                    color="#b0b0b0",
+                    zorder=0.5,
+                ),
+                autolim=False,  # axes-fraction y: must not widen the data limits
+            )
+        ax.tick_params(labelsize=8)
+        ax.yaxis.label.set_size(9)
+    for ax in bottom:
+        ax.set_xlabel("time [s]", fontsize=9)
+    fig.suptitle(_title(run), fontsize=11, y=1 - 0.15 / height)
+    handles, labels = _legend(run)
     fig.legend(
-        handles[:20],
-        labels[:20],
+        handles,
+        labels,
         loc="upper center",
         ncol=min(6, max(1, len(labels))),
         fontsize=8,
-        bbox_to_anchor=(0.5, 0.985),
+        bbox_to_anchor=(0.5, 1 - 0.4 / height),
         frameon=False,
     )
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
 
 
-def save_report(result: Any, directory: str | Path) -> None:
-    """Write report.png and report.pdf into ``directory`` (deterministic bytes: no dates)."""
+def _legend(run: Any) -> tuple[list[Any], list[str]]:
+    """Per-flow entries (colour of the algorithm, line style of the flow) up to
+    LEGEND_FLOWS flows; beyond, one entry per algorithm and the line-style rule."""
+    styles = p.flow_styles(run)
+    if len(run.flows) <= LEGEND_FLOWS:
+        handles = [
+            Line2D([], [], color=styles[int(f)]["color"], ls=styles[int(f)]["ls"], lw=1.5)
+            for f in run.flows.index
+        ]
+        return handles, [p.flow_label(run, fid) for fid in run.flows.index]
+    colors = p.algorithm_colors(run)
+    counts = run.flows["cc"].astype(str).value_counts()
+    handles = [Line2D([], [], color=c, lw=2) for c in colors.values()]
+    labels = [f"{cc} ({int(counts[cc])} flows)" for cc in colors]
+    handles += [Line2D([], [], color="0.3", ls=ls, lw=1.2) for ls in p.LINE_STYLES]
+    labels += [
+        f"its {k + 1}{'st' if k == 0 else 'nd' if k == 1 else 'rd' if k == 2 else 'th'}, "
+        f"{k + 5}th, ... flow"
+        for k in range(len(p.LINE_STYLES))
+    ]
+    return handles, labels
+
+
+def write_images(fig: Any, directory: Path) -> None:
+    """report.png and report.pdf from one figure (deterministic bytes: no dates)."""
+    # zlib level 1: a fifth of the PNG's time at level 6 for a file about a third larger.
+    fig.savefig(
+        directory / "report.png",
+        dpi=90,
+        metadata={"Software": None},
+        pil_kwargs={"compress_level": 1},
+    )
+    fig.savefig(
+        directory / "report.pdf",
+        metadata={"CreationDate": None, "Producer": None, "Creator": None},
+    )
+
+
+def write_html(result: Any, directory: Path) -> None:
+    """report.html: the interactive report (tcplab.report.html)."""
+    from tcplab.report.html import run_html
+
+    (directory / "report.html").write_text(run_html(result))
+
+
+def save_report(result: Any, directory: str | Path) -> list[str]:
+    """Write report.png, report.pdf and report.html into ``directory``; return their names
+    (REPORT_FILES). Deterministic bytes for a given run."""
     d = Path(directory)
     fig = draw_report(result)
     try:
-        fig.savefig(d / "report.png", dpi=90, metadata={"Software": None})
-        fig.savefig(
-            d / "report.pdf", metadata={"CreationDate": None, "Producer": None, "Creator": None}
-        )
+        write_images(fig, d)
     finally:
         plt.close(fig)
+    write_html(result, d)
+    return list(REPORT_FILES)

@@ -1,8 +1,35 @@
-"""Summary plots of a sweep: a metric against a swept parameter, error bars over seeds."""
+"""Summary plots of a sweep: each metric against a swept parameter, the mean over seeds with
+its 95 % confidence interval.
+
+Model and choices (docs/ARCHITECTURE.md, "Reports"):
+
+- Shares first: the first panel is each algorithm's share of the throughput (``share[cc]``
+  of table.csv), one line per algorithm, whatever ``metrics`` lists (the question of most
+  sweeps is how the algorithms split the link); then the sweep's ``metrics``.
+- Interval: the mean of a point's n seeds with the Student-t 95 % confidence interval,
+  ``t(0.975, n - 1) * s / sqrt(n)`` (s the sample standard deviation), not +-s: it says
+  how well the seeds pin the mean down. One seed gives no interval (said in the title).
+- Numeric axes: a parameter whose values are all numbers, or all sizes of one unit, rates
+  or times (``"0.5bdp"``, ``"10Mbps"``, ``"40ms"``), is drawn on a numeric axis in that
+  unit, with the unit in the label ("buffer (BDP)"); other values (algorithm names, lists)
+  are categories in the order the sweep lists them.
+- Legends: in the PNG a panel with more than LEGEND_LINES lines (three swept parameters
+  make dozens) names their count instead of a legend that would cover it; report.html's
+  legend names and toggles every line.
+- Units: a metric's unit comes from its name (``_bps`` Mbit/s, ``_ms`` ms, ``_s`` s,
+  ``_pkts`` packets); shares, utilisation, rates of retransmission and Jain's index are
+  fractions.
+
+Deviations: none; the PNG (``summary_<axis>.png``) and the sweep's report.html draw the
+same numbers (:func:`point_stats`).
+"""
 
 from __future__ import annotations
 
 import json
+import math
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,62 +37,234 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
+
+from tcplab.spec.units import parse_rate, parse_size, parse_time  # noqa: E402
+
+CONFIDENCE = 0.95
+# Lines per panel up to which the PNG has a legend (more would cover the panel).
+LEGEND_LINES = 10
+SHARES = "share per algorithm"
+_SHARE = re.compile(r"^share\[(.+)\]$")
 
 
-def _key(v: Any) -> str:
+def key(v: Any) -> str:
+    """A swept value as text (lists and tables as JSON, as in table.csv)."""
     return v if isinstance(v, str) else json.dumps(v)
 
 
-def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis: str) -> Path:
-    """Write ``summary_<axis>.png``: one panel per metric; x = the values of ``axis`` in
-    the order the sweep lists them; y = mean over repeats, error bar = standard deviation."""
-    metrics = [m for m in plan.metrics if m in table.columns] if not table.empty else []
-    n = max(1, len(metrics))
+@dataclass
+class Axis:
+    """How a swept parameter is drawn: ``numbers`` (one per value, in the sweep's order)
+    when numeric, else None (categories); ``label`` with the unit."""
+
+    name: str
+    values: list[str]
+    numbers: list[float] | None
+    label: str
+
+
+def axis_of(name: str, values: list[Any]) -> Axis:
+    """The axis of parameter ``name`` swept over ``values`` (see the module's "Numeric
+    axes")."""
+    keys = [key(v) for v in values]
+    short = name if "[" in name else name.split(".")[-1]
+    if values and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values
+    ):
+        return Axis(name, keys, [float(v) for v in values], short)
+    if values and all(isinstance(v, str) for v in values):
+        sizes = _try(parse_size, values)
+        if sizes is not None and len({s.unit for s in sizes}) == 1 and sizes[0].unit != "unlimited":
+            unit = {"bdp": "BDP", "pkt": "packets", "bytes": "bytes"}[sizes[0].unit]
+            return Axis(name, keys, [float(s.value) for s in sizes], f"{short} ({unit})")
+        rates = _try(parse_rate, values)
+        if rates is not None:
+            return Axis(name, keys, [r / 1e6 for r in rates], f"{short} (Mbit/s)")
+        times = _try(parse_time, values)
+        if times is not None:
+            return Axis(name, keys, [t / 1e6 for t in times], f"{short} (ms)")
+    return Axis(name, keys, None, short)
+
+
+def _try(parse: Any, values: list[str]) -> list[Any] | None:
+    try:
+        return [parse(v) for v in values]
+    except (ValueError, TypeError, ArithmeticError):
+        return None
+
+
+def metric_unit(metric: str) -> tuple[float, str]:
+    """Divisor and unit text of a metric from its name."""
+    base = metric.split("[")[0]
+    if base.endswith("_bps"):
+        return 1e6, "Mbit/s"
+    if base.endswith("_ms"):
+        return 1.0, "ms"
+    if base.endswith("_s"):
+        return 1.0, "s"
+    if base.endswith("_pkts") or base.endswith("_packets"):
+        return 1.0, "packets"
+    if base in ("share", "utilization", "share_minus_fair_share") or base.endswith("_rate"):
+        return 1.0, "fraction"
+    if base.startswith("jain") or base == "f_avg":
+        return 1.0, "index, 1 = fair"
+    return 1.0, ""
+
+
+def metric_label(metric: str) -> str:
+    scale, unit = metric_unit(metric)
+    return f"{metric} ({unit})" if unit else metric
+
+
+def ci_half_width(values: Any, confidence: float = CONFIDENCE) -> float:
+    """Half-width of the Student-t confidence interval of the mean of ``values`` (NaN
+    ignored); NaN for fewer than two values."""
+    x = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
+    if len(x) < 2:
+        return math.nan
+    return float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+
+
+def point_stats(table: pd.DataFrame, axis: Axis, metric: str, others: list[str]) -> pd.DataFrame:
+    """Per combination of the other parameters (column ``line``, "" without any) and value
+    of ``axis`` (``x``: the number, or the value's position for categories): ``mean``,
+    ``ci`` (95 % half-width), ``n`` (seeds with a value), in the sweep's value order."""
+    cols = ["line", "value", "x", "mean", "ci", "n"]
+    if table.empty or metric not in table.columns or axis.name not in table.columns:
+        return pd.DataFrame(columns=cols)
+    df = table.copy()
+    df["_value"] = df[axis.name].map(key)
+    df["_line"] = (
+        df[others].apply(lambda r: ", ".join(f"{o}={key(v)}" for o, v in r.items()), axis=1)
+        if others
+        else ""
+    )
+    rows = []
+    xs = axis.numbers or list(range(len(axis.values)))
+    for line_name in dict.fromkeys(df["_line"]):
+        sel = df[df["_line"] == line_name]
+        for value, x in zip(axis.values, xs):
+            vals = pd.to_numeric(sel.loc[sel["_value"] == value, metric], errors="coerce").dropna()
+            rows.append(
+                {
+                    "line": line_name,
+                    "value": value,
+                    "x": float(x),
+                    "mean": float(vals.mean()) if len(vals) else math.nan,
+                    "ci": ci_half_width(vals),
+                    "n": int(len(vals)),
+                }
+            )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def share_columns(table: pd.DataFrame) -> list[str]:
+    return [c for c in table.columns if _SHARE.match(str(c))]
+
+
+def panels(plan: Any, table: pd.DataFrame) -> list[str]:
+    """What the summary shows: SHARES first (if the table has shares), then the sweep's
+    metrics that are columns of the table and not a share already shown."""
+    shares = share_columns(table) if not table.empty else []
+    metrics = [m for m in plan.metrics if not table.empty and m in table.columns]
+    return ([SHARES] if shares else []) + [m for m in metrics if not (shares and m in shares)]
+
+
+def series_of(
+    plan: Any, table: pd.DataFrame, axis: Axis, panel: str
+) -> list[tuple[str, pd.DataFrame]]:
+    """The lines of a panel: (label, point_stats) per algorithm for SHARES, else per
+    combination of the other parameters."""
+    others = [a for a in plan.axes if a != axis.name]
+    if panel == SHARES:
+        out = []
+        for col in share_columns(table):
+            cc = _SHARE.match(col).group(1)  # type: ignore[union-attr]
+            for line_name, g in point_stats(table, axis, col, others).groupby("line", sort=False):
+                out.append((cc + (f" ({line_name})" if line_name else ""), _ordered(g, axis)))
+        return out
+    return [
+        (line_name, _ordered(g, axis))
+        for line_name, g in point_stats(table, axis, panel, others).groupby("line", sort=False)
+    ]
+
+
+def _ordered(g: pd.DataFrame, axis: Axis) -> pd.DataFrame:
+    """Points along a numeric axis in increasing x (lines must not zigzag back)."""
+    return g.sort_values("x", kind="stable") if axis.numbers is not None else g
+
+
+def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path:
+    """Write ``summary_<axis>.png``: one panel per entry of :func:`panels`, x the values of
+    ``axis_name``, y the mean over seeds with 95 % confidence intervals."""
+    axis = axis_of(axis_name, plan.axes[axis_name])
+    shown = panels(plan, table)
+    n = max(1, len(shown))
     ncols = min(3, n)
     nrows = (n + ncols - 1) // ncols
-    fig, grid = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.6 * nrows), squeeze=False)
+    # Constrained layout: places titles and tick labels like tight_layout.
+    fig, grid = plt.subplots(
+        nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows), squeeze=False, layout="constrained"
+    )
     flat = list(grid.flat)
     for ax in flat[n:]:
         ax.axis("off")
-    axes = [flat[:n]]
-    values = [_key(v) for v in plan.axes[axis]]
-    others = [a for a in plan.axes if a != axis]
-    for ax, metric in zip(axes[0], metrics):
-        df = table.copy()
-        df["_x"] = df[axis].map(_key)
-        groups = df.groupby([df[o].map(_key) for o in others]) if others else [((), df)]
-        for label, g in groups:
-            stats = g.groupby("_x")[metric].agg(["mean", "std"]).reindex(values)
-            x = np.arange(len(values))
-            lab = ", ".join(
-                f"{o}={v}" for o, v in zip(others, label if isinstance(label, tuple) else (label,))
-            )
+    seeds = int(plan.repeat)
+    for ax, panel in zip(flat, shown):
+        metric = "share" if panel == SHARES else panel
+        scale, _ = metric_unit(metric)
+        for label, g in series_of(plan, table, axis, panel):
             ax.errorbar(
-                x,
-                stats["mean"],
-                yerr=stats["std"].fillna(0),
+                g["x"],
+                g["mean"] / scale,
+                yerr=(g["ci"] / scale).fillna(0).to_numpy(),
                 marker="o",
                 capsize=3,
                 lw=1.2,
-                label=lab or None,
+                label=label or None,
             )
-        ax.set_xticks(np.arange(len(values)))
-        ax.set_xticklabels(
-            values, rotation=30 if max(len(v) for v in values) > 6 else 0, fontsize=8
-        )
-        ax.set_xlabel(axis)
-        ax.set_ylabel(metric)
+        if axis.numbers is None:
+            ax.set_xticks(range(len(axis.values)))
+            ax.set_xticklabels(
+                axis.values,
+                rotation=30 if max(len(v) for v in axis.values) > 6 else 0,
+                fontsize=8,
+            )
+        ax.set_xlabel(axis.label)
+        ax.set_ylabel(metric_label(metric), fontsize=9)
+        ax.set_title(panel if panel == SHARES else metric, fontsize=10, loc="left")
+        if panel == SHARES:
+            ax.set_ylim(-0.02, 1.02)
         ax.grid(True, lw=0.3)
-        if others:
+        n_lines = len(ax.get_legend_handles_labels()[0])
+        if 0 < n_lines <= LEGEND_LINES:
             ax.legend(fontsize=7)
-    if not metrics:
-        axes[0][0].text(0.5, 0.5, "no finished runs", ha="center", va="center")
-    fig.suptitle(f"mean over {plan.repeat} seed(s); error bars: standard deviation", fontsize=9)
-    fig.tight_layout()
-    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in axis)
+        elif n_lines:  # a legend taller than the panel would hide it; the HTML has one
+            ax.text(
+                0.01,
+                0.99,
+                f"{n_lines} lines: see report.html's legend",
+                transform=ax.transAxes,
+                va="top",
+                fontsize=7,
+                color="0.4",
+            )
+    if not shown:
+        flat[0].text(0.5, 0.5, "no finished runs", ha="center", va="center")
+    fig.suptitle(caption(seeds, axis_name), fontsize=10)
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in axis_name)
     path = Path(out) / f"summary_{safe}.png"
     fig.savefig(path, dpi=90, metadata={"Software": None})
     plt.close(fig)
     return path
+
+
+def caption(seeds: int, axis_name: str) -> str:
+    interval = (
+        "error bars: 95 % confidence interval of the mean (Student t)"
+        if seeds > 1
+        else "one seed per point: no confidence interval"
+    )
+    return f"against {axis_name}: mean over {seeds} seed(s) per point; {interval}"

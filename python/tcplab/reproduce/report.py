@@ -10,7 +10,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import pandas as pd
 
 from tcplab.analysis.checks import metric_value
@@ -540,15 +539,12 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
 
 
 def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str, Any]) -> str:
-    """The report as one self-contained HTML page (templates/report.html.j2, Jinja2 with
-    autoescaping: quotes and explanations are text, never markup)."""
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("tcplab.reproduce", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    """The report as one self-contained HTML page (templates/report.html.j2), rendered by
+    tcplab's one Jinja2 environment (report/html.py: autoescaping, so quotes and
+    explanations are text, never markup)."""
+    from tcplab.report.html import environment
+
+    env = environment()
     sections = []
     for paper in PAPERS:
         mine = [r for r in results if r.entry.meta.paper == paper]

@@ -3,7 +3,7 @@
 ```
 DIR/spec.toml       the resolved spec          DIR/series.parquet, series.csv
 DIR/world.json      the engine config it ran   DIR/queue.parquet,  queue.csv
-DIR/summary.json    metrics                    DIR/report.png, report.pdf
+DIR/summary.json    metrics                    DIR/report.png, report.pdf, report.html
 DIR/manifest.json   version, commit, seed, wall time, sha256 of every other file
 ```
 

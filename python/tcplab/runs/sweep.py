@@ -404,7 +404,7 @@ def run_sweep(
         Local process pool, or Ray (``RAY_ADDRESS`` selects a cluster; default: a local
         instance).
     reports : bool
-        Draw each run's report.png/pdf (about a second per run; off by default, since
+        Draw each run's report.png/pdf/html (about a second per run; off by default, since
         ``tcplab report DIR/runs/<digest>`` draws one from the stored files at any time).
     """
     if isinstance(spec, (str, Path)):
@@ -646,11 +646,14 @@ def build_table(out: Path, plan: Plan) -> pd.DataFrame:
 
 
 def write_summary(out: Path, plan: Plan, table: pd.DataFrame) -> list[Path]:
-    """Summary plots: for each swept parameter, each metric's mean over seeds with
-    standard-deviation error bars, one line per combination of the other parameters."""
+    """Summary plots: for each swept parameter, the algorithms' shares and each metric's
+    mean over seeds with 95 % confidence intervals, one line per combination of the other
+    parameters (report/sweep_plots.py); and the interactive report.html (report/html.py)."""
+    from tcplab.report.html import write_sweep_html
     from tcplab.report.sweep_plots import plot_axis
 
     paths = []
     for axis in plan.axes:
         paths.append(plot_axis(Path(out), plan, table, axis))
+    paths.append(write_sweep_html(Path(out), plan, table))
     return paths

@@ -1,0 +1,140 @@
+"""What the report plots, computed apart from drawing it (so tests can check the numbers
+and the PNG/PDF and HTML reports show the same): per-algorithm totals, goodput smoothed
+over an RTT-sized window, the samples where in-order delivery released held data, empirical
+CDFs, and the decimation of long series to the pixels a panel has.
+
+Model and choices (docs/METRICS.md, "Report plots"):
+
+- Per-algorithm total of a rate: the sum over that algorithm's flows of their per-interval
+  values (a flow not running counts 0), so the totals add up to the all-flows total.
+- Smoothed goodput: a flow's goodput is bytes released *in order* to the application. After
+  a repaired loss, the receiver releases at once the data it held behind the hole, so one
+  sample interval can read above the link rate (the bytes crossed the link earlier; the
+  receiver's throughput never exceeds it). The hole is repaired about one RTT after the
+  loss, so the report shows goodput as the trailing mean over ``ceil(RTT / interval) + 1``
+  samples, RTT the largest of the flows' mean RTTs: the fewest whole samples that always
+  hold a one-RTT hold together with its release, whichever sample boundary it straddles.
+  A window holding the release but not the hold before it can still read above the link
+  rate; every such reading is marked as a release of held data (it can only be one: the
+  flows' throughput together never exceeds the link rate).
+- Decimation: a series with more samples than a panel has pixels is reduced to the minimum
+  and maximum of each pixel-wide bucket, in time order, so spikes and dips stay visible.
+
+Deviations: none from the metrics of docs/METRICS.md; smoothing and decimation change only
+what is drawn, never summary.json.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from tcplab.analysis.rundata import RunData
+
+
+def algorithm_of(run: RunData) -> dict[int, str]:
+    """Flow id -> its algorithm's name."""
+    return {int(fid): str(cc) for fid, cc in run.flows["cc"].items()}
+
+
+def algorithms(run: RunData) -> list[str]:
+    """The run's algorithms in order of their first flow."""
+    return list(dict.fromkeys(str(c) for c in run.flows["cc"]))
+
+
+def per_algorithm_total(wide: pd.DataFrame, algo_of: dict[int, str]) -> pd.DataFrame:
+    """Sum of ``wide``'s flow columns per algorithm (NaN, a flow not running, counts 0).
+    Columns in order of the algorithms' first flow."""
+    if wide.empty:
+        return pd.DataFrame(index=wide.index)
+    order = list(dict.fromkeys(algo_of.get(int(f), "?") for f in wide.columns))
+    out = {}
+    for cc in order:
+        cols = [f for f in wide.columns if algo_of.get(int(f), "?") == cc]
+        out[cc] = wide[cols].apply(pd.to_numeric, errors="coerce").fillna(0.0).sum(axis=1)
+    return pd.DataFrame(out, index=wide.index)
+
+
+def smoothing_samples(run: RunData, mean_rtt_ms: pd.Series | None = None) -> int:
+    """The RTT-sized window in samples: ceil(largest mean RTT / sample interval) + 1.
+    ``mean_rtt_ms`` is the per-flow mean RTT (summary); without one, the largest flow's
+    mean of the series' RTT column; without any RTT, one sample (no smoothing)."""
+    rtt = np.nan
+    if mean_rtt_ms is not None:
+        vals = pd.to_numeric(mean_rtt_ms, errors="coerce")
+        if vals.notna().any():
+            rtt = float(vals.max())
+    if rtt != rtt:
+        for col in ("rtt_ms", "srtt_ms"):
+            if col in run.series.columns:
+                by_flow = pd.to_numeric(run.series[col], errors="coerce").groupby(
+                    run.series["flow"]
+                )
+                m = by_flow.mean()
+                if m.notna().any():
+                    rtt = float(m.max())
+                    break
+    interval_ms = run.interval_s * 1e3
+    if rtt != rtt or interval_ms <= 0:
+        return 1
+    # 1e-9: an RTT of exactly k intervals needs k samples, not k + 1, for the hold itself.
+    return math.ceil(rtt / interval_ms - 1e-9) + 1
+
+
+def trailing_mean(wide: pd.DataFrame, samples: int) -> pd.DataFrame:
+    """Trailing mean over ``samples`` samples of each column; NaN (not running) stays NaN
+    and is left out of the windows it falls in."""
+    if samples <= 1 or wide.empty:
+        return wide
+    return wide.rolling(samples, min_periods=1).mean().where(wide.notna())
+
+
+def above_link_rate(goodput: pd.DataFrame, rate_bps: Any) -> pd.DataFrame:
+    """True where a flow's (smoothed) goodput exceeds the link rate at that sample
+    (``rate_bps``: a number or one value per row). Since the bytes reaching the receivers
+    never exceed the link rate, every such sample releases data held behind a hole."""
+    g = goodput.apply(pd.to_numeric, errors="coerce")
+    rate = np.broadcast_to(np.asarray(rate_bps, dtype=float), (len(g),))
+    return g.gt(pd.Series(rate, index=g.index), axis=0)
+
+
+def ecdf(values: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted finite values and their empirical CDF (i / n for the i-th smallest)."""
+    x = np.asarray(pd.to_numeric(pd.Series(values), errors="coerce"), dtype=float)
+    x = np.sort(x[np.isfinite(x)])
+    return x, np.arange(1, len(x) + 1) / max(len(x), 1)
+
+
+def decimate(x: Any, y: Any, buckets: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most about ``3 * buckets`` points: the minimum and the maximum of ``y`` in each of
+    ``buckets`` equal runs of samples, in the order they occur, and a NaN after a run that
+    holds one (so a line does not bridge a flow's pause). Shorter series are returned whole.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    n = len(x)
+    if buckets <= 0 or n <= 2 * buckets:
+        return x, y
+    k = math.ceil(n / buckets)
+    rows = math.ceil(n / k)
+    pad = rows * k - n
+    yy = np.concatenate([y, np.full(pad, np.nan)]).reshape(rows, k)
+    real = (np.arange(rows * k) < n).reshape(rows, k)
+    finite = np.isfinite(yy)
+    lo = np.where(finite, yy, np.inf).argmin(axis=1)
+    hi = np.where(finite, yy, -np.inf).argmax(axis=1)
+    base = np.arange(rows) * k
+    first = base + np.minimum(lo, hi)
+    second = base + np.maximum(lo, hi)
+    any_finite = finite.any(axis=1)
+    gap = (~finite & real).any(axis=1)
+    last = base + real.sum(axis=1) - 1
+    # Three slots per bucket: first extreme, second extreme, gap marker; unused dropped.
+    idx = np.stack([first, second, last], axis=1)
+    keep = np.stack([any_finite, any_finite & (second != first), gap], axis=1)
+    ys = y[idx]
+    ys[:, 2] = np.nan
+    return x[idx][keep], ys[keep]

@@ -1,0 +1,224 @@
+"""What the run report and the sweep plots show, on hand-made data with hand-computed
+expectations (issue 19): per-algorithm totals, RTT-smoothed goodput whose readings above
+the link rate are all marked, decimation, CDFs, legends for many flows, confidence
+intervals over seeds and numeric sweep axes. No engine needed."""
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+from handmade import handmade_run
+from tcplab.report import plots as p
+from tcplab.report import series as sr
+from tcplab.report import sweep_plots as sp
+from tcplab.report.run_report import _legend
+
+
+def test_per_algorithm_totals_sum_that_algorithms_flows():
+    wide = pd.DataFrame(
+        {0: [1.0, 3.0], 1: [2.0, 4.0], 2: [np.nan, 5.0]}, index=pd.Index([0.1, 0.2])
+    )
+    totals = sr.per_algorithm_total(wide, {0: "bbr", 1: "bbr", 2: "cubic"})
+    assert list(totals.columns) == ["bbr", "cubic"]
+    assert totals["bbr"].tolist() == [3.0, 7.0]
+    assert totals["cubic"].tolist() == [0.0, 5.0]  # not running counts 0
+
+
+def test_per_algorithm_totals_on_the_handmade_run():
+    run = handmade_run().run
+    thr = run.wide("throughput_bps")
+    totals = sr.per_algorithm_total(thr, sr.algorithm_of(run))
+    # At t = 5 s all three flows run: flows 0 and 1 are BBR, flow 2 CUBIC; each
+    # 20e6 / 3 * (1 + 0.1 sin(5 + fid)) by construction (tests/handmade.py).
+    expect = [20e6 / 3 * (1 + 0.1 * math.sin(5.0 + fid)) for fid in range(3)]
+    assert totals.loc[5.0, "bbr"] == pytest.approx(expect[0] + expect[1])
+    assert totals.loc[5.0, "cubic"] == pytest.approx(expect[2])
+    # Before CUBIC starts (2 s) its total is 0, BBR's two flows share 20 Mbit/s.
+    assert totals.loc[1.0, "cubic"] == 0.0
+
+
+@pytest.mark.parametrize(
+    "rtts, expected",
+    [
+        ([40.0, 77.0], 2),  # ceil(0.77) + 1
+        ([100.0], 2),  # exactly one interval: the hold fits one sample, + 1
+        ([250.0, np.nan], 4),  # ceil(2.5) + 1
+    ],
+)
+def test_the_smoothing_window_is_one_rtt_plus_one_sample(rtts, expected):
+    run = handmade_run().run  # 100 ms samples
+    assert sr.smoothing_samples(run, pd.Series(rtts)) == expected
+
+
+def _burst() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One flow on a 10 Mbit/s link: it receives 10 Mbit/s throughout; a loss holds all of
+    sample 5's data back, released with sample 6's (20 Mbit/s in sample 6)."""
+    t = pd.Index(np.round(np.arange(1, 11) * 0.1, 6))
+    thr = pd.DataFrame({0: [10e6] * 10}, index=t)
+    good = pd.DataFrame({0: [10e6] * 10}, index=t)
+    good.iloc[4, 0] = 0.0
+    good.iloc[5, 0] = 20e6
+    return thr, good
+
+
+def test_smoothed_burst_reads_the_link_rate_where_the_window_holds_the_hold():
+    thr, good = _burst()
+    smooth = sr.trailing_mean(good, 2)
+    # (10 + 0) / 2, (0 + 20) / 2, (20 + 10) / 2, (10 + 10) / 2 Mbit/s
+    assert (smooth[0].iloc[4:8] / 1e6).tolist() == [5.0, 10.0, 15.0, 10.0]
+    above = sr.above_link_rate(smooth, 10e6)
+    # The only reading above the link rate is the window holding the release without
+    # the hold before it, and it is marked.
+    assert above[0].tolist() == [False] * 6 + [True] + [False] * 3
+    smooth_thr = sr.trailing_mean(thr, 2)
+    assert (smooth[0][above[0]] > smooth_thr[0][above[0]]).all()
+
+
+def test_the_goodput_panel_marks_every_reading_above_the_link_rate():
+    import matplotlib.pyplot as plt
+
+    result = handmade_run()
+    run = result.run
+    s = run.series
+    flow0 = s["flow"] == 0
+    # A release: nothing in the sample ending at 5.0 s, 60 Mbit/s in the next.
+    s.loc[flow0 & np.isclose(s["time_s"], 5.0), "goodput_bps"] = 0.0
+    s.loc[flow0 & np.isclose(s["time_s"], 5.1), "goodput_bps"] = 60e6
+    fig, ax = plt.subplots()
+    try:
+        smooth = p.smoothed_goodput(ax, run, 2)
+        rate = 20e6
+        above = smooth.index[(smooth > rate).any(axis=1)].to_numpy()
+        # (0 + 60) / 2 = 30 at 5.1 s; (60 + g(5.2)) / 2 > 20 at 5.2 s; nowhere else.
+        assert above.tolist() == pytest.approx([5.1, 5.2])
+        marks = [ln for ln in ax.lines if ln.get_marker() == "v"]
+        assert len(marks) == 1
+        assert marks[0].get_xdata().tolist() == pytest.approx([5.1, 5.2])
+        assert marks[0].get_ydata()[0] == pytest.approx(30.0)
+        assert "held data released in order" in marks[0].get_label()
+        assert ax.get_ylabel() == "goodput, 200 ms mean [Mbit/s]"
+    finally:
+        plt.close(fig)
+
+
+def test_decimate_keeps_spikes_and_gaps():
+    x = np.arange(20.0)
+    y = np.arange(20.0)
+    y[3] = 100.0
+    y[7] = np.nan
+    xd, yd = sr.decimate(x, y, 4)  # buckets of 5 samples
+    assert len(xd) <= 12
+    # bucket 0..4: min 0 at x 0, max 100 at x 3, in that order
+    assert xd[:2].tolist() == [0.0, 3.0] and yd[:2].tolist() == [0.0, 100.0]
+    # bucket 5..9 holds the NaN: its extremes 5 and 9, then a gap
+    assert xd[2:5].tolist() == [5.0, 9.0, 9.0]
+    assert yd[2:4].tolist() == [5.0, 9.0] and math.isnan(yd[4])
+    assert yd[-1] == 19.0
+    xs, ys = sr.decimate(x[:8], y[:8], 4)  # short enough: unchanged
+    assert len(xs) == 8
+
+
+def test_ecdf():
+    x, prob = sr.ecdf([3.0, 1.0, np.nan, 2.0])
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    assert prob.tolist() == pytest.approx([1 / 3, 2 / 3, 1.0])
+
+
+def _many_flows(n_bbr: int, n_cubic: int) -> SimpleNamespace:
+    flows = pd.DataFrame(
+        {"cc": ["bbr"] * n_bbr + ["cubic"] * n_cubic, "rtt_ms": 40.0},
+        index=pd.Index(range(n_bbr + n_cubic), name="flow"),
+    )
+    return SimpleNamespace(flows=flows)
+
+
+def test_twenty_flows_are_coloured_by_algorithm_and_told_apart_by_line_style():
+    run = _many_flows(10, 10)
+    styles = p.flow_styles(run)
+    assert len({str(styles[f]["color"]) for f in range(10)}) == 1
+    assert styles[0]["color"] != styles[10]["color"]
+    assert [styles[f]["ls"] for f in (0, 1, 2, 3, 4)] == ["-", "--", ":", "-.", "-"]
+    assert styles[10]["ls"] == "-"  # each algorithm's first flow is solid
+    handles, labels = _legend(run)
+    assert labels[:2] == ["bbr (10 flows)", "cubic (10 flows)"]
+    assert len(labels) == 6  # two algorithms and the four line styles, not 20 entries
+    handles, labels = _legend(_many_flows(2, 1))
+    assert labels == ["flow 0 (bbr, 40 ms)", "flow 1 (bbr, 40 ms)", "flow 2 (cubic, 40 ms)"]
+
+
+def test_confidence_interval_is_student_t():
+    # n = 3: t(0.975, 2) = 4.303 (tables); s of 1, 2, 3 is 1 -> 4.303 / sqrt(3) = 2.484
+    assert sp.ci_half_width([1.0, 2.0, 3.0]) == pytest.approx(2.484, abs=1e-3)
+    # n = 2: t(0.975, 1) = 12.706; s of 0.2, 0.4 is 0.1414 -> 12.706 * 0.1414 / 1.414 = 1.2706
+    assert sp.ci_half_width([0.2, 0.4]) == pytest.approx(1.2706, abs=1e-3)
+    assert math.isnan(sp.ci_half_width([5.0]))
+
+
+def test_swept_sizes_rates_and_times_get_numeric_axes_with_units():
+    a = sp.axis_of("bottleneck.buffer", ["0.5bdp", "1bdp", "4bdp"])
+    assert a.numbers == [0.5, 1.0, 4.0] and a.label == "buffer (BDP)"
+    a = sp.axis_of("bottleneck.rate", ["10Mbps", "1Gbps"])
+    assert a.numbers == [10.0, 1000.0] and a.label == "rate (Mbit/s)"
+    a = sp.axis_of("flows[0].rtt", ["20ms", "0.1s"])
+    assert a.numbers == [20.0, 100.0] and a.label == "flows[0].rtt (ms)"
+    a = sp.axis_of("flows[1].count", [1, 2, 8])
+    assert a.numbers == [1.0, 2.0, 8.0]
+    assert sp.axis_of("flows[0].cc", ["bbr", "cubic"]).numbers is None
+    assert sp.axis_of("bottleneck.buffer", ["100pkt", "1bdp"]).numbers is None  # mixed units
+
+
+def _sweep_table() -> tuple[SimpleNamespace, pd.DataFrame]:
+    plan = SimpleNamespace(
+        axes={"bottleneck.buffer": ["1bdp", "0.5bdp"]}, repeat=2, metrics=["jain_index"]
+    )
+    table = pd.DataFrame(
+        {
+            "bottleneck.buffer": ["1bdp", "1bdp", "0.5bdp", "0.5bdp"],
+            "share[bbr]": [0.6, 0.8, 0.9, 0.9],
+            "share[cubic]": [0.4, 0.2, 0.1, 0.1],
+            "jain_index": [0.2, 0.4, 0.7, 0.7],
+        }
+    )
+    return plan, table
+
+
+def test_sweep_panels_start_with_the_shares_and_order_numeric_points():
+    plan, table = _sweep_table()
+    assert sp.panels(plan, table) == [sp.SHARES, "jain_index"]
+    axis = sp.axis_of("bottleneck.buffer", plan.axes["bottleneck.buffer"])
+    lines = dict(sp.series_of(plan, table, axis, sp.SHARES))
+    assert list(lines) == ["bbr", "cubic"]
+    bbr = lines["bbr"]
+    assert bbr["x"].tolist() == [0.5, 1.0]  # in increasing buffer, not the sweep's order
+    assert bbr["mean"].tolist() == pytest.approx([0.9, 0.7])
+    assert bbr["ci"].iloc[0] == pytest.approx(0.0)
+    # 0.6, 0.8: s = 0.1414, t(0.975, 1) = 12.706 -> 1.2706
+    assert bbr["ci"].iloc[1] == pytest.approx(1.2706, abs=1e-3)
+    ((_, jain),) = sp.series_of(plan, table, axis, "jain_index")
+    assert jain["n"].tolist() == [2, 2]
+
+
+def test_sweep_summary_png_is_written(tmp_path):
+    plan, table = _sweep_table()
+    path = sp.plot_axis(tmp_path, plan, table, "bottleneck.buffer")
+    assert path.name == "summary_bottleneck.buffer.png" and path.stat().st_size > 10_000
+
+
+def test_run_html_is_self_contained_and_escapes_names(monkeypatch):
+    import handmade
+    from tcplab.report.html import plotly_js, run_html
+
+    monkeypatch.setitem(handmade.SPEC["experiment"], "name", "</script><b>x</b>")
+    html = run_html(handmade.handmade_run())
+    assert "<b>x</b>" not in html
+    assert "&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;" in html
+    # Only the page's own two scripts end: plotly.js, then the figures and the marker.
+    assert html.count("</script>") == 2
+    # Nothing fetched: plotly.js inline, and no source or link outside it.
+    page = html.replace(plotly_js(), "")
+    assert len(html) - len(page) > 1_000_000
+    assert "src=" not in page and "<link" not in page
+    for table in ("jain_index", "share of throughput", "goodput_bps", "[bottleneck]"):
+        assert table in html, table
