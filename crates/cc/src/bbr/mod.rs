@@ -95,6 +95,7 @@ pub mod bw;
 pub mod cwnd;
 pub mod drain;
 pub mod family;
+pub mod kernel;
 pub mod lt_bw;
 pub mod model;
 pub mod pacing;
@@ -107,6 +108,8 @@ pub mod startup;
 pub mod variant;
 
 #[cfg(test)]
+mod kernel_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;
@@ -115,6 +118,7 @@ use crate::ops::CaState;
 use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
 
 pub use family::BbrFamily;
+pub use kernel::KernelRelease;
 pub use variant::{BbrVariant, KernelBbr, RecoverOrRestore};
 
 use crate::minmax::Minmax;
@@ -191,6 +195,8 @@ pub struct BbrConfig {
     pub lt_bw: bool,
     /// Seed of the PROBE_BW start-phase draws.
     pub seed: u64,
+    /// The tcp_bbr.c release whose behaviour to follow (`kernel` module).
+    pub kernel: KernelRelease,
 }
 
 impl Default for BbrConfig {
@@ -207,6 +213,7 @@ impl Default for BbrConfig {
             extra_acked_gain: BBR_UNIT,
             lt_bw: true,
             seed: 0,
+            kernel: KernelRelease::V6_18,
         }
     }
 }
@@ -219,7 +226,11 @@ pub fn gain_to_unit(x: f64) -> u32 {
 impl BbrConfig {
     /// Read the BBR parameters (`params::ALL`) from validated `Params`. Every BBR
     /// variant's schema includes them (see `bbr_param_specs!`).
+    /// A profile older than a feature switches it off whatever its parameter says:
+    /// `extra_acked` (v5.1) and the pacing margin (v4.20) did not exist before.
     pub fn from_params(p: &Params) -> Self {
+        // Validation admits only the profiled codes (`AlgorithmSpec::validate`).
+        let kernel = KernelRelease::from_code(p.get("kernel")).unwrap_or_default();
         BbrConfig {
             high_gain: gain_to_unit(p.get("high_gain")),
             drain_gain: gain_to_unit(p.get("drain_gain")),
@@ -227,14 +238,19 @@ impl BbrConfig {
             bw_rtts: p.get_u32("bw_rtts"),
             min_rtt_win_sec: p.get_u32("min_rtt_win_sec"),
             probe_rtt_mode_ms: p.get_u32("probe_rtt_mode_ms"),
-            pacing_margin_percent: p.get_u32("pacing_margin_percent"),
-            extra_acked_gain: if p.get_bool("extra_acked") {
+            pacing_margin_percent: if kernel.departure_time_pacing() {
+                p.get_u32("pacing_margin_percent")
+            } else {
+                0
+            },
+            extra_acked_gain: if p.get_bool("extra_acked") && kernel.extra_acked() {
                 BBR_UNIT
             } else {
                 0
             },
             lt_bw: p.get_bool("lt_bw"),
             seed: p.get("seed") as u64,
+            kernel,
         }
     }
 }
@@ -325,6 +341,16 @@ pub mod params {
         doc: "run the long-term bandwidth (policer) estimator; tcp_bbr.c \
               bbr_lt_bw_sampling (always on in the kernel)",
     };
+    pub const KERNEL: ParamSpec = ParamSpec {
+        name: "kernel",
+        kind: ParamKind::Int,
+        default: 618.0,
+        min: 409.0,
+        max: 618.0,
+        doc: "tcp_bbr.c release to follow, major*100+minor: 409, 414, 417 or 618 (Linux \
+              4.9, 4.14, 4.17, 6.18); set from [tcp] kernel; older releases lack \
+              extra_acked and the pacing margin (docs/BBR_KERNELS.md)",
+    };
     pub const SEED: ParamSpec = ParamSpec {
         name: "seed",
         kind: ParamKind::Int,
@@ -352,6 +378,7 @@ macro_rules! bbr_param_specs {
             $crate::bbr::params::EXTRA_ACKED,
             $crate::bbr::params::LT_BW,
             $crate::bbr::params::SEED,
+            $crate::bbr::params::KERNEL,
             $($extra),*
         ]
     };
@@ -425,6 +452,9 @@ pub struct Bbr {
     pub(crate) has_seen_rtt: bool,
     /// cwnd before loss recovery or PROBE_RTT.
     pub(crate) prior_cwnd: u32,
+    /// Kernels before v4.19 (`KernelRelease::probe_rtt_v419`): restore `prior_cwnd`
+    /// in the next `bbr_set_cwnd` that acks data (the old `bbr->restore_cwnd` bit).
+    pub(crate) restore_cwnd: bool,
     /// Recent bandwidth, to decide whether the pipe is full.
     pub(crate) full_bw: u32,
     /// Start of the ACK-sampling epoch (us).
@@ -479,6 +509,7 @@ impl Bbr {
             cycle_idx: 0,
             has_seen_rtt: false,
             prior_cwnd: 0,
+            restore_cwnd: false,
             full_bw: 0,
             ack_epoch_mstamp: 0,
             extra_acked: [0; 2],
