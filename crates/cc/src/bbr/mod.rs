@@ -43,24 +43,16 @@
 //!   `KernelBbr` overrides nothing and is plain BBR.
 //!
 //! Kernel version. The default is mainline tcp_bbr.c (compared line by line with a
-//! v6.x tree), not Linux 4.9, the kernel the BBR papers measured. Changes since 4.9 that
-//! the default includes:
-//! - departure-time pacing (4.20): the 1 % pacing margin and the EDT term of
-//!   `bbr_packets_in_net_at_edt` in the DRAIN and gain-cycle checks; the rate is taken
-//!   on the MSS (4.9: on the MTU, i.e. 1500/1448 = 3.6 % above the payload rate, with
-//!   no margin);
-//! - the +2 packets of `bbr_quantization_budget` in the 1.25 phase, the ssthresh set on
-//!   entering DRAIN, the PROBE_RTT cap applied also when nothing is acked, the PROBE_RTT
-//!   exit check on idle restart, the pacing rate initialised from the first RTT sample
-//!   and lowered only once the pipe is full (4.9: outside STARTUP), `is_ack_delayed`
-//!   samples kept from refreshing an expired min_rtt;
-//! - the ACK-aggregation allowance `extra_acked`;
-//! - min_rtt refreshed only by a strictly lower sample (5.10, 1b9e2a8c99a5; 4.9 had
-//!   `<=`, so equal samples postponed PROBE_RTT);
-//! - `bbr_init` starting the first round at `tp->delivered` (5.14, 6de035fec045).
-//!
-//! There is no Linux 4.9 profile: the parameters `extra_acked = false` and
-//! `pacing_margin_percent = 0` undo two of these items; the others are always mainline.
+//! v6.x tree). The `kernel` parameter (`[tcp] kernel`) selects the behaviour of an
+//! older release instead, 4.9 (the TUM paper's), 4.14 (BBR-CWS's) or 4.17 (BBR-ACD's):
+//! module `kernel` has one predicate per upstream change since v4.9, named by its commit
+//! (extra_acked 78dc70ebaa38, the probe quanta 383d470936c0 / 6b3656a60f20,
+//! departure-time pacing and its 1 % margin, the v4.19 PROBE_RTT fixes, min_rtt `<`
+//! 1b9e2a8c99a5, the round start 6de035fec045, the v4.13 pacing and v4.15 undo
+//! changes), and docs/BBR_KERNELS.md tabulates them. Not profiled (all releases run
+//! today's code for them): the v4.16 lt_bw pacing-gain fix, the v4.17 minimum TSO
+//! segments, the DRAIN ssthresh, and the pacing rate set from the first RTT sample (the
+//! simulator has no handshake; a 4.9 host has the SYN/ACK's RTT at `bbr_init`).
 //!
 //! Units are the kernel's: bandwidth in packets per microsecond << `BW_SCALE` (24), gains
 //! in 1/`BBR_UNIT` (1/256), cwnd in packets, times in us (`tcp_mstamp`) or jiffies at
@@ -87,6 +79,8 @@
 //!   entropy pool: runs are reproducible. Parameter `seed`; one per flow (see `rng`).
 //! - `lt_bw` and `extra_acked` can be switched off (parameters); the kernel has them as
 //!   compile-time constants (`bbr_extra_acked_gain` = 0 disables the latter there too).
+//!   On releases before 5.1 (`extra_acked`) and 4.20 (`pacing_margin_percent`) those
+//!   parameters have no effect: the features did not exist.
 //! - `extra_acked[]` keeps the kernel's u16 width, `lt_rtt_cnt` etc. their counts; the
 //!   delivered/lost counters are u64 (no 32-bit wrap), the only width change.
 
