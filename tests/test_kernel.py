@@ -106,6 +106,9 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
             "tcp.receive_buffer",
         ),
         (("[bottleneck]", "[tcp]\nrcv_truesize = 4096\n\n[bottleneck]"), "tcp.rcv_truesize"),
+        # An old tcp_bbr.c profile is the simulator's; the host runs its own kernel.
+        (("[bottleneck]", '[tcp]\nkernel = "4.9"\n\n[bottleneck]'), "tcp.kernel"),
+        (('cc = "bbr"', 'cc = "bbr"\nparams = { kernel = 414 }'), "flows[0].params.kernel"),
     ],
 )
 def test_simulator_only_features_are_refused_not_ignored(

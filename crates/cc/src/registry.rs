@@ -181,6 +181,20 @@ impl AlgorithmSpec {
                 None => p.default,
                 Some(value) => check_value(self.name, p, *value)?,
             };
+            // The BBR family's `kernel` is a release, not a range: only profiled ones.
+            if p.name == crate::bbr::params::KERNEL.name
+                && crate::bbr::KernelRelease::from_code(v).is_none()
+            {
+                let known: Vec<String> = crate::bbr::KernelRelease::ALL
+                    .iter()
+                    .map(|k| format!("{} (Linux {})", k.code(), k.label()))
+                    .collect();
+                return Err(CcError::BadParam {
+                    algorithm: self.name,
+                    param: p.name,
+                    reason: format!("{v} is not a profiled release; use {}", known.join(", ")),
+                });
+            }
             values.insert(p.name, v);
         }
         Ok(Params { values })

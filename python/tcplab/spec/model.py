@@ -30,6 +30,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from tcplab.bpf import absolute_paths as absolute_bpf_paths
@@ -117,6 +118,13 @@ def _tcp_default(field: str):
     return contract.default("TcpConfig", field)
 
 
+# The Linux releases whose tcp_bbr.c the `bbr` family can follow (crates/cc bbr/kernel.rs,
+# docs/BBR_KERNELS.md), and the `kernel` algorithm parameter each sets: major*100+minor.
+KERNEL_CODES = {"4.9": 409, "4.14": 414, "4.17": 417, "6.18": 618}
+# SACK compression arrived in Linux 4.18 ("tcp: add SACK compression", 5d9f4262b7ea).
+_SACK_COMPRESSION_SINCE = 418
+
+
 class Tcp(_Model):
     """``[tcp]``: settings shared by every flow (defaults: Linux on 1500-byte Ethernet)."""
 
@@ -142,6 +150,19 @@ class Tcp(_Model):
     # Receive memory per full segment (skb->truesize); absent: the kernel backend's TUN
     # path, 2304 bytes for a 1500-byte packet. scaling_ratio = 256 x mss / rcv_truesize.
     rcv_truesize: StrictInt | None = None
+    # The Linux release the hosts run: BBR-family flows follow that release's tcp_bbr.c
+    # (their `kernel` parameter, unless a flow sets its own), and the stack defaults that
+    # changed since (sack_compression, off before 4.18) follow it unless given.
+    kernel: Literal["4.9", "4.14", "4.17", "6.18"] = "6.18"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kernel_stack_defaults(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "sack_compression" not in data:
+            code = KERNEL_CODES.get(data.get("kernel", "6.18"), 618)
+            if code < _SACK_COMPRESSION_SINCE:
+                data = {**data, "sack_compression": False}
+        return data
 
     @field_validator("rcv_truesize")
     @classmethod

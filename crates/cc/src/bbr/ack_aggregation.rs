@@ -26,6 +26,7 @@ pub fn bbr_extra_acked(bbr: &Bbr) -> u16 {
 /// `bbr_update_ack_aggregation`.
 pub fn bbr_update_ack_aggregation(bbr: &mut Bbr, tp: &CcView, rs: &RateSample) {
     if bbr.cfg.extra_acked_gain == 0
+        || !bbr.cfg.kernel.extra_acked()
         || rs.acked_sacked == 0
         || rs.delivered < 0
         || rs.interval_us <= 0

@@ -44,7 +44,8 @@ pub fn bbr_bdp(bbr: &Bbr, bw: u32, gain: u32) -> u32 {
 pub fn bbr_quantization_budget(bbr: &Bbr, tp: &CcView, cwnd: u32) -> u32 {
     let mut cwnd = cwnd + 3 * bbr_tso_segs_goal(tp);
     cwnd = (cwnd + 1) & !1u32;
-    if bbr.mode == BbrMode::ProbeBw && bbr.cycle_idx == 0 {
+    // v4.18 383d470936c0 / v5.4 6b3656a60f20 (`KernelRelease::probe_quanta`).
+    if bbr.cfg.kernel.probe_quanta() && bbr.mode == BbrMode::ProbeBw && bbr.cycle_idx == 0 {
         cwnd += 2;
     }
     cwnd
@@ -61,6 +62,10 @@ pub fn bbr_inflight(bbr: &Bbr, tp: &CcView, bw: u32, gain: u32) -> u32 {
 /// inflight (+ the next quantum while raising inflight) less what the path delivers
 /// at `bw` between now and then.
 pub fn bbr_packets_in_net_at_edt(bbr: &Bbr, tp: &CcView, inflight_now: u32) -> u32 {
+    // Before v4.20's departure-time pacing the checks read plain inflight.
+    if !bbr.cfg.kernel.departure_time_pacing() {
+        return inflight_now;
+    }
     // tcp_clock_cache: our clock is `tcp_mstamp` (us), so now is taken at us resolution.
     let now_ns = tp.now_us * 1000;
     let edt_ns = tp.tcp_wstamp_ns.max(now_ns);
@@ -76,7 +81,7 @@ pub fn bbr_packets_in_net_at_edt(bbr: &Bbr, tp: &CcView, inflight_now: u32) -> u
 /// `bbr_ack_aggregation_cwnd`: the cwnd allowance for ACK aggregation, once the pipe
 /// is full: extra_acked * gain, at most 100 ms worth of bw.
 pub fn bbr_ack_aggregation_cwnd(bbr: &Bbr) -> u32 {
-    if bbr.cfg.extra_acked_gain == 0 || !bbr.full_bw_reached {
+    if bbr.cfg.extra_acked_gain == 0 || !bbr.cfg.kernel.extra_acked() || !bbr.full_bw_reached {
         return 0;
     }
     let max_aggr_cwnd = (u64::from(bbr_bw(bbr)) * BBR_EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
@@ -112,11 +117,20 @@ pub fn bbr_set_cwnd<V: BbrVariant + ?Sized>(
     gain: u32,
 ) {
     let mut cwnd = tp.snd_cwnd;
+    if acked == 0 && !bbr.cfg.kernel.probe_rtt_v419() {
+        return; // before v4.19 ("apply PROBE_RTT cwnd cap even if acked==0"): no caps
+    }
     if acked != 0 {
         // (No packet fully ACKed: just apply the caps below.)
         bbr.target_cwnd = bbr_target_cwnd(bbr, tp, bw, gain);
         let decision = variant.set_cwnd_to_recover_or_restore(bbr, tp, rs, acked);
         cwnd = decision.cwnd;
+        if bbr.restore_cwnd {
+            // Before v4.19: PROBE_RTT's exit restores cwnd here, on the next ACK
+            // (the kernel's `restore_cwnd` branch; max commutes with conservation's).
+            cwnd = cwnd.max(bbr.prior_cwnd);
+            bbr.restore_cwnd = false;
+        }
         if !decision.conserving {
             let target_cwnd = bbr.target_cwnd;
             if bbr.full_bw_reached {

@@ -59,11 +59,16 @@ impl<V: BbrVariant> CongestionOps for BbrFamily<V> {
     fn init(&mut self, tp: &mut CcView) {
         let bbr = &mut self.bbr;
         bbr.prior_cwnd = 0;
+        bbr.restore_cwnd = false;
         tp.snd_ssthresh = TCP_INFINITE_SSTHRESH;
         bbr.rtt_cnt = 0;
         // Upstream 6de035fec045 (v5.14): the first round ends at the first ACK of data
         // sent after init, also when init runs with packets already delivered.
-        bbr.next_rtt_delivered = tp.delivered;
+        bbr.next_rtt_delivered = if bbr.cfg.kernel.first_round_at_delivered() {
+            tp.delivered
+        } else {
+            0
+        };
         bbr.prev_ca_state = CaState::Open;
         bbr.packet_conservation = false;
 
@@ -134,7 +139,7 @@ impl<V: BbrVariant> CongestionOps for BbrFamily<V> {
             if bbr.mode == BbrMode::ProbeBw {
                 let bw = bbr_bw(bbr);
                 bbr_set_pacing_rate(bbr, tp, bw, BBR_UNIT);
-            } else if bbr.mode == BbrMode::ProbeRtt {
+            } else if bbr.mode == BbrMode::ProbeRtt && bbr.cfg.kernel.probe_rtt_v419() {
                 bbr_check_probe_rtt_done(bbr, tp);
             }
         }
@@ -154,9 +159,13 @@ impl<V: BbrVariant> CongestionOps for BbrFamily<V> {
     /// long-term estimator, keep cwnd.
     fn undo_cwnd(&mut self, tp: &CcView) -> u32 {
         let bbr = &mut self.bbr;
-        bbr.full_bw = 0;
-        bbr.full_bw_cnt = 0;
-        bbr_reset_lt_bw_sampling(bbr, tp);
+        if bbr.cfg.kernel.undo_resets_estimators() {
+            // v4.15: "reset full pipe detection / long-term bandwidth sampling on loss
+            // recovery undo"; before, undo only kept cwnd.
+            bbr.full_bw = 0;
+            bbr.full_bw_cnt = 0;
+            bbr_reset_lt_bw_sampling(bbr, tp);
+        }
         tp.snd_cwnd
     }
 

@@ -43,24 +43,16 @@
 //!   `KernelBbr` overrides nothing and is plain BBR.
 //!
 //! Kernel version. The default is mainline tcp_bbr.c (compared line by line with a
-//! v6.x tree), not Linux 4.9, the kernel the BBR papers measured. Changes since 4.9 that
-//! the default includes:
-//! - departure-time pacing (4.20): the 1 % pacing margin and the EDT term of
-//!   `bbr_packets_in_net_at_edt` in the DRAIN and gain-cycle checks; the rate is taken
-//!   on the MSS (4.9: on the MTU, i.e. 1500/1448 = 3.6 % above the payload rate, with
-//!   no margin);
-//! - the +2 packets of `bbr_quantization_budget` in the 1.25 phase, the ssthresh set on
-//!   entering DRAIN, the PROBE_RTT cap applied also when nothing is acked, the PROBE_RTT
-//!   exit check on idle restart, the pacing rate initialised from the first RTT sample
-//!   and lowered only once the pipe is full (4.9: outside STARTUP), `is_ack_delayed`
-//!   samples kept from refreshing an expired min_rtt;
-//! - the ACK-aggregation allowance `extra_acked`;
-//! - min_rtt refreshed only by a strictly lower sample (5.10, 1b9e2a8c99a5; 4.9 had
-//!   `<=`, so equal samples postponed PROBE_RTT);
-//! - `bbr_init` starting the first round at `tp->delivered` (5.14, 6de035fec045).
-//!
-//! There is no Linux 4.9 profile: the parameters `extra_acked = false` and
-//! `pacing_margin_percent = 0` undo two of these items; the others are always mainline.
+//! v6.x tree). The `kernel` parameter (`[tcp] kernel`) selects the behaviour of an
+//! older release instead, 4.9 (the TUM paper's), 4.14 (BBR-CWS's) or 4.17 (BBR-ACD's):
+//! module `kernel` has one predicate per upstream change since v4.9, named by its commit
+//! (extra_acked 78dc70ebaa38, the probe quanta 383d470936c0 / 6b3656a60f20,
+//! departure-time pacing and its 1 % margin, the v4.19 PROBE_RTT fixes, min_rtt `<`
+//! 1b9e2a8c99a5, the round start 6de035fec045, the v4.13 pacing and v4.15 undo
+//! changes), and docs/BBR_KERNELS.md tabulates them. Not profiled (all releases run
+//! today's code for them): the v4.16 lt_bw pacing-gain fix, the v4.17 minimum TSO
+//! segments, the DRAIN ssthresh, and the pacing rate set from the first RTT sample (the
+//! simulator has no handshake; a 4.9 host has the SYN/ACK's RTT at `bbr_init`).
 //!
 //! Units are the kernel's: bandwidth in packets per microsecond << `BW_SCALE` (24), gains
 //! in 1/`BBR_UNIT` (1/256), cwnd in packets, times in us (`tcp_mstamp`) or jiffies at
@@ -87,6 +79,8 @@
 //!   entropy pool: runs are reproducible. Parameter `seed`; one per flow (see `rng`).
 //! - `lt_bw` and `extra_acked` can be switched off (parameters); the kernel has them as
 //!   compile-time constants (`bbr_extra_acked_gain` = 0 disables the latter there too).
+//!   On releases before 5.1 (`extra_acked`) and 4.20 (`pacing_margin_percent`) those
+//!   parameters have no effect: the features did not exist.
 //! - `extra_acked[]` keeps the kernel's u16 width, `lt_rtt_cnt` etc. their counts; the
 //!   delivered/lost counters are u64 (no 32-bit wrap), the only width change.
 
@@ -95,6 +89,7 @@ pub mod bw;
 pub mod cwnd;
 pub mod drain;
 pub mod family;
+pub mod kernel;
 pub mod lt_bw;
 pub mod model;
 pub mod pacing;
@@ -107,6 +102,8 @@ pub mod startup;
 pub mod variant;
 
 #[cfg(test)]
+mod kernel_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;
@@ -115,6 +112,7 @@ use crate::ops::CaState;
 use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
 
 pub use family::BbrFamily;
+pub use kernel::KernelRelease;
 pub use variant::{BbrVariant, KernelBbr, RecoverOrRestore};
 
 use crate::minmax::Minmax;
@@ -191,6 +189,8 @@ pub struct BbrConfig {
     pub lt_bw: bool,
     /// Seed of the PROBE_BW start-phase draws.
     pub seed: u64,
+    /// The tcp_bbr.c release whose behaviour to follow (`kernel` module).
+    pub kernel: KernelRelease,
 }
 
 impl Default for BbrConfig {
@@ -207,6 +207,7 @@ impl Default for BbrConfig {
             extra_acked_gain: BBR_UNIT,
             lt_bw: true,
             seed: 0,
+            kernel: KernelRelease::V6_18,
         }
     }
 }
@@ -219,7 +220,11 @@ pub fn gain_to_unit(x: f64) -> u32 {
 impl BbrConfig {
     /// Read the BBR parameters (`params::ALL`) from validated `Params`. Every BBR
     /// variant's schema includes them (see `bbr_param_specs!`).
+    /// A profile older than a feature switches it off whatever its parameter says:
+    /// `extra_acked` (v5.1) and the pacing margin (v4.20) did not exist before.
     pub fn from_params(p: &Params) -> Self {
+        // Validation admits only the profiled codes (`AlgorithmSpec::validate`).
+        let kernel = KernelRelease::from_code(p.get("kernel")).unwrap_or_default();
         BbrConfig {
             high_gain: gain_to_unit(p.get("high_gain")),
             drain_gain: gain_to_unit(p.get("drain_gain")),
@@ -227,14 +232,19 @@ impl BbrConfig {
             bw_rtts: p.get_u32("bw_rtts"),
             min_rtt_win_sec: p.get_u32("min_rtt_win_sec"),
             probe_rtt_mode_ms: p.get_u32("probe_rtt_mode_ms"),
-            pacing_margin_percent: p.get_u32("pacing_margin_percent"),
-            extra_acked_gain: if p.get_bool("extra_acked") {
+            pacing_margin_percent: if kernel.departure_time_pacing() {
+                p.get_u32("pacing_margin_percent")
+            } else {
+                0
+            },
+            extra_acked_gain: if p.get_bool("extra_acked") && kernel.extra_acked() {
                 BBR_UNIT
             } else {
                 0
             },
             lt_bw: p.get_bool("lt_bw"),
             seed: p.get("seed") as u64,
+            kernel,
         }
     }
 }
@@ -325,6 +335,16 @@ pub mod params {
         doc: "run the long-term bandwidth (policer) estimator; tcp_bbr.c \
               bbr_lt_bw_sampling (always on in the kernel)",
     };
+    pub const KERNEL: ParamSpec = ParamSpec {
+        name: "kernel",
+        kind: ParamKind::Int,
+        default: 618.0,
+        min: 409.0,
+        max: 618.0,
+        doc: "tcp_bbr.c release to follow, major*100+minor: 409, 414, 417 or 618 (Linux \
+              4.9, 4.14, 4.17, 6.18); set from [tcp] kernel; older releases lack \
+              extra_acked and the pacing margin (docs/BBR_KERNELS.md)",
+    };
     pub const SEED: ParamSpec = ParamSpec {
         name: "seed",
         kind: ParamKind::Int,
@@ -352,6 +372,7 @@ macro_rules! bbr_param_specs {
             $crate::bbr::params::EXTRA_ACKED,
             $crate::bbr::params::LT_BW,
             $crate::bbr::params::SEED,
+            $crate::bbr::params::KERNEL,
             $($extra),*
         ]
     };
@@ -425,6 +446,9 @@ pub struct Bbr {
     pub(crate) has_seen_rtt: bool,
     /// cwnd before loss recovery or PROBE_RTT.
     pub(crate) prior_cwnd: u32,
+    /// Kernels before v4.19 (`KernelRelease::probe_rtt_v419`): restore `prior_cwnd`
+    /// in the next `bbr_set_cwnd` that acks data (the old `bbr->restore_cwnd` bit).
+    pub(crate) restore_cwnd: bool,
     /// Recent bandwidth, to decide whether the pipe is full.
     pub(crate) full_bw: u32,
     /// Start of the ACK-sampling epoch (us).
@@ -479,6 +503,7 @@ impl Bbr {
             cycle_idx: 0,
             has_seen_rtt: false,
             prior_cwnd: 0,
+            restore_cwnd: false,
             full_bw: 0,
             ack_epoch_mstamp: 0,
             extra_acked: [0; 2],

@@ -31,7 +31,12 @@ pub const MAX_TCP_HEADER: u64 = 320;
 /// `bbr_rate_bytes_per_sec`: a bandwidth (packets/us << BW_SCALE) and gain (BBR_UNIT)
 /// to bytes per second, including the pacing margin.
 pub fn bbr_rate_bytes_per_sec(bbr: &Bbr, tp: &CcView, rate: u64, gain: u32) -> u64 {
-    let margin = u64::from(bbr.cfg.pacing_margin_percent);
+    // The margin came with departure-time pacing (v4.20); see `kernel`.
+    let margin = if bbr.cfg.kernel.departure_time_pacing() {
+        u64::from(bbr.cfg.pacing_margin_percent)
+    } else {
+        0
+    };
     let mut rate = rate.wrapping_mul(u64::from(tp.mss_cache));
     rate = rate.wrapping_mul(u64::from(gain));
     rate >>= BBR_SCALE;
@@ -65,7 +70,13 @@ pub fn bbr_set_pacing_rate(bbr: &mut Bbr, tp: &mut CcView, bw: u32, gain: u32) {
     if !bbr.has_seen_rtt && tp.srtt_us != 0 {
         bbr_init_pacing_rate_from_rtt(bbr, tp);
     }
-    if bbr.full_bw_reached || rate > tp.pacing_rate {
+    // v4.13 "cut pacing rate only if filled pipe"; before, whenever not in STARTUP.
+    let may_cut = if bbr.cfg.kernel.cuts_pacing_only_if_full() {
+        bbr.full_bw_reached
+    } else {
+        bbr.mode != super::BbrMode::Startup
+    };
+    if may_cut || rate > tp.pacing_rate {
         tp.pacing_rate = rate;
     }
 }

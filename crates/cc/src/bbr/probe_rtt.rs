@@ -28,7 +28,11 @@ pub fn bbr_check_probe_rtt_done(bbr: &mut Bbr, tp: &mut CcView) {
         return;
     }
     bbr.min_rtt_stamp = tp.jiffies32(); // wait a while until the next PROBE_RTT
-    tp.snd_cwnd = tp.snd_cwnd.max(bbr.prior_cwnd);
+    if bbr.cfg.kernel.probe_rtt_v419() {
+        tp.snd_cwnd = tp.snd_cwnd.max(bbr.prior_cwnd);
+    } else {
+        bbr.restore_cwnd = true; // snap to prior_cwnd on the next ACK (before v4.19)
+    }
     bbr_reset_mode(bbr, tp);
 }
 
@@ -40,9 +44,15 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
     // Strictly lower: since upstream 1b9e2a8c99a5 (v5.10, "tcp: only postpone PROBE_RTT if
     // RTT is < current min_rtt estimate") a sample equal to min_rtt no longer refreshes the
     // stamp (Linux 4.9 to 5.9 had `<=`).
-    if rs.rtt_us >= 0
-        && (rs.rtt_us < i64::from(bbr.min_rtt_us) || (filter_expired && !rs.is_ack_delayed))
-    {
+    let k = bbr.cfg.kernel;
+    let lower = if k.min_rtt_strictly_lower() {
+        rs.rtt_us < i64::from(bbr.min_rtt_us)
+    } else {
+        rs.rtt_us <= i64::from(bbr.min_rtt_us)
+    };
+    // v4.16 "avoid min RTT bloat by skipping RTT from delayed-ACK in BBR".
+    let may_refresh = filter_expired && !(k.skips_delayed_ack_rtt() && rs.is_ack_delayed);
+    if rs.rtt_us >= 0 && (lower || may_refresh) {
         bbr.min_rtt_us = rs.rtt_us.min(i64::from(u32::MAX)) as u32;
         bbr.min_rtt_stamp = now;
     }
@@ -77,7 +87,8 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
         }
     }
     // The restart after idle ends once a new (S)ACK for data is processed.
-    if rs.delivered > 0 {
+    // Before v4.19 ("fix to zero idle_restart only upon S/ACKed data"): on every ACK.
+    if rs.delivered > 0 || !k.idle_restart_ends_on_data() {
         bbr.idle_restart = false;
     }
 }

@@ -34,7 +34,7 @@ impl BbrVariant for CapAt {
 }
 
 const MSS: u32 = 1448;
-const MIN_RTT_US: i64 = 40_000;
+pub(super) const MIN_RTT_US: i64 = 40_000;
 /// 20 packets per 40 ms: 20 * 2^24 / 40000 = 8388.608, truncated.
 const BW_20: u32 = 8388;
 
@@ -75,13 +75,13 @@ impl Default for Ack {
     }
 }
 
-struct Flow {
-    cc: BbrFamily<KernelBbr>,
-    tp: CcView,
+pub(super) struct Flow {
+    pub(super) cc: BbrFamily<KernelBbr>,
+    pub(super) tp: CcView,
 }
 
 impl Flow {
-    fn new(cfg: BbrConfig) -> Self {
+    pub(super) fn new(cfg: BbrConfig) -> Self {
         let mut tp = CcView::new(MSS, 0);
         let mut cc = BbrFamily::new(cfg, KernelBbr);
         cc.init(&mut tp);
@@ -90,7 +90,7 @@ impl Flow {
 
     /// A flow already in PROBE_BW at `cycle_idx`, phase started at 1 s, with the common
     /// model (bw 8388, min_rtt 40 ms taken at t = 0) and cwnd 40.
-    fn in_probe_bw(cycle_idx: u32) -> Self {
+    pub(super) fn in_probe_bw(cycle_idx: u32) -> Self {
         let mut f = Flow::new(BbrConfig::default());
         let b = &mut f.cc.bbr;
         b.mode = BbrMode::ProbeBw;
@@ -112,11 +112,11 @@ impl Flow {
         f
     }
 
-    fn ack(&mut self, a: Ack) {
+    pub(super) fn ack(&mut self, a: Ack) {
         deliver_ack(&mut self.cc, &mut self.tp, &a);
     }
 
-    fn bbr(&self) -> &Bbr {
+    pub(super) fn bbr(&self) -> &Bbr {
         &self.cc.bbr
     }
 }

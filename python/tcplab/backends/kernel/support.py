@@ -32,6 +32,14 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
     """(field, reason) for every feature of ``spec`` the kernel backend cannot run."""
     p: list[tuple[str, str]] = []
     b = spec.bottleneck
+    if spec.tcp.kernel != "6.18":
+        p.append(
+            (
+                "tcp.kernel",
+                f'"{spec.tcp.kernel}" is a simulator profile of an old tcp_bbr.c; the kernel '
+                'backend runs the host\'s own kernel: use "6.18" (the default)',
+            )
+        )
     if spec.tcp.ecn:
         p.append(("tcp.ecn", "ECN is not negotiated by the kernel backend's agents yet"))
     if spec.tcp.receive_buffer != "linux":
@@ -66,6 +74,14 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
     if spec.sources:
         p.append(("sources", "constant-rate sources are not supported by the kernel backend yet"))
     for i, f in enumerate(spec.flows):
+        if f.params.get("kernel", 618) != 618:
+            p.append(
+                (
+                    f"flows[{i}].params.kernel",
+                    "an old tcp_bbr.c profile is simulator-only; the kernel backend runs "
+                    "the host's own kernel (618)",
+                )
+            )
         if f.ecn:
             p.append(
                 (f"flows[{i}].ecn", "ECN is not negotiated by the kernel backend's agents yet")

@@ -70,7 +70,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             flows.append(
                 {
                     **_cc_config(f.cc),
-                    "params": dict(f.params),
+                    "params": _params_with_kernel(f.cc, dict(f.params), s.tcp.kernel),
                     "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss),
                     "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss),
                     "start_ns": int(f.start + k * f.stagger),
@@ -166,6 +166,21 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
 def config_json(config: dict[str, Any]) -> str:
     """Canonical JSON of a config (sorted keys, no spaces): the basis of run digests."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"))
+
+
+def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[str, Any]:
+    """A flow's parameters with ``[tcp] kernel`` as its ``kernel`` parameter, for algorithms
+    that take one (the BBR family) and flows that do not set their own. Left out for
+    6.18, the engine's default, so configs and run digests of older specs are unchanged."""
+    if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc):
+        return params
+    from tcplab.spec.algorithms import registry
+    from tcplab.spec.model import KERNEL_CODES
+
+    algo = registry().get(cc)
+    if algo is not None and algo.param("kernel") is not None:
+        params["kernel"] = KERNEL_CODES[kernel]
+    return params
 
 
 def _cc_config(cc: str) -> dict[str, Any]:
