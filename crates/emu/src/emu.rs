@@ -206,7 +206,11 @@ impl Emulator {
                     }
                 }
                 Due::Arrive(l) => {
-                    let (pkt, next) = self.net.links[l].arrive();
+                    // One pending arrival per link here, always the armed one.
+                    let Some((pkt, next)) = self.net.links[l].arrive(t) else {
+                        self.arrival[l] = None;
+                        continue;
+                    };
                     self.arrival[l] = next;
                     let hop = self.net.links[l].next;
                     self.forward(t, pkt, hop);
@@ -374,6 +378,7 @@ mod tests {
             buffer,
             loss: 0.0,
             aqm: None,
+            ..Default::default()
         }
     }
 

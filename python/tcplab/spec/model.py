@@ -40,6 +40,7 @@ from tcplab.spec.aqm import Aqm
 from tcplab.spec.aqm import model_of as aqm_model_of
 from tcplab.spec.checks import Check
 from tcplab.spec.limits import check_rates
+from tcplab.spec.netem import NetemFields
 from tcplab.spec.paths import check_path, expand_path, format_path, parse_path, set_path
 from tcplab.spec.traces import absolute_trace_paths, format_link_rate, parse_link_rate
 from tcplab.spec.units import (
@@ -160,7 +161,7 @@ class Policer(_Model):
     burst: SizeField  # bytes or packets (of mss + header wire bytes)
 
 
-class Link(_Model):
+class Link(_Model, NetemFields):
     """An explicit access link (``access`` / ``receiver_access`` of a flow group), or the
     bottleneck's ACK direction (``bottleneck.reverse``, whose delay is the bottleneck's)."""
 
@@ -171,7 +172,7 @@ class Link(_Model):
     policer: Policer | None = None
 
 
-class Bottleneck(_Model):
+class Bottleneck(_Model, NetemFields):
     """``[bottleneck]``: the shared link, data direction."""
 
     rate: LinkRate
@@ -187,7 +188,7 @@ class Bottleneck(_Model):
     reverse: Link | None = None
 
 
-class NamedLink(_Model):
+class NamedLink(_Model, NetemFields):
     """``[[links]]``: a link beyond the bottleneck (crates/sim/src/net/topology.rs), for
     flows' ``path``; its directions are ``<name>`` and ``<name>_reverse``."""
 

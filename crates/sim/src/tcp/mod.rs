@@ -99,6 +99,7 @@ pub mod sender;
 mod input;
 mod output;
 mod recovery;
+mod reorder;
 mod rto;
 mod tlp;
 

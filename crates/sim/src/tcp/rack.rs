@@ -25,7 +25,6 @@ use std::collections::VecDeque;
 
 use tcplab_cc::{CaState, LostSkb};
 
-use crate::tcp::recovery::TCP_FASTRETRANS_THRESH;
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
@@ -73,12 +72,16 @@ impl Sender {
         }
     }
 
-    /// `tcp_rack_reo_wnd` (us).
+    /// `tcp_rack_reo_wnd` (us): without reordering seen, 0 in Recovery/Loss or once
+    /// sacked_out >= tp->reordering; else min(min_rtt / 4 * reo_wnd_steps, srtt).
     fn rack_reo_wnd_us(&self) -> u64 {
-        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= TCP_FASTRETRANS_THRESH {
+        if self.ro.reord_seen == 0
+            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= self.ro.reordering)
+        {
             return 0;
         }
-        ((self.tp.min_rtt_us >> 2) as u64).min(self.tp.srtt_us as u64)
+        ((self.tp.min_rtt_us >> 2) as u64 * self.ro.reo_wnd_steps as u64)
+            .min(self.tp.srtt_us as u64)
     }
 
     fn rack_entry_is_stale(&self, seq: u64, tx_us: u64) -> bool {

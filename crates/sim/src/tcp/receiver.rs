@@ -134,6 +134,9 @@ pub struct Receiver {
     /// the front, both O(1); a flight with millions of holes (a 1 Tbit/s BDP of loss)
     /// made a Vec's front removal quadratic (issue 12).
     ooo: VecDeque<(u64, u64)>,
+    /// A pending D-SACK (`rx_opt.dsack`, `duplicate_sack[0]`): the duplicate segment
+    /// the next ACK reports first (RFC 2883), then forgets.
+    dsack: Option<SackBlock>,
     /// Segments whose blocks were reported most recently, newest first.
     recent: [u64; MAX_SACK_BLOCKS + 1],
     n_recent: usize,
@@ -203,6 +206,7 @@ impl Receiver {
             total_bytes,
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(8),
+            dsack: None,
             recent: [0; MAX_SACK_BLOCKS + 1],
             n_recent: 0,
             unacked: 0,
@@ -463,7 +467,17 @@ impl Receiver {
         self.stats.acks_sent += 1;
         self.ack_now = false;
         let (blocks, n) = self.sack_blocks();
-        let mut p = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header);
+        let mut p = match self.dsack.take() {
+            // tcp_established_options / tcp_options_write: the D-SACK block first, then
+            // as many SACK blocks as fit beside the timestamp (3 in all).
+            Some(d) => {
+                let mut all = [d; MAX_SACK_BLOCKS];
+                let k = n.min(MAX_SACK_BLOCKS - 1);
+                all[1..=k].copy_from_slice(&blocks[..k]);
+                Packet::ack(self.flow, self.rcv_nxt, &all[..=k], self.header)
+            }
+            None => Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header),
+        };
         p.tsval = self.ts_now;
         p.tsecr = self.ts_recent;
         if self.ecn {
@@ -559,10 +573,27 @@ impl Receiver {
             self.ts_recent = pkt.tsval;
         }
         if self.holds(seq) {
-            self.quick = TCP_MAX_QUICKACKS;
             self.stats.duplicate_packets += 1;
             self.stats.duplicate_bytes += pkt.payload as u64;
-            return RxOut::ack(self.make_ack());
+            // tcp_dsack_set: the next ACK reports the duplicate (D-SACK).
+            self.dsack = Some(SackBlock {
+                start: seq,
+                end: seq + 1,
+            });
+            if seq < self.rcv_nxt {
+                // tcp_data_queue's "retransmit" case: quick-ACK mode, an ACK at once.
+                self.quick = TCP_MAX_QUICKACKS;
+                return RxOut::ack(self.make_ack());
+            }
+            // A duplicate of a segment held out of order (tcp_data_queue_ofo: dropped,
+            // tcp_sack_new_ofo_skb moves its block first), then the out-of-order ACK
+            // policy.
+            let flush = self.sack_compress_flush(seq);
+            self.note_recent(seq);
+            return RxOut {
+                flush,
+                ..self.ack_snd_check_ofo(now)
+            };
         }
         if let Some(rs) = self.rcv_space.as_mut() {
             // tcp_rcv_established: tcp_rcv_rtt_measure_ts before tcp_data_queue.
