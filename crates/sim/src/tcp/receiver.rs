@@ -35,11 +35,15 @@
 //! - SACK blocks (RFC 2018 Sec. 4): the block holding the most recently received
 //!   segment first, then the most recently reported other blocks; at most 3 (the room
 //!   left beside the timestamp option) sent, 4 remembered (`TCP_NUM_SACKS`).
+//! - D-SACK (RFC 2883, `tcp_dsack_set`): a duplicate segment, below `rcv_nxt` (immediate
+//!   ACK, quick-ACK mode) or already held out of order (the out-of-order ACK policy), is
+//!   reported as the first block of the next ACK (with 2 SACK blocks after it), then
+//!   forgotten; a second duplicate before that ACK replaces it, as the kernel's single
+//!   `duplicate_sack`.
 //!
 //! Deviations: no adaptive ATO (the delayed ACK timeout is fixed at 40 ms) and no
-//! quick-ACK re-entry after an idle gap longer than the RTO; no D-SACK; the receive
-//! window is computed but never limits the sender (see [`super::rcv_space`]); a duplicate of a segment held out of order is treated like one
-//! below `rcv_nxt` (immediate ACK, quick-ACK mode; the kernel only sets a D-SACK).
+//! quick-ACK re-entry after an idle gap longer than the RTO; the receive window is
+//! computed but never limits the sender (see [`super::rcv_space`]).
 //! SACK compression: the RTT behind its delay is the flow's base RTT fixed at build
 //! time (standing in for the receiver's handshake `srtt_us`, which caps the kernel's
 //! min(`rcv_rtt_est`, `srtt_us`)), and the timer has no slack (see
@@ -878,6 +882,40 @@ mod tests {
             ),
             (1, 2896, 1448)
         );
+    }
+
+    #[test]
+    fn a_duplicate_below_rcv_nxt_is_reported_once_by_dsack() {
+        // RFC 2883 case 1: segment 0 again after rcv_nxt = 1: ACK 1 with the D-SACK block
+        // [0, 1) (below the cumulative ACK); the next ACK has none.
+        let mut r = rx(false);
+        r.on_data(SimTime(0), &seg(0));
+        let a = r.on_data(SimTime(0), &seg(0)).ack.unwrap();
+        assert_eq!(
+            (a.seq, a.sack_blocks()),
+            (1, &[SackBlock { start: 0, end: 1 }][..])
+        );
+        let b = r.on_data(SimTime(0), &seg(1)).ack.unwrap();
+        assert_eq!((b.seq, b.n_sacks), (2, 0));
+    }
+
+    #[test]
+    fn a_duplicate_of_out_of_order_data_is_reported_inside_its_block() {
+        // RFC 2883 case 3 (D-SACK within the first SACK block): 0 missing, 2 and 3 held;
+        // 3 again: the ACK reports [3, 4) first, then the block [2, 4) holding it.
+        let mut r = rx(false);
+        r.on_data(SimTime(0), &seg(2));
+        r.on_data(SimTime(0), &seg(3));
+        let a = r.on_data(SimTime(0), &seg(3)).ack.unwrap();
+        assert_eq!(a.seq, 0);
+        assert_eq!(
+            a.sack_blocks(),
+            &[
+                SackBlock { start: 3, end: 4 },
+                SackBlock { start: 2, end: 4 }
+            ][..]
+        );
+        assert_eq!(r.stats.duplicate_packets, 1);
     }
 
     #[test]
