@@ -72,3 +72,12 @@ def test_access_link_jitter_reaches_the_engine():
     assert cfg["flows"][0]["sender_access"]["jitter_ns"] == 1_000_000
     assert cfg["flows"][0]["sender_access"]["jitter_distribution"] == "pareto"
     assert "jitter_ns" not in cfg["flows"][0]["receiver_access"]
+
+
+def test_the_kernel_backend_runs_jitter_and_reordering():
+    # Its emulator runs the simulator's links, netem fields included: nothing refused.
+    from tcplab.backends.kernel.support import unsupported
+
+    spec = _spec(jitter="2ms", jitter_distribution="normal", reorder=0.01)
+    spec["flows"][0]["access"] = {"jitter": "1ms"}
+    assert unsupported(parse_spec(spec)) == []
