@@ -25,6 +25,8 @@ pub(super) const FLAG_DATA_SACKED: u32 = 1 << 1;
 pub(super) const FLAG_RETRANS_DATA_ACKED: u32 = 1 << 2;
 /// `FLAG_ECE`: the ACK echoed congestion (ECE) on an ECN connection.
 pub(super) const FLAG_ECE: u32 = 1 << 3;
+/// `FLAG_DSACK_TLP`: the D-SACK is for the tail loss probe's retransmission.
+pub(super) const FLAG_DSACK_TLP: u32 = 1 << 4;
 
 /// Send times of never-retransmitted segments newly (s)acked: the RTT candidates.
 #[derive(Default)]
@@ -169,7 +171,11 @@ impl Sender {
         self.cc.in_ack_event(&mut self.tp, ev);
 
         if self.tlp_high_seq.is_some() {
-            self.process_tlp_ack(ack, ack == prior_snd_una && flag & FLAG_DATA_SACKED == 0);
+            self.process_tlp_ack(
+                ack,
+                ack == prior_snd_una && flag & FLAG_DATA_SACKED == 0,
+                flag & FLAG_DSACK_TLP != 0,
+            );
         }
         // tcp_ack_is_dubious: a duplicate, new SACK information or an ECN echo
         // (FLAG_CA_ALERT), or not Open.
@@ -220,13 +226,14 @@ impl Sender {
         let prior_una = self.tp.snd_una;
         let mut reord = self.tp.snd_nxt;
         let mut walk = blocks;
-        if self.check_dsack(blocks, ack, prior_una) {
+        let mut flag = 0;
+        if self.check_dsack(blocks, ack, prior_una, &mut flag) {
             self.dsack_tag(blocks[0], &mut reord);
             walk = &blocks[1..];
         }
         self.reord_fack = self.highest_sack_seq();
         self.reord_low = reord;
-        let flag = self.sacktag(walk, ack, acc, times);
+        flag |= self.sacktag(walk, ack, acc, times);
         if self.tp.ca_state != CaState::Loss || self.ro.undo_marker.is_some() {
             self.check_sack_reordering(self.reord_low);
         }

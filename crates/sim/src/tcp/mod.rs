@@ -71,7 +71,8 @@
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to
 //!   its access link at once; a slow access link queues them there), no fq qdisc.
 //! - Tail loss probe ([`tlp`], `tcp.tlp`, on by default as `tcp_early_retrans` = 3):
-//!   without D-SACK a probe is judged spurious only by a pure duplicate ACK.
+//!   an ACK with nothing outstanding (`tcp_ack`'s no_queue) is not shown to it, so a
+//!   probe D-SACKed after everything was acked only clears at the next probe.
 //! - Undo of a spurious fast recovery only ([`reorder`]: D-SACK, `tcp_try_undo_dsack`,
 //!   and the Eifel timestamp test at the end of Recovery, `tcp_try_undo_recovery`, then
 //!   `undo_cwnd`); no partial-ACK undo, no RTO undo (`tcp_try_undo_loss`, F-RTO):

@@ -25,12 +25,13 @@
 //! Deviations: no undo of an RTO (`tcp_try_undo_loss`, F-RTO) and no partial-ACK undo
 //! (`tcp_try_undo_partial`): a spurious RTO keeps its reduction. `tp->reordering` is
 //! not used by the RFC 6675 marking of `tcp.rack = false` (DupThresh stays 3 there).
-//! The D-SACK of a loss probe is recognised as the kernel does (`tlp_high_seq ==
-//! end_seq`) but the probe's own undo stays the pure-duplicate-ACK test of [`super::tlp`].
+//! The D-SACK of a loss probe (`tlp_high_seq == end_seq`, `FLAG_DSACK_TLP`) tells
+//! [`super::tlp`] the probe was spurious, and does not widen RACK's window.
 
 use tcplab_cc::CaState;
 
 use crate::net::SackBlock;
+use crate::tcp::input::FLAG_DSACK_TLP;
 use crate::tcp::scoreboard::{EVER_RETRANS, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 
@@ -102,7 +103,13 @@ impl Sender {
 
     /// `tcp_check_dsack` + `tcp_dsack_seen`: whether the first block is a D-SACK (then
     /// the caller leaves it out of the SACK walk). `ack`: this ACK; `prior_snd_una`.
-    pub(super) fn check_dsack(&mut self, blocks: &[SackBlock], ack: u64, prior_una: u64) -> bool {
+    pub(super) fn check_dsack(
+        &mut self,
+        blocks: &[SackBlock],
+        ack: u64,
+        prior_una: u64,
+        flag: &mut u32,
+    ) -> bool {
         let b0 = blocks[0];
         let dup = if b0.start < ack {
             true
@@ -117,6 +124,9 @@ impl Sender {
         }
         let dup_segs = b0.end - b0.start;
         let tlp = dup_segs == 1 && self.tlp_high_seq == Some(b0.end);
+        if tlp {
+            *flag |= FLAG_DSACK_TLP;
+        }
         self.ro.dsack_dups += dup_segs;
         if self.ro.dsack_dups > self.stats.retransmitted_packets {
             // A duplicate the sender did not make: dubious, skipped.
