@@ -161,9 +161,9 @@ class Policer(_Model):
     burst: SizeField  # bytes or packets (of mss + header wire bytes)
 
 
-class Link(_Model, NetemFields):
-    """An explicit access link (``access`` / ``receiver_access`` of a flow group), or the
-    bottleneck's ACK direction (``bottleneck.reverse``, whose delay is the bottleneck's)."""
+class _LinkFields(_Model):
+    # The link's own fields, before NetemFields' in field order (error messages list
+    # the allowed fields in this order).
 
     rate: LinkRate | None = None
     delay: Time | None = None
@@ -172,8 +172,14 @@ class Link(_Model, NetemFields):
     policer: Policer | None = None
 
 
-class Bottleneck(_Model, NetemFields):
-    """``[bottleneck]``: the shared link, data direction."""
+class Link(NetemFields, _LinkFields):
+    """An explicit access link (``access`` / ``receiver_access`` of a flow group), or the
+    bottleneck's ACK direction (``bottleneck.reverse``, whose delay is the bottleneck's)."""
+
+
+class _BottleneckFields(_Model):
+    # The link's own fields, before NetemFields' in field order (error messages list
+    # the allowed fields in this order).
 
     rate: LinkRate
     delay: Time = 0
@@ -188,9 +194,13 @@ class Bottleneck(_Model, NetemFields):
     reverse: Link | None = None
 
 
-class NamedLink(_Model, NetemFields):
-    """``[[links]]``: a link beyond the bottleneck (crates/sim/src/net/topology.rs), for
-    flows' ``path``; its directions are ``<name>`` and ``<name>_reverse``."""
+class Bottleneck(NetemFields, _BottleneckFields):
+    """``[bottleneck]``: the shared link, data direction."""
+
+
+class _NamedLinkFields(_Model):
+    # The link's own fields, before NetemFields' in field order (error messages list
+    # the allowed fields in this order).
 
     name: StrictStr
     rate: LinkRate
@@ -199,6 +209,11 @@ class NamedLink(_Model, NetemFields):
     loss: Probability = 0.0
     policer: Policer | None = None
     reverse: Link | None = None  # rate, buffer, loss, policer (its delay is the link's)
+
+
+class NamedLink(NetemFields, _NamedLinkFields):
+    """``[[links]]``: a link beyond the bottleneck (crates/sim/src/net/topology.rs), for
+    flows' ``path``; its directions are ``<name>`` and ``<name>_reverse``."""
 
 
 class OnOff(_Model):
@@ -693,7 +708,7 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
                 (
                     "bottleneck.reverse.delay",
                     "the reverse direction has the bottleneck's delay; "
-                    "allowed: rate, buffer, loss, policer",
+                    "allowed: rate, buffer, loss, policer, jitter and reorder fields",
                 )
             )
     for i, f in enumerate(spec.flows):
@@ -710,7 +725,7 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
                     (
                         f"links[{i}].reverse.delay",
                         "the reverse direction has the link's delay; "
-                        "allowed: rate, buffer, loss, policer",
+                        "allowed: rate, buffer, loss, policer, jitter and reorder fields",
                     )
                 )
     for at, link in links:
