@@ -4,7 +4,8 @@
 //! Model: every packet read from a TUN device enters the flow's first link at the
 //! moment it was read (sender side: `flowI.sender_access`; receiver side:
 //! `flowI.receiver_access_reverse`) and then moves exactly as in the simulator: drop-tail
-//! queue and random loss on enqueue, serialization at the link's rate, propagation, next
+//! queue and random loss on enqueue, serialization at the link's rate, propagation (with
+//! the link's jitter and reordering, net/netem.rs: arrivals in time order), next
 //! hop (`NextHop`), the bottleneck in the middle, the scheduled `[[events]]` applied to
 //! the bottleneck at their time (as `World::dispatch` does for `LinkChange`). A packet that
 //! leaves the last link is written to the other namespace's device. Link times are kept
@@ -15,8 +16,8 @@
 //! Deviations from the simulator: packets are real IP packets, so their sizes are the
 //! kernel's (1500 bytes for a full segment with timestamps, 52 + SACK options for an
 //! ACK, plus the handshake and FIN); delivery to the kernel is late by the wake-up
-//! latency; loss draws use the same named RNG streams but see a different packet
-//! sequence, so they differ from the simulator's run with the same seed.
+//! latency; loss, jitter and reorder draws use the same named RNG streams but see a
+//! different packet sequence, so they differ from the simulator's run with the same seed.
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -206,7 +207,11 @@ impl Emulator {
                     }
                 }
                 Due::Arrive(l) => {
-                    let (pkt, next) = self.net.links[l].arrive();
+                    // One pending arrival per link here, always the armed one.
+                    let Some((pkt, next)) = self.net.links[l].arrive(t) else {
+                        self.arrival[l] = None;
+                        continue;
+                    };
                     self.arrival[l] = next;
                     let hop = self.net.links[l].next;
                     self.forward(t, pkt, hop);
@@ -374,6 +379,7 @@ mod tests {
             buffer,
             loss: 0.0,
             aqm: None,
+            ..Default::default()
         }
     }
 
@@ -468,6 +474,23 @@ mod tests {
             e.out[0].1,
             SimTime(600_000_000 + 10_000 + 2_000_000 + 5_000_000 + 10_000 + 15_000_000)
         );
+    }
+
+    #[test]
+    fn a_reordered_segment_overtakes_as_in_the_simulator() {
+        // The bottleneck with reorder 100 % gap 2 (netem's `reorder 100% gap 2`): of two
+        // segments, the first is delayed 5 ms, the second skips the delay. Bottleneck
+        // departures at 1.01 and 2.01 ms: segment 0 arrives at the receiver at 1.01 + 5 +
+        // 0.01 + 15 = 21.02 ms, segment 1 at 2.01 + 0 + 0.01 + 15 = 17.02 ms, first.
+        let mut w = world(vec![]);
+        w.bottleneck.reorder = 1.0;
+        w.bottleneck.reorder_gap = 2;
+        let mut e = Emulator::new(w, 5000);
+        e.inject(SimTime(0), Side::Sender, &segment(0));
+        e.inject(SimTime(0), Side::Sender, &segment(1));
+        e.run_due(SimTime(100_000_000));
+        let got: Vec<(u64, u8)> = e.out.iter().map(|(_, t, b)| (t.0, b[100])).collect();
+        assert_eq!(got, vec![(17_020_000, 1), (21_020_000, 0)]);
     }
 
     #[test]

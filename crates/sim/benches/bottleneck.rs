@@ -33,6 +33,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         buffer: None,
         loss: 0.0,
         aqm: None,
+        ..Default::default()
     };
     WorldConfig {
         duration_ns: duration_s * 1_000_000_000,
@@ -45,6 +46,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
             buffer: Some(QueueLimit::Bytes(bdp)),
             loss: 0.0,
             aqm: None,
+            ..Default::default()
         },
         bottleneck_reverse: None,
         flows: (0..n)

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::net::netem::{JitterDistribution, NetemConfig};
+
 pub use crate::contract::{ConfigError, QueueLimit};
 
 /// A dumbbell: N sender/receiver pairs, each with its own access links, sharing one
@@ -186,6 +188,69 @@ pub struct LinkConfig {
     /// limit is `buffer`. Only the bottleneck's data direction may have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aqm: Option<crate::net::aqm::AqmConfig>,
+    /// netem's jitter (`delay D J`, the J; ns): each packet's propagation delay is drawn
+    /// around `delay_ns` (net/netem.rs); packets then arrive in time order, so they may
+    /// overtake each other. At most 2147483647 (netem's s32).
+    #[serde(default)]
+    pub jitter_ns: u64,
+    /// The jitter's distribution (netem/iproute2's tables; uniform without one).
+    #[serde(default)]
+    pub jitter_distribution: JitterDistribution,
+    /// Correlation of successive jitter draws (netem's `delay D J C`), in [0, 1].
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub jitter_correlation: f64,
+    /// netem's `reorder P`: probability that a packet skips the propagation delay, in
+    /// [0, 1]; needs `delay_ns` > 0.
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub reorder: f64,
+    /// netem's `gap G`: packets delayed before the next may skip the delay, >= 1.
+    #[serde(default = "one_u32")]
+    #[schemars(range(min = 1))]
+    pub reorder_gap: u32,
+    /// Correlation of successive reorder draws (netem's `reorder P C`), in [0, 1].
+    #[serde(default)]
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub reorder_correlation: f64,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+impl Default for LinkConfig {
+    /// A link with no rate (invalid until one is set), no delay, no loss, unlimited, no
+    /// jitter or reordering: for struct updates.
+    fn default() -> Self {
+        LinkConfig {
+            rate_bps: 0,
+            delay_ns: 0,
+            buffer: None,
+            loss: 0.0,
+            aqm: None,
+            jitter_ns: 0,
+            jitter_distribution: JitterDistribution::Uniform,
+            jitter_correlation: 0.0,
+            reorder: 0.0,
+            reorder_gap: 1,
+            reorder_correlation: 0.0,
+        }
+    }
+}
+
+impl LinkConfig {
+    /// The jitter and reorder fields, gathered for [`crate::net::netem::Netem`].
+    pub fn netem(&self) -> NetemConfig {
+        NetemConfig {
+            jitter_ns: self.jitter_ns,
+            jitter_distribution: self.jitter_distribution,
+            jitter_correlation: self.jitter_correlation,
+            reorder: self.reorder,
+            reorder_gap: self.reorder_gap,
+            reorder_correlation: self.reorder_correlation,
+        }
+    }
 }
 
 /// One sender/receiver pair.
@@ -575,5 +640,39 @@ fn check_link(path: &str, l: &LinkConfig, tcp: &TcpConfig) -> Result<(), ConfigE
         }
         _ => {}
     }
-    check_loss(&format!("{path}.loss"), l.loss)
+    check_loss(&format!("{path}.loss"), l.loss)?;
+    check_netem(path, l)
+}
+
+/// The jitter and reorder fields (net/netem.rs), with netem's and tc's limits.
+fn check_netem(path: &str, l: &LinkConfig) -> Result<(), ConfigError> {
+    if l.jitter_ns > i32::MAX as u64 {
+        return Err(err(
+            format!("{path}.jitter_ns"),
+            "must be at most 2147483647 ns (netem's jitter is an s32 of ns)",
+        ));
+    }
+    for (name, v) in [
+        ("jitter_correlation", l.jitter_correlation),
+        ("reorder", l.reorder),
+        ("reorder_correlation", l.reorder_correlation),
+    ] {
+        if !v.is_finite() || !(0.0..=1.0).contains(&v) {
+            return Err(err(
+                format!("{path}.{name}"),
+                format!("{v} is outside [0, 1]"),
+            ));
+        }
+    }
+    if l.reorder_gap == 0 {
+        return Err(err(format!("{path}.reorder_gap"), "must be >= 1"));
+    }
+    if l.reorder > 0.0 && l.delay_ns == 0 {
+        // tc/q_netem.c: "reordering not possible without specifying some delay".
+        return Err(err(
+            format!("{path}.reorder"),
+            "needs a delay: a reordered packet skips the link's delay, and this link has none",
+        ));
+    }
+    Ok(())
 }

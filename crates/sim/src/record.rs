@@ -113,6 +113,17 @@ pub struct FlowCounters {
     pub in_flight_packets_at_end: u64,
     pub rto_count: u64,
     pub recoveries: u64,
+    /// Retransmissions the receiver reported as duplicates by D-SACK (`tp->dsack_dups`):
+    /// spurious retransmissions (a reordered original arrived too).
+    pub spurious_retransmissions: u64,
+    /// Recoveries undone as spurious (D-SACK or Eifel timestamps, tcp::reorder); absent
+    /// from kernel runs (tcp_info has no such counter).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undos: Option<u64>,
+    /// The sender's final `tp->reordering` (3 until reordering is seen) and reordering
+    /// events (`tp->reord_seen`).
+    pub reordering: u32,
+    pub reord_seen: u64,
     /// Tail loss probes sent (new data or a retransmission).
     pub tlp_probes: u64,
     /// ECN: data segments that reached the receiver with CE, ACKs with ECE the sender

@@ -41,6 +41,7 @@ fn link() -> impl Strategy<Value = LinkConfig> {
             buffer,
             loss,
             aqm: None,
+            ..Default::default()
         })
 }
 

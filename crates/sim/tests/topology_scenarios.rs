@@ -93,6 +93,7 @@ fn reverse_traffic_puts_acks_in_a_congested_queue() {
             buffer: Some(QueueLimit::Bytes(50_000)),
             loss: 0.0,
             aqm: None,
+            ..Default::default()
         });
         cfg
     };

@@ -76,6 +76,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
             buffer: Some(QueueLimit::Bytes(15_000)),
             loss: 0.0,
             aqm: None,
+            ..Default::default()
         },
         bottleneck_reverse: None,
         flows,

@@ -41,6 +41,7 @@ from tcplab.spec.aqm import Aqm
 from tcplab.spec.aqm import model_of as aqm_model_of
 from tcplab.spec.checks import Check
 from tcplab.spec.limits import check_rates
+from tcplab.spec.netem import NetemFields
 from tcplab.spec.paths import check_path, expand_path, format_path, parse_path, set_path
 from tcplab.spec.traces import absolute_trace_paths, format_link_rate, parse_link_rate
 from tcplab.spec.units import (
@@ -181,9 +182,9 @@ class Policer(_Model):
     burst: SizeField  # bytes or packets (of mss + header wire bytes)
 
 
-class Link(_Model):
-    """An explicit access link (``access`` / ``receiver_access`` of a flow group), or the
-    bottleneck's ACK direction (``bottleneck.reverse``, whose delay is the bottleneck's)."""
+class _LinkFields(_Model):
+    # The link's own fields, before NetemFields' in field order (error messages list
+    # the allowed fields in this order).
 
     rate: LinkRate | None = None
     delay: Time | None = None
@@ -192,8 +193,14 @@ class Link(_Model):
     policer: Policer | None = None
 
 
-class Bottleneck(_Model):
-    """``[bottleneck]``: the shared link, data direction."""
+class Link(NetemFields, _LinkFields):
+    """An explicit access link (``access`` / ``receiver_access`` of a flow group), or the
+    bottleneck's ACK direction (``bottleneck.reverse``, whose delay is the bottleneck's)."""
+
+
+class _BottleneckFields(_Model):
+    # The link's own fields, before NetemFields' in field order (error messages list
+    # the allowed fields in this order).
 
     rate: LinkRate
     delay: Time = 0
@@ -208,9 +215,13 @@ class Bottleneck(_Model):
     reverse: Link | None = None
 
 
-class NamedLink(_Model):
-    """``[[links]]``: a link beyond the bottleneck (crates/sim/src/net/topology.rs), for
-    flows' ``path``; its directions are ``<name>`` and ``<name>_reverse``."""
+class Bottleneck(NetemFields, _BottleneckFields):
+    """``[bottleneck]``: the shared link, data direction."""
+
+
+class _NamedLinkFields(_Model):
+    # The link's own fields, before NetemFields' in field order (error messages list
+    # the allowed fields in this order).
 
     name: StrictStr
     rate: LinkRate
@@ -219,6 +230,11 @@ class NamedLink(_Model):
     loss: Probability = 0.0
     policer: Policer | None = None
     reverse: Link | None = None  # rate, buffer, loss, policer (its delay is the link's)
+
+
+class NamedLink(NetemFields, _NamedLinkFields):
+    """``[[links]]``: a link beyond the bottleneck (crates/sim/src/net/topology.rs), for
+    flows' ``path``; its directions are ``<name>`` and ``<name>_reverse``."""
 
 
 class OnOff(_Model):
@@ -727,7 +743,7 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
                 (
                     "bottleneck.reverse.delay",
                     "the reverse direction has the bottleneck's delay; "
-                    "allowed: rate, buffer, loss, policer",
+                    "allowed: rate, buffer, loss, policer, jitter and reorder fields",
                 )
             )
     for i, f in enumerate(spec.flows):
@@ -744,7 +760,7 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
                     (
                         f"links[{i}].reverse.delay",
                         "the reverse direction has the link's delay; "
-                        "allowed: rate, buffer, loss, policer",
+                        "allowed: rate, buffer, loss, policer, jitter and reorder fields",
                     )
                 )
     for at, link in links:

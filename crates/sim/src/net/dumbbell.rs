@@ -14,6 +14,7 @@
 
 use crate::config::{LinkConfig, WorldConfig};
 use crate::net::link::{Link, NextHop};
+use crate::net::netem::Netem;
 use crate::rng::RunRng;
 use crate::time::{Dur, Rate};
 
@@ -35,7 +36,11 @@ pub struct Dumbbell {
 
 pub(crate) fn make(name: String, cfg: &LinkConfig, next: NextHop, rng: &RunRng) -> Link {
     let stream = rng.stream(&format!("loss/{name}"));
-    Link::new(
+    let netem = cfg.netem();
+    // Its own stream, and only when active: a link without jitter or reordering draws
+    // nothing and runs exactly as before they existed.
+    let netem_rng = netem.active().then(|| rng.stream(&format!("netem/{name}")));
+    let mut link = Link::new(
         name,
         Rate(cfg.rate_bps),
         Dur(cfg.delay_ns),
@@ -43,7 +48,11 @@ pub(crate) fn make(name: String, cfg: &LinkConfig, next: NextHop, rng: &RunRng) 
         cfg.buffer,
         next,
         stream,
-    )
+    );
+    if let Some(r) = netem_rng {
+        link.set_netem(Netem::new(&netem, r));
+    }
+    link
 }
 
 /// The reverse direction of an access link: same rate and delay, lossless, unlimited.
@@ -54,6 +63,8 @@ pub(crate) fn reverse_of(cfg: &LinkConfig) -> LinkConfig {
         buffer: None,
         loss: 0.0,
         aqm: None,
+        // Jitter and reordering are set per direction, as netem on one interface.
+        ..LinkConfig::default()
     }
 }
 

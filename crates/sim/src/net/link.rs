@@ -12,7 +12,14 @@
 //!   holds one arrival event per link, not one per packet. A delay change applies to
 //!   packets that leave the serializer afterwards; a shorter delay never lets a packet
 //!   overtake one sent before it (arrival = max(tx_end + delay, previous arrival)): a
-//!   link does not reorder.
+//!   link without jitter or reordering does not reorder.
+//! - Jitter and reordering (net/netem.rs, netem's `delay D J` and `reorder P gap G`):
+//!   each packet leaving the serializer draws its own propagation delay, and the pipe
+//!   is kept in arrival-time order (netem's tfifo), so packets overtake each other. The
+//!   pipe's head can then change under a pending arrival event: the link remembers the
+//!   event it asked for (`Netem::armed`), asks for an earlier one when a packet becomes
+//!   the new head, and [`Link::arrive`] ignores an event that is no longer the one
+//!   armed (it returns `None`). Without netem nothing of this runs.
 //!
 //! - With a queue discipline (`aqm`, [`crate::net::aqm`]) the qdisc holds the waiting
 //!   packets instead of the FIFO: it decides on each arrival (drop, mark, queue) and picks
@@ -38,6 +45,7 @@ use std::collections::VecDeque;
 use crate::config::LinkEvent;
 use crate::contract::QueueLimit;
 use crate::net::aqm::{AqmOut, Qdisc};
+use crate::net::netem::Netem;
 use crate::net::packet::{Packet, PacketKind};
 use crate::net::shaping::LinkExtras;
 use crate::record::QueueReport;
@@ -111,6 +119,8 @@ pub struct Link {
     /// A trace, a policer or a capture (net/shaping.rs); attach through
     /// [`Link::extras_mut`]. Boxed, so that a plain link stays small.
     pub extras: Option<Box<LinkExtras>>,
+    /// Jitter and reordering (net/netem.rs); boxed, so that a plain link stays small.
+    pub netem: Option<Box<Netem>>,
     /// A qdisc or extras is attached: `offer` and `tx_done` take their out-of-line slow
     /// paths. One flag tested once per offer and once per departure, so that a plain link
     /// runs the code it ran before qdiscs and extras existed.
@@ -154,8 +164,14 @@ impl Link {
             counters: QueueCounters::default(),
             aqm: None,
             extras: None,
+            netem: None,
             slow: false,
         }
+    }
+
+    /// Give the link jitter and reordering: per-packet delays, arrivals in time order.
+    pub fn set_netem(&mut self, netem: Netem) {
+        self.netem = Some(Box::new(netem));
     }
 
     /// The link's extras (net/shaping.rs), created empty if absent; the link takes its
@@ -330,10 +346,15 @@ impl Link {
         if pkt.kind == PacketKind::Data {
             self.counters.data_departed += 1;
         }
-        let arrival = (now + self.delay).max(self.last_arrival);
-        self.last_arrival = arrival;
-        let was_empty = self.pipe.is_empty();
-        self.pipe.push_back((arrival, pkt));
+        let arm = if self.netem.is_some() {
+            self.enter_pipe_netem(now, pkt)
+        } else {
+            let arrival = (now + self.delay).max(self.last_arrival);
+            self.last_arrival = arrival;
+            let was_empty = self.pipe.is_empty();
+            self.pipe.push_back((arrival, pkt));
+            was_empty.then_some(arrival)
+        };
         let next_tx = if self.slow {
             self.next_slow(now, &pkt)
         } else {
@@ -343,13 +364,40 @@ impl Link {
                 now + self.rate.tx_time(next.wire_bytes as u64)
             })
         };
-        (next_tx, if was_empty { Some(arrival) } else { None })
+        (next_tx, arm)
     }
 
-    /// The pipe's head arrives at the far end. Returns it and the next arrival time.
-    pub fn arrive(&mut self) -> (Packet, Option<SimTime>) {
+    /// A packet enters a pipe with jitter or reordering: its own delay, its place in
+    /// time order (after packets due at the same time). Returns the arrival event to
+    /// schedule if it became the pipe's head.
+    #[inline(never)]
+    fn enter_pipe_netem(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
+        let n = self.netem.as_mut().expect("netem present");
+        let arrival = now + n.delay(self.delay);
+        let at = self.pipe.partition_point(|(t, _)| *t <= arrival);
+        self.pipe.insert(at, (arrival, pkt));
+        if n.armed.is_some_and(|a| a <= arrival) {
+            return None;
+        }
+        n.armed = Some(arrival);
+        Some(arrival)
+    }
+
+    /// An arrival event at `now`: the pipe's head arrives at the far end. Returns it
+    /// and the next arrival time to schedule, or `None` for an event superseded by an
+    /// earlier one (only with jitter or reordering, where a later packet can overtake
+    /// the head).
+    pub fn arrive(&mut self, now: SimTime) -> Option<(Packet, Option<SimTime>)> {
+        if let Some(n) = self.netem.as_mut() {
+            if n.armed != Some(now) {
+                return None;
+            }
+            let (_, pkt) = self.pipe.pop_front().expect("arrival on an empty pipe");
+            n.armed = self.pipe.front().map(|(t, _)| *t);
+            return Some((pkt, n.armed));
+        }
         let (_, pkt) = self.pipe.pop_front().expect("arrival on an empty pipe");
-        (pkt, self.pipe.front().map(|(t, _)| *t))
+        Some((pkt, self.pipe.front().map(|(t, _)| *t)))
     }
 
     /// Packets queued or serializing (not those propagating).
@@ -472,7 +520,7 @@ mod tests {
         assert_eq!(arr, Some(SimTime(1_005_000))); // + 5 us propagation
         let (_, arr2) = l.tx_done(SimTime(2_000_000));
         assert_eq!(arr2, None); // pipe not empty: its head's event is already pending
-        let (p, next_arr) = l.arrive();
+        let (p, next_arr) = l.arrive(SimTime(1_005_000)).unwrap();
         assert_eq!((p.seq, next_arr), (0, Some(SimTime(2_005_000))));
         assert_eq!(l.counters.departed, 2);
     }
@@ -485,8 +533,87 @@ mod tests {
         l.delay = Dur(0);
         l.offer(SimTime(1_000_000), pkt(1));
         l.tx_done(SimTime(1_000_001));
-        l.arrive();
+        l.arrive(SimTime(1_005_000));
         assert_eq!(l.pipe.front().unwrap().0, SimTime(1_005_000));
+    }
+
+    #[test]
+    fn a_reordered_packet_overtakes_and_the_superseded_event_is_ignored() {
+        use crate::net::netem::{Netem, NetemConfig};
+        // reorder 100% gap 2: packet 0 is delayed 5 ms, packet 1 skips the delay.
+        let mut l = link(None, 0.0);
+        l.delay = Dur::from_ms(5);
+        l.set_netem(Netem::new(
+            &NetemConfig {
+                reorder: 1.0,
+                reorder_gap: 2,
+                ..Default::default()
+            },
+            RunRng::new(1).stream("n"),
+        ));
+        l.offer(SimTime(0), pkt(0));
+        l.offer(SimTime(0), pkt(1));
+        let (_, arr0) = l.tx_done(SimTime(1_000_000));
+        assert_eq!(arr0, Some(SimTime(6_000_000)));
+        let (_, arr1) = l.tx_done(SimTime(2_000_000));
+        // Packet 1 arrives at once, before packet 0: a new, earlier event.
+        assert_eq!(arr1, Some(SimTime(2_000_000)));
+        let (p, next) = l.arrive(SimTime(2_000_000)).unwrap();
+        assert_eq!((p.seq, next), (1, Some(SimTime(6_000_000))));
+        // Two events are now due at 6 ms (the first one, and the one just asked for):
+        // the first delivers packet 0, the second finds nothing armed.
+        let (p, next) = l.arrive(SimTime(6_000_000)).unwrap();
+        assert_eq!((p.seq, next), (0, None));
+        assert!(l.arrive(SimTime(6_000_000)).is_none());
+        assert_eq!(l.netem.as_ref().unwrap().reordered, 1);
+    }
+
+    #[test]
+    fn jitter_wider_than_the_spacing_reorders_in_time_order() {
+        use crate::net::netem::{Netem, NetemConfig};
+        // Packets 1 ms apart, delay 5 ms +- 4 ms: arrivals leave in time order, and some
+        // leave out of send order.
+        let mut l = link(None, 0.0);
+        l.delay = Dur::from_ms(5);
+        l.set_netem(Netem::new(
+            &NetemConfig {
+                jitter_ns: 4_000_000,
+                ..Default::default()
+            },
+            RunRng::new(1).stream("n"),
+        ));
+        // The engine's event queue, in miniature: (time, order) of arrival events.
+        let mut events = std::collections::BinaryHeap::new();
+        for i in 0..200u64 {
+            l.offer(SimTime(i * 1_000_000), pkt(i));
+            if let (_, Some(t)) = l.tx_done(SimTime(i * 1_000_000 + 1_000_000)) {
+                events.push(std::cmp::Reverse(t));
+            }
+        }
+        let mut got = Vec::new();
+        while let Some(std::cmp::Reverse(t)) = events.pop() {
+            if let Some((p, next)) = l.arrive(t) {
+                got.push((t, p.seq));
+                if let Some(n) = next {
+                    events.push(std::cmp::Reverse(n));
+                }
+            }
+        }
+        // Every packet once, at non-decreasing times, each within [4, 9) ms of its
+        // departure at (seq + 1) ms; and with 1 ms spacing and +-4 ms, out of send order.
+        assert_eq!(got.len(), 200);
+        assert!(got.windows(2).all(|w| w[0].0 <= w[1].0));
+        for &(t, seq) in &got {
+            let sent = (seq + 1) * 1_000_000;
+            assert!(
+                t.0 >= sent + 1_000_000 && t.0 < sent + 9_000_000,
+                "{seq} {t:?}"
+            );
+        }
+        let mut seqs: Vec<u64> = got.iter().map(|g| g.1).collect();
+        assert!(seqs.windows(2).any(|w| w[0] > w[1]));
+        seqs.sort();
+        assert_eq!(seqs, (0..200).collect::<Vec<_>>());
     }
 
     #[test]

@@ -6,6 +6,7 @@ pub mod aqm;
 pub mod capture;
 pub mod dumbbell;
 pub mod link;
+pub mod netem;
 pub mod packet;
 pub mod policer;
 pub mod shaping;

@@ -25,6 +25,8 @@ pub(super) const FLAG_DATA_SACKED: u32 = 1 << 1;
 pub(super) const FLAG_RETRANS_DATA_ACKED: u32 = 1 << 2;
 /// `FLAG_ECE`: the ACK echoed congestion (ECE) on an ECN connection.
 pub(super) const FLAG_ECE: u32 = 1 << 3;
+/// `FLAG_DSACK_TLP`: the D-SACK is for the tail loss probe's retransmission.
+pub(super) const FLAG_DSACK_TLP: u32 = 1 << 4;
 
 /// Send times of never-retransmitted segments newly (s)acked: the RTT candidates.
 #[derive(Default)]
@@ -48,13 +50,19 @@ impl Sender {
         }
         let now_us = now.us();
         self.tp.now_us = now_us;
-        self.ts_recent = pkt.tsval;
         let ack = pkt.seq;
-        // Links never reorder, so an ACK below snd_una cannot occur; above snd_nxt is
-        // invalid (tcp_ack's "ACK of unsent data").
+        // An ACK below snd_una is old (reordered by jitter on the ACK path): tcp_ack
+        // ignores it (its SACK blocks are processed there only for D-SACK
+        // accounting, which we leave out); above snd_nxt is invalid ("ACK of unsent
+        // data").
         if ack < self.tp.snd_una || ack > self.tp.snd_nxt {
             return;
         }
+        // tcp_store_ts_recent, with PAWS: never step ts_recent back for a late ACK.
+        if pkt.tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
+            self.ts_recent = pkt.tsval;
+        }
+        self.ro.rcv_tsecr = pkt.tsecr;
         if self.tp.packets_out == 0 {
             // tcp_ack's no_queue: nothing outstanding (a late duplicate ACK), so no
             // rtx-queue work, rate sample or congestion-control hook; just send.
@@ -65,6 +73,8 @@ impl Sender {
         let prior_in_flight = self.packets_in_flight();
         let prior_delivered = self.tp.delivered;
         let prior_lost = self.tp.lost;
+        // tcp_ack: prior_fack = tcp_highest_sack_seq (SACK connections).
+        let prior_fack = self.highest_sack_seq();
         let mut acc = RateAcc::default();
         // tcp_ecn_rcv_ecn_echo.
         let ece = pkt.ece() && self.tp.ecn_ok;
@@ -75,10 +85,13 @@ impl Sender {
 
         let mut sack_times = RttTimes::default();
         if pkt.n_sacks > 0 {
-            flag |= self.sacktag(pkt.sack_blocks(), ack, &mut acc, &mut sack_times);
+            flag |= self.sacktag_write_queue(pkt.sack_blocks(), ack, &mut acc, &mut sack_times);
         }
-        let (pkts_acked, ack_times, cflag) = self.clean_rtx_queue(ack, &mut acc);
+        let (pkts_acked, ack_times, cflag) = self.clean_rtx_queue(ack, &mut acc, prior_fack);
         flag |= cflag;
+        if self.rack_enabled {
+            self.rack_update_reo_wnd(acc.rs.prior_delivered);
+        }
         if ece {
             // tcp_count_delivered: everything this ECE ACK delivered counts as CE.
             self.tp.delivered_ce += self.tp.delivered - prior_delivered;
@@ -158,7 +171,11 @@ impl Sender {
         self.cc.in_ack_event(&mut self.tp, ev);
 
         if self.tlp_high_seq.is_some() {
-            self.process_tlp_ack(ack, ack == prior_snd_una && flag & FLAG_DATA_SACKED == 0);
+            self.process_tlp_ack(
+                ack,
+                ack == prior_snd_una && flag & FLAG_DATA_SACKED == 0,
+                flag & FLAG_DSACK_TLP != 0,
+            );
         }
         // tcp_ack_is_dubious: a duplicate, new SACK information or an ECN echo
         // (FLAG_CA_ALERT), or not Open.
@@ -196,7 +213,34 @@ impl Sender {
         self.try_send(now, io);
     }
 
-    /// `tcp_sacktag_write_queue`: mark segments in the SACK blocks. Ranges already tagged
+    /// `tcp_sacktag_write_queue`: the D-SACK check (a D-SACK first block is accounted
+    /// and left out of the walk), the walk, then `tcp_check_sack_reordering` on the
+    /// lowest never-retransmitted segment newly SACKed below the highest SACKed one.
+    fn sacktag_write_queue(
+        &mut self,
+        blocks: &[SackBlock],
+        ack: u64,
+        acc: &mut RateAcc,
+        times: &mut RttTimes,
+    ) -> u32 {
+        let prior_una = self.tp.snd_una;
+        let mut reord = self.tp.snd_nxt;
+        let mut walk = blocks;
+        let mut flag = 0;
+        if self.check_dsack(blocks, ack, prior_una, &mut flag) {
+            self.dsack_tag(blocks[0], &mut reord);
+            walk = &blocks[1..];
+        }
+        self.reord_fack = self.highest_sack_seq();
+        self.reord_low = reord;
+        flag |= self.sacktag(walk, ack, acc, times);
+        if self.tp.ca_state != CaState::Loss || self.ro.undo_marker.is_some() {
+            self.check_sack_reordering(self.reord_low);
+        }
+        flag
+    }
+
+    /// `tcp_sacktag_write_queue`'s walk: mark segments in the SACK blocks. Ranges already tagged
     /// by the previous ACK's blocks are skipped (SACKed state is monotone: we never
     /// renege), so each segment is walked about once.
     fn sacktag(
@@ -267,6 +311,12 @@ impl Sender {
         }
         if !seg.has(EVER_RETRANS) {
             times.note(seg.tx_us);
+            // A never-retransmitted segment in a hole below the highest SACKed one
+            // (as of before this ACK: blocks are walked in ascending order there) was
+            // reordered, not lost.
+            if seq < self.reord_fack && seq < self.reord_low {
+                self.reord_low = seq;
+            }
         }
         if self.rack_enabled {
             self.rack_advance(seq, seg.tx_us, seg.flags);
@@ -309,8 +359,16 @@ impl Sender {
     /// `tcp_clean_rtx_queue`: drop cumulatively acked segments. Returns the number
     /// removed, the send times of never-retransmitted, not-previously-SACKed ones, and
     /// flags.
-    fn clean_rtx_queue(&mut self, ack: u64, acc: &mut RateAcc) -> (u32, RttTimes, u32) {
+    fn clean_rtx_queue(
+        &mut self,
+        ack: u64,
+        acc: &mut RateAcc,
+        prior_fack: u64,
+    ) -> (u32, RttTimes, u32) {
         let mut times = RttTimes::default();
+        // The lowest never-retransmitted, never-SACKed segment acked (tcp_clean_rtx_queue's
+        // `reord`).
+        let mut reord = self.tp.snd_nxt;
         let mut flag = 0;
         let mut n = 0u32;
         while self.tp.snd_una < ack {
@@ -320,6 +378,7 @@ impl Sender {
                 flag |= FLAG_RETRANS_DATA_ACKED;
             } else if !seg.has(SACKED) {
                 times.note(seg.tx_us);
+                reord = reord.min(seq);
             }
             if seg.has(RETRANS) {
                 self.tp.retrans_out -= 1;
@@ -350,6 +409,10 @@ impl Sender {
         if n > 0 {
             flag |= FLAG_DATA_ACKED;
             self.rack_trim();
+            // A hole below the highest SACKed segment filled by its original.
+            if reord < prior_fack {
+                self.check_sack_reordering(reord);
+            }
         }
         (n, times, flag)
     }

@@ -51,7 +51,9 @@
 //!   timestamp sample above (ca_rtt),
 //!   in_flight: packets in flight before the ACK }` (the seam's definition; recent
 //!   kernels pass `mss * (delivered - prior_delivered)` as `in_flight`).
-//! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks, delayed ACKs (every
+//! - Reordering ([`reorder`]): D-SACK (RFC 2883) from the receiver, `tp->reordering`
+//!   and `reord_seen` from `tcp_check_sack_reordering`, RACK's D-SACK-widened window.
+//! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks (a D-SACK first), delayed ACKs (every
 //!   2nd full segment or 40 ms), quick-ACK mode for the first 16 segments, immediate
 //!   ACKs for filled holes and duplicates; ACKs for out-of-order data under SACK
 //!   compression ([`sack_compress`], `tcp.sack_compression`, default on as in Linux
@@ -69,9 +71,12 @@
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to
 //!   its access link at once; a slow access link queues them there), no fq qdisc.
 //! - Tail loss probe ([`tlp`], `tcp.tlp`, on by default as `tcp_early_retrans` = 3):
-//!   without D-SACK a probe is judged spurious only by a pure duplicate ACK.
-//! - No undo (`tcp_try_undo_*`, F-RTO, DSACK): reductions are never reverted and
-//!   `undo_cwnd` is not called; spurious RTOs cost what they cost without F-RTO.
+//!   an ACK with nothing outstanding (`tcp_ack`'s no_queue) is not shown to it, so a
+//!   probe D-SACKed after everything was acked only clears at the next probe.
+//! - Undo of a spurious fast recovery only ([`reorder`]: D-SACK, `tcp_try_undo_dsack`,
+//!   and the Eifel timestamp test at the end of Recovery, `tcp_try_undo_recovery`, then
+//!   `undo_cwnd`); no partial-ACK undo, no RTO undo (`tcp_try_undo_loss`, F-RTO):
+//!   spurious RTOs cost what they cost without F-RTO.
 //! - SACK compression's RTT is the flow's handshake-like base RTT fixed at build time
 //!   (no timestamp echo, so no `rcv_rtt_est`; see [`receiver`]), and its timer fires
 //!   without the kernel's 100 us hrtimer slack.
@@ -99,6 +104,7 @@ pub mod sender;
 mod input;
 mod output;
 mod recovery;
+pub mod reorder;
 mod rto;
 mod tlp;
 

@@ -110,6 +110,8 @@ impl Sender {
             seg.flags |= RETRANS | EVER_RETRANS;
             self.tp.retrans_out += 1;
             self.stats.retransmitted_packets += 1;
+            let ts = self.ts_at(now);
+            self.note_retransmit(ts);
             if seq == self.tp.snd_una {
                 // tcp_xmit_retransmit_queue re-arms the RTO after resending the head.
                 self.rearm_rto(now, io);

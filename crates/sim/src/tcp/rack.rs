@@ -9,23 +9,22 @@
 //! - `tcp_rack_detect_loss`: walk segments in send-time order (`tsorted_sent_queue`,
 //!   here a FIFO of (seq, send time) with stale entries dropped lazily), mark those whose
 //!   time is up, and report the longest remaining wait.
-//! - `tcp_rack_reo_wnd`: no reordering is ever observed on our links (`reord_seen` stays
-//!   0), so the window is 0 in Recovery/Loss or once sacked_out >= reordering, else
-//!   min(min_rtt / 4, srtt).
+//! - `tcp_rack_reo_wnd`: until reordering is seen (`reord_seen`, [`super::reorder`]:
+//!   links with jitter or `reorder` reorder packets) the window is 0 in Recovery/Loss or
+//!   once sacked_out >= `tp->reordering`; otherwise min(min_rtt / 4 * reo_wnd_steps,
+//!   srtt), the steps widened by D-SACK rounds (`tcp_rack_update_reo_wnd`).
 //! - The reordering timer (`tcp_rack_reo_timeout`) fires after the remaining wait
 //!   rounded up to jiffies plus `TCP_TIMEOUT_MIN` (2 ms).
 //!
 //! Deviations: the kernel shares one timer between RTO and RACK's reordering timeout;
 //! we keep two (the RTO keeps running while the reordering timer is pending, and is
-//! always the later of the two). No `tcp_rack_update_reo_wnd` (needs D-SACK). No
-//! timestamp-based spurious-retransmission check in `tcp_rack_advance` beyond the
-//! min-RTT ambiguity test.
+//! always the later of the two). No timestamp-based spurious-retransmission check in
+//! `tcp_rack_advance` beyond the min-RTT ambiguity test.
 
 use std::collections::VecDeque;
 
 use tcplab_cc::{CaState, LostSkb};
 
-use crate::tcp::recovery::TCP_FASTRETRANS_THRESH;
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
@@ -73,12 +72,16 @@ impl Sender {
         }
     }
 
-    /// `tcp_rack_reo_wnd` (us).
+    /// `tcp_rack_reo_wnd` (us): without reordering seen, 0 in Recovery/Loss or once
+    /// sacked_out >= tp->reordering; else min(min_rtt / 4 * reo_wnd_steps, srtt).
     fn rack_reo_wnd_us(&self) -> u64 {
-        if self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= TCP_FASTRETRANS_THRESH {
+        if self.ro.reord_seen == 0
+            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= self.ro.reordering)
+        {
             return 0;
         }
-        ((self.tp.min_rtt_us >> 2) as u64).min(self.tp.srtt_us as u64)
+        ((self.tp.min_rtt_us >> 2) as u64 * self.ro.reo_wnd_steps as u64)
+            .min(self.tp.srtt_us as u64)
     }
 
     fn rack_entry_is_stale(&self, seq: u64, tx_us: u64) -> bool {

@@ -35,11 +35,15 @@
 //! - SACK blocks (RFC 2018 Sec. 4): the block holding the most recently received
 //!   segment first, then the most recently reported other blocks; at most 3 (the room
 //!   left beside the timestamp option) sent, 4 remembered (`TCP_NUM_SACKS`).
+//! - D-SACK (RFC 2883, `tcp_dsack_set`): a duplicate segment, below `rcv_nxt` (immediate
+//!   ACK, quick-ACK mode) or already held out of order (the out-of-order ACK policy), is
+//!   reported as the first block of the next ACK (with 2 SACK blocks after it), then
+//!   forgotten; a second duplicate before that ACK replaces it, as the kernel's single
+//!   `duplicate_sack`.
 //!
 //! Deviations: no adaptive ATO (the delayed ACK timeout is fixed at 40 ms) and no
-//! quick-ACK re-entry after an idle gap longer than the RTO; no D-SACK; the receive
-//! window is computed but never limits the sender (see [`super::rcv_space`]); a duplicate of a segment held out of order is treated like one
-//! below `rcv_nxt` (immediate ACK, quick-ACK mode; the kernel only sets a D-SACK).
+//! quick-ACK re-entry after an idle gap longer than the RTO; the receive window is
+//! computed but never limits the sender (see [`super::rcv_space`]).
 //! SACK compression: the RTT behind its delay is the flow's base RTT fixed at build
 //! time (standing in for the receiver's handshake `srtt_us`, which caps the kernel's
 //! min(`rcv_rtt_est`, `srtt_us`)), and the timer has no slack (see
@@ -134,6 +138,9 @@ pub struct Receiver {
     /// the front, both O(1); a flight with millions of holes (a 1 Tbit/s BDP of loss)
     /// made a Vec's front removal quadratic (issue 12).
     ooo: VecDeque<(u64, u64)>,
+    /// A pending D-SACK (`rx_opt.dsack`, `duplicate_sack[0]`): the duplicate segment
+    /// the next ACK reports first (RFC 2883), then forgets.
+    dsack: Option<SackBlock>,
     /// Segments whose blocks were reported most recently, newest first.
     recent: [u64; MAX_SACK_BLOCKS + 1],
     n_recent: usize,
@@ -203,6 +210,7 @@ impl Receiver {
             total_bytes,
             rcv_nxt: 0,
             ooo: VecDeque::with_capacity(8),
+            dsack: None,
             recent: [0; MAX_SACK_BLOCKS + 1],
             n_recent: 0,
             unacked: 0,
@@ -463,7 +471,17 @@ impl Receiver {
         self.stats.acks_sent += 1;
         self.ack_now = false;
         let (blocks, n) = self.sack_blocks();
-        let mut p = Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header);
+        let mut p = match self.dsack.take() {
+            // tcp_established_options / tcp_options_write: the D-SACK block first, then
+            // as many SACK blocks as fit beside the timestamp (3 in all).
+            Some(d) => {
+                let mut all = [d; MAX_SACK_BLOCKS];
+                let k = n.min(MAX_SACK_BLOCKS - 1);
+                all[1..=k].copy_from_slice(&blocks[..k]);
+                Packet::ack(self.flow, self.rcv_nxt, &all[..=k], self.header)
+            }
+            None => Packet::ack(self.flow, self.rcv_nxt, &blocks[..n], self.header),
+        };
         p.tsval = self.ts_now;
         p.tsecr = self.ts_recent;
         if self.ecn {
@@ -559,10 +577,27 @@ impl Receiver {
             self.ts_recent = pkt.tsval;
         }
         if self.holds(seq) {
-            self.quick = TCP_MAX_QUICKACKS;
             self.stats.duplicate_packets += 1;
             self.stats.duplicate_bytes += pkt.payload as u64;
-            return RxOut::ack(self.make_ack());
+            // tcp_dsack_set: the next ACK reports the duplicate (D-SACK).
+            self.dsack = Some(SackBlock {
+                start: seq,
+                end: seq + 1,
+            });
+            if seq < self.rcv_nxt {
+                // tcp_data_queue's "retransmit" case: quick-ACK mode, an ACK at once.
+                self.quick = TCP_MAX_QUICKACKS;
+                return RxOut::ack(self.make_ack());
+            }
+            // A duplicate of a segment held out of order (tcp_data_queue_ofo: dropped,
+            // tcp_sack_new_ofo_skb moves its block first), then the out-of-order ACK
+            // policy.
+            let flush = self.sack_compress_flush(seq);
+            self.note_recent(seq);
+            return RxOut {
+                flush,
+                ..self.ack_snd_check_ofo(now)
+            };
         }
         if let Some(rs) = self.rcv_space.as_mut() {
             // tcp_rcv_established: tcp_rcv_rtt_measure_ts before tcp_data_queue.
@@ -847,6 +882,40 @@ mod tests {
             ),
             (1, 2896, 1448)
         );
+    }
+
+    #[test]
+    fn a_duplicate_below_rcv_nxt_is_reported_once_by_dsack() {
+        // RFC 2883 case 1: segment 0 again after rcv_nxt = 1: ACK 1 with the D-SACK block
+        // [0, 1) (below the cumulative ACK); the next ACK has none.
+        let mut r = rx(false);
+        r.on_data(SimTime(0), &seg(0));
+        let a = r.on_data(SimTime(0), &seg(0)).ack.unwrap();
+        assert_eq!(
+            (a.seq, a.sack_blocks()),
+            (1, &[SackBlock { start: 0, end: 1 }][..])
+        );
+        let b = r.on_data(SimTime(0), &seg(1)).ack.unwrap();
+        assert_eq!((b.seq, b.n_sacks), (2, 0));
+    }
+
+    #[test]
+    fn a_duplicate_of_out_of_order_data_is_reported_inside_its_block() {
+        // RFC 2883 case 3 (D-SACK within the first SACK block): 0 missing, 2 and 3 held;
+        // 3 again: the ACK reports [3, 4) first, then the block [2, 4) holding it.
+        let mut r = rx(false);
+        r.on_data(SimTime(0), &seg(2));
+        r.on_data(SimTime(0), &seg(3));
+        let a = r.on_data(SimTime(0), &seg(3)).ack.unwrap();
+        assert_eq!(a.seq, 0);
+        assert_eq!(
+            a.sack_blocks(),
+            &[
+                SackBlock { start: 3, end: 4 },
+                SackBlock { start: 2, end: 4 }
+            ][..]
+        );
+        assert_eq!(r.stats.duplicate_packets, 1);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use crate::tcp::sender::Sender;
 use crate::tcp::SenderIo;
 use crate::time::SimTime;
 
-/// `tp->reordering` = `sysctl_tcp_reordering` = 3 (TCP_FASTRETRANS_THRESH): RFC 6675's
-/// DupThresh. Linux adapts it upward on observed reordering; our links never reorder.
+/// `sysctl_tcp_reordering` = 3 (TCP_FASTRETRANS_THRESH): RFC 6675's DupThresh, the
+/// initial `tp->reordering` (which grows on observed reordering, [`super::reorder`]).
 pub const TCP_FASTRETRANS_THRESH: u32 = 3;
 
 impl Sender {
@@ -21,10 +21,15 @@ impl Sender {
     pub(super) fn fastretrans_alert(&mut self, now: SimTime, flag: u32, io: &mut SenderIo) {
         let una = self.tp.snd_una;
         let ece = flag & FLAG_ECE != 0;
+        if self.tp.ca_state == CaState::Open {
+            self.ro.retrans_stamp = 0;
+        }
         // D. Exit conditions: Recovery ends once everything sent before it is acked.
         if self.tp.ca_state == CaState::Recovery && una >= self.high_seq {
-            // tcp_try_undo_recovery (no undo) sets Open, then tcp_end_cwnd_reduction.
-            self.set_ca_state(CaState::Open);
+            // tcp_try_undo_recovery (undo if every retransmission was D-SACKed or the
+            // ACK echoes an original's timestamp) sets Open, then tcp_end_cwnd_reduction
+            // (which leaves an undone cwnd alone).
+            self.try_undo_recovery();
             self.end_cwnd_reduction();
         }
         // CWR is held until something above high_seq is acked, so that the CWR flag
@@ -36,7 +41,16 @@ impl Sender {
         // E. Process the state.
         match self.tp.ca_state {
             CaState::Recovery => {
+                if self.try_undo_dsack() {
+                    self.try_to_open();
+                }
                 self.identify_packet_loss(now, io);
+                if self.tp.ca_state != CaState::Recovery {
+                    // Undone: reordering then loss starts a new recovery.
+                    if self.time_to_recover() {
+                        self.enter_recovery(ece);
+                    }
+                }
                 return;
             }
             CaState::Loss => {
@@ -53,6 +67,10 @@ impl Sender {
                 }
             }
             _ => {}
+        }
+        if self.tp.ca_state <= CaState::Disorder {
+            // A late D-SACK can still prove the last recovery spurious.
+            self.try_undo_dsack();
         }
         self.identify_packet_loss(now, io);
         if !self.time_to_recover() {
@@ -74,6 +92,7 @@ impl Sender {
     pub(super) fn enter_cwr(&mut self) {
         self.tp.prior_ssthresh = 0;
         if self.tp.ca_state < CaState::Cwr {
+            self.ro.undo_marker = None;
             self.init_cwnd_reduction();
             self.stats.ecn_reductions += 1;
             self.set_ca_state(CaState::Cwr);
@@ -136,6 +155,9 @@ impl Sender {
     /// `tcp_try_to_open` / `tcp_try_keep_open`: Disorder while anything is SACKed, lost
     /// or retransmitted, else Open.
     pub(super) fn try_to_open(&mut self) {
+        if !self.any_retrans_done() {
+            self.ro.retrans_stamp = 0;
+        }
         let state = if self.tp.sacked_out + self.tp.lost_out > 0 || self.any_retrans_done() {
             CaState::Disorder
         } else {
@@ -149,6 +171,8 @@ impl Sender {
 
     /// `tcp_enter_recovery`: an ECN echo on the same ACK forbids undo (no prior_ssthresh).
     pub(super) fn enter_recovery(&mut self, ece: bool) {
+        self.tp.prior_ssthresh = 0;
+        self.init_undo();
         if !self.in_cwnd_reduction() {
             if !ece {
                 self.tp.prior_ssthresh = self.current_ssthresh();
@@ -189,7 +213,10 @@ impl Sender {
         if self.cong_control {
             return;
         }
-        if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH {
+        // "Reset cwnd to ssthresh in CWR or Recovery (unless it's undone)".
+        if self.tp.snd_ssthresh < TCP_INFINITE_SSTHRESH
+            && (self.tp.ca_state == CaState::Cwr || self.ro.undo_marker.is_some())
+        {
             self.tp.snd_cwnd = self.tp.snd_ssthresh;
             self.tp.snd_cwnd_stamp_us = self.tp.now_us;
         }

@@ -69,6 +69,9 @@ impl Sender {
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
         }
+        // No RTO undo here (tcp_try_undo_loss, F-RTO; see tcp::reorder): the episode
+        // cannot be undone, so no undo marker.
+        self.ro.undo_marker = None;
         self.tp.snd_cwnd = self.packets_in_flight() + 1;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.snd_cwnd_stamp_us = self.tp.now_us;

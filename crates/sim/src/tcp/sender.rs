@@ -32,6 +32,9 @@ pub struct SenderStats {
     /// ACKs with ECE processed (`FLAG_ECE`), and reductions they started (CWR entries).
     pub ece_acks: u64,
     pub ecn_reductions: u64,
+    /// Duplicate segments the receiver reported by D-SACK (`tp->dsack_dups`, those the
+    /// sender's retransmissions can explain): spurious retransmissions.
+    pub dsack_segments: u64,
 }
 
 /// Which timer the shared retransmission slot (`rto_timer`) holds: `icsk_pending`'s
@@ -110,6 +113,12 @@ pub struct Sender {
     /// Where this host's millisecond timestamp clock ticks against the run's (ns, in
     /// [0, 1 ms)); the receiver of the flow has the same (see `Packet::tsval`).
     pub(super) ts_phase_ns: u64,
+    /// Reordering, D-SACK and undo state ([`super::reorder`]).
+    pub(super) ro: super::reorder::ReorderState,
+    /// During one ACK's SACK walk: the highest SACKed end before it, and the lowest
+    /// reordered segment found (`state->reord`).
+    pub(super) reord_fack: u64,
+    pub(super) reord_low: u64,
     pub stats: SenderStats,
 }
 
@@ -167,6 +176,9 @@ impl Sender {
             ca_needs_ecn: false,
             ts_recent: 0,
             ts_phase_ns: 0,
+            ro: Default::default(),
+            reord_fack: 0,
+            reord_low: 0,
             stats: SenderStats::default(),
         }
     }

@@ -15,9 +15,11 @@
 //! `Sender::xmit_pending` says which one `rto_timer` holds; `tcp_rearm_rto` over a pending
 //! probe keeps the original RTO deadline (`tcp_rto_delta_us`).
 //!
+//! A probe found spurious does nothing: its D-SACK (`FLAG_DSACK_TLP`, the D-SACKed
+//! segment ending at `tlp_high_seq`, [`super::reorder`]) or a pure duplicate ACK says
+//! that original and probe both arrived.
+//!
 //! Deviations:
-//! - No D-SACK at the receiver, so `FLAG_DSACK_TLP` never marks a probe as spurious;
-//!   a pure duplicate ACK does (the kernel's fallback branch).
 //! - `skb_still_in_host_queue` is not checked (no qdisc or driver queue on the host).
 //! - Jiffies at HZ = 1000 (`usecs_to_jiffies` rounds up to whole milliseconds).
 
@@ -147,7 +149,7 @@ impl Sender {
     /// `tcp_process_tlp_ack`: did the probe repair a loss? Called on every ACK while a
     /// probe is outstanding, before loss detection. `pure_dup`: the ACK neither advanced
     /// snd_una nor SACKed new data (no D-SACK here: see the module doc).
-    pub(super) fn process_tlp_ack(&mut self, ack: u64, pure_dup: bool) {
+    pub(super) fn process_tlp_ack(&mut self, ack: u64, pure_dup: bool, dsack_tlp: bool) {
         let Some(high) = self.tlp_high_seq else {
             return;
         };
@@ -156,6 +158,9 @@ impl Sender {
         }
         if !self.tlp_retrans {
             // A probe of new data was acknowledged.
+            self.tlp_high_seq = None;
+        } else if dsack_tlp {
+            // The probe was D-SACKed: original and probe both arrived, no loss.
             self.tlp_high_seq = None;
         } else if ack > high {
             // The ACK passed the probe without a D-SACK: there was a loss, which the probe

@@ -388,7 +388,10 @@ impl World {
             }
             Event::Arrive(l) => {
                 let link = &mut self.links[l as usize];
-                let (pkt, next) = link.arrive();
+                // None: an event superseded by an earlier arrival (jitter, reordering).
+                let Some((pkt, next)) = link.arrive(now) else {
+                    return;
+                };
                 let hop = link.next;
                 if let Some(t) = next {
                     self.queue.push(t, Event::Arrive(l));
@@ -633,6 +636,10 @@ impl World {
                 in_flight_packets_at_end: in_net[i],
                 rto_count: s.rto_count,
                 recoveries: s.recoveries,
+                spurious_retransmissions: s.dsack_segments,
+                undos: Some(f.sender.reorder_counts().0),
+                reordering: f.sender.reorder_counts().1,
+                reord_seen: f.sender.reorder_counts().2,
                 tlp_probes: s.tlp_probes,
                 ce_packets: r.ce_packets,
                 ece_acks: s.ece_acks,

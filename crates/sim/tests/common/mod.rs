@@ -17,6 +17,7 @@ pub fn link(rate_bps: u64, delay_ns: u64) -> LinkConfig {
         buffer: None,
         loss: 0.0,
         aqm: None,
+        ..Default::default()
     }
 }
 
@@ -59,6 +60,7 @@ pub fn dumbbell(
             buffer: Some(buffer),
             loss: 0.0,
             aqm: None,
+            ..Default::default()
         },
         bottleneck_reverse: None,
         flows,

@@ -1,7 +1,8 @@
 """What of a spec the kernel backend runs, and what it refuses.
 
 The emulator (crates/emu) forwards real packets over the simulator's dumbbell: per-flow
-access links, the drop-tail bottleneck, random loss and the bottleneck's [[events]]. The
+access links, the drop-tail bottleneck, random loss, jitter and reordering (the links'
+netem fields, the same code as the simulator's) and the bottleneck's [[events]]. The
 simulator's later network features are not wired into it yet, and ECN is not negotiated
 by the agents; a spec asking for them is refused (exit 2, the field named) rather than run
 without them, so that a kernel run never silently differs from its simulated twin.

@@ -216,8 +216,27 @@ def resolve(spec: Spec) -> Spec:
         f.access, f.receiver_access = snd, rcv
         if f.stop is None:
             f.stop = s.experiment.duration
+    problems += _netem_problems(s)
     if not problems:
         problems = check_resources(s)
     if problems:
         raise SpecError(problems)
     return s
+
+
+def _netem_problems(s: Spec) -> list[tuple[str, str]]:
+    """Jitter and reorder fields of every link, checked once delays are resolved (a
+    reordered packet skips its link's delay, so reorder needs one)."""
+    from tcplab.spec.netem import problems
+
+    b = s.bottleneck
+    p = problems("bottleneck", b, b.delay) + problems("bottleneck.reverse", b.reverse, b.delay)
+    for i, nl in enumerate(s.links):
+        p += problems(f"links[{i}]", nl, nl.delay) + problems(
+            f"links[{i}].reverse", nl.reverse, nl.delay
+        )
+    for i, f in enumerate(s.flows):
+        for name in ("access", "receiver_access"):
+            link = getattr(f, name)
+            p += problems(f"flows[{i}].{name}", link, link.delay if link else None)
+    return p

@@ -12,15 +12,19 @@ from tcplab import bpf
 from tcplab.backends.sim.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
 from tcplab.spec.aqm import engine_config as aqm_engine_config
 from tcplab.spec.model import Spec
+from tcplab.spec.netem import engine_fields as netem_fields
 from tcplab.spec.units import Size
 
 
-def _link(rate: int, delay: int, buffer: Size, loss: float) -> dict[str, Any]:
+def _link(rate: int, delay: int, buffer: Size, loss: float, link: Any = None) -> dict[str, Any]:
+    """An engine ``LinkConfig``; ``link``: the spec's link whose jitter and reorder fields
+    (tcplab.spec.netem) apply to this direction."""
     return {
         "rate_bps": int(rate),
         "delay_ns": int(delay),
         "buffer": _queue_limit(buffer),
         "loss": float(loss),
+        **netem_fields(link),
     }
 
 
@@ -71,8 +75,8 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
                 {
                     **_cc_config(f.cc),
                     "params": _params_with_kernel(f.cc, dict(f.params), s.tcp.kernel),
-                    "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss),
-                    "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss),
+                    "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss, snd),
+                    "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss, rcv),
                     "start_ns": int(f.start + k * f.stagger),
                     "stop_ns": int(f.stop),
                     "app": app,
@@ -100,7 +104,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             "rto_min_ns": int(s.tcp.rto_min),
             "tlp": s.tcp.tlp,
         },
-        "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss),
+        "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss, b),
         "flows": flows,
         "events": [
             {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss}
@@ -124,7 +128,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     if b.reverse is not None:
         r = b.reverse
         config["bottleneck_reverse"] = _link(
-            r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss
+            r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss, r
         )
     if shaping:
         config["shaping"] = shaping
@@ -137,9 +141,9 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             config["links"].append(
                 {
                     "name": nl.name,
-                    "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss),
+                    "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss, nl),
                     "reverse": _link(
-                        r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss
+                        r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss, r
                     )
                     if r
                     else None,

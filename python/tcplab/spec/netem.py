@@ -1,0 +1,96 @@
+"""Jitter and reordering on a link, as netem's ``delay D J [C] distribution DIST`` and
+``reorder P [C] gap G`` (Linux net/sched/sch_netem.c, iproute2 tc/q_netem.c); the engine
+models them in crates/sim/src/net/netem.rs.
+
+Every field defaults to ``None`` (off), so that a spec without them dumps, resolves and
+hashes exactly as before they existed; their effective defaults are netem's: no jitter,
+uniform distribution, no correlation, no reordering, gap 1 (tc's default when only a
+probability is given).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt
+
+from tcplab.spec.units import format_time, parse_time, real_number
+
+Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
+# netem's probabilities and correlations are percentages up to 100 %.
+Fraction = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, le=1.0)]
+
+DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
+MAX_JITTER_NS = 2**31 - 1
+"""netem's jitter is an s32 of ns (tabledist's sigma); the engine refuses more."""
+
+FIELDS = (
+    "jitter",
+    "jitter_distribution",
+    "jitter_correlation",
+    "reorder",
+    "reorder_gap",
+    "reorder_correlation",
+)
+
+
+class NetemFields(BaseModel):
+    """The fields, mixed into every link model (``Link``, ``Bottleneck``, ``NamedLink``)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    jitter: Time | None = None
+    jitter_distribution: Literal["uniform", "normal", "pareto", "paretonormal"] | None = None
+    jitter_correlation: Fraction | None = None
+    reorder: Fraction | None = None
+    reorder_gap: Annotated[StrictInt, Field(ge=1)] | None = None
+    reorder_correlation: Fraction | None = None
+
+
+def problems(at: str, link: Any, delay: int | None) -> list[tuple[str, str]]:
+    """What is wrong with a link's netem fields, given its (resolved) one-way delay."""
+    p: list[tuple[str, str]] = []
+    if link is None:
+        return p
+    jitter = link.jitter or 0
+    if jitter > MAX_JITTER_NS:
+        p.append(
+            (
+                f"{at}.jitter",
+                f"{format_time(jitter)} is more than netem's largest jitter, 2147483647 ns "
+                "(an s32 of ns)",
+            )
+        )
+    if link.jitter_distribution is not None and jitter == 0:
+        # tc/q_netem.c: "distribution specified but no latency and jitter values".
+        p.append((f"{at}.jitter_distribution", "needs a jitter > 0 (as tc's netem)"))
+    if link.jitter_correlation and jitter == 0:
+        p.append((f"{at}.jitter_correlation", "needs a jitter > 0"))
+    reorder = link.reorder or 0.0
+    if reorder > 0 and not delay:
+        # tc/q_netem.c: "reordering not possible without specifying some delay".
+        p.append(
+            (
+                f"{at}.reorder",
+                "needs a delay > 0: a reordered packet skips the link's delay (as tc's netem)",
+            )
+        )
+    for name in ("reorder_gap", "reorder_correlation"):
+        if getattr(link, name) is not None and reorder == 0:
+            p.append((f"{at}.{name}", "needs reorder > 0"))
+    return p
+
+
+def engine_fields(link: Any) -> dict[str, Any]:
+    """The engine's ``LinkConfig`` keys for the fields that are set (none if none are, so
+    that configs and run digests of specs without them are unchanged)."""
+    if link is None:
+        return {}
+    out: dict[str, Any] = {}
+    if link.jitter is not None:
+        out["jitter_ns"] = int(link.jitter)
+    for name in FIELDS[1:]:
+        v = getattr(link, name)
+        if v is not None:
+            out[name] = v
+    return out
