@@ -158,7 +158,7 @@ def test_a_control_moves_the_verdict_or_rules_its_cause_out(tmp_path):
         rows = {r["quote"]: r for r in csv.DictReader(f)}
     assert rows["busy"]["verdict"] == "agree"
     assert rows["busy"]["control_verdict"] == "disagree"
-    assert "the verdict moves" in rows["busy"]["control"]
+    assert "the verdict moves with it" in rows["busy"]["control"]
     assert rows["busy too"]["control_verdict"] == "agree"
     assert "does not move" in rows["busy too"]["control"]
     # The control's runs: the claim's point only, the entry's seeds.

@@ -323,9 +323,9 @@ def _disagreements(results: list[EntryResult]) -> list[str]:
             if c.control is None:
                 status = "open: no control experiment yet"
             elif c.control.verdict != c.verdict:
-                status = "cause shown by a control"
+                status = "moves under its control (the cause named there)"
             else:
-                status = "open: the control did not move it"
+                status = "open: its control did not move it"
             status_count[status] += 1
             rows.append(
                 f"| [{res.entry.name} #{k}](#{res.entry.name}-{k}) | {_cell(res.entry.meta.figure)} "
@@ -339,7 +339,9 @@ def _disagreements(results: list[EntryResult]) -> list[str]:
         "",
         f"{len(rows)} claims of the papers disagree" + (f": {summary}." if rows else "."),
         "A control is the claim judged again on runs with the suspected cause changed "
-        "(`control` in the entry); the explanation alone is prose.",
+        "(`control` in the entry: a setting such as today's kernel instead of the paper's); "
+        "a verdict that moves under it ties the disagreement to that setting; an explanation "
+        "without one is prose.",
         "",
         "| claim | figure | status | explanation |",
         "|---|---|---|---|",

@@ -70,7 +70,7 @@ class ClaimResult:
         ctl = self.claim.control
         what = ", ".join(f"{k} = {json.dumps(v)}" for k, v in ctl.set.items())
         moved = (
-            "the verdict moves: the cause is shown"
+            "the verdict moves with it"
             if self.control.verdict != self.verdict
             else "the verdict does not move: not this cause alone"
         )
