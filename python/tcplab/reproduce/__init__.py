@@ -47,6 +47,8 @@ def reproduce(
         "entries": len(entries),
         "runs": sum(len(r.runs) for r in results),
         "cached": sum(r.cached for r in results),
+        "control_runs": sum(r.control_runs for r in results),
+        "control_cached": sum(r.control_cached for r in results),
         "wall_s": time.monotonic() - t0,
         "workers": workers or os.cpu_count() or 1,
         "commit": git_commit(),

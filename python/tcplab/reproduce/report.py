@@ -448,6 +448,10 @@ def _timing(header: dict[str, Any]) -> str:
             f"{header['runs'] - cached} computed in it, {cached} reused from the cache of an earlier invocation"
         )
     )
+    controls = header.get("control_runs", 0)
+    if controls:
+        reused = header.get("control_cached", 0)
+        done += f"; plus {controls} runs of the claims' controls, {controls - reused} computed"
     return f"wall time {header['wall_s']:.0f} s on {header['workers']} workers ({done})"
 
 

@@ -108,6 +108,8 @@ class EntryResult:
     out: Path | None = None
     cached: int = 0  # runs found complete from an earlier (possibly interrupted) reproduce
     more_seeds: int = 0  # seeds reached at the undecided claims' points (0: none added)
+    control_runs: int = 0  # runs of the claims' controls (apart from ``runs``)
+    control_cached: int = 0  # of those, found complete from an earlier reproduce
     seed_cap: int = 0  # the most it could have been (seeds.seed_cap)
 
 
@@ -141,7 +143,7 @@ def run_entry(
     if not entry.runnable:
         res.claims = [ClaimResult(entry, c, "not run") for c in entry.meta.claims]
         return res
-    done_before = {p.name for p in (out / "runs").glob("[!.]*") if is_run_dir(p)}
+    done_before = _finished(out)
     run_sweep(
         entry_spec(entry, quick),
         out,
@@ -160,23 +162,33 @@ def run_entry(
     for k, c in enumerate(res.claims):
         if c.claim.control is not None and c.verdict != "not run":
             c.control = _run_control(
-                entry, c.claim, out / f"control-{k + 1}", quick, workers, executor
+                res, c.claim, out / f"control-{k + 1}", quick, workers, executor
             )
     return res
 
 
+def _finished(out: Path) -> set[str]:
+    """The digests of the complete runs a sweep directory already holds."""
+    return {p.name for p in (out / "runs").glob("[!.]*") if is_run_dir(p)}
+
+
 def _run_control(
-    entry: Entry, claim: Claim, out: Path, quick: bool, workers: int | None, executor: str
+    res: EntryResult, claim: Claim, out: Path, quick: bool, workers: int | None, executor: str
 ) -> ClaimResult:
     """The claim judged on runs of its points (and its reference's) with the control's
     ``set`` applied, as many seeds as the entry's sweep has there."""
+    entry = res.entry
     raw = entry_spec(entry, quick)
     sub = seeds.restricted(raw, [claim], raw["sweep"]["repeat"])
     assert sub is not None  # the claim's points are in the grid (checked on load)
     sub = apply_overrides(sub, claim.control.set, f"{entry.name}: control")
+    before = _finished(out)
     run_sweep(sub, out, workers=workers, executor=executor, source=str(entry.path), quiet=True)
     runs = EntryResult(entry)
-    _collect(runs, load_plan(out), out)
+    plan = load_plan(out)
+    _collect(runs, plan, out)
+    res.control_runs += len(plan.jobs)
+    res.control_cached += sum(job.digest in before for job in plan.jobs)
     return evaluate_claim(entry, claim, runs.runs)
 
 
@@ -206,6 +218,8 @@ def _more_seeds(
             return
         repeat = more
         digests = [j.digest for j in plan_sweep(sub, str(entry.path)).jobs]
+        have = {r.digest for r in res.runs}
+        before = _finished(out / seeds.MORE_SEEDS_DIR) | have
         extra = seeds.seed_cache(out, digests)
         run_sweep(
             sub,
@@ -217,6 +231,7 @@ def _more_seeds(
             progress=progress,
         )
         _collect(res, load_plan(extra), extra)
+        res.cached += sum(d in before and d not in have for d in digests)
         res.more_seeds = repeat
         res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
 
