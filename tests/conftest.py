@@ -1,9 +1,18 @@
+import signal
 import sys
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# A shell without job control starts background commands (`cmd &`) with SIGINT ignored,
+# and an ignored signal stays ignored across exec: every tcplab the tests start would then
+# ignore the Ctrl-C the signal tests send (seen when the suite ran as such a background
+# job: the SIGINT case finished its 17 s run and exited 0). A Python handler here is reset
+# to the default on exec, so the children get Python's own KeyboardInterrupt handler.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 
