@@ -26,7 +26,7 @@ from pydantic import (
     model_validator,
 )
 
-from tcplab.spec.contract import default
+from tcplab.spec.contract import default, definition, spec_name
 from tcplab.spec.units import Size, format_time, parse_size, parse_time
 
 
@@ -155,8 +155,6 @@ def _bytes(size: Size, wire: int, bdp_bytes: float) -> int:
 
 def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
     """The engine's ``aqm`` table (crates/sim/src/net/aqm/mod.rs, ``AqmConfig``)."""
-    if isinstance(aqm, StepAqm):
-        return {"kind": "step", "k_pkts": aqm.k, "ecn": aqm.ecn}
     if isinstance(aqm, RedAqm):
         qmax = _bytes(aqm.max, wire, bdp_bytes) if aqm.max is not None else None
         qmin = _bytes(aqm.min, wire, bdp_bytes) if aqm.min is not None else None
@@ -177,31 +175,11 @@ def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
         if aqm.burst is not None:
             out["burst_pkts"] = aqm.burst
         return out
-    if isinstance(aqm, CodelAqm):
-        return {
-            "kind": "codel",
-            "target_ns": aqm.target,
-            "interval_ns": aqm.interval,
-            "ecn": aqm.ecn,
-        }
-    if isinstance(aqm, FqCodelAqm):
-        return {
-            "kind": "fq_codel",
-            "target_ns": aqm.target,
-            "interval_ns": aqm.interval,
-            "quantum_bytes": aqm.quantum,
-            "flows": aqm.flows,
-            "ecn": aqm.ecn,
-        }
-    if isinstance(aqm, PieAqm):
-        return {
-            "kind": "pie",
-            "target_ns": aqm.target,
-            "tupdate_ns": aqm.tupdate,
-            "alpha": aqm.alpha,
-            "beta": aqm.beta,
-            "ecn": aqm.ecn,
-        }
+    if isinstance(aqm, (StepAqm, CodelAqm, FqCodelAqm, PieAqm)):
+        # Their settings are the engine's fields under the spec's names (target_ns is
+        # `target`, quantum_bytes `quantum`): read the table off the engine's schema.
+        props = definition("AqmConfig", aqm.kind)["properties"]
+        return {f: aqm.kind if f == "kind" else getattr(aqm, spec_name(f)) for f in props}
     raise TypeError(f"unknown aqm {aqm!r}")
 
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 SCHEMA_FILE = Path(__file__).with_name("engine_schema.json")
+_UNIT_SUFFIX = re.compile(r"_(ns|bps|bytes|pkts)$")
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,3 +45,9 @@ def field(name: str, field_name: str, kind: str | None = None) -> dict[str, Any]
 def default(name: str, field_name: str, kind: str | None = None) -> Any:
     """The engine's default of a field (``default("TcpConfig", "mss_bytes")`` = 1448)."""
     return field(name, field_name, kind)["default"]
+
+
+def spec_name(engine_field: str, prop: dict[str, Any] | None = None) -> str:
+    """The spec's name of an engine field: its ``x-spec`` name if the schema gives one,
+    else the field's name less its unit suffix (``target_ns`` is ``target``)."""
+    return (prop or {}).get("x-spec") or _UNIT_SUFFIX.sub("", engine_field)

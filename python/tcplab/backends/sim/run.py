@@ -10,6 +10,7 @@ from tcplab.backends.sim.resolve import resolve
 from tcplab.backends.sim.world_config import config_json, world_config
 from tcplab.engine import engine, engine_schema
 from tcplab.errors import EngineError, SpecError
+from tcplab.spec.contract import spec_name
 from tcplab.spec.model import Spec
 
 
@@ -37,7 +38,6 @@ def run_config(
         raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
 
 
-_UNIT_SUFFIX = re.compile(r"_(ns|bps|bytes|pkts)$")
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
 
 
@@ -87,7 +87,7 @@ def spec_field(config_field: str, spec: Spec) -> str:
             return config_field
         name, indices = m.group(1), [int(i) for i in re.findall(r"\d+", m.group(2))]
         prop = _property(node, name, defs)
-        spec_name = (prop or {}).get("x-spec") or _UNIT_SUFFIX.sub("", name)
+        name_in_spec = spec_name(name, prop)
         if name in ("flows", "sources") and not out and indices:
             k, group = indices[0], 0
             for g, f in enumerate(spec.flows if name == "flows" else spec.sources):
@@ -96,7 +96,7 @@ def spec_field(config_field: str, spec: Spec) -> str:
                     break
                 k -= f.count
             indices[0] = group
-        out.append(spec_name + "".join(f"[{i}]" for i in indices))
+        out.append(name_in_spec + "".join(f"[{i}]" for i in indices))
         node = prop or {}
         for _ in indices:
             node = _item(node, defs)
