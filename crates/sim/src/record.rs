@@ -126,6 +126,9 @@ pub struct FlowCounters {
     pub reord_seen: u64,
     /// Tail loss probes sent (new data or a retransmission).
     pub tlp_probes: u64,
+    /// Nanoseconds new data waited for the receiver's window (`tcpi_rwnd_limited`);
+    /// 0 with `tcp.receive_buffer = "unlimited"`.
+    pub rwnd_limited_ns: u64,
     /// ECN: data segments that reached the receiver with CE, ACKs with ECE the sender
     /// processed, and CWR reductions they started (all 0 without ECN).
     pub ce_packets: u64,

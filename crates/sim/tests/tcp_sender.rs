@@ -246,3 +246,54 @@ fn sack_blocks_that_grow_and_merge_tag_every_segment_once() {
     // delivered counts each SACKed segment once.
     assert_eq!(s.tp.delivered, 7);
 }
+
+/// Reno with an initial window of 100 segments, so that the receiver's window, not
+/// cwnd, bounds the first flights.
+fn wide_reno() -> Sender {
+    let app = tcplab_sim::app::App {
+        kind: AppConfig::Bulk,
+        start: SimTime(0),
+        stop: SimTime(u64::MAX),
+    };
+    let mut s = Sender::new(0, Box::new(Reno), 1448, 52, 100, app);
+    s.tlp_enabled = false;
+    s
+}
+
+#[test]
+fn new_data_stays_inside_the_receivers_window() {
+    let mut s = wide_reno();
+    let mut io = SenderIo::default();
+    // The SYN-ACK's 65160 bytes: segment k ends at (k + 1) x 1448, so 45 segments fit.
+    s.set_peer_window(65_160);
+    s.start(SimTime(0), &mut io);
+    assert_eq!(sent(&mut io).len(), 45);
+    // ACK of 10 offering 64512 bytes: the edge moves to 10 x 1448 + 64512 = 78992;
+    // (k + 1) x 1448 <= 78992 for k <= 53: segments 45..=53.
+    let mut a = ack(10, None);
+    a.wnd = 64_512;
+    s.on_ack(SimTime(100 * MS), &a, &mut io);
+    let out: Vec<u64> = sent(&mut io).iter().map(|p| p.0).collect();
+    assert_eq!(out, (45..54).collect::<Vec<_>>());
+    // An ACK of everything sent with room for 200 segments: the sender fills cwnd. Reno
+    // did not grow it: a window-limited sender is not cwnd-limited (tcp_is_cwnd_limited
+    // in slow start: cwnd 100 < 2 x max_packets_out = 90 fails), so cwnd stays 100 and
+    // 100 new segments go, all inside the edge 54 + 200 = 254.
+    let mut a = ack(54, None);
+    a.wnd = 200 * 1448;
+    s.on_ack(SimTime(200 * MS), &a, &mut io);
+    assert_eq!(s.tp.snd_cwnd, 100);
+    assert_eq!(sent(&mut io).len(), 100);
+    // Window-limited from 0 to 200 ms (the ACK at 100 ms left it limited again); at 200 ms
+    // cwnd, not the window, stopped the sender.
+    assert_eq!(s.rwnd_limited_ns(SimTime(300 * MS)), 200 * MS);
+}
+
+#[test]
+fn without_a_peer_window_the_sender_is_never_window_limited() {
+    let mut s = wide_reno();
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io);
+    assert_eq!(sent(&mut io).len(), 100);
+    assert_eq!(s.rwnd_limited_ns(SimTime(MS)), 0);
+}

@@ -170,6 +170,9 @@ def flow_metrics(run: RunData) -> pd.DataFrame:
                 "delivered_bytes": int(row.get("delivered_bytes", 0)),
             }
         )
+        if "rwnd_limited_ns" in row.index and not pd.isna(row["rwnd_limited_ns"]):
+            # Time new data waited for the receiver's window (tcpi_rwnd_limited).
+            rows[-1]["rwnd_limited_s"] = float(row["rwnd_limited_ns"]) / 1e9
         for extra in (
             "duplicate_packets",
             "dropped_packets",

@@ -68,6 +68,7 @@ SUMMED = {
     "rto_count",
     "recoveries",
     "tlp_probes",
+    "rwnd_limited_s",
 }
 PER_FLOW = SUMMED | {
     "retransmission_rate",

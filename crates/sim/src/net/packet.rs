@@ -76,7 +76,14 @@ pub struct Packet {
     /// last set `ts_recent` (`tcp_replace_ts_recent`: one at or below `rcv_wup`); the
     /// sender takes an RTT sample from it when Karn's rule allows none (`tcp::input`).
     pub tsecr: u32,
+    /// ACK: the receive window it advertises, in bytes beyond the byte it acknowledges
+    /// (the header's window field times 2^wscale, `tcp_select_window`); `NO_WINDOW`
+    /// when the receiver sets no limit (`tcp.receive_buffer = "unlimited"`) and on data.
+    pub wnd: u32,
 }
+
+/// `Packet::wnd` of a receiver that advertises no limit.
+pub const NO_WINDOW: u32 = u32::MAX;
 
 /// The TCP timestamp clock at `ns` (may be negative: before the run): milliseconds,
 /// offset as the kernel's per-connection random `ts_offset` is (only differences are
@@ -99,6 +106,7 @@ impl Packet {
             tsval: 0,
             tsecr: 0,
             ecn_bits: 0,
+            wnd: NO_WINDOW,
         }
     }
 
@@ -121,6 +129,7 @@ impl Packet {
             ecn_bits: 0,
             tsval: 0,
             tsecr: 0,
+            wnd: NO_WINDOW,
         }
     }
 

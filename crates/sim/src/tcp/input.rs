@@ -58,6 +58,7 @@ impl Sender {
         if ack < self.tp.snd_una || ack > self.tp.snd_nxt {
             return;
         }
+        self.update_peer_window(ack, pkt.wnd);
         // tcp_store_ts_recent, with PAWS: never step ts_recent back for a late ACK.
         if pkt.tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
             self.ts_recent = pkt.tsval;

@@ -59,6 +59,12 @@
 //!   compression ([`sack_compress`], `tcp.sack_compression`, default on as in Linux
 //!   since 4.18): 3 immediate per value of rcv_nxt, then up to 44 withheld for
 //!   min(1 ms, RTT / 20) (`__tcp_ack_snd_check`, `tcp_compressed_ack_kick`).
+//! - Receive window ([`rcv_space`], `tcp.receive_buffer = "linux"`, the default): every
+//!   ACK advertises `__tcp_select_window`'s offer, which never shrinks; the sender sends
+//!   new data only inside snd_una + snd_wnd (`tcp_snd_wnd_test`, starting from the
+//!   SYN-ACK's 65160 bytes), a window-limited sender is not application-limited, and the
+//!   time it waits is `tcpi_rwnd_limited` (`rwnd_limited_ns`). A tail loss probe sends
+//!   new data only inside the window, else the last segment again.
 //! - Delivery-rate samples as tcp_rate.c ([`rate`]); cwnd validation
 //!   (`tcp_cwnd_validate`: is_cwnd_limited, max_packets_out).
 //! - Internal pacing (`tcp_update_skb_after_send`, `tcp_pacing_check`) when the
@@ -83,8 +89,9 @@
 //! - ECN has no handshake (the peer always agrees, no SYN/SYN-ACK negotiation, no
 //!   fallback) and no AccECN; ECN-setup and retransmitted-SYN rules do not apply. Senders
 //!   use ECT(0) only (ECT(1) is L4S's codepoint; queues treat both as ECN-capable). No
-//!   receive-window limit; no idle cwnd restart
-//!   (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
+//!   idle cwnd restart (`tcp_cwnd_restart`) and no `tcp_cwnd_application_limited` decay.
+//! - No zero-window probes: a sender with nothing in flight may always send one segment
+//!   (the receiver's window never closes then; see `Sender::in_peer_window`).
 //! - Hook order on an ACK follows the seam contract (`tcplab_cc::ops`) and current Linux
 //!   (where `tcp_in_ack_event` runs after `tcp_clean_rtx_queue`): `pkts_acked`, then
 //!   `in_ack_event`, then state processing (`set_state`, `ssthresh`), then

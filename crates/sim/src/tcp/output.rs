@@ -24,6 +24,7 @@ impl Sender {
         let mut sent = 0u32;
         let mut sent_new = 0u32;
         let mut cwnd_limited = false;
+        let mut rwnd_limited = false;
         loop {
             if self.tp.pacing_needed && self.wstamp_ns > now.ns() {
                 let entry = self.pacing_timer.arm(SimTime(self.wstamp_ns));
@@ -42,6 +43,11 @@ impl Sender {
                 }
             }
             if self.tp.snd_nxt < self.offered_segs {
+                if !self.in_peer_window(self.tp.snd_nxt) {
+                    // Window-limited: data is waiting, so not application-limited.
+                    rwnd_limited = true;
+                    break;
+                }
                 self.transmit(now, self.tp.snd_nxt, io);
                 sent += 1;
                 sent_new += 1;
@@ -53,6 +59,7 @@ impl Sender {
         // tcp_write_xmit: a window that is full counts as cwnd-limited even when the loop
         // stopped for another reason (the pacing clock).
         cwnd_limited |= tcp_packets_in_flight(&self.tp) >= self.tp.snd_cwnd;
+        self.rwnd_chrono(now, rwnd_limited);
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }

@@ -28,20 +28,26 @@
 //! 160, window_clamp 81 920 -> 152 697 -> 347 520 -> 616 267 over the first four RTTs;
 //! the unit tests replay that trace.
 //!
+//! The window is advertised on every ACK and the sender keeps to it (issue 20, since
+//! 0.5.0): `select_window` is `__tcp_select_window`, the receiver never shrinks what it
+//! offered (`tcp_select_window`), and the sender sends new data only inside
+//! snd_una + snd_wnd (`tcp_snd_wnd_test`). It binds early in a connection: the SYN-ACK
+//! offers 45 segments (65160 bytes) and `rcv_ssthresh` grows by two segments per
+//! segment received, so a long-RTT flow in slow start or BBR's STARTUP can be
+//! window-limited for some round trips (the kernel's `tcpi_rwnd_limited`; fidelity f06,
+//! docs/FIDELITY-gaps.md gap 8), and again whenever out-of-order data fills the buffer.
+//!
 //! Deviations:
-//! - The window is computed, not advertised: the sender never waits for it. In slow start
-//!   `tcp_rcvbuf_grow` offers about 6x the last RTT's bytes, more than a sender can
-//!   use (2x per RTT in slow start, 2.89x in BBR's STARTUP), so it rarely binds; it does
-//!   bind in Linux once the path's BDP exceeds what `tcp_rmem[2]` allows
-//!   (32 MB x 160/256 = 20 MB with the defaults), which the simulator does not model.
-//!   Checked once where it comes closest: BBR's STARTUP next to CUBIC (fidelity f03,
-//!   kernel, `tcp:tcp_probe` at the sender) had the advertised window at 141 segments
-//!   while inflight reached 138-148, but cwnd (packet conservation in recovery, 76-124)
-//!   was the binding limit then.
 //! - The application reads every in-order segment as it arrives (`copied_seq` =
 //!   `rcv_nxt`), as the kernel backend's reader and iperf do closely: memory held is
 //!   the segment being processed plus the out-of-order queue, one truesize per segment
 //!   (no coalescing, no `skb_condense`), and `tcp_rcv_space_adjust` runs per segment.
+//!   The window an ACK advertises is computed with the out-of-order queue charged and
+//!   the in-order data already read (in the kernel the segment that triggers the ACK is
+//!   still queued: at most one segment's truesize less, which matters only when the
+//!   free space rather than `rcv_ssthresh` sets the window).
+//! - The window scale is the one `tcp_rmem[2]` = 32 MB gives (10); the kernel backend's
+//!   namespaces set 64 MB (scale 11): windows are rounded to 1 KB here, 2 KB there.
 //! - The handshake is not simulated: its state is set when the first data segment
 //!   arrives, and the first segments, sent before any ACK, echo the SYN-ACK's timestamp,
 //!   taken to be one base RTT before that arrival.
@@ -63,6 +69,11 @@ pub const TCP_RMEM_DEFAULT: u64 = 131_072;
 /// `tcp_rmem[2]`, the autotuning cap: 32 MB in 6.18 (`tcp_init`'s max_rshare; read as
 /// "4096 131072 33554432" in a fresh namespace of this machine's 6.18 kernel).
 pub const TCP_RMEM_MAX: u64 = 33_554_432;
+/// The window scale the receiver offers in its SYN-ACK (`tcp_select_initial_window`):
+/// `ilog2` of the largest buffer it may grow to (`tcp_rmem[2]`, above `rmem_max`) less
+/// 15, so the 16-bit field can hold the largest window: 2^25 -> 10, a granularity of
+/// 1024 bytes.
+pub const RCV_WSCALE: u32 = TCP_RMEM_MAX.ilog2() - 15;
 /// `TCP_INIT_CWND`: `rcvq_space.space` starts at no more than 10 segments.
 const TCP_INIT_CWND: u64 = 10;
 /// `TCP_MSS_DEFAULT` (536) and `TCP_MIN_MSS` (88): bounds of the initial `rcv_mss`.
@@ -313,6 +324,42 @@ impl RcvSpace {
         }
     }
 
+    /// The window offered in the SYN-ACK (unscaled, at most 65535): the sender may have
+    /// this many bytes outstanding before the first ACK.
+    pub fn initial_window(&self) -> u64 {
+        self.rcv_wnd
+    }
+
+    /// `__tcp_select_window` (tcp_output.c): the bytes beyond `rcv_nxt` the receiver
+    /// offers now, with `held` bytes of receive memory charged. The free buffer space
+    /// (`tcp_space`) capped by `rcv_ssthresh`, rounded up to the window scale; with less
+    /// than half the buffer's window free it is rounded down instead, and is zero below
+    /// a sixteenth of the buffer or one segment.
+    pub fn select_window(&self, held: u64) -> u64 {
+        let unit = 1i64 << RCV_WSCALE;
+        let free = self.win_from_space(self.rcvbuf as i64 - held as i64);
+        let allowed = self.win_from_space(self.rcvbuf as i64); // tcp_full_space
+        let full = (self.window_clamp as i64).min(allowed);
+        let mut mss = self.rcv_mss as i64;
+        if mss > full {
+            mss = full;
+            if mss <= 0 {
+                return 0;
+            }
+        }
+        let mut window = free;
+        if free < full >> 1 {
+            // (The kernel also ends quick-ACK mode here; see Deviations.)
+            window = free - free.rem_euclid(unit);
+            if window < allowed >> 4 || window < mss {
+                return 0;
+            }
+        }
+        window = window.min(self.rcv_ssthresh as i64);
+        // ALIGN(window, 1 << rcv_wscale): what scaling would otherwise round away.
+        ((window + unit - 1) / unit * unit) as u64
+    }
+
     /// The memory a full segment is charged.
     pub fn truesize(&self) -> u32 {
         self.truesize as u32
@@ -442,5 +489,28 @@ mod tests {
         let before = s.rcv_ssthresh;
         assert!(s.grow_window(200, 768, 0));
         assert_eq!(s.rcv_ssthresh - before, 2896);
+    }
+
+    #[test]
+    fn select_window_is_the_free_space_under_rcv_ssthresh_rounded_to_the_scale() {
+        assert_eq!(RCV_WSCALE, 10); // ilog2(32 MB) = 25, less 15
+                                    // Before any segment: free = full = 65536 (ratio 128), rcv_ssthresh 64088 ->
+                                    // rounded up to 1024: 64512.
+        let s = RcvSpace::new(1448, 2304);
+        assert_eq!(s.select_window(0), 64_512);
+        // After the first full segment: ratio 160, clamp 81920, rcv_ssthresh
+        // max(64088, min(65160, 81920)) = 65160 -> 65536.
+        let mut s = RcvSpace::new(1448, 2304);
+        s.measure_rcv_mss(1448, 2304);
+        assert_eq!((s.window_clamp, s.rcv_ssthresh), (81_920, 65_160));
+        assert_eq!(s.select_window(0), 65_536);
+        // 65536 bytes held: free = 65536 x 160 / 256 = 40960, not below half of 81920:
+        // min(40960, 65160) = 40960, already a multiple of 1024.
+        assert_eq!(s.select_window(65_536), 40_960);
+        // 66000 held: free = 65072 x 160 / 256 = 40670 < 40960: rounded down to 39936.
+        assert_eq!(s.select_window(66_000), 39_936);
+        // 128000 held: free = 3072 x 160 / 256 = 1920 -> 1024, below 81920 / 16 = 5120:
+        // a zero window.
+        assert_eq!(s.select_window(128_000), 0);
     }
 }

@@ -21,6 +21,9 @@
 //!   A segment that grows the receive window (`tcp_grow_window`: `icsk_ack.quick |= 1`)
 //!   is ACKed at once too; the window and the receive-buffer autotuning that gives it
 //!   room are in [`super::rcv_space`] (`tcp.receive_buffer = "linux"`, the default).
+//! - Receive window: every ACK advertises one (`Packet::wnd`, `tcp_select_window`:
+//!   `__tcp_select_window`'s offer, never moving the right edge left); the sender keeps
+//!   its new data inside it. With `tcp.receive_buffer = "unlimited"` ACKs carry none.
 //! - Timestamps: every ACK carries the receiver's millisecond clock as TSval; data
 //!   segments echo the latest one, from which the receiver estimates its RTT
 //!   (`tcp_rcv_rtt_measure_ts`), the clock of its buffer autotuning. The clock's phase
@@ -42,8 +45,8 @@
 //!   `duplicate_sack`.
 //!
 //! Deviations: no adaptive ATO (the delayed ACK timeout is fixed at 40 ms) and no
-//! quick-ACK re-entry after an idle gap longer than the RTO; the receive window is
-//! computed but never limits the sender (see [`super::rcv_space`]).
+//! quick-ACK re-entry after an idle gap longer than the RTO; the window's memory
+//! accounting is [`super::rcv_space`]'s (an application that reads at once).
 //! SACK compression: the RTT behind its delay is the flow's base RTT fixed at build
 //! time (standing in for the receiver's handshake `srtt_us`, which caps the kernel's
 //! min(`rcv_rtt_est`, `srtt_us`)), and the timer has no slack (see
@@ -53,9 +56,9 @@ use std::collections::VecDeque;
 
 use tcplab_cc::{CaEvent, CcView, CongestionOps};
 
-use crate::net::packet::{ts_clock, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS};
+use crate::net::packet::{ts_clock, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS, NO_WINDOW};
 use crate::sched::Timer;
-use crate::tcp::rcv_space::{tun_truesize, RcvSpace, GROW_MIN_LEN};
+use crate::tcp::rcv_space::{tun_truesize, RcvSpace, GROW_MIN_LEN, RCV_WSCALE};
 use crate::tcp::sack_compress::{
     CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED,
 };
@@ -155,6 +158,9 @@ pub struct Receiver {
     /// Receive-buffer autotuning and window growth ([`RcvSpace`]), unless the spec asks
     /// for an unlimited buffer (`tcp.receive_buffer = "unlimited"`).
     rcv_space: Option<RcvSpace>,
+    /// `rcv_wup + rcv_wnd` in bytes: the right edge of the window last advertised, which
+    /// the receiver never moves left (`tcp_select_window`). Unused without `rcv_space`.
+    rcv_wnd_end: u64,
     /// The handshake's round trip: the SYN-ACK's TSval is taken to be this long before
     /// the first data segment arrives.
     handshake_rtt: Dur,
@@ -218,6 +224,7 @@ impl Receiver {
             quick: 0,
             seen_data: false,
             rcv_space: None,
+            rcv_wnd_end: 0,
             handshake_rtt: Dur::ZERO,
             syn_ack_ts: 0,
             ooo_segs: 0,
@@ -242,7 +249,9 @@ impl Receiver {
     /// handshake round trip `rtt` (for the SYN-ACK's timestamp) and the phase of the
     /// timestamp clock (`ts_phase`, below 1 ms; the engine draws it per flow).
     pub fn enable_rcv_space(&mut self, truesize: u32, rtt: Dur, ts_phase: Dur) {
-        self.rcv_space = Some(RcvSpace::new(self.mss, truesize));
+        let rs = RcvSpace::new(self.mss, truesize);
+        self.rcv_wnd_end = rs.initial_window();
+        self.rcv_space = Some(rs);
         self.handshake_rtt = rtt;
         self.set_ts_phase(ts_phase);
     }
@@ -364,6 +373,7 @@ impl Receiver {
         if self.ecn {
             self.ecn_mark_ack(&mut p, ece);
         }
+        self.advertise_window(&mut p);
         p
     }
 
@@ -487,7 +497,34 @@ impl Receiver {
         if self.ecn {
             self.ecn_mark_ack(&mut p, self.demand_cwr);
         }
+        self.advertise_window(&mut p);
         p
+    }
+
+    /// `tcp_select_window` for the ACK `p`: the window `__tcp_select_window` offers now
+    /// beyond rcv_nxt, or, where that would shrink the offer, the previous right edge
+    /// (rounded up to the scale). `p.wnd` counts from the byte `p` acknowledges.
+    fn advertise_window(&mut self, p: &mut Packet) {
+        let Some(rs) = self.rcv_space.as_ref() else {
+            return; // no receive-window limit
+        };
+        let held = self.ooo_segs * rs.truesize() as u64;
+        let new = rs.select_window(held);
+        let nxt = self.bytes_of(0, self.rcv_nxt);
+        let cur = self.rcv_wnd_end.saturating_sub(nxt);
+        let win = if new < cur {
+            cur.next_multiple_of(1 << RCV_WSCALE)
+        } else {
+            new
+        };
+        self.rcv_wnd_end = nxt + win;
+        let acked = self.bytes_of(0, p.seq);
+        p.wnd = (self.rcv_wnd_end - acked).min(NO_WINDOW as u64 - 1) as u32;
+    }
+
+    /// The right edge of the advertised window (bytes), for tests.
+    pub fn window_end(&self) -> u64 {
+        self.rcv_wnd_end
     }
 
     /// The distinct blocks of the remembered SACK list (the kernel's `selective_acks[]`,
@@ -1164,5 +1201,26 @@ mod tests {
         r.enable_rcv_space(2304, Dur::from_ms(40), Dur(600_000));
         let a = r.on_data(SimTime(2_500_000), &seg(0)).ack.unwrap();
         assert_eq!(a.tsval, 1_000_003); // 2.5 + 0.6 = 3.1 ms -> 3
+    }
+
+    #[test]
+    fn acks_advertise_the_window_and_never_move_its_right_edge_left() {
+        let mut r = rx(true);
+        // No receive-buffer model: no window.
+        assert_eq!(r.on_data(SimTime(0), &seg(0)).ack.unwrap().wnd, NO_WINDOW);
+        let mut r = rx(true);
+        r.enable_rcv_space(2304, Dur::from_ms(40), Dur::ZERO);
+        assert_eq!(r.window_end(), 65_160); // the SYN-ACK's 45 segments
+                                            // Segment 0: ratio 160 and rcv_ssthresh 65160 (rcv_space tests), then
+                                            // tcp_grow_window with the segment charged: room min(81920, 80480) - 65160,
+                                            // + 2 x 1448 -> 68056, rounded up to 68608 beyond rcv_nxt = 1448 bytes.
+        let a = r.on_data(SimTime(0), &seg(0)).ack.unwrap();
+        assert_eq!((a.seq, a.wnd, r.window_end()), (1, 68_608, 1448 + 68_608));
+        // Segment 2 out of order: held 1 x 2304; the offer may not shrink the right
+        // edge: free = (131072 - 2304) x 160 / 256 = 80480, rcv_ssthresh grows to
+        // 70952 (its own tcp_grow_window, charged 0 held) -> 71680 beyond 1448.
+        let a = r.on_data(SimTime(1), &seg(2)).ack.unwrap();
+        assert_eq!((a.seq, a.wnd), (1, 71_680));
+        assert_eq!(r.window_end(), 1448 + 71_680);
     }
 }

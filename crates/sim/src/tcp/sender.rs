@@ -35,6 +35,9 @@ pub struct SenderStats {
     /// Duplicate segments the receiver reported by D-SACK (`tp->dsack_dups`, those the
     /// sender's retransmissions can explain): spurious retransmissions.
     pub dsack_segments: u64,
+    /// Time new data waited for the receive window (`tcpi_rwnd_limited`, the kernel's
+    /// `TCP_CHRONO_RWND_LIMITED`), closed intervals only (see `Sender::rwnd_limited_ns`).
+    pub rwnd_limited_ns: u64,
 }
 
 /// Which timer the shared retransmission slot (`rto_timer`) holds: `icsk_pending`'s
@@ -119,6 +122,11 @@ pub struct Sender {
     /// reordered segment found (`state->reord`).
     pub(super) reord_fack: u64,
     pub(super) reord_low: u64,
+    /// `snd_una + snd_wnd` in bytes: the right edge of the receiver's window (the
+    /// largest any ACK advertised; the receiver never shrinks it). `u64::MAX`: no limit.
+    pub(super) snd_wnd_end: u64,
+    /// Since when new data waits for the window (`TCP_CHRONO_RWND_LIMITED` running).
+    pub(super) rwnd_since: Option<SimTime>,
     pub stats: SenderStats,
 }
 
@@ -179,8 +187,52 @@ impl Sender {
             ro: Default::default(),
             reord_fack: 0,
             reord_low: 0,
+            snd_wnd_end: u64::MAX,
+            rwnd_since: None,
             stats: SenderStats::default(),
         }
+    }
+
+    /// The window the receiver offered in its SYN-ACK (bytes): the limit on new data
+    /// until the first ACK. Without a call the receiver sets no limit.
+    pub fn set_peer_window(&mut self, bytes: u64) {
+        self.snd_wnd_end = bytes;
+    }
+
+    /// `tcp_snd_wnd_test` for segment `seq`: it ends inside the receiver's window. A
+    /// segment may always go when nothing is in flight: an ACK that acknowledges
+    /// everything offers at least `rcv_ssthresh` beyond it, so this only stands in for
+    /// the zero-window probe the kernel would send, and never binds in practice.
+    pub(super) fn in_peer_window(&self, seq: u64) -> bool {
+        self.tp.packets_out == 0
+            || seq * self.mss as u64 + self.payload_of(seq) as u64 <= self.snd_wnd_end
+    }
+
+    /// `tcp_ack_update_window`: the right edge an ACK of `ack` advertising `wnd` bytes
+    /// gives (`NO_WINDOW`: none).
+    pub(super) fn update_peer_window(&mut self, ack: u64, wnd: u32) {
+        if wnd != crate::net::packet::NO_WINDOW {
+            let acked = (ack * self.mss as u64).min(self.total_bytes.unwrap_or(u64::MAX));
+            self.snd_wnd_end = self.snd_wnd_end.max(acked + wnd as u64);
+        }
+    }
+
+    /// `tcp_chrono_start/stop(TCP_CHRONO_RWND_LIMITED)` at the end of `tcp_write_xmit`.
+    pub(super) fn rwnd_chrono(&mut self, now: SimTime, limited: bool) {
+        match (limited, self.rwnd_since) {
+            (true, None) => self.rwnd_since = Some(now),
+            (false, Some(t)) => {
+                self.stats.rwnd_limited_ns += now.0 - t.0;
+                self.rwnd_since = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// Time new data has waited for the receive window up to `now` (an open interval
+    /// counted to `now`): `tcpi_rwnd_limited`.
+    pub fn rwnd_limited_ns(&self, now: SimTime) -> u64 {
+        self.stats.rwnd_limited_ns + self.rwnd_since.map_or(0, |t| now.0.saturating_sub(t.0))
     }
 
     /// The application starts: the connection is (instantly) established, the

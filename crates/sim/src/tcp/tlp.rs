@@ -117,7 +117,9 @@ impl Sender {
             return;
         }
         self.tlp_retrans = false;
-        if self.has_unsent_data() {
+        // New data if the receive window allows it (tcp_snd_wnd_test), else the last
+        // segment again.
+        if self.has_unsent_data() && self.in_peer_window(self.tp.snd_nxt) {
             // tcp_write_xmit(push_one = 2): the pacing check still applies; cwnd does not.
             let before = self.tp.packets_out;
             if !(self.tp.pacing_needed && self.wstamp_ns > now.ns()) {

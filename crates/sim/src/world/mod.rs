@@ -246,6 +246,10 @@ impl World {
                     crate::tcp::rcv_space::tun_truesize(t.mss_bytes + t.header_bytes)
                 });
                 receiver.enable_rcv_space(truesize, rtt, phase);
+                // The SYN-ACK's window bounds the first flight (tcp_snd_wnd_test).
+                sender.set_peer_window(
+                    crate::tcp::rcv_space::RcvSpace::new(t.mss_bytes, truesize).initial_window(),
+                );
             }
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -641,6 +645,7 @@ impl World {
                 reordering: f.sender.reorder_counts().1,
                 reord_seen: f.sender.reorder_counts().2,
                 tlp_probes: s.tlp_probes,
+                rwnd_limited_ns: f.sender.rwnd_limited_ns(self.end),
                 ce_packets: r.ce_packets,
                 ece_acks: s.ece_acks,
                 ecn_reductions: s.ecn_reductions,

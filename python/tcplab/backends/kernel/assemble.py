@@ -27,7 +27,8 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   ``tcpi_bytes_sent``, ``retransmitted_packets`` = ``tcpi_total_retrans`` capped at
   ``tcpi_data_segs_out`` (the kernel's count includes SYN and FIN retransmissions, which
   carry no data; tcpinfo.sample), ``rto_count`` =
-  ``tcpi_total_rto`` (kernel >= 6.7), all at the end of the run; ``received_*``,
+  ``tcpi_total_rto`` (kernel >= 6.7), ``rwnd_limited_ns`` = ``tcpi_rwnd_limited``
+  (microseconds), all at the end of the run; ``received_*``,
   ``dropped_packets`` and ``in_flight_packets_at_end`` from the emulator;
   ``delivered_bytes`` from the receiving application. The simulator's
   ``duplicate_packets``, ``recoveries`` and ``tlp_probes`` have no per-socket kernel
@@ -148,6 +149,7 @@ def assemble(
                 "dropped_packets": int(net["dropped_packets"]),
                 "in_flight_packets_at_end": int(net["in_flight_packets_at_end"]),
                 "rto_count": int(s["total_rto"]) if s else 0,
+                "rwnd_limited_ns": int(s.get("rwnd_limited_us", 0)) * 1000 if s else 0,
                 "spurious_retransmissions": int(s.get("dsack_dups", 0)) if s else 0,
                 "reordering": int(s.get("reordering", 3)) if s else 3,
                 "reord_seen": int(s.get("reord_seen", 0)) if s else 0,

@@ -155,6 +155,8 @@ def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
         "total_retrans": min(i["total_retrans"], i["data_segs_out"]),
         "data_segs_out": i["data_segs_out"],
         "total_rto": i["total_rto"],
+        # Microseconds new data waited for the receive window (TCP_CHRONO_RWND_LIMITED).
+        "rwnd_limited_us": i["rwnd_limited"],
         # Reordering as the sender saw it (kernel >= 5.0 / 4.19): D-SACKed duplicates,
         # tp->reordering and reordering events, as the simulator reports them.
         "dsack_dups": i["dsack_dups"],
