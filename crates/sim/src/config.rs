@@ -137,6 +137,11 @@ pub struct TcpConfig {
     /// a 1500-byte packet).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rcv_truesize: Option<u32>,
+    /// Connect first, as a Linux client does: data starts one header-only round trip
+    /// after the application starts, and that round trip (the SYN-ACK's) is the first RTT
+    /// sample (srtt, RTO, min_rtt) before the algorithm's `init` (`tcp::sender`). False:
+    /// data at the application's start with no RTT known (the model before 0.5.0).
+    pub handshake: bool,
 }
 
 /// `tcp.receive_buffer`.
@@ -166,6 +171,7 @@ impl Default for TcpConfig {
             ecn: false,
             receive_buffer: ReceiveBuffer::Linux,
             rcv_truesize: None,
+            handshake: true,
         }
     }
 }

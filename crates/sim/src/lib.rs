@@ -8,7 +8,7 @@
 //! with per-flow paths: [`net::trace`], [`net::policer`], [`net::capture`],
 //! [`net::topology`]) carrying MSS-sized TCP segments between bulk or finite applications; a
 //! Linux-like TCP sender and receiver (see [`tcp`] for the model and its deviations:
-//! no handshake, no TSO/GSO, no TSQ, no fq qdisc, undo of fast recovery only (D-SACK, timestamps); ECN as RFC 3168 / DCTCP;
+//! a handshake as a delay (no SYN packets), no TSO/GSO, no TSQ, no fq qdisc, undo of fast recovery only (D-SACK, timestamps); ECN as RFC 3168 / DCTCP;
 //! loss detection by RACK as Linux, or RFC 6675 on request).
 //!
 //! Determinism: integer nanosecond time ([`time`]), events ordered by (time, insertion

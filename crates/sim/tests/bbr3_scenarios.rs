@@ -274,10 +274,13 @@ fn bbr2_leaves_cubic_far_more_of_a_shallow_buffer_than_bbr_v1() {
 /// tcp_bbr2.c's `bbr_update_min_rtt` refreshes the 5 s PROBE_RTT filter also with a
 /// sample equal to the minimum (`<=`, as v1 before upstream 1b9e2a8c99a5; v3: `<`).
 /// A lone flow that keeps no standing queue sees such samples all the time, so v2
-/// never enters PROBE_RTT where v3 does every ~5.2 s (first PROBE_RTT test). Expected
-/// from the code, not from a published figure; checked: 0 entries in 30 s for bbr2,
-/// at least 4 for bbr3. Also: bw probes every 2-3 s (the v2 draft's probe wait,
-/// `bbr2_pick_probe_wait`); measured REFILL gaps 2.13-2.66 s.
+/// enters PROBE_RTT only once, when the handshake's min_rtt expires (the SYN-ACK's
+/// header-only round trip is shorter than any data sample, so nothing refreshes it:
+/// 5 s after init at 0.04 s), and never again; v3 enters every ~5.2 s (first
+/// PROBE_RTT test). Expected from the code, not from a published figure; checked: one
+/// entry in 30 s for bbr2, at 5.0-5.2 s, at least 4 for bbr3. Also: bw probes every
+/// 2-3 s (the v2 draft's probe wait, `bbr2_pick_probe_wait`); measured REFILL gaps
+/// 2.13-2.66 s.
 #[test]
 fn bbr2_without_a_queue_postpones_probe_rtt_where_bbr3_does_not() {
     let run = |cc: &str| {
@@ -297,13 +300,30 @@ fn bbr2_without_a_queue_postpones_probe_rtt_where_bbr3_does_not() {
         .filter(|x| x.2 == "REFILL")
         .map(|x| x.0)
         .collect();
-    let gaps: Vec<f64> = refills.windows(2).map(|w| w[1] - w[0]).collect();
+    // The gap around the one PROBE_RTT (at ~5 s) also holds PROBE_RTT and its exit.
+    let probe_rtt_at = transitions(&v2)
+        .iter()
+        .find(|x| x.1 == "PROBE_RTT")
+        .map_or(f64::NAN, |x| x.0);
+    let gaps: Vec<f64> = refills
+        .windows(2)
+        .filter(|w| !(w[0] < probe_rtt_at && probe_rtt_at < w[1]))
+        .map(|w| w[1] - w[0])
+        .collect();
     eprintln!(
         "PROBE_RTT entries in 30 s: bbr2 {}, bbr3 {}; bbr2 REFILL gaps {gaps:.2?} s",
         entries(&v2),
         entries(&v3)
     );
-    assert_eq!(entries(&v2), 0);
+    let v2_probe_rtt: Vec<f64> = transitions(&v2)
+        .iter()
+        .filter(|x| x.1 == "PROBE_RTT")
+        .map(|x| x.0)
+        .collect();
+    assert!(
+        v2_probe_rtt.len() == 1 && (5.0..=5.2).contains(&v2_probe_rtt[0]),
+        "{v2_probe_rtt:?}"
+    );
     assert!(entries(&v3) >= 4);
     // Each gap: DOWN and CRUISE after a ~0.1 s probe, then a 2-3 s wait: 2.0-3.2 s.
     assert!(

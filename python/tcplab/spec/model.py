@@ -151,6 +151,11 @@ class Tcp(_Model):
     # Receive memory per full segment (skb->truesize); absent: the kernel backend's TUN
     # path, 2304 bytes for a 1500-byte packet. scaling_ratio = 256 x mss / rcv_truesize.
     rcv_truesize: StrictInt | None = None
+    # Connect first, as Linux does (crates/sim/src/tcp/sender.rs): data starts one
+    # header-only round trip after the flow's start, and that round trip (the SYN-ACK's)
+    # is the first RTT sample (srtt, RTO, min_rtt) before the algorithm's init. false:
+    # data at the start with no RTT known (the simulator before 0.5.0).
+    handshake: StrictBool = _tcp_default("handshake")
     # The Linux release the hosts run: BBR-family flows follow that release's tcp_bbr.c
     # (their `kernel` parameter, unless a flow sets its own), and the stack defaults that
     # changed since (sack_compression, off before 4.18) follow it unless given.

@@ -23,10 +23,10 @@
 //! - the ssthresh BBR reports on entering DRAIN (today's kernel, for observability) is
 //!   set in every profile; BBR never reads it.
 //! - The pacing rate is initialised from the first RTT sample in every profile
-//!   ("tcp_bbr: init pacing rate on first RTT sample", v4.13). The simulator has no
-//!   handshake, so `bbr_init` runs before any RTT is known; on a v4.9 host the SYN/ACK
-//!   gives `srtt` before `bbr_init` and the rate starts from it, which is what the
-//!   first-sample initialisation reproduces.
+//!   ("tcp_bbr: init pacing rate on first RTT sample", v4.13). With the simulator's
+//!   handshake (the default) `bbr_init` already sees the SYN-ACK's `srtt`, as on a v4.9
+//!   host, and both forms start from it; only `tcp.handshake = false` (no RTT at init)
+//!   relies on the first-sample initialisation.
 //! - "centralize code to set gains" (v4.20) and the helpers of the v4.19 PROBE_RTT
 //!   series are refactors; only their behaviour changes are profiled.
 

@@ -51,8 +51,8 @@
 //! 1b9e2a8c99a5, the round start 6de035fec045, the v4.13 pacing and v4.15 undo
 //! changes), and docs/BBR_KERNELS.md tabulates them. Not profiled (all releases run
 //! today's code for them): the v4.16 lt_bw pacing-gain fix, the v4.17 minimum TSO
-//! segments, the DRAIN ssthresh, and the pacing rate set from the first RTT sample (the
-//! simulator has no handshake; a 4.9 host has the SYN/ACK's RTT at `bbr_init`).
+//! segments, the DRAIN ssthresh, and the pacing rate set from the first RTT sample (with
+//! the simulator's handshake `bbr_init` has the SYN-ACK's RTT, as a 4.9 host has).
 //!
 //! Units are the kernel's: bandwidth in packets per microsecond << `BW_SCALE` (24), gains
 //! in 1/`BBR_UNIT` (1/256), cwnd in packets, times in us (`tcp_mstamp`) or jiffies at

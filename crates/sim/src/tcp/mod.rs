@@ -72,8 +72,16 @@
 //!   `tcp_update_pacing_rate` does (200 % / 120 % of cwnd/srtt) for recording only.
 //!
 //! Deviations from Linux (simplifications, on purpose):
-//! - No handshake: data starts at the application's start time with cwnd 10 and no RTT
-//!   estimate; the first RTT sample comes from the first ACK.
+//! - The handshake is a delay, not packets (`tcp.handshake`, on by default since 0.5.0):
+//!   the connection is established one header-only round trip of the path after the
+//!   application starts (propagation and serialization at build time), and that round
+//!   trip is the SYN-ACK's RTT sample (srtt, RTO, min_rtt) before the algorithm's
+//!   `init`, as in `tcp_rcv_synsent_state_process` -> `tcp_init_transfer`. No SYN or
+//!   SYN-ACK crosses the links, so a SYN that would queue behind others' data or be
+//!   dropped (a 1 s `TCP_TIMEOUT_INIT` retry in Linux) is not modelled, nor are the
+//!   options' negotiation (ECN below, SACK, timestamps and window scale always on).
+//!   `tcp.handshake = false` starts the data at the application's start with no RTT
+//!   known (cwnd 10, RTO 1 s), the model before 0.5.0.
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to
 //!   its access link at once; a slow access link queues them there), no fq qdisc.
 //! - Tail loss probe ([`tlp`], `tcp.tlp`, on by default as `tcp_early_retrans` = 3):

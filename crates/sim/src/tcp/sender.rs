@@ -66,6 +66,12 @@ pub struct Sender {
     pub(super) offered_segs: u64,
     pub(super) app: App,
     pub(super) started: bool,
+    /// The application is not writing (stopped, or in an off period) when the connection
+    /// is established: it then offers nothing.
+    pub(super) app_paused: bool,
+    /// The SYN-ACK's round trip, when the connection is established by a handshake
+    /// (`tcp.handshake`): the first RTT sample, taken before the algorithm's `init`.
+    pub(super) handshake_rtt: Option<Dur>,
     /// `tp->high_seq`: snd_nxt when the current Recovery/Loss began.
     pub(super) high_seq: u64,
     pub(super) prr_delivered: u32,
@@ -189,6 +195,8 @@ impl Sender {
             reord_low: 0,
             snd_wnd_end: u64::MAX,
             rwnd_since: None,
+            app_paused: false,
+            handshake_rtt: None,
             stats: SenderStats::default(),
         }
     }
@@ -235,14 +243,36 @@ impl Sender {
         self.stats.rwnd_limited_ns + self.rwnd_since.map_or(0, |t| now.0.saturating_sub(t.0))
     }
 
-    /// The application starts: the connection is (instantly) established, the
-    /// algorithm's `init` runs, sending begins.
+    /// The connection is established by a handshake whose SYN-ACK came back `rtt` after
+    /// the SYN: `start` is then called at that moment and takes the sample.
+    pub fn set_handshake_rtt(&mut self, rtt: Dur) {
+        self.handshake_rtt = Some(rtt);
+    }
+
+    /// The connection is established (at the application's start, or when the handshake
+    /// completes): the algorithm's `init` runs, sending begins.
     pub fn start(&mut self, now: SimTime, io: &mut SenderIo) {
         self.started = true;
         self.tp = CcView::new(self.mss, now.us());
         self.tp.snd_cwnd = self.initial_cwnd;
         self.tp.delivered_mstamp_us = now.us();
-        self.offered_segs = self.app.offered_segments(self.mss);
+        if let Some(rtt) = self.handshake_rtt {
+            // tcp_rcv_synsent_state_process -> tcp_ack: the SYN's round trip feeds
+            // tcp_update_rtt_min and tcp_rtt_estimator (srtt = rtt, rttvar = max(2 x rtt,
+            // rto_min), RTO = srtt + rttvar) before tcp_init_transfer calls the
+            // algorithm's init, which so sees srtt and min_rtt (BBR's first pacing rate
+            // and min_rtt come from them).
+            let us = rtt.us().max(1);
+            self.rtt.update_min_rtt(self.tp.jiffies32(), us as u32);
+            self.rtt.on_sample(Dur::from_us(us), 0, 0);
+            self.tp.srtt_us = self.rtt.srtt_us();
+            self.tp.min_rtt_us = self.rtt.min_rtt.get();
+        }
+        self.offered_segs = if self.app_paused {
+            0
+        } else {
+            self.app.offered_segments(self.mss)
+        };
         // ECN negotiation (no handshake here: the peer always agrees, see tcp/mod.rs).
         self.ca_needs_ecn = self.cc.needs_ecn();
         self.tp.ecn_ok = self.ecn || self.ca_needs_ecn;
@@ -253,6 +283,7 @@ impl Sender {
 
     /// The application stops offering new data.
     pub fn stop(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.app_paused = true;
         self.offered_segs = self.offered_segs.min(self.tp.snd_nxt);
         self.tp.now_us = now.us();
         self.try_send(now, io);
@@ -269,6 +300,7 @@ impl Sender {
     /// restart (`tcp_cwnd_restart`, see the module deviations); the algorithm sees
     /// `CA_EVENT_TX_START` if nothing was in flight (tcp_output.c `tcp_event_data_sent`).
     pub fn resume(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.app_paused = false;
         self.offered_segs = self.app.offered_segments(self.mss);
         self.tp.now_us = now.us();
         self.try_send(now, io);

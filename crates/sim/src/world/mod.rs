@@ -251,7 +251,16 @@ impl World {
                     crate::tcp::rcv_space::RcvSpace::new(t.mss_bytes, truesize).initial_window(),
                 );
             }
-            queue.push(app.start, Event::AppStart(i as u32));
+            // Linux connects first: data starts when the SYN-ACK is back, one header-only
+            // round trip after the application's start (no queueing or loss of the SYN
+            // and SYN-ACK: see tcp/mod.rs).
+            let established = if t.handshake {
+                sender.set_handshake_rtt(rtt);
+                app.start + rtt
+            } else {
+                app.start
+            };
+            queue.push(established, Event::AppStart(i as u32));
             if stop < end {
                 queue.push(stop, Event::AppStop(i as u32));
             }
@@ -732,5 +741,33 @@ mod tests {
         );
         let w = World::new(&WorldConfig::from_json(&off).unwrap()).unwrap();
         assert_eq!(w.flows[0].receiver.comp.rtt_us(), 0);
+    }
+
+    #[test]
+    fn data_starts_one_handshake_round_trip_after_the_application() {
+        // The path above: the SYN-ACK is back 40_084_864 ns after the start at 0; the
+        // first data segment leaves then, with srtt = min_rtt = 40 084 us and RTO =
+        // srtt + max(2 x srtt, rto_min 200 ms) = 240 084 us -> 241 ms (whole jiffies).
+        let text = r#"{"duration_ns": 100000000, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
+            "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
+                       "receiver_access": {"rate_bps": 1000000000, "delay_ns": 5000000}}]}"#;
+        let mut w = World::new(&WorldConfig::from_json(text).unwrap()).unwrap();
+        // (run_until(t) runs the events before t.)
+        w.run_until(SimTime(40_084_864));
+        assert_eq!(w.flows[0].sender.stats.sent_packets, 0);
+        w.run_until(SimTime(40_084_865));
+        let s = &w.flows[0].sender;
+        assert_eq!(s.stats.sent_packets, 10); // the initial window
+        assert_eq!((s.tp.srtt_us, s.tp.min_rtt_us), (40_084, 40_084));
+        assert_eq!(s.rtt.rto(), Dur::from_ms(241));
+        // Without the handshake the data leaves at 0 and no RTT is known.
+        let off = text.replace(
+            r#""duration_ns": 100000000,"#,
+            r#""duration_ns": 100000000, "tcp": {"handshake": false},"#,
+        );
+        let mut w = World::new(&WorldConfig::from_json(&off).unwrap()).unwrap();
+        w.run_until(SimTime(1));
+        let s = &w.flows[0].sender;
+        assert_eq!((s.stats.sent_packets, s.tp.srtt_us), (10, 0));
     }
 }

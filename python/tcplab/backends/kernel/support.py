@@ -51,6 +51,14 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                 "runs Linux's own autotuned receive buffer",
             )
         )
+    if not spec.tcp.handshake:
+        p.append(
+            (
+                "tcp.handshake",
+                "false is a simulator model; a kernel connection always starts with its "
+                "handshake (use true, the default)",
+            )
+        )
     if spec.tcp.rcv_truesize is not None:
         p.append(
             (
