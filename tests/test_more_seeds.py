@@ -175,3 +175,74 @@ def test_a_control_may_not_set_a_swept_path(tmp_path):
     path.write_text(CONTROLLED.replace('"bottleneck.loss" = 0.3', '"bottleneck.buffer" = "3bdp"'))
     with pytest.raises(SpecError, match=r"control\.set.*swept"):
         load_entry(path)
+
+
+# A disagreement no single setting can test (issue 18): the claim says what was tried
+# (`open`), and the report lists it as open with that text, not as "no control yet".
+OPEN = """
+[experiment]
+duration = "2s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+cc = "bbr"
+rtt = "40ms"
+[sweep]
+"bottleneck.buffer" = ["1bdp"]
+
+[catalogue]
+paper = "tum"
+figure = "Fig. 95"
+title = "open test"
+
+[[catalogue.claims]]
+quote = "more than the link"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 1.5
+explain = "A link cannot be used 150 %."
+open = "tried nothing: the paper's simulator counted differently"
+
+[[catalogue.claims]]
+quote = "also more than the link"
+where = "here"
+metric = "utilization"
+op = ">="
+value = 1.5
+"""
+
+
+def test_an_open_claim_is_listed_with_what_was_tried(tmp_path):
+    root = tmp_path / "papers"
+    (root / "tum").mkdir(parents=True)
+    (root / "tum" / "tum-fig95-open.toml").write_text(OPEN)
+    out = tmp_path / "out"
+    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
+    with open(out / "claims.csv") as f:
+        rows = {r["quote"]: r for r in csv.DictReader(f)}
+    assert rows["more than the link"]["verdict"] == "disagree"
+    assert rows["more than the link"]["open"].startswith("tried nothing")
+    md = (out / "report.md").read_text()
+    assert (
+        "2 claims of the papers disagree: 1 open, with what was tried: no single setting "
+        "tests the cause, 1 open: no control experiment yet." in md
+    )
+    row = next(line for line in md.splitlines() if line.startswith("| [tum-fig95-open #1]"))
+    assert "| open, with what was tried: no single setting tests the cause |" in row
+    assert "A link cannot be used 150 %. Open: tried nothing: the paper's simulator" in row
+
+
+def test_a_claim_has_a_control_or_says_why_none_fits_not_both(tmp_path):
+    from tcplab.errors import SpecError
+    from tcplab.reproduce.catalogue import load_entry
+
+    path = tmp_path / "tum-fig94.toml"
+    path.write_text(
+        CONTROLLED.replace(
+            'cause = "random loss" }', 'cause = "random loss" }\nopen = "nothing else fits"'
+        )
+    )
+    with pytest.raises(SpecError, match=r"claims\[0\]\.open"):
+        load_entry(path)

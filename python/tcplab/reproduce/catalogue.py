@@ -29,6 +29,9 @@ to plot, how to shorten it for ``--quick``, and the paper's claims about it::
     control = { set = { "flows[0].params.extra_acked" = false }, cause = "..." }
                                            # the claim judged again with the suspected cause
                                            # changed (an unswept path): does the verdict move?
+    open = "..."                           # instead of a control, for a disagreement no single
+                                           # unswept setting can test: what was tried, and why
+                                           # no control fits (reported as open, with that)
     needs = ""                             # set: the claim cannot run yet, and why
 
 A file whose ``[catalogue]`` has ``needs`` and no spec lists claims that cannot run yet.
@@ -101,6 +104,10 @@ class Claim(_Strict):
     explain: StrictStr = ""
     needs: StrictStr = ""
     control: Control | None = None
+    # A disagreement that no single unswept setting can test (the cause is another
+    # simulator's code, or the swept axis itself): what was tried and why no control fits.
+    # The report lists the claim as open with this text instead of "no control yet".
+    open: StrictStr = ""
 
     def check(self, loose: bool = False) -> Check:
         """The claim as a check; ``loose``: its weaker form."""
@@ -255,6 +262,14 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
                         f"it cannot also be fixed in the claim's point",
                     )
                 )
+        if c.control is not None and c.open:
+            problems.append(
+                (
+                    f"catalogue.claims[{i}].open",
+                    "a claim with a control is judged by it; 'open' is for a claim that no "
+                    "single setting can test (give one or the other)",
+                )
+            )
         if c.control is not None:
             for path in c.control.set:
                 if path in grid:

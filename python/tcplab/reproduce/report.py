@@ -145,6 +145,7 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
                     "explanation": c.claim.explain,
                     "control": c.control_text(),
                     "control_verdict": c.control.verdict if c.control else "",
+                    "open": c.claim.open,
                 }
             )
     return pd.DataFrame(rows)
@@ -304,8 +305,14 @@ def _overview(results: list[EntryResult]) -> list[str]:
 
 
 def _explain(c: Any) -> str:
-    """A claim's explanation, followed by its control's outcome when it has one."""
-    return " ".join(x for x in (c.claim.explain, c.control_text()) if x)
+    """A claim's explanation, followed by its control's outcome when it has one, or by
+    what was tried when no single setting can test it (``open``)."""
+    tried = f"Open: {c.claim.open}" if c.claim.open else ""
+    return " ".join(x for x in (c.claim.explain, c.control_text(), tried) if x)
+
+
+OPEN_TRIED = "open, with what was tried: no single setting tests the cause"
+"""The status of a disagreement whose claim says (``open``) why no control fits."""
 
 
 def _disagreements(results: list[EntryResult]) -> list[str]:
@@ -320,7 +327,9 @@ def _disagreements(results: list[EntryResult]) -> list[str]:
         for k, c in enumerate(res.claims, 1):
             if c.verdict != "disagree":
                 continue
-            if c.control is None:
+            if c.control is None and c.claim.open:
+                status = OPEN_TRIED
+            elif c.control is None:
                 status = "open: no control experiment yet"
             elif c.control.verdict != c.verdict:
                 status = "moves under its control (the cause named there)"
@@ -341,7 +350,8 @@ def _disagreements(results: list[EntryResult]) -> list[str]:
         "A control is the claim judged again on runs with the suspected cause changed "
         "(`control` in the entry: a setting such as today's kernel instead of the paper's); "
         "a verdict that moves under it ties the disagreement to that setting; an explanation "
-        "without one is prose.",
+        "without one is prose. Where no single setting can test the suspected cause (another "
+        "simulator's code, or the swept axis itself), the claim says what was tried (`open`).",
         "",
         "| claim | figure | status | explanation |",
         "|---|---|---|---|",
