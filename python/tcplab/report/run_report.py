@@ -9,6 +9,10 @@ per-flow throughput) and the numbers. A flow is drawn in its algorithm's colour,
 the algorithm's other flows by line style (plots.py). Goodput is smoothed over an RTT-sized
 window and releases of held data are marked (series.py, docs/METRICS.md).
 
+Files: report.png and report.html by default; report.pdf only on request (``pdf=True``,
+``--pdf``): it is the same figure as the PNG and cost about a third of the report's time
+(issue 19). REPORT_FILES names the default files, PDF_FILE the optional one.
+
 Speed (issue 19, benches/report_speed.py): fixed margins instead of tight_layout, series
 decimated to the panel width, x tick labels only under each column's last time panel, and
 PNG and PDF written from the one figure.
@@ -35,7 +39,9 @@ from tcplab.spec.units import format_rate, format_time  # noqa: E402
 # Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
 # and the line-style rule (20 flows' entries would cover the top of the figure).
 LEGEND_FLOWS = 12
-REPORT_FILES = ("report.png", "report.pdf", "report.html")
+# The default report; PDF_FILE only when asked for (it repeats report.png as vectors).
+REPORT_FILES = ("report.png", "report.html")
+PDF_FILE = "report.pdf"
 
 
 def _title(run: Any) -> str:
@@ -350,8 +356,13 @@ def _legend(run: Any) -> tuple[list[Any], list[str]]:
     return handles, labels
 
 
-def write_images(fig: Any, directory: Path) -> None:
-    """report.png and report.pdf from one figure (deterministic bytes: no dates)."""
+def report_files(pdf: bool = False) -> list[str]:
+    """The report files a run directory gets: REPORT_FILES, and PDF_FILE with ``pdf``."""
+    return [REPORT_FILES[0], *([PDF_FILE] if pdf else []), *REPORT_FILES[1:]]
+
+
+def write_png(fig: Any, directory: Path) -> None:
+    """report.png (deterministic bytes: no software tag)."""
     # zlib level 1: a fifth of the PNG's time at level 6 for a file about a third larger.
     fig.savefig(
         directory / "report.png",
@@ -359,8 +370,12 @@ def write_images(fig: Any, directory: Path) -> None:
         metadata={"Software": None},
         pil_kwargs={"compress_level": 1},
     )
+
+
+def write_pdf(fig: Any, directory: Path) -> None:
+    """report.pdf from the same figure (deterministic bytes: no dates, no producer)."""
     fig.savefig(
-        directory / "report.pdf",
+        directory / PDF_FILE,
         metadata={"CreationDate": None, "Producer": None, "Creator": None},
     )
 
@@ -372,14 +387,16 @@ def write_html(result: Any, directory: Path) -> None:
     (directory / "report.html").write_text(run_html(result))
 
 
-def save_report(result: Any, directory: str | Path) -> list[str]:
-    """Write report.png, report.pdf and report.html into ``directory``; return their names
-    (REPORT_FILES). Deterministic bytes for a given run."""
+def save_report(result: Any, directory: str | Path, pdf: bool = False) -> list[str]:
+    """Write report.png and report.html into ``directory``, and report.pdf with ``pdf``;
+    return their names (:func:`report_files`). Deterministic bytes for a given run."""
     d = Path(directory)
     fig = draw_report(result)
     try:
-        write_images(fig, d)
+        write_png(fig, d)
+        if pdf:
+            write_pdf(fig, d)
     finally:
         plt.close(fig)
     write_html(result, d)
-    return list(REPORT_FILES)
+    return report_files(pdf)
