@@ -39,6 +39,21 @@ def test_per_algorithm_totals_on_the_handmade_run():
     assert totals.loc[1.0, "cubic"] == 0.0
 
 
+def test_wide_is_computed_once_and_each_caller_gets_its_own_copy():
+    # RunData.wide caches the pivot per column (issue 19: the summary, report.png and
+    # report.html asked for the same columns about 25 times).
+    run = handmade_run().run
+    first = run.wide("cwnd_pkts")
+    # Flow 2 (CUBIC) starts at 2 s: no value at 1 s; flow 0 at 1 s is 20 + 5 sin(3).
+    assert np.isnan(first.loc[1.0, 2])
+    assert first.loc[1.0, 0] == pytest.approx(20 + 5 * math.sin(3.0))
+    first.loc[:, :] = -1.0  # a caller changing its copy changes nobody else's
+    assert run.wide("cwnd_pkts").loc[1.0, 0] == pytest.approx(20 + 5 * math.sin(3.0))
+    # A new series (assigned, not changed in place) is pivoted anew.
+    run.series = run.series.assign(cwnd_pkts=run.series["cwnd_pkts"] * 2)
+    assert run.wide("cwnd_pkts").loc[1.0, 0] == pytest.approx(40 + 10 * math.sin(3.0))
+
+
 @pytest.mark.parametrize(
     "rtts, expected",
     [

@@ -57,6 +57,14 @@ class RunData:
     flows: pd.DataFrame
     queues: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    # wide() results by column, for the series object they were computed from: the
+    # summary, report.png and report.html ask for the same few columns about 25 times, and
+    # each pivot re-read all series rows (issue 19). The series is not changed in place
+    # after construction; assigning a new one invalidates the cache.
+    _wide_cache: dict[str, pd.DataFrame] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _wide_of: Any = field(default=None, init=False, repr=False, compare=False)
     # Captured links (``[experiment] pcap``): link name -> the engine's columns (pcap.py).
     captures: dict[str, Any] = field(default_factory=dict)
     # Constant-rate sources (tcplab.sources): the engine's per-source counters.
@@ -81,6 +89,15 @@ class RunData:
         the flow is not running (before its start, more than one interval after its stop)."""
         if column not in self.series.columns or self.series.empty:
             return pd.DataFrame()
+        if self._wide_of is not self.series:  # held, so an id cannot be reused
+            self._wide_cache.clear()
+            self._wide_of = self.series
+        if column not in self._wide_cache:
+            self._wide_cache[column] = self._pivot(column)
+        # A copy: callers may change theirs (fillna, assignments) without touching others'.
+        return self._wide_cache[column].copy()
+
+    def _pivot(self, column: str) -> pd.DataFrame:
         wide = self.series.drop_duplicates(["time_s", "flow"]).pivot(
             index="time_s", columns="flow", values=column
         )

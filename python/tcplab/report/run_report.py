@@ -20,6 +20,9 @@ PNG and PDF written from the one figure.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -361,15 +364,22 @@ def report_files(pdf: bool = False) -> list[str]:
     return [REPORT_FILES[0], *([PDF_FILE] if pdf else []), *REPORT_FILES[1:]]
 
 
+# Text rendered from the glyph outlines as they are, without FreeType's hinting (snapping
+# them to the pixel grid): the same text with slightly softer edges, and about a tenth of
+# the PNG's time less (issue 19, benches/RESULTS.md). The PDF is vectors and unaffected.
+PNG_RC = {"text.hinting": "no_hinting"}
+
+
 def write_png(fig: Any, directory: Path) -> None:
     """report.png (deterministic bytes: no software tag)."""
     # zlib level 1: a fifth of the PNG's time at level 6 for a file about a third larger.
-    fig.savefig(
-        directory / "report.png",
-        dpi=90,
-        metadata={"Software": None},
-        pil_kwargs={"compress_level": 1},
-    )
+    with matplotlib.rc_context(PNG_RC):
+        fig.savefig(
+            directory / "report.png",
+            dpi=90,
+            metadata={"Software": None},
+            pil_kwargs={"compress_level": 1},
+        )
 
 
 def write_pdf(fig: Any, directory: Path) -> None:
@@ -391,12 +401,31 @@ def save_report(result: Any, directory: str | Path, pdf: bool = False) -> list[s
     """Write report.png and report.html into ``directory``, and report.pdf with ``pdf``;
     return their names (:func:`report_files`). Deterministic bytes for a given run."""
     d = Path(directory)
-    fig = draw_report(result)
-    try:
-        write_png(fig, d)
-        if pdf:
-            write_pdf(fig, d)
-    finally:
-        plt.close(fig)
-    write_html(result, d)
+    with _no_cyclic_gc():
+        fig = draw_report(result)
+        try:
+            write_png(fig, d)
+            if pdf:
+                write_pdf(fig, d)
+        finally:
+            plt.close(fig)
+        write_html(result, d)
     return report_files(pdf)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the report is drawn: the figure's
+    tens of thousands of artists, paths and texts triggered about one full collection
+    per report, which walked every object of the process (pandas, matplotlib: about
+    200,000) for 0.08-0.1 CPU s and found almost nothing to free, since the figure is
+    alive until it is written. Its cycles are collected by the next collection after
+    the report (issue 19, benches/RESULTS.md). Reference counting frees the rest as
+    usual; a caller who had the collector off keeps it off."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
