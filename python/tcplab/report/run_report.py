@@ -31,12 +31,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from tcplab.report import plots as p  # noqa: E402
 from tcplab.report import series as sr  # noqa: E402
+from tcplab.report import ticks  # noqa: E402
 from tcplab.spec.units import format_rate, format_time  # noqa: E402
 
 # Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
@@ -282,44 +282,36 @@ def draw_report(result: Any) -> Any:
     title(state[3], "RTT distribution per algorithm")
     p.throughput_cdf(state[4], run)
     title(state[4], "per-flow throughput distribution per algorithm")
-    for ax in (state[3], state[4]):
-        ax.grid(True, lw=0.3, alpha=0.6)
+    cdfs = [state[3], state[4]]
+    for ax in cdfs:
         ax.tick_params(labelsize=8)
         ax.yaxis.label.set_size(9)
         ax.xaxis.label.set_size(9)
     _summary_text(state[5], result)
 
     bottom = {rates[-1], delay[-1], state[2]}
-    # Few ticks: every tick is a set of artists drawn twice (PNG and PDF), the larger part
-    # of the drawing time. Time ticks (and their labels) only under each column's last
-    # time panel; the others get the same vertical grid as one line collection.
+    # Few ticks, each built once (report/ticks.py): time ticks and their labels only
+    # under each column's last time panel (the x axis of the others is hidden, so it
+    # builds no tick at all), four or five y ticks, and the grid as line collections.
     t_ticks = [
         t for t in MaxNLocator(nbins=6).tick_values(0, run.duration_s) if t <= run.duration_s
     ]
-    for ax in time_axes + [state[3], state[4]]:
+    for ax in time_axes + cdfs:
         if ax is not state[2]:  # the mode panel has one tick per mode
             ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
     for ax in time_axes:
         ax.set_xlim(0, run.duration_s)
         if ax in bottom:
+            ax.tick_params(labelsize=8)
             ax.set_xticks(t_ticks)
-            ax.grid(True, lw=0.3, alpha=0.6)
         else:
-            ax.set_xticks([])
-            ax.grid(True, axis="y", lw=0.3, alpha=0.6)
-            ax.add_collection(
-                LineCollection(
-                    [[(t, 0), (t, 1)] for t in t_ticks],
-                    transform=ax.get_xaxis_transform(),
-                    lw=0.3,
-                    alpha=0.6,
-                    color="#b0b0b0",
-                    zorder=0.5,
-                ),
-                autolim=False,  # axes-fraction y: must not widen the data limits
-            )
-        ax.tick_params(labelsize=8)
+            ax.tick_params(axis="y", labelsize=8)
+            ax.xaxis.set_visible(False)
         ax.yaxis.label.set_size(9)
+    for ax in time_axes + cdfs:
+        ys = ticks.freeze(ax.yaxis) if ax is not state[2] else list(ax.get_yticks())
+        xs = t_ticks if ax in time_axes else ticks.freeze(ax.xaxis)
+        ticks.grid(ax, xs, ys)
     for ax in bottom:
         ax.set_xlabel("time [s]", fontsize=9)
     fig.suptitle(_title(run), fontsize=11, y=1 - 0.15 / height)
