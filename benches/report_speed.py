@@ -59,8 +59,10 @@ def _pdf(fig: Any, d: Path) -> None:
 
 
 def cold(result: Any) -> None:
-    """Forget the pivoted series RunData.wide keeps (absent in code before it had one)."""
-    getattr(result.run, "_wide_cache", {}).clear()
+    """Forget the pivoted series RunData.wide keeps (absent in code before it had one):
+    unset, its series owner makes the next wide() start afresh."""
+    if hasattr(result.run, "_wide_of"):
+        result.run._wide_of = None
 
 
 def main() -> None:

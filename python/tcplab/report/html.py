@@ -77,7 +77,10 @@ def _values(y: Any, decimals: int = 4) -> list[float | None]:
     """Numbers for JSON: rounded to ``decimals`` places (values are in display units: s,
     Mbit/s, ms, packets), NaN and infinities as null (a gap)."""
     a = np.round(np.asarray(y, dtype=float), decimals)
-    return [v if math.isfinite(v) else None for v in a.tolist()]
+    finite = np.isfinite(a)
+    if finite.all():  # most traces: no per-value test in Python (issue 19)
+        return a.tolist()
+    return [v if ok else None for v, ok in zip(a.tolist(), finite.tolist())]
 
 
 def _trace(x: Any, y: Any, **kw: Any) -> dict[str, Any]:
