@@ -30,6 +30,7 @@ from typing import Any
 
 import jinja2
 import numpy as np
+import orjson
 import pandas as pd
 
 from tcplab.report import series as sr
@@ -310,8 +311,15 @@ def _cell(v: Any) -> str:
 
 
 def _json(fig: dict[str, Any]) -> str:
+    """A figure as compact JSON. orjson, not json: a 600 s run's figures are about 1 MB
+    of numbers, which json.dumps took 0.028 CPU s to write and orjson 0.007 (issue 19).
+    The values are the same (each float's shortest round-trip form); the spelling of a
+    few exponents differs (1e-05 is 0.00001) and text is UTF-8 rather than \\u escapes
+    (the page is written and declared as UTF-8). NaN never reaches here (_values makes
+    gaps null)."""
+    text = orjson.dumps(fig, option=orjson.OPT_NON_STR_KEYS).decode()
     # "</" cannot end the <script> early: JSON allows "<\/" for "</".
-    return json.dumps(fig, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
+    return text.replace("</", "<\\/")
 
 
 def run_html(result: Any) -> str:
@@ -360,7 +368,7 @@ def write_sweep_html(out: Any, plan: Any, table: pd.DataFrame) -> Any:
     doc["metrics"] = plan.metrics
     path = Path(out) / "report.html"
     tmp = path.with_name(tmp_prefix("report.html") + "x")
-    tmp.write_text(sweep_html(plan, table, doc))
+    tmp.write_text(sweep_html(plan, table, doc), encoding="utf-8")
     os.replace(tmp, path)
     return path
 

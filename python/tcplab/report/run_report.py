@@ -386,7 +386,7 @@ def write_html(result: Any, directory: Path) -> None:
     """report.html: the interactive report (tcplab.report.html)."""
     from tcplab.report.html import run_html
 
-    (directory / "report.html").write_text(run_html(result))
+    (directory / "report.html").write_text(run_html(result), encoding="utf-8")
 
 
 def save_report(result: Any, directory: str | Path, pdf: bool = False) -> list[str]:
