@@ -13,9 +13,11 @@ Files: report.png and report.html by default; report.pdf only on request (``pdf=
 ``--pdf``): it is the same figure as the PNG and cost about a third of the report's time
 (issue 19). REPORT_FILES names the default files, PDF_FILE the optional one.
 
-Speed (issue 19, benches/report_speed.py): fixed margins instead of tight_layout, series
-decimated to the panel width, x tick labels only under each column's last time panel, and
-PNG and PDF written from the one figure.
+Speed (issue 19, benches/report_speed.py, figures in benches/RESULTS.md): fixed margins
+instead of tight_layout, series decimated to the panel width, x tick labels only under
+each column's last time panel, ticks built once at their drawn positions with the grid as
+line collections (ticks.py), unhinted PNG text (PNG_RC), the cyclic garbage collector
+paused while drawing, and PNG and PDF written from the one figure.
 """
 
 from __future__ import annotations
