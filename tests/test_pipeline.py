@@ -141,6 +141,16 @@ def test_sweep_reuses_runs_with_or_without_a_pdf(fake_engine, write_spec, tmp_pa
     assert fake_engine.CALLS["run"] == 8  # 4 for each directory, none recomputed
 
 
+def test_report_pdf_of_a_sweep_directory_is_refused(fake_engine, write_spec, tmp_path, capsys):
+    out = tmp_path / "sw"
+    tcplab.sweep(write_spec(SWEEP), out, workers=1)
+    assert main(["report", str(out), "--pdf"]) == 2
+    assert "--pdf: a sweep's report (summary plots, report.html) has no PDF" in (
+        capsys.readouterr().err
+    )
+    assert main(["report", str(out)]) == 0
+
+
 def test_cli_spec_error_exits_2_and_leaves_no_output(fake_engine, write_spec, tmp_path, capsys):
     spec = write_spec(SPEC.replace('cc = "reno"', 'cc = "bbbr"'))
     out = tmp_path / "new" / "res"

@@ -305,6 +305,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     if (d / "sweep.json").is_file():
         from tcplab.runs.sweep import build_table, load_plan, write_summary
 
+        if args.pdf:
+            raise SpecError(
+                [
+                    (
+                        "--pdf",
+                        "a sweep's report (summary plots, report.html) has no PDF; "
+                        "a run's has: tcplab report DIR/runs/<digest> --pdf",
+                    )
+                ],
+                str(d),
+            )
+
         with _stored_files(d):
             plan = load_plan(d)
             table = build_table(d, plan)
