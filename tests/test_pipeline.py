@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import tcplab
 from tcplab.cli.app import main
+from tcplab.errors import SpecError
 
 SPEC = """
 [experiment]
@@ -45,7 +46,6 @@ EXPECTED_FILES = {
     "queue.parquet",
     "queue.csv",
     "report.png",
-    "report.pdf",
     "report.html",
 }
 
@@ -79,6 +79,76 @@ def test_report_command_redraws_from_stored_files(fake_engine, write_spec, tmp_p
     assert main(["report", str(out)]) == 0
     assert (out / "report.png").stat().st_size > 10_000
     assert fake_engine.CALLS["run"] == calls  # nothing re-simulated
+
+
+def test_report_pdf_only_on_request_and_deterministic(fake_engine, write_spec, tmp_path):
+    # Issue 19: report.png and report.html by default; report.pdf with --pdf, listed in
+    # the manifest and the same bytes from two runs of the same spec.
+    spec = str(write_spec(SPEC))
+    assert main(["run", spec, "-o", str(tmp_path / "plain"), "-q"]) == 0
+    assert not (tmp_path / "plain" / "report.pdf").exists()
+    for name in ("a", "b"):
+        assert main(["run", spec, "-o", str(tmp_path / name), "-q", "--pdf"]) == 0
+    pdf = (tmp_path / "a" / "report.pdf").read_bytes()
+    assert pdf.startswith(b"%PDF-") and pdf == (tmp_path / "b" / "report.pdf").read_bytes()
+    manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
+    assert set(manifest["sha256"]) == EXPECTED_FILES - {"manifest.json"} | {"report.pdf"}
+    tcplab.run(spec, tmp_path / "api", pdf=True)
+    assert (tmp_path / "api" / "report.pdf").read_bytes() == pdf
+
+
+def test_pdf_without_a_report_is_refused(fake_engine, write_spec, tmp_path, capsys):
+    out = tmp_path / "res"
+    assert main(["run", str(write_spec(SPEC)), "-o", str(out), "--no-report", "--pdf"]) == 2
+    assert "--pdf: report.pdf is part of the report" in capsys.readouterr().err
+    assert not out.exists()
+    with pytest.raises(SpecError, match="pdf: report.pdf is part of the report"):
+        tcplab.run(write_spec(SPEC), out, report=False, pdf=True)
+    assert not out.exists() and fake_engine.CALLS["run"] == 0
+
+
+def test_redraw_keeps_or_adds_the_pdf(fake_engine, write_spec, tmp_path):
+    from tcplab.runs.ownership import run_problem
+
+    out = tmp_path / "res"
+    tcplab.run(write_spec(SPEC), out)
+    assert main(["report", str(out)]) == 0
+    assert not (out / "report.pdf").exists() and run_problem(out) is None
+    assert main(["report", str(out), "--pdf"]) == 0
+    assert "report.pdf" in json.loads((out / "manifest.json").read_text())["sha256"]
+    assert run_problem(out) is None  # the manifest's digests follow the redraw
+    # A redraw without --pdf redraws the run's PDF too: none is left older than its PNG.
+    (out / "report.pdf").unlink()
+    assert main(["report", str(out)]) == 0
+    assert (out / "report.pdf").is_file() and run_problem(out) is None
+
+
+def test_sweep_reuses_runs_with_or_without_a_pdf(fake_engine, write_spec, tmp_path):
+    # The report files are not part of a run's digest: a cached run without a PDF is
+    # neither damaged nor a different result when a later sweep asks for PDFs, and back.
+    spec = write_spec(SWEEP)
+    out = tmp_path / "sw"
+    table = tcplab.sweep(spec, out, workers=1, pdf=True)
+    assert fake_engine.CALLS["run"] == 4
+    runs = sorted((out / "runs").iterdir())
+    assert all((d / "report.pdf").is_file() and (d / "report.png").is_file() for d in runs)
+    pd.testing.assert_frame_equal(tcplab.sweep(spec, out, workers=1), table)
+    assert fake_engine.CALLS["run"] == 4
+    plain = tmp_path / "sw2"
+    tcplab.sweep(spec, plain, workers=1)
+    assert not list(plain.glob("runs/*/report.*"))
+    assert main(["sweep", str(spec), "-o", str(plain), "--workers", "1", "--pdf", "-q"]) == 0
+    assert fake_engine.CALLS["run"] == 8  # 4 for each directory, none recomputed
+
+
+def test_report_pdf_of_a_sweep_directory_is_refused(fake_engine, write_spec, tmp_path, capsys):
+    out = tmp_path / "sw"
+    tcplab.sweep(write_spec(SWEEP), out, workers=1)
+    assert main(["report", str(out), "--pdf"]) == 2
+    assert "--pdf: a sweep's report (summary plots, report.html) has no PDF" in (
+        capsys.readouterr().err
+    )
+    assert main(["report", str(out)]) == 0
 
 
 def test_cli_spec_error_exits_2_and_leaves_no_output(fake_engine, write_spec, tmp_path, capsys):

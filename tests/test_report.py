@@ -35,12 +35,21 @@ def test_report_files_are_written_and_deterministic(tmp_path):
     r = handmade_run()
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    save_report(r, tmp_path / "a")
-    save_report(r, tmp_path / "b")
+    # The default report: the PNG and the HTML page, no PDF (issue 19).
+    assert save_report(r, tmp_path / "a") == ["report.png", "report.html"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["report.html", "report.png"]
+    # With pdf=True the same two files and report.pdf; the same bytes every time.
+    assert save_report(r, tmp_path / "b", pdf=True) == ["report.png", "report.pdf", "report.html"]
+    (tmp_path / "c").mkdir()
+    save_report(r, tmp_path / "c", pdf=True)
     for name in ("report.png", "report.pdf", "report.html"):
-        a = (tmp_path / "a" / name).read_bytes()
-        assert len(a) > 50_000
-        assert a == (tmp_path / "b" / name).read_bytes()
+        b = (tmp_path / "b" / name).read_bytes()
+        assert len(b) > 50_000
+        assert b == (tmp_path / "c" / name).read_bytes()
+    assert (tmp_path / "b" / "report.pdf").read_bytes().startswith(b"%PDF-")
+    # Asking for the PDF does not change the other files.
+    for name in ("report.png", "report.html"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
 def test_report_has_a_panel_per_quantity_with_units():

@@ -39,6 +39,58 @@ def test_per_algorithm_totals_on_the_handmade_run():
     assert totals.loc[1.0, "cubic"] == 0.0
 
 
+def test_wide_is_computed_once_and_each_caller_gets_its_own_copy():
+    # RunData.wide caches the pivot per column (issue 19: the summary, report.png and
+    # report.html asked for the same columns about 25 times).
+    run = handmade_run().run
+    first = run.wide("cwnd_pkts")
+    # Flow 2 (CUBIC) starts at 2 s: no value at 1 s; flow 0 at 1 s is 20 + 5 sin(3).
+    assert np.isnan(first.loc[1.0, 2])
+    assert first.loc[1.0, 0] == pytest.approx(20 + 5 * math.sin(3.0))
+    first.loc[:, :] = -1.0  # a caller changing its copy changes nobody else's
+    assert run.wide("cwnd_pkts").loc[1.0, 0] == pytest.approx(20 + 5 * math.sin(3.0))
+    # A new series (assigned, not changed in place) is pivoted anew.
+    run.series = run.series.assign(cwnd_pkts=run.series["cwnd_pkts"] * 2)
+    assert run.wide("cwnd_pkts").loc[1.0, 0] == pytest.approx(40 + 10 * math.sin(3.0))
+
+
+def test_wide_keeps_the_first_sample_and_blanks_idle_flows():
+    run = handmade_run().run  # flows 0 and 1 run from 0 s, flow 2 (CUBIC) from 2 s
+    run.series = pd.DataFrame(
+        {
+            "time_s": [0.1, 0.1, 0.2, 0.1, 0.2],
+            "flow": [0, 1, 0, 0, 1],
+            "cwnd_pkts": [1.0, 2.0, 3.0, 99.0, 4.0],  # the second (0.1, flow 0) is dropped
+            "retransmits": [1, 0, 2, 5, 3],
+        }
+    )
+    cwnd = run.wide("cwnd_pkts")
+    assert cwnd.index.tolist() == [0.1, 0.2] and cwnd.columns.tolist() == [0, 1]
+    assert cwnd.to_numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    retx = run.wide("retransmits")
+    assert retx.dtypes.tolist() == ["int64", "int64"]  # a full grid of counts stays integer
+    assert retx.to_numpy().tolist() == [[1, 0], [2, 3]]
+    # Flow 2 has a sample at 0.1 s, before its start (2 s): blank, so the counts are floats.
+    run.series = pd.concat(
+        [
+            run.series,
+            pd.DataFrame({"time_s": [0.1], "flow": [2], "cwnd_pkts": [7.0], "retransmits": [1]}),
+        ],
+        ignore_index=True,
+    )
+    retx = run.wide("retransmits")
+    assert retx.columns.tolist() == [0, 1, 2]
+    assert np.isnan(retx.loc[0.1, 2]) and np.isnan(retx.loc[0.2, 2])
+    assert retx.loc[0.2, 1] == 3.0
+
+
+def test_wide_fast_pivot_equals_pandas_pivot_for_every_column():
+    # The numeric pivot (RunData._grid) against pandas' pivot, which it replaced for speed.
+    run = handmade_run().run
+    for column in run.series.columns.drop(["time_s", "flow"]):
+        pd.testing.assert_frame_equal(run.wide(column), run._pivot_pandas(column))
+
+
 @pytest.mark.parametrize(
     "rtts, expected",
     [

@@ -57,6 +57,18 @@ class RunData:
     flows: pd.DataFrame
     queues: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    # wide() results by column, for the series object they were computed from: the
+    # summary, report.png and report.html ask for the same few columns about 25 times, and
+    # each pandas pivot re-read all series rows (issue 19). _grid_cache: where each row
+    # goes in a wide table, shared by all numeric columns. The series is not changed in place
+    # after construction; assigning a new one invalidates the cache.
+    _wide_cache: dict[str, pd.DataFrame] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _wide_of: Any = field(default=None, init=False, repr=False, compare=False)
+    _grid_cache: tuple[np.ndarray, ...] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
     # Captured links (``[experiment] pcap``): link name -> the engine's columns (pcap.py).
     captures: dict[str, Any] = field(default_factory=dict)
     # Constant-rate sources (tcplab.sources): the engine's per-source counters.
@@ -81,6 +93,55 @@ class RunData:
         the flow is not running (before its start, more than one interval after its stop)."""
         if column not in self.series.columns or self.series.empty:
             return pd.DataFrame()
+        if self._wide_of is not self.series:  # held, so an id cannot be reused
+            self._wide_cache.clear()
+            self._grid_cache = None
+            self._wide_of = self.series
+        if column not in self._wide_cache:
+            self._wide_cache[column] = self._pivot(column)
+        # A copy: callers may change theirs (fillna, assignments) without touching others'.
+        return self._wide_cache[column].copy()
+
+    def _pivot(self, column: str) -> pd.DataFrame:
+        values = self.series[column]
+        if not (pd.api.types.is_float_dtype(values) or pd.api.types.is_integer_dtype(values)):
+            return self._pivot_pandas(column)
+        rows, t_pos, f_pos, times, flows, idle = self._grid()
+        out = np.full((len(times), len(flows)), np.nan)
+        out[t_pos, f_pos] = values.to_numpy(dtype=float, na_value=np.nan)[rows]
+        out[idle] = np.nan
+        wide = pd.DataFrame(
+            out, index=pd.Index(times, name="time_s"), columns=pd.Index(flows, name="flow")
+        )
+        if pd.api.types.is_integer_dtype(values) and not np.isnan(out).any():
+            wide = wide.astype(values.dtype)  # as pandas' pivot keeps a full integer grid
+        return wide
+
+    def _grid(self) -> tuple[np.ndarray, ...]:
+        """Where each series row goes in a wide table, computed once for all columns:
+        the rows kept (the first of each (time_s, flow), as drop_duplicates keeps), their
+        time and flow positions, the sorted times and flows, and the cells where a flow is
+        not running (before its start, more than one interval after its stop)."""
+        if self._grid_cache is None:
+            keys = self.series[["time_s", "flow"]]
+            rows = np.flatnonzero(~keys.duplicated().to_numpy())
+            times, t_pos = np.unique(
+                keys["time_s"].to_numpy(dtype=float)[rows], return_inverse=True
+            )
+            flows, f_pos = np.unique(keys["flow"].to_numpy()[rows], return_inverse=True)
+            idle = np.zeros((len(times), len(flows)), dtype=bool)
+            if not self.flows.empty and {"start_s", "stop_s"} <= set(self.flows.columns):
+                for j, fid in enumerate(flows):
+                    if fid in self.flows.index:
+                        row = self.flows.loc[fid]
+                        idle[:, j] = (times <= float(row["start_s"])) | (
+                            times > float(row["stop_s"]) + self.interval_s
+                        )
+            self._grid_cache = (rows, t_pos, f_pos, times, flows, idle)
+        return self._grid_cache
+
+    def _pivot_pandas(self, column: str) -> pd.DataFrame:
+        """The wide table by pandas' pivot, for columns that are not numbers."""
         wide = self.series.drop_duplicates(["time_s", "flow"]).pivot(
             index="time_s", columns="flow", values=column
         )

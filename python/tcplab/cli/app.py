@@ -87,6 +87,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = Path(args.output)
     from tcplab.runs.directory import check_output_dir
 
+    if args.pdf and args.no_report:
+        raise SpecError([("--pdf", "report.pdf is part of the report; drop --no-report or --pdf")])
     check_output_dir(out)
     backends = _backends(args.backend)
     spec = load_spec(args.spec, _overrides(args.set))
@@ -156,7 +158,7 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
         if bar is not None:
             bar.n = bar.total
             bar.close()
-    write_run(result, out, config, wall, replace=True, report=not args.no_report)
+    write_run(result, out, config, wall, replace=True, report=not args.no_report, pdf=args.pdf)
     for w in result.summary_json.get("warnings", []):
         print(f"tcplab: warning: {w}", file=sys.stderr)
     if not args.quiet:
@@ -164,7 +166,12 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
         # `wall` is the run alone; writing and drawing the report come on top.
         print(
             f"{backend.verb} in {wall:.1f} s; wrote {out}/"
-            + ("" if args.no_report else f"; report: {out / 'report.png'} and report.html")
+            + (
+                ""
+                if args.no_report
+                else f"; report: {out / 'report.png'}, report.html"
+                + (" and report.pdf" if args.pdf else "")
+            )
         )
     return _report_checks(spec, result.summary_json)
 
@@ -249,6 +256,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         quiet=args.quiet,
         reports=args.reports,
+        pdf=args.pdf,
     )
     if not args.quiet:
         print(f"wrote {args.output}/table.csv ({len(table)} runs), summary_*.png and report.html")
@@ -297,6 +305,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     if (d / "sweep.json").is_file():
         from tcplab.runs.sweep import build_table, load_plan, write_summary
 
+        if args.pdf:
+            raise SpecError(
+                [
+                    (
+                        "--pdf",
+                        "a sweep's report (summary plots, report.html) has no PDF; "
+                        "a run's has: tcplab report DIR/runs/<digest> --pdf",
+                    )
+                ],
+                str(d),
+            )
+
         with _stored_files(d):
             plan = load_plan(d)
             table = build_table(d, plan)
@@ -307,8 +327,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise SpecError(
             [("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")], str(d)
         )
-    redraw_report(d)
-    print(f"redrew {d / 'report.png'}, {d / 'report.pdf'} and {d / 'report.html'}")
+    names = redraw_report(d, pdf=args.pdf)
+    print("redrew " + ", ".join(str(d / n) for n in names))
     return 0
 
 
@@ -333,31 +353,35 @@ def _stored_files(d: Path) -> Iterator[None]:
         ) from None
 
 
-def redraw_report(d: Path) -> None:
-    """Redraw report.png/pdf/html of a stored run and refresh their digests in the manifest."""
+def redraw_report(d: Path, pdf: bool = False) -> list[str]:
+    """Redraw report.png and report.html of a stored run, and report.pdf when ``pdf`` or
+    when the run already has one (so no PDF is left older than its PNG); refresh their
+    digests in the manifest. Returns the names written."""
     import os
     import shutil
     import tempfile
 
-    from tcplab.report.run_report import REPORT_FILES, save_report
+    from tcplab.report.run_report import PDF_FILE, save_report
     from tcplab.runs.directory import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
 
     with _stored_files(d):
         result = load_run(d)
+    pdf = pdf or PDF_FILE in result.manifest.get("sha256", {})
     clean_stale_tmp(d)
     tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix("report"), dir=d))
     try:
-        save_report(result, tmp)
-        for name in REPORT_FILES:
+        names = save_report(result, tmp, pdf=pdf)
+        for name in names:
             os.replace(tmp / name, d / name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     manifest = json.loads((d / MANIFEST).read_text())
-    for name in REPORT_FILES:
+    for name in names:
         manifest.setdefault("sha256", {})[name] = sha256_file(d / name)
     staged = d / (tmp_prefix(MANIFEST) + "x")
     staged.write_text(json.dumps(manifest, indent=1) + "\n")
     os.replace(staged, d / MANIFEST)
+    return names
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -516,7 +540,8 @@ examples:
 """,
     "report": """
 examples:
-  tcplab report results/quickstart                (redraws report.png/pdf)
+  tcplab report results/quickstart                (redraws report.png and report.html)
+  tcplab report results/quickstart --pdf          (and writes report.pdf)
   tcplab report results/buffer_sweep              (redraws the summary plots)
   tcplab report results/buffer_sweep/runs/<digest>
 """,
@@ -583,7 +608,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a spec field, e.g. --set bottleneck.buffer=2bdp --set 'flows[0].cc=\"cubic\"'",
     )
     r.add_argument("--seed", type=int, help="override experiment.seed")
-    r.add_argument("--no-report", action="store_true", help="skip report.png/pdf/html")
+    r.add_argument("--no-report", action="store_true", help="skip report.png and report.html")
+    r.add_argument(
+        "--pdf",
+        action="store_true",
+        help="also write report.pdf (the report.png figure as vectors)",
+    )
     r.add_argument("-q", "--quiet", action="store_true", help="no progress bar or summary")
     r.add_argument(
         "--backend",
@@ -610,7 +640,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     s.add_argument(
-        "--reports", action="store_true", help="also draw every run's report.png/pdf/html"
+        "--reports", action="store_true", help="also draw every run's report.png and report.html"
+    )
+    s.add_argument(
+        "--pdf", action="store_true", help="also draw every run's report.pdf (implies --reports)"
     )
     s.add_argument("-q", "--quiet", action="store_true")
     s.set_defaults(func=cmd_sweep)
@@ -642,6 +675,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     rp = _with_examples(sub, "report", help="redraw the report of a stored run or sweep")
     rp.add_argument("dir")
+    rp.add_argument(
+        "--pdf",
+        action="store_true",
+        help="also write a run's report.pdf (redrawn anyway when the run has one)",
+    )
     rp.set_defaults(func=cmd_report)
 
     c = _with_examples(

@@ -9,13 +9,22 @@ per-flow throughput) and the numbers. A flow is drawn in its algorithm's colour,
 the algorithm's other flows by line style (plots.py). Goodput is smoothed over an RTT-sized
 window and releases of held data are marked (series.py, docs/METRICS.md).
 
-Speed (issue 19, benches/report_speed.py): fixed margins instead of tight_layout, series
-decimated to the panel width, x tick labels only under each column's last time panel, and
-PNG and PDF written from the one figure.
+Files: report.png and report.html by default; report.pdf only on request (``pdf=True``,
+``--pdf``): it is the same figure as the PNG and cost about a third of the report's time
+(issue 19). REPORT_FILES names the default files, PDF_FILE the optional one.
+
+Speed (issue 19, benches/report_speed.py, figures in benches/RESULTS.md): fixed margins
+instead of tight_layout, series decimated to the panel width, x tick labels only under
+each column's last time panel, ticks built once at their drawn positions with the grid as
+line collections (ticks.py), unhinted PNG text (PNG_RC), the cyclic garbage collector
+paused while drawing, and PNG and PDF written from the one figure.
 """
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +33,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from tcplab.report import plots as p  # noqa: E402
 from tcplab.report import series as sr  # noqa: E402
+from tcplab.report import ticks  # noqa: E402
 from tcplab.spec.units import format_rate, format_time  # noqa: E402
 
 # Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
 # and the line-style rule (20 flows' entries would cover the top of the figure).
 LEGEND_FLOWS = 12
-REPORT_FILES = ("report.png", "report.pdf", "report.html")
+# The default report; PDF_FILE only when asked for (it repeats report.png as vectors).
+REPORT_FILES = ("report.png", "report.html")
+PDF_FILE = "report.pdf"
 
 
 def _title(run: Any) -> str:
@@ -273,44 +284,36 @@ def draw_report(result: Any) -> Any:
     title(state[3], "RTT distribution per algorithm")
     p.throughput_cdf(state[4], run)
     title(state[4], "per-flow throughput distribution per algorithm")
-    for ax in (state[3], state[4]):
-        ax.grid(True, lw=0.3, alpha=0.6)
+    cdfs = [state[3], state[4]]
+    for ax in cdfs:
         ax.tick_params(labelsize=8)
         ax.yaxis.label.set_size(9)
         ax.xaxis.label.set_size(9)
     _summary_text(state[5], result)
 
     bottom = {rates[-1], delay[-1], state[2]}
-    # Few ticks: every tick is a set of artists drawn twice (PNG and PDF), the larger part
-    # of the drawing time. Time ticks (and their labels) only under each column's last
-    # time panel; the others get the same vertical grid as one line collection.
+    # Few ticks, each built once (report/ticks.py): time ticks and their labels only
+    # under each column's last time panel (the x axis of the others is hidden, so it
+    # builds no tick at all), four or five y ticks, and the grid as line collections.
     t_ticks = [
         t for t in MaxNLocator(nbins=6).tick_values(0, run.duration_s) if t <= run.duration_s
     ]
-    for ax in time_axes + [state[3], state[4]]:
+    for ax in time_axes + cdfs:
         if ax is not state[2]:  # the mode panel has one tick per mode
             ax.yaxis.set_major_locator(MaxNLocator(nbins=4))
     for ax in time_axes:
         ax.set_xlim(0, run.duration_s)
         if ax in bottom:
+            ax.tick_params(labelsize=8)
             ax.set_xticks(t_ticks)
-            ax.grid(True, lw=0.3, alpha=0.6)
         else:
-            ax.set_xticks([])
-            ax.grid(True, axis="y", lw=0.3, alpha=0.6)
-            ax.add_collection(
-                LineCollection(
-                    [[(t, 0), (t, 1)] for t in t_ticks],
-                    transform=ax.get_xaxis_transform(),
-                    lw=0.3,
-                    alpha=0.6,
-                    color="#b0b0b0",
-                    zorder=0.5,
-                ),
-                autolim=False,  # axes-fraction y: must not widen the data limits
-            )
-        ax.tick_params(labelsize=8)
+            ax.tick_params(axis="y", labelsize=8)
+            ax.xaxis.set_visible(False)
         ax.yaxis.label.set_size(9)
+    for ax in time_axes + cdfs:
+        ys = ticks.freeze(ax.yaxis) if ax is not state[2] else list(ax.get_yticks())
+        xs = t_ticks if ax in time_axes else ticks.freeze(ax.xaxis)
+        ticks.grid(ax, xs, ys)
     for ax in bottom:
         ax.set_xlabel("time [s]", fontsize=9)
     fig.suptitle(_title(run), fontsize=11, y=1 - 0.15 / height)
@@ -350,17 +353,33 @@ def _legend(run: Any) -> tuple[list[Any], list[str]]:
     return handles, labels
 
 
-def write_images(fig: Any, directory: Path) -> None:
-    """report.png and report.pdf from one figure (deterministic bytes: no dates)."""
+def report_files(pdf: bool = False) -> list[str]:
+    """The report files a run directory gets: REPORT_FILES, and PDF_FILE with ``pdf``."""
+    return [REPORT_FILES[0], *([PDF_FILE] if pdf else []), *REPORT_FILES[1:]]
+
+
+# Text rendered from the glyph outlines as they are, without FreeType's hinting (snapping
+# them to the pixel grid): the same text with slightly softer edges, and about a tenth of
+# the PNG's time less (issue 19, benches/RESULTS.md). The PDF is vectors and unaffected.
+PNG_RC = {"text.hinting": "no_hinting"}
+
+
+def write_png(fig: Any, directory: Path) -> None:
+    """report.png (deterministic bytes: no software tag)."""
     # zlib level 1: a fifth of the PNG's time at level 6 for a file about a third larger.
+    with matplotlib.rc_context(PNG_RC):
+        fig.savefig(
+            directory / "report.png",
+            dpi=90,
+            metadata={"Software": None},
+            pil_kwargs={"compress_level": 1},
+        )
+
+
+def write_pdf(fig: Any, directory: Path) -> None:
+    """report.pdf from the same figure (deterministic bytes: no dates, no producer)."""
     fig.savefig(
-        directory / "report.png",
-        dpi=90,
-        metadata={"Software": None},
-        pil_kwargs={"compress_level": 1},
-    )
-    fig.savefig(
-        directory / "report.pdf",
+        directory / PDF_FILE,
         metadata={"CreationDate": None, "Producer": None, "Creator": None},
     )
 
@@ -369,17 +388,38 @@ def write_html(result: Any, directory: Path) -> None:
     """report.html: the interactive report (tcplab.report.html)."""
     from tcplab.report.html import run_html
 
-    (directory / "report.html").write_text(run_html(result))
+    (directory / "report.html").write_text(run_html(result), encoding="utf-8")
 
 
-def save_report(result: Any, directory: str | Path) -> list[str]:
-    """Write report.png, report.pdf and report.html into ``directory``; return their names
-    (REPORT_FILES). Deterministic bytes for a given run."""
+def save_report(result: Any, directory: str | Path, pdf: bool = False) -> list[str]:
+    """Write report.png and report.html into ``directory``, and report.pdf with ``pdf``;
+    return their names (:func:`report_files`). Deterministic bytes for a given run."""
     d = Path(directory)
-    fig = draw_report(result)
+    with _no_cyclic_gc():
+        fig = draw_report(result)
+        try:
+            write_png(fig, d)
+            if pdf:
+                write_pdf(fig, d)
+        finally:
+            plt.close(fig)
+        write_html(result, d)
+    return report_files(pdf)
+
+
+@contextmanager
+def _no_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the report is drawn: the figure's
+    tens of thousands of artists, paths and texts triggered about one full collection
+    per report, which walked every object of the process (pandas, matplotlib: about
+    200,000) for 0.08-0.1 CPU s and found almost nothing to free, since the figure is
+    alive until it is written. Its cycles are collected by the next collection after
+    the report (issue 19, benches/RESULTS.md). Reference counting frees the rest as
+    usual; a caller who had the collector off keeps it off."""
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        write_images(fig, d)
+        yield
     finally:
-        plt.close(fig)
-    write_html(result, d)
-    return list(REPORT_FILES)
+        if was_enabled:
+            gc.enable()

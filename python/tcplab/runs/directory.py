@@ -3,8 +3,9 @@
 ```
 DIR/spec.toml       the resolved spec          DIR/series.parquet, series.csv
 DIR/world.json      the engine config it ran   DIR/queue.parquet,  queue.csv
-DIR/summary.json    metrics                    DIR/report.png, report.pdf, report.html
+DIR/summary.json    metrics                    DIR/report.png, report.html
 DIR/manifest.json   version, commit, seed, wall time, sha256 of every other file
+                                               DIR/report.pdf (only when asked for)
 ```
 
 A directory is written under a temporary name beside ``DIR`` and renamed into place
@@ -309,6 +310,7 @@ def write_run(
     replace: bool = True,
     report: bool = True,
     flag: str = "-o",
+    pdf: bool = False,
 ) -> Path:
     """Write a run directory atomically; return its path. With ``replace``, an existing
     ``out`` is replaced only if it is a run tcplab wrote with nothing of the user's in it
@@ -316,7 +318,9 @@ def write_run(
     is written and again just before the rename.
 
     Outputs other than manifest.json are deterministic for a given spec, seed and tcplab
-    version, so their sha256 digests in the manifest are identical across runs.
+    version, so their sha256 digests in the manifest are identical across runs. The
+    report (``report``) is report.png and report.html, plus report.pdf with ``pdf``; the
+    manifest lists the files written, so a run without a PDF is as complete as one with.
     """
     from tcplab.runs.ownership import check_replaceable
 
@@ -336,7 +340,7 @@ def write_run(
         if report:
             from tcplab.report.run_report import save_report
 
-            save_report(result, tmp)
+            save_report(result, tmp, pdf=pdf)
         outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
         manifest = {
             "tcplab_version": __version__,

@@ -224,7 +224,9 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
 # ---------------------------------------------------------------------------- running
 
 
-def _run_job(spec_dict: dict[str, Any], out_dir: str, report: bool = False) -> str:
+def _run_job(
+    spec_dict: dict[str, Any], out_dir: str, report: bool = False, pdf: bool = False
+) -> str:
     """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
     from tcplab.runs.directory import write_run
     from tcplab.runs.execute import execute
@@ -232,18 +234,20 @@ def _run_job(spec_dict: dict[str, Any], out_dir: str, report: bool = False) -> s
     spec = parse_spec(spec_dict, check_algorithms=False)
     result, config, wall = execute(spec)
     try:
-        write_run(result, out_dir, config, wall, replace=False, report=report)
+        write_run(result, out_dir, config, wall, replace=False, report=report, pdf=pdf)
     except FileExistsError:
         pass  # another worker finished the same digest first
     return out_dir
 
 
-def _run_job_files(spec_dict: dict[str, Any], report: bool = False) -> dict[str, bytes]:
+def _run_job_files(
+    spec_dict: dict[str, Any], report: bool = False, pdf: bool = False
+) -> dict[str, bytes]:
     """Run one job and return its files' bytes (for executors without a shared disk)."""
     tmp = tempfile.mkdtemp(prefix="tcplab-job-")
     try:
         out = os.path.join(tmp, "run")
-        _run_job(spec_dict, out, report)
+        _run_job(spec_dict, out, report, pdf)
         return {name: Path(out, name).read_bytes() for name in os.listdir(out)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -280,14 +284,19 @@ def _die_with_parent() -> None:
 
 
 def _execute_local(
-    todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None], reports: bool
+    todo: list[Job],
+    runs: Path,
+    workers: int,
+    report: Callable[[Job], None],
+    reports: bool,
+    pdf: bool = False,
 ) -> list[tuple[Job, str]]:
     """Run jobs on local processes; a failing run is recorded, the others go on."""
     failed: list[tuple[Job, str]] = []
     if workers <= 1:
         for job in todo:
             try:
-                _run_job(job.spec.to_dict(), str(runs / job.digest), reports)
+                _run_job(job.spec.to_dict(), str(runs / job.digest), reports, pdf)
             except (SpecError, RuntimeError) as exc:
                 failed.append((job, str(exc)))
                 continue
@@ -296,7 +305,8 @@ def _execute_local(
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
     try:
         pending = {
-            pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports): j for j in todo
+            pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports, pdf): j
+            for j in todo
         }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -333,7 +343,12 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
 
 
 def _execute_ray(
-    todo: list[Job], runs: Path, workers: int, report: Callable[[Job], None], reports: bool
+    todo: list[Job],
+    runs: Path,
+    workers: int,
+    report: Callable[[Job], None],
+    reports: bool,
+    pdf: bool = False,
 ) -> list[tuple[Job, str]]:
     """Run jobs as Ray tasks; workers return the run's files, written here atomically, so
     the cluster needs no shared disk."""
@@ -355,7 +370,7 @@ def _execute_ray(
         started = True
     try:
         remote = ray.remote(_run_job_files)
-        pending = {remote.remote(j.spec.to_dict(), reports): j for j in todo}
+        pending = {remote.remote(j.spec.to_dict(), reports, pdf): j for j in todo}
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:
@@ -389,6 +404,7 @@ def run_sweep(
     source: str | None = None,
     quiet: bool = True,
     reports: bool = False,
+    pdf: bool = False,
 ) -> pd.DataFrame:
     """Run (or resume) a sweep into ``out``; return the table (one row per run).
 
@@ -404,9 +420,13 @@ def run_sweep(
         Local process pool, or Ray (``RAY_ADDRESS`` selects a cluster; default: a local
         instance).
     reports : bool
-        Draw each run's report.png/pdf/html (about a second per run; off by default, since
+        Draw each computed run's report.png and report.html (off by default, since
         ``tcplab report DIR/runs/<digest>`` draws one from the stored files at any time).
+    pdf : bool
+        Also each computed run's report.pdf; implies ``reports``. The report files are
+        not part of a run's digest: a cached run is reused with or without them.
     """
+    reports = reports or pdf
     if isinstance(spec, (str, Path)):
         source = source or str(spec)
         raw = read_toml(spec)
@@ -456,7 +476,7 @@ def run_sweep(
             )
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
-        return _run_plan(plan, out, workers, executor, progress, quiet, reports)
+        return _run_plan(plan, out, workers, executor, progress, quiet, reports, pdf)
 
 
 LOCK = ".lock"
@@ -495,7 +515,14 @@ def _locked(out: Path) -> Iterator[None]:
 
 
 def _run_plan(
-    plan: Plan, out: Path, workers: int, executor: str, progress: bool, quiet: bool, reports: bool
+    plan: Plan,
+    out: Path,
+    workers: int,
+    executor: str,
+    progress: bool,
+    quiet: bool,
+    reports: bool,
+    pdf: bool = False,
 ) -> pd.DataFrame:
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -540,7 +567,7 @@ def _run_plan(
     try:
         if todo:
             failed = (_execute_ray if executor == "ray" else _execute_local)(
-                todo, runs, workers, report, reports
+                todo, runs, workers, report, reports, pdf
             )
     except Exception:
         # A full disk or a bug: the runs that finished are stored; tabulate them before
