@@ -110,6 +110,7 @@ def test_an_undecided_claim_gets_seeds_up_to_the_cap(tmp_path):
 # on a clean 10 Mbit/s link keeps it busy (utilization >= 0.8 holds); with 30 % random
 # loss on the bottleneck it cannot (the verdict moves: that cause is shown); a 1 s minimum
 # RTO changes nothing on a loss-free path (the verdict stays: that cause is ruled out).
+# "idle" disagrees, and its control (the same loss) moves it to agree.
 CONTROLLED = """
 [experiment]
 duration = "3s"
@@ -145,6 +146,15 @@ op = ">="
 value = 0.8
 at = { "bottleneck.buffer" = "2bdp" }
 control = { set = { "tcp.rto_min" = "1s" }, cause = "the minimum RTO" }
+
+[[catalogue.claims]]
+quote = "idle"
+where = "here"
+metric = "utilization"
+op = "<"
+value = 0.8
+at = { "bottleneck.buffer" = "1bdp" }
+control = { set = { "bottleneck.loss" = 0.3 }, cause = "random loss" }
 """
 
 
@@ -164,7 +174,12 @@ def test_a_control_moves_the_verdict_or_rules_its_cause_out(tmp_path):
     # The control's runs: the claim's point only, the entry's seeds.
     ctl = out / "tum" / "tum-fig97-controls" / "control-1" / "runs"
     assert len(list(ctl.iterdir())) == 2
-    assert "bottleneck.loss = 0.3" in (out / "report.md").read_text()
+    md = (out / "report.md").read_text()
+    assert "bottleneck.loss = 0.3" in md
+    # A disagreement whose control moves it to agree is listed with where it moved.
+    assert rows["idle"]["verdict"] == "disagree"
+    assert rows["idle"]["control_verdict"] == "agree"
+    assert "| moves under its control to agree (the cause named there) |" in md
 
 
 def test_a_control_may_not_set_a_swept_path(tmp_path):

@@ -331,8 +331,14 @@ def _disagreements(results: list[EntryResult]) -> list[str]:
                 status = OPEN_TRIED
             elif c.control is None:
                 status = "open: no control experiment yet"
+            elif c.control.verdict == "inconclusive":
+                # Too few seeds under the control to tell: the cause is not shown, only
+                # that the disagreement does not hold robustly without it.
+                status = "weakens under its control (inconclusive there)"
+            elif c.control.verdict == "not run":
+                status = "open: its control gave no value"
             elif c.control.verdict != c.verdict:
-                status = "moves under its control (the cause named there)"
+                status = f"moves under its control to {c.control.verdict} (the cause named there)"
             else:
                 status = "open: its control did not move it"
             status_count[status] += 1
@@ -349,8 +355,9 @@ def _disagreements(results: list[EntryResult]) -> list[str]:
         f"{len(rows)} claims of the papers disagree" + (f": {summary}." if rows else "."),
         "A control is the claim judged again on runs with the suspected cause changed "
         "(`control` in the entry: a setting such as today's kernel instead of the paper's); "
-        "a verdict that moves under it ties the disagreement to that setting; an explanation "
-        "without one is prose. Where no single setting can test the suspected cause (another "
+        "a verdict that moves under it (to agree, partly or not run) ties the disagreement to "
+        "that setting; one that only becomes inconclusive weakens it (the control's seeds "
+        "cannot decide); an explanation without one is prose. Where no single setting can test the suspected cause (another "
         "simulator's code, or the swept axis itself), the claim says what was tried (`open`).",
         "",
         "| claim | figure | status | explanation |",

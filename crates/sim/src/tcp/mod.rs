@@ -73,13 +73,16 @@
 //!
 //! Deviations from Linux (simplifications, on purpose):
 //! - The handshake is a delay, not packets (`tcp.handshake`, on by default since 0.5.0):
-//!   the connection is established one header-only round trip of the path after the
-//!   application starts (propagation and serialization at build time), and that round
-//!   trip is the SYN-ACK's RTT sample (srtt, RTO, min_rtt) before the algorithm's
-//!   `init`, as in `tcp_rcv_synsent_state_process` -> `tcp_init_transfer`. No SYN or
-//!   SYN-ACK crosses the links, so a SYN that would queue behind others' data or be
-//!   dropped (a 1 s `TCP_TIMEOUT_INIT` retry in Linux) is not modelled, nor are the
-//!   options' negotiation (ECN below, SACK, timestamps and window scale always on).
+//!   the connection is established one round trip after the application starts: the
+//!   path's header-only round trip (propagation and serialization) plus the wait behind
+//!   what each queue of the round trip holds at that moment (the world's `Handshake`),
+//!   and that round trip is the SYN-ACK's RTT sample (srtt, RTO, min_rtt) before the
+//!   algorithm's `init`, as in `tcp_rcv_synsent_state_process` -> `tcp_init_transfer`.
+//!   So a flow joining a standing queue starts with that queue in its min_rtt, as a
+//!   Linux client does. No SYN or SYN-ACK crosses the links: the queues do not change
+//!   while they would be in it, they are never dropped (Linux would retry after the
+//!   1 s `TCP_TIMEOUT_INIT`), and the options are not negotiated (ECN below; SACK,
+//!   timestamps and window scale always on).
 //!   `tcp.handshake = false` starts the data at the application's start with no RTT
 //!   known (cwnd 10, RTO 1 s), the model before 0.5.0.
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to

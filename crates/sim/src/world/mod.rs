@@ -82,6 +82,8 @@ enum Event {
         gen: u32,
     },
     AppStart(u32),
+    /// The SYN-ACK is back: the connection is established and data may flow.
+    Established(u32),
     AppStop(u32),
     LinkChange(u32),
     /// A constant-rate source sends its next packet (source.rs).
@@ -101,6 +103,37 @@ struct Flow {
     dropped_data: u64,
     start: SimTime,
     stop: SimTime,
+    /// `tcp.handshake`: how long the connection takes to establish.
+    handshake: Option<Handshake>,
+}
+
+/// A flow's handshake: the SYN and SYN-ACK are not sent as packets; they take the
+/// path's header-only round trip (`base`: propagation and serialization) plus the wait
+/// behind what each queue of the round trip (`path`, link indices) holds when the
+/// application starts, so a flow joining a standing queue measures it in its first RTT
+/// sample as a Linux client's SYN-ACK does.
+struct Handshake {
+    base: Dur,
+    path: Vec<usize>,
+}
+
+impl Handshake {
+    /// The SYN-ACK's round trip for a connection opened now.
+    fn rtt(&self, links: &[Link]) -> Dur {
+        let wait: u64 = self
+            .path
+            .iter()
+            .map(|&l| {
+                let link = &links[l];
+                if link.rate.0 == 0 {
+                    0
+                } else {
+                    link.rate.tx_time(link.backlog_bytes()).ns()
+                }
+            })
+            .sum();
+        self.base + Dur(wait)
+    }
 }
 
 pub struct World {
@@ -251,16 +284,26 @@ impl World {
                     crate::tcp::rcv_space::RcvSpace::new(t.mss_bytes, truesize).initial_window(),
                 );
             }
-            // Linux connects first: data starts when the SYN-ACK is back, one header-only
-            // round trip after the application's start (no queueing or loss of the SYN
-            // and SYN-ACK: see tcp/mod.rs).
-            let established = if t.handshake {
-                sender.set_handshake_rtt(rtt);
-                app.start + rtt
-            } else {
-                app.start
-            };
-            queue.push(established, Event::AppStart(i as u32));
+            // Linux connects first: data starts when the SYN-ACK is back (Event::AppStart
+            // works out when, from the queues the application finds; tcp/mod.rs).
+            let handshake = t.handshake.then(|| Handshake {
+                base: rtt,
+                path: match &routes {
+                    None => {
+                        let f = net.flows[i];
+                        vec![
+                            f.sender_access,
+                            net.bottleneck,
+                            f.receiver_access,
+                            f.receiver_access_rev,
+                            net.bottleneck_rev,
+                            f.sender_access_rev,
+                        ]
+                    }
+                    Some(r) => r.round_trip(i).collect(),
+                },
+            });
+            queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
                 queue.push(stop, Event::AppStop(i as u32));
             }
@@ -272,6 +315,7 @@ impl World {
                 dropped_data: 0,
                 start: app.start,
                 stop,
+                handshake,
             });
         }
         for (i, e) in cfg.events.iter().enumerate() {
@@ -387,6 +431,13 @@ impl World {
         }
     }
 
+    /// The connection of `flow` is established: its sender starts.
+    fn establish(&mut self, flow: u32) {
+        let mut io = std::mem::take(&mut self.io);
+        self.flows[flow as usize].sender.start(self.now, &mut io);
+        self.flush_sender(flow, io);
+    }
+
     fn dispatch(&mut self, ev: Event) {
         let now = self.now;
         match ev {
@@ -471,10 +522,17 @@ impl World {
                 }
             }
             Event::AppStart(flow) => {
-                let mut io = std::mem::take(&mut self.io);
-                self.flows[flow as usize].sender.start(now, &mut io);
-                self.flush_sender(flow, io);
+                let f = &mut self.flows[flow as usize];
+                match &f.handshake {
+                    Some(h) => {
+                        let rtt = h.rtt(&self.links);
+                        f.sender.set_handshake_rtt(rtt);
+                        self.queue.push(now + rtt, Event::Established(flow));
+                    }
+                    None => self.establish(flow),
+                }
             }
+            Event::Established(flow) => self.establish(flow),
             Event::AppStop(flow) => {
                 let mut io = std::mem::take(&mut self.io);
                 self.flows[flow as usize].sender.stop(now, &mut io);
@@ -769,5 +827,30 @@ mod tests {
         w.run_until(SimTime(1));
         let s = &w.flows[0].sender;
         assert_eq!((s.stats.sent_packets, s.tp.srtt_us), (10, 0));
+    }
+
+    #[test]
+    fn a_connection_opened_behind_a_full_queue_measures_it_in_its_first_rtt() {
+        // A 20 Mbit/s source keeps the 10 Mbit/s bottleneck's 100-packet buffer full of
+        // 1500-byte datagrams: 100 waiting + 1 serializing = 151 500 bytes = 121.2 ms of
+        // wait (100 x 1.2 ms if the one serializing is nearly done). A flow opened at 1 s
+        // takes the header-only 40.085 ms plus that wait (nothing waits on the reverse
+        // path or the 1 Gbit/s access links): 159.1-161.3 ms.
+        let access = r#"{"rate_bps": 1000000000, "delay_ns": 5000000}"#;
+        let text = format!(
+            r#"{{"duration_ns": 2000000000,
+                "bottleneck": {{"rate_bps": 10000000, "delay_ns": 10000000, "buffer": {{"packets": 100}}}},
+                "flows": [{{"cc": "reno", "start_ns": 1000000000, "sender_access": {access}, "receiver_access": {access}}}],
+                "sources": [{{"rate_bps": 20000000, "sender_access": {access}, "receiver_access": {access}}}]}}"#
+        );
+        let mut w = World::new(&WorldConfig::from_json(&text).unwrap()).unwrap();
+        w.run_until(SimTime(1_300_000_000));
+        let s = &w.flows[0].sender;
+        assert!(s.stats.sent_packets > 0);
+        assert!(
+            (159_100..=161_300).contains(&s.tp.min_rtt_us),
+            "{}",
+            s.tp.min_rtt_us
+        );
     }
 }
