@@ -65,6 +65,8 @@ def _metrics(d: Path) -> dict[str, float]:
         m[f"{tag} mean min_rtt estimate ms"] = f.get("mean_min_rtt_estimate_ms")
         m[f"{tag} STARTUP exit s"] = f.get("startup_exit_s")
         m[f"{tag} PROBE_RTT entries"] = f.get("probe_rtt_entries")
+        # Time new data waited for the receiver's window (tcpi_rwnd_limited on the kernel).
+        m[f"{tag} receive-window-limited s"] = f.get("rwnd_limited_s")
     m["utilization"] = a["utilization"]
     m["retransmissions (all flows)"] = a["retransmitted_packets"]
     m["bottleneck drops"] = a.get("bottleneck_drops_packets")
