@@ -12,6 +12,18 @@ from tcplab.reproduce.catalogue import Claim
 from tcplab.reproduce.seeds import next_repeat, restricted, seed_cap
 
 
+def _reproduce_entry(tmp_path: Path, name: str, text: str) -> tuple[Path, dict[str, dict]]:
+    """Reproduce one hand-made TUM entry `name` (its TOML `text`) alone; the output
+    directory and claims.csv's rows by quote."""
+    root = tmp_path / "papers"
+    (root / "tum").mkdir(parents=True)
+    (root / "tum" / name).write_text(text)
+    out = tmp_path / "out"
+    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
+    with open(out / "claims.csv") as f:
+        return out, {r["quote"]: r for r in csv.DictReader(f)}
+
+
 def test_the_cap_is_the_papers_repetition_count():
     # ACD Sec. 3.4: 30 simulations; ACW Sec. 5: 10 repetitions; TUM Sec. 4: five.
     assert (seed_cap("acd", None), seed_cap("acw", None), seed_cap("tum", None)) == (30, 10, 5)
@@ -84,13 +96,7 @@ at = { "bottleneck.buffer" = "2bdp" }
 
 
 def test_an_undecided_claim_gets_seeds_up_to_the_cap(tmp_path):
-    root = tmp_path / "papers"
-    (root / "tum").mkdir(parents=True)
-    (root / "tum" / "tum-fig98-seeds.toml").write_text(ENTRY)
-    out = tmp_path / "out"
-    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
-    with open(out / "claims.csv") as f:
-        rows = {r["quote"]: r for r in csv.DictReader(f)}
+    out, rows = _reproduce_entry(tmp_path, "tum-fig98-seeds.toml", ENTRY)
     assert rows["decided"]["verdict"] == "agree" and "n=2" in rows["decided"]["ours"]
     assert "n=4" in rows["undecided"]["ours"]  # raised from 2 to the cap, 4, and judged
     entry = out / "tum" / "tum-fig98-seeds"
@@ -159,13 +165,7 @@ control = { set = { "bottleneck.loss" = 0.3 }, cause = "random loss" }
 
 
 def test_a_control_moves_the_verdict_or_rules_its_cause_out(tmp_path):
-    root = tmp_path / "papers"
-    (root / "tum").mkdir(parents=True)
-    (root / "tum" / "tum-fig97-controls.toml").write_text(CONTROLLED)
-    out = tmp_path / "out"
-    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
-    with open(out / "claims.csv") as f:
-        rows = {r["quote"]: r for r in csv.DictReader(f)}
+    out, rows = _reproduce_entry(tmp_path, "tum-fig97-controls.toml", CONTROLLED)
     assert rows["busy"]["verdict"] == "agree"
     assert rows["busy"]["control_verdict"] == "disagree"
     assert "the verdict moves with it" in rows["busy"]["control"]
@@ -230,13 +230,7 @@ value = 1.5
 
 
 def test_an_open_claim_is_listed_with_what_was_tried(tmp_path):
-    root = tmp_path / "papers"
-    (root / "tum").mkdir(parents=True)
-    (root / "tum" / "tum-fig95-open.toml").write_text(OPEN)
-    out = tmp_path / "out"
-    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
-    with open(out / "claims.csv") as f:
-        rows = {r["quote"]: r for r in csv.DictReader(f)}
+    out, rows = _reproduce_entry(tmp_path, "tum-fig95-open.toml", OPEN)
     assert rows["more than the link"]["verdict"] == "disagree"
     assert rows["more than the link"]["open"].startswith("tried nothing")
     md = (out / "report.md").read_text()
