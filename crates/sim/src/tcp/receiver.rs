@@ -522,7 +522,8 @@ impl Receiver {
         p.wnd = (self.rcv_wnd_end - acked).min(NO_WINDOW as u64 - 1) as u32;
     }
 
-    /// The right edge of the advertised window (bytes), for tests.
+    /// The right edge of the window advertised so far (bytes): the SYN-ACK's before any
+    /// ACK.
     pub fn window_end(&self) -> u64 {
         self.rcv_wnd_end
     }

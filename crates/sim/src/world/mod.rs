@@ -253,18 +253,19 @@ impl World {
                 };
                 receiver.enable_ecn(rx_cc);
             }
-            let rtt = match &routes {
-                None => handshake_rtt(
-                    &net.links,
-                    net.flows[i],
-                    net.bottleneck,
-                    net.bottleneck_rev,
-                    t.header_bytes,
-                ),
-                Some(r) => {
-                    crate::net::topology::handshake_rtt(&net.links, r.round_trip(i), t.header_bytes)
-                }
+            let round_trip = match &routes {
+                None => dumbbell_round_trip(net.flows[i], net.bottleneck, net.bottleneck_rev),
+                Some(r) => r.round_trip(i).collect(),
             };
+            // The handshake's round trip: header-only, propagation plus serialization, no
+            // queueing. It also stands for the kernel's min(`rcv_rtt_est`, `srtt_us`) in
+            // SACK compression: `rcv_rtt_est` includes queueing, so the handshake RTT is
+            // the smaller of the two unless the path delay drops during the run.
+            let rtt = crate::net::topology::handshake_rtt(
+                &net.links,
+                round_trip.iter().copied(),
+                t.header_bytes,
+            );
             if t.sack_compression {
                 receiver.enable_sack_compression(rtt);
             }
@@ -280,28 +281,13 @@ impl World {
                 });
                 receiver.enable_rcv_space(truesize, rtt, phase);
                 // The SYN-ACK's window bounds the first flight (tcp_snd_wnd_test).
-                sender.set_peer_window(
-                    crate::tcp::rcv_space::RcvSpace::new(t.mss_bytes, truesize).initial_window(),
-                );
+                sender.set_peer_window(receiver.window_end());
             }
             // Linux connects first: data starts when the SYN-ACK is back (Event::AppStart
             // works out when, from the queues the application finds; tcp/mod.rs).
-            let handshake = t.handshake.then(|| Handshake {
+            let handshake = t.handshake.then_some(Handshake {
                 base: rtt,
-                path: match &routes {
-                    None => {
-                        let f = net.flows[i];
-                        vec![
-                            f.sender_access,
-                            net.bottleneck,
-                            f.receiver_access,
-                            f.receiver_access_rev,
-                            net.bottleneck_rev,
-                            f.sender_access_rev,
-                        ]
-                    }
-                    Some(r) => r.round_trip(i).collect(),
-                },
+                path: round_trip,
             });
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -750,31 +736,17 @@ impl World {
     }
 }
 
-/// The RTT a flow's receiver would have measured in the handshake (`srtt_us` of the
-/// receiving socket): a header-only segment's round trip over the flow's six link
-/// directions at build time, propagation plus serialization, no queueing. It stands in
-/// for the kernel's min(`rcv_rtt_est`, `srtt_us`) in SACK compression: `rcv_rtt_est`
-/// includes queueing, so the handshake RTT is the smaller of the two unless the path
-/// delay drops during the run.
-fn handshake_rtt(
-    links: &[Link],
-    f: FlowLinks,
-    bottleneck: usize,
-    bottleneck_rev: usize,
-    header: u32,
-) -> Dur {
-    let path = [
+/// A dumbbell flow's round trip, as link indices in the order a packet and its ACK
+/// cross them.
+fn dumbbell_round_trip(f: FlowLinks, bottleneck: usize, bottleneck_rev: usize) -> Vec<usize> {
+    vec![
         f.sender_access,
         bottleneck,
         f.receiver_access,
         f.receiver_access_rev,
         bottleneck_rev,
         f.sender_access_rev,
-    ];
-    Dur(path
-        .iter()
-        .map(|&l| links[l].delay.ns() + links[l].rate.tx_time(header as u64).ns())
-        .sum())
+    ]
 }
 
 #[cfg(test)]
