@@ -46,6 +46,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from tcplab.errors import SpecError
+from tcplab.reproduce import prose
 from tcplab.spec.checks import Check
 from tcplab.spec.model import _problems, read_toml
 
@@ -224,10 +225,8 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
     parse: a typo would otherwise turn a claim into "not run" silently."""
     from tcplab.spec.checks import METRIC_EXPR
 
-    grid = {
-        k: [str(x) for x in v] for k, v in (raw.get("sweep") or {}).items() if isinstance(v, list)
-    }
-    problems = []
+    grid = prose.grid_of(raw)
+    problems = prose.problems(meta.claims, grid, None)
     if meta.x and meta.x not in grid:
         problems.append(
             ("catalogue.x", f"'{meta.x}' is not swept; swept: {', '.join(grid) or 'nothing'}")
@@ -319,6 +318,9 @@ def load_catalogue(root: Path | None = None, select: list[str] | None = None) ->
     if not root.is_dir():
         raise SpecError([("--catalogue", f"{root} is not a directory of catalogue entries")])
     entries = [load_entry(p) for p in sorted(root.glob("*/*.toml"))]
+    cross = prose.cross_problems(entries)  # templates that read another entry
+    if cross:
+        raise SpecError(cross)
     if select:
         chosen = [
             e for e in entries if any(e.meta.paper == s or e.name.startswith(s) for s in select)

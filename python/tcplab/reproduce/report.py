@@ -15,7 +15,7 @@ import pandas as pd
 from tcplab.analysis.checks import metric_value
 from tcplab.reproduce import seeds
 from tcplab.reproduce.catalogue import PAPERS
-from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point
+from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point, fill_prose
 
 
 def plot_entry(res: EntryResult, path: Path) -> bool:
@@ -142,10 +142,10 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
                     "ci95": c.ci,
                     "seeds_holding": c.seeds_holding,
                     "verdict": c.verdict,
-                    "explanation": c.claim.explain,
+                    "explanation": c.explain_text,
                     "control": c.control_text(),
                     "control_verdict": c.control.verdict if c.control else "",
-                    "open": c.claim.open,
+                    "open": c.open_text,
                 }
             )
     return pd.DataFrame(rows)
@@ -188,6 +188,7 @@ def tally_label(key: str) -> str:
 
 def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) -> list[Path]:
     """Write plots/, claims.csv, report.md and report.html into ``out``."""
+    fill_prose(results)
     out = Path(out)
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
@@ -307,8 +308,8 @@ def _overview(results: list[EntryResult]) -> list[str]:
 def _explain(c: Any) -> str:
     """A claim's explanation, followed by its control's outcome when it has one, or by
     what was tried when no single setting can test it (``open``)."""
-    tried = f"Open: {c.claim.open}" if c.claim.open else ""
-    return " ".join(x for x in (c.claim.explain, c.control_text(), tried) if x)
+    tried = f"Open: {c.open_text}" if c.claim.open else ""
+    return " ".join(x for x in (c.explain_text, c.control_text(), tried) if x)
 
 
 OPEN_TRIED = "open, with what was tried: no single setting tests the cause"
