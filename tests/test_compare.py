@@ -97,7 +97,11 @@ rtt = "20ms"
     capsys.readouterr()
     out = tmp_path / "cmp"
     assert main(["compare", str(a), str(b), "-o", str(out), "--json"]) == 0
-    rows = json.loads(capsys.readouterr().out)
+    doc = json.loads(capsys.readouterr().out)
+    # The spec difference comes first, as in the text output: the buffer resolved to
+    # packets, 1 and 4 BDP of 10 Mbit/s x 20 ms = 25 000 B = 16.7 and 66.7 packets of 1500 B.
+    assert doc["spec_diff"] == [{"path": "bottleneck.buffer", "values": ["17pkt", "67pkt"]}]
+    rows = doc["metrics"]
     sa, sb = (json.loads((d / "summary.json").read_text()) for d in (a, b))
     backlog = next(
         r for r in rows if r["scope"] == "aggregate" and r["metric"] == "mean_backlog_pkts"

@@ -389,7 +389,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     result = compare_runs([Path(d) for d in args.dirs], args.output)
     if args.json:
-        print(result.table.to_json(orient="records", indent=1))
+        # One document: what differs in the specs (path -> value per run), then the metrics.
+        metrics = json.loads(result.table.to_json(orient="records"))
+        spec_diff = [{"path": p, "values": v} for p, v in result.spec_diff]
+        print(json.dumps({"spec_diff": spec_diff, "metrics": metrics}, indent=1))
     else:
         print(result.text())
     if args.output:
@@ -550,7 +553,7 @@ examples:
   tcplab compare results/a results/b              (spec difference, then metrics)
   tcplab compare results/both/sim results/both/kernel -o results/both/cmp
   tcplab compare results/sweep-old results/sweep-new   (sweeps, point by point)
-  tcplab compare results/a results/b --json | jq '.[] | select(.metric=="share")'
+  tcplab compare results/a results/b --json | jq '.metrics[] | select(.metric=="share")'
 """,
     "algorithms": """
 examples:
@@ -696,7 +699,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "-o", "--output", help="also write compare.csv, compare.md and (for runs) compare.png here"
     )
-    c.add_argument("--json", action="store_true", help="print the table as JSON records")
+    c.add_argument("--json", action="store_true", help="print JSON: {spec_diff: [{path, values}], metrics: [records of the table]}")
     c.set_defaults(func=cmd_compare)
 
     a = _with_examples(sub, "algorithms", help="list algorithms, parameters, defaults and sources")
