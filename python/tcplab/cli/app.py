@@ -699,7 +699,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "-o", "--output", help="also write compare.csv, compare.md and (for runs) compare.png here"
     )
-    c.add_argument("--json", action="store_true", help="print JSON: {spec_diff: [{path, values}], metrics: [records of the table]}")
+    c.add_argument(
+        "--json",
+        action="store_true",
+        help="print JSON: {spec_diff: [{path, values}], metrics: [records of the table]}",
+    )
     c.set_defaults(func=cmd_compare)
 
     a = _with_examples(sub, "algorithms", help="list algorithms, parameters, defaults and sources")
