@@ -274,3 +274,21 @@ def test_run_html_is_self_contained_and_escapes_names(monkeypatch):
     assert "src=" not in page and "<link" not in page
     for table in ("jain_index", "share of throughput", "goodput_bps", "[bottleneck]"):
         assert table in html, table
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("goodput_bps[flow0]", (1e6, "Mbit/s")),
+        ("cc_min_rtt_us", (1e3, "ms")),
+        ("window.share[bbr]", (1.0, "fraction")),
+        ("rwnd_limited_s[flow1]", (1.0, "s")),
+        ("retransmitted_packets", (1.0, "packets")),
+        ("jain_index", (1.0, "index, 1 = fair")),
+        ("cc_mode", (1.0, "")),
+    ],
+)
+def test_one_unit_table_for_series_columns_and_summary_metrics(name, expected):
+    from tcplab.report.units import unit
+
+    assert unit(name) == expected

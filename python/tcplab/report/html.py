@@ -396,7 +396,7 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
         rows = max(1, math.ceil(len(shown) / 2))
         for k, panel in enumerate(shown):
             metric = "share" if panel == sp.SHARES else panel
-            scale, _ = sp.metric_unit(metric)
+            scale, _ = sp.units.unit(metric)
             r, c = divmod(k, 2)
             s = "" if k == 0 else str(k + 1)
             xdom = [0, 0.45] if c == 0 else [0.55, 1]

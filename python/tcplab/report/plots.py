@@ -22,8 +22,9 @@ from tcplab.analysis import metrics as m  # noqa: E402
 from tcplab.analysis.rundata import RunData  # noqa: E402
 from tcplab.analysis.summary import mode_column  # noqa: E402
 from tcplab.report import series as sr  # noqa: E402
+from tcplab.report import units  # noqa: E402
 
-MBIT = 1e6
+MBIT = units.MBIT
 # Buckets per panel for decimation: about the pixel width of one report column
 # (20 in / 3 columns at 90 dpi = 600 px).
 PIXELS = 600
@@ -246,7 +247,7 @@ def cc_estimate(
         ax.set_ylabel(ylabel)
         _no_data(ax, missing)
         return
-    sc, unit = unit_scale(col)
+    sc, unit = units.unit(col)
     per_flow(ax, run, col, sc, f"{short_name(col)} [{unit}]")
     if with_rate:
         bottleneck_rate(ax, run)
@@ -260,21 +261,6 @@ def short_name(column: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
-
-
-def unit_scale(column: str) -> tuple[float, str]:
-    """Divisor and axis unit for a column from its name's unit suffix."""
-    if column.endswith("_bps"):
-        return MBIT, "Mbit/s"
-    if column.endswith("_us"):
-        return 1e3, "ms"
-    if column.endswith("_ns"):
-        return 1e6, "ms"
-    if column.endswith("_ms"):
-        return 1.0, "ms"
-    if column.endswith("_pkts"):
-        return 1.0, "packets"
-    return 1.0, ""
 
 
 def modes(ax: Any, run: RunData) -> None:

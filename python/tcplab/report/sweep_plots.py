@@ -40,6 +40,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from tcplab.report import units  # noqa: E402
 from tcplab.spec.units import parse_rate, parse_size, parse_time  # noqa: E402
 
 CONFIDENCE = 0.95
@@ -95,26 +96,8 @@ def _try(parse: Any, values: list[str]) -> list[Any] | None:
         return None
 
 
-def metric_unit(metric: str) -> tuple[float, str]:
-    """Divisor and unit text of a metric from its name."""
-    base = metric.split("[")[0]
-    if base.endswith("_bps"):
-        return 1e6, "Mbit/s"
-    if base.endswith("_ms"):
-        return 1.0, "ms"
-    if base.endswith("_s"):
-        return 1.0, "s"
-    if base.endswith("_pkts") or base.endswith("_packets"):
-        return 1.0, "packets"
-    if base in ("share", "utilization", "share_minus_fair_share") or base.endswith("_rate"):
-        return 1.0, "fraction"
-    if base.startswith("jain") or base == "f_avg":
-        return 1.0, "index, 1 = fair"
-    return 1.0, ""
-
-
 def metric_label(metric: str) -> str:
-    scale, unit = metric_unit(metric)
+    scale, unit = units.unit(metric)
     return f"{metric} ({unit})" if unit else metric
 
 
@@ -214,7 +197,7 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     seeds = int(plan.repeat)
     for ax, panel in zip(flat, shown):
         metric = "share" if panel == SHARES else panel
-        scale, _ = metric_unit(metric)
+        scale, _ = units.unit(metric)
         for label, g in series_of(plan, table, axis, panel):
             ax.errorbar(
                 g["x"],
