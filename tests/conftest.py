@@ -42,3 +42,23 @@ def write_spec(tmp_path):
         return p
 
     return write
+
+
+@pytest.fixture
+def reproduce_entry(tmp_path):
+    """Reproduce one hand-made TUM catalogue entry alone: ``run(name, text)`` writes it as
+    ``papers/tum/<name>`` and returns the output directory and claims.csv's rows by quote."""
+    import csv
+
+    from tcplab.reproduce import reproduce
+
+    def run(name: str, text: str) -> tuple[Path, dict[str, dict]]:
+        root = tmp_path / "papers"
+        (root / "tum").mkdir(parents=True, exist_ok=True)
+        (root / "tum" / name).write_text(text)
+        out = tmp_path / "out"
+        reproduce(None, out, root=root, workers=1, say=lambda *_: None)
+        with open(out / "claims.csv") as f:
+            return out, {r["quote"]: r for r in csv.DictReader(f)}
+
+    return run

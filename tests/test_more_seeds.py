@@ -3,25 +3,11 @@ paper's own repetition count, the seed count doubles, only the points the undeci
 claims read get the extra runs, the entry's own runs are reused, and a claim the seeds
 cannot decide is reported inconclusive at the cap with its n."""
 
-import csv
 from pathlib import Path
 
 import pytest
-from tcplab.reproduce import reproduce
 from tcplab.reproduce.catalogue import Claim
 from tcplab.reproduce.seeds import next_repeat, restricted, seed_cap
-
-
-def _reproduce_entry(tmp_path: Path, name: str, text: str) -> tuple[Path, dict[str, dict]]:
-    """Reproduce one hand-made TUM entry `name` (its TOML `text`) alone; the output
-    directory and claims.csv's rows by quote."""
-    root = tmp_path / "papers"
-    (root / "tum").mkdir(parents=True)
-    (root / "tum" / name).write_text(text)
-    out = tmp_path / "out"
-    reproduce(None, out, root=root, workers=1, say=lambda *_: None)
-    with open(out / "claims.csv") as f:
-        return out, {r["quote"]: r for r in csv.DictReader(f)}
 
 
 def test_the_cap_is_the_papers_repetition_count():
@@ -95,8 +81,8 @@ at = { "bottleneck.buffer" = "2bdp" }
 """
 
 
-def test_an_undecided_claim_gets_seeds_up_to_the_cap(tmp_path):
-    out, rows = _reproduce_entry(tmp_path, "tum-fig98-seeds.toml", ENTRY)
+def test_an_undecided_claim_gets_seeds_up_to_the_cap(reproduce_entry):
+    out, rows = reproduce_entry("tum-fig98-seeds.toml", ENTRY)
     assert rows["decided"]["verdict"] == "agree" and "n=2" in rows["decided"]["ours"]
     assert "n=4" in rows["undecided"]["ours"]  # raised from 2 to the cap, 4, and judged
     entry = out / "tum" / "tum-fig98-seeds"
@@ -164,8 +150,8 @@ control = { set = { "bottleneck.loss" = 0.3 }, cause = "random loss" }
 """
 
 
-def test_a_control_moves_the_verdict_or_rules_its_cause_out(tmp_path):
-    out, rows = _reproduce_entry(tmp_path, "tum-fig97-controls.toml", CONTROLLED)
+def test_a_control_moves_the_verdict_or_rules_its_cause_out(reproduce_entry):
+    out, rows = reproduce_entry("tum-fig97-controls.toml", CONTROLLED)
     assert rows["busy"]["verdict"] == "agree"
     assert rows["busy"]["control_verdict"] == "disagree"
     assert "the verdict moves with it" in rows["busy"]["control"]
@@ -229,8 +215,8 @@ value = 1.5
 """
 
 
-def test_an_open_claim_is_listed_with_what_was_tried(tmp_path):
-    out, rows = _reproduce_entry(tmp_path, "tum-fig95-open.toml", OPEN)
+def test_an_open_claim_is_listed_with_what_was_tried(reproduce_entry):
+    out, rows = reproduce_entry("tum-fig95-open.toml", OPEN)
     assert rows["more than the link"]["verdict"] == "disagree"
     assert rows["more than the link"]["open"].startswith("tried nothing")
     md = (out / "report.md").read_text()

@@ -2,11 +2,9 @@
 runs with hand-computed means and intervals, the control's and another entry's runs, the
 refusals on load, and a real reproduce whose report carries the filled number."""
 
-import csv
-
 import pytest
 from tcplab.errors import SpecError
-from tcplab.reproduce import load_catalogue, reproduce
+from tcplab.reproduce import load_catalogue
 from tcplab.reproduce.catalogue import Claim, Entry, Meta
 from tcplab.reproduce.prose import TemplateError, parse, render
 from tcplab.reproduce.runner import ClaimResult, EntryResult, Run, fill_prose
@@ -145,20 +143,15 @@ def test_an_entry_with_a_bad_template_does_not_load(tmp_path, explain, says):
     assert says in str(err.value) and "claims[0].explain" in str(err.value)
 
 
-def test_a_reproduce_report_prints_the_filled_number(tmp_path):
+def test_a_reproduce_report_prints_the_filled_number(reproduce_entry):
     """The report's explanation carries the same mean the claims table computed."""
-    root = tmp_path / "papers" / "tum"
-    root.mkdir(parents=True)
     text = ENTRY.replace("EXPLAIN", "ours {{utilization @ bottleneck.buffer = 1bdp | .4f}}")
     text = text.replace(
         'at = { "flows[*].cc" = "bbr" }',
         'at = { "flows[*].cc" = "bbr", "bottleneck.buffer" = "1bdp" }',
     )
-    (root / "tum-fig98-prose.toml").write_text(text)
-    out = tmp_path / "out"
-    reproduce(None, out, root=tmp_path / "papers", workers=1, say=lambda *_: None)
-    with open(out / "claims.csv") as f:
-        row = next(csv.DictReader(f))
+    out, rows = reproduce_entry("tum-fig98-prose.toml", text)
+    row = rows["q"]
     assert row["explanation"] == f"ours {float(row['mean']):.4f}"
     md = (out / "report.md").read_text()
     assert row["explanation"] in md and "{{" not in md
