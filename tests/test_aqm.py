@@ -98,6 +98,14 @@ def test_red_thresholds_in_bytes_with_tc_defaults(fake_engine, write_spec):
     assert cfg["bottleneck"]["aqm"]["max_p"] == 0.02 and cfg["bottleneck"]["aqm"]["ecn"] is True
 
 
+def test_red_without_thresholds_takes_tcs_defaults(fake_engine, write_spec):
+    """iproute2 tc/q_red.c: max = limit / 4, min = max / 3. A 100-packet buffer of 1500
+    wire bytes is a 150 000-byte limit: max 37 500, min 12 500 bytes."""
+    cfg = world_config(spec(write_spec, bottleneck='buffer = "100pkt"\naqm = { kind = "red" }'))
+    aqm = cfg["bottleneck"]["aqm"]
+    assert (aqm["min_bytes"], aqm["max_bytes"]) == (12_500, 37_500)
+
+
 def test_step_needs_k(fake_engine, write_spec):
     msg = errors(write_spec, bottleneck='aqm = { kind = "step" }')
     assert "bottleneck.aqm" in msg and "k" in msg

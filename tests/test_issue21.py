@@ -397,14 +397,20 @@ def test_api_bad_progress_is_named_and_its_exception_is_the_callers(fake_engine)
         tcplab.run(_toml(SPEC), progress=progress)
 
 
-def test_red_without_thresholds_is_named_not_an_engine_config_error(
+def test_red_without_thresholds_takes_tcs_default_or_names_the_field(
     fake_engine, write_spec, capsys
 ):
-    """Found by the feature fuzz: the engine config held nulls for RED's thresholds."""
+    """Found by the feature fuzz: the engine config held nulls for RED's thresholds. Now
+    tc's defaults apply (a quarter of the limit); with no limit to take a quarter of, the
+    field is named."""
     code, err = _validate(
-        write_spec, SPEC.replace('delay = "5ms"', 'delay = "5ms"\naqm = { kind = "red" }'), capsys
+        write_spec,
+        SPEC.replace(
+            'delay = "5ms"', 'delay = "5ms"\nbuffer = "unlimited"\naqm = { kind = "red" }'
+        ),
+        capsys,
     )
-    assert code == 2 and "red needs min or max" in err and "engine config" not in err
+    assert code == 2 and "bottleneck.aqm.max" in err and "engine config" not in err
 
 
 # ------------------------------------------------------------------ kernel backend

@@ -76,7 +76,7 @@ def test_qdisc_defaults_are_the_kernels_once():
     )
     pie = PieAqm(kind="pie")
     assert (pie.target, pie.tupdate, pie.alpha, pie.beta) == (15_000_000, 15_000_000, 2, 20)
-    red = RedAqm(kind="red", min="20pkt")  # a threshold is required (the engine needs one)
+    red = RedAqm(kind="red")  # thresholds: tc's defaults, set on resolve
     assert (red.probability, red.avpkt) == (0.02, 1000)
 
 

@@ -69,7 +69,10 @@ class StepAqm(_Aqm):
 
 
 class RedAqm(_Aqm):
-    """RED (sch_red.c); ``min``/``max`` thresholds on the average queue, defaults as ``tc``."""
+    """RED (sch_red.c); ``min``/``max`` thresholds on the average queue, defaulted as
+    ``tc`` (iproute2 tc/q_red.c, red_parse_opt) does: max = 3 min, min = max / 3, and with
+    neither, max = a quarter of the queue limit (resolved with the buffer, backends/sim/
+    resolve.py)."""
 
     kind: Literal["red"]
     min: SizeField | None = None
@@ -79,15 +82,6 @@ class RedAqm(_Aqm):
     burst: StrictInt | None = Field(None, ge=1)  # packets; tc: (2 min + max) / (3 avpkt)
     ecn: StrictBool = False
     harddrop: StrictBool = False
-
-    @model_validator(mode="after")
-    def _a_threshold(self) -> RedAqm:
-        # The engine needs both thresholds; one derives the other (engine_config), but with
-        # neither the engine config held nulls and the run was refused with "invalid type:
-        # null, expected u64" (found by tests/test_fuzz.py).
-        if self.min is None and self.max is None:
-            raise ValueError('red needs min or max (a size, e.g. min = "0.25bdp")')
-        return self
 
 
 class CodelAqm(_Aqm):
@@ -158,7 +152,7 @@ def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
     if isinstance(aqm, RedAqm):
         qmax = _bytes(aqm.max, wire, bdp_bytes) if aqm.max is not None else None
         qmin = _bytes(aqm.min, wire, bdp_bytes) if aqm.min is not None else None
-        # tc/q_red.c: max defaults to 3 min, min to max / 3.
+        # tc/q_red.c: max defaults to 3 min, min to max / 3 (neither: resolve.py sets max).
         if qmax is None and qmin is not None:
             qmax = 3 * qmin
         if qmin is None and qmax is not None:

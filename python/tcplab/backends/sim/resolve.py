@@ -37,6 +37,7 @@ from typing import Any
 from tcplab.errors import SpecError
 from tcplab.spec.limits import check_counts, check_resources
 from tcplab.spec.model import Link, Spec
+from tcplab.spec.aqm import RedAqm
 from tcplab.spec.units import Size, format_time
 
 ACCESS_RATE_FACTOR = 100
@@ -144,6 +145,21 @@ def resolve(spec: Spec) -> Spec:
         b.aqm = b.aqm.model_copy(update={"limit": None})
     if b.buffer.unit == "bdp":
         b.buffer = Size(Decimal(size_to_packets(b.buffer, b.rate, b.bdp_rtt, wire)), "pkt")
+    if isinstance(b.aqm, RedAqm) and b.aqm.min is None and b.aqm.max is None:
+        # iproute2 tc/q_red.c (red_parse_opt): without thresholds, max = limit / 4 bytes
+        # (Floyd's REDparameters), then min = max / 3 (aqm.engine_config).
+        if b.buffer.unit == "unlimited":
+            problems.append(
+                (
+                    "bottleneck.aqm.max",
+                    "red without min or max takes tc's default, a quarter of the queue "
+                    'limit, and the buffer is unlimited; give max (e.g. max = "0.75bdp") '
+                    "or a finite buffer",
+                )
+            )
+        else:
+            limit = int(b.buffer.value) * (wire if b.buffer.unit == "pkt" else 1)
+            b.aqm = b.aqm.model_copy(update={"max": Size(Decimal(limit // 4), "bytes")})
     if b.reverse is not None and b.reverse.buffer.unit == "bdp":
         rev_rate = b.reverse.rate if b.reverse.rate is not None else b.rate
         b.reverse.buffer = Size(
