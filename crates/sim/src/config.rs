@@ -229,18 +229,27 @@ impl Default for LinkConfig {
     /// A link with no rate (invalid until one is set), no delay, no loss, unlimited, no
     /// jitter or reordering: for struct updates.
     fn default() -> Self {
+        // The netem fields' defaults live in one place, NetemConfig::default.
+        let NetemConfig {
+            jitter_ns,
+            jitter_distribution,
+            jitter_correlation,
+            reorder,
+            reorder_gap,
+            reorder_correlation,
+        } = NetemConfig::default();
         LinkConfig {
             rate_bps: 0,
             delay_ns: 0,
             buffer: None,
             loss: 0.0,
             aqm: None,
-            jitter_ns: 0,
-            jitter_distribution: JitterDistribution::Uniform,
-            jitter_correlation: 0.0,
-            reorder: 0.0,
-            reorder_gap: 1,
-            reorder_correlation: 0.0,
+            jitter_ns,
+            jitter_distribution,
+            jitter_correlation,
+            reorder,
+            reorder_gap,
+            reorder_correlation,
         }
     }
 }
