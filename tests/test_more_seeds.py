@@ -37,6 +37,11 @@ def test_only_the_points_the_claims_read_get_seeds():
     sub = restricted(raw, [_claim(at={"a": [2, 3], "c": 10}, across="c")], 4)
     assert sub["sweep"] == {"repeat": 4, "a": [2, 3], "b": ["x", "y"], "c": [10, 20]}
     assert raw["sweep"]["repeat"] == 2  # the entry's own spec is untouched
+    # The weaker form's reference point is read too (BBR-ACD's "fewer than BBR": at
+    # a = 2, its direction against a = 1).
+    weaker = {"op": ">", "value": 1.0, "of": "share[reno]", "of_at": {"a": 1}}
+    sub = restricted(raw, [_claim(at={"a": 2, "b": "x", "c": 10}, weaker=weaker)], 4)
+    assert sub["sweep"] == {"repeat": 4, "a": [1, 2], "b": ["x"], "c": [10]}
 
 
 # Two identical Reno flows: flow 0's share is near 0.5 by symmetry (seeds 1 and 2 give

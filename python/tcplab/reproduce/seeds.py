@@ -62,11 +62,14 @@ def restricted(raw: dict[str, Any], claims: list[Any], repeat: int) -> dict[str,
         for axis in (c.across, c.of_across):
             if axis:
                 free.add(axis)
-        named = set(c.at) | set(c.of_at)
+        # The weaker form's reference may sit at a point of its own (``weaker.of_at``):
+        # without it a control's or extra seeds' weaker check had nothing to compare with.
+        weaker_of_at = c.weaker.of_at if c.weaker and c.weaker.of_at is not None else {}
+        named = set(c.at) | set(c.of_at) | set(weaker_of_at)
         for axis in axes:
             if axis not in named:
                 free.add(axis)
-        for where in (c.at, {**c.at, **c.of_at}):
+        for where in (c.at, {**c.at, **c.of_at}, {**c.at, **weaker_of_at}):
             for axis, v in where.items():
                 values = v if isinstance(v, list) else [v]
                 wanted.setdefault(axis, set()).update(str(x) for x in values)
