@@ -1,10 +1,15 @@
-"""Prose templates that read a claim's control (reproduce/prose.py): the control's runs hold
-the claim's points and its reference's (``of_at``), so an axis the template leaves unnamed
-must default to the claim's point, as it does for the entry's own runs, and not average the
-reference's runs in (found converting acw-fig04-utilisation-vs-loss #4)."""
+"""Two prose-template bugs found converting the acw and acd catalogue (reproduce/prose.py):
 
+* a claim's control's runs hold the claim's points and its reference's (``of_at``), so an
+  axis a ``control:`` template leaves unnamed must default to the claim's point, as it does
+  for the entry's own runs, and not average the reference's runs in
+  (acw-fig04-utilisation-vs-loss #4);
+* ``[sweep] metrics`` is a list but names the table's columns, not an axis; templates must
+  not be asked to fix it (acd-table1, acd-table2 ...)."""
+
+from tcplab.reproduce import load_catalogue
 from tcplab.reproduce.catalogue import Claim, Entry, Meta
-from tcplab.reproduce.prose import render
+from tcplab.reproduce.prose import grid_of, render
 from tcplab.reproduce.runner import ClaimResult, EntryResult, Run
 
 CLAIM = Claim(
@@ -53,3 +58,43 @@ def test_a_control_template_defaults_unnamed_axes_to_the_claims_point():
     # a named axis overrides the claim's point: the reference's runs, (0.90 + 0.94) / 2
     text = "{{control: utilization @ bottleneck.loss = 0.0 | .2f}}"
     assert render(text, c, res, {}) == "0.92"
+
+
+ENTRY = """
+[experiment]
+duration = "1s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+[[flows]]
+cc = "bbr"
+rtt = "40ms"
+[sweep]
+"flows[*].cc" = ["bbr", "cubic"]
+metrics = ["retransmission_rate", "total_goodput_bps"]
+
+[catalogue]
+paper = "acd"
+figure = "Table 1"
+title = "prose"
+
+[[catalogue.claims]]
+quote = "q"
+where = "w"
+metric = "retransmission_rate"
+op = "<="
+value = 0.5
+at = { "flows[*].cc" = "bbr" }
+explain = "ours {{retransmission_rate}}, CUBIC's {{retransmission_rate @ flows[*].cc = cubic}}"
+"""
+
+
+def test_a_sweeps_metrics_list_is_not_an_axis_a_template_must_name(tmp_path):
+    """``[sweep] metrics`` lists the table's columns (runs/sweep.py RESERVED): a template
+    in an entry that has one (acd-table1, acd-table2 ...) loads without naming it."""
+    root = tmp_path / "papers" / "acd"
+    root.mkdir(parents=True)
+    (root / "acd-table98-prose.toml").write_text(ENTRY)
+    (entry,) = load_catalogue(tmp_path / "papers")
+    assert grid_of(entry.raw) == {"flows[*].cc": ["bbr", "cubic"]}

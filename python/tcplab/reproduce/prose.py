@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcplab.analysis.checks import metric_value
+from tcplab.runs.sweep import RESERVED
 
 TEMPLATE = re.compile(r"\{\{(?P<body>.*?)\}\}")
 _SCALE = re.compile(r"(?P<op>[x/])(?P<k>[0-9.eE+-]+)")
@@ -167,9 +168,13 @@ def cross_problems(entries: list[Any]) -> list[tuple[str, str]]:
 
 
 def grid_of(raw: dict[str, Any]) -> dict[str, list[str]]:
-    """An entry's swept axes and their values, as strings."""
+    """An entry's swept axes and their values, as strings (``metrics``, a list too, names
+    the sweep's table columns, not an axis)."""
+    sweep = raw.get("sweep") or {}
     return {
-        k: [str(x) for x in v] for k, v in (raw.get("sweep") or {}).items() if isinstance(v, list)
+        k: [str(x) for x in v]
+        for k, v in sweep.items()
+        if isinstance(v, list) and k not in RESERVED
     }
 
 
