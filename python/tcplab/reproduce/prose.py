@@ -13,8 +13,8 @@ when the report is written::
   half-width of its 95 % interval at the point it reports (with ``control:``, the
   control's).
 * ``@ path = value, ...``: the grid point, as a claim's ``at`` writes it. Unnamed axes
-  default to the claim's own point (the one it reports); together they must fix every
-  swept axis, or the template is refused on load.
+  default to the claim's own point (the one it reports), with ``control:`` too; together
+  they must fix every swept axis, or the template is refused on load.
 * options: ``±`` appends the 95 % half-width over the seeds (``0.43 ± 0.05``);
   ``x<k>`` / ``/<k>`` scale the value (``x100`` for a percentage, ``/1e6`` for Mbit/s);
   a Python format spec (``.2f``, ``.0f``, ``.3g``) replaces the default of three
@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcplab.analysis.checks import metric_value
+from tcplab.runs.sweep import RESERVED
 
 TEMPLATE = re.compile(r"\{\{(?P<body>.*?)\}\}")
 _SCALE = re.compile(r"(?P<op>[x/])(?P<k>[0-9.eE+-]+)")
@@ -167,9 +168,13 @@ def cross_problems(entries: list[Any]) -> list[tuple[str, str]]:
 
 
 def grid_of(raw: dict[str, Any]) -> dict[str, list[str]]:
-    """An entry's swept axes and their values, as strings."""
+    """An entry's swept axes and their values, as strings (``metrics``, a list too, names
+    the sweep's table columns, not an axis)."""
+    sweep = raw.get("sweep") or {}
     return {
-        k: [str(x) for x in v] for k, v in (raw.get("sweep") or {}).items() if isinstance(v, list)
+        k: [str(x) for x in v]
+        for k, v in sweep.items()
+        if isinstance(v, list) and k not in RESERVED
     }
 
 
@@ -201,7 +206,11 @@ def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
         runs = other.runs
     else:
         runs = res.runs
-    point = {**({k: v for k, v in c.point.items()} if not t.source else {}), **t.at}
+    # unnamed axes: the claim's reported point, for its control's runs too (they hold the
+    # claim's points and its reference's, so an axis left open would mix them); another
+    # entry's template names every axis (checked on load)
+    own = t.source in ("", "control")
+    point = {**(dict(c.point) if own else {}), **t.at}
     sel = [r for r in runs if all(str(r.point.get(k)) == str(v) for k, v in point.items())]
     if not sel:
         return "undefined"
