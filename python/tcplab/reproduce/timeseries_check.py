@@ -23,7 +23,12 @@ that records them (a run without them draws the panel as "not recorded")."""
 
 CC_COLUMN = re.compile(r"^cc_[a-z0-9_]+$")
 """An algorithm's own columns (``cc_min_rtt_ms``, ``cc_btlbw_bps``, ...): which exist
-depends on the algorithm, so only the form is checked here."""
+depends on the algorithm, so only the form is checked here. ``cc_mode`` (the state's
+name) is drawn as the run report draws it, a step per flow between named levels."""
+
+
+SWEEP_RESERVED = ("repeat", "metrics")
+"""Keys of ``[sweep]`` that are not axes (runs/sweep.py RESERVED)."""
 
 
 def known_column(name: str) -> bool:
@@ -35,7 +40,11 @@ def timeseries_problems(ts: Any, raw: dict[str, Any]) -> list[tuple[str, str]]:
     entry's spec ``raw``; empty when it can be drawn."""
     f = "catalogue.timeseries"
     sweep = raw.get("sweep") or {}
-    grid = {k: [str(x) for x in v] for k, v in sweep.items() if isinstance(v, list)}
+    grid = {
+        k: [str(x) for x in v]
+        for k, v in sweep.items()
+        if isinstance(v, list) and k not in SWEEP_RESERVED
+    }
     problems: list[tuple[str, str]] = []
     for k, v in ts.at.items():
         if k not in grid:

@@ -22,6 +22,7 @@ by hand from a description would be invented. Only the numbers the text states a
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -81,13 +82,20 @@ def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
 
     lo, hi = ts.time if ts.time is not None else (0.0, data.duration_s)
     hi = min(hi, data.duration_s)
+    # Only the drawn range, so that decimation to the panel's pixels spends them there.
+    data = dataclasses.replace(
+        data,
+        series=data.series[data.series["time_s"].between(lo, hi)],
+        queue=data.queue[data.queue["time_s"].between(lo, hi)] if len(data.queue) else data.queue,
+    )
     n = len(ts.columns)
     # Below the panels: the key of the marks (one line each) and the caption.
     key = [f"P{k}: paper: {m.label} ({m.where})" for k, m in enumerate(ts.paper, 1)]
-    foot = 0.16 * (len(key) + 3)
+    caption = textwrap.wrap(CAPTION, 150)
+    foot = 0.13 * (len(key) + len(caption)) + 0.15  # inches: 7-point lines and a margin
     fig, axes = plt.subplots(n, 1, figsize=(9, 0.9 + 2.2 * n + foot), sharex=True, squeeze=False)
     for ax, col in zip(axes[:, 0], ts.columns):
-        _panel(ax, data, col, lo, hi)
+        _panel(ax, data, col)
         for k, m in enumerate(ts.paper, 1):
             # A level belongs to its column's panel; an event without one, to every panel.
             if m.column == col or (m.column is None and (m.y is None or n == 1)):
@@ -95,38 +103,40 @@ def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
         ax.set_xlim(lo, hi)
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time (s)")
-    _legend(axes[0, 0], data)
+    _legend(axes[0, 0], data, bool(ts.paper))
     at = ", ".join(f"{k} = {v}" for k, v in ts.at.items())
     fig.suptitle(
         f"{meta.figure}: {meta.title}\nour run" + (f" at {at}" if at else "") + f", seed {seed}",
         fontsize=9,
+        y=1 - 0.05 / fig.get_figheight(),
+        va="top",
     )
     h = fig.get_figheight()
-    lines = [*key, *textwrap.wrap(CAPTION, 150)]
-    fig.text(0.01, 0.005, "\n".join(lines), fontsize=7, color="0.2", va="bottom")
+    fig.text(0.01, 0.05 / h, "\n".join([*key, *caption]), fontsize=7, color="0.2", va="bottom")
+    # Room for the key below the panels (tight_layout makes room for the title).
     fig.tight_layout(rect=(0, foot / h, 1, 1))
     return fig
 
 
-def _panel(ax: Any, data: Any, col: str, lo: float, hi: float) -> None:
-    """One column of the run over [lo, hi]: a line per flow, or the bottleneck's one line."""
+def _panel(ax: Any, data: Any, col: str) -> None:
+    """One column of the run: a line per flow, or the bottleneck's one line."""
     import pandas as pd
 
     from tcplab.report import plots
 
     scale, unit = plots.unit_scale(col)
     label = f"{col} [{unit}]" if unit else col
+    if col == "cc_mode":  # the algorithm's state by name, as the run report draws it
+        plots.modes(ax, data)
+        return
     if col in data.series.columns and col != "flow":
-        wide = data.wide(col)
-        wide = wide[(wide.index >= lo) & (wide.index <= hi)]
-        plots.per_flow(ax, data, col, scale, label, wide=wide)
+        plots.per_flow(ax, data, col, scale, label)
         return
     ax.set_ylabel(label)
     q = data.queue
     if col not in q.columns:
         plots._no_data(ax, f"{col}: not recorded in this run")
         return
-    q = q[(q["time_s"] >= lo) & (q["time_s"] <= hi)]
     y = pd.to_numeric(q[col], errors="coerce").to_numpy(dtype=float) / scale
     plots.line(ax, q["time_s"].to_numpy(dtype=float), y, color="0.35", lw=1.0)
 
@@ -164,8 +174,9 @@ def draw_mark(ax: Any, m: Any, col: str, lo: float, hi: float, tag: str) -> Any:
     return ln
 
 
-def _legend(ax: Any, data: Any) -> None:
-    """The flows' legend (colour and style as the lines), above the first panel."""
+def _legend(ax: Any, data: Any, marks: bool) -> None:
+    """The flows' legend (colour and style as the lines) above the first panel, and the
+    marks' style if there are any."""
     from matplotlib.lines import Line2D
 
     from tcplab.report import plots
@@ -176,6 +187,16 @@ def _legend(ax: Any, data: Any) -> None:
         for fid in data.flows.index
     ]
     labels = [plots.flow_label(data, int(fid)) for fid in data.flows.index]
-    handles.append(Line2D([], [], **{k: v for k, v in MARK_STYLE.items() if k != "zorder"}))
-    labels.append("paper's stated value")
-    ax.legend(handles, labels, fontsize=7, ncol=min(4, len(labels)), loc="upper right")
+    if marks:
+        handles.append(Line2D([], [], **{k: v for k, v in MARK_STYLE.items() if k != "zorder"}))
+        labels.append("paper's stated value")
+    # Above the panel, so that it hides no data.
+    ax.legend(
+        handles,
+        labels,
+        fontsize=7,
+        ncol=min(4, len(labels)),
+        loc="lower right",
+        bbox_to_anchor=(1.0, 1.0),
+        frameon=False,
+    )
