@@ -174,3 +174,43 @@ def test_the_shipped_timeseries_name_real_columns_and_quote_their_place():
         for m in e.meta.timeseries.paper:
             assert m.where.strip() and m.label.strip(), e.name
     assert Path(shipped[0].path).is_file()
+
+
+def test_a_time_range_and_the_mode_panel(reproduced):
+    """time = [1.0, 2.5]: the axes show that range, the flow's line holds only samples in
+    it (the series is cut before decimation), a whole-run level spans it; cc_mode is drawn
+    as the run report's named mode steps."""
+    from tcplab.reproduce.catalogue import Timeseries
+    from tcplab.reproduce.timeseries_plot import draw
+
+    _, data, run = _figure(reproduced)
+    _, _, results = reproduced
+    meta = next(r for r in results if r.entry.name == "tum-fig99-ts").entry.meta
+    ts = Timeseries.model_validate(
+        {
+            "columns": ["throughput_bps", "cc_mode"],
+            "time": [1.0, 2.5],
+            "paper": [{"column": "throughput_bps", "y": 4e6, "where": "w", "label": "l"}],
+        }
+    )
+    fig = draw(data, ts, meta, run.seed)
+    thr, mode = fig.axes[:2]
+    assert thr.get_xlim() == (1.0, 2.5)
+    level = _marks(thr)["paper: l (w)"]
+    assert list(level.get_xdata()) == [1.0, 2.5] and list(level.get_ydata()) == [4.0, 4.0]
+    flow = [ln for ln in thr.get_lines() if not ln.get_label().startswith("paper")]
+    xs = [x for ln in flow for x in ln.get_xdata() if x == x]
+    assert xs and 1.0 <= min(xs) and max(xs) <= 2.5
+    assert mode.get_ylabel() == "mode"
+    assert "PROBE_BW" in [t.get_text() for t in mode.get_yticklabels()]
+
+
+def test_the_sweeps_metrics_key_is_not_an_axis(tmp_path):
+    """[sweep] metrics lists what the sweep summary plots, not values to run: `at` need
+    not name it."""
+    root = tmp_path / "papers"
+    (root / "tum").mkdir(parents=True)
+    text = ENTRY.replace("repeat = 2", 'repeat = 2\nmetrics = ["utilization", "jain_index"]')
+    (root / "tum" / "tum-fig99-ts.toml").write_text(text)
+    (entry,) = load_catalogue(root)
+    assert entry.meta.timeseries.at == {"bottleneck.buffer": "2bdp"}
