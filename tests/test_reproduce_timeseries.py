@@ -214,3 +214,16 @@ def test_the_sweeps_metrics_key_is_not_an_axis(tmp_path):
     (root / "tum" / "tum-fig99-ts.toml").write_text(text)
     (entry,) = load_catalogue(root)
     assert entry.meta.timeseries.at == {"bottleneck.buffer": "2bdp"}
+
+
+def test_a_range_beyond_a_shortened_run_draws_the_whole_run(reproduced):
+    """--quick can end a run before the entry's range starts (5-6 s of a 3 s run): the
+    whole run is drawn, and the title says why."""
+    from tcplab.reproduce.catalogue import Timeseries
+    from tcplab.reproduce.timeseries_plot import draw
+
+    _, data, run = _figure(reproduced)
+    ts = Timeseries.model_validate({"columns": ["throughput_bps"], "time": [5.0, 6.0]})
+    fig = draw(data, ts, reproduced[2][0].entry.meta, run.seed)
+    assert fig.axes[0].get_xlim() == (0.0, 3.0)
+    assert "the whole run: it ends before 5-6 s" in fig._suptitle.get_text()

@@ -81,6 +81,10 @@ def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
     import matplotlib.pyplot as plt
 
     lo, hi = ts.time if ts.time is not None else (0.0, data.duration_s)
+    beyond = ""
+    if lo >= data.duration_s:  # a shortened run (--quick) ends before the range starts
+        beyond = f" (the whole run: it ends before {lo:g}-{hi:g} s)"
+        lo, hi = 0.0, data.duration_s
     hi = min(hi, data.duration_s)
     # Only the drawn range, so that decimation to the panel's pixels spends them there.
     data = dataclasses.replace(
@@ -106,7 +110,9 @@ def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
     _legend(axes[0, 0], data, bool(ts.paper))
     at = ", ".join(f"{k} = {v}" for k, v in ts.at.items())
     fig.suptitle(
-        f"{meta.figure}: {meta.title}\nour run" + (f" at {at}" if at else "") + f", seed {seed}",
+        f"{meta.figure}: {meta.title}\nour run"
+        + (f" at {at}" if at else "")
+        + f", seed {seed}{beyond}",
         fontsize=9,
         y=1 - 0.05 / fig.get_figheight(),
         va="top",
