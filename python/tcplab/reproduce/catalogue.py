@@ -34,6 +34,18 @@ to plot, how to shorten it for ``--quick``, and the paper's claims about it::
                                            # no control fits (reported as open, with that)
     needs = ""                             # set: the claim cannot run yet, and why
 
+    [catalogue.timeseries]                 # optional: one run drawn against time
+    at = { "flows[0].cc" = "bbr" }         # its grid point (every axis with several values)
+    columns = ["throughput_bps", "rtt_ms"] # series.parquet / queue.parquet columns, a panel each
+    seed = 1                               # optional: default the point's first seed
+    time = [0, 60]                         # optional: the drawn range, seconds
+    paper = [                              # the numbers the paper's TEXT places in time
+      { column = "throughput_bps", t = [20, 60], y = 8.9e6, where = "Sec. 5.2", label = "10 ms flow" },
+      { t = 20, where = "Sec. 4.1", label = "bandwidth doubles" },
+    ]                                      # t = [a, b] with y: a level over a span; y alone:
+                                           # a level over the run; t = a alone: an event.
+                                           # y in the column's unit (bit/s, ms, packets).
+
 A file whose ``[catalogue]`` has ``needs`` and no spec lists claims that cannot run yet.
 """
 
@@ -43,7 +55,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
 
 from tcplab.errors import SpecError
 from tcplab.reproduce import prose
@@ -129,6 +149,30 @@ class Published(_Strict):
     label: StrictStr = "published"
 
 
+class PaperMark(_Strict):
+    """A number the paper's text places in time, drawn over our run's series (the paper's
+    curve itself is not available: the sources are text). ``t = [a, b]`` with ``y``: a
+    level over a span; ``y`` alone: a level over the whole run; ``t = a`` alone: an event.
+    Times in seconds, ``y`` in the column's unit (bit/s, ms, packets)."""
+
+    where: StrictStr
+    label: StrictStr
+    t: StrictFloat | list[StrictFloat] | None = None
+    y: StrictFloat | None = None
+    column: StrictStr | None = None  # the panel; left out: the only one, or (an event) all
+
+
+class Timeseries(_Strict):
+    """``[catalogue.timeseries]``: one run of the entry drawn against time, as the paper's
+    figure is, with the numbers its text states (reproduce/timeseries_plot.py)."""
+
+    at: dict[str, Any] = Field(default_factory=dict)
+    columns: list[StrictStr] = Field(min_length=1)
+    seed: StrictInt | None = Field(None, ge=0)
+    time: list[StrictFloat] | None = None
+    paper: list[PaperMark] = Field(default_factory=list)
+
+
 class Meta(_Strict):
     """The ``[catalogue]`` table of one entry."""
 
@@ -140,6 +184,7 @@ class Meta(_Strict):
     series: StrictStr = "throughput_bps"
     quick: dict[str, Any] = Field(default_factory=dict)
     published: list[Published] = Field(default_factory=list)
+    timeseries: Timeseries | None = None
     claims: list[Claim] = Field(default_factory=list)
     needs: StrictStr = ""
     # At most this many seeds when a claim is inconclusive (reproduce/seeds.py; default
@@ -215,6 +260,10 @@ def load_entry(path: Path) -> Entry:
             )
     if not meta.needs:
         problems += _grid_problems(meta, raw)
+        if meta.timeseries is not None:
+            from tcplab.reproduce.timeseries_check import timeseries_problems
+
+            problems += timeseries_problems(meta.timeseries, raw)
     if problems:
         raise SpecError(problems, str(path))
     return Entry(path.stem, path, meta, raw if not meta.needs else {})

@@ -16,6 +16,12 @@ from tcplab.analysis.checks import metric_value
 from tcplab.reproduce import seeds
 from tcplab.reproduce.catalogue import PAPERS
 from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point, fill_prose
+from tcplab.reproduce.timeseries_plot import plot_timeseries
+
+SERIES_NOTE = (
+    "Time series: one of our runs against time; black dashed, the numbers the paper's text "
+    "states there. The paper's curve itself is not available (text-only source) and is not drawn."
+)
 
 
 def plot_entry(res: EntryResult, path: Path) -> bool:
@@ -192,15 +198,21 @@ def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) 
     out = Path(out)
     plots = out / "plots"
     plots.mkdir(parents=True, exist_ok=True)
-    images = {}
+    images, series_images = {}, {}
     for res in results:
-        p = plots / f"{res.entry.name}.png"
-        if plot_entry(res, p):
-            images[res.entry.name] = p.relative_to(out)
+        name = res.entry.name
+        ts = plots / f"{name}-timeseries.png"
+        if res.entry.meta.timeseries and plot_timeseries(res, ts):
+            series_images[name] = ts.relative_to(out)
+        # Without an x axis the summary plot is itself a bare time series: the timeseries,
+        # which adds the paper's marks, replaces it.
+        p = plots / f"{name}.png"
+        if (name not in series_images or res.entry.meta.x) and plot_entry(res, p):
+            images[name] = p.relative_to(out)
     table = claims_table(results)
     table.to_csv(out / "claims.csv", index=False)
-    (out / "report.md").write_text(_markdown(results, images, header))
-    (out / "report.html").write_text(_html(results, images, header))
+    (out / "report.md").write_text(_markdown(results, images, header, series_images))
+    (out / "report.html").write_text(_html(results, images, header, series_images))
     return [out / "report.md", out / "report.html", out / "claims.csv"]
 
 
@@ -473,7 +485,12 @@ def _timing(header: dict[str, Any]) -> str:
     return f"wall time {header['wall_s']:.0f} s on {header['workers']} workers ({done})"
 
 
-def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[str, Any]) -> str:
+def _markdown(
+    results: list[EntryResult],
+    images: dict[str, Path],
+    header: dict[str, Any],
+    series_images: dict[str, Path] | None = None,
+) -> str:
     lines = [
         "# Results: the five papers' claims, reproduced by the catalogue",
         "",
@@ -536,6 +553,9 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
             ]
             if res.entry.name in images:
                 lines += [f"![{m.figure}]({images[res.entry.name].as_posix()})", ""]
+            if res.entry.name in (series_images or {}):
+                shown = series_images[res.entry.name].as_posix()
+                lines += [f"![{m.figure}, time series]({shown})", "", SERIES_NOTE, ""]
             lines += [
                 "| # | where | quote | published | check | ours | verdict | explanation |",
                 "|---|---|---|---|---|---|---|---|",
@@ -562,13 +582,19 @@ def _markdown(results: list[EntryResult], images: dict[str, Path], header: dict[
     return "\n".join(lines) + "\n"
 
 
-def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str, Any]) -> str:
+def _html(
+    results: list[EntryResult],
+    images: dict[str, Path],
+    header: dict[str, Any],
+    series_images: dict[str, Path] | None = None,
+) -> str:
     """The report as one self-contained HTML page (templates/report.html.j2), rendered by
     tcplab's one Jinja2 environment (report/html.py: autoescaping, so quotes and
     explanations are text, never markup)."""
     from tcplab.report.html import environment
 
     env = environment()
+    series = series_images or {}
     sections = []
     for paper in PAPERS:
         mine = [r for r in results if r.entry.meta.paper == paper]
@@ -587,6 +613,9 @@ def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str,
                     "status": f"not run: {m.needs}" if m.needs else _status(res),
                     "diagnostic": m.diagnostic,
                     "image": images[res.entry.name].as_posix() if res.entry.name in images else "",
+                    "series_image": series[res.entry.name].as_posix()
+                    if res.entry.name in series
+                    else "",
                     "claims": [
                         {
                             "link": _link(res.entry.path, c.claim),
@@ -614,6 +643,7 @@ def _html(results: list[EntryResult], images: dict[str, Path], header: dict[str,
     ]
     return env.get_template("report.html.j2").render(
         header=header,
+        series_note=SERIES_NOTE,
         timing=_timing(header),
         papers=PAPERS,
         verdicts=VERDICTS,
