@@ -35,9 +35,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from tcplab.errors import SpecError
+from tcplab.spec.aqm import RedAqm
 from tcplab.spec.limits import check_counts, check_resources
 from tcplab.spec.model import Link, Spec
-from tcplab.spec.aqm import RedAqm
 from tcplab.spec.units import Size, format_time
 
 ACCESS_RATE_FACTOR = 100
