@@ -128,9 +128,9 @@ def _panel(ax: Any, data: Any, col: str) -> None:
     """One column of the run: a line per flow, or the bottleneck's one line."""
     import pandas as pd
 
-    from tcplab.report import plots
+    from tcplab.report import plots, units
 
-    scale, unit = plots.unit_scale(col)
+    scale, unit = units.unit(col)
     label = f"{col} [{unit}]" if unit else col
     if col == "cc_mode":  # the algorithm's state by name, as the run report draws it
         plots.modes(ax, data)
@@ -151,9 +151,9 @@ def draw_mark(ax: Any, m: Any, col: str, lo: float, hi: float, tag: str) -> Any:
     """One paper mark on ``ax`` (values in ``col``'s unit, drawn in the panel's), tagged
     ``tag`` (the key below the panels says what it is); returns the Line2D, whose label
     is "paper: <label> (<where>)"."""
-    from tcplab.report.plots import unit_scale
+    from tcplab.report.units import unit
 
-    scale, _ = unit_scale(col)
+    scale, _ = unit(col)
     text = f"paper: {m.label} ({m.where})"
     if isinstance(m.t, list) or m.t is None:
         a, b = m.t if isinstance(m.t, list) else (lo, hi)
