@@ -5,6 +5,12 @@ of numbers. When a change is meant to move results, regenerate the table and com
 with the change:
 
     TCPLAB_UPDATE_SNAPSHOT=1 python -m pytest tests/test_snapshot.py
+
+Results that move need a new tcplab version: a stored run's digest covers the version,
+not the code (runs/sweep.py run_digest), so a sweep or catalogue cache would otherwise
+serve runs of the old engine as if they were the new one's. The table records the
+version it was made with (scenario_table.version) and refuses to be regenerated with
+other numbers under the same version.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from tcplab.spec.algorithms import registry
 pytestmark = pytest.mark.engine
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "scenario_table.csv"
+SNAPSHOT_VERSION = SNAPSHOT.with_suffix(".version")
 
 # Two flows of the algorithm alone in a 1 BDP buffer; the algorithm against CUBIC in a
 # 2 BDP buffer with 0.1 % random loss (loss, recovery and inter-algorithm sharing).
@@ -77,8 +84,16 @@ def _table() -> str:
 def test_scenario_table_matches_the_snapshot():
     table = _table()
     if os.environ.get("TCPLAB_UPDATE_SNAPSHOT"):
+        made_with = SNAPSHOT_VERSION.read_text().strip() if SNAPSHOT_VERSION.exists() else ""
+        if SNAPSHOT.exists() and table != SNAPSHOT.read_text() and made_with == tcplab.__version__:
+            pytest.fail(
+                f"the scenario table moves but tcplab is still {made_with}: bump the version "
+                "(pyproject.toml, Cargo.toml) so that cached runs of the old engine are not "
+                "reused under the new one, then regenerate"
+            )
         SNAPSHOT.parent.mkdir(exist_ok=True)
         SNAPSHOT.write_text(table)
+        SNAPSHOT_VERSION.write_text(tcplab.__version__ + "\n")
     stored = SNAPSHOT.read_text()
     changed = [
         f"  stored:   {a}\n  computed: {b}"
