@@ -155,3 +155,13 @@ def test_a_reproduce_report_prints_the_filled_number(reproduce_entry):
     assert row["explanation"] == f"ours {float(row['mean']):.4f}"
     md = (out / "report.md").read_text()
     assert row["explanation"] in md and "{{" not in md
+
+
+def test_a_claim_without_a_reported_point_never_blends_the_grid(res):
+    """A claim that did not run reports no point; its template must not average bbr's
+    and cubic's runs (0.52) but say it has no value."""
+    c = ClaimResult(res.entry, CLAIM, "not run")
+    assert render("{{share[flow0]}}", c, res, {}) == "undefined"
+    # its own `at`, where it names one value, still fixes the point
+    at_bbr = CLAIM.model_copy(update={"at": {"flows[*].cc": "bbr"}})
+    assert render("{{share[flow0]}}", ClaimResult(res.entry, at_bbr, "not run"), res, {}) == "0.43"

@@ -210,9 +210,12 @@ def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
     # claim's points and its reference's, so an axis left open would mix them); another
     # entry's template names every axis (checked on load)
     own = t.source in ("", "control")
-    point = {**(dict(c.point) if own else {}), **t.at}
+    fixed = {k: v for k, v in c.claim.at.items() if not isinstance(v, list)}
+    point = {**((dict(c.point) or fixed) if own else {}), **t.at}
     sel = [r for r in runs if all(str(r.point.get(k)) == str(v) for k, v in point.items())]
-    if not sel:
+    if len({tuple(sorted((k, str(v)) for k, v in r.point.items())) for r in sel}) != 1:
+        # no run, or runs of several grid points: a claim that did not run reports no
+        # point, and a mean across the grid would be a number nobody asked for
         return "undefined"
     values = [metric_value(r.summary, t.expr) for r in sel]
     if any(map(math.isnan, values)):
