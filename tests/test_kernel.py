@@ -340,3 +340,20 @@ def test_assemble_maps_kernel_records_onto_the_simulators_columns():
         f["received_bytes"],
     ) == (30_000, 2, 20_000, 25_000)
     assert raw["queue_series"]["drops"] == [0, 1]
+
+
+@pytest.mark.parametrize("frto, sysctl", [(None, "2"), ("true", "2"), ("false", "0")])
+def test_tcp_frto_is_the_sender_namespace_s_sysctl(tmp_path, frto, sysctl):
+    """`tcp.frto` means the same on both backends: F-RTO on is Linux's default
+    net.ipv4.tcp_frto = 2 (set explicitly, so a changed host default cannot leak in)."""
+    from tcplab.backends.kernel.run import _route_options
+    from tcplab.spec.model import load_spec
+
+    text = SPEC.format(duration="2s")
+    if frto is not None:
+        text = text.replace("[bottleneck]", f"[tcp]\nfrto = {frto}\n\n[bottleneck]", 1)
+    path = tmp_path / "k.toml"
+    path.write_text(text)
+    _, _, snd_sys, rcv_sys = _route_options(load_spec(path))
+    assert snd_sys["net.ipv4.tcp_frto"] == sysctl
+    assert "net.ipv4.tcp_frto" not in rcv_sys  # the receiver never times out data

@@ -46,6 +46,7 @@ def test_tcp_defaults_and_bounds_are_the_engines():
         "sack_compression": "sack_compression",
         "rto_min": "rto_min_ns",
         "tlp": "tlp",
+        "frto": "frto",
         "ecn": "ecn",
         "receive_buffer": "receive_buffer",
     }

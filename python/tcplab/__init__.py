@@ -7,7 +7,7 @@
 >>> sweep.table.groupby(["bottleneck.buffer", "cc"])["share"].mean()  # doctest: +SKIP
 """
 
-__version__ = "0.5.0"
+__version__ = "0.5.1"
 
 from tcplab.errors import EngineError, SpecError  # noqa: E402
 

@@ -124,6 +124,11 @@ pub struct TcpConfig {
     pub rto_min_ns: u64,
     /// Tail loss probes (`tcp_early_retrans` = 3, Linux's default; see `tcp::tlp`).
     pub tlp: bool,
+    /// F-RTO (RFC 5682's SACK-enhanced version, `tcp_frto` = 2, Linux's default; see
+    /// `tcp::rto`): after a timeout, new data instead of retransmissions on the first
+    /// ACK, and the undo of a timeout that (s)acks never-retransmitted data. False is
+    /// `tcp_frto = 0`: a timeout is undone only by the Eifel timestamp test.
+    pub frto: bool,
     /// Negotiate ECN on every flow (RFC 3168; Linux `tcp_ecn = 1`). Off by default, as
     /// Linux's `tcp_ecn = 2` does not request it on active opens. An algorithm that needs
     /// ECN (DCTCP) turns it on for its flow regardless.
@@ -168,6 +173,7 @@ impl Default for TcpConfig {
             sack_compression: true,
             rto_min_ns: crate::tcp::rtt::TCP_RTO_MIN.0,
             tlp: true,
+            frto: true,
             ecn: false,
             receive_buffer: ReceiveBuffer::Linux,
             rcv_truesize: None,

@@ -86,10 +86,13 @@ fn three_sacks_enter_recovery_and_prr_paces_the_reduction() {
     );
 }
 
+/// With `tcp.frto = false` (`tcp_frto = 0`): the conventional RTO recovery, the model
+/// before 0.5.1 (tcp_frto.rs has F-RTO's sequence for the same start).
 #[test]
 fn rto_enters_loss_with_cwnd_one_and_slow_starts_the_retransmissions() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut s = sender(&log);
+    s.frto_enabled = false;
     let mut io = SenderIo::default();
     s.start(SimTime(0), &mut io);
     // The RTO was armed at 0 + TCP_TIMEOUT_INIT = 1 s.

@@ -1,9 +1,9 @@
 //! Sender behaviours checked against Linux (net/ipv4/tcp_input.c, tcp_output.c,
 //! tcp_recovery.c, tcp_timer.c) during the engine review: each test drives the sender
 //! with hand-made ACKs and timer expiries and compares with what the kernel's functions
-//! compute (arithmetic in the comments). F-RTO is not modelled and the fixture turns
-//! tail loss probes off (tcp_tlp.rs tests them), so the kernel meant is one with
-//! `tcp_frto = 0` and `tcp_early_retrans = 0`.
+//! compute (arithmetic in the comments). The logged fixture turns F-RTO off (tcp_frto.rs
+//! tests it) and every fixture turns tail loss probes off (tcp_tlp.rs tests them), so the
+//! kernel meant is one with `tcp_frto = 0` and `tcp_early_retrans = 0`.
 
 use std::sync::{Arc, Mutex};
 
@@ -20,7 +20,9 @@ use common::MS;
 
 /// Reno that logs `ssthresh`, `set_state`, `pkts_acked` and `in_ack_event`.
 fn logged_sender(log: &Log, app: AppConfig) -> Sender {
-    common::sender::logged_sender(log, app, true)
+    let mut s = common::sender::logged_sender(log, app, true);
+    s.frto_enabled = false;
+    s
 }
 
 #[test]

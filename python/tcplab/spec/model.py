@@ -140,6 +140,9 @@ class Tcp(_Model):
     # ns-3's TcpSocketBase::MinRto default is 1 s (a floor on the RTO itself).
     rto_min: Annotated[Time, AfterValidator(_rto_min_range)] = _tcp_default("rto_min_ns")
     tlp: StrictBool = _tcp_default("tlp")  # tail loss probes (Linux tcp_early_retrans = 3)
+    # F-RTO and the undo of a spurious RTO (RFC 5682 SACK version, Linux tcp_frto = 2, the
+    # default); false is tcp_frto = 0 (crates/sim/src/tcp/rto.rs).
+    frto: StrictBool = _tcp_default("frto")
     # Negotiate ECN on every flow (RFC 3168). Off as in Linux (tcp_ecn = 2 does not request
     # it on active opens); dctcp turns it on for its own flows (TCP_CONG_NEEDS_ECN).
     ecn: StrictBool = _tcp_default("ecn")

@@ -27,6 +27,13 @@ pub(super) const FLAG_RETRANS_DATA_ACKED: u32 = 1 << 2;
 pub(super) const FLAG_ECE: u32 = 1 << 3;
 /// `FLAG_DSACK_TLP`: the D-SACK is for the tail loss probe's retransmission.
 pub(super) const FLAG_DSACK_TLP: u32 = 1 << 4;
+/// `FLAG_ORIG_SACK_ACKED`: a never-retransmitted segment sent before `high_seq` was
+/// newly (s)acked (F-RTO's evidence that a timeout was spurious).
+pub(super) const FLAG_ORIG_SACK_ACKED: u32 = 1 << 5;
+/// `FLAG_SND_UNA_ADVANCED`: the ACK moved snd_una.
+pub(super) const FLAG_SND_UNA_ADVANCED: u32 = 1 << 6;
+/// `FLAG_DSACKING_ACK`: the ACK carries a D-SACK (so it is no duplicate ACK).
+pub(super) const FLAG_DSACKING_ACK: u32 = 1 << 7;
 
 /// Send times of never-retransmitted segments newly (s)acked: the RTT candidates.
 #[derive(Default)]
@@ -58,7 +65,11 @@ impl Sender {
         if ack < self.tp.snd_una || ack > self.tp.snd_nxt {
             return;
         }
+        let prior_wnd_end = self.snd_wnd_end;
         self.update_peer_window(ack, pkt.wnd);
+        // tcp_ack_update_window's FLAG_WIN_UPDATE for an ACK that does not move snd_una:
+        // the window grew (part of FLAG_NOT_DUP: such an ACK is no duplicate).
+        let win_update = self.snd_wnd_end != prior_wnd_end;
         // tcp_store_ts_recent, with PAWS: never step ts_recent back for a late ACK.
         if pkt.tsval.wrapping_sub(self.ts_recent) as i32 >= 0 {
             self.ts_recent = pkt.tsval;
@@ -90,6 +101,9 @@ impl Sender {
         }
         let (pkts_acked, ack_times, cflag) = self.clean_rtx_queue(ack, &mut acc, prior_fack);
         flag |= cflag;
+        if ack > prior_snd_una {
+            flag |= FLAG_SND_UNA_ADVANCED;
+        }
         if self.rack_enabled {
             self.rack_update_reo_wnd(acc.rs.prior_delivered);
         }
@@ -179,12 +193,15 @@ impl Sender {
             );
         }
         // tcp_ack_is_dubious: a duplicate, new SACK information or an ECN echo
-        // (FLAG_CA_ALERT), or not Open.
+        // (FLAG_CA_ALERT), or not Open. A duplicate ACK (num_dupack) moves neither
+        // snd_una nor the window and carries no D-SACK.
+        let mut rexmit_new = false;
         if ack == prior_snd_una
             || flag & (FLAG_DATA_SACKED | FLAG_ECE) != 0
             || self.tp.ca_state != CaState::Open
         {
-            self.fastretrans_alert(now, flag, io);
+            let dupack = flag & (FLAG_SND_UNA_ADVANCED | FLAG_DSACKING_ACK) == 0 && !win_update;
+            rexmit_new = self.fastretrans_alert(now, flag, dupack, io);
         }
         if set_xmit_timer {
             self.set_xmit_timer(now, io);
@@ -211,6 +228,15 @@ impl Sender {
             tcp_update_pacing_rate(&mut self.tp);
         }
         self.tp.snd_cwnd = self.tp.snd_cwnd.max(1);
+        // tcp_xmit_recovery: F-RTO step 2.b (REXMIT_NEW) sends new data only; if none
+        // could go, F-RTO ends and the lost segments are retransmitted as usual.
+        if rexmit_new {
+            self.try_send_new(now, io);
+            if self.tp.snd_nxt > self.high_seq {
+                return;
+            }
+            self.frto = false;
+        }
         self.try_send(now, io);
     }
 
@@ -229,6 +255,7 @@ impl Sender {
         let mut walk = blocks;
         let mut flag = 0;
         if self.check_dsack(blocks, ack, prior_una, &mut flag) {
+            flag |= FLAG_DSACKING_ACK;
             self.dsack_tag(blocks[0], &mut reord);
             walk = &blocks[1..];
         }
@@ -310,8 +337,12 @@ impl Sender {
             flags &= !RETRANS;
             self.tp.retrans_out -= 1;
         }
+        let mut flag = FLAG_DATA_SACKED;
         if !seg.has(EVER_RETRANS) {
             times.note(seg.tx_us);
+            if seq < self.high_seq {
+                flag |= FLAG_ORIG_SACK_ACKED;
+            }
             // A never-retransmitted segment in a hole below the highest SACKed one
             // (as of before this ACK: blocks are walked in ascending order there) was
             // reordered, not lost.
@@ -336,7 +367,7 @@ impl Sender {
         m.flags = flags;
         m.snap.valid = keep;
         self.note_sacked(seq);
-        FLAG_DATA_SACKED
+        flag
     }
 
     /// Keep the three highest SACKed sequence numbers.
@@ -380,6 +411,10 @@ impl Sender {
             } else if !seg.has(SACKED) {
                 times.note(seg.tx_us);
                 reord = reord.min(seq);
+                // Segment seq ends at seq + 1: !after(end_seq, high_seq).
+                if seq < self.high_seq {
+                    flag |= FLAG_ORIG_SACK_ACKED;
+                }
             }
             if seg.has(RETRANS) {
                 self.tp.retrans_out -= 1;

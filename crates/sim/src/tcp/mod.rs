@@ -40,6 +40,17 @@
 //!   `tcp_timeout_mark_lost`), ssthresh from the algorithm, cwnd = in_flight + 1, state
 //!   Loss, head retransmitted, RTO backed off. In Loss, a retransmission RACK finds lost
 //!   again moves the sender to Recovery (`FLAG_LOST_RETRANS`).
+//! - F-RTO and RTO undo ([`rto`], `tcp_process_loss`, `tcp_try_undo_loss`; `tcp.frto`,
+//!   on by default as `tcp_frto` = 2, RFC 5682's SACK-enhanced version): a timeout that
+//!   reduces ssthresh is undoable (`tcp_init_undo`); in Loss an ACK that advances
+//!   snd_una undoes it when `tcp_may_undo` (all retransmissions D-SACKed, or the Eifel
+//!   timestamp test), and with F-RTO one that (s)acks never-retransmitted data sent
+//!   before the timeout does (`FLAG_ORIG_SACK_ACKED`, step 3.b); undo = lost marks
+//!   cleared, cwnd = `undo_cwnd`, ssthresh = `prior_ssthresh` if larger, Open. The first
+//!   ACK that advances snd_una short of `high_seq` sends new data instead of
+//!   retransmissions (step 2.b, `REXMIT_NEW`); a duplicate ACK or SACK after that ends
+//!   F-RTO (step 3.a) and recovery goes on conventionally. Once everything sent before
+//!   the timeout is acked, `tcp_try_undo_recovery`.
 //! - RTT samples (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`): from the send times of
 //!   never-retransmitted segments (Karn), else from the timestamp option when the ACK
 //!   advances snd_una (RFC 7323 RTTM: `tcp_rtt_tsopt_us`, whole milliseconds, at least
@@ -90,10 +101,13 @@
 //! - Tail loss probe ([`tlp`], `tcp.tlp`, on by default as `tcp_early_retrans` = 3):
 //!   an ACK with nothing outstanding (`tcp_ack`'s no_queue) is not shown to it, so a
 //!   probe D-SACKed after everything was acked only clears at the next probe.
-//! - Undo of a spurious fast recovery only ([`reorder`]: D-SACK, `tcp_try_undo_dsack`,
-//!   and the Eifel timestamp test at the end of Recovery, `tcp_try_undo_recovery`, then
-//!   `undo_cwnd`); no partial-ACK undo, no RTO undo (`tcp_try_undo_loss`, F-RTO):
-//!   spurious RTOs cost what they cost without F-RTO.
+//! - Undo ([`reorder`]) of a spurious fast recovery (D-SACK, `tcp_try_undo_dsack`, and
+//!   the Eifel timestamp test at the end of Recovery, `tcp_try_undo_recovery`) and of a
+//!   spurious RTO (`tcp_try_undo_loss`, F-RTO, since 0.5.1); no partial-ACK undo in
+//!   Recovery (`tcp_try_undo_partial`). `tcp_packet_delayed` is the test without its
+//!   6.10 addition (an episode with no retransmission, `retrans_stamp` = 0, counts as
+//!   delayed); an RTO always retransmits, so this only matters to fast recovery. No
+//!   non-SACK (Reno dupack) F-RTO variant: SACK is always on.
 //! - SACK compression's RTT is the flow's handshake-like base RTT fixed at build time
 //!   (no timestamp echo, so no `rcv_rtt_est`; see [`receiver`]), and its timer fires
 //!   without the kernel's 100 us hrtimer slack.

@@ -1,5 +1,6 @@
 //! Sending: `tcp_write_xmit` and `tcp_xmit_retransmit_queue` merged into one loop that
-//! first retransmits segments marked lost, then sends new data, while
+//! first retransmits segments marked lost (unless F-RTO asks for new data only), then
+//! sends new data, while
 //! packets_in_flight < cwnd and the pacing clock allows (`tcp_pacing_check`); then
 //! `tcp_cwnd_validate`.
 
@@ -17,6 +18,16 @@ use crate::time::SimTime;
 impl Sender {
     /// Send whatever cwnd, pacing and the application allow.
     pub fn try_send(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.send_loop(now, false, io);
+    }
+
+    /// New data only, no retransmissions (`__tcp_push_pending_frames` for F-RTO's
+    /// REXMIT_NEW in `tcp_xmit_recovery`).
+    pub(super) fn try_send_new(&mut self, now: SimTime, io: &mut SenderIo) {
+        self.send_loop(now, true, io);
+    }
+
+    fn send_loop(&mut self, now: SimTime, new_only: bool, io: &mut SenderIo) {
         if !self.started {
             return;
         }
@@ -35,7 +46,7 @@ impl Sender {
                 cwnd_limited = true;
                 break;
             }
-            if self.tp.lost_out > self.tp.retrans_out {
+            if !new_only && self.tp.lost_out > self.tp.retrans_out {
                 if let Some(seq) = self.next_lost() {
                     self.transmit(now, seq, io);
                     sent += 1;

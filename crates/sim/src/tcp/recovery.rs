@@ -6,7 +6,7 @@ use tcplab_cc::helpers::tcp_packets_in_flight;
 use tcplab_cc::ops::TCP_INFINITE_SSTHRESH;
 use tcplab_cc::{CaEvent, CaState};
 
-use crate::tcp::input::FLAG_ECE;
+use crate::tcp::input::{FLAG_DATA_SACKED, FLAG_ECE, FLAG_ORIG_SACK_ACKED, FLAG_SND_UNA_ADVANCED};
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, SACKED};
 use crate::tcp::sender::Sender;
 use crate::tcp::SenderIo;
@@ -17,10 +17,22 @@ use crate::time::SimTime;
 pub const TCP_FASTRETRANS_THRESH: u32 = 3;
 
 impl Sender {
-    /// `tcp_fastretrans_alert`, called for dubious ACKs.
-    pub(super) fn fastretrans_alert(&mut self, now: SimTime, flag: u32, io: &mut SenderIo) {
+    /// `tcp_fastretrans_alert`, called for dubious ACKs; `dupack`: the ACK is a
+    /// duplicate (`num_dupack` > 0). Returns whether F-RTO asks for new data instead of
+    /// retransmissions on this ACK (`REXMIT_NEW`).
+    pub(super) fn fastretrans_alert(
+        &mut self,
+        now: SimTime,
+        flag: u32,
+        dupack: bool,
+        io: &mut SenderIo,
+    ) -> bool {
         let una = self.tp.snd_una;
         let ece = flag & FLAG_ECE != 0;
+        // A. An ECN echo proves congestion: no cwnd undo for this episode.
+        if ece {
+            self.tp.prior_ssthresh = 0;
+        }
         if self.tp.ca_state == CaState::Open {
             self.ro.retrans_stamp = 0;
         }
@@ -51,19 +63,17 @@ impl Sender {
                         self.enter_recovery(ece);
                     }
                 }
-                return;
+                return false;
             }
             CaState::Loss => {
-                // tcp_process_loss: recovered once high_seq is acked.
-                if una >= self.high_seq {
-                    self.set_ca_state(CaState::Open);
-                }
-                // Stay in Loss unless recovered or RACK found a retransmission lost
-                // again (FLAG_LOST_RETRANS): then, as the kernel's fallthrough, go on
-                // to the Open/Disorder processing, which enters Recovery.
+                let rexmit_new = self.process_loss(flag, dupack);
+                // Stay in Loss unless recovered or undone, or RACK found a
+                // retransmission lost again (FLAG_LOST_RETRANS): then, as the kernel's
+                // fallthrough, go on to the Open/Disorder processing, which enters
+                // Recovery.
                 let lost_retrans = self.identify_packet_loss(now, io);
                 if !(self.tp.ca_state == CaState::Open || lost_retrans) {
-                    return;
+                    return rexmit_new;
                 }
             }
             _ => {}
@@ -81,9 +91,51 @@ impl Sender {
             if self.tp.ca_state != CaState::Cwr {
                 self.try_to_open();
             }
-            return;
+            return false;
         }
         self.enter_recovery(ece);
+        false
+    }
+
+    /// `tcp_process_loss`: an ACK in Loss. Undo when the timeout proves spurious
+    /// (`tcp_try_undo_loss`: by the Eifel timestamp test or D-SACKs when snd_una
+    /// advances, or F-RTO step 3.b: never-retransmitted data (s)acked); F-RTO step 2.b
+    /// (the first ACK that advances snd_una short of `high_seq`: send new data, returns
+    /// true) and step 3.a (a duplicate ACK or SACK after that: the loss was real, F-RTO
+    /// ends); Open with `tcp_try_undo_recovery` once everything sent before the
+    /// timeout is acked.
+    fn process_loss(&mut self, flag: u32, dupack: bool) -> bool {
+        let recovered = self.tp.snd_una >= self.high_seq;
+        if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss(false) {
+            return false;
+        }
+        if self.frto {
+            // Step 3.b: a timeout is spurious if not all data were lost.
+            if flag & FLAG_ORIG_SACK_ACKED != 0 && self.try_undo_loss(true) {
+                return false;
+            }
+            if self.tp.snd_nxt > self.high_seq {
+                if flag & FLAG_DATA_SACKED != 0 || dupack {
+                    self.frto = false; // Step 3.a: the loss was real.
+                }
+            } else if flag & FLAG_SND_UNA_ADVANCED != 0 && !recovered {
+                self.high_seq = self.tp.snd_nxt;
+                // Step 2.b: new data, if the application and the receive window have
+                // some (tcp_write_queue_empty, tcp_wnd_end after snd_nxt); else the
+                // conventional recovery.
+                let unsent = self.tp.snd_nxt < self.offered_segs;
+                let window = self.snd_wnd_end > self.tp.snd_nxt * self.mss as u64;
+                if unsent && window {
+                    return true;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            // F-RTO step 2.a and the first part of step 3.a.
+            self.try_undo_recovery();
+        }
+        false
     }
 
     /// `tcp_enter_cwr`: reduce cwnd once for an ECN echo (RFC 3168 Sec. 6.1.2), without

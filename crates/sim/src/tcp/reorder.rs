@@ -22,8 +22,13 @@
 //!   (`tcp_packet_delayed`, Eifel, RFC 3522): cwnd = the algorithm's `undo_cwnd`,
 //!   ssthresh = `prior_ssthresh` if larger.
 //!
-//! Deviations: no undo of an RTO (`tcp_try_undo_loss`, F-RTO) and no partial-ACK undo
-//! (`tcp_try_undo_partial`): a spurious RTO keeps its reduction. `tp->reordering` is
+//! - `tcp_try_undo_loss` (since 0.5.1): a timeout is undone in Loss by the same test
+//!   when snd_una advances, or by F-RTO's verdict (step 3.b, `super::recovery`'s
+//!   `process_loss`); `tcp_undo_cwnd_reduction(sk, true)` also clears every lost mark.
+//!   `undos` counts every undo (TCPDSACKUNDO + TCPFULLUNDO + TCPLOSSUNDO), and
+//!   `spurious_rtos` the F-RTO ones (TCPSPURIOUSRTOS).
+//!
+//! Deviations: no partial-ACK undo (`tcp_try_undo_partial`). `tp->reordering` is
 //! not used by the RFC 6675 marking of `tcp.rack = false` (DupThresh stays 3 there).
 //! The D-SACK of a loss probe (`tlp_high_seq == end_seq`, `FLAG_DSACK_TLP`) tells
 //! [`super::tlp`] the probe was spurious, and does not widen RACK's window.
@@ -32,7 +37,7 @@ use tcplab_cc::CaState;
 
 use crate::net::SackBlock;
 use crate::tcp::input::FLAG_DSACK_TLP;
-use crate::tcp::scoreboard::{EVER_RETRANS, RETRANS, SACKED};
+use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 
 /// `sysctl_tcp_reordering` (TCP_FASTRETRANS_THRESH): the initial `tp->reordering`.
@@ -238,8 +243,20 @@ impl Sender {
         self.ro.undo_marker.is_some() && (self.ro.undo_retrans == 0 || self.packet_delayed())
     }
 
-    /// `tcp_undo_cwnd_reduction(sk, false)`.
-    fn undo_cwnd_reduction(&mut self) {
+    /// `tcp_undo_cwnd_reduction(sk, unmark_loss)`: with `unmark_loss` (an RTO undone)
+    /// no segment stays marked lost, so nothing more is retransmitted.
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            let mut seq = self.tp.snd_una;
+            while seq < self.tp.snd_nxt {
+                self.sb.get_mut(seq).flags &= !LOST;
+                seq += 1;
+            }
+            self.tp.lost_out = 0;
+            // tcp_clear_all_retrans_hints.
+            self.retrans_hint = self.tp.snd_una;
+            self.lost_scan = self.tp.snd_una;
+        }
         if self.tp.prior_ssthresh != 0 {
             self.tp.snd_cwnd = self.cc.undo_cwnd(&self.tp);
             if self.tp.prior_ssthresh > self.tp.snd_ssthresh {
@@ -257,7 +274,7 @@ impl Sender {
     pub(super) fn try_undo_dsack(&mut self) -> bool {
         if self.ro.undo_marker.is_some() && self.ro.undo_retrans == 0 {
             self.ro.reo_wnd_persist = (self.ro.reo_wnd_persist + 1).min(TCP_RACK_RECOVERY_THRESH);
-            self.undo_cwnd_reduction();
+            self.undo_cwnd_reduction(false);
             return true;
         }
         false
@@ -267,10 +284,26 @@ impl Sender {
     /// allowed, else spend one recovery of a widened reordering window; then Open.
     pub(super) fn try_undo_recovery(&mut self) {
         if self.may_undo() {
-            self.undo_cwnd_reduction();
+            self.undo_cwnd_reduction(false);
         } else if self.ro.reo_wnd_persist > 0 {
             self.ro.reo_wnd_persist -= 1;
         }
         self.set_ca_state(CaState::Open);
+    }
+
+    /// `tcp_try_undo_loss(sk, frto_undo)`: undo a timeout, F-RTO's verdict (step 3.b)
+    /// or [`Self::may_undo`]'s (every retransmission D-SACKed, or the ACK echoes a
+    /// timestamp from before the first retransmission); then Open (a SACK connection).
+    pub(super) fn try_undo_loss(&mut self, frto_undo: bool) -> bool {
+        if !(frto_undo || self.may_undo()) {
+            return false;
+        }
+        self.undo_cwnd_reduction(true);
+        if frto_undo {
+            self.stats.spurious_rtos += 1; // LINUX_MIB_TCPSPURIOUSRTOS
+        }
+        self.rto_retransmits = 0;
+        self.set_ca_state(CaState::Open);
+        true
     }
 }

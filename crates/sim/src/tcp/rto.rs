@@ -1,5 +1,19 @@
 //! The retransmission timeout: `tcp_retransmit_timer` and `tcp_enter_loss`
-//! (net/ipv4/tcp_timer.c, tcp_input.c).
+//! (net/ipv4/tcp_timer.c, tcp_input.c, Linux 6.18), and F-RTO's first step.
+//!
+//! Model: every un-SACKed segment is marked lost (`tcp_timeout_mark_lost`), ssthresh
+//! is reduced once per window, and when it is, the episode becomes undoable
+//! (`tcp_init_undo`: `prior_ssthresh`, `prior_cwnd`, `undo_marker`); cwnd =
+//! in_flight + 1, state Loss, `high_seq` = snd_nxt, the head is retransmitted and the
+//! RTO backed off. F-RTO (RFC 5682 Sec. 3.1, the SACK-enhanced version Linux runs with
+//! `tcp_frto` = 2) is armed for the episode (`tp->frto`) when `[tcp] frto` is on and
+//! the timeout starts a new recovery (state below Recovery) or repeats on the same
+//! snd_una (`icsk_retransmits` > 0); its later steps and the undo are
+//! `Sender::process_loss` ([`super::recovery`]) and `try_undo_loss` ([`super::reorder`]).
+//!
+//! Deviations: no path-MTU probing, so F-RTO is never disabled for it; the
+//! reordering reset of a timeout in Disorder (`tp->reordering` back to
+//! `sysctl_tcp_reordering` when sacked_out >= it) is not modelled.
 
 use tcplab_cc::{CaEvent, CaState};
 
@@ -58,8 +72,11 @@ impl Sender {
         }
         self.retrans_hint = self.tp.snd_una;
         self.lost_scan = self.tp.snd_nxt;
-        // Reduce ssthresh unless already reduced for this window.
+        // Reduce ssthresh unless already reduced for this window; a reduction starts an
+        // undoable episode (tcp_init_undo). Otherwise the episode in progress (a
+        // Recovery, or the previous timeout) keeps its undo state.
         let state = self.tp.ca_state;
+        let new_recovery = state < CaState::Recovery;
         if state <= CaState::Disorder
             || self.high_seq <= self.tp.snd_una
             || (state == CaState::Loss && self.rto_retransmits == 0)
@@ -68,15 +85,16 @@ impl Sender {
             self.tp.prior_cwnd = self.tp.snd_cwnd;
             self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+            self.init_undo();
         }
-        // No RTO undo here (tcp_try_undo_loss, F-RTO; see tcp::reorder): the episode
-        // cannot be undone, so no undo marker.
-        self.ro.undo_marker = None;
         self.tp.snd_cwnd = self.packets_in_flight() + 1;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.snd_cwnd_stamp_us = self.tp.now_us;
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.tp.snd_nxt;
         self.ecn_queue_cwr |= self.tp.ecn_ok; // tcp_ecn_queue_cwr
+                                              // F-RTO step 1 (RFC 5682 Sec. 3.1; Sec. 3.2 for repeated timeouts on the same
+                                              // snd_una): rto_retransmits is still the count before this timeout.
+        self.frto = self.frto_enabled && (new_recovery || self.rto_retransmits > 0);
     }
 }

@@ -26,6 +26,8 @@ pub struct SenderStats {
     pub sent_bytes: u64,
     pub retransmitted_packets: u64,
     pub rto_count: u64,
+    /// Timeouts F-RTO proved spurious and undid (`LINUX_MIB_TCPSPURIOUSRTOS`).
+    pub spurious_rtos: u64,
     pub recoveries: u64,
     /// Tail loss probes sent (`LINUX_MIB_TCPLOSSPROBES`).
     pub tlp_probes: u64,
@@ -103,6 +105,11 @@ pub struct Sender {
     pub(super) rto_retransmits: u32,
     /// Tail loss probes on (`tcp_early_retrans` = 3, Linux's default).
     pub tlp_enabled: bool,
+    /// F-RTO on (`sysctl_tcp_frto` = 2, Linux's default, the SACK-enhanced version of
+    /// RFC 5682; false is `tcp_frto = 0`).
+    pub frto_enabled: bool,
+    /// `tp->frto`: the current Loss episode runs F-RTO ([`super::rto`]).
+    pub(super) frto: bool,
     /// What `rto_timer` holds now.
     pub(super) xmit_pending: XmitTimer,
     /// `tp->tlp_high_seq`: snd_nxt when the outstanding probe was sent.
@@ -182,6 +189,8 @@ impl Sender {
             cwnd_usage_seq: 0,
             rto_retransmits: 0,
             tlp_enabled: true,
+            frto_enabled: true,
+            frto: false,
             xmit_pending: XmitTimer::Rto,
             tlp_high_seq: None,
             tlp_retrans: false,

@@ -232,6 +232,7 @@ impl World {
             );
             sender.rack_enabled = t.rack;
             sender.tlp_enabled = t.tlp;
+            sender.frto_enabled = t.frto;
             sender.rtt =
                 crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             let mut receiver = Receiver::new(

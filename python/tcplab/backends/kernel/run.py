@@ -15,7 +15,9 @@ changed): ``tcp.mss`` -> device MTU ``mss + 52`` (20 IP + 20 TCP + 12 timestamp 
 the kernel's MSS is then ``mss``); ``tcp.initial_cwnd`` -> route ``initcwnd``;
 ``tcp.rto_min`` -> route ``rto_min``; ``tcp.delayed_ack = false`` -> receiver route
 ``quickack 1``; ``tcp.rack = false`` -> ``net.ipv4.tcp_recovery = 0``;
-``tcp.tlp = false`` -> ``net.ipv4.tcp_early_retrans = 0``; ``tcp.sack_compression =
+``tcp.tlp = false`` -> ``net.ipv4.tcp_early_retrans = 0``; ``tcp.frto = false`` ->
+``net.ipv4.tcp_frto = 0`` (true sets it to 2, Linux's default, so that a changed host
+default cannot leak into a namespace); ``tcp.sack_compression =
 false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver). Not mappable, hence errors:
 ``params`` of the kernel's own algorithms (its modules take none per socket), an algorithm
 the kernel does not offer. A ``bpf:`` program's ``params`` are written into the copy the
@@ -111,6 +113,8 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
         snd_sys["net.ipv4.tcp_recovery"] = "0"
     if not t.tlp:
         snd_sys["net.ipv4.tcp_early_retrans"] = "0"
+    # F-RTO is per namespace (net->ipv4.sysctl_tcp_frto); 2 is the kernel's default.
+    snd_sys["net.ipv4.tcp_frto"] = "2" if t.frto else "0"
     if not t.sack_compression:
         rcv_sys["net.ipv4.tcp_comp_sack_nr"] = "0"
     return snd, rcv, snd_sys, rcv_sys

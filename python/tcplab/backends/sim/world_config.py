@@ -103,6 +103,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             "sack_compression": s.tcp.sack_compression,
             "rto_min_ns": int(s.tcp.rto_min),
             "tlp": s.tcp.tlp,
+            "frto": s.tcp.frto,
             "handshake": s.tcp.handshake,
         },
         "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss, b),
