@@ -6,7 +6,11 @@ the kernel's values (mean and spread over seeds) and the gap.
     sudo python scripts/fidelity.py -o results/fidelity --seeds 1,2 --docs docs/FIDELITY.md
 
 Runs are kept in ``OUT/<scenario>/<backend>-seed<N>/`` (ordinary run directories);
-rerunning skips the finished ones. A kernel run takes its duration in real time;
+rerunning skips the finished ones that are still this spec's runs under this tcplab version
+(the same resolved spec and version, as a sweep's digest; others are run again). Kernel
+runs measure the kernel's TCP, so ``--keep-kernel`` reuses them across tcplab versions
+when their spec is unchanged; the document names the versions of both columns. A kernel
+run takes its duration in real time;
 ``--backends kernel`` runs only those (e.g. while the simulator is being changed), and
 ``--backends sim`` only the simulator's.
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import sys
 import time
@@ -31,23 +36,48 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 import tcplab  # noqa: E402
+from tcplab.backends.sim.resolve import resolve  # noqa: E402
 from tcplab.runs.directory import is_run_dir  # noqa: E402
+from tcplab.runs.sweep import run_digest  # noqa: E402
+from tcplab.spec.model import load_spec  # noqa: E402
 
 BACKENDS = ("sim", "kernel")
 # Two groups of per-seed shares further apart than this are shown as two modes.
 MODE_GAP = 0.15
 
 
-def run_all(specs: list[Path], out: Path, seeds: list[int], say, backends=BACKENDS) -> None:
+def run_all(
+    specs: list[Path], out: Path, seeds: list[int], say, backends=BACKENDS, keep_kernel=False
+) -> None:
     for spec in specs:
         for seed in seeds:
             for b in backends:
                 d = out / spec.stem / f"{b}-seed{seed}"
-                if is_run_dir(d):
+                if _reusable(d, spec, seed, b, keep_kernel):
                     continue
+                if d.exists():
+                    say(f"{spec.stem} {b} seed {seed}: stored run is of another spec or version")
+                    shutil.rmtree(d)
                 t = time.monotonic()
                 tcplab.run(spec, d, seed=seed, overrides={"experiment.backend": b}, report=False)
                 say(f"{spec.stem} {b} seed {seed}: {time.monotonic() - t:.1f} s")
+
+
+def _version(d: Path) -> str:
+    return json.loads((d / "manifest.json").read_text()).get("tcplab_version", "?")
+
+
+def _reusable(d: Path, spec: Path, seed: int, backend: str, keep_kernel: bool) -> bool:
+    """A stored run is this spec's run: the same resolved spec (seed and backend included)
+    and the same tcplab version, which stands for the code (runs/sweep.py run_digest); a
+    kernel run with ``keep_kernel`` whatever version ran it."""
+    if not is_run_dir(d):
+        return False
+    if _version(d) != tcplab.__version__ and not (backend == "kernel" and keep_kernel):
+        return False
+    want = load_spec(spec, {"experiment.backend": backend, "experiment.seed": seed})
+    # spec.toml is stored resolved (defaults filled): compare resolved with resolved
+    return run_digest(resolve(want)) == run_digest(resolve(load_spec(d / "spec.toml")))
 
 
 def _metrics(d: Path) -> dict[str, float]:
@@ -95,6 +125,18 @@ def _kernel_release(out: Path, specs: list[Path], seeds: list[int]) -> str:
     return "unknown"
 
 
+def _versions(out: Path, specs: list[Path], seeds: list[int]) -> str:
+    """Which tcplab versions made each column (kernel runs may be kept across versions)."""
+    found: dict[str, set[str]] = {b: set() for b in BACKENDS}
+    for spec in specs:
+        for s in seeds:
+            for b in BACKENDS:
+                d = out / spec.stem / f"{b}-seed{s}"
+                if is_run_dir(d):
+                    found[b].add(_version(d))
+    return "; ".join(f"{b}: tcplab {', '.join(sorted(v)) or '-'}" for b, v in found.items())
+
+
 def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command: str) -> None:
     head = [
         "# Fidelity: the simulator against the Linux kernel",
@@ -109,6 +151,8 @@ def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command
         "TCP's (and the emulator's timing, listed per scenario: how late packets were handled). "
         "Kernel: "
         + _kernel_release(out, specs, seeds)
+        + ". Runs made by "
+        + _versions(out, specs, seeds)
         + ". What the kernel backend measures differently "
         "(TCP_INFO has no latest RTT sample, so RTTs are compared as the smoothed RTT on both, "
         "docs/METRICS.md; a real handshake delays data by one RTT, random losses hit other "
@@ -292,15 +336,26 @@ def main() -> int:
     p.add_argument(
         "--backends", default="sim,kernel", help="which runs to make (default sim,kernel)"
     )
+    p.add_argument(
+        "--keep-kernel",
+        action="store_true",
+        help="reuse stored kernel runs of an unchanged spec made by another tcplab version",
+    )
     args = p.parse_args()
     specs = [Path(s) for s in args.specs] or sorted(
         (REPO / "experiments" / "fidelity").glob("*.toml")
     )
     seeds = [int(s) for s in args.seeds.split(",")]
     out = Path(args.output)
-    run_all(specs, out, seeds, print, tuple(args.backends.split(",")))
+    run_all(specs, out, seeds, print, tuple(args.backends.split(",")), args.keep_kernel)
     if args.docs:
-        cmd = "python scripts/fidelity.py --seeds " + args.seeds + " --docs " + args.docs
+        cmd = (
+            "python scripts/fidelity.py --seeds "
+            + args.seeds
+            + (" --keep-kernel" if args.keep_kernel else "")
+            + " --docs "
+            + args.docs
+        )
         write_doc(specs, out, seeds, Path(args.docs), cmd)
         print(f"wrote {args.docs}")
     return 0
