@@ -92,9 +92,10 @@ impl Sender {
         self.tp.snd_cwnd_stamp_us = self.tp.now_us;
         self.set_ca_state(CaState::Loss);
         self.high_seq = self.tp.snd_nxt;
-        self.ecn_queue_cwr |= self.tp.ecn_ok; // tcp_ecn_queue_cwr
-                                              // F-RTO step 1 (RFC 5682 Sec. 3.1; Sec. 3.2 for repeated timeouts on the same
-                                              // snd_una): rto_retransmits is still the count before this timeout.
+        // tcp_ecn_queue_cwr
+        self.ecn_queue_cwr |= self.tp.ecn_ok;
+        // F-RTO step 1 (RFC 5682 Sec. 3.1; Sec. 3.2 for repeated timeouts on the same
+        // snd_una): rto_retransmits is still the count before this timeout.
         self.frto = self.frto_enabled && (new_recovery || self.rto_retransmits > 0);
     }
 }
