@@ -10,7 +10,7 @@ Results that move need a new tcplab version: a stored run's digest covers the ve
 not the code (runs/sweep.py run_digest), so a sweep or catalogue cache would otherwise
 serve runs of the old engine as if they were the new one's. The table records the
 version it was made with (scenario_table.version) and refuses to be regenerated with
-other numbers under the same version.
+other numbers under the same version. Say what moved in docs/CHANGELOG.md.
 """
 
 from __future__ import annotations
