@@ -227,3 +227,21 @@ def test_a_range_beyond_a_shortened_run_draws_the_whole_run(reproduced):
     fig = draw(data, ts, reproduced[2][0].entry.meta, run.seed)
     assert fig.axes[0].get_xlim() == (0.0, 3.0)
     assert "the whole run: it ends before 5-6 s" in fig._suptitle.get_text()
+
+
+def test_close_events_tags_are_stacked_not_printed_over_each_other(reproduced):
+    """Events 0.05 s apart in a 3 s run (under 3 % of it) get their tags one row apart
+    (9 points); one 1 s away stays in the first row."""
+    from tcplab.reproduce.catalogue import PaperMark
+    from tcplab.reproduce.timeseries_plot import chosen_run, draw, run_dir
+    from tcplab.runs.directory import load_run
+
+    _, _, results = reproduced
+    res = next(r for r in results if r.entry.name == "tum-fig99-ts")
+    run = chosen_run(res)
+    data = load_run(run_dir(res, run)).run
+    marks = [PaperMark(where="w", label=x, t=t) for x, t in (("a", 1.0), ("b", 1.05), ("c", 2.0))]
+    ts = res.entry.meta.timeseries.model_copy(update={"paper": marks})
+    fig = draw(data, ts, res.entry.meta, run.seed)
+    tags = {a.get_text(): a.xyann for a in fig.axes[0].texts if a.get_text().startswith("P")}
+    assert tags == {"P1": (2, -2), "P2": (2, -11), "P3": (2, -2)}

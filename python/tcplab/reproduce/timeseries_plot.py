@@ -100,10 +100,17 @@ def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
     fig, axes = plt.subplots(n, 1, figsize=(9, 0.9 + 2.2 * n + foot), sharex=True, squeeze=False)
     for ax, col in zip(axes[:, 0], ts.columns):
         _panel(ax, data, col)
+        events: list[float] = []  # this panel's event times, to stack close tags
         for k, m in enumerate(ts.paper, 1):
             # A level belongs to its column's panel; an event without one, to every panel.
             if m.column == col or (m.column is None and (m.y is None or n == 1)):
-                draw_mark(ax, m, col, lo, hi, f"P{k}")
+                row = 0
+                if isinstance(m.t, (int, float)):
+                    # Tags of events closer than 3 % of the range would print over each
+                    # other (bbrprime-fig03's 0.134 and 0.200 s in 12 s): one row down each.
+                    row = sum(abs(m.t - t) < 0.03 * (hi - lo) for t in events)
+                    events.append(m.t)
+                draw_mark(ax, m, col, lo, hi, f"P{k}", row)
         ax.set_xlim(lo, hi)
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("time (s)")
@@ -147,10 +154,11 @@ def _panel(ax: Any, data: Any, col: str) -> None:
     plots.line(ax, q["time_s"].to_numpy(dtype=float), y, color="0.35", lw=1.0)
 
 
-def draw_mark(ax: Any, m: Any, col: str, lo: float, hi: float, tag: str) -> Any:
+def draw_mark(ax: Any, m: Any, col: str, lo: float, hi: float, tag: str, row: int = 0) -> Any:
     """One paper mark on ``ax`` (values in ``col``'s unit, drawn in the panel's), tagged
-    ``tag`` (the key below the panels says what it is); returns the Line2D, whose label
-    is "paper: <label> (<where>)"."""
+    ``tag`` (the key below the panels says what it is; an event's tag ``row`` lines below
+    the top, so close events' tags do not overlap); returns the Line2D, whose label is
+    "paper: <label> (<where>)"."""
     from tcplab.report.units import unit
 
     scale, _ = unit(col)
@@ -163,7 +171,7 @@ def draw_mark(ax: Any, m: Any, col: str, lo: float, hi: float, tag: str) -> Any:
         coords: Any = "data"
     else:
         ln = ax.axvline(m.t, label=text, **MARK_STYLE)
-        where, offset, va = (m.t, 1.0), (2, -2), "top"
+        where, offset, va = (m.t, 1.0), (2, -2 - 9 * row), "top"
         coords = ("data", "axes fraction")
     note = ax.annotate(
         tag,
