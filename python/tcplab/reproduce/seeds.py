@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.runs.directory import is_run_dir
-from tcplab.runs.sweep import LOCK
+from tcplab.runs.sweep import LOCK, RESERVED
 
 PAPER_SEEDS = {"acd": 30, "acw": 10, "tum": 5}
 # Run lengths a paper states for all its experiments: ACW Sec. 5, "lasts 300 s" (ACD's
@@ -55,7 +55,7 @@ def next_repeat(repeat: int, cap: int) -> int | None:
 def restricted(raw: dict[str, Any], claims: list[Any], repeat: int) -> dict[str, Any] | None:
     """The entry's sweep spec with ``repeat`` seeds, its axes cut to the values that the
     ``claims`` read; None when no point is left."""
-    axes = {k: v for k, v in (raw.get("sweep") or {}).items() if k not in ("repeat", "metrics")}
+    axes = {k: v for k, v in (raw.get("sweep") or {}).items() if k not in RESERVED}
     wanted: dict[str, set[str]] = {}
     free: set[str] = set()
     for c in claims:

@@ -27,10 +27,6 @@ depends on the algorithm, so only the form is checked here. ``cc_mode`` (the sta
 name) is drawn as the run report draws it, a step per flow between named levels."""
 
 
-SWEEP_RESERVED = ("repeat", "metrics")
-"""Keys of ``[sweep]`` that are not axes (runs/sweep.py RESERVED)."""
-
-
 def known_column(name: str) -> bool:
     return name in SERIES_COLUMNS or name in QUEUE_SERIES or bool(CC_COLUMN.match(name))
 
@@ -39,12 +35,10 @@ def timeseries_problems(ts: Any, raw: dict[str, Any]) -> list[tuple[str, str]]:
     """(field, message) for every problem of ``ts`` (a ``Timeseries``) against the
     entry's spec ``raw``; empty when it can be drawn."""
     f = "catalogue.timeseries"
+    from tcplab.reproduce.prose import grid_of
+
     sweep = raw.get("sweep") or {}
-    grid = {
-        k: [str(x) for x in v]
-        for k, v in sweep.items()
-        if isinstance(v, list) and k not in SWEEP_RESERVED
-    }
+    grid = grid_of(raw)
     problems: list[tuple[str, str]] = []
     for k, v in ts.at.items():
         if k not in grid:
