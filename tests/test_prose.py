@@ -56,7 +56,7 @@ def test_options_spread_scale_and_format(res):
 def test_control_and_other_entries_read_their_own_runs(res):
     c = res.claims[0]
     c.control = ClaimResult(res.entry, CLAIM, "agree", ours=0.52, ci=0.01)
-    res.control_runs_of[0] = [_run("bbr", 1, 0.50), _run("bbr", 2, 0.54)]
+    c.control_runs = [_run("bbr", 1, 0.50), _run("bbr", 2, 0.54)]
     other = EntryResult(_entry("tum-b", []))
     other.runs = [_run("cubic", 1, 0.25), _run("cubic", 2, 0.35)]
     text = "{{control: ours}} {{control: share[flow0]}} {{tum-b: share[flow0] @ flows[*].cc=cubic}}"

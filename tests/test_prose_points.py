@@ -38,7 +38,7 @@ def _result() -> tuple[ClaimResult, EntryResult]:
     c.control = ClaimResult(res.entry, CLAIM, "agree", ours=0.7, ci=0.0, point=point)
     res.claims = [c]
     # the control's runs: the claim's points (loss 0.06) and its reference's (loss 0.0)
-    res.control_runs_of[0] = [
+    c.control_runs = [
         _run("1bdp", 0.06, 1, 0.70),
         _run("1bdp", 0.06, 2, 0.80),
         _run("1bdp", 0.0, 1, 0.90),

@@ -196,9 +196,9 @@ def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
         v = r.ours if t.expr == "ours" else r.ci
         return _show(v, r.ci if t.spread else math.nan, t)
     if t.source == "control":
-        runs = res.control_runs_of.get(_claim_index(res, c))
-        if runs is None:
+        if c.control is None:
             return "(no control run)"
+        runs = c.control_runs
     elif t.source:
         other = by_name.get(t.source)
         if other is None:
@@ -212,7 +212,9 @@ def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
     own = t.source in ("", "control")
     fixed = {k: v for k, v in c.claim.at.items() if not isinstance(v, list)}
     point = {**((dict(c.point) or fixed) if own else {}), **t.at}
-    sel = [r for r in runs if all(str(r.point.get(k)) == str(v) for k, v in point.items())]
+    from tcplab.reproduce.runner import at_point  # runner imports this module
+
+    sel = at_point(runs, point)
     if len({tuple(sorted((k, str(v)) for k, v in r.point.items())) for r in sel}) != 1:
         # no run, or runs of several grid points: a claim that did not run reports no
         # point, and a mean across the grid would be a number nobody asked for
@@ -224,10 +226,6 @@ def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
     from tcplab.reproduce.judge import half_width  # scipy: only when a report is written
 
     return _show(mean, half_width(values) if t.spread else math.nan, t)
-
-
-def _claim_index(res: Any, c: Any) -> int:
-    return next(k for k, x in enumerate(res.claims) if x is c)
 
 
 def _show(v: float, ci: float, t: Template) -> str:

@@ -50,6 +50,7 @@ class ClaimResult:
     seeds_holding: int = 0  # seeds at which the check holds on its own
     undefined: bool = False  # not run because a value is undefined in our runs
     control: ClaimResult | None = None  # the claim judged on its control's runs
+    control_runs: list[Run] = field(default_factory=list)  # those runs (for the prose)
     # ``explain`` and ``open`` with their templates filled from the runs (reproduce/prose.py;
     # set by :func:`fill_prose` once every entry has run)
     explain_text: str = ""
@@ -115,7 +116,6 @@ class EntryResult:
     control_runs: int = 0  # runs of the claims' controls (apart from ``runs``)
     control_cached: int = 0  # of those, found complete from an earlier reproduce
     seed_cap: int = 0  # the most it could have been (seeds.seed_cap)
-    control_runs_of: dict[int, list[Run]] = field(default_factory=dict)  # by claim index
 
 
 def _fmt(x: float) -> str:
@@ -166,7 +166,9 @@ def run_entry(
         _more_seeds(res, entry, out, workers, executor, progress)
     for k, c in enumerate(res.claims):
         if c.claim.control is not None and c.verdict != "not run":
-            c.control = _run_control(res, k, out / f"control-{k + 1}", quick, workers, executor)
+            c.control, c.control_runs = _run_control(
+                res, c.claim, out / f"control-{k + 1}", quick, workers, executor
+            )
     return res
 
 
@@ -176,13 +178,12 @@ def _finished(out: Path) -> set[str]:
 
 
 def _run_control(
-    res: EntryResult, k: int, out: Path, quick: bool, workers: int | None, executor: str
-) -> ClaimResult:
-    """Claim ``k`` judged on runs of its points (and its reference's) with the control's
-    ``set`` applied, as many seeds as the entry's sweep has there; the runs are kept in
-    ``res.control_runs_of[k]`` for the prose's templates."""
+    res: EntryResult, claim: Claim, out: Path, quick: bool, workers: int | None, executor: str
+) -> tuple[ClaimResult, list[Run]]:
+    """The claim judged on runs of its points (and its reference's) with the control's
+    ``set`` applied, as many seeds as the entry's sweep has there; and those runs (the
+    prose's ``control:`` templates read them)."""
     entry = res.entry
-    claim = entry.meta.claims[k]
     raw = entry_spec(entry, quick)
     sub = seeds.restricted(raw, [claim], raw["sweep"]["repeat"])
     assert sub is not None  # the claim's points are in the grid (checked on load)
@@ -194,8 +195,7 @@ def _run_control(
     _collect(runs, plan, out)
     res.control_runs += len(plan.jobs)
     res.control_cached += sum(job.digest in before for job in plan.jobs)
-    res.control_runs_of[k] = runs.runs
-    return evaluate_claim(entry, claim, runs.runs)
+    return evaluate_claim(entry, claim, runs.runs), runs.runs
 
 
 def fill_prose(results: list[EntryResult]) -> None:
