@@ -380,6 +380,7 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
     95 % confidence intervals, the table of point means, and the grid (``doc``: a name
     and sweep.json's axes, repeat and metrics)."""
     from tcplab.report import sweep_plots as sp
+    from tcplab.report.units import unit
 
     figures = []
     points = []
@@ -396,7 +397,7 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
         rows = max(1, math.ceil(len(shown) / 2))
         for k, panel in enumerate(shown):
             metric = "share" if panel == sp.SHARES else panel
-            scale, _ = sp.units.unit(metric)
+            scale, _ = unit(metric)
             r, c = divmod(k, 2)
             s = "" if k == 0 else str(k + 1)
             xdom = [0, 0.45] if c == 0 else [0.55, 1]

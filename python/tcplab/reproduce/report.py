@@ -16,7 +16,7 @@ from tcplab.analysis.checks import metric_value
 from tcplab.reproduce import seeds
 from tcplab.reproduce.catalogue import PAPERS
 from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point, fill_prose
-from tcplab.reproduce.timeseries_plot import plot_timeseries
+from tcplab.reproduce.timeseries_plot import plot_timeseries, run_dir
 
 SERIES_NOTE = (
     "Time series: one of our runs against time; black dashed, the numbers the paper's text "
@@ -76,7 +76,7 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
         )
     else:
         run = res.runs[0]
-        series = pd.read_parquet(res.out / "runs" / run.digest / "series.parquet")
+        series = pd.read_parquet(run_dir(res, run) / "series.parquet")
         col = meta.series
         if col not in series:
             return False
