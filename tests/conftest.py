@@ -22,7 +22,7 @@ def fake_engine(monkeypatch):
     """Replace the compiled engine by tests/fake_engine.py for plumbing tests."""
     import fake_engine as fe
     import tcplab
-    from tcplab.spec import algorithms
+    from tcplab.specs import algorithms
 
     monkeypatch.setitem(sys.modules, "tcplab._engine", fe)
     monkeypatch.setattr(tcplab, "_engine", fe, raising=False)

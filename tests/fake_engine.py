@@ -69,7 +69,7 @@ def algorithms() -> list:
 def schema() -> str:
     """The real engine's exported contract, as committed (tests/test_schema.py keeps the
     file equal to the engine's export)."""
-    from tcplab.spec.contract import SCHEMA_FILE
+    from tcplab.specs.contract import SCHEMA_FILE
 
     return SCHEMA_FILE.read_text()
 

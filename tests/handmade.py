@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 from tcplab.analysis.rundata import RunData
 from tcplab.analysis.summary import flow_metrics, summarize
-from tcplab.runs.directory import Result
-from tcplab.spec.model import parse_spec
+from tcplab.storage.directory import Result
+from tcplab.specs.model import parse_spec
 
 SPEC = {
     "experiment": {"name": "handmade", "duration": "10s", "sample_interval": "100ms"},
@@ -90,8 +90,8 @@ def write_handmade_sweep(
     import json
     from pathlib import Path
 
-    from tcplab.spec.model import apply_overrides
-    from tcplab.spec.tomlout import dumps
+    from tcplab.specs.model import apply_overrides
+    from tcplab.specs.tomlout import dumps
 
     out = Path(out)
     plan_runs = []

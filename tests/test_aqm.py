@@ -5,9 +5,9 @@ unchanged), and an end-to-end run with marks in queue.csv and summary.json."""
 import json
 
 import pytest
-from tcplab.backends.sim import world_config
+from tcplab.lowering import world_config
 from tcplab.errors import SpecError
-from tcplab.spec.model import load_spec
+from tcplab.specs.model import load_spec
 
 BASE = """
 [experiment]
@@ -158,7 +158,7 @@ def test_dctcp_with_step_marking_end_to_end(tmp_path, write_spec):
 
 
 def test_overrides_reach_into_the_aqm_table(fake_engine, write_spec):
-    from tcplab.spec.model import apply_overrides, parse_spec
+    from tcplab.specs.model import apply_overrides, parse_spec
 
     raw = {
         "experiment": {"duration": "2s"},

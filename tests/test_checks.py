@@ -6,7 +6,7 @@ import math
 import pytest
 from tcplab.analysis.checks import evaluate, metric_value
 from tcplab.cli.app import main
-from tcplab.spec.checks import Check
+from tcplab.specs.checks import Check
 
 SUMMARY = {
     "aggregate": {"jain_index": 0.8, "utilization": 0.95},

@@ -8,7 +8,7 @@ import pytest
 from handmade import handmade_run, write_handmade_sweep
 from tcplab.cli.app import main
 from tcplab.report.compare import compare_runs, compare_summaries
-from tcplab.runs.directory import write_run
+from tcplab.storage.directory import write_run
 
 
 def _summary(share0, retx0, rtt0, util, cc1="cubic"):

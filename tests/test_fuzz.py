@@ -14,7 +14,7 @@ import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tcplab.cli.app import main
-from tcplab.spec.tomlout import dumps
+from tcplab.specs.tomlout import dumps
 
 pytestmark = pytest.mark.engine
 
@@ -184,7 +184,7 @@ def _small_enough_to_run(text: str) -> bool:
     """Only run specs that finish in well under a second (the validation is the target)."""
     try:
         doc = tomllib.loads(text)
-        from tcplab.spec.units import parse_rate, parse_time
+        from tcplab.specs.units import parse_rate, parse_time
 
         return (
             parse_time(doc["experiment"]["duration"]) <= 10**9

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import tcplab.api as api
-from tcplab.backends.sim import world_config
+from tcplab.lowering import world_config
 from tcplab.errors import SpecError
-from tcplab.spec.model import parse_spec
+from tcplab.specs.model import parse_spec
 
 TUM_FIG6 = (
     Path(__file__).resolve().parents[1]

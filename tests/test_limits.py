@@ -2,10 +2,10 @@
 naming the field, the estimate and the limit (issue 12)."""
 
 import pytest
-from tcplab.backends.sim import resolve
+from tcplab.lowering import resolve
 from tcplab.errors import SpecError
 from tcplab.runs.sweep import plan_sweep
-from tcplab.spec.model import parse_spec
+from tcplab.specs.model import parse_spec
 
 
 def raw(rate="10Mbps", duration="1s", interval="100ms", count=1, events=None):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 import tcplab
-from tcplab.backends.sim.world_config import world_config
+from tcplab.lowering.world_config import world_config
 from tcplab.errors import SpecError
-from tcplab.spec.model import parse_spec
+from tcplab.specs.model import parse_spec
 
 pytestmark = pytest.mark.engine
 

@@ -7,7 +7,7 @@ import pytest
 import tcplab
 from handmade import handmade_run, write_handmade_sweep
 from tcplab.errors import SpecError
-from tcplab.runs.directory import write_run
+from tcplab.storage.directory import write_run
 from tcplab.runs.sweep_data import numeric_axis
 
 

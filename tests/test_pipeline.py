@@ -108,7 +108,7 @@ def test_pdf_without_a_report_is_refused(fake_engine, write_spec, tmp_path, caps
 
 
 def test_redraw_keeps_or_adds_the_pdf(fake_engine, write_spec, tmp_path):
-    from tcplab.runs.ownership import run_problem
+    from tcplab.storage.ownership import run_problem
 
     out = tmp_path / "res"
     tcplab.run(write_spec(SPEC), out)
@@ -228,7 +228,7 @@ def test_sweep_runs_grid_and_never_recomputes(fake_engine, write_spec, tmp_path)
 
 def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec):
     from tcplab.runs.sweep import plan_sweep
-    from tcplab.spec.model import read_toml
+    from tcplab.specs.model import read_toml
 
     raw = read_toml(write_spec(SWEEP))
     plan = plan_sweep(raw)

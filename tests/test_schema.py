@@ -10,11 +10,11 @@ import typing
 import jsonschema
 import pytest
 from tcplab.backends import BACKENDS
-from tcplab.backends.sim import world_config
+from tcplab.lowering import world_config
 from tcplab.reproduce.catalogue import default_root, load_entry
-from tcplab.spec import contract
-from tcplab.spec.aqm import CodelAqm, FqCodelAqm, PieAqm, RedAqm
-from tcplab.spec.model import Experiment, Tcp, parse_spec
+from tcplab.specs import contract
+from tcplab.specs.aqm import CodelAqm, FqCodelAqm, PieAqm, RedAqm
+from tcplab.specs.model import Experiment, Tcp, parse_spec
 
 QUICK = {
     "experiment": {"duration": "2s", "sample_interval": "100ms"},
@@ -29,9 +29,9 @@ def test_the_packaged_schema_is_the_engines_export():
 
     exported = json.loads(engine().schema())
     assert contract.schema() == exported, (
-        "python/tcplab/spec/engine_schema.json is stale: regenerate it with "
+        "python/tcplab/specs/engine_schema.json is stale: regenerate it with "
         "python -c 'import json, tcplab._engine as e; print(json.dumps(json.loads(e.schema()), "
-        "indent=1, sort_keys=True))' > python/tcplab/spec/engine_schema.json"
+        "indent=1, sort_keys=True))' > python/tcplab/specs/engine_schema.json"
     )
 
 

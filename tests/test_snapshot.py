@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 import tcplab
-from tcplab.spec.algorithms import registry
+from tcplab.specs.algorithms import registry
 
 pytestmark = pytest.mark.engine
 

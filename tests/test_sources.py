@@ -3,9 +3,9 @@ sources, on/off or not, through the spec, the engine and summary.json."""
 
 import pytest
 import tcplab
-from tcplab.backends.sim import world_config
+from tcplab.lowering import world_config
 from tcplab.errors import SpecError
-from tcplab.spec.model import parse_spec, tomllib
+from tcplab.specs.model import parse_spec, tomllib
 
 BASE = """
 [experiment]

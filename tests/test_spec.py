@@ -1,10 +1,10 @@
 """Spec parsing, resolution and every error case of issue 4."""
 
 import pytest
-from tcplab.backends.sim import resolve, size_to_packets, world_config
+from tcplab.lowering import resolve, size_to_packets, world_config
 from tcplab.errors import SpecError
-from tcplab.spec.model import load_spec, parse_spec
-from tcplab.spec.units import Size
+from tcplab.specs.model import load_spec, parse_spec
+from tcplab.specs.units import Size
 
 BASE = """
 [experiment]
@@ -189,8 +189,8 @@ def test_stagger_spreads_group_starts(fake_engine, write_spec):
 
 
 def test_resolved_spec_round_trips(fake_engine, write_spec):
-    from tcplab.runs.directory import spec_toml
-    from tcplab.spec.model import tomllib
+    from tcplab.storage.directory import spec_toml
+    from tcplab.specs.model import tomllib
 
     s = resolve(load_spec(write_spec(BASE)))
     again = parse_spec(tomllib.loads(spec_toml(s)))

@@ -3,9 +3,9 @@ change with the swept value (issue 12: a sweep over ``experiment.seed`` used to 
 1 under every label)."""
 
 import pytest
-from tcplab.backends.sim import world_config
+from tcplab.lowering import world_config
 from tcplab.runs.sweep import plan_sweep
-from tcplab.spec.model import read_toml
+from tcplab.specs.model import read_toml
 
 SPEC = """
 [experiment]

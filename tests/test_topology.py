@@ -3,9 +3,9 @@ errors, the RTT split over a path's links, the engine config, and a parking lot 
 
 import pytest
 import tcplab
-from tcplab.backends.sim import resolve, world_config
+from tcplab.lowering import resolve, world_config
 from tcplab.errors import SpecError
-from tcplab.spec.model import parse_spec, tomllib
+from tcplab.specs.model import parse_spec, tomllib
 
 PARKING_LOT = """
 [experiment]

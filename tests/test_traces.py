@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import tcplab
-from tcplab.backends.sim import world_config
+from tcplab.lowering import world_config
 from tcplab.errors import SpecError
-from tcplab.spec.model import load_spec, parse_spec
-from tcplab.spec.traces import TraceRate, read_trace
+from tcplab.specs.model import load_spec, parse_spec
+from tcplab.specs.traces import TraceRate, read_trace
 
 TRACES = Path(__file__).resolve().parent.parent / "traces"
 
@@ -150,7 +150,7 @@ def test_a_policed_bottleneck_engages_bbrs_lt_bw(tmp_path):
 def test_bbrprime_fig10_runs_over_the_shipped_synthetic_trace():
     # The LTE entry is runnable now, over traces/synthetic-lte.down (named relative to the
     # entry file), and says it is not the paper's link.
-    from tcplab.backends.sim import world_config
+    from tcplab.lowering import world_config
     from tcplab.reproduce.catalogue import load_entry
 
     root = Path(__file__).resolve().parent.parent / "experiments" / "papers" / "bbrprime"

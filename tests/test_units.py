@@ -1,7 +1,7 @@
 from decimal import Decimal
 
 import pytest
-from tcplab.spec.units import Size, format_rate, format_time, parse_rate, parse_size, parse_time
+from tcplab.specs.units import Size, format_rate, format_time, parse_rate, parse_size, parse_time
 
 
 def test_rates_parse_to_exact_bits_per_second():

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tcplab.runs.directory import Result, load_run, write_run
+from tcplab.storage.directory import Result, load_run, write_run
 from tcplab.runs.execute import execute
-from tcplab.spec.model import Spec, apply_overrides, load_spec, parse_spec
+from tcplab.specs.model import Spec, apply_overrides, load_spec, parse_spec
 
 SpecLike = Spec | str | Path | dict
 
@@ -109,7 +109,7 @@ def run(
     _check_arguments(overrides, progress)
     _check_report_flags(report, pdf)
     if out is not None:
-        from tcplab.runs.ownership import check_replaceable
+        from tcplab.storage.ownership import check_replaceable
 
         check_replaceable(Path(out), "out")
     s = as_spec(spec, overrides)

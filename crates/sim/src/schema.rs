@@ -3,7 +3,7 @@
 //! spec model against it (field names, defaults, bounds; tests/test_schema.py) and maps
 //! an engine error's field path back to the spec through it: a field whose spec name is
 //! not its own name less the unit suffix (`_ns`, `_bps`, `_bytes`, `_pkts`) says so in
-//! `x-spec`. python/tcplab/spec/engine_schema.json is this export, kept current by
+//! `x-spec`. python/tcplab/specs/engine_schema.json is this export, kept current by
 //! tests/test_schema.py.
 
 use serde_json::Value;

@@ -1,5 +1,5 @@
 """Evaluating ``[[checks]]`` and metric expressions on a run's summary.json (the
-expressions' grammar and the checks' model: :mod:`tcplab.spec.checks`)."""
+expressions' grammar and the checks' model: :mod:`tcplab.specs.checks`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tcplab.spec.checks import BY_CC, METRIC_EXPR, SUMMED, WINDOWS_EXPR, Check
+from tcplab.specs.checks import BY_CC, METRIC_EXPR, SUMMED, WINDOWS_EXPR, Check
 
 
 def metric_value(summary: dict[str, Any], expr: str) -> float:

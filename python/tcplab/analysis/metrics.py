@@ -221,10 +221,10 @@ def in_force_order(events: Sequence[tuple[float, float]]) -> list[tuple[float, f
 
 
 def trace_bits(trace: Any, t_s: float) -> float:
-    """Bits a traced link (spec/traces.py TraceRate) can deliver over ``[0, t_s]``: its
+    """Bits a traced link (specs/traces.py TraceRate) can deliver over ``[0, t_s]``: its
     delivery opportunities up to then, the trace repeating with its period (the last
     timestamp), 1500 bytes each (crates/sim/src/net/trace.rs)."""
-    from tcplab.spec.traces import OPPORTUNITY_BYTES
+    from tcplab.specs.traces import OPPORTUNITY_BYTES
 
     opp = trace.opportunities_ms
     period_ms = opp[-1]

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcplab.spec.model import Spec
+from tcplab.specs.model import Spec
 
 SERIES_FIRST = [
     "time_s",

@@ -11,7 +11,7 @@ import pandas as pd
 
 from tcplab.analysis import metrics as m
 from tcplab.analysis.rundata import RunData
-from tcplab.spec.checks import AGGREGATE_KEYS
+from tcplab.specs.checks import AGGREGATE_KEYS
 
 
 def _clean(x: Any) -> Any:
@@ -333,7 +333,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     if not per_flow.empty and "fct_s" in per_flow:
         doc["fct"] = fct_summary(per_flow)
     if run.sources:  # constant-rate sources, apart from the TCP flows (tcplab.sources)
-        from tcplab.spec.sources import summary as sources_summary
+        from tcplab.specs.sources import summary as sources_summary
 
         doc["sources"] = sources_summary(run.sources, dur)
     return _clean(doc)
@@ -536,7 +536,7 @@ BBR_FAMILIES = ("bbr", "bbr3")
 def family(cc: str) -> str | None:
     """The registry's family of an algorithm (``crates/cc/src/registry.rs``), or None for a
     name it does not know."""
-    from tcplab.spec.algorithms import registry
+    from tcplab.specs.algorithms import registry
 
     algo = registry().get(cc)
     return algo.family if algo is not None else None

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tcplab.errors import SpecError
-from tcplab.spec.model import Spec
+from tcplab.specs.model import Spec
 
 Progress = Callable[[float], None] | None
 

@@ -33,7 +33,7 @@ def threading_is_main() -> bool:
 
 
 def _overrides(items: Sequence[str]) -> dict[str, Any]:
-    from tcplab.spec.model import parse_value
+    from tcplab.specs.model import parse_value
 
     out: dict[str, Any] = {}
     for item in items or []:
@@ -82,10 +82,10 @@ def _backends(arg: str | None) -> list[str | None]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tcplab.spec.model import load_spec
+    from tcplab.specs.model import load_spec
 
     out = Path(args.output)
-    from tcplab.runs.directory import check_output_dir
+    from tcplab.storage.directory import check_output_dir
 
     if args.pdf and args.no_report:
         raise SpecError([("--pdf", "report.pdf is part of the report; drop --no-report or --pdf")])
@@ -121,8 +121,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _prepare(spec: Any, out: Path) -> Any:
     """Every check that can refuse a run before it starts; returns the resolved spec."""
     from tcplab.backends import backend_of
-    from tcplab.backends.sim import resolve
-    from tcplab.runs.ownership import check_replaceable
+    from tcplab.lowering import resolve
+    from tcplab.storage.ownership import check_replaceable
 
     check_replaceable(out, "-o")
     spec = resolve(spec)  # every spec error is reported before the run starts
@@ -145,7 +145,7 @@ def _run_one(args: argparse.Namespace, spec: Any, out: Path, backend: str | None
 
 def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
     from tcplab.backends import backend_of
-    from tcplab.runs.directory import write_run
+    from tcplab.storage.directory import write_run
     from tcplab.runs.execute import execute
 
     backend = backend_of(spec)
@@ -299,7 +299,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from tcplab.runs.directory import is_run_dir
+    from tcplab.storage.directory import is_run_dir
 
     d = Path(args.dir)
     if (d / "sweep.json").is_file():
@@ -362,7 +362,7 @@ def redraw_report(d: Path, pdf: bool = False) -> list[str]:
     import tempfile
 
     from tcplab.report.run_report import PDF_FILE, save_report
-    from tcplab.runs.directory import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
+    from tcplab.storage.directory import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
 
     with _stored_files(d):
         result = load_run(d)
@@ -401,7 +401,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_algorithms(args: argparse.Namespace) -> int:
-    from tcplab.spec.algorithms import _num, registry
+    from tcplab.specs.algorithms import _num, registry
 
     if args.bpf:
         return _bpf_algorithm(args)
@@ -455,9 +455,10 @@ def _bpf_algorithm(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from tcplab.backends.sim import check_with_engine, resolve
-    from tcplab.runs.directory import spec_toml
-    from tcplab.spec.model import load_spec, read_toml
+    from tcplab.backends.sim import check_with_engine
+    from tcplab.lowering import resolve
+    from tcplab.storage.directory import spec_toml
+    from tcplab.specs.model import load_spec, read_toml
 
     spec = load_spec(args.spec, _overrides(args.set))
     raw = read_toml(args.spec)
@@ -479,9 +480,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_import_tum(args: argparse.Namespace) -> int:
-    from tcplab.spec.import_tum import import_tum
-    from tcplab.spec.model import parse_spec
-    from tcplab.spec.tomlout import dumps
+    from tcplab.specs.import_tum import import_tum
+    from tcplab.specs.model import parse_spec
+    from tcplab.specs.tomlout import dumps
 
     raw = import_tum(
         args.config,
@@ -500,7 +501,7 @@ def cmd_import_tum(args: argparse.Namespace) -> int:
         dumps(
             raw,
             header=f"Imported by tcplab {__version__} from the TUM framework config {args.config} "
-            "(see python/tcplab/spec/import_tum.py for the mapping).",
+            "(see python/tcplab/specs/import_tum.py for the mapping).",
         ),
         end="",
     )

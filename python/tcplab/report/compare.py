@@ -177,7 +177,7 @@ def _read_json(d: Path, name: str) -> dict[str, Any]:
 
 
 def _read_summary(d: Path) -> dict[str, Any]:
-    from tcplab.runs.directory import is_run_dir
+    from tcplab.storage.directory import is_run_dir
 
     if not is_run_dir(d):
         raise SpecError(
@@ -267,7 +267,7 @@ def is_sweep_dir(d: Path) -> bool:
 def compare_sweeps(dirs: Sequence[Path], labels: Sequence[str]) -> Comparison:
     """Sweeps point by point: runs matched by (swept values, seed); the first sweep is the
     reference. Only finished runs (``runs/<digest>`` with a manifest) take part."""
-    from tcplab.runs.directory import is_run_dir
+    from tcplab.storage.directory import is_run_dir
 
     plans = [_read_json(d, "sweep.json") for d in dirs]
     notes: list[str] = []
@@ -352,7 +352,7 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
         result = compare_summaries([_read_summary(d) for d in paths], labels)
         result.spec_diff = diff_docs([read_resolved(d) for d in paths])
     if out is not None:
-        from tcplab.runs.directory import atomic_dir, check_output_dir
+        from tcplab.storage.directory import atomic_dir, check_output_dir
 
         target = Path(out)
         check_output_dir(target)

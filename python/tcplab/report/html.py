@@ -327,7 +327,7 @@ def _json(fig: dict[str, Any]) -> str:
 def run_html(result: Any) -> str:
     """The run's report.html (see the module docstring)."""
     from tcplab.report.run_report import _title
-    from tcplab.runs.directory import spec_toml
+    from tcplab.storage.directory import spec_toml
 
     run = result.run
     summary = result.summary.reset_index()
@@ -364,7 +364,7 @@ def write_sweep_html(out: Any, plan: Any, table: pd.DataFrame) -> Any:
     import os
     from pathlib import Path
 
-    from tcplab.runs.directory import tmp_prefix
+    from tcplab.storage.directory import tmp_prefix
 
     doc = {"name": Path(out).resolve().name, "axes": plan.axes, "repeat": plan.repeat}
     doc["metrics"] = plan.metrics

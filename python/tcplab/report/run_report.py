@@ -39,7 +39,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from tcplab.report import plots as p  # noqa: E402
 from tcplab.report import series as sr  # noqa: E402
 from tcplab.report import ticks  # noqa: E402
-from tcplab.spec.units import format_rate, format_time  # noqa: E402
+from tcplab.specs.units import format_rate, format_time  # noqa: E402
 
 # Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
 # and the line-style rule (20 flows' entries would cover the top of the figure).

@@ -59,6 +59,6 @@ def diff_docs(
 
 def read_resolved(run_dir: Path) -> dict[str, Any]:
     """A stored run's resolved spec as a plain document (its ``spec.toml``)."""
-    from tcplab.spec.model import read_toml
+    from tcplab.specs.model import read_toml
 
     return read_toml(Path(run_dir) / "spec.toml")

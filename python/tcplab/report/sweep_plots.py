@@ -41,7 +41,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from tcplab.report import units  # noqa: E402
-from tcplab.spec.units import parse_rate, parse_size, parse_time  # noqa: E402
+from tcplab.specs.units import parse_rate, parse_size, parse_time  # noqa: E402
 
 CONFIDENCE = 0.95
 # Lines per panel up to which the PNG has a legend (more would cover the panel).

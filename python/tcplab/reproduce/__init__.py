@@ -12,7 +12,7 @@ from tcplab import __version__
 from tcplab.reproduce.catalogue import PAPERS, Entry, load_catalogue
 from tcplab.reproduce.report import check_docs_results, copy_report, counts, write_report
 from tcplab.reproduce.runner import VERDICTS, run_catalogue
-from tcplab.runs.directory import git_commit
+from tcplab.storage.directory import git_commit
 
 __all__ = ["PAPERS", "VERDICTS", "Entry", "load_catalogue", "reproduce"]
 

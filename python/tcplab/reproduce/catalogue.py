@@ -67,8 +67,8 @@ from pydantic import (
 
 from tcplab.errors import SpecError
 from tcplab.reproduce import prose
-from tcplab.spec.checks import Check
-from tcplab.spec.model import _problems, read_toml
+from tcplab.specs.checks import Check
+from tcplab.specs.model import _problems, read_toml
 
 PAPERS = {
     "acd": "BBR-ACD (Mahmud et al., Electronics 2020)",
@@ -272,7 +272,7 @@ def load_entry(path: Path) -> Entry:
 def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
     """Claims and the plot must name swept paths and values of the grid, and metrics that
     parse: a typo would otherwise turn a claim into "not run" silently."""
-    from tcplab.spec.checks import METRIC_EXPR
+    from tcplab.specs.checks import METRIC_EXPR
 
     grid = prose.grid_of(raw)
     problems = prose.problems(meta.claims, grid, None)

@@ -61,7 +61,7 @@ class TemplateError(ValueError):
 
 def parse(text: str) -> list[Template]:
     """Every template of ``text``, or a :class:`TemplateError` naming the bad one."""
-    from tcplab.spec.checks import METRIC_EXPR
+    from tcplab.specs.checks import METRIC_EXPR
 
     out = []
     if text.count("{{") != text.count("}}"):

@@ -430,7 +430,7 @@ def _shortened(results: list[EntryResult]) -> list[str]:
 
 
 def _seconds(text: Any) -> float:
-    from tcplab.spec.units import parse_time
+    from tcplab.specs.units import parse_time
 
     try:
         return parse_time(str(text)) / 1e9

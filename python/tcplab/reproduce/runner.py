@@ -20,9 +20,9 @@ from tcplab.analysis.checks import metric_value
 from tcplab.reproduce import prose, seeds
 from tcplab.reproduce.catalogue import Claim, Entry
 from tcplab.reproduce.judge import Judgement, judge
-from tcplab.runs.directory import is_run_dir
+from tcplab.storage.directory import is_run_dir
 from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
-from tcplab.spec.model import apply_overrides
+from tcplab.specs.model import apply_overrides
 
 VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")
 

@@ -30,7 +30,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tcplab.runs.directory import is_run_dir
+from tcplab.storage.directory import is_run_dir
 from tcplab.runs.sweep import LOCK, RESERVED
 
 PAPER_SEEDS = {"acd": 30, "acw": 10, "tum": 5}

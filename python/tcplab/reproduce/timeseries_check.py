@@ -130,7 +130,7 @@ def _mark_problems(
 def _duration_s(raw: dict[str, Any]) -> float | None:
     """The entry's run duration in seconds, or None if it does not state one that parses
     (the spec's own validation reports that)."""
-    from tcplab.spec.units import parse_time
+    from tcplab.specs.units import parse_time
 
     text = (raw.get("experiment") or {}).get("duration")
     try:

@@ -59,7 +59,7 @@ def chosen_run(res: Any) -> Any | None:
 def plot_timeseries(res: Any, path: Path) -> bool:
     """Draw the timeseries of ``res`` (an EntryResult whose entry has one) into ``path``;
     False if the run it names is not among the runs (e.g. a seed that --quick leaves out)."""
-    from tcplab.runs.directory import load_run
+    from tcplab.storage.directory import load_run
 
     ts = res.entry.meta.timeseries
     if ts is None or res.out is None:

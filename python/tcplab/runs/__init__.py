@@ -1,3 +1,2 @@
-"""Running and storing: one spec on its backend (:mod:`.execute`), run directories
-(:mod:`.directory`, with pcap files from :mod:`.pcap`) and sweeps with their cache
-(:mod:`.sweep`)."""
+"""Orchestration: one spec on its backend (:mod:`.execute`), sweeps with their cache
+(:mod:`.sweep`), and stored sweeps read back (:mod:`.sweep_data`)."""

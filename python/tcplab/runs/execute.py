@@ -10,9 +10,9 @@ from typing import Any
 from tcplab.analysis.rundata import from_engine
 from tcplab.analysis.summary import flow_metrics, summarize
 from tcplab.backends import backend_of
-from tcplab.backends.sim import resolve, world_config
-from tcplab.runs.directory import Result
-from tcplab.spec.model import Spec
+from tcplab.lowering import resolve, world_config
+from tcplab.storage.directory import Result
+from tcplab.specs.model import Spec
 
 
 def execute(

@@ -43,18 +43,18 @@ import pandas as pd
 from tcplab import __version__
 from tcplab.analysis.summary import AGGREGATE_KEYS
 from tcplab.backends import backend_of
-from tcplab.backends.sim import config_json, resolve, world_config
+from tcplab.lowering import config_json, resolve, world_config
 from tcplab.errors import EngineError, SpecError
-from tcplab.runs.directory import (
+from tcplab.storage.directory import (
     atomic_dir,
     check_output_dir,
     clean_stale_tmp,
     is_run_dir,
     tmp_prefix,
 )
-from tcplab.spec.limits import MAX_SWEEP_RUNS
-from tcplab.spec.model import Spec, apply_overrides, parse_spec, read_toml
-from tcplab.spec.paths import check_path, expand_path, parse_path
+from tcplab.specs.limits import MAX_SWEEP_RUNS
+from tcplab.specs.model import Spec, apply_overrides, parse_spec, read_toml
+from tcplab.specs.paths import check_path, expand_path, parse_path
 
 RESERVED = ("repeat", "metrics")
 SEED_LIMIT = 2**63  # experiment.seed's bound (spec.py)
@@ -228,7 +228,7 @@ def _run_job(
     spec_dict: dict[str, Any], out_dir: str, report: bool = False, pdf: bool = False
 ) -> str:
     """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
-    from tcplab.runs.directory import write_run
+    from tcplab.storage.directory import write_run
     from tcplab.runs.execute import execute
 
     spec = parse_spec(spec_dict, check_algorithms=False)
@@ -328,7 +328,7 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool at once (SIGTERM or Ctrl-C in the sweep): drop the queued runs and kill
     the running ones. Leaving the ``with`` block would instead wait for every queued run
     (issue 21). Finished runs are already stored; a killed run leaves only a temporary
-    named with its pid, which the next sweep removes (runs/directory.py clean_stale_tmp).
+    named with its pid, which the next sweep removes (storage/directory.py clean_stale_tmp).
     SIGKILL, not SIGTERM: a worker forked from the CLI would turn SIGTERM into an
     exception in the job and go on to the next one."""
     procs = list((getattr(pool, "_processes", None) or {}).values())
@@ -597,7 +597,7 @@ def _usable_cached(d: Path, quiet: bool) -> bool:
     still has the digest recorded there. A damaged one (no manifest, a file in its place,
     an edited summary.json, a truncated series.parquet) is removed, so that it is
     computed again rather than reported done or read into the table."""
-    from tcplab.runs.ownership import run_problem
+    from tcplab.storage.ownership import run_problem
 
     problem = run_problem(d)
     if problem is None:

@@ -14,7 +14,7 @@ plotted or fitted as it is (the choice is documented in docs/ARCHITECTURE.md):
 - plain numbers stay numbers;
 - rates (``"10Mbps"``, ``"1gbit"``) become Mbit/s, times (``"40ms"``) ms, sizes in BDP
   (``"0.5bdp"``) BDP multiples, in packets packets, in bytes bytes, all through the spec's
-  own unit parsers (:mod:`tcplab.spec.units`), so every spelling a spec accepts is read;
+  own unit parsers (:mod:`tcplab.specs.units`), so every spelling a spec accepts is read;
 - anything else (algorithm names, a mix of ``"1bdp"`` and ``"100pkt"``, lists) stays as
   written (lists and tables as JSON text, as in table.csv).
 
@@ -35,7 +35,7 @@ from tcplab.errors import SpecError
 
 def numeric_axis(values: list[Any]) -> tuple[list[Any], str | None]:
     """The values of one swept path as numbers and their unit, or unchanged and None."""
-    from tcplab.spec.units import parse_rate, parse_size, parse_time
+    from tcplab.specs.units import parse_rate, parse_size, parse_time
 
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return list(values), ""
@@ -123,7 +123,7 @@ def load_sweep(path: str | Path) -> SweepData:
     d = Path(path)
     if not (d / "sweep.json").is_file():
         raise SpecError([("", "not a tcplab sweep directory (no sweep.json)")], str(d))
-    from tcplab.runs.directory import is_run_dir
+    from tcplab.storage.directory import is_run_dir
 
     try:
         plan = json.loads((d / "sweep.json").read_text())

@@ -2,7 +2,7 @@
 //! captured link's serializer (the view of `tcpdump` on the sending interface, after the
 //! queue: dropped packets are not seen), with the time it left.
 //!
-//! A captured link holds a [`Capture`] in its extras (net/shaping.rs). The engine only records packets; `python/tcplab/runs/pcap.py` turns them
+//! A captured link holds a [`Capture`] in its extras (net/shaping.rs). The engine only records packets; `python/tcplab/storage/pcap.py` turns them
 //! into Ethernet / IPv4 / TCP frames. At most [`MAX_CAPTURED`] packets are kept per link;
 //! beyond that the capture stops and counts what it missed, so a long run cannot exhaust
 //! memory (about 100 bytes per record).

@@ -45,7 +45,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tcplab.spec.model import Spec
+from tcplab.specs.model import Spec
 
 NAN = math.nan
 _KERNEL_CC = ("cc_bw_bps", "cc_min_rtt_ms", "cc_pacing_gain", "cc_cwnd_gain", "cc_mode")
@@ -55,7 +55,7 @@ def simulator_columns(config: dict[str, Any]) -> tuple[list[str], set[str]]:
     """The series columns the simulator writes for this config, and which are labels, as
     the engine announces them (``tcplab_sim::world::series_columns``, checked against real
     runs of every algorithm by ``crates/sim/tests/all_algorithms.rs``)."""
-    from tcplab.backends.sim import config_json
+    from tcplab.lowering import config_json
     from tcplab.engine import engine
 
     cols = engine().series_columns(config_json(config))

@@ -41,7 +41,7 @@ from tcplab import bpf
 from tcplab.backends.kernel import bpf_ops, netns, requirements
 from tcplab.backends.kernel.assemble import assemble
 from tcplab.errors import EngineError, SpecError
-from tcplab.spec.model import Spec
+from tcplab.specs.model import Spec
 
 BASE_PORT = 5000
 START_LEAD_NS = 200_000_000

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcplab.spec.model import Spec
-from tcplab.spec.traces import TraceRate
+from tcplab.specs.model import Spec
+from tcplab.specs.traces import TraceRate
 
 WHY = "is not supported by the kernel backend yet (the emulator runs the dumbbell's drop-tail links only)"
 

@@ -6,12 +6,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tcplab.backends.sim.resolve import resolve
-from tcplab.backends.sim.world_config import config_json, world_config
+from tcplab.lowering.resolve import resolve
+from tcplab.lowering.world_config import config_json, world_config
 from tcplab.engine import engine, engine_schema
 from tcplab.errors import EngineError, SpecError
-from tcplab.spec.contract import spec_name
-from tcplab.spec.model import Spec
+from tcplab.specs.contract import spec_name
+from tcplab.specs.model import Spec
 
 
 def run_config(

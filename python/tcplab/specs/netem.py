@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt
 
-from tcplab.spec.units import format_time, parse_time, real_number
+from tcplab.specs.units import format_time, parse_time, real_number
 
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 # netem's probabilities and correlations are percentages up to 100 %.

@@ -51,7 +51,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
-from tcplab.spec.units import real_number
+from tcplab.specs.units import real_number
 
 Number = Annotated[float, BeforeValidator(real_number)]
 

@@ -26,8 +26,8 @@ from pydantic import (
     model_validator,
 )
 
-from tcplab.spec.contract import default, definition, spec_name
-from tcplab.spec.units import Size, format_time, parse_size, parse_time
+from tcplab.specs.contract import default, definition, spec_name
+from tcplab.specs.units import Size, format_time, parse_size, parse_time
 
 
 def _engine_default(kind: str, field: str):

@@ -55,7 +55,7 @@ class TraceRate(int):
 
 @functools.lru_cache(maxsize=32)
 def _read(path: str, mtime_ns: int) -> tuple[int, ...]:
-    from tcplab.spec.files import read_bounded
+    from tcplab.specs.files import read_bounded
 
     try:
         data = read_bounded(path)
@@ -113,7 +113,7 @@ def read_trace(path: str | Path) -> TraceRate:
 
 def parse_link_rate(value: Any) -> Any:
     """A link's ``rate``: a rate string (see :mod:`tcplab.units`) or ``{trace = "FILE"}``."""
-    from tcplab.spec.units import parse_rate
+    from tcplab.specs.units import parse_rate
 
     if isinstance(value, TraceRate):
         return value
@@ -128,7 +128,7 @@ def parse_link_rate(value: Any) -> Any:
 
 
 def format_link_rate(rate: Any) -> Any:
-    from tcplab.spec.units import format_rate
+    from tcplab.specs.units import format_rate
 
     if isinstance(rate, TraceRate):
         return {"trace": rate.path}

@@ -3,7 +3,7 @@ cross-field checks.
 
 A spec is data, not code. Quantities carry units and are parsed once (see
 :mod:`tcplab.units`) into integers: rates in bit/s, times in ns. Sizes stay symbolic
-(packets, bytes or BDP multiples) until :mod:`tcplab.backends.sim` resolves them against
+(packets, bytes or BDP multiples) until :mod:`tcplab.lowering` resolves them against
 the bottleneck. Dumping a model (``model_dump(mode="json")``) writes the canonical unit
 strings back, so a resolved spec is itself a valid spec.
 """
@@ -35,16 +35,16 @@ from pydantic import (
 
 from tcplab.bpf import absolute_paths as absolute_bpf_paths
 from tcplab.errors import SpecError
-from tcplab.spec import contract
-from tcplab.spec.aqm import KINDS as AQM_KINDS
-from tcplab.spec.aqm import Aqm
-from tcplab.spec.aqm import model_of as aqm_model_of
-from tcplab.spec.checks import Check
-from tcplab.spec.limits import check_rates
-from tcplab.spec.netem import NetemFields
-from tcplab.spec.paths import check_path, expand_path, format_path, parse_path, set_path
-from tcplab.spec.traces import absolute_trace_paths, format_link_rate, parse_link_rate
-from tcplab.spec.units import (
+from tcplab.specs import contract
+from tcplab.specs.aqm import KINDS as AQM_KINDS
+from tcplab.specs.aqm import Aqm
+from tcplab.specs.aqm import model_of as aqm_model_of
+from tcplab.specs.checks import Check
+from tcplab.specs.limits import check_rates
+from tcplab.specs.netem import NetemFields
+from tcplab.specs.paths import check_path, expand_path, format_path, parse_path, set_path
+from tcplab.specs.traces import absolute_trace_paths, format_link_rate, parse_link_rate
+from tcplab.specs.units import (
     Size,
     format_rate,
     format_time,
@@ -353,7 +353,7 @@ class Spec(_Model):
 
     def __repr__(self) -> str:
         """One line for notebooks (pydantic's repr lists every field, ~1000 characters)."""
-        from tcplab.spec.units import format_time
+        from tcplab.specs.units import format_time
 
         # the fields' own serialisers: a rate may be a trace, a buffer "unlimited"
         b = self.bottleneck.model_dump(mode="json", include={"rate", "delay", "buffer"})
@@ -403,7 +403,7 @@ def _drop_none(x: Any) -> Any:
 def _model_at(loc: tuple) -> type[BaseModel] | None:
     import typing
 
-    from tcplab.spec.paths import _unwrap
+    from tcplab.specs.paths import _unwrap
 
     tp: Any = Spec
     for seg in loc:
@@ -531,7 +531,7 @@ def parse_spec(
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Read a TOML file; syntax errors become a :class:`SpecError` naming the file."""
-    from tcplab.spec.files import read_bounded
+    from tcplab.specs.files import read_bounded
 
     p = Path(path)
     try:
@@ -597,7 +597,7 @@ WINDOW_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, str]]:
     """Problems that span fields: times beyond the run, start after stop, algorithms."""
-    from tcplab.spec.algorithms import check_params
+    from tcplab.specs.algorithms import check_params
 
     p: list[tuple[str, str]] = []
     dur = spec.experiment.duration
@@ -676,11 +676,11 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
     p += _check_shaping(spec)
     p += _check_topology(spec)
     p += _check_workloads(spec, check_algorithms)
-    from tcplab.spec.sources import check as _check_sources
+    from tcplab.specs.sources import check as _check_sources
 
     p += _check_sources(spec)
     if spec.experiment.pcap:
-        from tcplab.spec.links import link_names
+        from tcplab.specs.links import link_names
 
         names = link_names(spec.flow_count(), [nl.name for nl in spec.links])
         for i, name in enumerate(spec.experiment.pcap):
@@ -713,7 +713,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             )
     p += check_rates(spec)
     if spec.checks:
-        from tcplab.spec.checks import AGGREGATE_KEYS, check_expression
+        from tcplab.specs.checks import AGGREGATE_KEYS, check_expression
 
         ccs = {f.cc for f in spec.flows}
         for i, c in enumerate(spec.checks):
@@ -739,7 +739,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
 def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
     """Policer bursts of at least one packet, no rate events on a traced bottleneck, a
     reverse bottleneck without its own delay."""
-    from tcplab.spec.traces import TraceRate
+    from tcplab.specs.traces import TraceRate
 
     p: list[tuple[str, str]] = []
     wire = spec.tcp.mss + spec.tcp.header
@@ -833,8 +833,8 @@ def _check_topology(spec: Spec) -> list[tuple[str, str]]:
 
 def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]]:
     """At least one flow or workload; each workload's rate or load, size and times."""
-    from tcplab.spec.algorithms import check_params
-    from tcplab.spec.workload import read_cdf
+    from tcplab.specs.algorithms import check_params
+    from tcplab.specs.workload import read_cdf
 
     p: list[tuple[str, str]] = []
     if not spec.flows and not spec.workloads and not spec.sources:

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.errors import SpecError
-from tcplab.runs.directory import MANIFEST, check_output_dir, sha256_file
+from tcplab.storage.directory import MANIFEST, check_output_dir, sha256_file
 
-# Temporaries of ours (runs/directory.py tmp_prefix) may be left by a killed process.
+# Temporaries of ours (storage/directory.py tmp_prefix) may be left by a killed process.
 _OUR_TMP = re.compile(r"^\.tmp-.*-p\d+-[A-Za-z0-9_]+$")
 
 

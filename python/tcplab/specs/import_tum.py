@@ -191,7 +191,7 @@ def _spec(
     p_loss: float,
     name: str | None,
 ) -> dict[str, Any]:
-    from tcplab.spec.units import format_rate, format_time
+    from tcplab.specs.units import format_rate, format_time
 
     rtt_changes = [c for c in changes if c[1] == "rtt"]
     events = []

@@ -33,8 +33,8 @@ import pandas as pd
 
 from tcplab import __version__
 from tcplab.analysis.rundata import RunData
-from tcplab.spec import tomlout
-from tcplab.spec.model import Spec, parse_spec, read_toml
+from tcplab.specs import tomlout
+from tcplab.specs.model import Spec, parse_spec, read_toml
 
 MANIFEST = "manifest.json"
 TMP_PREFIX = ".tmp-"
@@ -314,7 +314,7 @@ def write_run(
 ) -> Path:
     """Write a run directory atomically; return its path. With ``replace``, an existing
     ``out`` is replaced only if it is a run tcplab wrote with nothing of the user's in it
-    (runs/ownership.py); otherwise a SpecError naming ``flag`` refuses, before the run
+    (storage/ownership.py); otherwise a SpecError naming ``flag`` refuses, before the run
     is written and again just before the rename.
 
     Outputs other than manifest.json are deterministic for a given spec, seed and tcplab
@@ -322,7 +322,7 @@ def write_run(
     report (``report``) is report.png and report.html, plus report.pdf with ``pdf``; the
     manifest lists the files written, so a run without a PDF is as complete as one with.
     """
-    from tcplab.runs.ownership import check_replaceable
+    from tcplab.storage.ownership import check_replaceable
 
     out = Path(out)
     if replace:
@@ -334,7 +334,7 @@ def write_run(
         _write_frame(result.series, tmp / "series")
         _write_frame(result.queue, tmp / "queue")
         if result.run is not None and result.run.captures:
-            from tcplab.runs.pcap import write_captures
+            from tcplab.storage.pcap import write_captures
 
             write_captures(tmp, result.run.captures, config)
         if report:

@@ -4,7 +4,7 @@
 ``WorldConfig`` and ``RunOutput`` (schemars); ``tests/test_schema.py`` fails when it is not
 the compiled engine's own export. The spec model takes the engine's defaults from it
 (AQM and TCP settings), so a default lives in one place: the Rust type that uses it.
-Reading the file, not the engine, keeps ``import tcplab.spec`` free of the extension.
+Reading the file, not the engine, keeps ``import tcplab.specs`` free of the extension.
 """
 
 from __future__ import annotations

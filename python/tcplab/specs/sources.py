@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcplab.spec.units import format_time
+from tcplab.specs.units import format_time
 
 
 def check(spec: Any) -> list[tuple[str, str]]:

@@ -35,10 +35,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from tcplab.errors import SpecError
-from tcplab.spec.aqm import RedAqm
-from tcplab.spec.limits import check_counts, check_resources
-from tcplab.spec.model import Link, Spec
-from tcplab.spec.units import Size, format_time
+from tcplab.specs.aqm import RedAqm
+from tcplab.specs.limits import check_counts, check_resources
+from tcplab.specs.model import Link, Spec
+from tcplab.specs.units import Size, format_time
 
 ACCESS_RATE_FACTOR = 100
 """Default access link rate as a multiple of the highest bottleneck rate (see module doc)."""
@@ -104,8 +104,8 @@ def resolve(spec: Spec) -> Spec:
     if s.workloads:
         # Poisson arrivals become ordinary flows (tcplab.workload); the resolved spec lists
         # them, and no workloads, so it repeats the run as it is.
-        from tcplab.spec.model import Flow
-        from tcplab.spec.workload import expand
+        from tcplab.specs.model import Flow
+        from tcplab.specs.workload import expand
 
         s.flows = s.flows + [Flow.model_validate(f) for f in expand(s)]
         s.workloads = []
@@ -243,7 +243,7 @@ def resolve(spec: Spec) -> Spec:
 def _netem_problems(s: Spec) -> list[tuple[str, str]]:
     """Jitter and reorder fields of every link, checked once delays are resolved (a
     reordered packet skips its link's delay, so reorder needs one)."""
-    from tcplab.spec.netem import problems
+    from tcplab.specs.netem import problems
 
     b = s.bottleneck
     p = problems("bottleneck", b, b.delay) + problems("bottleneck.reverse", b.reverse, b.delay)

@@ -9,16 +9,16 @@ import json
 from typing import Any
 
 from tcplab import bpf
-from tcplab.backends.sim.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
-from tcplab.spec.aqm import engine_config as aqm_engine_config
-from tcplab.spec.model import Spec
-from tcplab.spec.netem import engine_fields as netem_fields
-from tcplab.spec.units import Size
+from tcplab.lowering.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
+from tcplab.specs.aqm import engine_config as aqm_engine_config
+from tcplab.specs.model import Spec
+from tcplab.specs.netem import engine_fields as netem_fields
+from tcplab.specs.units import Size
 
 
 def _link(rate: int, delay: int, buffer: Size, loss: float, link: Any = None) -> dict[str, Any]:
     """An engine ``LinkConfig``; ``link``: the spec's link whose jitter and reorder fields
-    (tcplab.spec.netem) apply to this direction."""
+    (tcplab.specs.netem) apply to this direction."""
     return {
         "rate_bps": int(rate),
         "delay_ns": int(delay),
@@ -30,7 +30,7 @@ def _link(rate: int, delay: int, buffer: Size, loss: float, link: Any = None) ->
 
 def _shaping(rate: Any, policer: Any, wire: int) -> dict[str, Any] | None:
     """The engine's ``Shaping`` of a link (net/shaping.rs), or None."""
-    from tcplab.spec.traces import TraceRate
+    from tcplab.specs.traces import TraceRate
 
     out: dict[str, Any] = {}
     if isinstance(rate, TraceRate):
@@ -87,7 +87,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             ):  # absent unless set: configs (and digests) of older specs stay as they were
                 flows[-1]["ecn"] = f.ecn
             if f.onoff is not None:  # likewise
-                from tcplab.spec.sources import onoff_config
+                from tcplab.specs.sources import onoff_config
 
                 flows[-1]["onoff"] = onoff_config(f.onoff)
     config: dict[str, Any] = {
@@ -160,7 +160,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         if shaping:
             config["shaping"] = shaping
     if s.sources:  # only when used, so other specs keep their engine config
-        from tcplab.spec.sources import engine_config as sources_config
+        from tcplab.specs.sources import engine_config as sources_config
 
         top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
         config["sources"] = sources_config(s, ACCESS_RATE_FACTOR * top_rate)
@@ -180,8 +180,8 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[st
     6.18, the engine's default, so configs and run digests of older specs are unchanged."""
     if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc):
         return params
-    from tcplab.spec.algorithms import registry
-    from tcplab.spec.model import KERNEL_CODES
+    from tcplab.specs.algorithms import registry
+    from tcplab.specs.model import KERNEL_CODES
 
     algo = registry().get(cc)
     if algo is not None and algo.param("kernel") is not None:

@@ -158,7 +158,7 @@ def _window_s(start: int, stop: int | None, duration: int) -> float:
 def expected_arrivals(spec: Any) -> list[float]:
     """Each workload's expected number of flows (rate x arrival window), before any is
     drawn: refusing a workload must not cost what running it would."""
-    from tcplab.spec.workload import mean_size
+    from tcplab.specs.workload import mean_size
 
     out = []
     for w in spec.workloads:
