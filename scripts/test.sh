@@ -6,12 +6,12 @@
 # shadows this tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The kernel backend's tests (tests/test_kernel.py, root only) need `ip` (iproute2);
+# The kernel backend's tests (tests/backends/test_kernel.py, root only) need `ip` (iproute2);
 # install it from Debian only when it is missing and we may.
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q iproute2 >/dev/null || (apt-get update -q && apt-get install -y -q iproute2)
 fi
-# The HTML reports' browser test (tests/test_html_report.py) needs Chromium; likewise.
+# The HTML reports' browser test (tests/report/test_html_report.py) needs Chromium; likewise.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium >/dev/null)
 fi

@@ -67,7 +67,7 @@ def algorithms() -> list:
 
 
 def schema() -> str:
-    """The real engine's exported contract, as committed (tests/test_schema.py keeps the
+    """The real engine's exported contract, as committed (tests/specs/test_schema.py keeps the
     file equal to the engine's export)."""
     from tcplab.specs.contract import SCHEMA_FILE
 

@@ -1,10 +1,10 @@
 //! The JSON Schema of the engine's contract with the front end, exported from the Rust
 //! types themselves (schemars): `WorldConfig` in, `RunOutput` out. Python tests its own
-//! spec model against it (field names, defaults, bounds; tests/test_schema.py) and maps
+//! spec model against it (field names, defaults, bounds; tests/specs/test_schema.py) and maps
 //! an engine error's field path back to the spec through it: a field whose spec name is
 //! not its own name less the unit suffix (`_ns`, `_bps`, `_bytes`, `_pkts`) says so in
 //! `x-spec`. python/tcplab/specs/engine_schema.json is this export, kept current by
-//! tests/test_schema.py.
+//! tests/specs/test_schema.py.
 
 use serde_json::Value;
 

@@ -480,7 +480,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     # Utilisation over a window counts what reached the receivers in it (throughput), not
     # goodput: data received before the window but held back behind a loss is released
     # in order within it, and the window's goodput then exceeds what the link could carry
-    # in it (1.08 in tests/test_fuzz.py). Over the whole run the two agree on the bound.
+    # in it (1.08 in tests/cli/test_fuzz.py). Over the whole run the two agree on the bound.
     on_bottleneck = sel[sel["flow"].isin(through)] if "flow" in sel else sel
     bits_through = bits_of(on_bottleneck, "throughput_bps")
     events = run.bottleneck_events()
@@ -489,7 +489,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     # receiver's access link): their capacity is that of [t0 - d_max, t1 - d_min], the
     # union of the window shifted back by each flow's d. Against [t0, t1] itself a rate
     # drop at the window's start left up to d x (old - new rate) bits over capacity
-    # (utilisation 1.04 in tests/test_fuzz.py).
+    # (utilisation 1.04 in tests/cli/test_fuzz.py).
     delays = [_downstream_delay_s(run.spec, run.flows.loc[f, "group"]) for f in through]
     d_min, d_max = (min(delays), max(delays)) if delays else (0.0, 0.0)
     lo, hi = max(0.0, t0 - d_max), max(0.0, t1 - d_min)

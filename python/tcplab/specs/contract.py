@@ -1,7 +1,7 @@
 """The engine's contract (``crates/sim/src/schema.rs``) as the spec model reads it.
 
 ``engine_schema.json`` beside this file is the JSON Schema exported from the Rust types
-``WorldConfig`` and ``RunOutput`` (schemars); ``tests/test_schema.py`` fails when it is not
+``WorldConfig`` and ``RunOutput`` (schemars); ``tests/specs/test_schema.py`` fails when it is not
 the compiled engine's own export. The spec model takes the engine's defaults from it
 (AQM and TCP settings), so a default lives in one place: the Rust type that uses it.
 Reading the file, not the engine, keeps ``import tcplab.specs`` free of the extension.

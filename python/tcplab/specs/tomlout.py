@@ -9,7 +9,7 @@ tomli-w writes every array of tables inline (``flows = [{ cc = "bbr", rtt = "20m
 (``windows = {}``) as an empty ``[experiment.windows]`` section, and every list over
 several lines; it has no header comment. Bending its output back would be more code than
 this writer, whose correctness (every value reads back equal through tomllib, strings with
-any control character included) tests/test_roundtrip.py and tests/test_fuzz.py check."""
+any control character included) tests/specs/test_roundtrip.py and tests/cli/test_fuzz.py check."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Python plumbing (run directory, report redraw, CLI errors, sweep cache) on the
-stand-in engine of tests/fake_engine.py; tests/test_engine.py repeats the essentials on
+stand-in engine of tests/fake_engine.py; tests/backends/test_engine.py repeats the essentials on
 the real simulator."""
 
 import json

@@ -12,7 +12,7 @@ from tcplab.errors import SpecError
 from tcplab.specs.model import parse_spec
 
 TUM_FIG6 = (
-    Path(__file__).resolve().parents[1]
+    Path(__file__).resolve().parents[2]
     / "python/tcplab/data/papers/tum/tum-fig06-bdp-overestimation.toml"
 )
 

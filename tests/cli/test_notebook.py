@@ -11,7 +11,7 @@ import pytest
 nbformat = pytest.importorskip("nbformat", reason="the dev extra's nbformat is not installed")
 nbclient = pytest.importorskip("nbclient", reason="the dev extra's nbclient is not installed")
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "examples" / "first_hour.ipynb"
 pytestmark = pytest.mark.engine
 

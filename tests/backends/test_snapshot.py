@@ -1,10 +1,10 @@
 """A snapshot of what the engine computes: every registered algorithm on two small
-scenarios, key metrics rounded, kept in tests/snapshots/scenario_table.csv. An engine
+scenarios, key metrics rounded, kept in tests/backends/snapshots/scenario_table.csv. An engine
 change that moves a result changes this table, so the move shows up in review as a diff
 of numbers. When a change is meant to move results, regenerate the table and commit it
 with the change:
 
-    TCPLAB_UPDATE_SNAPSHOT=1 python -m pytest tests/test_snapshot.py
+    TCPLAB_UPDATE_SNAPSHOT=1 python -m pytest tests/backends/test_snapshot.py
 
 Results that move need a new tcplab version: a stored run's digest covers the version,
 not the code (runs/sweep.py run_digest), so a sweep or catalogue cache would otherwise

@@ -20,8 +20,8 @@ pytestmark = [
         reason="needs clang and libbpf-dev's headers (apt-get install clang libbpf-dev)",
     ),
 ]
-EXAMPLES = Path(__file__).resolve().parents[1] / "bpf" / "examples"
-QUICKSTART = Path(__file__).resolve().parents[1] / "experiments" / "quickstart.toml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "bpf" / "examples"
+QUICKSTART = Path(__file__).resolve().parents[2] / "experiments" / "quickstart.toml"
 
 
 def _spec(cc: str, loss: float = 0.0, params: dict | None = None) -> dict:

@@ -16,7 +16,7 @@ import pytest
 from tcplab.backends.kernel import bpf_ops, requirements
 from tcplab.cli.app import main
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 _why = "; ".join(r.detail for r in requirements.missing()) or bpf_ops.available()
 if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():

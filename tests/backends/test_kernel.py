@@ -18,7 +18,7 @@ import pytest
 from tcplab.backends.kernel import netns, requirements, tcpinfo
 from tcplab.cli import app as cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 _missing = requirements.missing()
 needs_kernel = pytest.mark.skipif(
     bool(_missing),

@@ -13,7 +13,7 @@ from tcplab.errors import SpecError
 from tcplab.specs.model import load_spec, parse_spec
 from tcplab.specs.traces import TraceRate, read_trace
 
-TRACES = Path(__file__).resolve().parent.parent / "traces"
+TRACES = Path(__file__).resolve().parents[2] / "traces"
 
 BASE = """
 [experiment]
@@ -100,7 +100,7 @@ def test_field_errors(tmp_path):
 
 def test_a_plain_dumbbell_config_is_unchanged():
     # No new keys unless used: existing specs keep their engine config and run digests.
-    spec = load_spec(Path(__file__).resolve().parent.parent / "experiments" / "quickstart.toml")
+    spec = load_spec(Path(__file__).resolve().parents[2] / "experiments" / "quickstart.toml")
     cfg = world_config(spec)
     assert "shaping" not in cfg and "bottleneck_reverse" not in cfg
 
@@ -153,7 +153,7 @@ def test_bbrprime_fig10_runs_over_the_shipped_synthetic_trace():
     from tcplab.lowering import world_config
     from tcplab.reproduce.catalogue import load_entry
 
-    root = Path(__file__).resolve().parent.parent / "experiments" / "papers" / "bbrprime"
+    root = Path(__file__).resolve().parents[2] / "experiments" / "papers" / "bbrprime"
     e = load_entry(root / "bbrprime-fig10-lte-5km.toml")
     assert e.runnable and "not the paper's" in e.meta.title
     cfg = world_config(parse_spec(e.raw))

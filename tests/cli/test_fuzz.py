@@ -3,7 +3,7 @@ overrides and file encodings must end in exit 0 or 2, never in a traceback or an
 "internal error", leave nothing behind when refused, and stay within bounded memory.
 
 The CI profile runs a few hundred examples; a longer one runs by hand with
-``TCPLAB_FUZZ=long python -m pytest tests/test_fuzz.py`` (5000 examples per test).
+``TCPLAB_FUZZ=long python -m pytest tests/cli/test_fuzz.py`` (5000 examples per test).
 """
 
 import os
@@ -252,7 +252,7 @@ def test_set_overrides_answer_0_or_2(tmp_path_factory, capsys, path, value):
 # must hold the invariants below. Small runs (<= 1 s, <= 20 Mbit/s): the CI profile keeps
 # this test to about a minute.
 
-TRACES = os.path.join(os.path.dirname(__file__), "..", "traces")
+TRACES = os.path.join(os.path.dirname(__file__), "..", "..", "traces")
 
 
 @st.composite
