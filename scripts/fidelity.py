@@ -37,9 +37,9 @@ sys.path.insert(0, str(REPO / "python"))
 
 import tcplab  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
-from tcplab.storage.directory import is_run_dir  # noqa: E402
 from tcplab.runs.sweep import run_digest  # noqa: E402
 from tcplab.specs.model import load_spec  # noqa: E402
+from tcplab.storage.directory import is_run_dir  # noqa: E402
 
 BACKENDS = ("sim", "kernel")
 # Two groups of per-seed shares further apart than this are shown as two modes.

@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent / "python" / "tcplab"
 # Earliest first. A module belongs to the first prefix that matches its dotted name
 # (longest prefixes are tried first). Each stage imports only from its own or earlier ones.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("tcplab.errors", "tcplab.engine", "tcplab._engine")),
+    ("base", ("tcplab.errors", "tcplab.version", "tcplab.engine", "tcplab._engine", "tcplab.bpf")),
     ("specs", ("tcplab.specs",)),
-    ("lowering", ("tcplab.lowering", "tcplab.bpf")),
+    ("lowering", ("tcplab.lowering",)),
     ("backends", ("tcplab.backends",)),
     ("storage", ("tcplab.storage",)),
     ("analysis", ("tcplab.analysis",)),

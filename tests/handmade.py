@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from tcplab.analysis.rundata import RunData
 from tcplab.analysis.summary import flow_metrics, summarize
-from tcplab.storage.directory import Result
+from tcplab.runs.result import Result
 from tcplab.specs.model import parse_spec
 
 SPEC = {

@@ -7,9 +7,8 @@
 >>> sweep.table.groupby(["bottleneck.buffer", "cc"])["share"].mean()  # doctest: +SKIP
 """
 
-__version__ = "0.5.1"
-
-from tcplab.errors import EngineError, SpecError  # noqa: E402
+from tcplab.errors import EngineError, SpecError
+from tcplab.version import __version__
 
 __all__ = ["run", "sweep", "load", "load_sweep", "SpecError", "EngineError", "__version__"]
 

@@ -7,9 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tcplab.storage.directory import Result, load_run, write_run
+from tcplab.errors import SpecError
 from tcplab.runs.execute import execute
+from tcplab.runs.result import Result, load_run, store_run
+from tcplab.runs.sweep import run_sweep
+from tcplab.runs.sweep_data import load_sweep as _load_sweep
 from tcplab.specs.model import Spec, apply_overrides, load_spec, parse_spec
+from tcplab.storage.ownership import check_replaceable
 
 SpecLike = Spec | str | Path | dict
 
@@ -31,8 +35,6 @@ def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
 def _check_arguments(overrides: Any, progress: Any) -> None:
     """API misuse as a SpecError naming the argument (an AttributeError or 'the simulator
     failed' said nothing about it, issue 21)."""
-    from tcplab.errors import SpecError
-
     if overrides is not None and (
         not isinstance(overrides, dict) or not all(isinstance(k, str) for k in overrides)
     ):
@@ -60,8 +62,6 @@ def _check_arguments(overrides: Any, progress: Any) -> None:
 def _check_report_flags(report: Any, pdf: Any) -> None:
     """``pdf=True`` with ``report=False`` asks for a report and for none: refused, naming
     the argument, rather than silently writing no PDF."""
-    from tcplab.errors import SpecError
-
     for name, value in (("report", report), ("pdf", pdf)):
         if not isinstance(value, bool):
             raise SpecError([(name, f"must be True or False; got {type(value).__name__}")])
@@ -109,8 +109,6 @@ def run(
     _check_arguments(overrides, progress)
     _check_report_flags(report, pdf)
     if out is not None:
-        from tcplab.storage.ownership import check_replaceable
-
         check_replaceable(Path(out), "out")
     s = as_spec(spec, overrides)
     if seed is not None:
@@ -134,7 +132,7 @@ def run(
             raise failure[0] from None
         raise
     if out is not None:
-        write_run(result, out, config, wall, replace=True, report=report, flag="out", pdf=pdf)
+        store_run(result, out, config, wall, replace=True, report=report, flag="out", pdf=pdf)
     return result
 
 
@@ -146,8 +144,6 @@ def load(path: str | Path) -> Result:
 def load_sweep(path: str | Path) -> Any:
     """Load a stored sweep directory: see :class:`tcplab.runs.sweep_data.SweepData`
     (``.table`` one row per run and flow, ``.runs`` one per run, ``.series``)."""
-    from tcplab.runs.sweep_data import load_sweep as _load_sweep
-
     return _load_sweep(path)
 
 
@@ -171,8 +167,6 @@ def sweep(
     DataFrame
         One row per run: the swept values, seed, digest and the aggregate metrics.
     """
-    from tcplab.runs.sweep import run_sweep
-
     _check_arguments(overrides, None)
     source = str(spec) if isinstance(spec, (str, Path)) else None
     return run_sweep(

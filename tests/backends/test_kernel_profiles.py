@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import tcplab.api as api
-from tcplab.lowering import world_config
 from tcplab.errors import SpecError
+from tcplab.lowering import world_config
 from tcplab.specs.model import parse_spec
 
 TUM_FIG6 = (

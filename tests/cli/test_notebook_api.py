@@ -7,8 +7,8 @@ import pytest
 import tcplab
 from handmade import handmade_run, write_handmade_sweep
 from tcplab.errors import SpecError
-from tcplab.storage.directory import write_run
 from tcplab.runs.sweep_data import numeric_axis
+from tcplab.storage.directory import write_run
 
 
 def test_flow_is_a_column_of_the_summary_and_still_its_index(tmp_path):
@@ -20,7 +20,7 @@ def test_flow_is_a_column_of_the_summary_and_still_its_index(tmp_path):
     assert r.summary.groupby("flow").size().tolist() == [1, 1, 1]
     merged = r.series.merge(r.summary[["flow", "group"]], on="flow")
     assert len(merged) == len(r.series)
-    write_run(r, tmp_path / "run", {}, 0.0, report=False)
+    write_run(r, tmp_path / "run", {}, 0.0)
     loaded = tcplab.load(tmp_path / "run")
     assert loaded.summary["flow"].tolist() == [0, 1, 2]
     assert loaded.summary.loc[1, "cc"] == "bbr"

@@ -128,7 +128,7 @@ def _stored_pair(tmp_path):
     """Two stored hand-made runs; the second's buffer is 100 packets instead of 50 and its
     total goodput 18.2 Mbit/s instead of 16.56."""
     a, b = tmp_path / "a", tmp_path / "b"
-    write_run(handmade_run(), a, {}, 0.0, report=False)
+    write_run(handmade_run(), a, {}, 0.0)
     shutil.copytree(a, b)
     spec = (b / "spec.toml").read_text()
     assert 'buffer = "50pkt"' in spec
@@ -162,7 +162,7 @@ def test_the_spec_difference_comes_first_field_by_field(tmp_path, capsys):
 
 def test_equal_specs_print_no_difference(tmp_path, capsys):
     a = tmp_path / "a"
-    write_run(handmade_run(), a, {}, 0.0, report=False)
+    write_run(handmade_run(), a, {}, 0.0)
     shutil.copytree(a, tmp_path / "b")
     assert compare_runs([a, tmp_path / "b"]).spec_diff == []
     assert main(["compare", str(a), str(tmp_path / "b")]) == 0
@@ -225,7 +225,7 @@ def test_sweeps_are_compared_point_by_point(tmp_path, capsys):
 
 
 def test_runs_and_sweeps_are_not_mixed(tmp_path, capsys):
-    write_run(handmade_run(), tmp_path / "run", {}, 0.0, report=False)
+    write_run(handmade_run(), tmp_path / "run", {}, 0.0)
     write_handmade_sweep(tmp_path / "sw", {"bottleneck.buffer": ["1bdp"]}, [])
     assert main(["compare", str(tmp_path / "run"), str(tmp_path / "sw")]) == 2
     assert "compare runs with runs and sweeps with sweeps" in capsys.readouterr().err

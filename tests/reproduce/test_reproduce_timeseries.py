@@ -93,7 +93,7 @@ def test_without_an_x_axis_the_timeseries_replaces_the_bare_series_plot(reproduc
 
 def _figure(reproduced, name="tum-fig99-ts"):
     from tcplab.reproduce.timeseries_plot import chosen_run, draw, run_dir
-    from tcplab.storage.directory import load_run
+    from tcplab.runs.result import load_run
 
     _, _, results = reproduced
     res = next(r for r in results if r.entry.name == name)
@@ -234,7 +234,7 @@ def test_close_events_tags_are_stacked_not_printed_over_each_other(reproduced):
     (9 points); one 1 s away stays in the first row."""
     from tcplab.reproduce.catalogue import PaperMark
     from tcplab.reproduce.timeseries_plot import chosen_run, draw, run_dir
-    from tcplab.storage.directory import load_run
+    from tcplab.runs.result import load_run
 
     _, _, results = reproduced
     res = next(r for r in results if r.entry.name == "tum-fig99-ts")

@@ -5,8 +5,8 @@ unchanged), and an end-to-end run with marks in queue.csv and summary.json."""
 import json
 
 import pytest
-from tcplab.lowering import world_config
 from tcplab.errors import SpecError
+from tcplab.lowering import world_config
 from tcplab.specs.model import load_spec
 
 BASE = """

@@ -2,8 +2,8 @@
 naming the field, the estimate and the limit (issue 12)."""
 
 import pytest
-from tcplab.lowering import resolve
 from tcplab.errors import SpecError
+from tcplab.lowering import resolve
 from tcplab.runs.sweep import plan_sweep
 from tcplab.specs.model import parse_spec
 

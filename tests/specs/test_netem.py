@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 import tcplab
-from tcplab.lowering.world_config import world_config
 from tcplab.errors import SpecError
+from tcplab.lowering.world_config import world_config
 from tcplab.specs.model import parse_spec
 
 pytestmark = pytest.mark.engine

@@ -6,10 +6,10 @@ non-ASCII), which once produced unreadable files."""
 import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tcplab.lowering import resolve, world_config
 from tcplab.errors import SpecError
-from tcplab.storage.directory import spec_toml
+from tcplab.lowering import resolve, world_config
 from tcplab.specs.model import parse_spec
+from tcplab.storage.directory import spec_toml
 
 RATES = st.sampled_from(["1Mbps", "10Mbps", "20.5Mbps", "1Gbps", "640kbps"])
 TIMES = st.sampled_from(["0s", "1ms", "2ms", "5ms", "12.5ms", "40ms"])

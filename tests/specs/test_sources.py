@@ -3,8 +3,8 @@ sources, on/off or not, through the spec, the engine and summary.json."""
 
 import pytest
 import tcplab
-from tcplab.lowering import world_config
 from tcplab.errors import SpecError
+from tcplab.lowering import world_config
 from tcplab.specs.model import parse_spec, tomllib
 
 BASE = """

@@ -1,8 +1,8 @@
 """Spec parsing, resolution and every error case of issue 4."""
 
 import pytest
-from tcplab.lowering import resolve, size_to_packets, world_config
 from tcplab.errors import SpecError
+from tcplab.lowering import resolve, size_to_packets, world_config
 from tcplab.specs.model import load_spec, parse_spec
 from tcplab.specs.units import Size
 
@@ -189,8 +189,8 @@ def test_stagger_spreads_group_starts(fake_engine, write_spec):
 
 
 def test_resolved_spec_round_trips(fake_engine, write_spec):
-    from tcplab.storage.directory import spec_toml
     from tcplab.specs.model import tomllib
+    from tcplab.storage.directory import spec_toml
 
     s = resolve(load_spec(write_spec(BASE)))
     again = parse_spec(tomllib.loads(spec_toml(s)))

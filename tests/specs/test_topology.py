@@ -3,8 +3,8 @@ errors, the RTT split over a path's links, the engine config, and a parking lot 
 
 import pytest
 import tcplab
-from tcplab.lowering import resolve, world_config
 from tcplab.errors import SpecError
+from tcplab.lowering import resolve, world_config
 from tcplab.specs.model import parse_spec, tomllib
 
 PARKING_LOT = """

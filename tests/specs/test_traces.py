@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 import tcplab
-from tcplab.lowering import world_config
 from tcplab.errors import SpecError
+from tcplab.lowering import world_config
 from tcplab.specs.model import load_spec, parse_spec
 from tcplab.specs.traces import TraceRate, read_trace
 

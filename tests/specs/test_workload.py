@@ -4,8 +4,8 @@ flow completion times, and that the arrivals reach the offered load."""
 import numpy as np
 import pytest
 import tcplab
-from tcplab.lowering import resolve
 from tcplab.errors import SpecError
+from tcplab.lowering import resolve
 from tcplab.specs.model import parse_spec, tomllib
 from tcplab.specs.workload import arrivals_ns, cdf_mean, draw_sizes, read_cdf
 

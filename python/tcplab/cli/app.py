@@ -18,8 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tcplab import __version__
 from tcplab.errors import EngineError, SpecError
+from tcplab.version import __version__
 
 EXIT_INPUT = 2
 EXIT_INTERNAL = 1
@@ -85,7 +85,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from tcplab.specs.model import load_spec
 
     out = Path(args.output)
-    from tcplab.storage.directory import check_output_dir
+    from tcplab.storage.files import check_output_dir
 
     if args.pdf and args.no_report:
         raise SpecError([("--pdf", "report.pdf is part of the report; drop --no-report or --pdf")])
@@ -145,8 +145,8 @@ def _run_one(args: argparse.Namespace, spec: Any, out: Path, backend: str | None
 
 def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
     from tcplab.backends import backend_of
-    from tcplab.storage.directory import write_run
     from tcplab.runs.execute import execute
+    from tcplab.runs.result import store_run
 
     backend = backend_of(spec)
     bar, update = _progress_bar(
@@ -158,7 +158,7 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
         if bar is not None:
             bar.n = bar.total
             bar.close()
-    write_run(result, out, config, wall, replace=True, report=not args.no_report, pdf=args.pdf)
+    store_run(result, out, config, wall, replace=True, report=not args.no_report, pdf=args.pdf)
     for w in result.summary_json.get("warnings", []):
         print(f"tcplab: warning: {w}", file=sys.stderr)
     if not args.quiet:
@@ -327,7 +327,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise SpecError(
             [("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")], str(d)
         )
-    names = redraw_report(d, pdf=args.pdf)
+    from tcplab.runs.result import load_run, redraw_report
+
+    with _stored_files(d):
+        result = load_run(d)
+    names = redraw_report(result, pdf=args.pdf)
     print("redrew " + ", ".join(str(d / n) for n in names))
     return 0
 
@@ -351,37 +355,6 @@ def _stored_files(d: Path) -> Iterator[None]:
             ],
             str(d),
         ) from None
-
-
-def redraw_report(d: Path, pdf: bool = False) -> list[str]:
-    """Redraw report.png and report.html of a stored run, and report.pdf when ``pdf`` or
-    when the run already has one (so no PDF is left older than its PNG); refresh their
-    digests in the manifest. Returns the names written."""
-    import os
-    import shutil
-    import tempfile
-
-    from tcplab.report.run_report import PDF_FILE, save_report
-    from tcplab.storage.directory import MANIFEST, clean_stale_tmp, load_run, sha256_file, tmp_prefix
-
-    with _stored_files(d):
-        result = load_run(d)
-    pdf = pdf or PDF_FILE in result.manifest.get("sha256", {})
-    clean_stale_tmp(d)
-    tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix("report"), dir=d))
-    try:
-        names = save_report(result, tmp, pdf=pdf)
-        for name in names:
-            os.replace(tmp / name, d / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    manifest = json.loads((d / MANIFEST).read_text())
-    for name in names:
-        manifest.setdefault("sha256", {})[name] = sha256_file(d / name)
-    staged = d / (tmp_prefix(MANIFEST) + "x")
-    staged.write_text(json.dumps(manifest, indent=1) + "\n")
-    os.replace(staged, d / MANIFEST)
-    return names
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -457,8 +430,8 @@ def _bpf_algorithm(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from tcplab.backends.sim import check_with_engine
     from tcplab.lowering import resolve
-    from tcplab.storage.directory import spec_toml
     from tcplab.specs.model import load_spec, read_toml
+    from tcplab.storage.directory import spec_toml
 
     spec = load_spec(args.spec, _overrides(args.set))
     raw = read_toml(args.spec)

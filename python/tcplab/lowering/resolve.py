@@ -37,8 +37,10 @@ from typing import Any
 from tcplab.errors import SpecError
 from tcplab.specs.aqm import RedAqm
 from tcplab.specs.limits import check_counts, check_resources
-from tcplab.specs.model import Link, Spec
+from tcplab.specs.model import Flow, Link, Spec
+from tcplab.specs.netem import problems
 from tcplab.specs.units import Size, format_time
+from tcplab.specs.workload import expand
 
 ACCESS_RATE_FACTOR = 100
 """Default access link rate as a multiple of the highest bottleneck rate (see module doc)."""
@@ -104,9 +106,6 @@ def resolve(spec: Spec) -> Spec:
     if s.workloads:
         # Poisson arrivals become ordinary flows (tcplab.workload); the resolved spec lists
         # them, and no workloads, so it repeats the run as it is.
-        from tcplab.specs.model import Flow
-        from tcplab.specs.workload import expand
-
         s.flows = s.flows + [Flow.model_validate(f) for f in expand(s)]
         s.workloads = []
         if not s.flows:
@@ -243,8 +242,6 @@ def resolve(spec: Spec) -> Spec:
 def _netem_problems(s: Spec) -> list[tuple[str, str]]:
     """Jitter and reorder fields of every link, checked once delays are resolved (a
     reordered packet skips its link's delay, so reorder needs one)."""
-    from tcplab.specs.netem import problems
-
     b = s.bottleneck
     p = problems("bottleneck", b, b.delay) + problems("bottleneck.reverse", b.reverse, b.delay)
     for i, nl in enumerate(s.links):

@@ -10,9 +10,13 @@ from typing import Any
 
 from tcplab import bpf
 from tcplab.lowering.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
+from tcplab.specs.algorithms import registry
 from tcplab.specs.aqm import engine_config as aqm_engine_config
-from tcplab.specs.model import Spec
+from tcplab.specs.model import KERNEL_CODES, Spec
 from tcplab.specs.netem import engine_fields as netem_fields
+from tcplab.specs.sources import engine_config as sources_config
+from tcplab.specs.sources import onoff_config
+from tcplab.specs.traces import TraceRate
 from tcplab.specs.units import Size
 
 
@@ -30,8 +34,6 @@ def _link(rate: int, delay: int, buffer: Size, loss: float, link: Any = None) ->
 
 def _shaping(rate: Any, policer: Any, wire: int) -> dict[str, Any] | None:
     """The engine's ``Shaping`` of a link (net/shaping.rs), or None."""
-    from tcplab.specs.traces import TraceRate
-
     out: dict[str, Any] = {}
     if isinstance(rate, TraceRate):
         out["trace"] = rate.engine_config()
@@ -87,8 +89,6 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             ):  # absent unless set: configs (and digests) of older specs stay as they were
                 flows[-1]["ecn"] = f.ecn
             if f.onoff is not None:  # likewise
-                from tcplab.specs.sources import onoff_config
-
                 flows[-1]["onoff"] = onoff_config(f.onoff)
     config: dict[str, Any] = {
         "duration_ns": int(s.experiment.duration),
@@ -160,8 +160,6 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         if shaping:
             config["shaping"] = shaping
     if s.sources:  # only when used, so other specs keep their engine config
-        from tcplab.specs.sources import engine_config as sources_config
-
         top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
         config["sources"] = sources_config(s, ACCESS_RATE_FACTOR * top_rate)
     if any(f.path for f in s.flows):
@@ -180,9 +178,6 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[st
     6.18, the engine's default, so configs and run digests of older specs are unchanged."""
     if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc):
         return params
-    from tcplab.specs.algorithms import registry
-    from tcplab.specs.model import KERNEL_CODES
-
     algo = registry().get(cc)
     if algo is not None and algo.param("kernel") is not None:
         params["kernel"] = KERNEL_CODES[kernel]

@@ -352,7 +352,7 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
         result = compare_summaries([_read_summary(d) for d in paths], labels)
         result.spec_diff = diff_docs([read_resolved(d) for d in paths])
     if out is not None:
-        from tcplab.storage.directory import atomic_dir, check_output_dir
+        from tcplab.storage.files import atomic_dir, check_output_dir
 
         target = Path(out)
         check_output_dir(target)

@@ -34,7 +34,12 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from tcplab.report import plots as p
 from tcplab.report import series as sr
+from tcplab.report import sweep_plots as sp
+from tcplab.report.units import unit
+from tcplab.storage.directory import spec_toml
+from tcplab.storage.files import tmp_prefix
 
 # Min/max buckets per series in the HTML: finer than the PNG (zooming in shows more), a
 # bound on the file size for long runs with many flows.
@@ -100,8 +105,6 @@ def _trace(x: Any, y: Any, **kw: Any) -> dict[str, Any]:
 
 def _time_panels(result: Any) -> list[tuple[str, list[dict[str, Any]]]]:
     """(title, traces) of each time-series panel of the run page."""
-    from tcplab.report import plots as p
-
     run = result.run
     styles = p.flow_styles(run)
     algo_colors = {cc: _hex(c) for cc, c in p.algorithm_colors(run).items()}
@@ -257,8 +260,6 @@ def _stack(panels: list[tuple[str, list[dict[str, Any]]]], xlabel: str) -> dict[
 
 def _cdfs(run: Any) -> dict[str, Any]:
     """The RTT and per-flow throughput CDFs side by side, one line per algorithm."""
-    from tcplab.report import plots as p
-
     colors = {cc: _hex(c) for cc, c in p.algorithm_colors(run).items()}
     algo = sr.algorithm_of(run)
     rtt_col = "rtt_ms" if run.series["rtt_ms"].notna().any() else "srtt_ms"
@@ -326,9 +327,6 @@ def _json(fig: dict[str, Any]) -> str:
 
 def run_html(result: Any) -> str:
     """The run's report.html (see the module docstring)."""
-    from tcplab.report.run_report import _title
-    from tcplab.storage.directory import spec_toml
-
     run = result.run
     summary = result.summary.reset_index()
     flow_cols = [c for c in summary.columns if not str(c).startswith("cc_")]
@@ -340,7 +338,7 @@ def run_html(result: Any) -> str:
         environment()
         .get_template("run.html.j2")
         .render(
-            title=_title(run),
+            title=sr.run_title(run),
             name=run.spec.experiment.name,
             aggregate=[(k, _cell(v)) for k, v in result.aggregate.items()],
             by_cc=[
@@ -364,8 +362,6 @@ def write_sweep_html(out: Any, plan: Any, table: pd.DataFrame) -> Any:
     import os
     from pathlib import Path
 
-    from tcplab.storage.directory import tmp_prefix
-
     doc = {"name": Path(out).resolve().name, "axes": plan.axes, "repeat": plan.repeat}
     doc["metrics"] = plan.metrics
     path = Path(out) / "report.html"
@@ -379,9 +375,6 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
     """The sweep's report.html: per swept parameter a figure of the summary panels with
     95 % confidence intervals, the table of point means, and the grid (``doc``: a name
     and sweep.json's axes, repeat and metrics)."""
-    from tcplab.report import sweep_plots as sp
-    from tcplab.report.units import unit
-
     figures = []
     points = []
     palette = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2"]

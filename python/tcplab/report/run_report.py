@@ -39,7 +39,8 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 from tcplab.report import plots as p  # noqa: E402
 from tcplab.report import series as sr  # noqa: E402
 from tcplab.report import ticks  # noqa: E402
-from tcplab.specs.units import format_rate, format_time  # noqa: E402
+from tcplab.report.html import run_html  # noqa: E402
+from tcplab.specs.units import format_time  # noqa: E402
 
 # Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
 # and the line-style rule (20 flows' entries would cover the top of the figure).
@@ -47,17 +48,6 @@ LEGEND_FLOWS = 12
 # The default report; PDF_FILE only when asked for (it repeats report.png as vectors).
 REPORT_FILES = ("report.png", "report.html")
 PDF_FILE = "report.pdf"
-
-
-def _title(run: Any) -> str:
-    s = run.spec
-    b = s.bottleneck
-    buf = str(b.buffer)
-    return (
-        f"{s.experiment.name}  —  bottleneck {format_rate(b.rate)}, {format_time(b.delay)} one-way, "
-        f"buffer {buf}, loss {b.loss:g}; {len(run.flows)} flows; seed {s.experiment.seed}; "
-        f"{format_time(s.experiment.duration)}"
-    )
 
 
 def _summary_text(ax: Any, result: Any) -> None:
@@ -316,7 +306,7 @@ def draw_report(result: Any) -> Any:
         ticks.grid(ax, xs, ys)
     for ax in bottom:
         ax.set_xlabel("time [s]", fontsize=9)
-    fig.suptitle(_title(run), fontsize=11, y=1 - 0.15 / height)
+    fig.suptitle(sr.run_title(run), fontsize=11, y=1 - 0.15 / height)
     handles, labels = _legend(run)
     fig.legend(
         handles,
@@ -386,8 +376,6 @@ def write_pdf(fig: Any, directory: Path) -> None:
 
 def write_html(result: Any, directory: Path) -> None:
     """report.html: the interactive report (tcplab.report.html)."""
-    from tcplab.report.html import run_html
-
     (directory / "report.html").write_text(run_html(result), encoding="utf-8")
 
 

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from tcplab.analysis.rundata import RunData
+from tcplab.specs.units import format_rate, format_time
 
 
 def algorithm_of(run: RunData) -> dict[int, str]:
@@ -138,3 +139,15 @@ def decimate(x: Any, y: Any, buckets: int) -> tuple[np.ndarray, np.ndarray]:
     ys = y[idx]
     ys[:, 2] = np.nan
     return x[idx][keep], ys[keep]
+
+
+def run_title(run: Any) -> str:
+    """A run's one-line title: experiment, bottleneck, flows, seed, duration."""
+    s = run.spec
+    b = s.bottleneck
+    buf = str(b.buffer)
+    return (
+        f"{s.experiment.name}  —  bottleneck {format_rate(b.rate)}, {format_time(b.delay)} one-way, "
+        f"buffer {buf}, loss {b.loss:g}; {len(run.flows)} flows; seed {s.experiment.seed}; "
+        f"{format_time(s.experiment.duration)}"
+    )

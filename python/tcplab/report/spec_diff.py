@@ -14,6 +14,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from tcplab.specs.model import read_toml
+
 ABSENT = "-"
 
 
@@ -59,6 +61,4 @@ def diff_docs(
 
 def read_resolved(run_dir: Path) -> dict[str, Any]:
     """A stored run's resolved spec as a plain document (its ``spec.toml``)."""
-    from tcplab.specs.model import read_toml
-
     return read_toml(Path(run_dir) / "spec.toml")

@@ -8,11 +8,11 @@ import datetime
 import time
 from pathlib import Path
 
-from tcplab import __version__
 from tcplab.reproduce.catalogue import PAPERS, Entry, load_catalogue
 from tcplab.reproduce.report import check_docs_results, copy_report, counts, write_report
 from tcplab.reproduce.runner import VERDICTS, run_catalogue
 from tcplab.storage.directory import git_commit
+from tcplab.version import __version__
 
 __all__ = ["PAPERS", "VERDICTS", "Entry", "load_catalogue", "reproduce"]
 

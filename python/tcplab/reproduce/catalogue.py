@@ -67,7 +67,8 @@ from pydantic import (
 
 from tcplab.errors import SpecError
 from tcplab.reproduce import prose
-from tcplab.specs.checks import Check
+from tcplab.reproduce.timeseries_check import timeseries_problems
+from tcplab.specs.checks import METRIC_EXPR, Check
 from tcplab.specs.model import _problems, read_toml
 
 PAPERS = {
@@ -261,8 +262,6 @@ def load_entry(path: Path) -> Entry:
     if not meta.needs:
         problems += _grid_problems(meta, raw)
         if meta.timeseries is not None:
-            from tcplab.reproduce.timeseries_check import timeseries_problems
-
             problems += timeseries_problems(meta.timeseries, raw)
     if problems:
         raise SpecError(problems, str(path))
@@ -272,8 +271,6 @@ def load_entry(path: Path) -> Entry:
 def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
     """Claims and the plot must name swept paths and values of the grid, and metrics that
     parse: a typo would otherwise turn a claim into "not run" silently."""
-    from tcplab.specs.checks import METRIC_EXPR
-
     grid = prose.grid_of(raw)
     problems = prose.problems(meta.claims, grid, None)
     if meta.x and meta.x not in grid:

@@ -35,6 +35,7 @@ from typing import Any
 
 from tcplab.analysis.checks import metric_value
 from tcplab.runs.sweep import RESERVED
+from tcplab.specs.checks import METRIC_EXPR
 
 TEMPLATE = re.compile(r"\{\{(?P<body>.*?)\}\}")
 _SCALE = re.compile(r"(?P<op>[x/])(?P<k>[0-9.eE+-]+)")
@@ -61,8 +62,6 @@ class TemplateError(ValueError):
 
 def parse(text: str) -> list[Template]:
     """Every template of ``text``, or a :class:`TemplateError` naming the bad one."""
-    from tcplab.specs.checks import METRIC_EXPR
-
     out = []
     if text.count("{{") != text.count("}}"):
         raise TemplateError(
@@ -212,8 +211,6 @@ def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
     own = t.source in ("", "control")
     fixed = {k: v for k, v in c.claim.at.items() if not isinstance(v, list)}
     point = {**((dict(c.point) or fixed) if own else {}), **t.at}
-    from tcplab.reproduce.runner import at_point  # runner imports this module
-
     sel = at_point(runs, point)
     if len({tuple(sorted((k, str(v)) for k, v in r.point.items())) for r in sel}) != 1:
         # no run, or runs of several grid points: a claim that did not run reports no
@@ -223,9 +220,16 @@ def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
     if any(map(math.isnan, values)):
         return "undefined"
     mean = sum(values) / len(values)
+    # Here, not at the top: scipy's import is needed only when a report is written.
     from tcplab.reproduce.judge import half_width  # scipy: only when a report is written
 
     return _show(mean, half_width(values) if t.spread else math.nan, t)
+
+
+def at_point(runs: list[Any], at: dict[str, Any]) -> list[Any]:
+    """The runs (runner.Run) whose swept values match ``at`` (compared as written in the
+    spec)."""
+    return [r for r in runs if all(str(r.point.get(k)) == str(v) for k, v in at.items())]
 
 
 def _show(v: float, ci: float, t: Template) -> str:

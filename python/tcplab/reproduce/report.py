@@ -13,10 +13,12 @@ from typing import Any
 import pandas as pd
 
 from tcplab.analysis.checks import metric_value
+from tcplab.errors import SpecError
 from tcplab.reproduce import seeds
 from tcplab.reproduce.catalogue import PAPERS
 from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point, fill_prose
 from tcplab.reproduce.timeseries_plot import plot_timeseries, run_dir
+from tcplab.specs.units import parse_time
 
 SERIES_NOTE = (
     "Time series: one of our runs against time; black dashed, the numbers the paper's text "
@@ -232,8 +234,6 @@ def check_docs_results(docs: Path) -> None:
     """
     import json
 
-    from tcplab.errors import SpecError
-
     target = Path(docs) / "results"
     if Path(docs).exists() and not Path(docs).is_dir():
         raise SpecError([("--docs", f"{docs} is a file, not a directory")])
@@ -430,8 +430,6 @@ def _shortened(results: list[EntryResult]) -> list[str]:
 
 
 def _seconds(text: Any) -> float:
-    from tcplab.specs.units import parse_time
-
     try:
         return parse_time(str(text)) / 1e9
     except (ValueError, TypeError):

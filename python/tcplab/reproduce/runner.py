@@ -20,9 +20,10 @@ from tcplab.analysis.checks import metric_value
 from tcplab.reproduce import prose, seeds
 from tcplab.reproduce.catalogue import Claim, Entry
 from tcplab.reproduce.judge import Judgement, judge
-from tcplab.storage.directory import is_run_dir
+from tcplab.reproduce.prose import at_point
 from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
 from tcplab.specs.model import apply_overrides
+from tcplab.storage.directory import is_run_dir
 
 VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")
 
@@ -250,11 +251,6 @@ def _more_seeds(
         res.cached += sum(d in before and d not in have for d in digests)
         res.more_seeds = repeat
         res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
-
-
-def at_point(runs: list[Run], at: dict[str, Any]) -> list[Run]:
-    """The runs whose swept values match ``at`` (compared as written in the spec)."""
-    return [r for r in runs if all(str(r.point.get(k)) == str(v) for k, v in at.items())]
 
 
 def points(at: dict[str, Any]) -> list[dict[str, Any]]:

@@ -30,8 +30,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from tcplab.storage.directory import is_run_dir
 from tcplab.runs.sweep import LOCK, RESERVED
+from tcplab.storage.directory import is_run_dir
 
 PAPER_SEEDS = {"acd": 30, "acw": 10, "tum": 5}
 # Run lengths a paper states for all its experiments: ACW Sec. 5, "lasts 300 s" (ACD's

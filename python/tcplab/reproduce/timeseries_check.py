@@ -13,6 +13,8 @@ import re
 from typing import Any
 
 from tcplab.analysis.rundata import QUEUE_COLUMNS, SERIES_FIRST
+from tcplab.reproduce.prose import grid_of
+from tcplab.specs.units import parse_time
 
 SERIES_COLUMNS = tuple(c for c in SERIES_FIRST if c not in ("time_s", "flow", "cc", "ca_state"))
 """The per-flow numeric columns of series.parquet (analysis/rundata.py)."""
@@ -35,8 +37,6 @@ def timeseries_problems(ts: Any, raw: dict[str, Any]) -> list[tuple[str, str]]:
     """(field, message) for every problem of ``ts`` (a ``Timeseries``) against the
     entry's spec ``raw``; empty when it can be drawn."""
     f = "catalogue.timeseries"
-    from tcplab.reproduce.prose import grid_of
-
     sweep = raw.get("sweep") or {}
     grid = grid_of(raw)
     problems: list[tuple[str, str]] = []
@@ -130,8 +130,6 @@ def _mark_problems(
 def _duration_s(raw: dict[str, Any]) -> float | None:
     """The entry's run duration in seconds, or None if it does not state one that parses
     (the spec's own validation reports that)."""
-    from tcplab.specs.units import parse_time
-
     text = (raw.get("experiment") or {}).get("duration")
     try:
         return parse_time(str(text)) / 1e9 if text is not None else None

@@ -27,6 +27,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from tcplab.report import units
+from tcplab.report.units import unit
+from tcplab.reproduce.runner import at_point
+from tcplab.reproduce.seeds import MORE_SEEDS_DIR
+from tcplab.runs.result import load_run
+
 CAPTION = (
     "Lines: our run. Black dashed (P1 ...): the numbers the paper's text states, with where it "
     "says them. The paper's curve itself is not available (text-only source), so it is not drawn."
@@ -39,16 +45,12 @@ MARK_STYLE = {"color": "black", "ls": "--", "lw": 1.3, "zorder": 6}
 def run_dir(res: Any, run: Any) -> Path:
     """Where a run of ``res`` is stored: the entry's sweep, or its extra seeds'
     (reproduce/seeds.py), which hold the seeds the sweep did not."""
-    from tcplab.reproduce.seeds import MORE_SEEDS_DIR
-
     main = res.out / "runs" / run.digest
     return main if main.is_dir() else res.out / MORE_SEEDS_DIR / "runs" / run.digest
 
 
 def chosen_run(res: Any) -> Any | None:
     """The run the timeseries draws: at its point, its seed (default the first), or None."""
-    from tcplab.reproduce.runner import at_point
-
     ts = res.entry.meta.timeseries
     sel = sorted(at_point(res.runs, ts.at), key=lambda r: r.seed)
     if ts.seed is not None:
@@ -59,8 +61,6 @@ def chosen_run(res: Any) -> Any | None:
 def plot_timeseries(res: Any, path: Path) -> bool:
     """Draw the timeseries of ``res`` (an EntryResult whose entry has one) into ``path``;
     False if the run it names is not among the runs (e.g. a seed that --quick leaves out)."""
-    from tcplab.storage.directory import load_run
-
     ts = res.entry.meta.timeseries
     if ts is None or res.out is None:
         return False
@@ -133,9 +133,10 @@ def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
 
 def _panel(ax: Any, data: Any, col: str) -> None:
     """One column of the run: a line per flow, or the bottleneck's one line."""
+    # Here, not at the top: matplotlib's import would slow every command that draws nothing.
     import pandas as pd
 
-    from tcplab.report import plots, units
+    from tcplab.report import plots
 
     scale, unit = units.unit(col)
     label = f"{col} [{unit}]" if unit else col
@@ -159,8 +160,6 @@ def draw_mark(ax: Any, m: Any, col: str, lo: float, hi: float, tag: str, row: in
     ``tag`` (the key below the panels says what it is; an event's tag ``row`` lines below
     the top, so close events' tags do not overlap); returns the Line2D, whose label is
     "paper: <label> (<where>)"."""
-    from tcplab.report.units import unit
-
     scale, _ = unit(col)
     text = f"paper: {m.label} ({m.where})"
     if isinstance(m.t, list) or m.t is None:
@@ -191,6 +190,7 @@ def draw_mark(ax: Any, m: Any, col: str, lo: float, hi: float, tag: str, row: in
 def _legend(ax: Any, data: Any, marks: bool) -> None:
     """The flows' legend (colour and style as the lines) above the first panel, and the
     marks' style if there are any."""
+    # Here, not at the top: matplotlib's import would slow every command that draws nothing.
     from matplotlib.lines import Line2D
 
     from tcplab.report import plots

@@ -11,7 +11,7 @@ from tcplab.analysis.rundata import from_engine
 from tcplab.analysis.summary import flow_metrics, summarize
 from tcplab.backends import backend_of
 from tcplab.lowering import resolve, world_config
-from tcplab.storage.directory import Result
+from tcplab.runs.result import Result
 from tcplab.specs.model import Spec
 
 

@@ -40,21 +40,19 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab import __version__
 from tcplab.analysis.summary import AGGREGATE_KEYS
 from tcplab.backends import backend_of
-from tcplab.lowering import config_json, resolve, world_config
 from tcplab.errors import EngineError, SpecError
-from tcplab.storage.directory import (
-    atomic_dir,
-    check_output_dir,
-    clean_stale_tmp,
-    is_run_dir,
-    tmp_prefix,
-)
+from tcplab.lowering import config_json, resolve, world_config
+from tcplab.runs.execute import execute
+from tcplab.runs.result import store_run
 from tcplab.specs.limits import MAX_SWEEP_RUNS
 from tcplab.specs.model import Spec, apply_overrides, parse_spec, read_toml
 from tcplab.specs.paths import check_path, expand_path, parse_path
+from tcplab.storage.directory import is_run_dir
+from tcplab.storage.files import atomic_dir, check_output_dir, clean_stale_tmp, tmp_prefix
+from tcplab.storage.ownership import run_problem
+from tcplab.version import __version__
 
 RESERVED = ("repeat", "metrics")
 SEED_LIMIT = 2**63  # experiment.seed's bound (spec.py)
@@ -228,13 +226,10 @@ def _run_job(
     spec_dict: dict[str, Any], out_dir: str, report: bool = False, pdf: bool = False
 ) -> str:
     """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
-    from tcplab.storage.directory import write_run
-    from tcplab.runs.execute import execute
-
     spec = parse_spec(spec_dict, check_algorithms=False)
     result, config, wall = execute(spec)
     try:
-        write_run(result, out_dir, config, wall, replace=False, report=report, pdf=pdf)
+        store_run(result, out_dir, config, wall, replace=False, report=report, pdf=pdf)
     except FileExistsError:
         pass  # another worker finished the same digest first
     return out_dir
@@ -597,8 +592,6 @@ def _usable_cached(d: Path, quiet: bool) -> bool:
     still has the digest recorded there. A damaged one (no manifest, a file in its place,
     an edited summary.json, a truncated series.parquet) is removed, so that it is
     computed again rather than reported done or read into the table."""
-    from tcplab.storage.ownership import run_problem
-
     problem = run_problem(d)
     if problem is None:
         return True
@@ -676,7 +669,10 @@ def write_summary(out: Path, plan: Plan, table: pd.DataFrame) -> list[Path]:
     """Summary plots: for each swept parameter, the algorithms' shares and each metric's
     mean over seeds with 95 % confidence intervals, one line per combination of the other
     parameters (report/sweep_plots.py); and the interactive report.html (report/html.py)."""
+    # Here, not at the top: matplotlib's import would slow every command that draws nothing.
     from tcplab.report.html import write_sweep_html
+
+    # Here, not at the top: matplotlib's import would slow every command that draws nothing.
     from tcplab.report.sweep_plots import plot_axis
 
     paths = []

@@ -31,12 +31,12 @@ from typing import Any
 import pandas as pd
 
 from tcplab.errors import SpecError
+from tcplab.specs.units import parse_rate, parse_size, parse_time
+from tcplab.storage.directory import is_run_dir
 
 
 def numeric_axis(values: list[Any]) -> tuple[list[Any], str | None]:
     """The values of one swept path as numbers and their unit, or unchanged and None."""
-    from tcplab.specs.units import parse_rate, parse_size, parse_time
-
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
         return list(values), ""
     if not all(isinstance(v, str) for v in values):
@@ -123,8 +123,6 @@ def load_sweep(path: str | Path) -> SweepData:
     d = Path(path)
     if not (d / "sweep.json").is_file():
         raise SpecError([("", "not a tcplab sweep directory (no sweep.json)")], str(d))
-    from tcplab.storage.directory import is_run_dir
-
     try:
         plan = json.loads((d / "sweep.json").read_text())
         axes: dict[str, list[Any]] = plan["axes"]

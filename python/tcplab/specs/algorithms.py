@@ -13,6 +13,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from tcplab import bpf
+from tcplab.engine import engine
+
 ParamValue = bool | int | float
 
 
@@ -86,8 +89,6 @@ def registry() -> dict[str, Algorithm]:
     RuntimeError
         If the Rust engine is not built (``pip install .`` builds it).
     """
-    from tcplab.engine import engine
-
     try:
         entries = engine().algorithms()
     except Exception as exc:  # noqa: BLE001 - report any binding failure as one message
@@ -103,9 +104,6 @@ def check_params(name: str, given: dict[str, Any]) -> list[tuple[str, str]]:
     The sub-path is ``"cc"`` or ``"params.<key>"``. The rules are the engine's own
     (``tcplab_sim::config::check_cc``, which also checks every flow of a run).
     """
-    from tcplab import bpf
-    from tcplab.engine import engine
-
     if bpf.is_bpf(name):  # a BPF program: its own globals are its parameters
         return bpf.check(name, given)
     for key, value in given.items():

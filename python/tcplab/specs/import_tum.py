@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.errors import SpecError
+from tcplab.specs.units import format_rate, format_time
 
 _RATE = {
     "bit": 1,
@@ -191,8 +192,6 @@ def _spec(
     p_loss: float,
     name: str | None,
 ) -> dict[str, Any]:
-    from tcplab.specs.units import format_rate, format_time
-
     rtt_changes = [c for c in changes if c[1] == "rtt"]
     events = []
     if rtt_changes and rtt0 > 0:

@@ -31,6 +31,8 @@ import math
 import os
 from typing import Any
 
+from tcplab.specs.workload import mean_size
+
 MAX_PACKETS_PER_SECOND = 256_000_000
 """2**32 >> BW_SCALE packets per microsecond: BBR's bandwidth word (see module doc)."""
 
@@ -158,8 +160,6 @@ def _window_s(start: int, stop: int | None, duration: int) -> float:
 def expected_arrivals(spec: Any) -> list[float]:
     """Each workload's expected number of flows (rate x arrival window), before any is
     drawn: refusing a workload must not cost what running it would."""
-    from tcplab.specs.workload import mean_size
-
     out = []
     for w in spec.workloads:
         rate = w.rate

@@ -36,14 +36,18 @@ from pydantic import (
 from tcplab.bpf import absolute_paths as absolute_bpf_paths
 from tcplab.errors import SpecError
 from tcplab.specs import contract
+from tcplab.specs.algorithms import check_params
 from tcplab.specs.aqm import KINDS as AQM_KINDS
 from tcplab.specs.aqm import Aqm
 from tcplab.specs.aqm import model_of as aqm_model_of
-from tcplab.specs.checks import Check
+from tcplab.specs.checks import AGGREGATE_KEYS, Check, check_expression
+from tcplab.specs.files import read_bounded
 from tcplab.specs.limits import check_rates
+from tcplab.specs.links import link_names
 from tcplab.specs.netem import NetemFields
-from tcplab.specs.paths import check_path, expand_path, format_path, parse_path, set_path
-from tcplab.specs.traces import absolute_trace_paths, format_link_rate, parse_link_rate
+from tcplab.specs.paths import _unwrap, check_path, expand_path, format_path, parse_path, set_path
+from tcplab.specs.sources import check as _check_sources
+from tcplab.specs.traces import TraceRate, absolute_trace_paths, format_link_rate, parse_link_rate
 from tcplab.specs.units import (
     Size,
     format_rate,
@@ -53,6 +57,7 @@ from tcplab.specs.units import (
     parse_time,
     real_number,
 )
+from tcplab.specs.workload import read_cdf
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -353,8 +358,6 @@ class Spec(_Model):
 
     def __repr__(self) -> str:
         """One line for notebooks (pydantic's repr lists every field, ~1000 characters)."""
-        from tcplab.specs.units import format_time
-
         # the fields' own serialisers: a rate may be a trace, a buffer "unlimited"
         b = self.bottleneck.model_dump(mode="json", include={"rate", "delay", "buffer"})
         e = self.experiment
@@ -402,8 +405,6 @@ def _drop_none(x: Any) -> Any:
 
 def _model_at(loc: tuple) -> type[BaseModel] | None:
     import typing
-
-    from tcplab.specs.paths import _unwrap
 
     tp: Any = Spec
     for seg in loc:
@@ -531,8 +532,6 @@ def parse_spec(
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """Read a TOML file; syntax errors become a :class:`SpecError` naming the file."""
-    from tcplab.specs.files import read_bounded
-
     p = Path(path)
     try:
         data = read_bounded(p)
@@ -597,8 +596,6 @@ WINDOW_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, str]]:
     """Problems that span fields: times beyond the run, start after stop, algorithms."""
-    from tcplab.specs.algorithms import check_params
-
     p: list[tuple[str, str]] = []
     dur = spec.experiment.duration
     if dur <= 0:
@@ -676,12 +673,8 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
     p += _check_shaping(spec)
     p += _check_topology(spec)
     p += _check_workloads(spec, check_algorithms)
-    from tcplab.specs.sources import check as _check_sources
-
     p += _check_sources(spec)
     if spec.experiment.pcap:
-        from tcplab.specs.links import link_names
-
         names = link_names(spec.flow_count(), [nl.name for nl in spec.links])
         for i, name in enumerate(spec.experiment.pcap):
             if name not in names:
@@ -713,8 +706,6 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             )
     p += check_rates(spec)
     if spec.checks:
-        from tcplab.specs.checks import AGGREGATE_KEYS, check_expression
-
         ccs = {f.cc for f in spec.flows}
         for i, c in enumerate(spec.checks):
             for field in ("metric", "of"):
@@ -739,8 +730,6 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
 def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
     """Policer bursts of at least one packet, no rate events on a traced bottleneck, a
     reverse bottleneck without its own delay."""
-    from tcplab.specs.traces import TraceRate
-
     p: list[tuple[str, str]] = []
     wire = spec.tcp.mss + spec.tcp.header
     links: list[tuple[str, Any]] = [("bottleneck", spec.bottleneck)]
@@ -833,9 +822,6 @@ def _check_topology(spec: Spec) -> list[tuple[str, str]]:
 
 def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]]:
     """At least one flow or workload; each workload's rate or load, size and times."""
-    from tcplab.specs.algorithms import check_params
-    from tcplab.specs.workload import read_cdf
-
     p: list[tuple[str, str]] = []
     if not spec.flows and not spec.workloads and not spec.sources:
         p.append(

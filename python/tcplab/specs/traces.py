@@ -24,6 +24,9 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from tcplab.specs.files import read_bounded
+from tcplab.specs.units import format_rate, parse_rate
+
 OPPORTUNITY_BYTES = 1500
 """Bytes per delivery opportunity (crates/sim/src/net/trace.rs, OPPORTUNITY_BYTES)."""
 MAX_OPPORTUNITIES = 50_000_000
@@ -55,8 +58,6 @@ class TraceRate(int):
 
 @functools.lru_cache(maxsize=32)
 def _read(path: str, mtime_ns: int) -> tuple[int, ...]:
-    from tcplab.specs.files import read_bounded
-
     try:
         data = read_bounded(path)
     except (OSError, ValueError) as exc:
@@ -113,8 +114,6 @@ def read_trace(path: str | Path) -> TraceRate:
 
 def parse_link_rate(value: Any) -> Any:
     """A link's ``rate``: a rate string (see :mod:`tcplab.units`) or ``{trace = "FILE"}``."""
-    from tcplab.specs.units import parse_rate
-
     if isinstance(value, TraceRate):
         return value
     if isinstance(value, dict):
@@ -128,8 +127,6 @@ def parse_link_rate(value: Any) -> Any:
 
 
 def format_link_rate(rate: Any) -> Any:
-    from tcplab.specs.units import format_rate
-
     if isinstance(rate, TraceRate):
         return {"trace": rate.path}
     return format_rate(rate)

@@ -30,7 +30,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from tcplab.specs.units import MAX_BYTES
+from tcplab.specs.files import read_bounded
+from tcplab.specs.units import MAX_BYTES, format_time
 
 # A flow's size must be a Size (at most 2**53 bytes): a draw from a long tail beyond it,
 # or a CDF entry beyond it, failed later as a raw pydantic error (issue 21).
@@ -47,8 +48,6 @@ def read_cdf(path: str) -> tuple[np.ndarray, np.ndarray]:
     ValueError
         Naming the file and line.
     """
-    from tcplab.specs.files import read_bounded
-
     try:
         text = read_bounded(path).decode("utf-8")
     except (OSError, UnicodeDecodeError, ValueError) as exc:
@@ -127,8 +126,6 @@ def arrivals_ns(
 
 def expand(spec: Any) -> list[dict[str, Any]]:
     """The flows (raw ``[[flows]]`` tables) of every workload of ``spec``."""
-    from tcplab.specs.units import format_time
-
     flows: list[dict[str, Any]] = []
     wire_rate = int(spec.bottleneck.rate)
     for i, w in enumerate(spec.workloads):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.errors import SpecError
-from tcplab.storage.directory import MANIFEST, check_output_dir, sha256_file
+from tcplab.storage.files import MANIFEST, check_output_dir, sha256_file
 
 # Temporaries of ours (storage/directory.py tmp_prefix) may be left by a killed process.
 _OUR_TMP = re.compile(r"^\.tmp-.*-p\d+-[A-Za-z0-9_]+$")

@@ -55,8 +55,8 @@ def simulator_columns(config: dict[str, Any]) -> tuple[list[str], set[str]]:
     """The series columns the simulator writes for this config, and which are labels, as
     the engine announces them (``tcplab_sim::world::series_columns``, checked against real
     runs of every algorithm by ``crates/sim/tests/all_algorithms.rs``)."""
-    from tcplab.lowering import config_json
     from tcplab.engine import engine
+    from tcplab.lowering import config_json
 
     cols = engine().series_columns(config_json(config))
     return [name for name, _ in cols], {name for name, kind in cols if kind == "str"}

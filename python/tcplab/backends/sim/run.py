@@ -6,10 +6,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tcplab.lowering.resolve import resolve
-from tcplab.lowering.world_config import config_json, world_config
 from tcplab.engine import engine, engine_schema
 from tcplab.errors import EngineError, SpecError
+from tcplab.lowering.resolve import resolve
+from tcplab.lowering.world_config import config_json, world_config
 from tcplab.specs.contract import spec_name
 from tcplab.specs.model import Spec
 

@@ -1,0 +1,162 @@
+"""A run's results as a notebook and the commands see them (:class:`Result`): stored into
+a run directory with its report (:func:`store_run`), read back (:func:`load_run`) and its
+report redrawn in place (:func:`redraw_report`). The files themselves are
+storage/directory.py's; drawing is report/'s: this module is where the two meet.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from tcplab.analysis.rundata import RunData
+from tcplab.analysis.summary import flow_metrics
+from tcplab.specs.model import Spec, parse_spec, read_toml
+from tcplab.storage.directory import is_run_dir, rewrite_files, write_run
+from tcplab.storage.files import MANIFEST
+
+
+@dataclass
+class Result:
+    """A run's results, as a notebook sees them.
+
+    Attributes
+    ----------
+    spec : Spec
+        The resolved spec.
+    series, queue : DataFrame
+        The sampled per-flow series and bottleneck queue series.
+    summary : DataFrame
+        Per-flow metrics, one row per flow; ``flow`` is a column (and, unnamed, the
+        index, so ``summary.loc[1]`` is flow 1 as before).
+    aggregate : dict
+        Aggregate metrics (jain_index, utilization, ...).
+    summary_json : dict
+        The whole summary.json document.
+    manifest : dict
+        The manifest (empty until written).
+    path : Path or None
+        Where the run is stored.
+    """
+
+    spec: Spec
+    series: pd.DataFrame
+    queue: pd.DataFrame
+    summary: pd.DataFrame
+    aggregate: dict[str, Any]
+    summary_json: dict[str, Any]
+    manifest: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+    run: RunData | None = None
+
+    def __post_init__(self) -> None:
+        self.summary = flow_column(self.summary)
+
+    def __repr__(self) -> str:
+        s = self.spec
+        ccs = ", ".join(dict.fromkeys(str(c) for c in self.summary.get("cc", [])))
+        util = self.aggregate.get("utilization")
+        return (
+            f"<Result {s.experiment.name!r}: {len(self.summary)} flows ({ccs or 'none'}), "
+            f"{s.experiment.duration / 1e9:g} s, seed {s.experiment.seed}"
+            + (f", utilization {util:.3f}" if isinstance(util, (int, float)) else "")
+            + (f", stored in {self.path}" if self.path is not None else ", not stored")
+            + ">"
+        )
+
+    def report(self, path: str | Path | None = None) -> Any:
+        """Draw the multi-panel report; save it to ``path`` if given. Returns the figure."""
+        # Here, not at the top: matplotlib's import would slow every `import tcplab.cli`.
+        from tcplab.report.run_report import draw_report
+
+        fig = draw_report(self)
+        if path is not None:
+            fig.savefig(path)
+        return fig
+
+
+def flow_column(table: pd.DataFrame) -> pd.DataFrame:
+    """A per-flow table with ``flow`` as its first column (what a notebook groups, merges
+    and filters by) and the flow numbers, unnamed, as its index (so ``.loc[fid]`` and
+    ``iterrows()`` still give flow ids; a named index would make ``flow`` ambiguous to
+    pandas' groupby and merge)."""
+    if table.index.name == "flow" and "flow" not in table.columns:
+        table = table.reset_index()
+    if "flow" in table.columns:
+        table.index = pd.Index(table["flow"].to_numpy())
+    return table
+
+
+def load_run(path: str | Path) -> Result:
+    """Read a stored run back into a :class:`Result` (nothing is re-simulated).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` is not a complete run directory.
+    """
+    p = Path(path)
+    if not is_run_dir(p):
+        raise FileNotFoundError(f"{p} is not a tcplab run directory (no {MANIFEST})")
+    spec = parse_spec(read_toml(p / "spec.toml"), str(p / "spec.toml"), check_algorithms=False)
+    summary_json = json.loads((p / "summary.json").read_text())
+    series = pd.read_parquet(p / "series.parquet")
+    queue = pd.read_parquet(p / "queue.parquet")
+    flows = pd.DataFrame(summary_json.get("flows", []))
+    if not flows.empty:
+        flows = flows.set_index("flow")
+    run = RunData(
+        spec, series, queue, flows, summary_json.get("queues", []), summary_json.get("engine", {})
+    )
+    per_flow = flows if not flows.empty else flow_metrics(run)
+    return Result(
+        spec,
+        series,
+        queue,
+        per_flow,
+        summary_json.get("aggregate", {}),
+        summary_json,
+        json.loads((p / MANIFEST).read_text()),
+        p,
+        run,
+    )
+
+
+def store_run(
+    result: Result,
+    out: str | Path,
+    config: dict[str, Any],
+    wall_time_s: float,
+    replace: bool = True,
+    report: bool = True,
+    flag: str = "-o",
+    pdf: bool = False,
+) -> Path:
+    """Write ``result`` as a run directory (storage/directory.py write_run) with its
+    report: report.png and report.html with ``report``, plus report.pdf with ``pdf``."""
+
+    def draw(tmp: Path) -> None:
+        # Here, not at the top: matplotlib's import would slow every `import tcplab.cli`.
+        from tcplab.report.run_report import save_report
+
+        save_report(result, tmp, pdf=pdf)
+
+    return write_run(
+        result, out, config, wall_time_s, replace=replace, flag=flag, extra=draw if report else None
+    )
+
+
+def redraw_report(result: Result, pdf: bool = False) -> list[str]:
+    """Redraw report.png and report.html of a stored run (from :func:`load_run`), and
+    report.pdf when ``pdf`` or when the run already has one (so no PDF is left older than
+    its PNG); refresh their digests in the manifest. Returns the names written."""
+    # Here, not at the top: matplotlib's import would slow every `import tcplab.cli`.
+    from tcplab.report.run_report import PDF_FILE, save_report
+
+    assert result.path is not None, "redraw_report needs a stored run"
+    pdf = pdf or PDF_FILE in result.manifest.get("sha256", {})
+    return rewrite_files(result.path, lambda tmp: save_report(result, tmp, pdf=pdf))
