@@ -21,8 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "python" / "tcplab"
 
-# Earliest first. A module belongs to the first prefix that matches its dotted name
-# (longest prefixes are tried first). Each stage imports only from its own or earlier ones.
+# Earliest first. A module belongs to the layer of the longest prefix that matches its
+# dotted name ("=name": that module only). Each stage imports only from its own or earlier
+# ones. A new top-level module or package must be placed here (the test fails until it is).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("base", ("tcplab.errors", "tcplab.version", "tcplab.engine", "tcplab._engine", "tcplab.bpf")),
     ("specs", ("tcplab.specs",)),
@@ -33,7 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("tcplab.report",)),
     ("orchestration", ("tcplab.runs",)),
     ("reproduce", ("tcplab.reproduce",)),
-    ("entry", ("tcplab.cli", "tcplab.api", "tcplab.__main__", "tcplab")),
+    ("entry", ("tcplab.cli", "tcplab.api", "tcplab.__main__", "=tcplab")),
 ]
 
 
@@ -127,7 +128,11 @@ def layer_of(mod: str) -> tuple[int, str]:
     best: tuple[int, int, str] | None = None  # (prefix length, index, name)
     for index, (name, prefixes) in enumerate(LAYERS):
         for prefix in prefixes:
-            if mod == prefix or mod.startswith(prefix + "."):
+            if prefix.startswith("="):
+                matches = mod == prefix[1:]
+            else:
+                matches = mod == prefix or mod.startswith(prefix + ".")
+            if matches:
                 if best is None or len(prefix) > best[0]:
                     best = (len(prefix), index, name)
     if best is None:
