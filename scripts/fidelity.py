@@ -38,7 +38,7 @@ sys.path.insert(0, str(REPO / "python"))
 import tcplab  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
 from tcplab.runs.sweep import run_digest  # noqa: E402
-from tcplab.specs.model import load_spec  # noqa: E402
+from tcplab.specs.load import load_spec  # noqa: E402
 from tcplab.storage.directory import is_run_dir  # noqa: E402
 
 BACKENDS = ("sim", "kernel")

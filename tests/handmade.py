@@ -8,7 +8,7 @@ import pandas as pd
 from tcplab.analysis.rundata import RunData
 from tcplab.analysis.summary import flow_metrics, summarize
 from tcplab.runs.result import Result
-from tcplab.specs.model import parse_spec
+from tcplab.specs.load import parse_spec
 
 SPEC = {
     "experiment": {"name": "handmade", "duration": "10s", "sample_interval": "100ms"},
@@ -90,7 +90,7 @@ def write_handmade_sweep(
     import json
     from pathlib import Path
 
-    from tcplab.specs.model import apply_overrides
+    from tcplab.specs.load import apply_overrides
     from tcplab.specs.tomlout import dumps
 
     out = Path(out)

@@ -12,7 +12,8 @@ from tcplab.runs.execute import execute
 from tcplab.runs.result import Result, load_run, store_run
 from tcplab.runs.sweep import run_sweep
 from tcplab.runs.sweep_data import load_sweep as _load_sweep
-from tcplab.specs.model import Spec, apply_overrides, load_spec, parse_spec
+from tcplab.specs.load import apply_overrides, load_spec, parse_spec
+from tcplab.specs.model import Spec
 from tcplab.storage.ownership import check_replaceable
 
 SpecLike = Spec | str | Path | dict

@@ -149,7 +149,7 @@ def _bbr_run(modes_by_flow, bw_by_flow, rate="10Mbps", backlog=None):
     """A hand-made run of BBR flows sampled every 100 ms: the modes and bandwidth estimates
     given, nothing else of interest."""
     from tcplab.analysis.rundata import RunData
-    from tcplab.specs.model import parse_spec
+    from tcplab.specs.load import parse_spec
 
     n = len(modes_by_flow[0])
     spec = parse_spec(

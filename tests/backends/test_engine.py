@@ -266,7 +266,7 @@ def test_engine_complaints_name_the_spec_field(tmp_path, capsys):
 
 def test_engine_field_paths_map_to_flow_groups():
     from tcplab.backends.sim import spec_field
-    from tcplab.specs.model import parse_spec
+    from tcplab.specs.load import parse_spec
 
     s = parse_spec(
         {

@@ -284,7 +284,7 @@ def test_assemble_maps_kernel_records_onto_the_simulators_columns():
     """Hand-made records of a 0.2 s run sampled every 100 ms (no root needed)."""
     from tcplab.backends.kernel.assemble import assemble
     from tcplab.backends.sim import resolve, run_config, world_config
-    from tcplab.specs.model import parse_spec
+    from tcplab.specs.load import parse_spec
 
     spec = resolve(
         parse_spec(
@@ -347,7 +347,7 @@ def test_tcp_frto_is_the_sender_namespace_s_sysctl(tmp_path, frto, sysctl):
     """`tcp.frto` means the same on both backends: F-RTO on is Linux's default
     net.ipv4.tcp_frto = 2 (set explicitly, so a changed host default cannot leak in)."""
     from tcplab.backends.kernel.run import _route_options
-    from tcplab.specs.model import load_spec
+    from tcplab.specs.load import load_spec
 
     text = SPEC.format(duration="2s")
     if frto is not None:

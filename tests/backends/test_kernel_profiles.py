@@ -9,7 +9,7 @@ import pytest
 import tcplab.api as api
 from tcplab.errors import SpecError
 from tcplab.lowering import world_config
-from tcplab.specs.model import parse_spec
+from tcplab.specs.load import parse_spec
 
 TUM_FIG6 = (
     Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import json
 import pytest
 import tcplab
 from tcplab.errors import SpecError
-from tcplab.specs.model import parse_spec, tomllib
+from tcplab.specs.load import parse_spec, tomllib
 
 scapy_all = pytest.importorskip("scapy.all")
 

@@ -228,7 +228,7 @@ def test_sweep_runs_grid_and_never_recomputes(fake_engine, write_spec, tmp_path)
 
 def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec):
     from tcplab.runs.sweep import plan_sweep
-    from tcplab.specs.model import read_toml
+    from tcplab.specs.load import read_toml
 
     raw = read_toml(write_spec(SWEEP))
     plan = plan_sweep(raw)

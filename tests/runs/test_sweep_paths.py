@@ -5,7 +5,7 @@ change with the swept value (issue 12: a sweep over ``experiment.seed`` used to 
 import pytest
 from tcplab.lowering import world_config
 from tcplab.runs.sweep import plan_sweep
-from tcplab.specs.model import read_toml
+from tcplab.specs.load import read_toml
 
 SPEC = """
 [experiment]

@@ -7,7 +7,7 @@ import json
 import pytest
 from tcplab.errors import SpecError
 from tcplab.lowering import world_config
-from tcplab.specs.model import load_spec
+from tcplab.specs.load import load_spec
 
 BASE = """
 [experiment]
@@ -158,7 +158,7 @@ def test_dctcp_with_step_marking_end_to_end(tmp_path, write_spec):
 
 
 def test_overrides_reach_into_the_aqm_table(fake_engine, write_spec):
-    from tcplab.specs.model import apply_overrides, parse_spec
+    from tcplab.specs.load import apply_overrides, parse_spec
 
     raw = {
         "experiment": {"duration": "2s"},

@@ -6,7 +6,7 @@ import tcplab
 from tcplab.cli.app import main
 from tcplab.errors import SpecError
 from tcplab.specs.import_tum import import_tum
-from tcplab.specs.model import parse_spec, tomllib
+from tcplab.specs.load import parse_spec, tomllib
 
 
 def write(tmp_path, text, name="exp.conf"):

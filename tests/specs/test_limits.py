@@ -5,7 +5,7 @@ import pytest
 from tcplab.errors import SpecError
 from tcplab.lowering import resolve
 from tcplab.runs.sweep import plan_sweep
-from tcplab.specs.model import parse_spec
+from tcplab.specs.load import parse_spec
 
 
 def raw(rate="10Mbps", duration="1s", interval="100ms", count=1, events=None):

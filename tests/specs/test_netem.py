@@ -9,7 +9,7 @@ import pytest
 import tcplab
 from tcplab.errors import SpecError
 from tcplab.lowering.world_config import world_config
-from tcplab.specs.model import parse_spec
+from tcplab.specs.load import parse_spec
 
 pytestmark = pytest.mark.engine
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tcplab.errors import SpecError
 from tcplab.lowering import resolve, world_config
-from tcplab.specs.model import parse_spec
+from tcplab.specs.load import parse_spec
 from tcplab.storage.directory import spec_toml
 
 RATES = st.sampled_from(["1Mbps", "10Mbps", "20.5Mbps", "1Gbps", "640kbps"])

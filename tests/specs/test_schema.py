@@ -14,7 +14,8 @@ from tcplab.lowering import world_config
 from tcplab.reproduce.catalogue import default_root, load_entry
 from tcplab.specs import contract
 from tcplab.specs.aqm import CodelAqm, FqCodelAqm, PieAqm, RedAqm
-from tcplab.specs.model import Experiment, Tcp, parse_spec
+from tcplab.specs.load import parse_spec
+from tcplab.specs.model import Experiment, Tcp
 
 QUICK = {
     "experiment": {"duration": "2s", "sample_interval": "100ms"},

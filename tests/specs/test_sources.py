@@ -5,7 +5,7 @@ import pytest
 import tcplab
 from tcplab.errors import SpecError
 from tcplab.lowering import world_config
-from tcplab.specs.model import parse_spec, tomllib
+from tcplab.specs.load import parse_spec, tomllib
 
 BASE = """
 [experiment]

@@ -3,7 +3,7 @@
 import pytest
 from tcplab.errors import SpecError
 from tcplab.lowering import resolve, size_to_packets, world_config
-from tcplab.specs.model import load_spec, parse_spec
+from tcplab.specs.load import load_spec, parse_spec
 from tcplab.specs.units import Size
 
 BASE = """
@@ -189,7 +189,7 @@ def test_stagger_spreads_group_starts(fake_engine, write_spec):
 
 
 def test_resolved_spec_round_trips(fake_engine, write_spec):
-    from tcplab.specs.model import tomllib
+    from tcplab.specs.load import tomllib
     from tcplab.storage.directory import spec_toml
 
     s = resolve(load_spec(write_spec(BASE)))

@@ -10,7 +10,7 @@ import pytest
 import tcplab
 from tcplab.errors import SpecError
 from tcplab.lowering import world_config
-from tcplab.specs.model import load_spec, parse_spec
+from tcplab.specs.load import load_spec, parse_spec
 from tcplab.specs.traces import TraceRate, read_trace
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"

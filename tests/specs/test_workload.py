@@ -6,7 +6,7 @@ import pytest
 import tcplab
 from tcplab.errors import SpecError
 from tcplab.lowering import resolve
-from tcplab.specs.model import parse_spec, tomllib
+from tcplab.specs.load import parse_spec, tomllib
 from tcplab.specs.workload import arrivals_ns, cdf_mean, draw_sizes, read_cdf
 
 BASE = """

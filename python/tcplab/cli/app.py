@@ -33,7 +33,7 @@ def threading_is_main() -> bool:
 
 
 def _overrides(items: Sequence[str]) -> dict[str, Any]:
-    from tcplab.specs.model import parse_value
+    from tcplab.specs.load import parse_value
 
     out: dict[str, Any] = {}
     for item in items or []:
@@ -82,7 +82,7 @@ def _backends(arg: str | None) -> list[str | None]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from tcplab.specs.model import load_spec
+    from tcplab.specs.load import load_spec
 
     out = Path(args.output)
     from tcplab.storage.files import check_output_dir
@@ -430,7 +430,7 @@ def _bpf_algorithm(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     from tcplab.backends.sim import check_with_engine
     from tcplab.lowering import resolve
-    from tcplab.specs.model import load_spec, read_toml
+    from tcplab.specs.load import load_spec, read_toml
     from tcplab.storage.directory import spec_toml
 
     spec = load_spec(args.spec, _overrides(args.set))
@@ -454,7 +454,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_import_tum(args: argparse.Namespace) -> int:
     from tcplab.specs.import_tum import import_tum
-    from tcplab.specs.model import parse_spec
+    from tcplab.specs.load import parse_spec
     from tcplab.specs.tomlout import dumps
 
     raw = import_tum(

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from tcplab.specs.model import read_toml
+from tcplab.specs.load import read_toml
 
 ABSENT = "-"
 

@@ -69,7 +69,8 @@ from tcplab.errors import SpecError
 from tcplab.reproduce import prose
 from tcplab.reproduce.timeseries_check import timeseries_problems
 from tcplab.specs.checks import METRIC_EXPR, Check
-from tcplab.specs.model import _problems, read_toml
+from tcplab.specs.load import read_toml
+from tcplab.specs.problems import field_problems
 
 PAPERS = {
     "acd": "BBR-ACD (Mahmud et al., Electronics 2020)",
@@ -244,7 +245,9 @@ def load_entry(path: Path) -> Entry:
     try:
         meta = Meta.model_validate(table)
     except ValidationError as err:
-        raise SpecError([(f"catalogue.{p}", m) for p, m in _problems(err)], str(path)) from None
+        raise SpecError(
+            [(f"catalogue.{p}", m) for p, m in field_problems(err)], str(path)
+        ) from None
     problems = []
     if meta.paper not in PAPERS:
         problems.append(

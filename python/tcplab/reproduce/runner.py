@@ -22,7 +22,7 @@ from tcplab.reproduce.catalogue import Claim, Entry
 from tcplab.reproduce.judge import Judgement, judge
 from tcplab.reproduce.prose import at_point
 from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
-from tcplab.specs.model import apply_overrides
+from tcplab.specs.load import apply_overrides
 from tcplab.storage.directory import is_run_dir
 
 VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")

@@ -15,7 +15,8 @@ import pandas as pd
 
 from tcplab.analysis.rundata import RunData
 from tcplab.analysis.summary import flow_metrics
-from tcplab.specs.model import Spec, parse_spec, read_toml
+from tcplab.specs.load import parse_spec, read_toml
+from tcplab.specs.model import Spec
 from tcplab.storage.directory import is_run_dir, rewrite_files, write_run
 from tcplab.storage.files import MANIFEST
 

@@ -47,7 +47,8 @@ from tcplab.lowering import config_json, resolve, world_config
 from tcplab.runs.execute import execute
 from tcplab.runs.result import store_run
 from tcplab.specs.limits import MAX_SWEEP_RUNS
-from tcplab.specs.model import Spec, apply_overrides, parse_spec, read_toml
+from tcplab.specs.load import apply_overrides, parse_spec, read_toml
+from tcplab.specs.model import Spec
 from tcplab.specs.paths import check_path, expand_path, parse_path
 from tcplab.storage.directory import is_run_dir
 from tcplab.storage.files import atomic_dir, check_output_dir, clean_stale_tmp, tmp_prefix
