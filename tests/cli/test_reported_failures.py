@@ -257,7 +257,7 @@ def test_a_full_disk_in_a_serial_sweep_says_so_and_tabulates_what_finished(
 ):
     import errno
 
-    from tcplab.runs import directory
+    from tcplab.storage import directory
 
     real = directory._write_frame
     calls = [0]

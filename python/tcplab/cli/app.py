@@ -303,7 +303,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     d = Path(args.dir)
     if (d / "sweep.json").is_file():
-        from tcplab.runs.sweep import build_table, load_plan, write_summary
+        from tcplab.runs.sweep import load_plan
+        from tcplab.runs.sweep_table import build_table, write_summary
 
         if args.pdf:
             raise SpecError(

@@ -26,13 +26,8 @@ import math
 import os
 import re
 import shutil
-import signal
 import sys
-import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +39,14 @@ from tcplab.analysis.summary import AGGREGATE_KEYS
 from tcplab.backends import backend_of
 from tcplab.errors import EngineError, SpecError
 from tcplab.lowering import config_json, resolve, world_config
-from tcplab.runs.execute import execute
-from tcplab.runs.result import store_run
+from tcplab.runs.executors import execute_local, execute_ray, say
+from tcplab.runs.sweep_table import build_table, write_summary
 from tcplab.specs.limits import MAX_SWEEP_RUNS
 from tcplab.specs.load import apply_overrides, parse_spec, read_toml
 from tcplab.specs.model import Spec
 from tcplab.specs.paths import check_path, expand_path, parse_path
 from tcplab.storage.directory import is_run_dir
-from tcplab.storage.files import atomic_dir, check_output_dir, clean_stale_tmp, tmp_prefix
+from tcplab.storage.files import check_output_dir, clean_stale_tmp, tmp_prefix
 from tcplab.storage.ownership import run_problem
 from tcplab.version import __version__
 
@@ -220,175 +215,6 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
     return Plan(axes, repeat, list(metrics), jobs)
 
 
-# ---------------------------------------------------------------------------- running
-
-
-def _run_job(
-    spec_dict: dict[str, Any], out_dir: str, report: bool = False, pdf: bool = False
-) -> str:
-    """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
-    spec = parse_spec(spec_dict, check_algorithms=False)
-    result, config, wall = execute(spec)
-    try:
-        store_run(result, out_dir, config, wall, replace=False, report=report, pdf=pdf)
-    except FileExistsError:
-        pass  # another worker finished the same digest first
-    return out_dir
-
-
-def _run_job_files(
-    spec_dict: dict[str, Any], report: bool = False, pdf: bool = False
-) -> dict[str, bytes]:
-    """Run one job and return its files' bytes (for executors without a shared disk)."""
-    tmp = tempfile.mkdtemp(prefix="tcplab-job-")
-    try:
-        out = os.path.join(tmp, "run")
-        _run_job(spec_dict, out, report, pdf)
-        return {name: Path(out, name).read_bytes() for name in os.listdir(out)}
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _say(msg: str, quiet: bool) -> None:
-    if not quiet:
-        print(msg, flush=True)
-
-
-def _die_with_parent() -> None:
-    """Worker initializer: a worker ends when the sweep's main process does, even if that
-    one is killed with SIGKILL and cannot shut its pool down. On Linux the kernel sends
-    SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG); elsewhere, and as a second
-    guard, a thread ends the worker once it has been re-parented."""
-    parent = os.getppid()
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1 (include/uapi/linux/prctl.h)
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before the prctl took effect
-        os._exit(1)
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1.0)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="tcplab-parent-watch", daemon=True).start()
-
-
-def _execute_local(
-    todo: list[Job],
-    runs: Path,
-    workers: int,
-    report: Callable[[Job], None],
-    reports: bool,
-    pdf: bool = False,
-) -> list[tuple[Job, str]]:
-    """Run jobs on local processes; a failing run is recorded, the others go on."""
-    failed: list[tuple[Job, str]] = []
-    if workers <= 1:
-        for job in todo:
-            try:
-                _run_job(job.spec.to_dict(), str(runs / job.digest), reports, pdf)
-            except (SpecError, RuntimeError) as exc:
-                failed.append((job, str(exc)))
-                continue
-            report(job)
-        return failed
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
-    try:
-        pending = {
-            pool.submit(_run_job, j.spec.to_dict(), str(runs / j.digest), reports, pdf): j
-            for j in todo
-        }
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                job = pending.pop(fut)
-                exc = fut.exception()
-                if exc is not None:
-                    failed.append((job, f"{type(exc).__name__}: {exc}"))
-                    continue
-                report(job)
-    except BaseException:
-        _stop_pool(pool)
-        raise
-    pool.shutdown(wait=True)
-    return failed
-
-
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Stop a pool at once (SIGTERM or Ctrl-C in the sweep): drop the queued runs and kill
-    the running ones. Leaving the ``with`` block would instead wait for every queued run
-    (issue 21). Finished runs are already stored; a killed run leaves only a temporary
-    named with its pid, which the next sweep removes (storage/directory.py clean_stale_tmp).
-    SIGKILL, not SIGTERM: a worker forked from the CLI would turn SIGTERM into an
-    exception in the job and go on to the next one."""
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for p in procs:
-        try:
-            p.kill()
-        except (OSError, AttributeError):
-            pass
-    for p in procs:
-        p.join(timeout=5)
-
-
-def _execute_ray(
-    todo: list[Job],
-    runs: Path,
-    workers: int,
-    report: Callable[[Job], None],
-    reports: bool,
-    pdf: bool = False,
-) -> list[tuple[Job, str]]:
-    """Run jobs as Ray tasks; workers return the run's files, written here atomically, so
-    the cluster needs no shared disk."""
-    failed: list[tuple[Job, str]] = []
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("--executor ray needs Ray: pip install 'tcplab[ray]'") from None
-    started = False
-    if not ray.is_initialized():
-        address = os.environ.get("RAY_ADDRESS")
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if not address:
-            # A local instance: one task slot per worker, and a small object store (each
-            # task returns one run's files, a few MB, fetched as soon as it is ready).
-            kwargs["num_cpus"] = max(1, workers)
-            kwargs["object_store_memory"] = 200 * 1024 * 1024
-        ray.init(address=address, **kwargs)
-        started = True
-    try:
-        remote = ray.remote(_run_job_files)
-        pending = {remote.remote(j.spec.to_dict(), reports, pdf): j for j in todo}
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1)
-            for ref in ready:
-                job = pending.pop(ref)
-                try:
-                    files = ray.get(ref)
-                except Exception as exc:  # noqa: BLE001 - a task failure, reported with the others
-                    failed.append((job, f"{type(exc).__name__}: {exc}"))
-                    continue
-                try:
-                    with atomic_dir(runs / job.digest) as tmp:
-                        for name, data in files.items():
-                            (tmp / name).write_bytes(data)
-                except FileExistsError:
-                    pass
-                report(job)
-    finally:
-        if started:
-            ray.shutdown()
-    return failed
-
-
 def run_sweep(
     spec: str | Path | dict | Spec,
     out: Path,
@@ -534,7 +360,7 @@ def _run_plan(
             continue
         todo.append(job)
     cached = len(plan.jobs) - len(todo)
-    _say(f"sweep: {len(plan.jobs)} runs, {cached} cached, {len(todo)} to run", quiet)
+    say(f"sweep: {len(plan.jobs)} runs, {cached} cached, {len(todo)} to run", quiet)
     bar = None
     if progress:
         from tqdm import tqdm
@@ -552,17 +378,17 @@ def _run_plan(
                 sys.stdout.flush()
             bar.update(1)
         else:
-            _say(msg, quiet)
+            say(msg, quiet)
 
     failed: list[tuple[Job, str]] = []
     if any(j.spec is not None and backend_of(j.spec).real_time for j in todo) and workers != 1:
         # Kernel runs take real time and share the CPUs with the emulator: concurrent runs
         # would slow each other's packet handling and change the results.
-        _say("sweep: real-time backend: one run at a time", quiet)
+        say("sweep: real-time backend: one run at a time", quiet)
         workers = 1
     try:
         if todo:
-            failed = (_execute_ray if executor == "ray" else _execute_local)(
+            failed = (execute_ray if executor == "ray" else execute_local)(
                 todo, runs, workers, report, reports, pdf
             )
     except Exception:
@@ -597,7 +423,7 @@ def _usable_cached(d: Path, quiet: bool) -> bool:
     if problem is None:
         return True
     if problem != "missing":
-        _say(f"sweep: {d.name[:12]}: {problem}; computing it again", quiet)
+        say(f"sweep: {d.name[:12]}: {problem}; computing it again", quiet)
         if d.is_dir() and not d.is_symlink():
             shutil.rmtree(d)
         else:
@@ -630,54 +456,3 @@ def load_plan(out: Path) -> Plan:
     doc = json.loads((Path(out) / "sweep.json").read_text())
     jobs = [Job(r["point"], r["repeat"], r["seed"], None, r["digest"]) for r in doc["runs"]]  # type: ignore[arg-type]
     return Plan(doc["axes"], doc["repeat"], doc["metrics"], jobs)
-
-
-def build_table(out: Path, plan: Plan) -> pd.DataFrame:
-    """One row per finished run: swept values, seed, digest, aggregate metrics and each
-    algorithm's share of the throughput (``share[cc]``)."""
-    rows = []
-    for job in plan.jobs:
-        d = Path(out) / "runs" / job.digest
-        if not is_run_dir(d):
-            continue
-        summ = json.loads((d / "summary.json").read_text())
-        row: dict[str, Any] = {
-            k: (v if not isinstance(v, (list, dict)) else json.dumps(v))
-            for k, v in job.point.items()
-        }
-        row.update(
-            {
-                "repeat": job.repeat,
-                "seed": job.seed,
-                "digest": job.digest,
-                "run_dir": f"runs/{job.digest}",
-            }
-        )
-        row.update(summ.get("aggregate", {}))
-        for cc, g in summ.get("by_cc", {}).items():
-            row[f"share[{cc}]"] = g.get("share")
-            row[f"share_minus_fair_share[{cc}]"] = g.get("share_minus_fair_share")
-        for f in summ.get("flows", []):
-            row[f"goodput_bps[flow{f['flow']}]"] = f.get("goodput_bps")
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    table.to_csv(Path(out) / "table.csv", index=False, float_format="%.9g")
-    table.to_parquet(Path(out) / "table.parquet", index=False)
-    return table
-
-
-def write_summary(out: Path, plan: Plan, table: pd.DataFrame) -> list[Path]:
-    """Summary plots: for each swept parameter, the algorithms' shares and each metric's
-    mean over seeds with 95 % confidence intervals, one line per combination of the other
-    parameters (report/sweep_plots.py); and the interactive report.html (report/html.py)."""
-    # Here, not at the top: matplotlib's import would slow every command that draws nothing.
-    from tcplab.report.html import write_sweep_html
-
-    # Here, not at the top: matplotlib's import would slow every command that draws nothing.
-    from tcplab.report.sweep_plots import plot_axis
-
-    paths = []
-    for axis in plan.axes:
-        paths.append(plot_axis(Path(out), plan, table, axis))
-    paths.append(write_sweep_html(Path(out), plan, table))
-    return paths

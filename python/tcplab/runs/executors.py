@@ -1,0 +1,190 @@
+"""Where a sweep's runs execute: a local process pool (:func:`execute_local`, workers that
+end with the sweep's process) or Ray (:func:`execute_ray`, the run's files shipped back);
+each worker runs one job (runs/sweep.py Job) into its content-addressed directory
+(:func:`run_job`)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from tcplab.errors import SpecError
+from tcplab.runs.execute import execute
+from tcplab.runs.result import store_run
+from tcplab.specs.load import parse_spec
+from tcplab.storage.files import atomic_dir
+
+
+def run_job(
+    spec_dict: dict[str, Any], out_dir: str, report: bool = False, pdf: bool = False
+) -> str:
+    """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
+    spec = parse_spec(spec_dict, check_algorithms=False)
+    result, config, wall = execute(spec)
+    try:
+        store_run(result, out_dir, config, wall, replace=False, report=report, pdf=pdf)
+    except FileExistsError:
+        pass  # another worker finished the same digest first
+    return out_dir
+
+
+def run_job_files(
+    spec_dict: dict[str, Any], report: bool = False, pdf: bool = False
+) -> dict[str, bytes]:
+    """Run one job and return its files' bytes (for executors without a shared disk)."""
+    tmp = tempfile.mkdtemp(prefix="tcplab-job-")
+    try:
+        out = os.path.join(tmp, "run")
+        run_job(spec_dict, out, report, pdf)
+        return {name: Path(out, name).read_bytes() for name in os.listdir(out)}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def say(msg: str, quiet: bool) -> None:
+    if not quiet:
+        print(msg, flush=True)
+
+
+def _die_with_parent() -> None:
+    """Worker initializer: a worker ends when the sweep's main process does, even if that
+    one is killed with SIGKILL and cannot shut its pool down. On Linux the kernel sends
+    SIGKILL on the parent's death (prctl PR_SET_PDEATHSIG); elsewhere, and as a second
+    guard, a thread ends the worker once it has been re-parented."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1 (include/uapi/linux/prctl.h)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # the parent died before the prctl took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="tcplab-parent-watch", daemon=True).start()
+
+
+def execute_local(
+    todo: list[Any],
+    runs: Path,
+    workers: int,
+    report: Callable[[Any], None],
+    reports: bool,
+    pdf: bool = False,
+) -> list[tuple[Any, str]]:
+    """Run jobs on local processes; a failing run is recorded, the others go on."""
+    failed: list[tuple[Any, str]] = []
+    if workers <= 1:
+        for job in todo:
+            try:
+                run_job(job.spec.to_dict(), str(runs / job.digest), reports, pdf)
+            except (SpecError, RuntimeError) as exc:
+                failed.append((job, str(exc)))
+                continue
+            report(job)
+        return failed
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
+    try:
+        pending = {
+            pool.submit(run_job, j.spec.to_dict(), str(runs / j.digest), reports, pdf): j
+            for j in todo
+        }
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                job = pending.pop(fut)
+                exc = fut.exception()
+                if exc is not None:
+                    failed.append((job, f"{type(exc).__name__}: {exc}"))
+                    continue
+                report(job)
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+    return failed
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop a pool at once (SIGTERM or Ctrl-C in the sweep): drop the queued runs and kill
+    the running ones. Leaving the ``with`` block would instead wait for every queued run
+    (issue 21). Finished runs are already stored; a killed run leaves only a temporary
+    named with its pid, which the next sweep removes (storage/directory.py clean_stale_tmp).
+    SIGKILL, not SIGTERM: a worker forked from the CLI would turn SIGTERM into an
+    exception in the job and go on to the next one."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, AttributeError):
+            pass
+    for p in procs:
+        p.join(timeout=5)
+
+
+def execute_ray(
+    todo: list[Any],
+    runs: Path,
+    workers: int,
+    report: Callable[[Any], None],
+    reports: bool,
+    pdf: bool = False,
+) -> list[tuple[Any, str]]:
+    """Run jobs as Ray tasks; workers return the run's files, written here atomically, so
+    the cluster needs no shared disk."""
+    failed: list[tuple[Any, str]] = []
+    try:
+        import ray
+    except ImportError:
+        raise RuntimeError("--executor ray needs Ray: pip install 'tcplab[ray]'") from None
+    started = False
+    if not ray.is_initialized():
+        address = os.environ.get("RAY_ADDRESS")
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+        if not address:
+            # A local instance: one task slot per worker, and a small object store (each
+            # task returns one run's files, a few MB, fetched as soon as it is ready).
+            kwargs["num_cpus"] = max(1, workers)
+            kwargs["object_store_memory"] = 200 * 1024 * 1024
+        ray.init(address=address, **kwargs)
+        started = True
+    try:
+        remote = ray.remote(run_job_files)
+        pending = {remote.remote(j.spec.to_dict(), reports, pdf): j for j in todo}
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            for ref in ready:
+                job = pending.pop(ref)
+                try:
+                    files = ray.get(ref)
+                except Exception as exc:  # noqa: BLE001 - a task failure, reported with the others
+                    failed.append((job, f"{type(exc).__name__}: {exc}"))
+                    continue
+                try:
+                    with atomic_dir(runs / job.digest) as tmp:
+                        for name, data in files.items():
+                            (tmp / name).write_bytes(data)
+                except FileExistsError:
+                    pass
+                report(job)
+    finally:
+        if started:
+            ray.shutdown()
+    return failed
