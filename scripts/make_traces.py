@@ -5,7 +5,7 @@
 
     python3 scripts/make_traces.py [OUTDIR]      (default: traces/)
 
-Models (none is a measurement; see python/tcplab/traces.py for public recorded traces):
+Models (none is a measurement; see python/tcplab/specs/traces.py for public recorded traces):
 
 - constant-12mbps: one opportunity every ms for 1 s = 1500 B/ms = 12 Mbit/s, the rate
   of Mahimahi's one-line "12Mbps" example trace.

@@ -1,4 +1,4 @@
-"""pcap output (tcplab.pcap, crates/sim/src/net/capture.rs) read back with scapy, a real
+"""pcap output (tcplab.storage.pcap, crates/sim/src/net/capture.rs) read back with scapy, a real
 reader: packet counts, sequence numbers and SACK blocks against the run's exact counters."""
 
 import json

@@ -1,4 +1,4 @@
-"""[[sources]] (tcplab.sources, crates/sim/src/source.rs): constant-rate UDP-like
+"""[[sources]] (tcplab.specs.sources, crates/sim/src/source.rs): constant-rate UDP-like
 sources, on/off or not, through the spec, the engine and summary.json."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""[[workloads]] (tcplab.workload): Poisson arrivals of finite flows, size distributions,
+"""[[workloads]] (tcplab.specs.workload): Poisson arrivals of finite flows, size distributions,
 flow completion times, and that the arrivals reach the offered load."""
 
 import numpy as np

@@ -20,7 +20,7 @@ Resolution choices (each documented here because it shapes every result):
   turned into packets of wire size ``mss + header`` (1448 + 52 = 1500 bytes by default)
   and rounded to the nearest packet (at least one packet). ``bdp_rtt`` defaults to the
   smallest flow RTT of the spec and is recorded in the resolved spec.
-* **Traces and policers.** A link whose ``rate`` is a trace (:mod:`tcplab.traces`) counts
+* **Traces and policers.** A link whose ``rate`` is a trace (:mod:`tcplab.specs.traces`) counts
   as its trace's mean rate wherever one rate stands for it (BDP sizes, default access rate,
   utilisation); the engine gets the trace itself in ``shaping`` under the link's name
   (``bottleneck``, ``bottleneck_reverse``, ``flow<k>.sender_access``,
@@ -54,7 +54,7 @@ def _flow_rtt_ns(f: Any, path_delay: int) -> int:
 
 def bdp_rtt_ns(spec: Spec) -> int:
     """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT
-    (without flows: the smallest source RTT, tcplab.sources)."""
+    (without flows: the smallest source RTT, tcplab.specs.sources)."""
     if spec.bottleneck.bdp_rtt is not None:
         return spec.bottleneck.bdp_rtt
     if not spec.flows:
@@ -104,7 +104,7 @@ def resolve(spec: Spec) -> Spec:
     if counted := check_counts(s):
         raise SpecError(counted)
     if s.workloads:
-        # Poisson arrivals become ordinary flows (tcplab.workload); the resolved spec lists
+        # Poisson arrivals become ordinary flows (tcplab.specs.workload); the resolved spec lists
         # them, and no workloads, so it repeats the run as it is.
         s.flows = s.flows + [Flow.model_validate(f) for f in expand(s)]
         s.workloads = []
@@ -128,7 +128,7 @@ def resolve(spec: Spec) -> Spec:
     access_rate = ACCESS_RATE_FACTOR * top_rate
     if b.aqm is not None:
         # The qdisc's hard limit: aqm.limit, else an explicit buffer, else the kernel's
-        # default for the qdisc (tcplab.aqm); both given is ambiguous.
+        # default for the qdisc (tcplab.specs.aqm); both given is ambiguous.
         if b.aqm.limit is not None and "buffer" in b.model_fields_set:
             problems.append(
                 (

@@ -1,5 +1,5 @@
 """Panel functions for the run report: each draws one quantity on a given axis, from a
-:class:`~tcplab.rundata.RunData`. Rates are shown in Mbit/s, times in s.
+:class:`~tcplab.analysis.rundata.RunData`. Rates are shown in Mbit/s, times in s.
 
 Readable with many flows: a flow's colour is its algorithm's, its line style tells it from
 the other flows of that algorithm, and the algorithms' totals are drawn thick beside them.

@@ -140,7 +140,7 @@ def _fmt(v: Any, fmt: str, scale: float = 1.0) -> str:
 
 
 def draw_report(result: Any) -> Any:
-    """The report figure for a :class:`~tcplab.results.Result` (needs ``result.run``)."""
+    """The report figure for a :class:`~tcplab.runs.result.Result` (needs ``result.run``)."""
     run = result.run
     # Finite flows add a row: FCT against size and the FCT distribution (runs without them
     # keep the six-row report).

@@ -16,7 +16,7 @@ to plot, how to shorten it for ``--quick``, and the paper's claims about it::
     quote = "BBR takes up most of the bandwidth"
     where = "Sec. 5.4, Fig. 9a"
     published = "BBR share about 0.9"
-    metric = "share[bbr]"                  # a check (tcplab.checks) on the runs at `at`
+    metric = "share[bbr]"                  # a check (tcplab.analysis.checks) on the runs at `at`
     op = ">="
     value = 0.8
     at = { "bottleneck.buffer" = "0.5bdp", "flows[0].cc" = "bbr" }   # a list: every value

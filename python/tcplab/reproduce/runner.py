@@ -1,5 +1,5 @@
 """Running the catalogue: each runnable entry as a sweep (cached, resumable, parallel,
-through :mod:`tcplab.sweep`), each claim evaluated on the runs at its grid point, with the
+through :mod:`tcplab.runs.sweep`), each claim evaluated on the runs at its grid point, with the
 mean and spread over seeds, and a verdict.
 
 Verdicts: **agree**, the claim's check holds on the mean over seeds; **partly**, only its

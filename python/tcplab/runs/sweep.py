@@ -51,7 +51,7 @@ from tcplab.storage.ownership import run_problem
 from tcplab.version import __version__
 
 RESERVED = ("repeat", "metrics")
-SEED_LIMIT = 2**63  # experiment.seed's bound (spec.py)
+SEED_LIMIT = 2**63  # experiment.seed's bound (specs/model.py Experiment)
 DEFAULT_METRICS = [
     "total_goodput_bps",
     "jain_index",

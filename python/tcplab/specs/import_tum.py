@@ -108,7 +108,7 @@ def import_tum(
     latency: str = "100ms",
     name: str | None = None,
 ) -> dict[str, Any]:
-    """The spec (a dict, ready for :func:`tcplab.tomlout.dumps`) for a TUM config file.
+    """The spec (a dict, ready for :func:`tcplab.specs.tomlout.dumps`) for a TUM config file.
 
     The keyword arguments are ``run_mininet.py``'s options with its defaults (``-b -r
     --loss -s -l``).

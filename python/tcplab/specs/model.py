@@ -3,7 +3,7 @@ overrides and validation are :mod:`tcplab.specs.load`'s; pydantic's errors as fi
 :mod:`tcplab.specs.problems`'s; checks that span fields :mod:`tcplab.specs.cross_checks`'s.
 
 A spec is data, not code. Quantities carry units and are parsed once (see
-:mod:`tcplab.units`) into integers: rates in bit/s, times in ns. Sizes stay symbolic
+:mod:`tcplab.specs.units`) into integers: rates in bit/s, times in ns. Sizes stay symbolic
 (packets, bytes or BDP multiples) until :mod:`tcplab.lowering` resolves them against
 the bottleneck. Dumping a model (``model_dump(mode="json")``) writes the canonical unit
 strings back, so a resolved spec is itself a valid spec.
@@ -47,7 +47,7 @@ from tcplab.specs.units import (
 Rate = Annotated[int, BeforeValidator(parse_rate), PlainSerializer(format_rate, return_type=str)]
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
 SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, return_type=str)]
-# A link's rate: a Rate, or { trace = "FILE" } (a Mahimahi trace; tcplab.traces.TraceRate,
+# A link's rate: a Rate, or { trace = "FILE" } (a Mahimahi trace; tcplab.specs.traces.TraceRate,
 # an int equal to the trace's mean rate).
 LinkRate = Annotated[Any, BeforeValidator(parse_link_rate), PlainSerializer(format_link_rate)]
 
@@ -80,7 +80,7 @@ class Experiment(_Model):
     # machine's Linux TCP in network namespaces over the emulated bottleneck, needs root;
     # see tcplab.backends.kernel). `tcplab run --backend` overrides it.
     backend: Literal["sim", "kernel"] | None = None
-    # Links written as DIR/<link>.pcap (tcplab.pcap): "bottleneck", "bottleneck_reverse",
+    # Links written as DIR/<link>.pcap (tcplab.storage.pcap): "bottleneck", "bottleneck_reverse",
     # "flow<k>.sender_access", ... (k counts flows over all groups).
     pcap: list[StrictStr] | None = None
 
@@ -200,7 +200,7 @@ class _BottleneckFields(_Model):
     buffer: SizeField = Size(1, "bdp")  # type: ignore[arg-type]
     loss: Probability = 0.0
     bdp_rtt: Time | None = None
-    # Queue discipline (drop-tail if absent): see tcplab.aqm.
+    # Queue discipline (drop-tail if absent): see tcplab.specs.aqm.
     aqm: Aqm | None = None
     policer: Policer | None = None
     # The ACK direction (router B -> A). Default: the same rate and delay, lossless,
@@ -232,7 +232,7 @@ class NamedLink(NetemFields, _NamedLinkFields):
 
 class OnOff(_Model):
     """``onoff`` of a flow group or a source: alternating on and off periods, starting on
-    (tcplab.sources; a TCP flow's application stops writing while off)."""
+    (tcplab.specs.sources; a TCP flow's application stops writing while off)."""
 
     on: Time
     off: Time
@@ -260,7 +260,7 @@ class Flow(_Model):
 
 
 class SizeDist(_Model):
-    """A workload's transfer-size distribution (tcplab.workload)."""
+    """A workload's transfer-size distribution (tcplab.specs.workload)."""
 
     dist: Literal["fixed", "exponential", "pareto", "empirical"]
     value: SizeField | None = None  # fixed
@@ -280,7 +280,7 @@ class SizeDist(_Model):
 
 
 class Workload(_Model):
-    """``[[workloads]]``: finite flows arriving as a Poisson process (tcplab.workload),
+    """``[[workloads]]``: finite flows arriving as a Poisson process (tcplab.specs.workload),
     expanded into ``[[flows]]`` when the spec is resolved."""
 
     cc: str
@@ -300,7 +300,7 @@ class Workload(_Model):
 
 
 class Source(_Model):
-    """``[[sources]]``: ``count`` constant-rate UDP-like sources (tcplab.sources)."""
+    """``[[sources]]``: ``count`` constant-rate UDP-like sources (tcplab.specs.sources)."""
 
     rate: Rate  # while on, in wire bits per second
     packet: SizeField = Size(1500, "bytes")  # type: ignore[arg-type]  # wire bytes per packet
@@ -321,7 +321,7 @@ class Event(_Model):
 
 
 class Spec(_Model):
-    """A whole experiment. ``sweep`` and ``catalogue`` are kept raw here; :mod:`tcplab.sweep`
+    """A whole experiment. ``sweep`` and ``catalogue`` are kept raw here; :mod:`tcplab.runs.sweep`
     and :mod:`tcplab.reproduce` read them."""
 
     experiment: Experiment

@@ -113,7 +113,7 @@ def read_trace(path: str | Path) -> TraceRate:
 
 
 def parse_link_rate(value: Any) -> Any:
-    """A link's ``rate``: a rate string (see :mod:`tcplab.units`) or ``{trace = "FILE"}``."""
+    """A link's ``rate``: a rate string (see :mod:`tcplab.specs.units`) or ``{trace = "FILE"}``."""
     if isinstance(value, TraceRate):
         return value
     if isinstance(value, dict):

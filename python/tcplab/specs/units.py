@@ -65,7 +65,7 @@ MAX_EXPONENT = 30
 overflow Decimal's context, a 5000-digit one Python's int conversion)."""
 MAX_RATE_BPS = 10**15
 """1 Pbit/s: above any link the engine can simulate (the bottleneck is capped far lower
-by tcplab.limits; this bounds explicit access links so they fit the engine's u64)."""
+by tcplab.specs.limits; this bounds explicit access links so they fit the engine's u64)."""
 MAX_TIME_NS = 2**63 - 1
 """Times are u64 nanoseconds in the engine; 2**63 ns is 292 years."""
 MAX_BYTES = 2**53

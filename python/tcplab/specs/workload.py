@@ -20,7 +20,7 @@ Sizes are rounded up to whole bytes (at least 1). The draws come from numpy's PC
 with ``(experiment.seed, workload index)``, so a spec and seed give the same flows. The
 resolved spec lists the expanded flows (and no workloads), so it repeats the run as is.
 
-Constant-rate and on/off sources are ``[[sources]]`` (tcplab.sources).
+Constant-rate and on/off sources are ``[[sources]]`` (tcplab.specs.sources).
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def frames(
 
 
 def _udp_frame(t: int, k: int, wire: int) -> tuple[int, bytes, int]:
-    """A constant-rate source's packet: Ethernet / IPv4 / UDP headers (tcplab.sources)."""
+    """A constant-rate source's packet: Ethernet / IPv4 / UDP headers (tcplab.specs.sources)."""
     (src, smac), (dst, dmac) = _host(3, k), _host(4, k)
     total = max(wire, 28)
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, 17, 0, src, dst)
