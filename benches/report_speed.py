@@ -1,4 +1,4 @@
-"""How long drawing a run's report takes, apart from simulating it (issue 19: < 0.5 s for a
+"""How long drawing a run's report takes, apart from simulating it (< 0.5 s for a
 600 s run). Not a test: a measurement whose figures go into benches/RESULTS.md.
 
     python benches/report_speed.py [--duration 600s] [--repeat 5] [--profile FILE]
@@ -12,7 +12,7 @@ time and as this process's CPU time (``time.process_time``): on a shared machine
 time is the one other processes do not inflate. ``--profile FILE`` also writes a cProfile
 of one default ``save_report`` (read it with ``python -m pstats FILE``).
 
-Code before issue 19's PDF decision (one ``write_images`` writing PNG and PDF, and a
+Code before the PDF became optional (one ``write_images`` writing PNG and PDF, and a
 ``save_report`` without ``pdf``) is timed too, so the same script measures both sides:
 there the PNG and PDF steps are timed with the same ``savefig`` arguments its
 ``write_images`` used, and the default save is the one that writes all three files.
@@ -94,7 +94,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         for _ in range(args.repeat):
-            # Each repeat starts from a cold RunData.wide cache (issue 19), as `tcplab
+            # Each repeat starts from a cold RunData.wide cache, as `tcplab
             # report DIR` does (`tcplab run` has the summary's columns cached already).
             cold(result)
             fig = timed("draw", run_report.draw_report, result)

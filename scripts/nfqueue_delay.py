@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A constant delay line in user space through netfilter's NFQUEUE, for kernels without
-``sch_netem`` (scripts/veth_testbed.py, issue 20).
+``sch_netem`` (scripts/veth_testbed.py).
 
 An nftables rule in a namespace hands each matching packet to queue ``N``; this process,
 bound to that queue in copy mode META (the kernel keeps the payload, we only see its id),

@@ -1,4 +1,4 @@
-"""Record the TCP segments a network namespace receives, for fidelity diagnosis (issue 9).
+"""Record the TCP segments a network namespace receives, for fidelity diagnosis.
 
 The kernel backend runs no tcpdump; this reads an AF_PACKET socket inside the sender's
 namespace and writes one line per received IPv4/TCP packet:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A plain veth + tbf + delay-line reference for the kernel backend (issue 20): the same
+"""A plain veth + tbf + delay-line reference for the kernel backend: the same
 kernel TCP, but the bottleneck is Linux's own token bucket on a veth pair instead of
 tcplab-emu's TUN link, so that a difference between the two says what the TUN path
 changes.

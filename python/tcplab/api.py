@@ -35,7 +35,7 @@ def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
 
 def _check_arguments(overrides: Any, progress: Any) -> None:
     """API misuse as a SpecError naming the argument (an AttributeError or 'the simulator
-    failed' said nothing about it, issue 21)."""
+    failed' said nothing about it)."""
     if overrides is not None and (
         not isinstance(overrides, dict) or not all(isinstance(k, str) for k in overrides)
     ):

@@ -1,5 +1,5 @@
 """[[checks]]: metric expressions on a hand-made summary, comparisons, validation, and
-`tcplab run` exiting 1 with the failing check named (issue 8)."""
+`tcplab run` exiting 1 with the failing check named."""
 
 import math
 

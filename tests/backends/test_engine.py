@@ -99,7 +99,7 @@ def test_run_files_and_schema(small_run):
         "report.png",
         "report.html",
     } <= names
-    assert "report.pdf" not in names  # only with --pdf (issue 19)
+    assert "report.pdf" not in names  # only with --pdf
     series = pd.read_parquet(out / "series.parquet")
     for c in SERIES_COLUMNS:
         assert c in series.columns, c

@@ -1,4 +1,4 @@
-"""The kernel backend (issue 9). Tests that run real kernel TCP need root, network
+"""The kernel backend. Tests that run real kernel TCP need root, network
 namespaces, /dev/net/tun and ip; elsewhere they are skipped with the reason (CI here runs
 as root). The plumbing tests (errors, BBR mode decoding) run everywhere."""
 

@@ -1,4 +1,4 @@
-"""Every command's --help ends with examples (issue 19)."""
+"""Every command's --help ends with examples."""
 
 import argparse
 

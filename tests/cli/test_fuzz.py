@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the command line (issue 12): generated specs, ``--set``
+"""Property-based fuzzing of the command line: generated specs, ``--set``
 overrides and file encodings must end in exit 0 or 2, never in a traceback or an
 "internal error", leave nothing behind when refused, and stay within bounded memory.
 
@@ -246,7 +246,7 @@ def test_set_overrides_answer_0_or_2(tmp_path_factory, capsys, path, value):
 
 
 # ---------------------------------------------------------------- newer features
-# Specs built from the newer features (issue 21): workloads, sources with on/off, flows
+# Specs built from the newer features: workloads, sources with on/off, flows
 # with on/off, [[links]] and paths, traced bottlenecks, AQMs, analysis and named windows,
 # rate events at one instant, checks. Every spec validate accepts is run, and its summary
 # must hold the invariants below. Small runs (<= 1 s, <= 20 Mbit/s): the CI profile keeps

@@ -1,4 +1,4 @@
-"""Issue 12: bad input answered as input problems (exit 2, the user's field named, no
+"""Bad input answered as input problems (exit 2, the user's field named, no
 traceback, nothing left behind), interrupted and concurrent runs, and summary.json's
 schema for a run in which nothing is delivered."""
 
@@ -214,7 +214,7 @@ def test_a_killed_run_leaves_nothing_behind_after_the_next_run(tmp_path, sig, co
     err = p.stderr.read()
     assert p.returncode == code, err
     # -q shows no progress bar, yet the engine checks for signals 1000 times per run
-    # (crates/py/src/lib.rs): a quiet run stops within about 2 s (issue 21).
+    # (crates/py/src/lib.rs): a quiet run stops within about 2 s.
     assert took < 2.5, f"took {took:.1f} s to stop"
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()

@@ -1,4 +1,4 @@
-"""examples/first_hour.ipynb runs from top to bottom (issue 19): executed by nbclient in
+"""examples/first_hour.ipynb runs from top to bottom: executed by nbclient in
 a fresh kernel with its parameters cell replaced by shorter experiments (the quickstart
 for 3 s with its second BBR flow at 1 s, the buffer sweep for 2 s per run), writing into a temporary directory."""
 

@@ -1,4 +1,4 @@
-"""The Python API as a notebook uses it (issue 19): ``flow`` a column of the per-flow
+"""The Python API as a notebook uses it: ``flow`` a column of the per-flow
 tables, ``tcplab.load_sweep`` with numeric swept values, short reprs."""
 
 import json

@@ -1,4 +1,6 @@
-"""Issue 21 ("Hardening, second round"): each test reproduces one reported failure."""
+"""Failures found by a hardening review, one test each: output paths tcplab must not
+delete, damaged cached runs, full disks, empty or oversized inputs, special files, bad
+API arguments; each reproduces the reported failure."""
 
 import json
 import os

@@ -35,7 +35,7 @@ def test_report_files_are_written_and_deterministic(tmp_path):
     r = handmade_run()
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    # The default report: the PNG and the HTML page, no PDF (issue 19).
+    # The default report: the PNG and the HTML page, no PDF.
     assert save_report(r, tmp_path / "a") == ["report.png", "report.html"]
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["report.html", "report.png"]
     # With pdf=True the same two files and report.pdf; the same bytes every time.

@@ -1,5 +1,5 @@
 """What the run report and the sweep plots show, on hand-made data with hand-computed
-expectations (issue 19): per-algorithm totals, RTT-smoothed goodput whose readings above
+expectations: per-algorithm totals, RTT-smoothed goodput whose readings above
 the link rate are all marked, decimation, CDFs, legends for many flows, confidence
 intervals over seeds and numeric sweep axes. No engine needed."""
 
@@ -40,7 +40,7 @@ def test_per_algorithm_totals_on_the_handmade_run():
 
 
 def test_wide_is_computed_once_and_each_caller_gets_its_own_copy():
-    # RunData.wide caches the pivot per column (issue 19: the summary, report.png and
+    # RunData.wide caches the pivot per column (the summary, report.png and
     # report.html asked for the same columns about 25 times).
     run = handmade_run().run
     first = run.wide("cwnd_pkts")

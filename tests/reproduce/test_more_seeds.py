@@ -1,4 +1,4 @@
-"""More seeds for undecided claims (reproduce/seeds.py, issue 18): the cap is the
+"""More seeds for undecided claims (reproduce/seeds.py): the cap is the
 paper's own repetition count, the seed count doubles, only the points the undecided
 claims read get the extra runs, the entry's own runs are reused, and a claim the seeds
 cannot decide is reported inconclusive at the cap with its n."""
@@ -103,7 +103,7 @@ def test_an_undecided_claim_gets_seeds_up_to_the_cap(reproduce_entry):
     assert Path(out / "report.html").is_file()
 
 
-# A control (issue 18): the claim judged again with one unswept setting changed. BBR alone
+# A control: the claim judged again with one unswept setting changed. BBR alone
 # on a clean 10 Mbit/s link keeps it busy (utilization >= 0.8 holds); with 30 % random
 # loss on the bottleneck it cannot (the verdict moves: that cause is shown); a 1 s minimum
 # RTO changes nothing on a loss-free path (the verdict stays: that cause is ruled out).
@@ -183,7 +183,7 @@ def test_a_control_may_not_set_a_swept_path(tmp_path):
         load_entry(path)
 
 
-# A disagreement no single setting can test (issue 18): the claim says what was tried
+# A disagreement no single setting can test: the claim says what was tried
 # (`open`), and the report lists it as open with that text, not as "no control yet".
 OPEN = """
 [experiment]

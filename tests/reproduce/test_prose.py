@@ -1,4 +1,4 @@
-"""Numbers in explanations filled from the runs (reproduce/prose.py, issue 18): hand-made
+"""Numbers in explanations filled from the runs (reproduce/prose.py): hand-made
 runs with hand-computed means and intervals, the control's and another entry's runs, the
 refusals on load, and a real reproduce whose report carries the filled number."""
 

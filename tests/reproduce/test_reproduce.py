@@ -1,4 +1,4 @@
-"""The catalogue machinery on small hand-made entries (issue 8): a claim that holds, one
+"""The catalogue machinery on small hand-made entries: a claim that holds, one
 that fails, one that holds only in its weaker form, a claim over every grid value, a
 cached rerun, a resumed interruption, bad entries, and the shipped catalogue's --quick
 listing."""

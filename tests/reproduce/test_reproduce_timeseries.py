@@ -1,4 +1,4 @@
-"""An entry's ``[catalogue.timeseries]`` (issue 18): load-time errors naming the field, a
+"""An entry's ``[catalogue.timeseries]``: load-time errors naming the field, a
 hand-made entry run end to end into its time-series PNG and the reports' references to
 it, and the paper's marks at the stated values on the drawn axes."""
 

@@ -82,7 +82,7 @@ def test_report_command_redraws_from_stored_files(fake_engine, write_spec, tmp_p
 
 
 def test_report_pdf_only_on_request_and_deterministic(fake_engine, write_spec, tmp_path):
-    # Issue 19: report.png and report.html by default; report.pdf with --pdf, listed in
+    # report.png and report.html by default; report.pdf with --pdf, listed in
     # the manifest and the same bytes from two runs of the same spec.
     spec = str(write_spec(SPEC))
     assert main(["run", spec, "-o", str(tmp_path / "plain"), "-q"]) == 0
@@ -250,7 +250,7 @@ def test_a_changed_analysis_setting_is_a_new_run(
     fake_engine, write_spec, tmp_path, setting, first, second
 ):
     # The sweep cache must not serve a summary computed under other analysis settings
-    # (issue 18: BBR' Fig. 10b showed 'undefined' from runs cached before its windows).
+    # (BBR' Fig. 10b showed 'undefined' from runs cached before its windows).
     def sweep_with(value: str):
         text = SWEEP.replace(
             'sample_interval = "100ms"', f'sample_interval = "100ms"\n{setting} = {value}'

@@ -1,5 +1,5 @@
 """Every kind of swept path reaches the run it labels: the engine config and the digest
-change with the swept value (issue 12: a sweep over ``experiment.seed`` used to run seed
+change with the swept value (a sweep over ``experiment.seed`` used to run seed
 1 under every label)."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""[tcp] ecn, [[flows]] ecn and [bottleneck] aqm (issue 10): parsing, defaults, errors naming
+"""[tcp] ecn, [[flows]] ecn and [bottleneck] aqm: parsing, defaults, errors naming
 the field, the engine config they produce (and that they leave older specs' configs
 unchanged), and an end-to-end run with marks in queue.csv and summary.json."""
 

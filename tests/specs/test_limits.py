@@ -1,5 +1,5 @@
 """Runs the engine cannot do, or this machine cannot hold, are refused before they start,
-naming the field, the estimate and the limit (issue 12)."""
+naming the field, the estimate and the limit."""
 
 import pytest
 from tcplab.errors import SpecError

@@ -1,4 +1,4 @@
-"""What we write we read (issue 12): every accepted spec, resolved and written as a run's
+"""What we write we read: every accepted spec, resolved and written as a run's
 ``spec.toml``, reads back as a valid spec that gives the same engine config. Generated
 specs include names with any characters (control characters, DEL, quotes, backslashes,
 non-ASCII), which once produced unreadable files."""

@@ -1,4 +1,5 @@
-"""Spec parsing, resolution and every error case of issue 4."""
+"""Spec parsing, resolution and every error case of the spec: each bad input named by
+its field."""
 
 import pytest
 from tcplab.errors import SpecError

@@ -1,4 +1,4 @@
-//! Scenario tests of issue 10: ECN with AQMs, each against a cited source, with the
+//! Scenario tests of ECN with AQMs, each against a cited source, with the
 //! tolerance stated beside the assertion. Each prints its figures (`--nocapture`).
 
 mod common;

@@ -127,7 +127,7 @@ fn bbr3_leaves_cubic_far_more_of_a_shallow_buffer_than_bbr_v1() {
 /// so CUBIC gets more against v1 than against v3, and both leave CUBIC 30-70 %.
 /// Tolerance: CUBIC share with v3 < with v1, both in [0.3, 0.7].
 /// Measured (0.2.0): CUBIC share 0.414 with v3 (Jain 0.971), 0.602 with v1 (Jain
-/// 0.960). With `tcp.receive_buffer = "unlimited"` (the receiver before issue 9): 0.428
+/// 0.960). With `tcp.receive_buffer = "unlimited"` (the receiver before 0.2.0): 0.428
 /// (Jain 0.980) and 0.601 (Jain 0.961); with the receive-buffer model but before
 /// CUBIC's HyStart round fix: 0.411 (0.969) and 0.559 (0.986). So which of the two is
 /// "more even" by Jain depends on how CUBIC's slow start ends, and on the path (seen while writing this test, unlimited buffer: at 10 Mbit/s Jain 0.996

@@ -1,4 +1,4 @@
-//! Scenario tests of issue 3: BBR v1 (crates/cc/src/bbr) on the engine's dumbbell,
+//! Scenario tests of BBR v1 (crates/cc/src/bbr) on the engine's dumbbell,
 //! each against the behaviour the BBR papers report, with its tolerance and the
 //! measured figures stated beside the assertion. The figures are from
 //! `cargo test -p tcplab-sim --release --test bbr_scenarios -- --nocapture` (seed 1),

@@ -1,4 +1,4 @@
-//! Scenario tests of issue 2: a seconds-long simulated dumbbell each, with the
+//! Scenario tests: a seconds-long simulated dumbbell each, with the
 //! tolerances stated beside the assertion. Each prints its figures (`--nocapture`).
 
 mod common;

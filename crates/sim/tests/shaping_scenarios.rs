@@ -1,4 +1,4 @@
-//! Scenario tests of issue 11: trace-driven links (net/trace.rs) and policers
+//! Scenario tests of trace-driven links (net/trace.rs) and policers
 //! (net/policer.rs) on the dumbbell. Figures printed with
 //! `cargo test -p tcplab-sim --release --test shaping_scenarios -- --nocapture`.
 //!

@@ -1,4 +1,4 @@
-//! Scenario tests of issue 11's topologies (net/topology.rs): a two-bottleneck parking lot
+//! Scenario tests of topologies (net/topology.rs): a two-bottleneck parking lot
 //! and traffic in the reverse direction. Figures printed with
 //! `cargo test -p tcplab-sim --release --test topology_scenarios -- --nocapture`.
 

@@ -1,4 +1,4 @@
-//! Scenario tests of issue 5: each BBR research variant against plain `bbr` on the same
+//! Scenario tests: each BBR research variant against plain `bbr` on the same
 //! dumbbell and seed, in the scenario of its paper (or the seed paper that uses it as a
 //! baseline), checking the direction the paper claims. Measured figures are written
 //! beside each assertion (`cargo test -p tcplab-sim --release --test variant_scenarios
@@ -103,7 +103,7 @@ fn bbr_acd_and_bbr_retransmit_alike_in_the_paper_1_mbit_dumbbell() {
     );
     // Paper (Section 5.2): BBR lost 28 775 of 68 420 packets, BBR-ACD 2311 of 70 324;
     // goodput 0.5 vs 0.86 Mbit/s. NOT reproduced. Measured with RTT samples from the
-    // timestamps of ACKs of retransmitted data (issue 20): 10 101 vs 11 141 (ACD 10.3 %
+    // timestamps of ACKs of retransmitted data: 10 101 vs 11 141 (ACD 10.3 %
     // more), goodput 908 599 vs 909 085 bit/s, RTOs 5 vs 8; ACD's steady-RTT test now
     // also sees whole-millisecond samples during recovery, where it saw none. (0.2.0,
     // Linux receive buffer: 10 355 vs 10 920 retransmissions (ACD 5.5 % more), goodput
@@ -213,7 +213,7 @@ fn bbr_cws_with_cubic_in_a_deep_buffer() {
     );
     // Paper (Section 5.4, Figure 13a): BBR-CWS keeps Jain >= 0.9 in every buffer size.
     // Measured over 10-60 s, seeds 1-5 (0.2.0): BBR-CWS 0.952, 0.954, 0.948, 0.943, 0.941
-    // (BBR 0.996). With `tcp.receive_buffer = "unlimited"` (the receiver before issue 9):
+    // (BBR 0.996). With `tcp.receive_buffer = "unlimited"` (the receiver before 0.2.0):
     // 0.953, 0.951, 0.954, 0.928, 0.943. One seed can fall far: with the receive-buffer
     // model but before CUBIC's HyStart round fix, seed 1 gave 0.754 (37.9 vs 10.3
     // Mbit/s). Tolerance: the median of the five >= 0.9.

@@ -471,4 +471,4 @@ def cmd_import_tum(args: argparse.Namespace) -> int:
     return 0
 
 
-# Every command's --help ends with examples (issue 19): what a researcher types first.
+# Every command's --help ends with examples: what a researcher types first.

@@ -54,7 +54,7 @@ def environment() -> jinja2.Environment:
     tcplab.reproduce, autoescaping on (text is text, never markup), undefined names fail.
     The template folders are found by path, not with PackageLoader: that imported the
     tcplab.reproduce package, and with it scipy.stats, 0.6 CPU s of every `tcplab run`
-    report (issue 19)."""
+    report."""
     package = Path(__file__).resolve().parents[1]
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(
@@ -86,7 +86,7 @@ def _values(y: Any, decimals: int = 4) -> list[float | None]:
     Mbit/s, ms, packets), NaN and infinities as null (a gap)."""
     a = np.round(np.asarray(y, dtype=float), decimals)
     finite = np.isfinite(a)
-    if finite.all():  # most traces: no per-value test in Python (issue 19)
+    if finite.all():  # most traces: no per-value test in Python
         return a.tolist()
     return [v if ok else None for v, ok in zip(a.tolist(), finite.tolist())]
 
@@ -315,7 +315,7 @@ def _cell(v: Any) -> str:
 
 def _json(fig: dict[str, Any]) -> str:
     """A figure as compact JSON. orjson, not json: a 600 s run's figures are about 1 MB
-    of numbers, which json.dumps took 0.028 CPU s to write and orjson 0.007 (issue 19).
+    of numbers, which json.dumps took 0.028 CPU s to write and orjson 0.007.
     The values are the same (each float's shortest round-trip form); the spelling of a
     few exponents differs (1e-05 is 0.00001) and text is UTF-8 rather than \\u escapes
     (the page is written and declared as UTF-8). NaN never reaches here (_values makes

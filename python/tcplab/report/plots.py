@@ -4,7 +4,7 @@
 Readable with many flows: a flow's colour is its algorithm's, its line style tells it from
 the other flows of that algorithm, and the algorithms' totals are drawn thick beside them.
 Long series are decimated to the panel's pixels (:func:`tcplab.report.series.decimate`),
-which keeps every spike visible and drawing fast (issue 19: a 600 s run in < 0.5 s).
+which keeps every spike visible and drawing fast (a 600 s run in < 0.5 s).
 """
 
 from __future__ import annotations

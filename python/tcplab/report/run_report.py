@@ -10,10 +10,10 @@ the algorithm's other flows by line style (plots.py). Goodput is smoothed over a
 window and releases of held data are marked (series.py, docs/METRICS.md).
 
 Files: report.png and report.html by default; report.pdf only on request (``pdf=True``,
-``--pdf``): it is the same figure as the PNG and cost about a third of the report's time
-(issue 19). REPORT_FILES names the default files, PDF_FILE the optional one.
+``--pdf``): it is the same figure as the PNG and cost about a third of the report's time.
+REPORT_FILES names the default files, PDF_FILE the optional one.
 
-Speed (issue 19, benches/report_speed.py, figures in benches/RESULTS.md): fixed margins
+Speed (benches/report_speed.py, figures in benches/RESULTS.md): fixed margins
 instead of tight_layout, series decimated to the panel width, x tick labels only under
 each column's last time panel, ticks built once at their drawn positions with the grid as
 line collections (ticks.py), unhinted PNG text (PNG_RC), the cyclic garbage collector
@@ -82,7 +82,7 @@ def _summary_text(ax: Any, result: Any) -> None:
             lines.append(f"  ... {n_flows - k} more flows in summary.json and report.html")
             break
         # A flow with nothing delivered has no goodput, share or RTT (null in
-        # summary.json): shown as n/a, not a TypeError (issue 21).
+        # summary.json): shown as n/a, not a TypeError.
         lines.append(
             f"{int(fid):>4}  {str(row['cc'])[:10]:<10} {_fmt(row.get('goodput_bps'), '7.2f', 1e6)}M"
             f"  {_fmt(row.get('share'), '5.3f')}  {_fmt(row.get('retransmitted_packets'), '>5.0f')}"
@@ -350,7 +350,7 @@ def report_files(pdf: bool = False) -> list[str]:
 
 # Text rendered from the glyph outlines as they are, without FreeType's hinting (snapping
 # them to the pixel grid): the same text with slightly softer edges, and about a tenth of
-# the PNG's time less (issue 19, benches/RESULTS.md). The PDF is vectors and unaffected.
+# the PNG's time less (benches/RESULTS.md). The PDF is vectors and unaffected.
 PNG_RC = {"text.hinting": "no_hinting"}
 
 
@@ -402,7 +402,7 @@ def _no_cyclic_gc() -> Iterator[None]:
     per report, which walked every object of the process (pandas, matplotlib: about
     200,000) for 0.08-0.1 CPU s and found almost nothing to free, since the figure is
     alive until it is written. Its cycles are collected by the next collection after
-    the report (issue 19, benches/RESULTS.md). Reference counting frees the rest as
+    the report (benches/RESULTS.md). Reference counting frees the rest as
     usual; a caller who had the collector off keeps it off."""
     was_enabled = gc.isenabled()
     gc.disable()

@@ -1,4 +1,4 @@
-"""Ticks and grid lines of the run report fixed before it is drawn (issue 19).
+"""Ticks and grid lines of the run report fixed before it is drawn.
 
 matplotlib creates a Tick (two tick marks, a grid line and two labels) for every
 position its locator returns, those just outside the view included, and it does so while

@@ -79,7 +79,7 @@ PAPERS = {
     "bbrprime": "BBR' for ns-3 (Claypool et al., WPI-CS-TR-18-01)",
     "tum": "Reproducible Measurements of TCP BBR (Jaeger et al., Computer Communications 2019)",
 }
-"""The five source papers (/work/shared/seeds/README.md), by catalogue key."""
+"""The five source papers, by catalogue key."""
 
 
 class _Strict(BaseModel):

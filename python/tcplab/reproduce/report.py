@@ -219,7 +219,7 @@ def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) 
 
 
 # Lists what tcplab put in docs/results/, so that a later --docs replaces those files
-# and nothing else (issue 21: a user's files there were deleted with the directory).
+# and nothing else (a user's files there were deleted with the directory).
 RESULTS_MARKER = ".tcplab-results.json"
 
 

@@ -1,4 +1,4 @@
-"""More seeds where the seeds cannot decide (issue 18).
+"""More seeds where the seeds cannot decide.
 
 A claim is *inconclusive* when the 95 % interval of its margin over the seeds straddles
 the check's edge (``judge.py``). Before saying so, the runner gives it more seeds: the

@@ -16,7 +16,7 @@ What is drawn:
 - A caption saying that the paper's curve itself is not drawn.
 
 Deviations: the paper's own curve is not reproduced. The sources are text extractions
-(/work/shared/seeds): the figures' curves are not available as data, and a curve traced
+of the papers: the figures' curves are not available as data, and a curve traced
 by hand from a description would be invented. Only the numbers the text states are drawn.
 """
 

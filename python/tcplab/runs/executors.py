@@ -123,9 +123,9 @@ def execute_local(
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop a pool at once (SIGTERM or Ctrl-C in the sweep): drop the queued runs and kill
-    the running ones. Leaving the ``with`` block would instead wait for every queued run
-    (issue 21). Finished runs are already stored; a killed run leaves only a temporary
-    named with its pid, which the next sweep removes (storage/directory.py clean_stale_tmp).
+    the running ones. Leaving the ``with`` block would instead wait for every queued run.
+    Finished runs are already stored; a killed run leaves only a temporary
+    named with its pid, which the next sweep removes (storage/files.py clean_stale_tmp).
     SIGKILL, not SIGTERM: a worker forked from the CLI would turn SIGTERM into an
     exception in the job and go on to the next one."""
     procs = list((getattr(pool, "_processes", None) or {}).values())

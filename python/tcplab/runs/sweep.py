@@ -285,7 +285,7 @@ def run_sweep(
             [("-o", f"{out} exists and is not a tcplab sweep directory; choose another")]
         )
     for sub in ("runs", LOCK):
-        # `runs` a file made runs.mkdir fail as an internal error (issue 21).
+        # `runs` a file made runs.mkdir fail as an internal error.
         if (out / sub).exists() and (out / sub).is_dir() != (sub == "runs"):
             kind = "a directory" if sub == "runs" else "a file"
             raise SpecError(

@@ -1,7 +1,7 @@
 """Reading the files a spec names (the spec itself, a workload's CDF, a link's trace):
 only regular files, and only up to a size bound. `tcplab run /dev/zero` read forever,
 a CDF that was /dev/zero exhausted memory, and a spec that was a FIFO hung waiting for
-a writer (issue 21); ``os.stat`` answers without opening, so none of them blocks here.
+a writer; ``os.stat`` answers without opening, so none of them blocks here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the engine supports and what a run may cost, checked before anything runs.
 
 A spec that would stall, overflow or exhaust memory is refused with the estimate and the
-limit in the message (issue 12), rather than found out after minutes or gigabytes.
+limit in the message, rather than found out after minutes or gigabytes.
 
 - **Packet rate.** BBR keeps its bandwidth in a 32-bit word of packets per microsecond
   shifted left by ``BW_SCALE`` = 24 (net/ipv4/tcp_bbr.c, as ours does), so it cannot
@@ -11,11 +11,11 @@ limit in the message (issue 12), rather than found out after minutes or gigabyte
 - **Memory.** A run holds every packet in flight or queued (measured: 1 s of one BBR flow
   at 1000 Gbit/s, 40 ms, 1 BDP buffer, holds 5.0 M packets at its peak in 1.98 GB of
   resident memory, about 400 bytes a packet) and every series row until it is written
-  (issue 12: 2 M rows of a two-flow run at a 1 us interval peaked at 4.7 GB, about 2.4 KB
+  (2 M rows of a two-flow run at a 1 us interval peaked at 4.7 GB, about 2.4 KB
   a row through the engine's columns, the DataFrame and the CSV writer).
 - **Series rows** are also capped on their own, since they are written to disk twice.
 - **Sweep runs** are counted before the grid is expanded.
-- **Flows, arrivals, on/off toggles, packets** (issue 21: 200 000 flows, a Poisson
+- **Flows, arrivals, on/off toggles, packets** (200 000 flows, a Poisson
   workload at 10**6 arrivals/s whose expansion alone took 4.8 GB, load 10 with 1-byte
   flows, on/off periods of 1 ns, a one-year run, each accepted and then running away).
   Every source of events or memory is estimated before anything is expanded or run:
@@ -103,7 +103,7 @@ def check_rates(spec: Any) -> list[tuple[str, str]]:
     wire = spec.tcp.mss + spec.tcp.header
     limit_bps = MAX_PACKETS_PER_SECOND * wire * 8
     out = []
-    # Every link and source, not only the bottleneck (issue 21: a [[links]] or [[sources]]
+    # Every link and source, not only the bottleneck (a [[links]] or [[sources]]
     # rate of 1 Pbit/s was accepted, and a [[links]] rate above 10 Tbit/s gave access
     # links 100 times faster, beyond the largest rate a spec can state).
     rates = (

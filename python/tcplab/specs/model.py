@@ -134,7 +134,7 @@ class Tcp(_Model):
     # The receiver's buffer (crates/sim/src/tcp/rcv_space.rs): "linux" models Linux 6.18's
     # receive-buffer autotuning, whose window growth ACKs segments at once (what the
     # kernel does); "unlimited" is a buffer that never grows nor limits (the simulator
-    # before issue 9: delayed ACKs throughout slow start).
+    # before 0.2.0: delayed ACKs throughout slow start).
     receive_buffer: Literal["linux", "unlimited"] = "linux"
     # Receive memory per full segment (skb->truesize); absent: the kernel backend's TUN
     # path, 2304 bytes for a 1500-byte packet. scaling_ratio = 256 x mss / rcv_truesize.

@@ -1,7 +1,7 @@
 """A small TOML writer for specs (tomllib reads only). It handles what a spec holds:
 tables, arrays of tables, strings, numbers, booleans, lists and inline tables.
 
-Why not tomli-w (evaluated for issue 19, version 1.2.0): the resolved ``spec.toml`` of
+Why not tomli-w (evaluated at version 1.2.0): the resolved ``spec.toml`` of
 every run directory, ``tcplab validate`` and ``tcplab import-tum`` print specs for people
 to read and edit, and they should look like the specs they write and the README shows.
 tomli-w writes every array of tables inline (``flows = [{ cc = "bbr", rtt = "20ms" },

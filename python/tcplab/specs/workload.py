@@ -34,7 +34,7 @@ from tcplab.specs.files import read_bounded
 from tcplab.specs.units import MAX_BYTES, format_time
 
 # A flow's size must be a Size (at most 2**53 bytes): a draw from a long tail beyond it,
-# or a CDF entry beyond it, failed later as a raw pydantic error (issue 21).
+# or a CDF entry beyond it, failed later as a raw pydantic error.
 MAX_FLOW_BYTES = MAX_BYTES
 
 SEED_TAG = 0x776B6C64  # "wkld": keeps these draws apart from any other use of the seed

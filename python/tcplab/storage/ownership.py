@@ -1,7 +1,7 @@
 """What tcplab may replace or reuse: a directory is tcplab's only when its manifest is
 ours (it names a tcplab version and a sha256 per file) and every file in it is accounted
 for by that manifest. Anything else in it is the user's, and tcplab refuses rather than
-deletes it (issue 21: a `main.py` and a `src/` beside a stray `manifest.json` were lost).
+deletes it (a `main.py` and a `src/` beside a stray `manifest.json` were lost).
 
 The same manifest also tells whether a stored run can be trusted: a sweep reuses a run
 only when every file still has the digest the manifest recorded.
@@ -17,7 +17,7 @@ from typing import Any
 from tcplab.errors import SpecError
 from tcplab.storage.files import MANIFEST, check_output_dir, sha256_file
 
-# Temporaries of ours (storage/directory.py tmp_prefix) may be left by a killed process.
+# Temporaries of ours (storage/files.py tmp_prefix) may be left by a killed process.
 _OUR_TMP = re.compile(r"^\.tmp-.*-p\d+-[A-Za-z0-9_]+$")
 
 

@@ -12,7 +12,7 @@
 //! its growth (a sender in slow start doubles), and `window_clamp` follows. So during
 //! slow start, and after any new maximum (a loss episode's hole filled at once), the
 //! receiver ACKs runs of single segments; this gives HyStart twice the RTT samples and
-//! is what moves CUBIC's slow-start exit (docs/FIDELITY-gaps.md, issue 9). Bytes and
+//! is what moves CUBIC's slow-start exit (docs/FIDELITY-gaps.md). Bytes and
 //! memory convert through `scaling_ratio` = 256 x len / skb truesize of a full segment
 //! (`tcp_win_from_space`, `tcp_space_from_win`, `TCP_RMEM_TO_WIN_SCALE` = 8).
 //!
@@ -28,7 +28,7 @@
 //! 160, window_clamp 81 920 -> 152 697 -> 347 520 -> 616 267 over the first four RTTs;
 //! the unit tests replay that trace.
 //!
-//! The window is advertised on every ACK and the sender keeps to it (issue 20, since
+//! The window is advertised on every ACK and the sender keeps to it (since
 //! 0.5.0): `select_window` is `__tcp_select_window`, the receiver never shrinks what it
 //! offered (`tcp_select_window`), and the sender sends new data only inside
 //! snd_una + snd_wnd (`tcp_snd_wnd_test`). It binds early in a connection: the SYN-ACK

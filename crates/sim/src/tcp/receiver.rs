@@ -139,7 +139,7 @@ pub struct Receiver {
     /// Out-of-order ranges [start, end), sorted and disjoint, all above rcv_nxt. A deque:
     /// new ranges open at the back (the newest data) and retransmissions close holes at
     /// the front, both O(1); a flight with millions of holes (a 1 Tbit/s BDP of loss)
-    /// made a Vec's front removal quadratic (issue 12).
+    /// made a Vec's front removal quadratic.
     ooo: VecDeque<(u64, u64)>,
     /// A pending D-SACK (`rx_opt.dsack`, `duplicate_sack[0]`): the duplicate segment
     /// the next ACK reports first (RFC 2883), then forgets.
