@@ -14,6 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
+from tcplab.backends.kernel import check_spec, run_kernel
+from tcplab.backends.sim import check_with_engine, run_config
 from tcplab.errors import SpecError
 from tcplab.specs.model import Spec
 
@@ -59,15 +61,11 @@ class SimBackend(Backend):
     verb = "simulated"
 
     def check(self, spec: Spec) -> None:
-        from tcplab.backends.sim import check_with_engine
-
         check_with_engine(spec)
 
     def run(
         self, spec: Spec, config: dict[str, Any], progress: Progress = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        from tcplab.backends.sim import run_config
-
         return run_config(config, progress), {}
 
     def digest_tag(self) -> str:
@@ -83,17 +81,12 @@ class KernelBackend(Backend):
     real_time = True
 
     def check(self, spec: Spec) -> None:
-        from tcplab.backends.kernel import check_spec
-        from tcplab.backends.sim import check_with_engine
-
         check_with_engine(spec)  # the emulator runs the engine's own link model
         check_spec(spec)
 
     def run(
         self, spec: Spec, config: dict[str, Any], progress: Progress = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        from tcplab.backends.kernel import run_kernel
-
         raw = run_kernel(spec, config, progress)
         extra = {
             "backend": self.name,
