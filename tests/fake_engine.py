@@ -1,11 +1,16 @@
 """A stand-in for ``tcplab._engine`` with the binding's interface, for tests of the
 Python plumbing (spec checks, CLI, sweep cache) that must not depend on simulator
 behaviour. Its numbers are simple and deterministic: the bottleneck rate is shared
-equally among the active flows."""
+equally among the active flows. What it writes is the engine's contract, not a copy of
+it: the counters are the fields the exported schema requires (engine_schema.json), the
+series columns those the compiled engine announces for the config (series_columns)."""
 
 from __future__ import annotations
 
 import json
+
+# The compiled engine, bound before the fake_engine fixture puts this module in its place.
+from tcplab import _engine as _real_engine
 
 CALLS = {"run": 0}
 
@@ -102,6 +107,41 @@ def validate(config_json: str) -> None:
         raise ValueError("bottleneck.rate_bps: must be > 0")
 
 
+def _schema_defs() -> dict:
+    return json.loads(schema())["run_output"]["$defs"]
+
+
+def _required(name: str) -> list[str]:
+    """The fields the engine's ``RunOutput`` always writes for ``name`` (FlowCounters,
+    QueueReport), from its exported JSON Schema."""
+    return list(_schema_defs()[name]["required"])
+
+
+def series_columns(config_json: str) -> list[tuple[str, str]]:
+    """The per-flow series columns (name, kind) a run of ``config_json`` writes: the real
+    engine's own answer (``_engine.series_columns``, the contract the kernel backend also
+    writes to), so this stand-in cannot drift from it."""
+    return [tuple(c) for c in _real_engine.series_columns(config_json)]
+
+
+def _sample(name: str, kind: str, share: float, seed: int):
+    """The stand-in's value of a series column: the flow's equal share for rates, fixed
+    small numbers otherwise, NaN for the algorithm's own ``cc_*`` values."""
+    if kind == "str":
+        return "open" if name == "ca_state" else ""
+    if name.startswith("cc_"):
+        return float("nan")
+    if name.endswith("_bps"):
+        return share
+    if name == "rtt_ms":
+        return 20.0 + (seed % 3)
+    if name.endswith("_ms"):
+        return 20.0
+    if name.endswith("_pkts"):
+        return 10.0
+    return 0 if kind == "u64" else 0.0
+
+
 def run(config_json: str, progress=None) -> dict:
     CALLS["run"] += 1
     cfg = json.loads(config_json)
@@ -109,24 +149,8 @@ def run(config_json: str, progress=None) -> dict:
     dur, dt = cfg["duration_ns"], cfg["sample_interval_ns"]
     rate = cfg["bottleneck"]["rate_bps"]
     flows = cfg["flows"]
-    series = {
-        k: []
-        for k in [
-            "time_ns",
-            "flow",
-            "cwnd_pkts",
-            "inflight_pkts",
-            "pacing_rate_bps",
-            "srtt_ms",
-            "rtt_ms",
-            "delivery_rate_bps",
-            "throughput_bps",
-            "goodput_bps",
-            "sending_rate_bps",
-            "retransmits",
-            "ca_state",
-        ]
-    }
+    columns = [c for c in series_columns(config_json) if c[0] not in ("time_ns", "flow")]
+    series = {k: [] for k in ["time_ns", "flow"] + [name for name, _ in columns]}
     queue = {"time_ns": [], "backlog_pkts": [], "backlog_bytes": [], "drops": []}
     received = [0] * len(flows)
     t = dt
@@ -137,17 +161,8 @@ def run(config_json: str, progress=None) -> dict:
             received[i] += int(share * dt / 8e9)
             series["time_ns"].append(t)
             series["flow"].append(i)
-            series["cwnd_pkts"].append(10.0)
-            series["inflight_pkts"].append(10.0)
-            series["pacing_rate_bps"].append(share)
-            series["srtt_ms"].append(20.0)
-            series["rtt_ms"].append(20.0 + (cfg["seed"] % 3))
-            series["delivery_rate_bps"].append(share)
-            series["throughput_bps"].append(share)
-            series["goodput_bps"].append(share)
-            series["sending_rate_bps"].append(share)
-            series["retransmits"].append(0)
-            series["ca_state"].append("open")
+            for name, kind in columns:
+                series[name].append(_sample(name, kind, share, cfg["seed"]))
         queue["time_ns"].append(t)
         queue["backlog_pkts"].append(5)
         queue["backlog_bytes"].append(7500)
@@ -155,34 +170,27 @@ def run(config_json: str, progress=None) -> dict:
         if progress is not None:
             progress(t / 1e9)
         t += dt
-    out_flows = [
-        {
-            "cc": f["cc"],
-            "sent_packets": received[i] // 1448 + 1,
-            "sent_bytes": received[i],
-            "retransmitted_packets": 0,
-            "received_bytes": received[i],
-            "delivered_bytes": received[i],
-            "duplicate_packets": 0,
-            "dropped_packets": 0,
-            "in_flight_packets_at_end": 0,
-            "start_ns": f["start_ns"],
-            "stop_ns": f["stop_ns"],
-        }
-        for i, f in enumerate(flows)
-    ]
+    out_flows = []
+    for i, f in enumerate(flows):
+        counters = dict.fromkeys(_required("FlowCounters"), 0)
+        counters.update(
+            {
+                "cc": f["cc"],
+                "sent_packets": received[i] // 1448 + 1,
+                "sent_bytes": received[i],
+                "received_packets": received[i] // 1448,
+                "received_bytes": received[i],
+                "delivered_bytes": received[i],
+                "start_ns": f["start_ns"],
+                "stop_ns": f["stop_ns"],
+            }
+        )
+        out_flows.append(counters)
+    bottleneck = dict.fromkeys(_required("QueueReport"), 0)
+    bottleneck.update({"name": "bottleneck", "enqueued": 1, "departed": 1})
     return {
         "flows": out_flows,
-        "queues": [
-            {
-                "name": "bottleneck",
-                "enqueued": 1,
-                "departed": 1,
-                "dropped": 0,
-                "random_loss": 0,
-                "backlog": 0,
-            }
-        ],
+        "queues": [bottleneck],
         "series": series,
         "queue_series": queue,
         "bottleneck_packets": 1,
