@@ -283,7 +283,8 @@ def _kernel_row(sent: int, retrans: int) -> dict:
 def test_assemble_maps_kernel_records_onto_the_simulators_columns():
     """Hand-made records of a 0.2 s run sampled every 100 ms (no root needed)."""
     from tcplab.backends.kernel.assemble import assemble
-    from tcplab.backends.sim import resolve, run_config, world_config
+    from tcplab.backends.sim import run_config
+    from tcplab.lowering import resolve, world_config
     from tcplab.specs.load import parse_spec
 
     spec = resolve(

@@ -17,7 +17,7 @@ from typing import Any
 
 from tcplab.cli.commands import EXIT_INPUT, EXIT_INTERNAL
 from tcplab.cli.parser import build_parser
-from tcplab.errors import EngineError, SpecError
+from tcplab.errors import EngineError, SpecError, disk_full
 
 
 def threading_is_main() -> bool:
@@ -87,8 +87,6 @@ def _main(argv: Sequence[str] | None = None) -> int:
         print(f"tcplab: {err}", file=sys.stderr)
         return EXIT_INPUT
     except OSError as err:
-        from tcplab.errors import disk_full
-
         if not disk_full(err) or os.environ.get("TCPLAB_DEBUG"):
             raise
         print(_disk_full_message(args, err), file=sys.stderr)

@@ -589,6 +589,8 @@ def _html(
     """The report as one self-contained HTML page (templates/report.html.j2), rendered by
     tcplab's one Jinja2 environment (report/html.py: autoescaping, so quotes and
     explanations are text, never markup)."""
+    # Here, not at the top: report/html.py imports matplotlib, which `tcplab reproduce
+    # --list` and loading the catalogue do not need.
     from tcplab.report.html import environment
 
     env = environment()

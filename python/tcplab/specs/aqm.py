@@ -169,9 +169,10 @@ def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
         if aqm.burst is not None:
             out["burst_pkts"] = aqm.burst
         return out
-    if isinstance(aqm, (StepAqm, CodelAqm, FqCodelAqm, PieAqm)):
-        # Their settings are the engine's fields under the spec's names (target_ns is
-        # `target`, quantum_bytes `quantum`): read the table off the engine's schema.
+    if isinstance(aqm, _MODELS):
+        # The others' settings are the engine's fields under the spec's names (target_ns
+        # is `target`, quantum_bytes `quantum`): read the table off the engine's schema,
+        # so a new qdisc of that kind is its model and its place in _MODELS.
         props = definition("AqmConfig", aqm.kind)["properties"]
         return {f: aqm.kind if f == "kind" else getattr(aqm, spec_name(f)) for f in props}
     raise TypeError(f"unknown aqm {aqm!r}")
