@@ -41,10 +41,10 @@ from typing import Any
 import pandas as pd
 
 from tcplab import __version__
-from tcplab.analysis.summary import AGGREGATE_KEYS
 from tcplab.backends import backend_of
 from tcplab.backends.sim import config_json, resolve, world_config
 from tcplab.errors import EngineError, SpecError
+from tcplab.metric_table import AGGREGATE_KEYS, SWEEP_DEFAULT
 from tcplab.runs.directory import (
     atomic_dir,
     check_output_dir,
@@ -58,13 +58,7 @@ from tcplab.spec.paths import check_path, expand_path, parse_path
 
 RESERVED = ("repeat", "metrics")
 SEED_LIMIT = 2**63  # experiment.seed's bound (spec.py)
-DEFAULT_METRICS = [
-    "total_goodput_bps",
-    "jain_index",
-    "utilization",
-    "retransmitted_packets",
-    "mean_queueing_delay_ms",
-]
+DEFAULT_METRICS = list(SWEEP_DEFAULT)  # tcplab.metric_table: the rows with sweep=N
 
 
 @dataclass
