@@ -102,3 +102,24 @@ def test_a_flow_without_modes_has_no_bbr_metrics():
     assert np.isnan(per_flow.mean_probe_bw_cycle_s(fm, g, t))
     assert np.isnan(per_flow.mode_entries(fm, "PROBE_RTT"))
     assert np.isnan(per_flow.startup_exit_s(fm, t, 0.0))
+
+
+def test_percentiles_are_numpys_bit_for_bit():
+    rng = np.random.default_rng(1)
+    groups, values = [], []
+    sizes = [0, 1, 2, 3, 7, 20, 21, 40, 101, 400]
+    for g, n in enumerate(sizes):
+        x = rng.choice([rng.normal(40, 5, n), np.round(rng.normal(40, 5, n), 1)])
+        x[rng.random(n) < 0.1] = np.nan  # intervals without an RTT sample
+        values.append(x)
+        groups.append(np.full(n, g))
+    v, g = np.concatenate(values), np.concatenate(groups)
+    shuffle = rng.permutation(v.size)
+    for q in (95, 50, 10, 99):
+        got = per_flow.percentiles(v[shuffle], g[shuffle], len(sizes), q)
+        for k, x in enumerate(values):
+            x = x[~np.isnan(x)]
+            if x.size == 0:
+                assert np.isnan(got[k])
+            else:
+                assert got[k] == np.percentile(x, q), (q, k)

@@ -385,7 +385,7 @@ FLOW = [
     _m(
         "mean_rtt_ms",
         "flow",
-        M + "rtt_stats",
+        F + "mean_dropna",
         "Mean over the sample intervals of the latest RTT sample.",
         source="TUM Sec. 3.4",
         checks=True,
@@ -394,7 +394,7 @@ FLOW = [
     _m(
         "p95_rtt_ms",
         "flow",
-        M + "rtt_stats",
+        F + "percentiles",
         "95th percentile over the sample intervals of the latest RTT sample.",
         checks=True,
         compare=7,

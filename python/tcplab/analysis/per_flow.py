@@ -81,6 +81,44 @@ def mean_skipna(a: np.ndarray) -> float:
     return float(a.sum() / n)
 
 
+def percentiles(values: np.ndarray, group: np.ndarray, n_groups: int, q: float) -> np.ndarray:
+    """``np.percentile(x, q)`` (its default, linear method) of each group's values, NaN
+    values left out, NaN for a group without values: the per-interval RTT's 95th
+    percentile of every flow at once (one sort instead of 1000 calls of 50 us).
+
+    The steps and their floating-point operations are numpy's (``_quantile``,
+    ``_get_indexes``, ``_lerp`` in numpy/lib/_function_base_impl.py): the virtual index
+    ``(n - 1) * q / 100``, its floor and the next index (both the last value when the
+    index reaches it), ``gamma`` = index - floor, then ``a + (b - a) * gamma``, or
+    ``b - (b - a) * (1 - gamma)`` where ``gamma >= 0.5``; tests/test_per_flow.py holds
+    the results to np.percentile's bit for bit."""
+    keep = ~np.isnan(values)
+    v, g = values[keep], group[keep]
+    order = np.lexsort((v, g))
+    v = v[order]
+    n = np.bincount(g, minlength=n_groups)
+    first = np.concatenate(([0], np.cumsum(n)[:-1]))
+    out = np.full(n_groups, np.nan)
+    has = n > 0
+    n, first = n[has], first[has]
+    virtual = (n - 1) * np.true_divide(q, 100)
+    prev = np.floor(virtual)
+    nxt = prev + 1
+    above = virtual >= n - 1
+    prev[above] = -1
+    nxt[above] = -1
+    gamma = virtual - prev
+    last = first + n - 1
+    a = v[np.where(prev < 0, last, first + prev.astype(np.intp))]
+    b = v[np.where(nxt < 0, last, first + nxt.astype(np.intp))]
+    diff = b - a
+    lerp = a + diff * gamma
+    high = gamma >= 0.5
+    lerp[high] = (b - diff * (1 - gamma))[high]
+    out[has] = lerp
+    return out
+
+
 class Slices:
     """A series' rows grouped by flow: ``rows(fid)`` are the positions of flow ``fid``'s
     rows in series order, as ``series[series["flow"] == fid]`` selects them."""
@@ -97,6 +135,19 @@ class Slices:
         self.sorted_flow = flow[self.order]
         self._cols: dict[str, np.ndarray] = {}
         self._labels: dict[tuple[str, str], np.ndarray] = {}
+
+    def percentile(self, name: str, fids: Any, q: float) -> np.ndarray:
+        """:func:`percentiles` of a column for each of ``fids`` (NaN for one without rows)."""
+        ids = np.asarray(fids)
+        if ids.size == 0:
+            return np.zeros(0)
+        by_id = np.argsort(ids, kind="stable")
+        pos = np.minimum(np.searchsorted(ids[by_id], self.sorted_flow), ids.size - 1)
+        known = ids[by_id][pos] == self.sorted_flow
+        values = self.column(name).astype(float)[known]
+        out = np.empty(ids.size)
+        out[by_id] = percentiles(values, pos[known], ids.size, q)
+        return out
 
     def bounds(self, fid: Any) -> tuple[int, int]:
         lo = int(np.searchsorted(self.sorted_flow, fid, side="left"))
@@ -270,13 +321,17 @@ def _flow_metrics(run: Any) -> pd.DataFrame:
         if col in cols
     }
     rtt = s.column("rtt_ms") if "rtt_ms" in cols else None
+    p95 = s.percentile("rtt_ms", fl.index.to_numpy(), 95) if rtt is not None else None
+    p95_of = dict(zip(fl.index, p95)) if p95 is not None else {}
     dur = run.duration_s
     rows, thr = [], []
     for fid, row in _flow_rows(fl):
         lo, hi = s.bounds(fid) if has_flow else (0, 0)
         start_s = float(row["start_s"])
         active = max(0.0, min(float(row["stop_s"]), dur) - start_s)
-        mean_rtt, p95_rtt = m.rtt_stats(rtt[lo:hi]) if rtt is not None else (math.nan, math.nan)
+        # m.rtt_stats: the mean and 95th percentile of the intervals' RTT samples.
+        mean_rtt = mean_dropna(rtt[lo:hi]) if rtt is not None else math.nan
+        p95_rtt = float(p95_of[fid]) if rtt is not None else math.nan
         throughput = m.rate_bps(float(_get(row, "received_bytes")), active)
         thr.append(throughput)
         fm = FlowModes(s, mode_col, lo, hi)

@@ -36,6 +36,11 @@ __all__ = [
 
 def _clean(x: Any) -> Any:
     """JSON-safe: NaN/inf become None, numpy scalars become Python numbers."""
+    t = type(x)  # the common cases first: a summary holds ~40 numbers per flow
+    if t is float:
+        return x if math.isfinite(x) else None
+    if t is int or t is str or x is None:
+        return x
     if isinstance(x, dict):
         return {k: _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -193,9 +198,10 @@ def probe_rtt_sync_s(modes: pd.DataFrame, starts_s: pd.Series) -> float:
     if modes.shape[1] < 2:
         return math.nan
     t_join = float(starts_s.max())
-    after = modes[modes.index.to_numpy(dtype=float) >= t_join]
-    together = (after == "PROBE_RTT").fillna(False).all(axis=1)
-    hits = together[together].index
+    after = modes.index.to_numpy(dtype=float) >= t_join
+    labels = modes.to_numpy(dtype=object, na_value=None)[after]
+    together = (labels == "PROBE_RTT").all(axis=1)
+    hits = modes.index[after][together]
     return float(hits[0]) - t_join if len(hits) else math.nan
 
 
@@ -211,7 +217,9 @@ def bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) ->
     wide = est.pivot(index="time_s", columns="flow", values=col).reindex(
         index=modes.index, columns=modes.columns
     )
-    steady = modes.isin(["PROBE_BW", "PROBE_RTT"]).all(axis=1) & wide.notna().all(axis=1)
+    labels = modes.to_numpy(dtype=object, na_value=None)
+    past_startup = ((labels == "PROBE_BW") | (labels == "PROBE_RTT")).all(axis=1)
+    steady = pd.Series(past_startup, index=modes.index) & wide.notna().all(axis=1)
     if not steady.any():
         return math.nan
     total = wide[steady].astype(float).sum(axis=1)
@@ -349,14 +357,24 @@ def bbr_modes(run: RunData) -> pd.DataFrame | None:
         return None
     sel = run.series.loc[run.series["flow"].isin(ids), ["time_s", "flow", col]]
     sel = sel.drop_duplicates(["time_s", "flow"])
-    # A flow outside its [start, stop] has no mode (m.active_mask): cleared before the
-    # pivot, on all rows at once (per column of the wide table: 0.5 s for 500 flows).
+    # The wide table by numpy (as RunData.wide does for numbers), of Python objects (a
+    # missing mode is None): one 2-D block, where pandas' pivot of the text column held
+    # one array per flow and every comparison on it ran flow by flow.
     t = sel["time_s"].to_numpy(dtype=float)
-    bounds = run.flows.reindex(sel["flow"].to_numpy())
+    fl = sel["flow"].to_numpy()
+    times, t_pos = np.unique(t, return_inverse=True)
+    flows, f_pos = np.unique(fl, return_inverse=True)
+    bounds = run.flows.reindex(fl)
+    # A flow outside its [start, stop] has no mode (m.active_mask).
     active = m.active_mask(
         t, bounds["start_s"].to_numpy(dtype=float), bounds["stop_s"].to_numpy(dtype=float)
     )
-    # As Python objects (missing: None or NaN): one 2-D block, where a table of the text
-    # dtype holds one array per flow and every comparison on it runs flow by flow.
-    sel = sel.assign(**{col: sel[col].astype(object).where(active & sel[col].notna(), None)})
-    return sel.pivot(index="time_s", columns="flow", values=col)
+    values = sel[col].to_numpy(dtype=object, na_value=None)
+    labels = np.full((len(times), len(flows)), None, dtype=object)
+    labels[t_pos[active], f_pos[active]] = values[active]
+    return pd.DataFrame(
+        labels,
+        index=pd.Index(times, name="time_s"),
+        columns=pd.Index(flows, name="flow"),
+        dtype=object,
+    )
