@@ -120,18 +120,18 @@ def percentiles(values: np.ndarray, group: np.ndarray, n_groups: int, q: float) 
 
 
 class Slices:
-    """A series' rows grouped by flow: ``rows(fid)`` are the positions of flow ``fid``'s
-    rows in series order, as ``series[series["flow"] == fid]`` selects them."""
+    """A series' rows grouped by flow: the columns in flow order (a stable sort, so each
+    flow's rows keep their series order), and ``bounds(fid)`` the slice of flow
+    ``fid``'s rows in them: the rows ``series[series["flow"] == fid]`` selects."""
 
-    def __init__(self, series: pd.DataFrame, keep: np.ndarray | None = None) -> None:
+    def __init__(self, series: pd.DataFrame) -> None:
         self.series = series
         flow = (
             series["flow"].to_numpy()
             if "flow" in series
             else np.zeros(len(series), dtype=np.int64)  # one group: every row
         )
-        idx = np.arange(len(flow)) if keep is None else np.flatnonzero(keep)
-        self.order = idx[np.argsort(flow[idx], kind="stable")]
+        self.order = np.argsort(flow, kind="stable")
         self.sorted_flow = flow[self.order]
         self._cols: dict[str, np.ndarray] = {}
         self._labels: dict[tuple[str, str], np.ndarray] = {}
@@ -402,7 +402,7 @@ def window_flows(
 ) -> tuple[list[dict[str, Any]], list[float], pd.DataFrame]:
     """The per-flow part of :func:`tcplab.analysis.summary.window_metrics`: each flow's
     means over the samples in ``(t0, t1]`` while it runs (from its start to one interval
-    after its stop), its retransmissions summed; also the thoughputs and the window's
+    after its stop), its retransmissions summed; also the throughputs and the window's
     rows (``sel``)."""
     series = run.series
     if series.empty:
@@ -425,16 +425,12 @@ def window_flows(
         tf = t[lo:hi]
         keep = (tf > float(row["start_s"])) & (tf <= float(row["stop_s"]) + run.interval_s)
         n = int(keep.sum())
+        kept = {c: a[lo:hi][keep] for c, a in col.items()}
 
-        def mean_of(c: str, keep: np.ndarray = keep, lo: int = lo, hi: int = hi) -> float:
-            return mean_dropna(col[c][lo:hi][keep]) if c in col else math.nan
+        def mean_of(c: str, kept: dict[str, np.ndarray] = kept) -> float:
+            return mean_dropna(kept[c]) if c in kept else math.nan
 
-        def mean_skip(
-            c: str, keep: np.ndarray = keep, lo: int = lo, hi: int = hi, n: int = n
-        ) -> float:
-            return mean_skipna(col[c][lo:hi][keep]) if n else math.nan
-
-        tput = mean_skip("throughput_bps")
+        tput = mean_skipna(kept["throughput_bps"]) if n else math.nan
         thr.append(tput)
         fm = _KeptModes(s, mode_col, lo, hi, keep)
         flows.append(
@@ -442,12 +438,12 @@ def window_flows(
                 "flow": int(fid),
                 "cc": row["cc"],
                 "throughput_bps": tput,
-                "goodput_bps": mean_skip("goodput_bps"),
-                "retransmitted_packets": _sum_int(col["retransmits"][lo:hi][keep])
-                if "retransmits" in col
+                "goodput_bps": mean_skipna(kept["goodput_bps"]) if n else math.nan,
+                "retransmitted_packets": _sum_int(kept["retransmits"])
+                if "retransmits" in kept
                 else 0,
-                "mean_rtt_ms": m.rtt_stats(col["rtt_ms"][lo:hi][keep])[0]
-                if "rtt_ms" in col and n
+                "mean_rtt_ms": m.rtt_stats(kept["rtt_ms"])[0]
+                if "rtt_ms" in kept and n
                 else math.nan,
                 "mean_srtt_ms": mean_of("srtt_ms"),
                 "mean_inflight_pkts": mean_of("inflight_pkts"),
