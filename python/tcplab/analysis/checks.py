@@ -8,7 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tcplab.specs.checks import BY_CC, METRIC_EXPR, SUMMED, WINDOWS_EXPR, Check
+from tcplab.metric_table import BY_CC, SUMMED
+from tcplab.specs.checks import METRIC_EXPR, WINDOWS_EXPR, Check
 
 
 def metric_value(summary: dict[str, Any], expr: str) -> float:

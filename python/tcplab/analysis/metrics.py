@@ -66,15 +66,11 @@ def jain_over_time(throughput: pd.DataFrame, flows: pd.DataFrame) -> pd.Series:
     times = throughput.index.to_numpy(dtype=float)
     # Vectorised over samples (a 600 s run has 6000 of them; the report draws this):
     # inactive flows are left out, an active flow's missing value counts as 0.
-    active = (
-        np.column_stack(
-            [
-                active_mask(times, flows.loc[fid, "start_s"], flows.loc[fid, "stop_s"])
-                for fid in throughput.columns
-            ]
-        )
-        if len(throughput.columns)
-        else np.zeros((times.size, 0), dtype=bool)
+    cols = throughput.columns
+    active = active_mask(  # one column per flow
+        times[:, None],
+        flows.loc[cols, "start_s"].to_numpy(dtype=float),
+        flows.loc[cols, "stop_s"].to_numpy(dtype=float),
     )
     values = np.where(active, np.nan_to_num(throughput.to_numpy(dtype=float)), 0.0)
     n = active.sum(axis=1)
@@ -321,7 +317,10 @@ def probe_rtt_overlap_s(
     labels; missing = flow not running) equal ``probe_rtt``, times ``interval_s``."""
     if modes.empty:
         return math.nan
-    m = modes.astype("string").apply(lambda c: c.str.upper())
-    running = m.notna().any(axis=1)
-    allprobe = (m.isna() | (m == probe_rtt.upper())).all(axis=1) & running
+    # All columns as one string Series (one vectorised upper() instead of one per flow).
+    flat = pd.Series(modes.to_numpy(dtype=object).ravel()).astype("string").str.upper()
+    missing = flat.isna().to_numpy(dtype=bool).reshape(modes.shape)
+    probing = (flat == probe_rtt.upper()).fillna(False).to_numpy(dtype=bool).reshape(modes.shape)
+    running = (~missing).any(axis=1)
+    allprobe = (missing | probing).all(axis=1) & running
     return float(allprobe.sum()) * interval_s

@@ -69,6 +69,11 @@ class RunData:
     _grid_cache: tuple[np.ndarray, ...] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    # flow_metrics' table for the (series, flows) it was computed from: summarize and the
+    # Result (runs/execute.py) both ask for it. analysis.per_flow returns copies.
+    _per_flow: tuple[Any, Any, pd.DataFrame] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
     # Captured links (``[experiment] pcap``): link name -> the engine's columns (pcap.py).
     captures: dict[str, Any] = field(default_factory=dict)
     # Constant-rate sources (tcplab.sources): the engine's per-source counters.
@@ -131,12 +136,12 @@ class RunData:
             flows, f_pos = np.unique(keys["flow"].to_numpy()[rows], return_inverse=True)
             idle = np.zeros((len(times), len(flows)), dtype=bool)
             if not self.flows.empty and {"start_s", "stop_s"} <= set(self.flows.columns):
-                for j, fid in enumerate(flows):
-                    if fid in self.flows.index:
-                        row = self.flows.loc[fid]
-                        idle[:, j] = (times <= float(row["start_s"])) | (
-                            times > float(row["stop_s"]) + self.interval_s
-                        )
+                # A flow missing from self.flows gets NaN bounds: never idle.
+                known = self.flows.reindex(flows)
+                start = known["start_s"].to_numpy(dtype=float)
+                stop = known["stop_s"].to_numpy(dtype=float)
+                t = times[:, None]
+                idle = (t <= start) | (t > stop + self.interval_s)
             self._grid_cache = (rows, t_pos, f_pos, times, flows, idle)
         return self._grid_cache
 

@@ -1,5 +1,7 @@
 """summary.json: per-flow and aggregate metrics of one run, composed from
-:mod:`tcplab.metrics`. Units are in the key names."""
+:mod:`tcplab.analysis.metrics`; the per-flow rows come from
+:mod:`tcplab.analysis.per_flow` (all flows at once). Units are in the key names; every
+key is listed, with its definition, in :mod:`tcplab.metric_table`."""
 
 from __future__ import annotations
 
@@ -10,12 +12,35 @@ import numpy as np
 import pandas as pd
 
 from tcplab.analysis import metrics as m
+from tcplab.analysis.per_flow import (
+    BW_ESTIMATE_COLUMNS,
+    MODE_COLUMNS,
+    bw_estimate_column,
+    flow_metrics,
+    mode_column,
+    window_flows,
+)
 from tcplab.analysis.rundata import RunData
-from tcplab.specs.checks import AGGREGATE_KEYS
+from tcplab.metric_table import AGGREGATE_KEYS
+
+__all__ = [
+    "AGGREGATE_KEYS",
+    "BW_ESTIMATE_COLUMNS",
+    "MODE_COLUMNS",
+    "bw_estimate_column",
+    "flow_metrics",
+    "mode_column",
+    "summarize",
+]
 
 
 def _clean(x: Any) -> Any:
     """JSON-safe: NaN/inf become None, numpy scalars become Python numbers."""
+    t = type(x)  # the common cases first: a summary holds ~40 numbers per flow
+    if t is float:
+        return x if math.isfinite(x) else None
+    if t is int or t is str or x is None:
+        return x
     if isinstance(x, dict):
         return {k: _clean(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -27,190 +52,6 @@ def _clean(x: Any) -> Any:
     if isinstance(x, np.bool_):
         return bool(x)
     return x
-
-
-def _active_s(row: pd.Series, duration_s: float) -> float:
-    return max(0.0, min(float(row["stop_s"]), duration_s) - float(row["start_s"]))
-
-
-def _mean_of(sel: pd.DataFrame, col: str) -> float:
-    """Mean of a series column over a flow's samples (NaN where absent): the mean cwnd
-    (BBR-CWS Sec. 5.3 compares average cwnds) and the mean of an algorithm's min_rtt
-    estimate (BBR's RTprop, whose overestimation BBR-CWS Sec. 3.2 and TUM Sec. 4.3 discuss)."""
-    if col not in sel:
-        return math.nan
-    v = pd.to_numeric(sel[col], errors="coerce").dropna()
-    return float(v.mean()) if len(v) else math.nan
-
-
-def _modes(sel: pd.DataFrame) -> pd.Series | None:
-    col = mode_column(sel)
-    return None if col is None else sel[col].dropna()
-
-
-def _startup_exit_s(sel: pd.DataFrame, start_s: float) -> float:
-    """Time from the flow's start to the first sample outside STARTUP (a BBR-family flow's
-    start-up length, BBR' Sec. 4.1 Fig. 3; resolution: the sample interval)."""
-    modes = _modes(sel)
-    if modes is None or modes.empty or not (modes == "STARTUP").any():
-        return math.nan
-    after = sel.loc[modes.index[modes != "STARTUP"], "time_s"]
-    after = after[after > start_s]  # a kernel flow has no mode before it connects
-    return float(after.iloc[0]) - start_s if len(after) else math.nan
-
-
-def _mode_entries(sel: pd.DataFrame, mode: str) -> float:
-    """How many times the flow entered ``mode`` (from consecutive samples; a phase shorter
-    than the sample interval can be missed)."""
-    modes = _modes(sel)
-    if modes is None or not modes.isin(["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"]).any():
-        return math.nan  # not a BBR-family flow
-    is_mode = (modes == mode).to_numpy()
-    return float(np.sum(is_mode[1:] & ~is_mode[:-1]) + int(is_mode[0]))
-
-
-BW_ESTIMATE_COLUMNS = ("cc_btlbw_bps", "cc_bw_bps")
-"""The algorithm's bandwidth estimate in the series: BBR's max-filtered BtlBw (``cc_btlbw_bps``,
-tcp_bbr.c bbr_max_bw) where it is recorded, else ``cc_bw_bps`` (the kernel backend's
-tcp_bbr_info.bbr_bw_lo/hi)."""
-
-
-def bw_estimate_column(series: pd.DataFrame) -> str | None:
-    return next((c for c in BW_ESTIMATE_COLUMNS if c in series.columns), None)
-
-
-def _mean_bw_estimate_bps(sel: pd.DataFrame) -> float:
-    """Mean of the flow's bandwidth estimate over its PROBE_BW samples: the steady-state
-    estimate BBR' Sec. 4.1 (Fig. 3: "about 9.7 Mb/s" on a 10 Mb/s link) reads. Samples in
-    STARTUP, DRAIN and PROBE_RTT are left out (the estimate is still growing or unchanged)."""
-    col, modes = bw_estimate_column(sel), _modes(sel)
-    if col is None or modes is None:
-        return math.nan
-    v = pd.to_numeric(sel.loc[modes.index[modes == "PROBE_BW"], col], errors="coerce").dropna()
-    return float(v.mean()) if len(v) else math.nan
-
-
-def _mean_mode_duration_s(sel: pd.DataFrame, mode: str, interval_s: float) -> float:
-    """Mean length of the flow's phases in ``mode``: consecutive samples in it, times the
-    sample interval (TUM Sec. 4.3.1, Fig. 7c: a Probe RTT phase lasts 200 ms + one RTT or
-    more; resolution: one sample interval, so sample finely). NaN if never in ``mode``."""
-    modes = _modes(sel)
-    if modes is None or modes.empty:
-        return math.nan
-    is_mode = (modes == mode).to_numpy()
-    if not is_mode.any():
-        return math.nan
-    starts = int(np.sum(is_mode[1:] & ~is_mode[:-1]) + int(is_mode[0]))
-    return float(is_mode.sum()) * interval_s / starts
-
-
-def _mean_probe_bw_cycle_s(sel: pd.DataFrame) -> float:
-    """Mean time between the starts of successive probing phases (pacing gain above 1) in
-    PROBE_BW: the gain cycle's period, 8 x min_rtt in tcp_bbr.c (bbr_pacing_gain[],
-    CYCLE_LEN = 8; BBR' Sec. 4.2, Fig. 4: "about 320 (8 x 40 = 320) milliseconds apart").
-    Only starts with PROBE_BW in between count (a PROBE_RTT or STARTUP restarts the count).
-    NaN for a flow without a recorded mode and pacing gain, or with fewer than two starts."""
-    modes = _modes(sel)
-    if modes is None or "cc_pacing_gain" not in sel or modes.empty:
-        return math.nan
-    in_bw = (modes == "PROBE_BW").reindex(sel.index, fill_value=False).to_numpy()
-    gain = pd.to_numeric(sel["cc_pacing_gain"], errors="coerce").to_numpy()
-    probing = in_bw & (gain > 1.0)
-    t = sel["time_s"].to_numpy(dtype=float)
-    periods, last = [], None
-    for k in range(len(t)):
-        if not in_bw[k]:
-            last = None
-        elif probing[k] and (k == 0 or not probing[k - 1]):
-            if last is not None:
-                periods.append(t[k] - last)
-            last = t[k]
-    return float(np.mean(periods)) if periods else math.nan
-
-
-def flow_metrics(run: RunData) -> pd.DataFrame:
-    """Per-flow metrics, one row per flow (index ``flow``)."""
-    fl = run.flows
-    rows = []
-    thr = []
-    for fid, row in fl.iterrows():
-        active = _active_s(row, run.duration_s)
-        sel = run.series[run.series["flow"] == fid] if "flow" in run.series else pd.DataFrame()
-        mean_rtt, p95_rtt = m.rtt_stats(sel["rtt_ms"]) if "rtt_ms" in sel else (math.nan, math.nan)
-        throughput = m.rate_bps(float(row.get("received_bytes", 0)), active)
-        thr.append(throughput)
-        rows.append(
-            {
-                "flow": int(fid),
-                "group": int(row["group"]),
-                "cc": row["cc"],
-                "start_s": float(row["start_s"]),
-                "stop_s": float(row["stop_s"]),
-                "rtt_ms": float(row["rtt_ms"]),
-                "goodput_bps": m.rate_bps(float(row.get("delivered_bytes", 0)), active),
-                "throughput_bps": throughput,
-                "sent_packets": int(row.get("sent_packets", 0)),
-                "retransmitted_packets": int(row.get("retransmitted_packets", 0)),
-                "retransmission_rate": m.retransmission_rate(
-                    row.get("retransmitted_packets", 0), row.get("sent_packets", 0)
-                ),
-                "mean_rtt_ms": mean_rtt,
-                "p95_rtt_ms": p95_rtt,
-                "mean_srtt_ms": _mean_of(sel, "srtt_ms"),
-                "mean_cwnd_pkts": _mean_of(sel, "cwnd_pkts"),
-                "mean_min_rtt_estimate_ms": _mean_of(sel, "cc_min_rtt_ms"),
-                "startup_exit_s": _startup_exit_s(sel, float(row["start_s"])),
-                "probe_rtt_entries": _mode_entries(sel, "PROBE_RTT"),
-                "mean_probe_rtt_duration_s": _mean_mode_duration_s(
-                    sel, "PROBE_RTT", run.interval_s
-                ),
-                "mean_bw_estimate_bps": _mean_bw_estimate_bps(sel),
-                "mean_probe_bw_cycle_s": _mean_probe_bw_cycle_s(sel),
-                "received_bytes": int(row.get("received_bytes", 0)),
-                "delivered_bytes": int(row.get("delivered_bytes", 0)),
-            }
-        )
-        if "rwnd_limited_ns" in row.index and not pd.isna(row["rwnd_limited_ns"]):
-            # Time new data waited for the receiver's window (tcpi_rwnd_limited).
-            rows[-1]["rwnd_limited_s"] = float(row["rwnd_limited_ns"]) / 1e9
-        for extra in (
-            "duplicate_packets",
-            "dropped_packets",
-            "rto_count",
-            "recoveries",
-            "spurious_retransmissions",
-            "undos",
-            "reordering",
-            "reord_seen",
-            "tlp_probes",
-            "in_flight_packets_at_end",
-            "ce_packets",
-            "ece_acks",
-            "ecn_reductions",
-        ):
-            if extra in row.index:
-                rows[-1][extra] = int(row[extra])
-        group = int(row["group"])
-        if 0 <= group < len(run.spec.flows) and run.spec.flows[group].size is not None:
-            # Flow completion time: start to the last byte delivered in order (the engine's
-            # completed_ns); null for a transfer that did not finish.
-            done = row.get("completed_ns")
-            rows[-1]["size_bytes"] = _size_bytes(run.spec, group)
-            rows[-1]["fct_s"] = (
-                float(done) / 1e9 - float(row["start_s"])
-                if done is not None and not pd.isna(done)
-                else math.nan
-            )
-    df = pd.DataFrame(rows)
-    if not df.empty:
-        df["share"] = m.share(thr)
-        df = df.set_index("flow")
-    return df
-
-
-def _size_bytes(spec: Any, group: int) -> int:
-    size = spec.flows[group].size
-    return int(size.value) * (spec.tcp.mss if size.unit == "pkt" else 1)
 
 
 def fct_summary(per_flow: pd.DataFrame) -> dict[str, Any]:
@@ -290,7 +131,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     modes = bbr_modes(run)
     if modes is not None:
         agg["probe_rtt_overlap_s"] = m.probe_rtt_overlap_s(modes, run.interval_s)
-        agg["bw_estimate_sum_over_rate_mean"] = _bw_estimate_sum_over_rate(run, modes, events)
+        agg["bw_estimate_sum_over_rate_mean"] = bw_estimate_sum_over_rate(run, modes, events)
         agg["probe_rtt_sync_s"] = probe_rtt_sync_s(modes, run.flows.loc[modes.columns, "start_s"])
     groups: dict[str, Any] = {}
     if not per_flow.empty:
@@ -357,13 +198,14 @@ def probe_rtt_sync_s(modes: pd.DataFrame, starts_s: pd.Series) -> float:
     if modes.shape[1] < 2:
         return math.nan
     t_join = float(starts_s.max())
-    after = modes[modes.index.to_numpy(dtype=float) >= t_join]
-    together = (after == "PROBE_RTT").fillna(False).all(axis=1)
-    hits = together[together].index
+    after = modes.index.to_numpy(dtype=float) >= t_join
+    labels = modes.to_numpy(dtype=object, na_value=None)[after]
+    together = (labels == "PROBE_RTT").all(axis=1)
+    hits = modes.index[after][together]
     return float(hits[0]) - t_join if len(hits) else math.nan
 
 
-def _bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) -> float:
+def bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) -> float:
     """Mean over the samples at which every BBR-family flow is active and past start-up
     (PROBE_BW or PROBE_RTT) of the sum of their bandwidth estimates over the bottleneck
     rate (TUM Sec. 4.3, Fig. 6: the summed BtlBw estimates exceed the link's capacity,
@@ -375,7 +217,9 @@ def _bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) -
     wide = est.pivot(index="time_s", columns="flow", values=col).reindex(
         index=modes.index, columns=modes.columns
     )
-    steady = modes.isin(["PROBE_BW", "PROBE_RTT"]).all(axis=1) & wide.notna().all(axis=1)
+    labels = modes.to_numpy(dtype=object, na_value=None)
+    past_startup = ((labels == "PROBE_BW") | (labels == "PROBE_RTT")).all(axis=1)
+    steady = pd.Series(past_startup, index=modes.index) & wide.notna().all(axis=1)
     if not steady.any():
         return math.nan
     total = wide[steady].astype(float).sum(axis=1)
@@ -426,33 +270,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     window while the flow runs, retransmissions summed, mean RTT; aggregate: Jain of the
     mean throughputs, utilisation (goodput / capacity of the window), retransmissions,
     mean backlog and queueing delay; per algorithm: share of the summed throughput."""
-    s = run.series
-    sel = s[(s["time_s"] > t0 + 1e-12) & (s["time_s"] <= t1 + 1e-12)] if not s.empty else s
-    flows, thr = [], []
-    for fid, row in run.flows.iterrows():
-        f = sel[sel["flow"] == fid] if "flow" in sel else sel
-        f = f[
-            (f["time_s"] > float(row["start_s"]))
-            & (f["time_s"] <= float(row["stop_s"]) + run.interval_s)
-        ]
-        tput = float(f["throughput_bps"].mean()) if len(f) else math.nan
-        thr.append(tput)
-        flows.append(
-            {
-                "flow": int(fid),
-                "cc": row["cc"],
-                "throughput_bps": tput,
-                "goodput_bps": float(f["goodput_bps"].mean()) if len(f) else math.nan,
-                "retransmitted_packets": int(f["retransmits"].sum()) if "retransmits" in f else 0,
-                "mean_rtt_ms": m.rtt_stats(f["rtt_ms"])[0]
-                if "rtt_ms" in f and len(f)
-                else math.nan,
-                "mean_srtt_ms": _mean_of(f, "srtt_ms"),
-                "mean_inflight_pkts": _mean_of(f, "inflight_pkts"),
-                "mean_cwnd_pkts": _mean_of(f, "cwnd_pkts"),
-                "mean_bw_estimate_bps": _mean_bw_estimate_bps(f),
-            }
-        )
+    flows, thr, sel = window_flows(run, t0, t1)
     shares = m.share([0.0 if math.isnan(x) else x for x in thr]) if thr else []
     for fl, sh in zip(flows, shares):
         fl["share"] = sh
@@ -471,11 +289,8 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
             return 0.0
         return float(np.nansum(rows[col].to_numpy(dtype=float))) * run.interval_s
 
-    through = [
-        int(fid)
-        for fid, row in run.flows.iterrows()
-        if crosses(run.spec, row["group"], "bottleneck")
-    ]
+    group_of = dict(zip(run.flows.index, run.flows["group"]))
+    through = [int(fid) for fid, g in group_of.items() if crosses(run.spec, g, "bottleneck")]
     bits = bits_of(sel, "goodput_bps")
     # Utilisation over a window counts what reached the receivers in it (throughput), not
     # goodput: data received before the window but held back behind a loss is released
@@ -490,7 +305,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     # union of the window shifted back by each flow's d. Against [t0, t1] itself a rate
     # drop at the window's start left up to d x (old - new rate) bits over capacity
     # (utilisation 1.04 in tests/cli/test_fuzz.py).
-    delays = [_downstream_delay_s(run.spec, run.flows.loc[f, "group"]) for f in through]
+    delays = [_downstream_delay_s(run.spec, group_of[f]) for f in through]
     d_min, d_max = (min(delays), max(delays)) if delays else (0.0, 0.0)
     lo, hi = max(0.0, t0 - d_max), max(0.0, t1 - d_min)
     cap = m.capacity_bits(run.spec.bottleneck.rate, events, hi) - m.capacity_bits(
@@ -518,17 +333,6 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     return {"from_s": t0, "to_s": t1, "flows": flows, "aggregate": agg, "by_cc": by_cc}
 
 
-MODE_COLUMNS = ("cc_mode", "cc_state", "cc_bbr_mode")
-
-
-def mode_column(series: pd.DataFrame) -> str | None:
-    """The label column holding an algorithm's mode/state (e.g. BBR's STARTUP ...)."""
-    for c in MODE_COLUMNS:
-        if c in series.columns:
-            return c
-    return None
-
-
 BBR_FAMILIES = ("bbr", "bbr3")
 """Algorithm families whose flows report BBR's modes (STARTUP, DRAIN, PROBE_BW, PROBE_RTT)."""
 
@@ -543,20 +347,34 @@ def family(cc: str) -> str | None:
 
 
 def bbr_modes(run: RunData) -> pd.DataFrame | None:
-    """Mode labels of the BBR-family flows (one column per flow), or None if none report it."""
+    """Mode labels of the BBR-family flows (one column per flow, Python strings; missing
+    where a flow has no mode or is not running), or None if none report it."""
     col = mode_column(run.series)
     if col is None:
         return None
-    ids = [i for i in run.flows.index if family(str(run.flows.loc[i, "cc"])) in BBR_FAMILIES]
+    ids = [i for i, cc in zip(run.flows.index, run.flows["cc"]) if family(str(cc)) in BBR_FAMILIES]
     if not ids:
         return None
-    sel = run.series[run.series["flow"].isin(ids)]
-    wide = sel.drop_duplicates(["time_s", "flow"]).pivot(index="time_s", columns="flow", values=col)
-    for fid in wide.columns:  # a flow outside its [start, stop] has no mode
-        active = m.active_mask(
-            wide.index.to_numpy(dtype=float),
-            run.flows.loc[fid, "start_s"],
-            run.flows.loc[fid, "stop_s"],
-        )
-        wide.loc[~active, fid] = pd.NA
-    return wide
+    sel = run.series.loc[run.series["flow"].isin(ids), ["time_s", "flow", col]]
+    sel = sel.drop_duplicates(["time_s", "flow"])
+    # The wide table by numpy (as RunData.wide does for numbers), of Python objects (a
+    # missing mode is None): one 2-D block, where pandas' pivot of the text column held
+    # one array per flow and every comparison on it ran flow by flow.
+    t = sel["time_s"].to_numpy(dtype=float)
+    fl = sel["flow"].to_numpy()
+    times, t_pos = np.unique(t, return_inverse=True)
+    flows, f_pos = np.unique(fl, return_inverse=True)
+    bounds = run.flows.reindex(fl)
+    # A flow outside its [start, stop] has no mode (m.active_mask).
+    active = m.active_mask(
+        t, bounds["start_s"].to_numpy(dtype=float), bounds["stop_s"].to_numpy(dtype=float)
+    )
+    values = sel[col].to_numpy(dtype=object, na_value=None)
+    labels = np.full((len(times), len(flows)), None, dtype=object)
+    labels[t_pos[active], f_pos[active]] = values[active]
+    return pd.DataFrame(
+        labels,
+        index=pd.Index(times, name="time_s"),
+        columns=pd.Index(flows, name="flow"),
+        dtype=object,
+    )

@@ -43,46 +43,32 @@ import pandas as pd
 from tabulate import tabulate
 
 from tcplab.errors import SpecError
+from tcplab.metric_table import COMPARE_AGGREGATE, COMPARE_FLOW
 from tcplab.report.spec_diff import diff_docs, read_resolved
+from tcplab.report.units import unit
 
 # What a researcher checks first when two runs of one scenario disagree (issue 9):
-# shares and rates, losses, delay and queue, and BBR's state timings.
-FLOW_METRICS = [
-    "share",
-    "goodput_bps",
-    "throughput_bps",
-    "retransmitted_packets",
-    "retransmission_rate",
-    "mean_rtt_ms",
-    "p95_rtt_ms",
-    "mean_srtt_ms",
-    "mean_cwnd_pkts",
-    "mean_min_rtt_estimate_ms",
-    "startup_exit_s",
-    "probe_rtt_entries",
-]
-AGGREGATE_METRICS = [
-    "utilization",
-    "total_goodput_bps",
-    "jain_index",
-    "retransmitted_packets",
-    "retransmission_rate",
-    "mean_backlog_pkts",
-    "max_backlog_pkts",
-    "mean_queueing_delay_ms",
-    "bottleneck_drops_packets",
-    "bdp_overestimation_mean",
-    "probe_rtt_overlap_s",
-]
-MBIT = 1e6
+# shares and rates, losses, delay and queue, and BBR's state timings. The rows of the
+# table of metrics with a ``compare`` position.
+FLOW_METRICS = COMPARE_FLOW
+AGGREGATE_METRICS = COMPARE_AGGREGATE
+
+
+SHOWN_SUFFIX = {"Mbit/s": "_mbps", "ms": "_ms"}
+"""The name suffix of a value converted to the unit (``_mbps``: Mbit/s)."""
 
 
 def shown_metric(name: str) -> tuple[str, float]:
-    """The metric's name in the comparison and the divisor of its values: rates in
-    Mbit/s (``goodput_bps`` -> ``goodput_mbps``, / 1e6), everything else as stored."""
-    if name.endswith("_bps"):
-        return name[: -len("_bps")] + "_mbps", MBIT
-    return name, 1.0
+    """The metric's name in the comparison and the divisor of its values, by the reports'
+    unit rule (:func:`tcplab.report.units.unit`): rates in Mbit/s (``goodput_bps`` ->
+    ``goodput_mbps``, / 1e6), microseconds and nanoseconds in ms; the name's suffix says
+    the unit shown. Everything else as stored."""
+    scale, text = unit(name)
+    if scale == 1.0:
+        return name, 1.0
+    stem, sel = (name.split("[", 1) + [""])[:2]
+    shown = stem.rsplit("_", 1)[0] + SHOWN_SUFFIX[text]
+    return shown + (f"[{sel}" if sel else ""), scale
 
 
 @dataclass

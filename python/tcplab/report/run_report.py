@@ -36,6 +36,7 @@ import numpy as np  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
 
+from tcplab.metric_table import panel_lines  # noqa: E402
 from tcplab.report import plots as p  # noqa: E402
 from tcplab.report import series as sr  # noqa: E402
 from tcplab.report import ticks  # noqa: E402
@@ -52,19 +53,8 @@ PDF_FILE = "report.pdf"
 
 def _summary_text(ax: Any, result: Any) -> None:
     ax.axis("off")
-    a = result.aggregate
-
-    def f(key: str, fmt: str, scale: float = 1.0) -> str:
-        return _fmt(a.get(key), fmt, scale)
-
     lines = [
-        f"total goodput   {f('total_goodput_bps', '.2f', 1e6)} Mbit/s",
-        f"utilization     {f('utilization', '.3f')}",
-        f"Jain F_tp       {f('jain_index', '.3f')}   mean F {f('jain_index_mean', '.3f')}",
-        f"T_F95           {f('t_f95_s', '.1f')} s   F_avg {f('f_avg', '.3f')}",
-        f"retransmitted   {f('retransmitted_packets', '.0f')} pkts",
-        f"backlog         mean {f('mean_backlog_pkts', '.1f')}  max {f('max_backlog_pkts', '.0f')} pkts",
-        f"queueing delay  {f('mean_queueing_delay_ms', '.2f')} ms (mean)",
+        *panel_lines(result.aggregate),  # the metrics with a panel place (metric_table)
         "",
         "algorithm   flows  share (of throughput)",
     ]

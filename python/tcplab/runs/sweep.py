@@ -35,10 +35,10 @@ from typing import Any
 
 import pandas as pd
 
-from tcplab.analysis.summary import AGGREGATE_KEYS
 from tcplab.backends import backend_of
 from tcplab.errors import EngineError, SpecError
 from tcplab.lowering import config_json, resolve, world_config
+from tcplab.metric_table import AGGREGATE_KEYS, SWEEP_DEFAULT
 from tcplab.runs.executors import execute_local, execute_ray, say
 from tcplab.runs.sweep_table import build_table, write_summary
 from tcplab.specs.limits import MAX_SWEEP_RUNS
@@ -52,13 +52,7 @@ from tcplab.version import __version__
 
 RESERVED = ("repeat", "metrics")
 SEED_LIMIT = 2**63  # experiment.seed's bound (specs/model.py Experiment)
-DEFAULT_METRICS = [
-    "total_goodput_bps",
-    "jain_index",
-    "utilization",
-    "retransmitted_packets",
-    "mean_queueing_delay_ms",
-]
+DEFAULT_METRICS = list(SWEEP_DEFAULT)  # tcplab.metric_table: the rows with sweep=N
 
 
 @dataclass

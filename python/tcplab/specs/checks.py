@@ -51,87 +51,16 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 
+from tcplab.metric_table import (  # the names a check may use: the one table of metrics
+    AGGREGATE_KEYS as AGGREGATE_KEYS,  # re-exported: specs/model.py reads it from here
+)
+from tcplab.metric_table import BY_CC, PER_FLOW, WINDOW_AGGREGATE, WINDOW_PER_FLOW
 from tcplab.specs.units import real_number
 
 Number = Annotated[float, BeforeValidator(real_number)]
 
 OPS = (">=", "<=", ">", "<", "within")
-SUMMED = {
-    "goodput_bps",
-    "throughput_bps",
-    "sent_packets",
-    "retransmitted_packets",
-    "received_bytes",
-    "delivered_bytes",
-    "duplicate_packets",
-    "dropped_packets",
-    "rto_count",
-    "recoveries",
-    "tlp_probes",
-    "rwnd_limited_s",
-}
-PER_FLOW = SUMMED | {
-    "retransmission_rate",
-    "mean_rtt_ms",
-    "p95_rtt_ms",
-    "mean_srtt_ms",
-    "share",
-    "mean_cwnd_pkts",
-    "mean_min_rtt_estimate_ms",
-    "startup_exit_s",
-    "probe_rtt_entries",
-    "mean_bw_estimate_bps",
-    "mean_probe_rtt_duration_s",
-    "mean_probe_bw_cycle_s",
-}
-AGGREGATE_KEYS = [
-    "jain_index",
-    "jain_index_mean",
-    "utilization",
-    "total_goodput_bps",
-    "total_throughput_bps",
-    "retransmitted_packets",
-    "retransmission_rate",
-    "mean_backlog_pkts",
-    "max_backlog_pkts",
-    "mean_queueing_delay_ms",
-    "bottleneck_drops_packets",
-    "t_join_s",
-    "t_f95_s",
-    "f_avg",
-    "equilibrium_time_s",
-    "bdp_overestimation_mean",
-    "probe_rtt_overlap_s",
-    "p10_backlog_pkts",
-    "bw_estimate_sum_over_rate_mean",
-    "probe_rtt_sync_s",
-    "marked_packets",
-    "mean_sojourn_ms",
-]
-"""The aggregate keys of summary.json (analysis.summary writes exactly these): the names a
-check may use."""
-WINDOW_AGGREGATE = [
-    "jain_index",
-    "utilization",
-    "total_goodput_bps",
-    "retransmitted_packets",
-    "mean_backlog_pkts",
-    "p10_backlog_pkts",
-    "mean_queueing_delay_ms",
-]
-"""The aggregate keys of the analysis-window block (``window.`` metrics)."""
-WINDOW_PER_FLOW = {
-    "throughput_bps",
-    "goodput_bps",
-    "retransmitted_packets",
-    "mean_rtt_ms",
-    "mean_srtt_ms",
-    "share",
-    "mean_inflight_pkts",
-    "mean_cwnd_pkts",
-    "mean_bw_estimate_bps",
-}
-BY_CC = {"share", "share_minus_fair_share"}
+
 WINDOWS_EXPR = re.compile(r"^windows\.(?P<window>[a-z][a-z0-9_]*)\.(?P<inner>.*)$")
 METRIC_EXPR = re.compile(
     r"^(?:window\.|windows\.[a-z][a-z0-9_]*\.)?(?P<name>[a-z_0-9]+)(\[(?P<sel>[A-Za-z0-9_.+-]+)\])?$"
