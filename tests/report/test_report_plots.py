@@ -292,3 +292,25 @@ def test_one_unit_table_for_series_columns_and_summary_metrics(name, expected):
     from tcplab.report.units import unit
 
     assert unit(name) == expected
+
+
+def test_importing_and_drawing_leave_the_users_matplotlib_backend_alone(tmp_path):
+    # A notebook's inline backend (or any backend the user chose) must survive
+    # `import tcplab` and a report being drawn: the report modules used to call
+    # matplotlib.use("Agg") at import.
+    import subprocess
+    import sys
+
+    code = (
+        "import matplotlib; matplotlib.use('svg')\n"
+        "import tcplab, tcplab.report.run_report, tcplab.report.sweep_plots\n"
+        "import tcplab.report.compare, tcplab.reproduce.report, tcplab.reproduce.timeseries_plot\n"
+        "import matplotlib.pyplot as plt\n"
+        "from tcplab.report.plots import new_figure\n"
+        "fig = new_figure(figsize=(2, 2)); fig.subplots().plot([0, 1])\n"
+        f"fig.savefig({str(tmp_path / 'f.png')!r})\n"
+        "print(matplotlib.get_backend(), len(plt.get_fignums()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["svg", "0"]
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

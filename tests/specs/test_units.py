@@ -96,7 +96,9 @@ def test_tc_time_units(text, ns):
     assert parse_time(text) == ns
 
 
-@pytest.mark.parametrize("text", ["50mbps", "50MBps", "50gbps", "50GBps", "50KBps", "50MBPS", "5Bps"])
+@pytest.mark.parametrize(
+    "text", ["50mbps", "50MBps", "50gbps", "50GBps", "50KBps", "50MBPS", "5Bps"]
+)
 def test_byte_or_tc_spellings_of_bps_are_refused_as_ambiguous(text):
     # tc reads '50mbps' as 50 megabytes per second (400 Mbit/s) and 'MBps' reads as
     # bytes: taking either as 50 Mbit/s would be an 8x error without a word.
@@ -106,7 +108,8 @@ def test_byte_or_tc_spellings_of_bps_are_refused_as_ambiguous(text):
 
 
 @pytest.mark.parametrize(
-    "text, bps", [("50Mbps", 50_000_000), ("50Kbps", 50_000), ("50Mbit", 50_000_000), ("50MBIT/S", 50_000_000)]
+    "text, bps",
+    [("50Mbps", 50_000_000), ("50Kbps", 50_000), ("50Mbit", 50_000_000), ("50MBIT/S", 50_000_000)],
 )
 def test_the_papers_bit_spellings_still_read_as_bits(text, bps):
     assert parse_rate(text) == bps

@@ -374,10 +374,11 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
 def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> None:
     """One figure, every run overlaid: per-flow throughput, RTT and cwnd, and the queue.
     Runs are told apart by line style, flows by colour (as in the run report)."""
-    from tcplab.report.plots import flow_colors, plt
+    from tcplab.report.plots import flow_colors, new_figure
 
     styles = ["-", "--", ":", "-."]
-    fig, axes = plt.subplots(4, 1, figsize=(12, 12), sharex=True)
+    fig = new_figure(figsize=(12, 12))
+    axes = fig.subplots(4, 1, sharex=True)
     panels = [
         ("throughput_bps", 1e6, "throughput [Mbit/s]"),
         ("rtt_ms", 1.0, "RTT [ms]"),
@@ -426,4 +427,4 @@ def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> 
         fig.tight_layout()
         fig.savefig(target, dpi=90, metadata={"Software": None})
     finally:
-        plt.close(fig)
+        fig.clear()  # frees the overlaid series at once, also when drawing failed

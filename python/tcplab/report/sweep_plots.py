@@ -33,15 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
+from scipy import stats
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
-
-from tcplab.report import units  # noqa: E402
-from tcplab.specs.units import parse_rate, parse_size, parse_time  # noqa: E402
+from tcplab.report import units
+from tcplab.report.plots import new_figure
+from tcplab.specs.units import parse_rate, parse_size, parse_time
 
 CONFIDENCE = 0.95
 # Lines per panel up to which the PNG has a legend (more would cover the panel).
@@ -188,9 +185,8 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     ncols = min(3, n)
     nrows = (n + ncols - 1) // ncols
     # Constrained layout: places titles and tick labels like tight_layout.
-    fig, grid = plt.subplots(
-        nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows), squeeze=False, layout="constrained"
-    )
+    fig = new_figure(figsize=(4.8 * ncols, 3.8 * nrows), layout="constrained")
+    grid = fig.subplots(nrows, ncols, squeeze=False)
     flat = list(grid.flat)
     for ax in flat[n:]:
         ax.axis("off")
@@ -240,7 +236,6 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in axis_name)
     path = Path(out) / f"summary_{safe}.png"
     fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
     return path
 
 

@@ -28,17 +28,15 @@ SERIES_NOTE = (
 
 def plot_entry(res: EntryResult, path: Path) -> bool:
     """Draw ``res``'s figure into ``path``; False if the entry has nothing to draw."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from tcplab.report.plots import new_figure
 
     meta = res.entry.meta
     if not res.runs:
         return False
     if meta.x:
         metrics = meta.plot or sorted({c.metric for c in meta.claims if c.metric})
-        fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
+        fig = new_figure(figsize=(5 * len(metrics), 3.6))
+        axes = fig.subplots(1, len(metrics), squeeze=False)
         xs = list(dict.fromkeys(str(r.point.get(meta.x)) for r in res.runs))
         others = sorted(
             {tuple((k, str(v)) for k, v in r.point.items() if k != meta.x) for r in res.runs}
@@ -82,7 +80,8 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
         col = meta.series
         if col not in series:
             return False
-        fig, ax = plt.subplots(figsize=(9, 3.6))
+        fig = new_figure(figsize=(9, 3.6))
+        ax = fig.subplots()
         for fid, g in series.groupby("flow"):
             flows = run.summary.get("flows", [])
             cc = flows[int(fid)]["cc"] if int(fid) < len(flows) else ""
@@ -99,7 +98,6 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
         ax.set_title(f"{meta.figure}: {meta.title} (seed {run.seed})", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    plt.close(fig)
     return True
 
 
