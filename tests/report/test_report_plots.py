@@ -221,6 +221,24 @@ def test_swept_sizes_rates_and_times_get_numeric_axes_with_units():
     assert sp.axis_of("bottleneck.buffer", ["100pkt", "1bdp"]).numbers is None  # mixed units
 
 
+def test_a_doubling_grid_gets_a_log_axis_and_an_even_one_a_linear_axis():
+    # 0.25 .. 4 BDP: every step doubles (log steps all ln 2, linear steps 0.25 .. 2)
+    a = sp.axis_of("bottleneck.buffer", ["0.25bdp", "0.5bdp", "1bdp", "2bdp", "4bdp"])
+    assert a.log and a.numbers == [0.25, 0.5, 1.0, 2.0, 4.0]
+    assert not sp.axis_of("flows[1].count", [1, 2, 3, 4]).log  # equal differences
+    assert not sp.axis_of("bottleneck.rate", ["10Mbps", "1Gbps"]).log  # two points: no spacing
+    assert not sp.axis_of("x", [0, 1, 2, 4]).log  # zero has no logarithm
+    assert not sp.axis_of("flows[0].cc", ["bbr", "cubic"]).log
+
+
+def test_metric_labels_name_the_unit_drawn_not_the_stored_one():
+    assert sp.metric_label("total_goodput_bps") == "total_goodput (Mbit/s)"
+    assert sp.metric_label("goodput_bps[flow0]") == "goodput[flow0] (Mbit/s)"
+    assert sp.metric_label("mean_queueing_delay_ms") == "mean_queueing_delay (ms)"
+    assert sp.metric_label("share[bbr]") == "share[bbr] (fraction)"
+    assert sp.metric_label("jain_index") == "jain_index (index, 1 = fair)"
+
+
 def _sweep_table() -> tuple[SimpleNamespace, pd.DataFrame]:
     plan = SimpleNamespace(
         axes={"bottleneck.buffer": ["1bdp", "0.5bdp"]}, repeat=2, metrics=["jain_index"]

@@ -74,12 +74,14 @@ class Job:
 
 @dataclass
 class Plan:
-    """A validated sweep: its axes (path -> values), repeat count, metrics and jobs."""
+    """A validated sweep: its axes (path -> values), repeat count, metrics and jobs, and
+    the experiment's name (its reports' title)."""
 
     axes: dict[str, list[Any]]
     repeat: int
     metrics: list[str]
     jobs: list[Job]
+    name: str = ""
 
 
 def run_digest(spec: Spec) -> str:
@@ -212,7 +214,7 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
                     run_digest(s),
                 )
             )
-    return Plan(axes, repeat, list(metrics), jobs)
+    return Plan(axes, repeat, list(metrics), jobs, jobs[0].spec.experiment.name if jobs else "")
 
 
 def run_sweep(
@@ -434,6 +436,7 @@ def _usable_cached(d: Path, quiet: bool) -> bool:
 def write_plan(out: Path, plan: Plan) -> None:
     doc = {
         "tcplab_version": __version__,
+        "name": plan.name,
         "axes": plan.axes,
         "repeat": plan.repeat,
         "metrics": plan.metrics,
@@ -455,4 +458,4 @@ def load_plan(out: Path) -> Plan:
     """The plan stored in ``out/sweep.json`` (jobs without specs), for redrawing."""
     doc = json.loads((Path(out) / "sweep.json").read_text())
     jobs = [Job(r["point"], r["repeat"], r["seed"], None, r["digest"]) for r in doc["runs"]]  # type: ignore[arg-type]
-    return Plan(doc["axes"], doc["repeat"], doc["metrics"], jobs)
+    return Plan(doc["axes"], doc["repeat"], doc["metrics"], jobs, doc.get("name", ""))
