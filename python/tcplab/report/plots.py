@@ -38,16 +38,24 @@ def new_figure(**kwargs: Any) -> Figure:
     return Figure(**kwargs)
 
 
-def flow_colors(n: int) -> list[Any]:
-    """``n`` distinct colours (one per flow, for views without algorithms, e.g. compare)."""
-    cmap = matplotlib.colormaps["tab10" if n <= 10 else "tab20"]
-    return [cmap(i % cmap.N) for i in range(n)]
-
-
 def algorithm_colors(run: RunData) -> dict[str, Any]:
     """One colour per algorithm, in order of its first flow."""
+    return algorithm_palette()(sr.algorithms(run))
+
+
+def algorithm_palette() -> Any:
+    """A colour per algorithm that stays the same across calls: each call with a list of
+    algorithm names returns their colours, the k-th algorithm ever seen getting tab10's
+    k-th colour (so several runs drawn together keep the first run's colours)."""
     cmap = matplotlib.colormaps["tab10"]
-    return {cc: cmap(i % cmap.N) for i, cc in enumerate(sr.algorithms(run))}
+    seen: dict[str, Any] = {}
+
+    def colors(ccs: Any) -> dict[str, Any]:
+        for cc in ccs:
+            seen.setdefault(cc, cmap(len(seen) % cmap.N))
+        return dict(seen)
+
+    return colors
 
 
 def flow_styles(run: RunData) -> dict[int, dict[str, Any]]:
