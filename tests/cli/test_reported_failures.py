@@ -287,7 +287,10 @@ def test_a_file_named_runs_in_a_sweep_directory_is_an_input_error(fake_engine, t
     spec.write_text(SWEEP)
     out = tmp_path / "sweep"
     out.mkdir()
-    (out / "sweep.json").write_text("{}")
+    # a sweep.json tcplab wrote (an empty grid), so that the directory is a sweep's
+    (out / "sweep.json").write_text(
+        '{"tcplab_version": "0.5.1", "axes": {}, "repeat": 1, "runs": []}'
+    )
     (out / "runs").write_text("not a directory")
     assert main(["sweep", str(spec), "-o", str(out), "--workers", "1", "-q"]) == 2
     assert "runs should be a directory" in capsys.readouterr().err

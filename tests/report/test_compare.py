@@ -249,7 +249,12 @@ def test_sweeps_are_compared_point_by_point(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "note: point [bottleneck.buffer = 4bdp, seed 1] is missing in new" in out
     compare_runs([tmp_path / "old", tmp_path / "new"], tmp_path / "cmp")
-    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == ["compare.csv", "compare.md"]
+    # no compare.png for sweeps; outputs.json lists what tcplab wrote there
+    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
+        "compare.csv",
+        "compare.md",
+        "outputs.json",
+    ]
     md = (tmp_path / "cmp" / "compare.md").read_text()
     row = next(x for x in md.splitlines() if "experiment.duration" in x)
     assert [c.strip() for c in row.strip("|").split("|")] == ["experiment.duration", "10s", "2s"]

@@ -88,6 +88,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(backends) == 1:
         return _run_one(args, spec, out, backends[0])
     # Both: DIR/sim and DIR/kernel, every input problem found before either runs.
+    from tcplab.report.compare import OUTPUT_FILES
+    from tcplab.storage.ownership import check_may_write
+
+    check_may_write(out / "compare", list(OUTPUT_FILES), "-o")
     specs = []
     for b in backends:
         s = spec.model_copy(deep=True)

@@ -352,23 +352,27 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
         result = compare_summaries([_read_summary(d) for d in paths], labels)
         result.spec_diff = diff_docs([read_resolved(d) for d in paths])
     if out is not None:
-        from tcplab.storage.files import atomic_dir, check_output_dir
+        from tcplab.storage.ownership import write_owned
 
-        target = Path(out)
-        check_output_dir(target)
-        if target.exists() and not (target / "compare.csv").is_file():
-            raise SpecError(
-                [("-o", f"{target} exists and is not a tcplab comparison; choose another")]
-            )
-        with atomic_dir(target, replace=True) as tmp:
+        def write(tmp: Path) -> list[str]:
             result.table.to_csv(tmp / "compare.csv", index=False)
             (tmp / "compare.md").write_text(
                 f"# Comparison: {', '.join(labels)}\n\nReference: {labels[0]} ({paths[0]}).\n\n"
                 + result.markdown()
             )
-            if not all(sweeps):
-                draw_overlay(paths, labels, tmp / "compare.png")
+            if all(sweeps):
+                return list(OUTPUT_FILES[:2])
+            draw_overlay(paths, labels, tmp / "compare.png")
+            return list(OUTPUT_FILES)
+
+        # Only files this comparison wrote before are replaced (outputs.json's digests);
+        # the user's files beside them stay, and one of theirs in the way is refused.
+        write_owned(Path(out), write, "-o", kind="comparison", remove_stale=True)
     return result
+
+
+OUTPUT_FILES = ("compare.csv", "compare.md", "compare.png")
+"""What ``compare -o`` writes (the PNG for runs only)."""
 
 
 def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> None:

@@ -362,9 +362,9 @@ def write_sweep_html(out: Any, plan: Any, table: pd.DataFrame) -> Any:
     import os
     from pathlib import Path
 
-    # Titled with the experiment's name, as a run's report is (the directory's name only
-    # for a sweep.json written before it recorded the name).
-    doc = {"name": plan.name or Path(out).resolve().name, "axes": plan.axes, "repeat": plan.repeat}
+    # Titled with the experiment's name, as a run's report is ("sweep" only for a
+    # sweep.json written before it recorded the name).
+    doc = {"name": plan.name or "sweep", "axes": plan.axes, "repeat": plan.repeat}
     doc["metrics"] = plan.metrics
     path = Path(out) / "report.html"
     tmp = path.with_name(tmp_prefix("report.html") + "x")
