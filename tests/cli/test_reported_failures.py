@@ -506,3 +506,11 @@ def test_runaway_specs_are_refused_by_validate(fake_engine, write_spec, capsys, 
     assert code == 2, err
     assert f"{field}:" in err and says in err and "the limit is" in err
     assert time.monotonic() - t0 < 10  # refused from an estimate, not by trying
+
+
+def test_run_says_it_ran_the_base_point_of_a_spec_with_a_sweep(fake_engine, tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(SWEEP)
+    assert main(["run", str(spec), "-o", str(tmp_path / "r"), "-q", "--no-report"]) == 0
+    err = capsys.readouterr().err
+    assert "base point only" in err and f"tcplab sweep {spec} -o DIR" in err

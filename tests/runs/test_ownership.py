@@ -203,3 +203,19 @@ def test_reproduce_refuses_a_report_md_it_did_not_write_before_any_run(tmp_path,
     assert "report.md" in capsys.readouterr().err
     _intact(out, mine)
     assert not (out / "tum").exists()
+
+
+def test_run_into_the_current_run_directory_is_refused_before_running(
+    two_runs, tmp_path, capsys, monkeypatch
+):
+    import shutil
+
+    spec, a, _ = two_runs
+    run = tmp_path / "run"
+    shutil.copytree(a, run)
+    before = sorted(p.name for p in run.iterdir())
+    monkeypatch.chdir(run)
+    assert main(["run", str(spec), "-o", ".", "-q", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "current directory" in err and "Traceback" not in err
+    assert sorted(p.name for p in run.iterdir()) == before  # no .tmp--old-* left inside

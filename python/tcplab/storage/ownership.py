@@ -202,6 +202,19 @@ def check_replaceable(out: Path, flag: str) -> None:
     check_output_dir(out, flag)
     if not out.exists() or not any(out.iterdir()):
         return
+    here = Path.cwd().resolve()
+    if here == out.resolve() or out.resolve() in here.parents:
+        # Replacing it whole would move the shell's own directory away (a run from
+        # inside its run directory ended in a traceback after the simulation).
+        raise SpecError(
+            [
+                (
+                    flag,
+                    f"{out} is the current directory or holds it; a run directory is "
+                    "replaced whole, so name it from outside (e.g. cd .. first)",
+                )
+            ]
+        )
     if read_manifest(out) is None:
         raise SpecError([(flag, f"{out} exists and is not a tcplab run directory; choose another")])
     changed = [
