@@ -521,7 +521,13 @@ def _markdown(
         "",
         "Contents: [tallies](#tallies) · [overview by figure](#overview)"
         " · [disagreements](#disagreements) · [seeds and durations](#shortened)"
-        + "".join(f" · [{PAPERS[p]}](#{p})" for p in PAPERS),
+        # Only the papers this report has a section for: a one-entry report linked to four
+        # absent ones.
+        + "".join(
+            f" · [{PAPERS[p]}](#{p})"
+            for p in PAPERS
+            if any(r.entry.meta.paper == p for r in results)
+        ),
         "",
         '<a id="tallies"></a>Each sentence of a paper counts once (under the worst verdict of '
         "its checks); the catalogue's own diagnostics are counted apart.",
