@@ -40,3 +40,39 @@ def test_help_has_an_examples_section(command, capsys):
     assert lines and all(x.startswith("  ") for x in lines)
     # and they use the command they document
     assert any(f"tcplab {command[0]}" in x for x in lines) if command else len(lines) >= 3
+
+
+def test_bash_completion_offers_backends_and_catalogue_entries(tmp_path, capsys):
+    import shutil
+    import subprocess
+
+    if shutil.which("bash") is None:
+        pytest.skip("no bash on this machine")
+    assert main(["completion", "bash"]) == 0
+    script = tmp_path / "tcplab.bash"
+    script.write_text(capsys.readouterr().out)
+
+    def complete(line: str) -> list[str]:
+        words = line.split(" ")
+        shell = (
+            f"source {script}; COMP_WORDS=({' '.join(repr(w) for w in words)}); "
+            f"COMP_CWORD={len(words) - 1}; COMP_LINE={line!r}; COMP_POINT=${{#COMP_LINE}}; "
+            '_shtab_tcplab; echo "${COMPREPLY[@]}"'
+        )
+        out = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    assert complete("tcplab run s.toml --backend ") == ["sim", "kernel", "sim,kernel"]
+    assert complete("tcplab reproduce tum-fig0") == [
+        "tum-fig03-cpu-load",
+        "tum-fig04-changing-conditions",
+        "tum-fig05a-rtt-unfairness",
+        "tum-fig05b-rtt-groups",
+        "tum-fig06-bdp-overestimation",
+        "tum-fig06-kernel-6.18-control",
+        "tum-fig07-probe-rtt-overlap",
+        "tum-fig08-kernel-6.18-control",
+        "tum-fig08-retransmissions-vs-buffer",
+        "tum-fig09-bbr-cubic-oscillation",
+    ]
+    assert "cws" in complete("tcplab reproduce c")

@@ -149,7 +149,8 @@ def test_report_on_corrupt_files_is_an_input_error(tmp_path, capsys):
     sw.mkdir()
     (sw / "sweep.json").write_text('{"runs": 5}')
     assert main(["report", str(sw)]) == 2
-    assert "stored results cannot be read" in capsys.readouterr().err
+    # the sweep.json is read through the bounded reader and checked as tcplab's, by name
+    assert "sweep.json is not a sweep tcplab wrote" in capsys.readouterr().err
 
 
 def test_broken_pipe_is_quiet():

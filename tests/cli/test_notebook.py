@@ -52,5 +52,12 @@ def test_the_first_hour_notebook_runs(tmp_path):
     assert any(
         t.startswith("<SweepData") and "12 runs over bottleneck.buffer [bdp]" in t for t in texts
     ), texts
+    # Both figure cells drew into the notebook: importing tcplab leaves the kernel's inline
+    # backend alone (it used to switch it to Agg, and the last figure came out empty).
+    figures = [c for c in nb.cells if c.cell_type == "code" and "plt.subplots" in c.source]
+    assert len(figures) == 2
+    for cell in figures:
+        images = [o for o in cell.outputs if "image/png" in o.get("data", {})]
+        assert len(images) == 1, cell.source
     assert (tmp_path / "out" / "run" / "manifest.json").is_file()
     assert not (REPO / "examples" / "first_hour_out").exists()

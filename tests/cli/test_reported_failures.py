@@ -289,7 +289,10 @@ def test_a_file_named_runs_in_a_sweep_directory_is_an_input_error(fake_engine, t
     spec.write_text(SWEEP)
     out = tmp_path / "sweep"
     out.mkdir()
-    (out / "sweep.json").write_text("{}")
+    # a sweep.json tcplab wrote (an empty grid), so that the directory is a sweep's
+    (out / "sweep.json").write_text(
+        '{"tcplab_version": "0.5.1", "axes": {}, "repeat": 1, "runs": []}'
+    )
     (out / "runs").write_text("not a directory")
     assert main(["sweep", str(spec), "-o", str(out), "--workers", "1", "-q"]) == 2
     assert "runs should be a directory" in capsys.readouterr().err
@@ -505,3 +508,11 @@ def test_runaway_specs_are_refused_by_validate(fake_engine, write_spec, capsys, 
     assert code == 2, err
     assert f"{field}:" in err and says in err and "the limit is" in err
     assert time.monotonic() - t0 < 10  # refused from an estimate, not by trying
+
+
+def test_run_says_it_ran_the_base_point_of_a_spec_with_a_sweep(fake_engine, tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(SWEEP)
+    assert main(["run", str(spec), "-o", str(tmp_path / "r"), "-q", "--no-report"]) == 0
+    err = capsys.readouterr().err
+    assert "base point only" in err and f"tcplab sweep {spec} -o DIR" in err

@@ -112,6 +112,37 @@ rtt = "20ms"
     assert backlog["two - one"] > 0  # a 4 BDP buffer holds a longer queue than a 1 BDP one
     for name in ("compare.csv", "compare.md", "compare.png"):
         assert (out / name).is_file()
+    _overlay_colours_flows_by_algorithm(a, b, tmp_path)
+
+
+def _overlay_colours_flows_by_algorithm(a, b, tmp_path):
+    # compare.png coloured flows by index and named no algorithm; now each flow has its
+    # algorithm's colour as in the run report (BBR tab10 blue, CUBIC tab10 orange: the
+    # first and second algorithm of the run) and the legend names it.
+    import matplotlib
+    from tcplab.report import compare, plots
+
+    figures = []
+
+    def keep(**kwargs):
+        figures.append(plots.Figure(**kwargs))
+        return figures[-1]
+
+    original = plots.new_figure
+    plots.new_figure = keep
+    try:
+        compare.draw_overlay([a, b], ["one", "two"], tmp_path / "overlay.png")
+    finally:
+        plots.new_figure = original
+    throughput = figures[0].axes[0]
+    tab10 = matplotlib.colormaps["tab10"]
+    drawn = {ln.get_label(): ln.get_color() for ln in throughput.get_lines()}
+    assert drawn == {
+        "one: flow 0 (bbr)": tab10(0),
+        "one: flow 1 (cubic)": tab10(1),
+        "two: flow 0 (bbr)": tab10(0),
+        "two: flow 1 (cubic)": tab10(1),
+    }
 
 
 def test_compare_refuses_a_directory_that_is_not_a_run(tmp_path, capsys):
@@ -218,7 +249,12 @@ def test_sweeps_are_compared_point_by_point(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "note: point [bottleneck.buffer = 4bdp, seed 1] is missing in new" in out
     compare_runs([tmp_path / "old", tmp_path / "new"], tmp_path / "cmp")
-    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == ["compare.csv", "compare.md"]
+    # no compare.png for sweeps; outputs.json lists what tcplab wrote there
+    assert sorted(p.name for p in (tmp_path / "cmp").iterdir()) == [
+        "compare.csv",
+        "compare.md",
+        "outputs.json",
+    ]
     md = (tmp_path / "cmp" / "compare.md").read_text()
     row = next(x for x in md.splitlines() if "experiment.duration" in x)
     assert [c.strip() for c in row.strip("|").split("|")] == ["experiment.duration", "10s", "2s"]

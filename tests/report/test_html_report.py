@@ -127,6 +127,7 @@ def test_the_sweep_report_html_draws_its_plots_in_a_browser(tmp_path):
     spec.write_text(
         """
 [experiment]
+name = "BBR vs CUBIC over the buffer"
 duration = "2s"
 [bottleneck]
 rate = "10Mbps"
@@ -147,6 +148,8 @@ repeat = 2
     tcplab.sweep(spec, out, workers=1)
     page = out / "report.html"
     html = page.read_text()
+    # Titled with the experiment's name, not the directory's ("sweep").
+    assert "<h1>Sweep: BBR vs CUBIC over the buffer</h1>" in html
     for text in ("share per algorithm", "buffer (BDP)", "95 % confidence interval"):
         assert text in html, text
     dom = _render(browser, page, tmp_path / "shot.png")

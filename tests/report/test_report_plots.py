@@ -221,6 +221,24 @@ def test_swept_sizes_rates_and_times_get_numeric_axes_with_units():
     assert sp.axis_of("bottleneck.buffer", ["100pkt", "1bdp"]).numbers is None  # mixed units
 
 
+def test_a_doubling_grid_gets_a_log_axis_and_an_even_one_a_linear_axis():
+    # 0.25 .. 4 BDP: every step doubles (log steps all ln 2, linear steps 0.25 .. 2)
+    a = sp.axis_of("bottleneck.buffer", ["0.25bdp", "0.5bdp", "1bdp", "2bdp", "4bdp"])
+    assert a.log and a.numbers == [0.25, 0.5, 1.0, 2.0, 4.0]
+    assert not sp.axis_of("flows[1].count", [1, 2, 3, 4]).log  # equal differences
+    assert not sp.axis_of("bottleneck.rate", ["10Mbps", "1Gbps"]).log  # two points: no spacing
+    assert not sp.axis_of("x", [0, 1, 2, 4]).log  # zero has no logarithm
+    assert not sp.axis_of("flows[0].cc", ["bbr", "cubic"]).log
+
+
+def test_metric_labels_name_the_unit_drawn_not_the_stored_one():
+    assert sp.metric_label("total_goodput_bps") == "total_goodput (Mbit/s)"
+    assert sp.metric_label("goodput_bps[flow0]") == "goodput[flow0] (Mbit/s)"
+    assert sp.metric_label("mean_queueing_delay_ms") == "mean_queueing_delay (ms)"
+    assert sp.metric_label("share[bbr]") == "share[bbr] (fraction)"
+    assert sp.metric_label("jain_index") == "jain_index (index, 1 = fair)"
+
+
 def _sweep_table() -> tuple[SimpleNamespace, pd.DataFrame]:
     plan = SimpleNamespace(
         axes={"bottleneck.buffer": ["1bdp", "0.5bdp"]}, repeat=2, metrics=["jain_index"]
@@ -292,3 +310,25 @@ def test_one_unit_table_for_series_columns_and_summary_metrics(name, expected):
     from tcplab.report.units import unit
 
     assert unit(name) == expected
+
+
+def test_importing_and_drawing_leave_the_users_matplotlib_backend_alone(tmp_path):
+    # A notebook's inline backend (or any backend the user chose) must survive
+    # `import tcplab` and a report being drawn: the report modules used to call
+    # matplotlib.use("Agg") at import.
+    import subprocess
+    import sys
+
+    code = (
+        "import matplotlib; matplotlib.use('svg')\n"
+        "import tcplab, tcplab.report.run_report, tcplab.report.sweep_plots\n"
+        "import tcplab.report.compare, tcplab.reproduce.report, tcplab.reproduce.timeseries_plot\n"
+        "import matplotlib.pyplot as plt\n"
+        "from tcplab.report.plots import new_figure\n"
+        "fig = new_figure(figsize=(2, 2)); fig.subplots().plot([0, 1])\n"
+        f"fig.savefig({str(tmp_path / 'f.png')!r})\n"
+        "print(matplotlib.get_backend(), len(plt.get_fignums()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["svg", "0"]
+    assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

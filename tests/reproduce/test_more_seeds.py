@@ -6,7 +6,7 @@ cannot decide is reported inconclusive at the cap with its n."""
 from pathlib import Path
 
 import pytest
-from tcplab.reproduce.catalogue import Claim
+from tcplab.reproduce.catalogue import PAPERS, Claim
 from tcplab.reproduce.seeds import next_repeat, restricted, seed_cap
 
 
@@ -232,6 +232,9 @@ def test_an_open_claim_is_listed_with_what_was_tried(reproduce_entry):
     row = next(line for line in md.splitlines() if line.startswith("| [tum-fig95-open #1]"))
     assert "| open, with what was tried: no single setting tests the cause |" in row
     assert "A link cannot be used 150 %. Open: tried nothing: the paper's simulator" in row
+    # A one-entry report's contents link to its one paper's section, not to four absent ones.
+    contents = next(line for line in md.splitlines() if line.startswith("Contents:"))
+    assert contents.endswith("· [seeds and durations](#shortened) · [" + PAPERS["tum"] + "](#tum)")
 
 
 def test_a_claim_has_a_control_or_says_why_none_fits_not_both(tmp_path):

@@ -94,3 +94,22 @@ def test_tc_rate_units_are_bits_per_second(text, bps):
 )
 def test_tc_time_units(text, ns):
     assert parse_time(text) == ns
+
+
+@pytest.mark.parametrize(
+    "text", ["50mbps", "50MBps", "50gbps", "50GBps", "50KBps", "50MBPS", "5Bps"]
+)
+def test_byte_or_tc_spellings_of_bps_are_refused_as_ambiguous(text):
+    # tc reads '50mbps' as 50 megabytes per second (400 Mbit/s) and 'MBps' reads as
+    # bytes: taking either as 50 Mbit/s would be an 8x error without a word.
+    with pytest.raises(ValueError, match="ambiguous rate unit") as e:
+        parse_rate(text)
+    assert "Mbps" in str(e.value) and "mbit" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "text, bps",
+    [("50Mbps", 50_000_000), ("50Kbps", 50_000), ("50Mbit", 50_000_000), ("50MBIT/S", 50_000_000)],
+)
+def test_the_papers_bit_spellings_still_read_as_bits(text, bps):
+    assert parse_rate(text) == bps

@@ -81,6 +81,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_output_dir(out)
     backends = _backends(args.backend)
     spec = load_spec(args.spec, _overrides(args.set))
+    if spec.sweep:
+        # Said, not silent: a reader of the results would take them for the grid's.
+        print(
+            "tcplab: note: run ran the spec's base point only; its [sweep] grid runs with "
+            f"`tcplab sweep {args.spec} -o DIR`",
+            file=sys.stderr,
+        )
     if args.seed is not None:
         if not 0 <= args.seed < 2**63:
             raise SpecError([("--seed", f"must be a whole number >= 0, got {args.seed}")])
@@ -88,6 +95,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(backends) == 1:
         return _run_one(args, spec, out, backends[0])
     # Both: DIR/sim and DIR/kernel, every input problem found before either runs.
+    from tcplab.report.compare import OUTPUT_FILES
+    from tcplab.storage.ownership import check_may_write
+
+    check_may_write(out / "compare", list(OUTPUT_FILES), "-o")
     specs = []
     for b in backends:
         s = spec.model_copy(deep=True)

@@ -270,8 +270,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 def cmd_completion(args: argparse.Namespace) -> int:
     """The shell's completion script for every subcommand and option, generated from this
-    parser by shtab (so it cannot drift from the options)."""
+    parser by shtab (so it cannot drift from the options), with the values of the options
+    whose values are not argparse choices: ``run --backend`` and ``reproduce``'s papers and
+    entries (the catalogue shipped with this tcplab, listed when the script is made)."""
     import shtab
 
-    print(shtab.complete(build_parser(), shell=args.shell))
+    from tcplab.backends import BACKENDS
+    from tcplab.reproduce.catalogue import PAPERS, default_root
+
+    parser = build_parser()
+    backends = [*BACKENDS, ",".join(BACKENDS)]
+    entries = sorted(p.stem for p in default_root().glob("*/*.toml"))
+    _complete_with(parser, "run", "--backend", backends)
+    _complete_with(parser, "reproduce", "select", [*PAPERS, *entries])
+    print(shtab.complete(parser, shell=args.shell))
     return 0
+
+
+def _complete_with(
+    parser: argparse.ArgumentParser, command: str, arg: str, words: list[str]
+) -> None:
+    """Give ``command``'s argument ``arg`` (an option string or a positional's dest) the
+    fixed ``words`` as its completions, through shtab's ``cmd`` (a shell function that
+    prints them), without making them argparse choices (``kernel,sim`` stays valid)."""
+    import shlex
+
+    import shtab
+
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    action = next(a for a in sub.choices[command]._actions if arg in (*a.option_strings, a.dest))
+    action.complete = shtab.cmd("echo " + " ".join(shlex.quote(w) for w in words))  # type: ignore[attr-defined]

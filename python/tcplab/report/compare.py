@@ -338,78 +338,87 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
         result = compare_summaries([_read_summary(d) for d in paths], labels)
         result.spec_diff = diff_docs([read_resolved(d) for d in paths])
     if out is not None:
-        from tcplab.storage.files import atomic_dir, check_output_dir
+        from tcplab.storage.ownership import write_owned
 
-        target = Path(out)
-        check_output_dir(target)
-        if target.exists() and not (target / "compare.csv").is_file():
-            raise SpecError(
-                [("-o", f"{target} exists and is not a tcplab comparison; choose another")]
-            )
-        with atomic_dir(target, replace=True) as tmp:
+        def write(tmp: Path) -> list[str]:
             result.table.to_csv(tmp / "compare.csv", index=False)
             (tmp / "compare.md").write_text(
                 f"# Comparison: {', '.join(labels)}\n\nReference: {labels[0]} ({paths[0]}).\n\n"
                 + result.markdown()
             )
-            if not all(sweeps):
-                draw_overlay(paths, labels, tmp / "compare.png")
+            if all(sweeps):
+                return list(OUTPUT_FILES[:2])
+            draw_overlay(paths, labels, tmp / "compare.png")
+            return list(OUTPUT_FILES)
+
+        # Only files this comparison wrote before are replaced (outputs.json's digests);
+        # the user's files beside them stay, and one of theirs in the way is refused.
+        write_owned(Path(out), write, "-o", kind="comparison", remove_stale=True)
     return result
+
+
+OUTPUT_FILES = ("compare.csv", "compare.md", "compare.png")
+"""What ``compare -o`` writes (the PNG for runs only)."""
 
 
 def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> None:
     """One figure, every run overlaid: per-flow throughput, RTT and cwnd, and the queue.
-    Runs are told apart by line style, flows by colour (as in the run report)."""
-    from tcplab.report.plots import flow_colors, plt
+    Runs are told apart by line style; flows by their algorithm's colour, the run
+    report's (the k-th algorithm of the first run gets tab10's k-th colour), with an
+    algorithm's later flows in a run drawn lighter; the legend names each flow's algorithm."""
+    from tcplab.report.plots import algorithm_palette, new_figure
 
     styles = ["-", "--", ":", "-."]
-    fig, axes = plt.subplots(4, 1, figsize=(12, 12), sharex=True)
+    palette = algorithm_palette()
+    fig = new_figure(figsize=(12, 12))
+    axes = fig.subplots(4, 1, sharex=True)
     panels = [
         ("throughput_bps", 1e6, "throughput [Mbit/s]"),
         ("rtt_ms", 1.0, "RTT [ms]"),
         ("cwnd_pkts", 1.0, "cwnd [packets]"),
     ]
-    try:
-        for k, (path, label) in enumerate(zip(paths, labels)):
-            style = styles[k % len(styles)]
-            series = pd.read_parquet(path / "series.parquet")
-            queue = pd.read_parquet(path / "queue.parquet")
-            flows = sorted(series["flow"].unique()) if "flow" in series else []
-            colors = flow_colors(max(len(flows), 1))
-            for ax, (column, scale, ylabel) in zip(axes, panels):
-                if column not in series:
-                    continue
-                for j, fid in enumerate(flows):
-                    sel = series[series["flow"] == fid]
-                    ax.plot(
-                        sel["time_s"],
-                        sel[column] / scale,
-                        ls=style,
-                        lw=0.9,
-                        color=colors[j],
-                        label=f"{label}: flow {fid}",
-                    )
-                ax.set_ylabel(ylabel)
-            if "backlog_pkts" in queue:
-                axes[3].plot(
-                    queue["time_s"],
-                    queue["backlog_pkts"],
+    for k, (path, label) in enumerate(zip(paths, labels)):
+        style = styles[k % len(styles)]
+        series = pd.read_parquet(path / "series.parquet")
+        queue = pd.read_parquet(path / "queue.parquet")
+        flows = sorted(series["flow"].unique()) if "flow" in series else []
+        ccs = [f.get("cc", "?") for f in _read_summary(path).get("flows", [])]
+        cc_of = {fid: ccs[int(fid)] if int(fid) < len(ccs) else "?" for fid in flows}
+        colors = palette(cc_of.values())
+        nth = {fid: list(cc_of.values())[:j].count(cc_of[fid]) for j, fid in enumerate(flows)}
+        for ax, (column, scale, ylabel) in zip(axes, panels):
+            if column not in series:
+                continue
+            for fid in flows:
+                sel = series[series["flow"] == fid]
+                ax.plot(
+                    sel["time_s"],
+                    sel[column] / scale,
                     ls=style,
                     lw=0.9,
-                    color="black",
-                    label=label,
+                    color=colors[cc_of[fid]],
+                    alpha=1.0 if nth[fid] == 0 else 0.6,
+                    label=f"{label}: flow {fid} ({cc_of[fid]})",
                 )
-        axes[3].set_ylabel("bottleneck backlog [packets]")
-        axes[3].set_xlabel("time [s]")
-        for ax in axes:
-            ax.grid(True, lw=0.3, alpha=0.6)
-            ax.legend(loc="upper right", fontsize=7, ncol=2)
-        axes[0].set_title(
-            " vs ".join(f"{lab} ({styles[k % len(styles)]})" for k, lab in enumerate(labels)),
-            fontsize=10,
-            loc="left",
-        )
-        fig.tight_layout()
-        fig.savefig(target, dpi=90, metadata={"Software": None})
-    finally:
-        plt.close(fig)
+            ax.set_ylabel(ylabel)
+        if "backlog_pkts" in queue:
+            axes[3].plot(
+                queue["time_s"],
+                queue["backlog_pkts"],
+                ls=style,
+                lw=0.9,
+                color="black",
+                label=label,
+            )
+    axes[3].set_ylabel("bottleneck backlog [packets]")
+    axes[3].set_xlabel("time [s]")
+    for ax in axes:
+        ax.grid(True, lw=0.3, alpha=0.6)
+        ax.legend(loc="upper right", fontsize=7, ncol=2)
+    axes[0].set_title(
+        " vs ".join(f"{lab} ({styles[k % len(styles)]})" for k, lab in enumerate(labels)),
+        fontsize=10,
+        loc="left",
+    )
+    fig.tight_layout()
+    fig.savefig(target, dpi=90, metadata={"Software": None})

@@ -362,7 +362,9 @@ def write_sweep_html(out: Any, plan: Any, table: pd.DataFrame) -> Any:
     import os
     from pathlib import Path
 
-    doc = {"name": Path(out).resolve().name, "axes": plan.axes, "repeat": plan.repeat}
+    # Titled with the experiment's name, as a run's report is ("sweep" only for a
+    # sweep.json written before it recorded the name).
+    doc = {"name": plan.name or "sweep", "axes": plan.axes, "repeat": plan.repeat}
     doc["metrics"] = plan.metrics
     path = Path(out) / "report.html"
     tmp = path.with_name(tmp_prefix("report.html") + "x")
@@ -404,6 +406,9 @@ def sweep_html(plan: Any, table: pd.DataFrame, doc: dict[str, Any]) -> str:
             }
             if axis.numbers is None:
                 xaxis.update(tickvals=list(range(len(axis.values))), ticktext=axis.values)
+            elif axis.log:
+                ticks = [f"{v:g}" for v in axis.numbers]
+                xaxis.update(type="log", tickvals=axis.numbers, ticktext=ticks)
             layout[f"xaxis{s}"] = xaxis
             layout[f"yaxis{s}"] = {
                 "domain": ydom,

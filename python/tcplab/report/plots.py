@@ -12,17 +12,15 @@ from __future__ import annotations
 from typing import Any
 
 import matplotlib
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from tcplab.analysis import metrics as m  # noqa: E402
-from tcplab.analysis.rundata import RunData  # noqa: E402
-from tcplab.analysis.summary import mode_column  # noqa: E402
-from tcplab.report import series as sr  # noqa: E402
-from tcplab.report import units  # noqa: E402
+from tcplab.analysis import metrics as m
+from tcplab.analysis.rundata import RunData
+from tcplab.analysis.summary import mode_column
+from tcplab.report import series as sr
+from tcplab.report import units
 
 MBIT = units.MBIT
 # Buckets per panel for decimation: about the pixel width of one report column
@@ -33,16 +31,31 @@ LINE_STYLES = ["-", "--", ":", "-."]
 MANY_FLOWS = 6
 
 
-def flow_colors(n: int) -> list[Any]:
-    """``n`` distinct colours (one per flow, for views without algorithms, e.g. compare)."""
-    cmap = plt.get_cmap("tab10" if n <= 10 else "tab20")
-    return [cmap(i % cmap.N) for i in range(n)]
+def new_figure(**kwargs: Any) -> Figure:
+    """A figure that belongs to no pyplot backend: reports draw into it and save it
+    without touching the user's backend (``matplotlib.use("Agg")`` at import turned off a
+    notebook's inline backend), and nothing has to close it."""
+    return Figure(**kwargs)
 
 
 def algorithm_colors(run: RunData) -> dict[str, Any]:
     """One colour per algorithm, in order of its first flow."""
-    cmap = plt.get_cmap("tab10")
-    return {cc: cmap(i % cmap.N) for i, cc in enumerate(sr.algorithms(run))}
+    return algorithm_palette()(sr.algorithms(run))
+
+
+def algorithm_palette() -> Any:
+    """A colour per algorithm that stays the same across calls: each call with a list of
+    algorithm names returns their colours, the k-th algorithm ever seen getting tab10's
+    k-th colour (so several runs drawn together keep the first run's colours)."""
+    cmap = matplotlib.colormaps["tab10"]
+    seen: dict[str, Any] = {}
+
+    def colors(ccs: Any) -> dict[str, Any]:
+        for cc in ccs:
+            seen.setdefault(cc, cmap(len(seen) % cmap.N))
+        return dict(seen)
+
+    return colors
 
 
 def flow_styles(run: RunData) -> dict[int, dict[str, Any]]:

@@ -29,19 +29,16 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
-
-from tcplab.metric_table import panel_lines  # noqa: E402
-from tcplab.report import plots as p  # noqa: E402
-from tcplab.report import series as sr  # noqa: E402
-from tcplab.report import ticks  # noqa: E402
-from tcplab.report.html import run_html  # noqa: E402
-from tcplab.specs.units import format_time  # noqa: E402
+from tcplab.metric_table import panel_lines
+from tcplab.report import plots as p
+from tcplab.report import series as sr
+from tcplab.report import ticks
+from tcplab.report.html import run_html
+from tcplab.specs.units import format_time
 
 # Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
 # and the line-style rule (20 flows' entries would cover the top of the figure).
@@ -136,7 +133,7 @@ def draw_report(result: Any) -> Any:
     # keep the six-row report).
     fct = "fct_s" in result.summary and result.summary["fct_s"].notna().any()
     rows = 7 if fct else 6
-    fig = plt.figure(figsize=(20, 3 * rows + 0.8))
+    fig = p.new_figure(figsize=(20, 3 * rows + 0.8))
     # Fixed margins (inches converted to fractions): tight_layout measured every label and
     # cost a third of the drawing time.
     height = 3 * rows + 0.8
@@ -375,12 +372,9 @@ def save_report(result: Any, directory: str | Path, pdf: bool = False) -> list[s
     d = Path(directory)
     with _no_cyclic_gc():
         fig = draw_report(result)
-        try:
-            write_png(fig, d)
-            if pdf:
-                write_pdf(fig, d)
-        finally:
-            plt.close(fig)
+        write_png(fig, d)
+        if pdf:
+            write_pdf(fig, d)
         write_html(result, d)
     return report_files(pdf)
 

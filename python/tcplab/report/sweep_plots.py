@@ -12,13 +12,16 @@ Model and choices (docs/ARCHITECTURE.md, "Reports"):
 - Numeric axes: a parameter whose values are all numbers, or all sizes of one unit, rates
   or times (``"0.5bdp"``, ``"10Mbps"``, ``"40ms"``), is drawn on a numeric axis in that
   unit, with the unit in the label ("buffer (BDP)"); other values (algorithm names, lists)
-  are categories in the order the sweep lists them.
+  are categories in the order the sweep lists them. A numeric axis is logarithmic when
+  its values are positive and spaced more evenly in ratio than in difference (0.25, 0.5,
+  1, 2, 4 BDP: every step doubles), so a geometric grid is not squeezed into one corner.
 - Legends: in the PNG a panel with more than LEGEND_LINES lines (three swept parameters
   make dozens) names their count instead of a legend that would cover it; report.html's
   legend names and toggles every line.
 - Units: a metric's unit comes from its name (``_bps`` Mbit/s, ``_ms`` ms, ``_s`` s,
   ``_pkts`` packets); shares, utilisation, rates of retransmission and Jain's index are
-  fractions.
+  fractions. The label drops the name's unit suffix and names the unit drawn
+  ("total_goodput (Mbit/s)", not "total_goodput_bps (Mbit/s)").
 
 Deviations: none; the PNG (``summary_<axis>.png``) and the sweep's report.html draw the
 same numbers (:func:`point_stats`).
@@ -29,19 +32,17 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import pandas as pd
+from matplotlib.ticker import NullFormatter
+from scipy import stats
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
-
-from tcplab.report import units  # noqa: E402
-from tcplab.specs.units import parse_rate, parse_size, parse_time  # noqa: E402
+from tcplab.report import units
+from tcplab.report.plots import new_figure
+from tcplab.specs.units import parse_rate, parse_size, parse_time
 
 CONFIDENCE = 0.95
 # Lines per panel up to which the PNG has a legend (more would cover the panel).
@@ -64,6 +65,27 @@ class Axis:
     values: list[str]
     numbers: list[float] | None
     label: str
+    log: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log = self.numbers is not None and geometric(self.numbers)
+
+
+def geometric(numbers: list[float]) -> bool:
+    """Whether positive ``numbers`` (at least three distinct) are spaced more evenly in
+    ratio than in difference: the coefficient of variation of the steps between sorted
+    values is smaller for their logarithms."""
+    xs = sorted(set(numbers))
+    if len(xs) < 3 or xs[0] <= 0:
+        return False
+
+    def spread(steps: list[float]) -> float:
+        mean = sum(steps) / len(steps)
+        return math.sqrt(sum((s - mean) ** 2 for s in steps) / len(steps)) / mean
+
+    linear = [b - a for a, b in zip(xs, xs[1:])]
+    ratio = [math.log(b / a) for a, b in zip(xs, xs[1:])]
+    return spread(ratio) < spread(linear)
 
 
 def axis_of(name: str, values: list[Any]) -> Axis:
@@ -96,9 +118,14 @@ def _try(parse: Any, values: list[str]) -> list[Any] | None:
         return None
 
 
+_UNIT_SUFFIX = re.compile(r"_(bps|us|ns|ms|s|pkts|packets)(?=$|\[)")
+
+
 def metric_label(metric: str) -> str:
+    """``total_goodput_bps`` -> ``total_goodput (Mbit/s)``: the unit drawn, not the unit
+    of the stored name (a ``_bps`` label over Mbit/s ticks reads as a 10^6 error)."""
     scale, unit = units.unit(metric)
-    return f"{metric} ({unit})" if unit else metric
+    return f"{_UNIT_SUFFIX.sub('', metric, count=1)} ({unit})" if unit else metric
 
 
 def ci_half_width(values: Any, confidence: float = CONFIDENCE) -> float:
@@ -188,9 +215,8 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     ncols = min(3, n)
     nrows = (n + ncols - 1) // ncols
     # Constrained layout: places titles and tick labels like tight_layout.
-    fig, grid = plt.subplots(
-        nrows, ncols, figsize=(4.8 * ncols, 3.8 * nrows), squeeze=False, layout="constrained"
-    )
+    fig = new_figure(figsize=(4.8 * ncols, 3.8 * nrows), layout="constrained")
+    grid = fig.subplots(nrows, ncols, squeeze=False)
     flat = list(grid.flat)
     for ax in flat[n:]:
         ax.axis("off")
@@ -215,6 +241,10 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
                 rotation=30 if max(len(v) for v in axis.values) > 6 else 0,
                 fontsize=8,
             )
+        if axis.log:
+            ax.set_xscale("log")
+            ax.set_xticks(axis.numbers, labels=[f"{v:g}" for v in axis.numbers], fontsize=8)
+            ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel(axis.label)
         ax.set_ylabel(metric_label(metric), fontsize=9)
         ax.set_title(panel if panel == SHARES else metric, fontsize=10, loc="left")
@@ -240,7 +270,6 @@ def plot_axis(out: Path, plan: Any, table: pd.DataFrame, axis_name: str) -> Path
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in axis_name)
     path = Path(out) / f"summary_{safe}.png"
     fig.savefig(path, dpi=90, metadata={"Software": None})
-    plt.close(fig)
     return path
 
 

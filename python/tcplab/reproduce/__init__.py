@@ -9,9 +9,16 @@ import time
 from pathlib import Path
 
 from tcplab.reproduce.catalogue import PAPERS, Entry, load_catalogue
-from tcplab.reproduce.report import check_docs_results, copy_report, counts, write_report
+from tcplab.reproduce.report import (
+    REPORT_FILES,
+    check_docs_results,
+    copy_report,
+    counts,
+    write_report,
+)
 from tcplab.reproduce.runner import VERDICTS, run_catalogue
 from tcplab.storage.directory import git_commit
+from tcplab.storage.ownership import check_may_write
 from tcplab.version import __version__
 
 __all__ = ["PAPERS", "VERDICTS", "Entry", "load_catalogue", "reproduce"]
@@ -35,6 +42,7 @@ def reproduce(
     ``progress``: a progress bar over each entry's runs (on stderr)."""
     if docs is not None:
         check_docs_results(Path(docs))  # refuse before hours of runs, not after
+    check_may_write(Path(out), list(REPORT_FILES), "-o")  # likewise the report's own files
     entries = load_catalogue(root, select)
     t0 = time.monotonic()
     results = run_catalogue(entries, Path(out), quick, workers, executor, say, progress)

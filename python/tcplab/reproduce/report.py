@@ -19,6 +19,7 @@ from tcplab.reproduce.catalogue import PAPERS
 from tcplab.reproduce.runner import VERDICTS, EntryResult, at_point, fill_prose
 from tcplab.reproduce.timeseries_plot import plot_timeseries, run_dir
 from tcplab.specs.units import parse_time
+from tcplab.storage.ownership import write_owned
 
 SERIES_NOTE = (
     "Time series: one of our runs against time; black dashed, the numbers the paper's text "
@@ -28,17 +29,15 @@ SERIES_NOTE = (
 
 def plot_entry(res: EntryResult, path: Path) -> bool:
     """Draw ``res``'s figure into ``path``; False if the entry has nothing to draw."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from tcplab.report.plots import new_figure
 
     meta = res.entry.meta
     if not res.runs:
         return False
     if meta.x:
         metrics = meta.plot or sorted({c.metric for c in meta.claims if c.metric})
-        fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
+        fig = new_figure(figsize=(5 * len(metrics), 3.6))
+        axes = fig.subplots(1, len(metrics), squeeze=False)
         xs = list(dict.fromkeys(str(r.point.get(meta.x)) for r in res.runs))
         others = sorted(
             {tuple((k, str(v)) for k, v in r.point.items() if k != meta.x) for r in res.runs}
@@ -82,7 +81,8 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
         col = meta.series
         if col not in series:
             return False
-        fig, ax = plt.subplots(figsize=(9, 3.6))
+        fig = new_figure(figsize=(9, 3.6))
+        ax = fig.subplots()
         for fid, g in series.groupby("flow"):
             flows = run.summary.get("flows", [])
             cc = flows[int(fid)]["cc"] if int(fid) < len(flows) else ""
@@ -99,7 +99,6 @@ def plot_entry(res: EntryResult, path: Path) -> bool:
         ax.set_title(f"{meta.figure}: {meta.title} (seed {run.seed})", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
-    plt.close(fig)
     return True
 
 
@@ -194,28 +193,39 @@ def tally_label(key: str) -> str:
     )
 
 
+REPORT_FILES = ("report.md", "report.html", "claims.csv")
+
+
 def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) -> list[Path]:
-    """Write plots/, claims.csv, report.md and report.html into ``out``."""
+    """Write plots/, claims.csv, report.md and report.html into ``out`` under the one
+    rule (storage/ownership.py write_owned): a file of those names that tcplab did not
+    write there (outputs.json) is refused, never overwritten; plots of an earlier report
+    into ``out`` that this one does not draw are removed."""
     fill_prose(results)
     out = Path(out)
-    plots = out / "plots"
-    plots.mkdir(parents=True, exist_ok=True)
-    images, series_images = {}, {}
-    for res in results:
-        name = res.entry.name
-        ts = plots / f"{name}-timeseries.png"
-        if res.entry.meta.timeseries and plot_timeseries(res, ts):
-            series_images[name] = ts.relative_to(out)
-        # Without an x axis the summary plot is itself a bare time series: the timeseries,
-        # which adds the paper's marks, replaces it.
-        p = plots / f"{name}.png"
-        if (name not in series_images or res.entry.meta.x) and plot_entry(res, p):
-            images[name] = p.relative_to(out)
-    table = claims_table(results)
-    table.to_csv(out / "claims.csv", index=False)
-    (out / "report.md").write_text(_markdown(results, images, header, series_images))
-    (out / "report.html").write_text(_html(results, images, header, series_images))
-    return [out / "report.md", out / "report.html", out / "claims.csv"]
+
+    def write(tmp: Path) -> list[str]:
+        plots = tmp / "plots"
+        plots.mkdir()
+        images, series_images = {}, {}
+        for res in results:
+            name = res.entry.name
+            ts = plots / f"{name}-timeseries.png"
+            if res.entry.meta.timeseries and plot_timeseries(res, ts):
+                series_images[name] = ts.relative_to(tmp)
+            # Without an x axis the summary plot is itself a bare time series: the
+            # timeseries, which adds the paper's marks, replaces it.
+            p = plots / f"{name}.png"
+            if (name not in series_images or res.entry.meta.x) and plot_entry(res, p):
+                images[name] = p.relative_to(tmp)
+        claims_table(results).to_csv(tmp / "claims.csv", index=False)
+        (tmp / "report.md").write_text(_markdown(results, images, header, series_images))
+        (tmp / "report.html").write_text(_html(results, images, header, series_images))
+        drawn = [p.as_posix() for p in [*images.values(), *series_images.values()]]
+        return [*REPORT_FILES, *sorted(drawn)]
+
+    write_owned(out, write, "-o", kind="catalogue report", remove_stale=True)
+    return [out / name for name in REPORT_FILES]
 
 
 # Lists what tcplab put in docs/results/, so that a later --docs replaces those files
@@ -511,7 +521,13 @@ def _markdown(
         "",
         "Contents: [tallies](#tallies) · [overview by figure](#overview)"
         " · [disagreements](#disagreements) · [seeds and durations](#shortened)"
-        + "".join(f" · [{PAPERS[p]}](#{p})" for p in PAPERS),
+        # Only the papers this report has a section for: a one-entry report linked to four
+        # absent ones.
+        + "".join(
+            f" · [{PAPERS[p]}](#{p})"
+            for p in PAPERS
+            if any(r.entry.meta.paper == p for r in results)
+        ),
         "",
         '<a id="tallies"></a>Each sentence of a paper counts once (under the worst verdict of '
         "its checks); the catalogue's own diagnostics are counted apart.",

@@ -70,15 +70,12 @@ def plot_timeseries(res: Any, path: Path) -> bool:
     data = load_run(run_dir(res, run)).run
     fig = draw(data, ts, res.entry.meta, run.seed)
     fig.savefig(path, dpi=90)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
     return True
 
 
 def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
     """The figure of ``ts`` (a ``Timeseries``) over one run's ``data`` (a RunData)."""
-    import matplotlib.pyplot as plt
+    from tcplab.report.plots import new_figure
 
     lo, hi = ts.time if ts.time is not None else (0.0, data.duration_s)
     beyond = ""
@@ -97,7 +94,8 @@ def draw(data: Any, ts: Any, meta: Any, seed: int) -> Any:
     key = [f"P{k}: paper: {m.label} ({m.where})" for k, m in enumerate(ts.paper, 1)]
     caption = textwrap.wrap(CAPTION, 150)
     foot = 0.13 * (len(key) + len(caption)) + 0.15  # inches: 7-point lines and a margin
-    fig, axes = plt.subplots(n, 1, figsize=(9, 0.9 + 2.2 * n + foot), sharex=True, squeeze=False)
+    fig = new_figure(figsize=(9, 0.9 + 2.2 * n + foot))
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)
     for ax, col in zip(axes[:, 0], ts.columns):
         _panel(ax, data, col)
         events: list[float] = []  # this panel's event times, to stack close tags

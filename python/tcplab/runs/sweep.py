@@ -40,14 +40,15 @@ from tcplab.errors import EngineError, SpecError
 from tcplab.lowering import config_json, resolve, world_config
 from tcplab.metric_table import AGGREGATE_KEYS, SWEEP_DEFAULT
 from tcplab.runs.executors import execute_local, execute_ray, say
-from tcplab.runs.sweep_table import build_table, write_summary
+from tcplab.runs.sweep_table import build_table, write_summary, write_table
+from tcplab.specs.files import read_bounded
 from tcplab.specs.limits import MAX_SWEEP_RUNS
 from tcplab.specs.load import apply_overrides, parse_spec, read_toml
 from tcplab.specs.model import Spec
 from tcplab.specs.paths import check_path, expand_path, parse_path
 from tcplab.storage.directory import is_run_dir
 from tcplab.storage.files import check_output_dir, clean_stale_tmp, tmp_prefix
-from tcplab.storage.ownership import run_problem
+from tcplab.storage.ownership import MAX_MANIFEST_BYTES, run_problem
 from tcplab.version import __version__
 
 RESERVED = ("repeat", "metrics")
@@ -68,12 +69,14 @@ class Job:
 
 @dataclass
 class Plan:
-    """A validated sweep: its axes (path -> values), repeat count, metrics and jobs."""
+    """A validated sweep: its axes (path -> values), repeat count, metrics and jobs, and
+    the experiment's name (its reports' title)."""
 
     axes: dict[str, list[Any]]
     repeat: int
     metrics: list[str]
     jobs: list[Job]
+    name: str = ""
 
 
 def run_digest(spec: Spec) -> str:
@@ -206,7 +209,7 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
                     run_digest(s),
                 )
             )
-    return Plan(axes, repeat, list(metrics), jobs)
+    return Plan(axes, repeat, list(metrics), jobs, jobs[0].spec.experiment.name if jobs else "")
 
 
 def run_sweep(
@@ -269,14 +272,18 @@ def run_sweep(
     check_output_dir(out)
     if is_run_dir(out):
         raise SpecError([("-o", f"{out} holds a single run; a sweep needs a directory of its own")])
-    if (
-        out.is_dir()
-        and any(out.iterdir())
-        and not (out / "sweep.json").is_file()
-        and not (out / LOCK).exists()
-    ):
+    if out.is_dir() and any(out.iterdir()) and read_plan_doc(out) is None:
+        # A .lock or a sweep.json of the user's does not make a directory a sweep's: only a
+        # sweep.json tcplab wrote does (issue: a user's .lock was truncated, files beside it
+        # written over).
         raise SpecError(
-            [("-o", f"{out} exists and is not a tcplab sweep directory; choose another")]
+            [
+                (
+                    "-o",
+                    f"{out} exists and is not a tcplab sweep directory (no sweep.json "
+                    "tcplab wrote); choose another",
+                )
+            ]
         )
     for sub in ("runs", LOCK):
         # `runs` a file made runs.mkdir fail as an internal error.
@@ -389,7 +396,7 @@ def _run_plan(
         # A full disk or a bug: the runs that finished are stored; tabulate them before
         # giving up, best effort (the disk may be too full even for table.csv).
         with suppress(Exception):
-            build_table(out, plan)
+            write_table(out, build_table(out, plan))
         raise
     finally:
         if bar is not None:
@@ -428,6 +435,7 @@ def _usable_cached(d: Path, quiet: bool) -> bool:
 def write_plan(out: Path, plan: Plan) -> None:
     doc = {
         "tcplab_version": __version__,
+        "name": plan.name,
         "axes": plan.axes,
         "repeat": plan.repeat,
         "metrics": plan.metrics,
@@ -445,8 +453,35 @@ def _replace_text(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def read_plan_doc(out: Path) -> dict[str, Any] | None:
+    """``out/sweep.json`` if tcplab wrote it (a version, axes, a repeat count and runs
+    each with a digest that names a directory under runs/), else None; read through the
+    bounded reader."""
+    try:
+        doc = json.loads(read_bounded(Path(out) / "sweep.json", MAX_MANIFEST_BYTES))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    ok = (
+        isinstance(doc, dict)
+        and "tcplab_version" in doc
+        and isinstance(doc.get("axes"), dict)
+        and isinstance(doc.get("repeat"), int)
+        and isinstance(doc.get("runs"), list)
+        and all(
+            isinstance(r, dict) and isinstance(r.get("digest"), str) and _DIGEST.match(r["digest"])
+            for r in doc["runs"]
+        )
+    )
+    return doc if ok else None
+
+
+_DIGEST = re.compile(r"^[0-9A-Za-z_-]+$")
+
+
 def load_plan(out: Path) -> Plan:
     """The plan stored in ``out/sweep.json`` (jobs without specs), for redrawing."""
-    doc = json.loads((Path(out) / "sweep.json").read_text())
+    doc = read_plan_doc(out)
+    if doc is None:
+        raise SpecError([("DIR", f"{out}/sweep.json is not a sweep tcplab wrote")])
     jobs = [Job(r["point"], r["repeat"], r["seed"], None, r["digest"]) for r in doc["runs"]]  # type: ignore[arg-type]
-    return Plan(doc["axes"], doc["repeat"], doc["metrics"], jobs)
+    return Plan(doc["axes"], doc["repeat"], doc["metrics"], jobs, doc.get("name", ""))

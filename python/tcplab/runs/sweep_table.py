@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from tcplab.storage.directory import is_run_dir
+from tcplab.storage.ownership import write_owned
 
 
 def build_table(out: Path, plan: Any) -> pd.DataFrame:
@@ -41,22 +42,38 @@ def build_table(out: Path, plan: Any) -> pd.DataFrame:
         for f in summ.get("flows", []):
             row[f"goodput_bps[flow{f['flow']}]"] = f.get("goodput_bps")
         rows.append(row)
-    table = pd.DataFrame(rows)
-    table.to_csv(Path(out) / "table.csv", index=False, float_format="%.9g")
-    table.to_parquet(Path(out) / "table.parquet", index=False)
-    return table
+    return pd.DataFrame(rows)
+
+
+TABLE_FILES = ("table.csv", "table.parquet")
+
+
+def _write_table(tmp: Path, table: pd.DataFrame) -> list[str]:
+    table.to_csv(tmp / "table.csv", index=False, float_format="%.9g")
+    table.to_parquet(tmp / "table.parquet", index=False)
+    return list(TABLE_FILES)
+
+
+def write_table(out: Path, table: pd.DataFrame) -> None:
+    """table.csv and table.parquet alone (when drawing may fail: a full disk)."""
+    write_owned(Path(out), lambda tmp: _write_table(tmp, table), "-o", kind="sweep")
 
 
 def write_summary(out: Path, plan: Any, table: pd.DataFrame) -> list[Path]:
     """Summary plots: for each swept parameter, the algorithms' shares and each metric's
     mean over seeds with 95 % confidence intervals, one line per combination of the other
-    parameters (report/sweep_plots.py); and the interactive report.html (report/html.py)."""
+    parameters (report/sweep_plots.py); and the interactive report.html (report/html.py);
+    with table.csv and table.parquet. Returns their paths."""
     # Here, not at the top: matplotlib's import would slow every command that draws nothing.
     from tcplab.report.html import write_sweep_html
     from tcplab.report.sweep_plots import plot_axis
 
-    paths = []
-    for axis in plan.axes:
-        paths.append(plot_axis(Path(out), plan, table, axis))
-    paths.append(write_sweep_html(Path(out), plan, table))
-    return paths
+    def write(tmp: Path) -> list[str]:
+        names = _write_table(tmp, table)
+        names += [plot_axis(tmp, plan, table, axis).name for axis in plan.axes]
+        return names + [write_sweep_html(tmp, plan, table).name]
+
+    # One rule for every writer (storage/ownership.py): only files this sweep wrote
+    # before (outputs.json's digests) are replaced; a plot of an axis no longer swept goes.
+    names = write_owned(Path(out), write, "-o", kind="sweep", remove_stale=True)
+    return [Path(out) / name for name in names]

@@ -19,23 +19,33 @@ _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)"
 _PATTERN = re.compile(r"^\s*" + _NUMBER + r"\s*(?P<unit>[A-Za-z/]*)\s*$")
 
 RATE_UNITS: dict[str, int] = {
+    # Bits per second, spelt with exactly this case: "bps" spellings are where bits and
+    # bytes get confused (tc(8), "RATES", reads kbps, mbps, gbps as *bytes* per second;
+    # "MBps" is megabytes by most conventions), so only the papers' own forms are taken
+    # and every other case of them is refused as ambiguous (AMBIGUOUS_RATE below).
     "bps": 1,
-    "bit/s": 1,
     "kbps": 10**3,
+    "Kbps": 10**3,
+    "Mbps": 10**6,
+    "Gbps": 10**9,
+}
+RATE_UNITS_ANY_CASE: dict[str, int] = {
+    "bit/s": 1,
     "kbit/s": 10**3,
-    "mbps": 10**6,
     "mbit/s": 10**6,
-    "gbps": 10**9,
     "gbit/s": 10**9,
     # tc's spellings (tc(8), "RATES"): bit, kbit, mbit, gbit, tbit, all bits per second
-    # with SI prefixes. tc's own "bps" means *bytes* per second; ours is bits, as in the
-    # papers, so tc's byte rates (kbps, mbps in tc) are not taken in tc's sense.
+    # with SI prefixes, whatever their case.
     "bit": 1,
     "kbit": 10**3,
     "mbit": 10**6,
     "gbit": 10**9,
     "tbit": 10**12,
 }
+AMBIGUOUS_RATE = re.compile(r"^[kKmMgGtT]?[bB][pP][sS]$")
+"""Any other case of a ``bps`` spelling (``mbps``, ``MBps``, ``GBPS``, ``kBps``): tc reads
+lowercase ``mbps`` as megabytes per second and ``MBps`` means megabytes to most readers,
+while a paper's Mbps is megabits; an 8x error either way, so it is refused, not guessed."""
 TIME_UNITS: dict[str, int] = {
     "ns": 1,
     "us": 10**3,
@@ -114,8 +124,9 @@ def parse_rate(text: Scalar) -> int:
     Parameters
     ----------
     text : str
-        A number and one of ``bps, kbps, Mbps, Gbps`` (or ``bit/s, kbit/s, ...``), case
-        insensitive, e.g. ``"10Mbps"``.
+        A number and one of ``bps, kbps, Mbps, Gbps`` (bits per second, this case
+        exactly: other cases such as ``mbps`` or ``MBps`` are refused as ambiguous) or
+        ``bit/s, kbit/s, ..., bit, kbit, mbit, gbit, tbit`` (any case), e.g. ``"10Mbps"``.
 
     Returns
     -------
@@ -123,7 +134,14 @@ def parse_rate(text: Scalar) -> int:
         The rate in bit/s, > 0.
     """
     value, unit = _split(text, "rate", "10Mbps")
-    scale = RATE_UNITS.get(unit.lower())
+    scale = RATE_UNITS.get(unit, RATE_UNITS_ANY_CASE.get(unit.lower()))
+    if scale is None and AMBIGUOUS_RATE.match(unit):
+        raise ValueError(
+            f"ambiguous rate unit '{unit}' in {text!r}: tc reads lowercase 'mbps' as "
+            "megabytes per second and 'MBps' reads as bytes, an 8x difference; write "
+            "bits per second as bps, kbps, Mbps, Gbps (this case exactly) or "
+            "bit, kbit, mbit, gbit (tc's bit units)"
+        )
     if scale is None:
         raise ValueError(
             f"unknown rate unit '{unit}' in {text!r}; allowed: bps, kbps, Mbps, Gbps "

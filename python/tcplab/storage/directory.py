@@ -16,10 +16,7 @@ holds a whole run or does not exist.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,16 +24,15 @@ from typing import Any
 import pandas as pd
 
 from tcplab.engine import engine
+from tcplab.errors import SpecError
 from tcplab.specs import tomlout
 from tcplab.specs.model import Spec
 from tcplab.storage.files import (
     MANIFEST,
     atomic_dir,
-    clean_stale_tmp,
     sha256_file,
-    tmp_prefix,
 )
-from tcplab.storage.ownership import check_replaceable
+from tcplab.storage.ownership import check_replaceable, read_manifest, write_owned
 from tcplab.storage.pcap import write_captures
 from tcplab.version import __version__
 
@@ -177,21 +173,10 @@ def is_run_dir(path: str | Path) -> bool:
 
 
 def rewrite_files(d: Path, write: Callable[[Path], list[str]]) -> list[str]:
-    """Replace files of the stored run ``d``: ``write(tmp)`` writes them into a temporary
-    directory beside them and returns their names; each is moved into ``d`` and its digest
-    refreshed in the manifest (staged, then renamed). Returns the names written."""
-    clean_stale_tmp(d)
-    tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix("report"), dir=d))
-    try:
-        names = write(tmp)
-        for name in names:
-            os.replace(tmp / name, d / name)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    manifest = json.loads((d / MANIFEST).read_text())
-    for name in names:
-        manifest.setdefault("sha256", {})[name] = sha256_file(d / name)
-    staged = d / (tmp_prefix(MANIFEST) + "x")
-    staged.write_text(json.dumps(manifest, indent=1) + "\n")
-    os.replace(staged, d / MANIFEST)
-    return names
+    """Replace files of the stored run ``d`` under the one rule (ownership.write_owned):
+    ``write(tmp)`` writes them beside the run and returns their names; each is moved in
+    only if ``d``'s manifest lists a file of that name with the digest it has (or there is
+    none), and its digest is refreshed in the manifest. Returns the names written."""
+    if read_manifest(d) is None:
+        raise SpecError([("DIR", f"{d} has no manifest.json tcplab wrote; not a run of ours")])
+    return write_owned(d, write, "DIR", manifest=MANIFEST, kind="report")

@@ -102,7 +102,7 @@ def atomic_dir(
     processes' leftovers beside it are removed first. ``may_replace(final)`` is called
     just before an existing ``final`` is replaced and raises to refuse (what is there
     may have changed while the run ran)."""
-    final = Path(final)
+    final = Path(final).absolute()  # "." has no name to put beside it
     final.parent.mkdir(parents=True, exist_ok=True)
     clean_stale_tmp(final.parent)
     tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(final.name), dir=final.parent))
