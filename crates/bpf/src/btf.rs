@@ -62,6 +62,8 @@ pub enum BtfType {
     },
     Datasec {
         name: String,
+        /// The VAR type ids it holds (its `btf_var_secinfo`s).
+        vars: Vec<u32>,
     },
     Other,
 }
@@ -211,8 +213,12 @@ impl Btf {
                     }
                 }
                 15 => {
-                    at += 12 * vlen;
-                    BtfType::Datasec { name }
+                    let mut vars = Vec::with_capacity(vlen.min(1024));
+                    for _ in 0..vlen {
+                        vars.push(rd_u32(types_raw, at)?);
+                        at += 12;
+                    }
+                    BtfType::Datasec { name, vars }
                 }
                 17 => {
                     at += 4;
@@ -283,6 +289,14 @@ impl Btf {
     pub fn find_struct(&self, want: &str) -> Option<(u32, &BtfType)> {
         self.types.iter().enumerate().find_map(|(i, t)| match t {
             BtfType::Struct { name, .. } if name == want => Some((i as u32, t)),
+            _ => None,
+        })
+    }
+
+    /// The name of the DATASEC that holds VAR `var` (".kconfig", ".ksyms", ".bss"...).
+    pub fn datasec_of(&self, var: u32) -> Option<&str> {
+        self.types.iter().find_map(|t| match t {
+            BtfType::Datasec { name, vars } if vars.contains(&var) => Some(name.as_str()),
             _ => None,
         })
     }

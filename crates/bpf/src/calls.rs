@@ -19,7 +19,7 @@ pub enum Call {
     TcpRenoUndoCwnd = 4,
     /// helper 5 `bpf_ktime_get_ns`: the simulated clock in ns.
     KtimeGetNs = 5,
-    /// helper 118 `bpf_jiffies64`: jiffies at HZ = 1000.
+    /// helper 118 `bpf_jiffies64`: jiffies at the loaded program's CONFIG_HZ.
     Jiffies64 = 6,
     /// helper 116 `bpf_tcp_send_ack(tp, rcv_nxt)`: send an ACK for `rcv_nxt` now, its
     /// ECE from `ecn_flags` at the call (DCTCP's `dctcp_ece_ack_update`).

@@ -25,6 +25,8 @@ pub const SOCK_ADDR: u64 = addr(REGION_SOCK, 0);
 pub struct SimHost<'a> {
     /// `tp->tcp_mstamp` of the event being processed (us).
     pub now_us: u64,
+    /// CONFIG_HZ of the loaded program's kernel (`bpf_jiffies64`).
+    pub hz: u32,
     /// The last `bpf_tcp_send_ack` of this callback: (rcv_nxt in bytes, ECE).
     pub send_ack: Option<(u32, bool)>,
     /// The instance's random numbers (`bpf_get_prandom_u32`).
@@ -106,7 +108,7 @@ impl Host for SimHost<'_> {
             Call::TcpRenoSsthresh => u64::from((get32(img, SND_CWND) >> 1).max(2)),
             Call::TcpRenoUndoCwnd => u64::from(get32(img, SND_CWND).max(get32(img, PRIOR_CWND))),
             Call::KtimeGetNs => self.now_us.wrapping_mul(1000),
-            Call::Jiffies64 => self.now_us / 1000,
+            Call::Jiffies64 => (u128::from(self.now_us) * u128::from(self.hz) / 1_000_000) as u64,
             Call::PrandomU32 => u64::from(self.rng.next_u32()),
             Call::TcpSendAck => {
                 let ece = img[ECN_FLAGS] & 4 != 0; // TCP_ECN_DEMAND_CWR

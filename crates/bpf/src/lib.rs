@@ -8,7 +8,9 @@
 //!                          core.rs + layout.rs: CO-RE against the simulator's socket
 //!                          vm/verify.rs: opcodes, registers, jump targets
 //! obj.params()             the .rodata `const volatile` globals: the program's knobs
-//! obj.instantiate(&params) one BpfCongestionOps per flow (ops.rs): socket image
+//! obj.load(&params, &env)  program.rs: one LoadedProgram (globals shared by its sockets,
+//!                          kconfig externs from the KernelEnv, printk output)
+//! loaded.instantiate(seed) one BpfCongestionOps per socket (ops.rs): socket image
 //!                          (sock_image.rs), interpreter (vm/), kfuncs (host.rs)
 //! ```
 //!
@@ -26,6 +28,7 @@ pub mod layout;
 pub mod loader;
 pub mod ops;
 pub mod params;
+pub mod program;
 pub mod sock_image;
 pub mod vm;
 
@@ -38,6 +41,7 @@ use tcplab_cc::ParamValue;
 pub use error::BpfError;
 pub use ops::BpfCongestionOps;
 pub use params::{BpfParam, BpfParamKind};
+pub use program::{KernelEnv, LoadedProgram, PrintkLine};
 
 /// A parsed and relocated object, ready to run on any number of flows.
 #[derive(Clone, Debug)]
@@ -79,17 +83,28 @@ impl BpfObject {
         params::patch_elf(&self.prog, elf, values)
     }
 
-    /// One flow's instance with `values` applied to .rodata (others keep their defaults).
-    /// An unknown name or a value of the wrong kind or range is an error naming it.
+    /// Loads the program as the kernel does: `values` applied to .rodata (others keep
+    /// their defaults; an unknown name or a value of the wrong kind or range is an error
+    /// naming it), `__kconfig` externs resolved from `env`. Every socket instantiated
+    /// from the result shares its globals (program.rs); different `values` make a
+    /// different program, as they do on the kernel backend.
+    pub fn load(
+        &self,
+        values: &BTreeMap<String, ParamValue>,
+        env: &KernelEnv,
+    ) -> Result<LoadedProgram, BpfError> {
+        let globals = params::apply(&self.prog, values)?;
+        LoadedProgram::new(self.prog.clone(), self.name, globals, env)
+    }
+
+    /// A program loaded for one flow alone (default `KernelEnv`): its globals are its
+    /// own. Kept for callers that have not moved to `load` + `instantiate`.
     pub fn instantiate_ops(
         &self,
         values: &BTreeMap<String, ParamValue>,
     ) -> Result<BpfCongestionOps, BpfError> {
-        let globals = params::apply(&self.prog, values)?;
         Ok(BpfCongestionOps::new(
-            self.prog.clone(),
-            self.name,
-            vm::memory::Memory::new(globals),
+            self.load(values, &KernelEnv::default())?,
         ))
     }
 

@@ -76,6 +76,17 @@ pub struct GlobalVar {
     pub ty: BtfType,
 }
 
+/// One `extern ... __kconfig` variable: where its value goes in the `.kconfig` region.
+#[derive(Clone, Debug)]
+pub struct KconfigExtern {
+    pub name: String,
+    pub region: usize,
+    pub offset: usize,
+    pub size: usize,
+    /// Declared `__weak`: an unknown option reads as 0 instead of being refused.
+    pub weak: bool,
+}
+
 /// A loaded, relocated object, shared by every flow that runs it.
 #[derive(Debug)]
 pub struct Program {
@@ -89,6 +100,8 @@ pub struct Program {
     /// Initial contents of the global sections, in region order.
     pub globals: Vec<Global>,
     pub rodata_vars: Vec<GlobalVar>,
+    /// The `__kconfig` externs the code reads.
+    pub kconfig: Vec<KconfigExtern>,
 }
 
 /// The largest .rodata/.data/.bss section we load (1 MiB).
@@ -180,6 +193,7 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
     let sym_by_index = |idx: object::SymbolIndex| symbols.iter().find(|s| s.index() == idx);
 
     // Relocations of code sections.
+    let mut kconfig: Vec<KconfigExtern> = Vec::new();
     let mut resolved_calls = vec![false; insns.len()];
     for s in file.sections() {
         let Some(&base) = code_base.get(&s.index()) else {
@@ -217,6 +231,13 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
                         .map_err(|_| elf("call distance"))?;
                 }
                 resolved_calls[pc] = true;
+            } else if insn.code == LD_IMM64 && sym.is_undefined() {
+                let at = kconfig_slot(&btf, &sym_name, sym.is_weak(), &mut kconfig, &mut globals)?;
+                let a = addr(REGION_GLOBAL0 + at.0 as u64, at.1);
+                insns[pc].imm = a as u32 as i32;
+                if let Some(next) = insns.get_mut(pc + 1) {
+                    next.imm = (a >> 32) as u32 as i32;
+                }
             } else if insn.code == LD_IMM64 {
                 let tsec = sym.section_index().ok_or_else(|| BpfError::UnknownCall {
                     name: sym_name.clone(),
@@ -250,13 +271,34 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
         }
     }
 
-    // CO-RE.
-    if let Some(ext) = section_data(".BTF.ext")? {
-        for r in btf_ext::parse_core_relos(&ext, &btf)? {
+    // CO-RE (and the source lines, for load-time errors).
+    let ext = section_data(".BTF.ext")?;
+    let lines = match &ext {
+        Some(ext) => btf_ext::parse_line_info(ext, &btf)?,
+        None => Vec::new(),
+    };
+    let locate = |e: BpfError, pc: usize| -> BpfError {
+        let BpfError::Verifier { why, .. } = e else {
+            return e;
+        };
+        let (section, base) = base_by_name
+            .iter()
+            .filter(|(_, &b)| b <= pc)
+            .max_by_key(|(_, &b)| b)
+            .map_or(("", 0), |(n, &b)| (n.as_str(), b));
+        BpfError::Verifier {
+            prog: program_at(&symbols, &code_base, pc),
+            line: btf_ext::line_at(&lines, section, ((pc - base) * 8) as u32),
+            why,
+        }
+    };
+    if let Some(ext) = &ext {
+        for r in btf_ext::parse_core_relos(ext, &btf)? {
             let base = *base_by_name.get(&r.section).ok_or_else(|| {
                 BpfError::Relocation(format!("section {} is not code", r.section))
             })?;
-            core::apply(&btf, &r, &mut insns, base)?;
+            core::apply(&btf, &r, &mut insns, base)
+                .map_err(|e| locate(e, base + (r.insn_off / 8) as usize))?;
         }
     }
 
@@ -266,6 +308,18 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
         let prog = program_at(&symbols, &code_base, pc);
         return Err(BpfError::BadInstruction { prog, pc, why });
     }
+    let functions = functions(&symbols, &code_base);
+    verify::check_kernel_rules(&insns, &functions).map_err(|(pc, why)| {
+        locate(
+            BpfError::Verifier {
+                prog: String::new(),
+                line: None,
+                why,
+            },
+            pc,
+        )
+    })?;
+    check_license(&section_data("license")?)?;
 
     let rodata_vars = rodata_vars(&btf, &symbols, &global_region, &globals);
     Ok(Program {
@@ -275,7 +329,121 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
         flags,
         globals,
         rodata_vars,
+        kconfig,
     })
+}
+
+/// The `.kconfig` region and offset of extern `name`, given one on its first use. The
+/// region (read-only, as libbpf's .kconfig map is frozen) is appended to the globals
+/// the first time; its values are filled in at load from the `KernelEnv`.
+fn kconfig_slot(
+    btf: &Btf,
+    name: &str,
+    weak: bool,
+    kconfig: &mut Vec<KconfigExtern>,
+    globals: &mut Vec<Global>,
+) -> Result<(usize, usize), BpfError> {
+    if let Some(k) = kconfig.iter().find(|k| k.name == name) {
+        return Ok((k.region, k.offset));
+    }
+    let var = btf.find_var(name).ok_or_else(|| BpfError::UnknownCall {
+        name: name.to_string(),
+    })?;
+    let sec = btf.datasec_of(var).unwrap_or("");
+    if sec != ".kconfig" {
+        return Err(BpfError::Elf(format!(
+            "extern {name} is in {sec:?}: the only extern variables tcplab resolves are __kconfig ones"
+        )));
+    }
+    let BtfType::Var { target, .. } = btf.get(var)? else {
+        return Err(BpfError::Btf(format!("{name} is not a VAR")));
+    };
+    let (_, ty, _) = btf.resolve(*target)?;
+    let size = match ty {
+        BtfType::Int { size, .. } | BtfType::Enum { size, .. } if matches!(size, 1 | 2 | 4 | 8) => {
+            *size as usize
+        }
+        _ => return Err(BpfError::Elf(format!(
+            "__kconfig extern {name}: only integer, bool and enum (tristate) types are supported"
+        ))),
+    };
+    let region = match globals.iter().position(|g| g.name == ".kconfig") {
+        Some(r) => r,
+        None => {
+            globals.push(Global {
+                name: ".kconfig".into(),
+                data: Vec::new(),
+                writable: false,
+            });
+            globals.len() - 1
+        }
+    };
+    let data = &mut globals[region].data;
+    let offset = data.len().next_multiple_of(size);
+    data.resize(offset + size, 0);
+    kconfig.push(KconfigExtern {
+        name: name.to_string(),
+        region,
+        offset,
+        size,
+        weak,
+    });
+    Ok((region, offset))
+}
+
+/// The license must be GPL-compatible: the verifier refuses a struct_ops program
+/// otherwise (kernel/bpf/verifier.c check_struct_ops_btf_id; compatibility as
+/// include/linux/license.h license_is_gpl_compatible).
+fn check_license(data: &Option<Vec<u8>>) -> Result<(), BpfError> {
+    let text = data.as_deref().map(|b| {
+        String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())])
+            .into_owned()
+    });
+    let ok = matches!(
+        text.as_deref(),
+        Some(
+            "GPL"
+                | "GPL v2"
+                | "GPL and additional rights"
+                | "Dual BSD/GPL"
+                | "Dual MIT/GPL"
+                | "Dual MPL/GPL"
+        )
+    );
+    if ok {
+        return Ok(());
+    }
+    let got = match text {
+        Some(t) => format!("its license is {t:?}"),
+        None => "it has no SEC(\"license\") string".into(),
+    };
+    Err(BpfError::Verifier {
+        prog: String::new(),
+        line: None,
+        why: format!(
+            "struct ops programs must have a GPL compatible license; {got} \
+             (GPL, GPL v2, GPL and additional rights, Dual BSD/GPL, Dual MIT/GPL, Dual MPL/GPL)"
+        ),
+    })
+}
+
+/// Every function (program or subprogram) as (first pc, end pc), sorted.
+fn functions(
+    symbols: &[object::Symbol],
+    code_base: &HashMap<object::SectionIndex, usize>,
+) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = symbols
+        .iter()
+        .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+        .filter_map(|s| {
+            let base = *code_base.get(&s.section_index()?)?;
+            let start = base + (s.address() / 8) as usize;
+            Some((start, start + (s.size() / 8) as usize))
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The name of the function symbol that contains `pc`.

@@ -10,10 +10,18 @@
 //! and from then on every callback is skipped — the algorithm is dead, as a kernel
 //! would refuse to load it. The engine stops the run and reports the error.
 //!
-//! Deviations: `cong_control` receives `flag` = 0 (the simulator's ACK processing does
-//! not produce the kernel's FLAG_* bits); `CaEvent::TlpRecovery` (not in mainline) is not
-//! passed on; .data/.bss globals are per flow (the kernel shares them between all
-//! sockets using the algorithm).
+//! Global data (.bss/.data/.rodata/.kconfig) belongs to the `LoadedProgram`
+//! (program.rs): every socket instantiated from it sees the others' writes, as in the
+//! kernel. The socket image, the stack and the fault are this socket's.
+//!
+//! Callbacks at the kernel's call sites: `cong_control` receives tcp_ack's `flag` in the
+//! kernel's FLAG_* bits (crates/sim/src/tcp/input.rs `tcp_ack_flag`); `release` when
+//! the socket is destroyed (a finite flow's data all acknowledged, or the run's end).
+//!
+//! Deviations: `min_tso_segs` and `sndbuf_expand` are never called: the kernel calls
+//! them from tcp_tso_autosize (TSO burst size) and tcp_sndbuf_expand (send-buffer
+//! growth), and the simulator models neither (one MSS per segment, an unlimited send
+//! buffer); `CaEvent::TlpRecovery` (not in mainline) is not passed on.
 
 use std::sync::Arc;
 
@@ -24,6 +32,7 @@ use crate::error::BpfError;
 use crate::host::{SimHost, SOCK_ADDR};
 use crate::layout::*;
 use crate::loader::{Callback, Program, CALLBACKS};
+use crate::program::{self, LoadedProgram};
 use crate::sock_image::{self, seq_bytes};
 use crate::vm::memory::{addr, Memory, REGION_CTX, REGION_SAMPLE};
 use crate::vm::{self};
@@ -38,6 +47,10 @@ const TCP_CONG_NEEDS_ECN: u32 = 0x2;
 pub struct BpfCongestionOps {
     prog: Arc<Program>,
     name: &'static str,
+    /// The program this socket runs: its globals and printk buffer.
+    loaded: LoadedProgram,
+    /// This socket's memory; `mem.globals` is empty except while a callback runs, when it
+    /// holds the program's (swapped in from `loaded.shared`).
     mem: Memory,
     budget: u64,
     fault: Option<BpfError>,
@@ -53,11 +66,12 @@ fn cb_name(cb: Callback) -> &'static str {
 }
 
 impl BpfCongestionOps {
-    pub(crate) fn new(prog: Arc<Program>, name: &'static str, mem: Memory) -> Self {
+    pub(crate) fn new(loaded: LoadedProgram) -> Self {
         BpfCongestionOps {
-            prog,
-            name,
-            mem,
+            prog: loaded.prog.clone(),
+            name: loaded.name,
+            loaded,
+            mem: Memory::new(Vec::new()),
             budget: DEFAULT_BUDGET,
             fault: None,
             rng: CycleRng::new(0),
@@ -94,29 +108,37 @@ impl BpfCongestionOps {
             return None;
         }
         let (entry, prog_name) = self.prog.callbacks[cb as usize].as_ref()?;
-        sock_image::store(tp, &mut self.mem.sock);
+        let hz = self.loaded.env.hz;
+        sock_image::store(tp, &mut self.mem.sock, hz);
         self.mem.ctx = [0; 40];
         self.mem.ctx[..8].copy_from_slice(&SOCK_ADDR.to_le_bytes());
         for (k, a) in args.iter().enumerate().take(4) {
             self.mem.ctx[8 * (k + 1)..8 * (k + 2)].copy_from_slice(&a.to_le_bytes());
         }
+        let mut shared = program::lock(&self.loaded.shared);
+        std::mem::swap(&mut self.mem.globals, &mut shared.globals);
         let mut host = SimHost {
             now_us: tp.now_us,
+            hz,
             send_ack: None,
             rng: &mut self.rng,
         };
         let r1 = addr(REGION_CTX, 0);
-        match vm::run(
+        let result = vm::run(
             &self.prog.insns,
             *entry,
             r1,
             &mut self.mem,
             &mut host,
             self.budget,
-        ) {
+        );
+        let send_ack = host.send_ack;
+        std::mem::swap(&mut self.mem.globals, &mut shared.globals);
+        drop(shared);
+        match result {
             Ok(r0) => {
-                sock_image::load(&self.mem.sock, tp);
-                if let Some((rcv_nxt, ece)) = host.send_ack {
+                sock_image::load(&self.mem.sock, tp, hz);
+                if let Some((rcv_nxt, ece)) = send_ack {
                     let seq = sock_image::seq_segments(rcv_nxt, tp.rcv_nxt, tp.mss_cache);
                     tp.send_ack = Some((seq, ece));
                 }
@@ -139,17 +161,14 @@ impl BpfCongestionOps {
         self.run(cb, &[], &mut copy)
     }
 
-    /// `release`: the connection is closing.
-    pub fn release(&mut self, tp: &mut CcView) {
-        self.run(Callback::Release, &[], tp);
-    }
-
-    /// `min_tso_segs`; None if the program has none.
+    /// `min_tso_segs`; None if the program has none. The simulator has no TSO (every
+    /// segment is one MSS, sent alone), so it never asks; kept for tests and tools.
     pub fn min_tso_segs(&mut self, tp: &CcView) -> Option<u32> {
         self.run_ro(Callback::MinTsoSegs, tp).map(|v| v as u32)
     }
 
-    /// `sndbuf_expand`; None if the program has none.
+    /// `sndbuf_expand`; None if the program has none. The simulator's send buffer is
+    /// unlimited (tcp_sndbuf_expand is not modelled), so it never asks.
     pub fn sndbuf_expand(&mut self, tp: &CcView) -> Option<u32> {
         self.run_ro(Callback::SndbufExpand, tp).map(|v| v as u32)
     }
@@ -236,6 +255,14 @@ impl CongestionOps for BpfCongestionOps {
     }
 
     fn cong_control(&mut self, tp: &mut CcView, rs: &RateSample) {
+        self.cong_control_flag(tp, rs, 0);
+    }
+
+    fn release(&mut self, tp: &mut CcView) {
+        self.run(Callback::Release, &[], tp);
+    }
+
+    fn cong_control_flag(&mut self, tp: &mut CcView, rs: &RateSample, flag: u32) {
         let p = self.put_sample(
             &[
                 (RS_PRIOR_MSTAMP, 8, rs.prior_mstamp_us),
@@ -257,7 +284,7 @@ impl CongestionOps for BpfCongestionOps {
             RATE_SAMPLE_SIZE,
         );
         let ack = u64::from(seq_bytes(tp.snd_una, tp.mss_cache));
-        self.run(Callback::CongControl, &[ack, 0, p], tp);
+        self.run(Callback::CongControl, &[ack, u64::from(flag), p], tp);
     }
 
     fn undo_cwnd(&mut self, tp: &CcView) -> u32 {
