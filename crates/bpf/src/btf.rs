@@ -31,7 +31,9 @@ pub enum BtfType {
         is_bool: bool,
         bits: u32,
     },
-    Ptr,
+    Ptr {
+        target: u32,
+    },
     Array {
         elem: u32,
         nelems: u32,
@@ -140,7 +142,9 @@ impl Btf {
                         bits: enc & 0xff,
                     }
                 }
-                2 => BtfType::Ptr,
+                2 => BtfType::Ptr {
+                    target: size_or_type,
+                },
                 3 => {
                     let elem = rd_u32(types_raw, at)?;
                     let nelems = rd_u32(types_raw, at + 8)?;
@@ -277,7 +281,7 @@ impl Btf {
         Ok(match t {
             BtfType::Int { size, .. } | BtfType::Enum { size, .. } => *size,
             BtfType::Struct { size, .. } => *size,
-            BtfType::Ptr => 8,
+            BtfType::Ptr { .. } => 8,
             BtfType::Array { elem, nelems } => self
                 .size_at_depth(*elem, depth + 1)?
                 .saturating_mul(*nelems),

@@ -33,6 +33,8 @@ pub enum BpfError {
         line: Option<String>,
         why: String,
     },
+    /// A map in `.maps` the simulator cannot create (type, sizes, flags).
+    Map { name: String, why: String },
     /// A `__kconfig` extern the simulated kernel does not set (and not `__weak`).
     Kconfig { name: String, why: String },
     /// A callback failed while running (out-of-bounds access, budget, division...).
@@ -71,6 +73,7 @@ impl fmt::Display for BpfError {
                 None if prog.is_empty() => write!(f, "{why}"),
                 None => write!(f, "program {prog}: {why}"),
             },
+            BpfError::Map { name, why } => write!(f, "map {name}: {why}"),
             BpfError::Kconfig { name, why } => write!(f, "extern {name} __kconfig: {why}"),
             BpfError::Runtime { callback, pc, why } => {
                 write!(f, "callback {callback} failed at pc {pc}: {why}")

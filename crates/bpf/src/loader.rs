@@ -15,8 +15,10 @@
 //!   fills which member of `struct tcp_congestion_ops` (by the member's offset in the
 //!   object's own BTF); its `name` and `flags` members are read from the section data.
 //!
-//! Deviations: one `tcp_congestion_ops` per object; no maps (a congestion control keeps
-//! its state in icsk_ca_priv; global .data/.bss serve the rest).
+//! - `ld_imm64` relocations to a `.maps` variable define that map (maps.rs) and load
+//!   its handle; to an undefined `__kconfig` extern, its slot in `.kconfig`.
+//!
+//! Deviations: one `tcp_congestion_ops` per object.
 
 use std::collections::HashMap;
 
@@ -26,10 +28,12 @@ use object::{
 
 use crate::btf::{Btf, BtfType};
 use crate::btf_ext;
-use crate::calls::Call;
+use crate::calls::{self, Call};
 use crate::core;
 use crate::error::BpfError;
+use crate::helper_names;
 use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_KFUNC_CALL};
+use crate::maps::{self, MapDef};
 use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
 use crate::vm::verify;
 
@@ -88,7 +92,7 @@ pub struct KconfigExtern {
 }
 
 /// A loaded, relocated object, shared by every flow that runs it.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Program {
     pub insns: Vec<Insn>,
     /// Entry pc and program (symbol) name per callback.
@@ -102,6 +106,8 @@ pub struct Program {
     pub rodata_vars: Vec<GlobalVar>,
     /// The `__kconfig` externs the code reads.
     pub kconfig: Vec<KconfigExtern>,
+    /// The maps of `.maps` the code uses, in the order first referenced.
+    pub maps: Vec<MapDef>,
 }
 
 /// The largest .rodata/.data/.bss section we load (1 MiB).
@@ -194,6 +200,8 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
 
     // Relocations of code sections.
     let mut kconfig: Vec<KconfigExtern> = Vec::new();
+    let mut maps: Vec<MapDef> = Vec::new();
+    let maps_section = file.section_by_name(".maps").map(|s| s.index());
     let mut resolved_calls = vec![false; insns.len()];
     for s in file.sections() {
         let Some(&base) = code_base.get(&s.index()) else {
@@ -238,6 +246,19 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
                 if let Some(next) = insns.get_mut(pc + 1) {
                     next.imm = (a >> 32) as u32 as i32;
                 }
+            } else if insn.code == LD_IMM64 && sym.section_index() == maps_section {
+                let k = match maps.iter().position(|m| m.name == sym_name) {
+                    Some(k) => k,
+                    None => {
+                        maps.push(maps::define(&btf, &sym_name, &mut globals)?);
+                        maps.len() - 1
+                    }
+                };
+                let a = maps::map_handle(k);
+                insns[pc].imm = a as u32 as i32;
+                if let Some(next) = insns.get_mut(pc + 1) {
+                    next.imm = (a >> 32) as u32 as i32;
+                }
             } else if insn.code == LD_IMM64 {
                 let tsec = sym.section_index().ok_or_else(|| BpfError::UnknownCall {
                     name: sym_name.clone(),
@@ -260,17 +281,6 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
             }
         }
     }
-    // Helper calls: by number.
-    for (pc, i) in insns.iter_mut().enumerate() {
-        if i.code == CALL && i.src == 0 && !resolved_calls[pc] {
-            let call = Call::helper(i.imm).ok_or(BpfError::UnknownCall {
-                name: format!("helper #{}", i.imm),
-            })?;
-            i.src = PSEUDO_KFUNC_CALL;
-            i.imm = call as i32;
-        }
-    }
-
     // CO-RE (and the source lines, for load-time errors).
     let ext = section_data(".BTF.ext")?;
     let lines = match &ext {
@@ -304,11 +314,44 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
 
     let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base)?;
 
+    // Helper calls: by number, from the set the kernel allows a tcp_congestion_ops
+    // program (calls.rs helper_allowed; setsockopt/getsockopt not in release).
+    let functions = functions(&symbols, &code_base);
+    let release = callbacks[Callback::Release as usize]
+        .as_ref()
+        .and_then(|(entry, _)| functions.iter().find(|f| f.0 == *entry).copied());
+    for pc in 0..insns.len() {
+        let i = insns[pc];
+        if i.code != CALL || i.src != 0 || resolved_calls[pc] {
+            continue;
+        }
+        let in_release = release.is_some_and(|(s, e)| s <= pc && pc < e);
+        if !calls::helper_allowed(i.imm, in_release) {
+            let where_ = if in_release { " in release" } else { "" };
+            return Err(locate(
+                BpfError::Verifier {
+                    prog: String::new(),
+                    line: None,
+                    why: format!(
+                        "{} is not available to struct_ops tcp_congestion_ops programs{where_} \
+                         (net/ipv4/bpf_tcp_ca.c bpf_tcp_ca_get_func_proto)",
+                        helper_names::describe(i.imm)
+                    ),
+                },
+                pc,
+            ));
+        }
+        let call = Call::helper(i.imm).ok_or_else(|| BpfError::UnknownCall {
+            name: helper_names::describe(i.imm),
+        })?;
+        insns[pc].src = PSEUDO_KFUNC_CALL;
+        insns[pc].imm = call as i32;
+    }
+
     if let Err((pc, why)) = verify::check(&insns) {
         let prog = program_at(&symbols, &code_base, pc);
         return Err(BpfError::BadInstruction { prog, pc, why });
     }
-    let functions = functions(&symbols, &code_base);
     verify::check_kernel_rules(&insns, &functions).map_err(|(pc, why)| {
         locate(
             BpfError::Verifier {
@@ -330,6 +373,7 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
         globals,
         rodata_vars,
         kconfig,
+        maps,
     })
 }
 
@@ -363,9 +407,11 @@ fn kconfig_slot(
         BtfType::Int { size, .. } | BtfType::Enum { size, .. } if matches!(size, 1 | 2 | 4 | 8) => {
             *size as usize
         }
-        _ => return Err(BpfError::Elf(format!(
+        _ => {
+            return Err(BpfError::Elf(format!(
             "__kconfig extern {name}: only integer, bool and enum (tristate) types are supported"
-        ))),
+        )))
+        }
     };
     let region = match globals.iter().position(|g| g.name == ".kconfig") {
         Some(r) => r,

@@ -56,6 +56,8 @@ pub struct BpfCongestionOps {
     fault: Option<BpfError>,
     /// `bpf_get_prandom_u32`'s generator (seed 0 unless `with_seed`).
     rng: CycleRng,
+    /// This socket's id among the program's (SK_STORAGE's key).
+    socket: u64,
 }
 
 fn cb_name(cb: Callback) -> &'static str {
@@ -67,7 +69,13 @@ fn cb_name(cb: Callback) -> &'static str {
 
 impl BpfCongestionOps {
     pub(crate) fn new(loaded: LoadedProgram) -> Self {
+        let socket = {
+            let mut sh = program::lock(&loaded.shared);
+            sh.next_socket += 1;
+            sh.next_socket
+        };
         BpfCongestionOps {
+            socket,
             prog: loaded.prog.clone(),
             name: loaded.name,
             loaded,
@@ -122,6 +130,10 @@ impl BpfCongestionOps {
             hz,
             send_ack: None,
             rng: &mut self.rng,
+            prog: &self.prog,
+            shared: &mut shared,
+            socket: self.socket,
+            ca_name: self.name,
         };
         let r1 = addr(REGION_CTX, 0);
         let result = vm::run(

@@ -23,6 +23,7 @@ use tcplab_cc::ops::CongestionOps;
 
 use crate::error::BpfError;
 use crate::loader::Program;
+use crate::maps::MapState;
 use crate::ops::BpfCongestionOps;
 use crate::vm::memory::Global;
 
@@ -80,8 +81,12 @@ pub const PRINTK_MAX_LINES: usize = 100_000;
 #[derive(Debug, Default)]
 pub struct Shared {
     pub globals: Vec<Global>,
+    /// One per `Program::maps`.
+    pub maps: Vec<MapState>,
     pub printk: Vec<PrintkLine>,
     pub printk_dropped: u64,
+    /// The id the next socket gets (SK_STORAGE's key).
+    pub next_socket: u64,
 }
 
 /// Locks `shared`; a poisoned lock (a panic elsewhere) still holds consistent bytes.
@@ -122,11 +127,13 @@ impl LoadedProgram {
             let data = &mut globals[k.region].data;
             data[k.offset..k.offset + k.size].copy_from_slice(&v.to_le_bytes()[..k.size]);
         }
+        let maps = vec![MapState::default(); prog.maps.len()];
         Ok(LoadedProgram {
             prog,
             name,
             shared: Arc::new(Mutex::new(Shared {
                 globals,
+                maps,
                 ..Shared::default()
             })),
             env: env.clone(),

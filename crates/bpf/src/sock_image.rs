@@ -152,6 +152,8 @@ pub fn load(img: &[u8; SOCK_SIZE], tp: &mut CcView, hz: u32) {
         tp.app_limited = u64::from(app_limited);
     }
     tp.pacing_rate = get64(img, SK_PACING_RATE);
+    // Changed only by bpf_setsockopt(SO_MAX_PACING_RATE).
+    tp.max_pacing_rate = get64(img, SK_MAX_PACING_RATE);
     tp.pacing_needed = get32(img, SK_PACING_STATUS) == SK_PACING_NEEDED;
     tp.ecn_demand_cwr = img[ECN_FLAGS] & TCP_ECN_DEMAND_CWR != 0;
     if img[ICSK_ACK_PENDING] & ICSK_ACK_NOW != 0 {

@@ -135,6 +135,25 @@ impl Memory {
     }
 }
 
+impl Memory {
+    /// `n` bytes at `a` (a helper's pointer argument), bounds-checked.
+    pub fn read_bytes(&self, a: u64, n: usize) -> Result<Vec<u8>, String> {
+        let off = (a & 0xffff_ffff) as usize;
+        self.region(a >> 32)
+            .and_then(|buf| buf.get(off..off.checked_add(n)?))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| bad_access(a, n))
+    }
+
+    /// Writes `b` at `a` under the same rules as a program's stores.
+    pub fn write_bytes(&mut self, a: u64, b: &[u8]) -> Result<(), String> {
+        for (k, &v) in b.iter().enumerate() {
+            self.store(a.wrapping_add(k as u64), 1, u64::from(v))?;
+        }
+        Ok(())
+    }
+}
+
 #[cold]
 fn bad_access(a: u64, size: usize) -> String {
     let region = a >> 32;
