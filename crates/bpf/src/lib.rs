@@ -58,7 +58,14 @@ pub struct BpfObject {
 impl BpfObject {
     /// Loads an ELF object as clang emits it (`clang -target bpf -O2 -g -c`).
     pub fn parse(bytes: &[u8]) -> Result<BpfObject, BpfError> {
-        let prog = loader::load(bytes)?;
+        Self::parse_named(bytes, None)
+    }
+
+    /// As `parse`, choosing the `tcp_congestion_ops` named `ops_name` (its variable
+    /// name or its `.name`) when the object has several; without a name an object with
+    /// several is refused, listing them.
+    pub fn parse_named(bytes: &[u8], ops_name: Option<&str>) -> Result<BpfObject, BpfError> {
+        let prog = loader::load(bytes, ops_name)?;
         let name: &'static str = Box::leak(prog.name.clone().into_boxed_str());
         Ok(BpfObject {
             prog: Arc::new(prog),

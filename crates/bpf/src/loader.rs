@@ -18,7 +18,9 @@
 //! - `ld_imm64` relocations to a `.maps` variable define that map (maps.rs) and load
 //!   its handle; to an undefined `__kconfig` extern, its slot in `.kconfig`.
 //!
-//! Deviations: one `tcp_congestion_ops` per object.
+//! - an object may hold several `tcp_congestion_ops` variables (in `.struct_ops` and/or
+//!   `.struct_ops.link`): one is chosen by variable or `.name` (`ops_name`), and an
+//!   object with several and no name is refused, listing them.
 
 use std::collections::HashMap;
 
@@ -124,7 +126,9 @@ fn r_type(flags: RelocationFlags) -> u32 {
     }
 }
 
-pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
+/// Loads `bytes`; `ops_name` chooses one of several `tcp_congestion_ops` (by variable
+/// or `.name`), and must when there are several.
+pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
     let file = object::File::parse(bytes).map_err(|e| elf(e.to_string()))?;
     if file.architecture() != object::Architecture::Bpf {
         return Err(elf(format!(
@@ -312,7 +316,7 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
         }
     }
 
-    let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base)?;
+    let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base, ops_name)?;
 
     // Helper calls: by number, from the set the kernel allows a tcp_congestion_ops
     // program (calls.rs helper_allowed; setsockopt/getsockopt not in release).
@@ -513,32 +517,130 @@ fn program_at(
 
 type StructOps = ([Option<(usize, String)>; 12], String, u32);
 
+/// One `struct tcp_congestion_ops` variable of a `.struct_ops*` section.
+struct OpsVar {
+    section: object::SectionIndex,
+    /// Byte offset of the variable in its section, and its size.
+    offset: u64,
+    size: u64,
+    var_name: String,
+    /// Its `.name` member.
+    ca_name: String,
+}
+
+/// The `tcp_congestion_ops` variables of every `.struct_ops` / `.struct_ops.link`
+/// section (libbpf accepts both, and several variables in each).
+fn ops_vars(
+    file: &object::File,
+    symbols: &[object::Symbol],
+    name_at: impl Fn(&[u8]) -> String,
+    size: u64,
+) -> Result<Vec<OpsVar>, BpfError> {
+    let mut out = Vec::new();
+    for sec in file.sections() {
+        let sname = sec.name().unwrap_or("");
+        if sname != ".struct_ops" && sname != ".struct_ops.link" {
+            continue;
+        }
+        let data = sec.data().map_err(|e| elf(format!("{sname}: {e}")))?;
+        let mut vars: Vec<(u64, String)> = symbols
+            .iter()
+            .filter(|s| s.section_index() == Some(sec.index()) && s.kind() == SymbolKind::Data)
+            .map(|s| (s.address(), s.name().unwrap_or("?").to_string()))
+            .collect();
+        if vars.is_empty() && !data.is_empty() {
+            vars.push((0, "?".into())); // no symbol: the section is one variable
+        }
+        vars.sort();
+        for (offset, var_name) in vars {
+            let bytes = data
+                .get(offset as usize..(offset + size) as usize)
+                .ok_or_else(|| {
+                    elf(format!(
+                        "{sname}: {var_name} is not a whole tcp_congestion_ops"
+                    ))
+                })?;
+            out.push(OpsVar {
+                section: sec.index(),
+                offset,
+                size,
+                ca_name: name_at(bytes),
+                var_name,
+            });
+        }
+    }
+    Ok(out)
+}
+
 fn struct_ops(
     file: &object::File,
     btf: &Btf,
     symbols: &[object::Symbol],
     code_base: &HashMap<object::SectionIndex, usize>,
+    want: Option<&str>,
 ) -> Result<StructOps, BpfError> {
-    let sec = file
-        .section_by_name(".struct_ops.link")
-        .or_else(|| file.section_by_name(".struct_ops"))
-        .ok_or(BpfError::NoStructOps)?;
-    let data = sec.data().map_err(|e| elf(e.to_string()))?;
     let Some((_, BtfType::Struct { members, size, .. })) = btf.find_struct("tcp_congestion_ops")
     else {
         return Err(BpfError::NoStructOps);
     };
-    if data.len() as u64 > u64::from(*size) {
-        return Err(elf(
-            "more than one struct_ops variable in the object; tcplab runs one",
-        ));
-    }
+    let field = |data: &[u8], name: &str, len: usize| -> Option<Vec<u8>> {
+        let m = members.iter().find(|m| m.name == name)?;
+        let o = (m.bit_offset / 8) as usize;
+        data.get(o..o + len).map(<[u8]>::to_vec)
+    };
+    let name_at = |data: &[u8]| {
+        field(data, "name", 16)
+            .map(|b| {
+                String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)])
+                    .into_owned()
+            })
+            .unwrap_or_default()
+    };
+    let vars = ops_vars(file, symbols, name_at, u64::from(*size))?;
+    let listing = || {
+        vars.iter()
+            .map(|v| format!("{} (.name \"{}\")", v.var_name, v.ca_name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen = match want {
+        Some(n) => vars
+            .iter()
+            .find(|v| v.var_name == n)
+            .or_else(|| vars.iter().find(|v| v.ca_name == n))
+            .ok_or_else(|| {
+                elf(format!(
+                    "no struct_ops variable named {n:?}; the object has {}",
+                    listing()
+                ))
+            })?,
+        None => match vars.as_slice() {
+            [] => return Err(BpfError::NoStructOps),
+            [one] => one,
+            _ => {
+                return Err(elf(format!(
+                    "{} tcp_congestion_ops in the object, choose one by name: {}",
+                    vars.len(),
+                    listing()
+                )))
+            }
+        },
+    };
+    let sec = file
+        .section_by_index(chosen.section)
+        .map_err(|e| elf(e.to_string()))?;
+    let all = sec.data().map_err(|e| elf(e.to_string()))?;
+    let data = &all[chosen.offset as usize..(chosen.offset + chosen.size) as usize];
     let member_at = |off: u64| members.iter().find(|m| u64::from(m.bit_offset / 8) == off);
     let mut callbacks: [Option<(usize, String)>; 12] = Default::default();
     for (off, rel) in sec.relocations() {
         let RelocationTarget::Symbol(si) = rel.target() else {
             continue;
         };
+        if off < chosen.offset || off >= chosen.offset + chosen.size {
+            continue; // another variable's member
+        }
+        let off = off - chosen.offset;
         let sym = symbols
             .iter()
             .find(|s| s.index() == si)
@@ -584,18 +686,8 @@ fn struct_ops(
             "tcp_congestion_ops needs cong_avoid or cong_control (tcp_validate_congestion_control)",
         ));
     }
-    let read = |name: &str, len: usize| -> Option<&[u8]> {
-        let m = members.iter().find(|m| m.name == name)?;
-        let o = (m.bit_offset / 8) as usize;
-        data.get(o..o + len)
-    };
-    let name = read("name", 16)
-        .map(|b| {
-            String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
-        })
-        .unwrap_or_default();
-    let flags = read("flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    Ok((callbacks, name, flags))
+    let flags = field(data, "flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    Ok((callbacks, chosen.ca_name.clone(), flags))
 }
 
 /// The .rodata globals with their BTF types (the candidates for parameters).

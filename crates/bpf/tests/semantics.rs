@@ -164,3 +164,36 @@ fn release_runs_once_per_socket() {
     b.release(&mut v);
     assert_eq!(v.snd_ssthresh, 2);
 }
+
+#[test]
+fn several_struct_ops_are_chosen_by_name() {
+    let Some(bytes) = compile_with("crates/bpf/tests/progs/two_ops.bpf.c", &[]) else {
+        return;
+    };
+    let e = BpfObject::parse(&bytes).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "not a usable BPF object: 2 tcp_congestion_ops in the object, choose one by name: \
+         first (.name \"two_a\"), second (.name \"two_b\")"
+    );
+    let v = view(10, 100);
+    // By variable name or by .name; the .struct_ops.link one as the .struct_ops one.
+    for (want, name, ss) in [
+        ("first", "two_a", 1),
+        ("two_a", "two_a", 1),
+        ("second", "two_b", 2),
+        ("two_b", "two_b", 2),
+    ] {
+        let obj = BpfObject::parse_named(&bytes, Some(want)).unwrap();
+        assert_eq!(obj.name(), name);
+        let p = obj.load(&BTreeMap::new(), &KernelEnv::default()).unwrap();
+        assert_eq!(p.instantiate(0).ssthresh(&v), ss, "{want}");
+    }
+    let e = BpfObject::parse_named(&bytes, Some("third"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no struct_ops variable named \"third\"; the object has first"),
+        "{e}"
+    );
+}
