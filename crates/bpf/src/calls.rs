@@ -48,10 +48,13 @@ pub enum Call {
     /// helpers 8 `bpf_get_smp_processor_id` and 42 `bpf_get_numa_node_id`: 0, the
     /// simulator's one CPU and node.
     CpuZero = 18,
+    /// A kfunc of the kernel's own algorithms (native.rs); the call instruction's `off`
+    /// holds its index in `native::KFUNCS`.
+    Native = 19,
 }
 
 impl Call {
-    pub const ALL: [Call; 19] = [
+    pub const ALL: [Call; 20] = [
         Call::TcpSlowStart,
         Call::TcpCongAvoidAi,
         Call::TcpRenoCongAvoid,
@@ -71,6 +74,7 @@ impl Call {
         Call::SetSockopt,
         Call::GetSockopt,
         Call::CpuZero,
+        Call::Native,
     ];
 
     pub fn from_id(id: i32) -> Option<Call> {

@@ -20,12 +20,16 @@
 
 use tcplab_cc::bbr::rng::CycleRng;
 
+use tcplab_cc::ops::{AckSample, CcView, RateSample};
+
 use crate::calls::Call;
 use crate::layout::*;
 use crate::loader::Program;
 use crate::maps::{self, MapKind};
+use crate::native::{CallCtx, Natives};
 use crate::printk;
 use crate::program::{PrintkLine, Shared, PRINTK_MAX_LINES};
+use crate::sock_image;
 use crate::sock_image::get32;
 use crate::vm::memory::{addr, Memory, REGION_SOCK};
 use crate::vm::Host;
@@ -51,6 +55,13 @@ pub struct SimHost<'a> {
     pub socket: u64,
     /// `tcp_congestion_ops.name` (getsockopt TCP_CONGESTION).
     pub ca_name: &'a str,
+    /// The socket as the callback started (the native kfuncs' view).
+    pub view: &'a CcView,
+    /// This socket's native instances (native.rs).
+    pub natives: &'a mut Natives,
+    /// The callback's samples, for bbr_main and cubictcp_acked.
+    pub rate: Option<&'a RateSample>,
+    pub ack: Option<&'a AckSample>,
 }
 
 fn set32(img: &mut [u8; SOCK_SIZE], at: usize, v: u32) {
@@ -111,6 +122,8 @@ const SOL_SOCKET: u64 = 1;
 const SO_MAX_PACING_RATE: u64 = 47;
 const SOL_TCP: u64 = 6;
 const TCP_CONGESTION: u64 = 13;
+/// `ICSK_ACK_NOW` in `icsk_ack.pending`.
+const ICSK_ACK_NOW: u8 = 8;
 /// `BPF_SK_STORAGE_GET_F_CREATE`.
 const SK_STORAGE_GET_F_CREATE: u64 = 1;
 
@@ -125,6 +138,34 @@ fn get64(img: &[u8; SOCK_SIZE], at: usize) -> u64 {
 }
 
 impl SimHost<'_> {
+    /// A kfunc of the kernel's own algorithms: the native port runs on the socket as the
+    /// program has it now, and its result goes back into the image.
+    fn native(&mut self, sub: i16, args: &[u64; 5], mem: &mut Memory) -> Result<u64, String> {
+        let mut tp = self.view.clone();
+        sock_image::load(&mem.sock, &mut tp, self.hz);
+        tp.send_ack = None;
+        let (mss, nxt) = (tp.mss_cache, tp.snd_nxt);
+        let ctx = CallCtx {
+            rate: self.rate,
+            ack: self.ack,
+        };
+        let r = self.natives.call(
+            usize::try_from(sub).map_err(|_| "bad native kfunc index")?,
+            &mut tp,
+            &args[1..],
+            &ctx,
+            |bytes| sock_image::seq_segments(bytes, nxt, mss),
+        )?;
+        sock_image::store(&tp, &mut mem.sock, self.hz);
+        if tp.ack_now {
+            mem.sock[ICSK_ACK_PENDING] |= ICSK_ACK_NOW;
+        }
+        if let Some((seq, ece)) = tp.send_ack {
+            self.send_ack = Some((sock_image::seq_bytes(seq, mss), ece));
+        }
+        Ok(r)
+    }
+
     fn map(&self, handle: u64) -> Result<usize, String> {
         maps::map_of_handle(handle, self.prog.maps.len())
             .ok_or_else(|| format!("{handle:#x} is not a map"))
@@ -200,7 +241,13 @@ impl SimHost<'_> {
 }
 
 impl Host for SimHost<'_> {
-    fn call(&mut self, call: Call, args: [u64; 5], mem: &mut Memory) -> Result<u64, String> {
+    fn call(
+        &mut self,
+        call: Call,
+        sub: i16,
+        args: [u64; 5],
+        mem: &mut Memory,
+    ) -> Result<u64, String> {
         let needs_sock = matches!(
             call,
             Call::TcpSlowStart
@@ -211,6 +258,7 @@ impl Host for SimHost<'_> {
                 | Call::TcpSendAck
                 | Call::SetSockopt
                 | Call::GetSockopt
+                | Call::Native
         );
         if needs_sock && args[0] != SOCK_ADDR {
             return Err(format!(
@@ -240,6 +288,7 @@ impl Host for SimHost<'_> {
                 0
             }
             Call::CpuZero => 0,
+            Call::Native => self.native(sub, &args, mem)?,
             Call::TracePrintk => self.printk(args[0], args[1], &args[2..5], mem)?,
             Call::TraceVprintk => {
                 // At most MAX_BPRINTF_VARARGS (12) u64s.

@@ -28,6 +28,7 @@ pub mod insn;
 pub mod layout;
 pub mod loader;
 pub mod maps;
+pub mod native;
 pub mod ops;
 pub mod params;
 pub mod printk;

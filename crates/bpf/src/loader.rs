@@ -36,6 +36,7 @@ use crate::error::BpfError;
 use crate::helper_names;
 use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_KFUNC_CALL};
 use crate::maps::{self, MapDef};
+use crate::native;
 use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
 use crate::vm::verify;
 
@@ -223,10 +224,15 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
                 .ok_or_else(|| elf(format!("relocation at {off} out of range")))?;
             if insn.code == CALL {
                 if sym.is_undefined() {
-                    let call =
-                        Call::kfunc(&sym_name).ok_or(BpfError::UnknownCall { name: sym_name })?;
                     insns[pc].src = PSEUDO_KFUNC_CALL;
-                    insns[pc].imm = call as i32;
+                    if let Some(call) = Call::kfunc(&sym_name) {
+                        insns[pc].imm = call as i32;
+                    } else if let Some(k) = native::index(&sym_name) {
+                        insns[pc].imm = Call::Native as i32;
+                        insns[pc].off = k as i16;
+                    } else {
+                        return Err(BpfError::UnknownCall { name: sym_name });
+                    }
                 } else {
                     let tsec = sym
                         .section_index()

@@ -32,6 +32,7 @@ use crate::error::BpfError;
 use crate::host::{SimHost, SOCK_ADDR};
 use crate::layout::*;
 use crate::loader::{Callback, Program, CALLBACKS};
+use crate::native::Natives;
 use crate::program::{self, LoadedProgram};
 use crate::sock_image::{self, seq_bytes};
 use crate::vm::memory::{addr, Memory, REGION_CTX, REGION_SAMPLE};
@@ -58,6 +59,8 @@ pub struct BpfCongestionOps {
     rng: CycleRng,
     /// This socket's id among the program's (SK_STORAGE's key).
     socket: u64,
+    /// The native algorithms behind the cubictcp_/dctcp_/bbr_ kfuncs it calls.
+    natives: Natives,
 }
 
 fn cb_name(cb: Callback) -> &'static str {
@@ -76,6 +79,7 @@ impl BpfCongestionOps {
         };
         BpfCongestionOps {
             socket,
+            natives: Natives::default(),
             prog: loaded.prog.clone(),
             name: loaded.name,
             loaded,
@@ -112,6 +116,18 @@ impl BpfCongestionOps {
     /// Runs `cb` with `args` (after the socket, which is always the first); `None` if the
     /// program has no such callback or it failed.
     fn run(&mut self, cb: Callback, args: &[u64], tp: &mut CcView) -> Option<u64> {
+        self.run_with(cb, args, tp, None, None)
+    }
+
+    /// As `run`, with the callback's sample (for the native kfuncs that take it).
+    fn run_with(
+        &mut self,
+        cb: Callback,
+        args: &[u64],
+        tp: &mut CcView,
+        rate: Option<&RateSample>,
+        ack: Option<&AckSample>,
+    ) -> Option<u64> {
         if self.fault.is_some() {
             return None;
         }
@@ -134,6 +150,10 @@ impl BpfCongestionOps {
             shared: &mut shared,
             socket: self.socket,
             ca_name: self.name,
+            view: tp,
+            natives: &mut self.natives,
+            rate,
+            ack,
         };
         let r1 = addr(REGION_CTX, 0);
         let result = vm::run(
@@ -255,7 +275,7 @@ impl CongestionOps for BpfCongestionOps {
             ],
             ACK_SAMPLE_SIZE,
         );
-        self.run(Callback::PktsAcked, &[p], tp);
+        self.run_with(Callback::PktsAcked, &[p], tp, None, Some(s));
     }
 
     fn needs_ecn(&self) -> bool {
@@ -296,7 +316,13 @@ impl CongestionOps for BpfCongestionOps {
             RATE_SAMPLE_SIZE,
         );
         let ack = u64::from(seq_bytes(tp.snd_una, tp.mss_cache));
-        self.run(Callback::CongControl, &[ack, u64::from(flag), p], tp);
+        self.run_with(
+            Callback::CongControl,
+            &[ack, u64::from(flag), p],
+            tp,
+            Some(rs),
+            None,
+        );
     }
 
     fn undo_cwnd(&mut self, tp: &CcView) -> u32 {

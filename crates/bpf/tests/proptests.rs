@@ -70,6 +70,8 @@ proptest! {
             let mut rng = CycleRng::new(1);
             let program = tcplab_bpf::loader::Program::default();
             let mut shared = tcplab_bpf::program::Shared::default();
+            let view = common::view(10, 100);
+            let mut natives = tcplab_bpf::native::Natives::default();
             let mut host = SimHost {
                 now_us: 5_000,
                 hz: 1000,
@@ -79,6 +81,10 @@ proptest! {
                 shared: &mut shared,
                 socket: 1,
                 ca_name: "random",
+                view: &view,
+                natives: &mut natives,
+                rate: None,
+                ack: None,
             };
             let r1 = if r1_sock { SOCK_ADDR } else { addr(REGION_CTX, 0) };
             let _ = vm::run(&prog, 0, r1, &mut mem, &mut host, 5_000);

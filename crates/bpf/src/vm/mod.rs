@@ -27,7 +27,14 @@ use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_STACK};
 
 /// What the interpreter cannot do itself: kfuncs and helpers.
 pub trait Host {
-    fn call(&mut self, call: Call, args: [u64; 5], mem: &mut Memory) -> Result<u64, String>;
+    /// `sub`: the call instruction's `off` (which native kfunc, for `Call::Native`).
+    fn call(
+        &mut self,
+        call: Call,
+        sub: i16,
+        args: [u64; 5],
+        mem: &mut Memory,
+    ) -> Result<u64, String>;
 }
 
 /// A run failed at `pc`.
@@ -263,7 +270,9 @@ pub fn run(
                     let call = Call::from_id(i.imm)
                         .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
                     let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
-                    reg[0] = host.call(call, args, mem).map_err(|w| fault(pc - 1, w))?;
+                    reg[0] = host
+                        .call(call, i.off, args, mem)
+                        .map_err(|w| fault(pc - 1, w))?;
                 }
             }
             EXIT => {
