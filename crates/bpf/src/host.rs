@@ -280,7 +280,10 @@ impl Host for SimHost<'_> {
             Call::TcpRenoSsthresh => u64::from((get32(img, SND_CWND) >> 1).max(2)),
             Call::TcpRenoUndoCwnd => u64::from(get32(img, SND_CWND).max(get32(img, PRIOR_CWND))),
             Call::KtimeGetNs => self.now_us.wrapping_mul(1000),
-            Call::Jiffies64 => (u128::from(self.now_us) * u128::from(self.hz) / 1_000_000) as u64,
+            Call::Jiffies64 => match self.now_us.checked_mul(u64::from(self.hz)) {
+                Some(x) => x / 1_000_000,
+                None => (u128::from(self.now_us) * u128::from(self.hz) / 1_000_000) as u64,
+            },
             Call::PrandomU32 => u64::from(self.rng.next_u32()),
             Call::TcpSendAck => {
                 let ece = img[ECN_FLAGS] & 4 != 0; // TCP_ECN_DEMAND_CWR

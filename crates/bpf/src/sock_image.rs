@@ -56,7 +56,13 @@ pub fn seq_bytes(seq_segments: u64, mss: u32) -> u32 {
 /// `jiffies` at `hz` ticks per second for a time in us (truncated to u32 as
 /// tcp_jiffies32).
 pub fn jiffies(us: u64, hz: u32) -> u32 {
-    (u128::from(us) * u128::from(hz) / 1_000_000) as u32
+    if hz == 1000 {
+        return (us / 1000) as u32;
+    }
+    match us.checked_mul(u64::from(hz)) {
+        Some(x) => (x / 1_000_000) as u32,
+        None => (u128::from(us) * u128::from(hz) / 1_000_000) as u32,
+    }
 }
 
 /// The start (us) of jiffy `j` at `hz`.

@@ -62,7 +62,7 @@ impl Memory {
     }
 
     /// The bytes of region `r` as a program may read them.
-    #[inline]
+    #[inline(always)]
     fn region(&self, r: u64) -> Option<&[u8]> {
         Some(match r {
             REGION_SOCK => &self.sock,
@@ -74,7 +74,21 @@ impl Memory {
         })
     }
 
-    #[inline]
+    /// A load of `N` (1, 2, 4, 8) bytes: the interpreter's per-opcode fast path.
+    #[inline(always)]
+    pub fn load_n<const N: usize>(&self, a: u64) -> Result<u64, String> {
+        let off = (a & 0xffff_ffff) as usize;
+        let b: &[u8; N] = self
+            .region(a >> 32)
+            .and_then(|buf| buf.get(off..off.checked_add(N)?))
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(|| bad_access(a, N))?;
+        let mut w = [0u8; 8];
+        w[..N].copy_from_slice(b);
+        Ok(u64::from_le_bytes(w))
+    }
+
+    #[inline(always)]
     pub fn load(&self, a: u64, size: usize) -> Result<u64, String> {
         let off = (a & 0xffff_ffff) as usize;
         let b = self
