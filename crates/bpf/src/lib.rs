@@ -4,14 +4,18 @@
 //! the simulator, the same object file that bpftool loads into a kernel.
 //!
 //! ```text
-//! BpfObject::parse(bytes)  loader.rs: ELF, kfunc/helper/global relocations, struct_ops
-//!                          core.rs + layout.rs: CO-RE against the simulator's socket
-//!                          vm/verify.rs: opcodes, registers, jump targets
+//! BpfObject::parse(bytes)  loader.rs: ELF, kfunc/helper/global/map/kconfig relocations,
+//! (or parse_named)         struct_ops (one of several, by name), license
+//!                          core.rs + layout.rs: CO-RE against the simulator's socket,
+//!                          writes outside the kernel's writable fields refused
+//!                          vm/verify.rs: opcodes, registers, jump targets; the
+//!                          verifier's stack, recursion and no-exit-loop rules
 //! obj.params()             the .rodata `const volatile` globals: the program's knobs
 //! obj.load(&params, &env)  program.rs: one LoadedProgram (globals shared by its sockets,
 //!                          kconfig externs from the KernelEnv, printk output)
 //! loaded.instantiate(seed) one BpfCongestionOps per socket (ops.rs): socket image
-//!                          (sock_image.rs), interpreter (vm/), kfuncs (host.rs)
+//!                          (sock_image.rs), interpreter (vm/), helpers and kfuncs
+//!                          (host.rs, maps.rs, printk.rs, native.rs)
 //! ```
 //!
 //! Nothing a program does can panic or reach memory outside its regions: loading refuses

@@ -1,12 +1,13 @@
 //! `BpfCongestionOps`: a loaded program behind the simulator's `CongestionOps` seam, one
-//! per flow. Before each callback the flow's `CcView` is written into the socket image
+//! per socket (flow). Before each callback the flow's `CcView` is written into the socket image
 //! (sock_image.rs, kernel units), the callback's arguments into the ctx array (as
 //! BPF_PROG reads them: one u64 each), and the interpreter runs; afterwards the fields a
 //! program may write are read back into the view.
 //!
 //! Errors: a callback that fails (out-of-bounds access, budget, bad kfunc argument) does
-//! not panic and does not half-apply: the view is left as it was before the callback, the
-//! first error is kept (`fault()`, also through `CongestionOps::fault` for the engine),
+//! not panic and does not half-apply to the socket: the view is left as it was before the
+//! callback (what it wrote to globals and maps before failing stays, as those are the
+//! program's, not the socket's), the first error is kept (`fault()`, also through `CongestionOps::fault` for the engine),
 //! and from then on every callback is skipped — the algorithm is dead, as a kernel
 //! would refuse to load it. The engine stops the run and reports the error.
 //!
