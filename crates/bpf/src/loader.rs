@@ -559,8 +559,9 @@ fn ops_vars(
         }
         vars.sort();
         for (offset, var_name) in vars {
-            let bytes = data
-                .get(offset as usize..(offset + size) as usize)
+            let bytes = usize::try_from(offset)
+                .ok()
+                .and_then(|o| data.get(o..o.checked_add(size as usize)?))
                 .ok_or_else(|| {
                     elf(format!(
                         "{sname}: {var_name} is not a whole tcp_congestion_ops"
@@ -636,14 +637,17 @@ fn struct_ops(
         .section_by_index(chosen.section)
         .map_err(|e| elf(e.to_string()))?;
     let all = sec.data().map_err(|e| elf(e.to_string()))?;
-    let data = &all[chosen.offset as usize..(chosen.offset + chosen.size) as usize];
+    let data = usize::try_from(chosen.offset)
+        .ok()
+        .and_then(|o| all.get(o..o.checked_add(chosen.size as usize)?))
+        .ok_or_else(|| elf("struct_ops variable out of its section"))?;
     let member_at = |off: u64| members.iter().find(|m| u64::from(m.bit_offset / 8) == off);
     let mut callbacks: [Option<(usize, String)>; 12] = Default::default();
     for (off, rel) in sec.relocations() {
         let RelocationTarget::Symbol(si) = rel.target() else {
             continue;
         };
-        if off < chosen.offset || off >= chosen.offset + chosen.size {
+        if off < chosen.offset || off - chosen.offset >= chosen.size {
             continue; // another variable's member
         }
         let off = off - chosen.offset;
