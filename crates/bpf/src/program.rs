@@ -11,9 +11,11 @@
 //! callback the socket's memory borrows the program's globals, after it they go back.
 //!
 //! Kconfig (libbpf's bpf_object__read_kconfig_file, with the simulated kernel's values):
-//! `CONFIG_HZ` is `KernelEnv::hz`; `LINUX_KERNEL_VERSION` is `KernelEnv::kernel_version`;
-//! other `CONFIG_*` come from `KernelEnv::kconfig` (`y` = 1, `m` = 2, `n` = 0, the
-//! values of libbpf's tristate enum). An option not there is 0 when declared `__weak`
+//! `CONFIG_HZ` is `KernelEnv::hz` and the one `CONFIG_HZ_<hz>` is y;
+//! `LINUX_KERNEL_VERSION` is `KernelEnv::kernel_version`; `LINUX_HAS_BPF_COOKIE` and
+//! `LINUX_HAS_SYSCALL_WRAPPER` are 1; other `CONFIG_*` come from `KernelEnv::kconfig`
+//! (which also overrides these; `y` = 1, `m` = 2, `n` = 0, the values of libbpf's
+//! tristate enum). An option not there is 0 when declared `__weak`
 //! and refused, naming it, otherwise (libbpf: "extern (kcfg) 'X': value not found").
 
 use std::collections::BTreeMap;
@@ -58,10 +60,19 @@ impl Default for KernelEnv {
 impl KernelEnv {
     /// The value of kconfig option `name`, if this kernel has it.
     pub fn value(&self, name: &str) -> Option<u64> {
+        if let Some(v) = self.kconfig.get(name) {
+            return Some(*v);
+        }
         match name {
             "CONFIG_HZ" => Some(u64::from(self.hz)),
+            // Exactly one CONFIG_HZ_<n> is y (kernel/Kconfig.hz).
+            _ if name.starts_with("CONFIG_HZ_") => {
+                (name["CONFIG_HZ_".len()..] == self.hz.to_string()).then_some(1)
+            }
             "LINUX_KERNEL_VERSION" => Some(u64::from(self.kernel_version)),
-            _ => self.kconfig.get(name).copied(),
+            // libbpf's own virtual externs (bpf_object__resolve_externs), x86-64 6.18.
+            "LINUX_HAS_BPF_COOKIE" | "LINUX_HAS_SYSCALL_WRAPPER" => Some(1),
+            _ => None,
         }
     }
 }
@@ -177,5 +188,27 @@ impl LoadedProgram {
             .iter()
             .find(|g| g.name == name)
             .map(|g| g.data.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kconfig_values_of_the_simulated_kernel() {
+        let env = KernelEnv {
+            hz: 250,
+            ..KernelEnv::default()
+        };
+        assert_eq!(env.value("CONFIG_HZ"), Some(250));
+        assert_eq!(env.value("CONFIG_HZ_250"), Some(1));
+        assert_eq!(env.value("CONFIG_HZ_1000"), None);
+        // KERNEL_VERSION(6, 18, 0) = 6 << 16 | 18 << 8.
+        assert_eq!(env.value("LINUX_KERNEL_VERSION"), Some(0x06_12_00));
+        assert_eq!(env.value("CONFIG_TCP_CONG_BBR"), None);
+        let mut env = env;
+        env.kconfig.insert("CONFIG_TCP_CONG_BBR".into(), 2);
+        assert_eq!(env.value("CONFIG_TCP_CONG_BBR"), Some(2));
     }
 }
