@@ -31,7 +31,9 @@ pub enum BtfType {
         is_bool: bool,
         bits: u32,
     },
-    Ptr,
+    Ptr {
+        target: u32,
+    },
     Array {
         elem: u32,
         nelems: u32,
@@ -62,6 +64,8 @@ pub enum BtfType {
     },
     Datasec {
         name: String,
+        /// The VAR type ids it holds (its `btf_var_secinfo`s).
+        vars: Vec<u32>,
     },
     Other,
 }
@@ -138,7 +142,9 @@ impl Btf {
                         bits: enc & 0xff,
                     }
                 }
-                2 => BtfType::Ptr,
+                2 => BtfType::Ptr {
+                    target: size_or_type,
+                },
                 3 => {
                     let elem = rd_u32(types_raw, at)?;
                     let nelems = rd_u32(types_raw, at + 8)?;
@@ -211,8 +217,12 @@ impl Btf {
                     }
                 }
                 15 => {
-                    at += 12 * vlen;
-                    BtfType::Datasec { name }
+                    let mut vars = Vec::with_capacity(vlen.min(1024));
+                    for _ in 0..vlen {
+                        vars.push(rd_u32(types_raw, at)?);
+                        at += 12;
+                    }
+                    BtfType::Datasec { name, vars }
                 }
                 17 => {
                     at += 4;
@@ -271,7 +281,7 @@ impl Btf {
         Ok(match t {
             BtfType::Int { size, .. } | BtfType::Enum { size, .. } => *size,
             BtfType::Struct { size, .. } => *size,
-            BtfType::Ptr => 8,
+            BtfType::Ptr { .. } => 8,
             BtfType::Array { elem, nelems } => self
                 .size_at_depth(*elem, depth + 1)?
                 .saturating_mul(*nelems),
@@ -283,6 +293,14 @@ impl Btf {
     pub fn find_struct(&self, want: &str) -> Option<(u32, &BtfType)> {
         self.types.iter().enumerate().find_map(|(i, t)| match t {
             BtfType::Struct { name, .. } if name == want => Some((i as u32, t)),
+            _ => None,
+        })
+    }
+
+    /// The name of the DATASEC that holds VAR `var` (".kconfig", ".ksyms", ".bss"...).
+    pub fn datasec_of(&self, var: u32) -> Option<&str> {
+        self.types.iter().find_map(|t| match t {
+            BtfType::Datasec { name, vars } if vars.contains(&var) => Some(name.as_str()),
             _ => None,
         })
     }

@@ -19,7 +19,7 @@ pub enum Call {
     TcpRenoUndoCwnd = 4,
     /// helper 5 `bpf_ktime_get_ns`: the simulated clock in ns.
     KtimeGetNs = 5,
-    /// helper 118 `bpf_jiffies64`: jiffies at HZ = 1000.
+    /// helper 118 `bpf_jiffies64`: jiffies at the loaded program's CONFIG_HZ.
     Jiffies64 = 6,
     /// helper 116 `bpf_tcp_send_ack(tp, rcv_nxt)`: send an ACK for `rcv_nxt` now, its
     /// ECE from `ecn_flags` at the call (DCTCP's `dctcp_ece_ack_update`).
@@ -27,10 +27,34 @@ pub enum Call {
     /// helper 7 `bpf_get_prandom_u32`: a seeded SplitMix64 (the native BBR's `CycleRng`),
     /// so a run stays a function of its seed.
     PrandomU32 = 8,
+    /// helper 1 `bpf_map_lookup_elem(map, key)`.
+    MapLookup = 9,
+    /// helper 2 `bpf_map_update_elem(map, key, value, flags)`.
+    MapUpdate = 10,
+    /// helper 3 `bpf_map_delete_elem(map, key)`.
+    MapDelete = 11,
+    /// helper 6 `bpf_trace_printk(fmt, fmt_size, a, b, c)`.
+    TracePrintk = 12,
+    /// helper 177 `bpf_trace_vprintk(fmt, fmt_size, args, args_size)`.
+    TraceVprintk = 13,
+    /// helper 107 `bpf_sk_storage_get(map, sk, value, flags)`.
+    SkStorageGet = 14,
+    /// helper 108 `bpf_sk_storage_delete(map, sk)`.
+    SkStorageDelete = 15,
+    /// helper 49 `bpf_setsockopt(sk, level, optname, optval, optlen)`.
+    SetSockopt = 16,
+    /// helper 57 `bpf_getsockopt(sk, level, optname, optval, optlen)`.
+    GetSockopt = 17,
+    /// helpers 8 `bpf_get_smp_processor_id` and 42 `bpf_get_numa_node_id`: 0, the
+    /// simulator's one CPU and node.
+    CpuZero = 18,
+    /// A kfunc of the kernel's own algorithms (native.rs); the call instruction's `off`
+    /// holds its index in `native::KFUNCS`.
+    Native = 19,
 }
 
 impl Call {
-    pub const ALL: [Call; 9] = [
+    pub const ALL: [Call; 20] = [
         Call::TcpSlowStart,
         Call::TcpCongAvoidAi,
         Call::TcpRenoCongAvoid,
@@ -40,6 +64,17 @@ impl Call {
         Call::Jiffies64,
         Call::TcpSendAck,
         Call::PrandomU32,
+        Call::MapLookup,
+        Call::MapUpdate,
+        Call::MapDelete,
+        Call::TracePrintk,
+        Call::TraceVprintk,
+        Call::SkStorageGet,
+        Call::SkStorageDelete,
+        Call::SetSockopt,
+        Call::GetSockopt,
+        Call::CpuZero,
+        Call::Native,
     ];
 
     pub fn from_id(id: i32) -> Option<Call> {
@@ -59,11 +94,57 @@ impl Call {
 
     pub fn helper(number: i32) -> Option<Call> {
         Some(match number {
-            5 => Call::KtimeGetNs,
+            1 => Call::MapLookup,
+            2 => Call::MapUpdate,
+            3 => Call::MapDelete,
+            // ktime_get_ns, ktime_get_boot_ns, ktime_get_coarse_ns: one simulated clock.
+            5 | 125 | 160 => Call::KtimeGetNs,
+            6 => Call::TracePrintk,
             7 => Call::PrandomU32,
+            8 | 42 => Call::CpuZero,
+            49 => Call::SetSockopt,
+            57 => Call::GetSockopt,
+            107 => Call::SkStorageGet,
+            108 => Call::SkStorageDelete,
             116 => Call::TcpSendAck,
             118 => Call::Jiffies64,
+            177 => Call::TraceVprintk,
             _ => return None,
         })
+    }
+}
+
+/// Whether the kernel lets a struct_ops tcp_congestion_ops program call helper `n`
+/// (net/ipv4/bpf_tcp_ca.c bpf_tcp_ca_get_func_proto, 6.18: tcp_send_ack,
+/// sk_storage_get/delete, setsockopt/getsockopt (not from release),
+/// ktime_get_coarse_ns, and kernel/bpf/helpers.c bpf_base_func_proto for a privileged
+/// loader). `in_release`: the program is the `release` callback.
+pub fn helper_allowed(n: i32, in_release: bool) -> bool {
+    match n {
+        116 | 107 | 108 | 160 => true,
+        49 | 57 => !in_release,
+        // bpf_base_func_proto: maps, random, cpu/node ids, tail calls, clocks, ring
+        // buffers, loops, strings, dynptrs (any loader) ...
+        1..=3
+        | 5
+        | 7
+        | 8
+        | 12
+        | 42
+        | 87..=89
+        | 125
+        | 130..=134
+        | 164
+        | 181
+        | 182
+        | 195
+        | 197..=203
+        | 208
+        | 209 => true,
+        // ... CAP_BPF: spin locks, jiffies, per-cpu pointers, timers, kptr_xchg ...
+        93 | 94 | 118 | 153 | 154 | 169..=172 | 194 => true,
+        // ... CAP_PERFMON: printk, snprintf, current task, probe reads.
+        6 | 35 | 112..=115 | 149 | 158 | 165 | 175 | 177 => true,
+        _ => false,
     }
 }

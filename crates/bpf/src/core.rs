@@ -25,6 +25,10 @@ struct Resolved {
     local_size: u32,
     bits: u32,
     signed: bool,
+    /// bpf_tcp_ca_btf_struct_access lets a program write it.
+    writable: bool,
+    /// "tcp_sock.snd_una", "inet_connection_sock.icsk_ack.pending" (for errors).
+    path: String,
 }
 
 fn unmodelled(strukt: &str, field: &str) -> BpfError {
@@ -70,6 +74,8 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
     let mut offset = target.size.saturating_mul(first);
     let mut last: Option<&TField> = None;
     let mut elem_size = target.size;
+    let mut writable = false;
+    let mut path = root_name.clone();
     for &idx in rest {
         let (_, local, _) = btf.resolve(local_id)?;
         match (local, kind) {
@@ -95,6 +101,8 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
                 offset = offset.saturating_add(f.offset);
                 kind = f.kind;
                 elem_size = f.size;
+                writable = f.writable;
+                path = format!("{path}.{}", m.name);
                 last = Some(f);
                 local_id = m.type_id;
             }
@@ -135,6 +143,8 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
             local_size,
             bits: f.bits,
             signed,
+            writable,
+            path,
         },
         None => Resolved {
             offset,
@@ -142,6 +152,8 @@ fn resolve(btf: &Btf, r: &CoreRelo) -> Result<Option<Resolved>, BpfError> {
             local_size,
             bits: 0,
             signed,
+            writable,
+            path,
         },
     }))
 }
@@ -200,6 +212,20 @@ pub fn apply(btf: &Btf, r: &CoreRelo, insns: &mut [Insn], base: usize) -> Result
                     "{}-byte field in the program, {} bytes in the simulator ({})",
                     f.local_size, f.size, r.access
                 )));
+            }
+            // bpf_tcp_ca_btf_struct_access (net/ipv4/bpf_tcp_ca.c): the verifier refuses
+            // a store to any other field when the program loads.
+            if class != 1 && r.kind == CoreKind::FieldByteOffset && !f.writable {
+                return Err(BpfError::Verifier {
+                    prog: String::new(),
+                    line: None,
+                    why: format!(
+                        "write to {}, a field BPF congestion control may not write \
+                         (bpf_tcp_ca_btf_struct_access allows {})",
+                        f.path,
+                        layout::WRITABLE_FIELDS
+                    ),
+                });
             }
             insns[pc].off = i16::try_from(val).map_err(|_| {
                 BpfError::Relocation(format!("offset {val} does not fit an instruction"))

@@ -26,6 +26,17 @@ pub enum BpfError {
     },
     /// A parameter that is not a `const volatile` global of .rodata, or a wrong value.
     Param { name: String, why: String },
+    /// Refused at load as the kernel's verifier refuses it (license, stack, loops, a
+    /// read-only field), with the program and, from .BTF.ext, the source line.
+    Verifier {
+        prog: String,
+        line: Option<String>,
+        why: String,
+    },
+    /// A map in `.maps` the simulator cannot create (type, sizes, flags).
+    Map { name: String, why: String },
+    /// A `__kconfig` extern the simulated kernel does not set (and not `__weak`).
+    Kconfig { name: String, why: String },
     /// A callback failed while running (out-of-bounds access, budget, division...).
     Runtime {
         callback: String,
@@ -57,6 +68,13 @@ impl fmt::Display for BpfError {
                 write!(f, "program {prog}, pc {pc}: {why}")
             }
             BpfError::Param { name, why } => write!(f, "parameter {name}: {why}"),
+            BpfError::Verifier { prog, line, why } => match line {
+                Some(l) => write!(f, "program {prog} ({l}): {why}"),
+                None if prog.is_empty() => write!(f, "{why}"),
+                None => write!(f, "program {prog}: {why}"),
+            },
+            BpfError::Map { name, why } => write!(f, "map {name}: {why}"),
+            BpfError::Kconfig { name, why } => write!(f, "extern {name} __kconfig: {why}"),
             BpfError::Runtime { callback, pc, why } => {
                 write!(f, "callback {callback} failed at pc {pc}: {why}")
             }

@@ -16,6 +16,12 @@
 //! their own at bit 0; programs read them with BPF_CORE_READ_BITFIELD, whose shifts
 //! CO-RE computes from this layout, so the program cannot tell.
 
+/// The fields a program may write, for error messages (the `writable` flags below).
+pub const WRITABLE_FIELDS: &str = "sock.sk_pacing_rate, sock.sk_pacing_status, \
+    inet_connection_sock.icsk_ca_priv, inet_connection_sock.icsk_ack.pending, \
+    tcp_sock.snd_cwnd, tcp_sock.snd_cwnd_cnt, tcp_sock.snd_cwnd_stamp, \
+    tcp_sock.snd_ssthresh, tcp_sock.ecn_flags, tcp_sock.app_limited";
+
 /// What a field is, for matching against the program's local type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {

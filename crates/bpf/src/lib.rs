@@ -4,12 +4,18 @@
 //! the simulator, the same object file that bpftool loads into a kernel.
 //!
 //! ```text
-//! BpfObject::parse(bytes)  loader.rs: ELF, kfunc/helper/global relocations, struct_ops
-//!                          core.rs + layout.rs: CO-RE against the simulator's socket
-//!                          vm/verify.rs: opcodes, registers, jump targets
+//! BpfObject::parse(bytes)  loader.rs: ELF, kfunc/helper/global/map/kconfig relocations,
+//! (or parse_named)         struct_ops (one of several, by name), license
+//!                          core.rs + layout.rs: CO-RE against the simulator's socket,
+//!                          writes outside the kernel's writable fields refused
+//!                          vm/verify.rs: opcodes, registers, jump targets; the
+//!                          verifier's stack, recursion and no-exit-loop rules
 //! obj.params()             the .rodata `const volatile` globals: the program's knobs
-//! obj.instantiate(&params) one BpfCongestionOps per flow (ops.rs): socket image
-//!                          (sock_image.rs), interpreter (vm/), kfuncs (host.rs)
+//! obj.load(&params, &env)  program.rs: one LoadedProgram (globals shared by its sockets,
+//!                          kconfig externs from the KernelEnv, printk output)
+//! loaded.instantiate(seed) one BpfCongestionOps per socket (ops.rs): socket image
+//!                          (sock_image.rs), interpreter (vm/), helpers and kfuncs
+//!                          (host.rs, maps.rs, printk.rs, native.rs)
 //! ```
 //!
 //! Nothing a program does can panic or reach memory outside its regions: loading refuses
@@ -20,12 +26,17 @@ pub mod btf_ext;
 pub mod calls;
 pub mod core;
 pub mod error;
+pub mod helper_names;
 pub mod host;
 pub mod insn;
 pub mod layout;
 pub mod loader;
+pub mod maps;
+pub mod native;
 pub mod ops;
 pub mod params;
+pub mod printk;
+pub mod program;
 pub mod sock_image;
 pub mod vm;
 
@@ -38,6 +49,7 @@ use tcplab_cc::ParamValue;
 pub use error::BpfError;
 pub use ops::BpfCongestionOps;
 pub use params::{BpfParam, BpfParamKind};
+pub use program::{KernelEnv, LoadedProgram, PrintkLine};
 
 /// A parsed and relocated object, ready to run on any number of flows.
 #[derive(Clone, Debug)]
@@ -51,7 +63,14 @@ pub struct BpfObject {
 impl BpfObject {
     /// Loads an ELF object as clang emits it (`clang -target bpf -O2 -g -c`).
     pub fn parse(bytes: &[u8]) -> Result<BpfObject, BpfError> {
-        let prog = loader::load(bytes)?;
+        Self::parse_named(bytes, None)
+    }
+
+    /// As `parse`, choosing the `tcp_congestion_ops` named `ops_name` (its variable
+    /// name or its `.name`) when the object has several; without a name an object with
+    /// several is refused, listing them.
+    pub fn parse_named(bytes: &[u8], ops_name: Option<&str>) -> Result<BpfObject, BpfError> {
+        let prog = loader::load(bytes, ops_name)?;
         let name: &'static str = Box::leak(prog.name.clone().into_boxed_str());
         Ok(BpfObject {
             prog: Arc::new(prog),
@@ -79,17 +98,28 @@ impl BpfObject {
         params::patch_elf(&self.prog, elf, values)
     }
 
-    /// One flow's instance with `values` applied to .rodata (others keep their defaults).
-    /// An unknown name or a value of the wrong kind or range is an error naming it.
+    /// Loads the program as the kernel does: `values` applied to .rodata (others keep
+    /// their defaults; an unknown name or a value of the wrong kind or range is an error
+    /// naming it), `__kconfig` externs resolved from `env`. Every socket instantiated
+    /// from the result shares its globals (program.rs); different `values` make a
+    /// different program, as they do on the kernel backend.
+    pub fn load(
+        &self,
+        values: &BTreeMap<String, ParamValue>,
+        env: &KernelEnv,
+    ) -> Result<LoadedProgram, BpfError> {
+        let globals = params::apply(&self.prog, values)?;
+        LoadedProgram::new(self.prog.clone(), self.name, globals, env)
+    }
+
+    /// A program loaded for one flow alone (default `KernelEnv`): its globals are its
+    /// own. Kept for callers that have not moved to `load` + `instantiate`.
     pub fn instantiate_ops(
         &self,
         values: &BTreeMap<String, ParamValue>,
     ) -> Result<BpfCongestionOps, BpfError> {
-        let globals = params::apply(&self.prog, values)?;
         Ok(BpfCongestionOps::new(
-            self.prog.clone(),
-            self.name,
-            vm::memory::Memory::new(globals),
+            self.load(values, &KernelEnv::default())?,
         ))
     }
 

@@ -15,8 +15,12 @@
 //!   fills which member of `struct tcp_congestion_ops` (by the member's offset in the
 //!   object's own BTF); its `name` and `flags` members are read from the section data.
 //!
-//! Deviations: one `tcp_congestion_ops` per object; no maps (a congestion control keeps
-//! its state in icsk_ca_priv; global .data/.bss serve the rest).
+//! - `ld_imm64` relocations to a `.maps` variable define that map (maps.rs) and load
+//!   its handle; to an undefined `__kconfig` extern, its slot in `.kconfig`.
+//!
+//! - an object may hold several `tcp_congestion_ops` variables (in `.struct_ops` and/or
+//!   `.struct_ops.link`): one is chosen by variable or `.name` (`ops_name`), and an
+//!   object with several and no name is refused, listing them.
 
 use std::collections::HashMap;
 
@@ -26,10 +30,13 @@ use object::{
 
 use crate::btf::{Btf, BtfType};
 use crate::btf_ext;
-use crate::calls::Call;
+use crate::calls::{self, Call};
 use crate::core;
 use crate::error::BpfError;
+use crate::helper_names;
 use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_KFUNC_CALL};
+use crate::maps::{self, MapDef};
+use crate::native;
 use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
 use crate::vm::verify;
 
@@ -76,8 +83,19 @@ pub struct GlobalVar {
     pub ty: BtfType,
 }
 
+/// One `extern ... __kconfig` variable: where its value goes in the `.kconfig` region.
+#[derive(Clone, Debug)]
+pub struct KconfigExtern {
+    pub name: String,
+    pub region: usize,
+    pub offset: usize,
+    pub size: usize,
+    /// Declared `__weak`: an unknown option reads as 0 instead of being refused.
+    pub weak: bool,
+}
+
 /// A loaded, relocated object, shared by every flow that runs it.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Program {
     pub insns: Vec<Insn>,
     /// Entry pc and program (symbol) name per callback.
@@ -89,6 +107,10 @@ pub struct Program {
     /// Initial contents of the global sections, in region order.
     pub globals: Vec<Global>,
     pub rodata_vars: Vec<GlobalVar>,
+    /// The `__kconfig` externs the code reads.
+    pub kconfig: Vec<KconfigExtern>,
+    /// The maps of `.maps` the code uses, in the order first referenced.
+    pub maps: Vec<MapDef>,
 }
 
 /// The largest .rodata/.data/.bss section we load (1 MiB).
@@ -105,7 +127,9 @@ fn r_type(flags: RelocationFlags) -> u32 {
     }
 }
 
-pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
+/// Loads `bytes`; `ops_name` chooses one of several `tcp_congestion_ops` (by variable
+/// or `.name`), and must when there are several.
+pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
     let file = object::File::parse(bytes).map_err(|e| elf(e.to_string()))?;
     if file.architecture() != object::Architecture::Bpf {
         return Err(elf(format!(
@@ -180,6 +204,9 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
     let sym_by_index = |idx: object::SymbolIndex| symbols.iter().find(|s| s.index() == idx);
 
     // Relocations of code sections.
+    let mut kconfig: Vec<KconfigExtern> = Vec::new();
+    let mut maps: Vec<MapDef> = Vec::new();
+    let maps_section = file.section_by_name(".maps").map(|s| s.index());
     let mut resolved_calls = vec![false; insns.len()];
     for s in file.sections() {
         let Some(&base) = code_base.get(&s.index()) else {
@@ -197,10 +224,15 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
                 .ok_or_else(|| elf(format!("relocation at {off} out of range")))?;
             if insn.code == CALL {
                 if sym.is_undefined() {
-                    let call =
-                        Call::kfunc(&sym_name).ok_or(BpfError::UnknownCall { name: sym_name })?;
                     insns[pc].src = PSEUDO_KFUNC_CALL;
-                    insns[pc].imm = call as i32;
+                    if let Some(call) = Call::kfunc(&sym_name) {
+                        insns[pc].imm = call as i32;
+                    } else if let Some(k) = native::index(&sym_name) {
+                        insns[pc].imm = Call::Native as i32;
+                        insns[pc].off = k as i16;
+                    } else {
+                        return Err(BpfError::UnknownCall { name: sym_name });
+                    }
                 } else {
                     let tsec = sym
                         .section_index()
@@ -217,6 +249,26 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
                         .map_err(|_| elf("call distance"))?;
                 }
                 resolved_calls[pc] = true;
+            } else if insn.code == LD_IMM64 && sym.is_undefined() {
+                let at = kconfig_slot(&btf, &sym_name, sym.is_weak(), &mut kconfig, &mut globals)?;
+                let a = addr(REGION_GLOBAL0 + at.0 as u64, at.1);
+                insns[pc].imm = a as u32 as i32;
+                if let Some(next) = insns.get_mut(pc + 1) {
+                    next.imm = (a >> 32) as u32 as i32;
+                }
+            } else if insn.code == LD_IMM64 && sym.section_index() == maps_section {
+                let k = match maps.iter().position(|m| m.name == sym_name) {
+                    Some(k) => k,
+                    None => {
+                        maps.push(maps::define(&btf, &sym_name, &mut globals)?);
+                        maps.len() - 1
+                    }
+                };
+                let a = maps::map_handle(k);
+                insns[pc].imm = a as u32 as i32;
+                if let Some(next) = insns.get_mut(pc + 1) {
+                    next.imm = (a >> 32) as u32 as i32;
+                }
             } else if insn.code == LD_IMM64 {
                 let tsec = sym.section_index().ok_or_else(|| BpfError::UnknownCall {
                     name: sym_name.clone(),
@@ -239,33 +291,88 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
             }
         }
     }
-    // Helper calls: by number.
-    for (pc, i) in insns.iter_mut().enumerate() {
-        if i.code == CALL && i.src == 0 && !resolved_calls[pc] {
-            let call = Call::helper(i.imm).ok_or(BpfError::UnknownCall {
-                name: format!("helper #{}", i.imm),
-            })?;
-            i.src = PSEUDO_KFUNC_CALL;
-            i.imm = call as i32;
+    // CO-RE (and the source lines, for load-time errors).
+    let ext = section_data(".BTF.ext")?;
+    let lines = match &ext {
+        Some(ext) => btf_ext::parse_line_info(ext, &btf)?,
+        None => Vec::new(),
+    };
+    let locate = |e: BpfError, pc: usize| -> BpfError {
+        let BpfError::Verifier { why, .. } = e else {
+            return e;
+        };
+        let (section, base) = base_by_name
+            .iter()
+            .filter(|(_, &b)| b <= pc)
+            .max_by_key(|(_, &b)| b)
+            .map_or(("", 0), |(n, &b)| (n.as_str(), b));
+        BpfError::Verifier {
+            prog: program_at(&symbols, &code_base, pc),
+            line: btf_ext::line_at(&lines, section, ((pc - base) * 8) as u32),
+            why,
         }
-    }
-
-    // CO-RE.
-    if let Some(ext) = section_data(".BTF.ext")? {
-        for r in btf_ext::parse_core_relos(&ext, &btf)? {
+    };
+    if let Some(ext) = &ext {
+        for r in btf_ext::parse_core_relos(ext, &btf)? {
             let base = *base_by_name.get(&r.section).ok_or_else(|| {
                 BpfError::Relocation(format!("section {} is not code", r.section))
             })?;
-            core::apply(&btf, &r, &mut insns, base)?;
+            core::apply(&btf, &r, &mut insns, base)
+                .map_err(|e| locate(e, base + (r.insn_off / 8) as usize))?;
         }
     }
 
-    let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base)?;
+    let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base, ops_name)?;
+
+    // Helper calls: by number, from the set the kernel allows a tcp_congestion_ops
+    // program (calls.rs helper_allowed; setsockopt/getsockopt not in release).
+    let functions = functions(&symbols, &code_base);
+    let release = callbacks[Callback::Release as usize]
+        .as_ref()
+        .and_then(|(entry, _)| functions.iter().find(|f| f.0 == *entry).copied());
+    for pc in 0..insns.len() {
+        let i = insns[pc];
+        if i.code != CALL || i.src != 0 || resolved_calls[pc] {
+            continue;
+        }
+        let in_release = release.is_some_and(|(s, e)| s <= pc && pc < e);
+        if !calls::helper_allowed(i.imm, in_release) {
+            let where_ = if in_release { " in release" } else { "" };
+            return Err(locate(
+                BpfError::Verifier {
+                    prog: String::new(),
+                    line: None,
+                    why: format!(
+                        "{} is not available to struct_ops tcp_congestion_ops programs{where_} \
+                         (net/ipv4/bpf_tcp_ca.c bpf_tcp_ca_get_func_proto)",
+                        helper_names::describe(i.imm)
+                    ),
+                },
+                pc,
+            ));
+        }
+        let call = Call::helper(i.imm).ok_or_else(|| BpfError::UnknownCall {
+            name: helper_names::describe(i.imm),
+        })?;
+        insns[pc].src = PSEUDO_KFUNC_CALL;
+        insns[pc].imm = call as i32;
+    }
 
     if let Err((pc, why)) = verify::check(&insns) {
         let prog = program_at(&symbols, &code_base, pc);
         return Err(BpfError::BadInstruction { prog, pc, why });
     }
+    verify::check_kernel_rules(&insns, &functions).map_err(|(pc, why)| {
+        locate(
+            BpfError::Verifier {
+                prog: String::new(),
+                line: None,
+                why,
+            },
+            pc,
+        )
+    })?;
+    check_license(&section_data("license")?)?;
 
     let rodata_vars = rodata_vars(&btf, &symbols, &global_region, &globals);
     Ok(Program {
@@ -275,7 +382,124 @@ pub fn load(bytes: &[u8]) -> Result<Program, BpfError> {
         flags,
         globals,
         rodata_vars,
+        kconfig,
+        maps,
     })
+}
+
+/// The `.kconfig` region and offset of extern `name`, given one on its first use. The
+/// region (read-only, as libbpf's .kconfig map is frozen) is appended to the globals
+/// the first time; its values are filled in at load from the `KernelEnv`.
+fn kconfig_slot(
+    btf: &Btf,
+    name: &str,
+    weak: bool,
+    kconfig: &mut Vec<KconfigExtern>,
+    globals: &mut Vec<Global>,
+) -> Result<(usize, usize), BpfError> {
+    if let Some(k) = kconfig.iter().find(|k| k.name == name) {
+        return Ok((k.region, k.offset));
+    }
+    let var = btf.find_var(name).ok_or_else(|| BpfError::UnknownCall {
+        name: name.to_string(),
+    })?;
+    let sec = btf.datasec_of(var).unwrap_or("");
+    if sec != ".kconfig" {
+        return Err(BpfError::Elf(format!(
+            "extern {name} is in {sec:?}: the only extern variables tcplab resolves are __kconfig ones"
+        )));
+    }
+    let BtfType::Var { target, .. } = btf.get(var)? else {
+        return Err(BpfError::Btf(format!("{name} is not a VAR")));
+    };
+    let (_, ty, _) = btf.resolve(*target)?;
+    let size = match ty {
+        BtfType::Int { size, .. } | BtfType::Enum { size, .. } if matches!(size, 1 | 2 | 4 | 8) => {
+            *size as usize
+        }
+        _ => {
+            return Err(BpfError::Elf(format!(
+            "__kconfig extern {name}: only integer, bool and enum (tristate) types are supported"
+        )))
+        }
+    };
+    let region = match globals.iter().position(|g| g.name == ".kconfig") {
+        Some(r) => r,
+        None => {
+            globals.push(Global {
+                name: ".kconfig".into(),
+                data: Vec::new(),
+                writable: false,
+            });
+            globals.len() - 1
+        }
+    };
+    let data = &mut globals[region].data;
+    let offset = data.len().next_multiple_of(size);
+    data.resize(offset + size, 0);
+    kconfig.push(KconfigExtern {
+        name: name.to_string(),
+        region,
+        offset,
+        size,
+        weak,
+    });
+    Ok((region, offset))
+}
+
+/// The license must be GPL-compatible: the verifier refuses a struct_ops program
+/// otherwise (kernel/bpf/verifier.c check_struct_ops_btf_id; compatibility as
+/// include/linux/license.h license_is_gpl_compatible).
+fn check_license(data: &Option<Vec<u8>>) -> Result<(), BpfError> {
+    let text = data.as_deref().map(|b| {
+        String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())])
+            .into_owned()
+    });
+    let ok = matches!(
+        text.as_deref(),
+        Some(
+            "GPL"
+                | "GPL v2"
+                | "GPL and additional rights"
+                | "Dual BSD/GPL"
+                | "Dual MIT/GPL"
+                | "Dual MPL/GPL"
+        )
+    );
+    if ok {
+        return Ok(());
+    }
+    let got = match text {
+        Some(t) => format!("its license is {t:?}"),
+        None => "it has no SEC(\"license\") string".into(),
+    };
+    Err(BpfError::Verifier {
+        prog: String::new(),
+        line: None,
+        why: format!(
+            "struct ops programs must have a GPL compatible license; {got} \
+             (GPL, GPL v2, GPL and additional rights, Dual BSD/GPL, Dual MIT/GPL, Dual MPL/GPL)"
+        ),
+    })
+}
+
+/// Every function (program or subprogram) as (first pc, end pc), sorted.
+fn functions(
+    symbols: &[object::Symbol],
+    code_base: &HashMap<object::SectionIndex, usize>,
+) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = symbols
+        .iter()
+        .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+        .filter_map(|s| {
+            let base = *code_base.get(&s.section_index()?)?;
+            let start = base + (s.address() / 8) as usize;
+            Some((start, start + (s.size() / 8) as usize))
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The name of the function symbol that contains `pc`.
@@ -299,32 +523,134 @@ fn program_at(
 
 type StructOps = ([Option<(usize, String)>; 12], String, u32);
 
+/// One `struct tcp_congestion_ops` variable of a `.struct_ops*` section.
+struct OpsVar {
+    section: object::SectionIndex,
+    /// Byte offset of the variable in its section, and its size.
+    offset: u64,
+    size: u64,
+    var_name: String,
+    /// Its `.name` member.
+    ca_name: String,
+}
+
+/// The `tcp_congestion_ops` variables of every `.struct_ops` / `.struct_ops.link`
+/// section (libbpf accepts both, and several variables in each).
+fn ops_vars(
+    file: &object::File,
+    symbols: &[object::Symbol],
+    name_at: impl Fn(&[u8]) -> String,
+    size: u64,
+) -> Result<Vec<OpsVar>, BpfError> {
+    let mut out = Vec::new();
+    for sec in file.sections() {
+        let sname = sec.name().unwrap_or("");
+        if sname != ".struct_ops" && sname != ".struct_ops.link" {
+            continue;
+        }
+        let data = sec.data().map_err(|e| elf(format!("{sname}: {e}")))?;
+        let mut vars: Vec<(u64, String)> = symbols
+            .iter()
+            .filter(|s| s.section_index() == Some(sec.index()) && s.kind() == SymbolKind::Data)
+            .map(|s| (s.address(), s.name().unwrap_or("?").to_string()))
+            .collect();
+        if vars.is_empty() && !data.is_empty() {
+            vars.push((0, "?".into())); // no symbol: the section is one variable
+        }
+        vars.sort();
+        for (offset, var_name) in vars {
+            let bytes = usize::try_from(offset)
+                .ok()
+                .and_then(|o| data.get(o..o.checked_add(size as usize)?))
+                .ok_or_else(|| {
+                    elf(format!(
+                        "{sname}: {var_name} is not a whole tcp_congestion_ops"
+                    ))
+                })?;
+            out.push(OpsVar {
+                section: sec.index(),
+                offset,
+                size,
+                ca_name: name_at(bytes),
+                var_name,
+            });
+        }
+    }
+    Ok(out)
+}
+
 fn struct_ops(
     file: &object::File,
     btf: &Btf,
     symbols: &[object::Symbol],
     code_base: &HashMap<object::SectionIndex, usize>,
+    want: Option<&str>,
 ) -> Result<StructOps, BpfError> {
-    let sec = file
-        .section_by_name(".struct_ops.link")
-        .or_else(|| file.section_by_name(".struct_ops"))
-        .ok_or(BpfError::NoStructOps)?;
-    let data = sec.data().map_err(|e| elf(e.to_string()))?;
     let Some((_, BtfType::Struct { members, size, .. })) = btf.find_struct("tcp_congestion_ops")
     else {
         return Err(BpfError::NoStructOps);
     };
-    if data.len() as u64 > u64::from(*size) {
-        return Err(elf(
-            "more than one struct_ops variable in the object; tcplab runs one",
-        ));
-    }
+    let field = |data: &[u8], name: &str, len: usize| -> Option<Vec<u8>> {
+        let m = members.iter().find(|m| m.name == name)?;
+        let o = (m.bit_offset / 8) as usize;
+        data.get(o..o + len).map(<[u8]>::to_vec)
+    };
+    let name_at = |data: &[u8]| {
+        field(data, "name", 16)
+            .map(|b| {
+                String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)])
+                    .into_owned()
+            })
+            .unwrap_or_default()
+    };
+    let vars = ops_vars(file, symbols, name_at, u64::from(*size))?;
+    let listing = || {
+        vars.iter()
+            .map(|v| format!("{} (.name \"{}\")", v.var_name, v.ca_name))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let chosen = match want {
+        Some(n) => vars
+            .iter()
+            .find(|v| v.var_name == n)
+            .or_else(|| vars.iter().find(|v| v.ca_name == n))
+            .ok_or_else(|| {
+                elf(format!(
+                    "no struct_ops variable named {n:?}; the object has {}",
+                    listing()
+                ))
+            })?,
+        None => match vars.as_slice() {
+            [] => return Err(BpfError::NoStructOps),
+            [one] => one,
+            _ => {
+                return Err(elf(format!(
+                    "{} tcp_congestion_ops in the object, choose one by name: {}",
+                    vars.len(),
+                    listing()
+                )))
+            }
+        },
+    };
+    let sec = file
+        .section_by_index(chosen.section)
+        .map_err(|e| elf(e.to_string()))?;
+    let all = sec.data().map_err(|e| elf(e.to_string()))?;
+    let data = usize::try_from(chosen.offset)
+        .ok()
+        .and_then(|o| all.get(o..o.checked_add(chosen.size as usize)?))
+        .ok_or_else(|| elf("struct_ops variable out of its section"))?;
     let member_at = |off: u64| members.iter().find(|m| u64::from(m.bit_offset / 8) == off);
     let mut callbacks: [Option<(usize, String)>; 12] = Default::default();
     for (off, rel) in sec.relocations() {
         let RelocationTarget::Symbol(si) = rel.target() else {
             continue;
         };
+        if off < chosen.offset || off - chosen.offset >= chosen.size {
+            continue; // another variable's member
+        }
+        let off = off - chosen.offset;
         let sym = symbols
             .iter()
             .find(|s| s.index() == si)
@@ -370,18 +696,8 @@ fn struct_ops(
             "tcp_congestion_ops needs cong_avoid or cong_control (tcp_validate_congestion_control)",
         ));
     }
-    let read = |name: &str, len: usize| -> Option<&[u8]> {
-        let m = members.iter().find(|m| m.name == name)?;
-        let o = (m.bit_offset / 8) as usize;
-        data.get(o..o + len)
-    };
-    let name = read("name", 16)
-        .map(|b| {
-            String::from_utf8_lossy(&b[..b.iter().position(|&c| c == 0).unwrap_or(16)]).into_owned()
-        })
-        .unwrap_or_default();
-    let flags = read("flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    Ok((callbacks, name, flags))
+    let flags = field(data, "flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    Ok((callbacks, chosen.ca_name.clone(), flags))
 }
 
 /// The .rodata globals with their BTF types (the candidates for parameters).

@@ -1,19 +1,28 @@
 //! `BpfCongestionOps`: a loaded program behind the simulator's `CongestionOps` seam, one
-//! per flow. Before each callback the flow's `CcView` is written into the socket image
+//! per socket (flow). Before each callback the flow's `CcView` is written into the socket image
 //! (sock_image.rs, kernel units), the callback's arguments into the ctx array (as
 //! BPF_PROG reads them: one u64 each), and the interpreter runs; afterwards the fields a
 //! program may write are read back into the view.
 //!
 //! Errors: a callback that fails (out-of-bounds access, budget, bad kfunc argument) does
-//! not panic and does not half-apply: the view is left as it was before the callback, the
-//! first error is kept (`fault()`, also through `CongestionOps::fault` for the engine),
+//! not panic and does not half-apply to the socket: the view is left as it was before the
+//! callback (what it wrote to globals and maps before failing stays, as those are the
+//! program's, not the socket's), the first error is kept (`fault()`, also through `CongestionOps::fault` for the engine),
 //! and from then on every callback is skipped — the algorithm is dead, as a kernel
 //! would refuse to load it. The engine stops the run and reports the error.
 //!
-//! Deviations: `cong_control` receives `flag` = 0 (the simulator's ACK processing does
-//! not produce the kernel's FLAG_* bits); `CaEvent::TlpRecovery` (not in mainline) is not
-//! passed on; .data/.bss globals are per flow (the kernel shares them between all
-//! sockets using the algorithm).
+//! Global data (.bss/.data/.rodata/.kconfig) belongs to the `LoadedProgram`
+//! (program.rs): every socket instantiated from it sees the others' writes, as in the
+//! kernel. The socket image, the stack and the fault are this socket's.
+//!
+//! Callbacks at the kernel's call sites: `cong_control` receives tcp_ack's `flag` in the
+//! kernel's FLAG_* bits (crates/sim/src/tcp/input.rs `tcp_ack_flag`); `release` when
+//! the socket is destroyed (a finite flow's data all acknowledged, or the run's end).
+//!
+//! Deviations: `min_tso_segs` and `sndbuf_expand` are never called: the kernel calls
+//! them from tcp_tso_autosize (TSO burst size) and tcp_sndbuf_expand (send-buffer
+//! growth), and the simulator models neither (one MSS per segment, an unlimited send
+//! buffer); `CaEvent::TlpRecovery` (not in mainline) is not passed on.
 
 use std::sync::Arc;
 
@@ -24,6 +33,8 @@ use crate::error::BpfError;
 use crate::host::{SimHost, SOCK_ADDR};
 use crate::layout::*;
 use crate::loader::{Callback, Program, CALLBACKS};
+use crate::native::Natives;
+use crate::program::{self, LoadedProgram};
 use crate::sock_image::{self, seq_bytes};
 use crate::vm::memory::{addr, Memory, REGION_CTX, REGION_SAMPLE};
 use crate::vm::{self};
@@ -38,11 +49,19 @@ const TCP_CONG_NEEDS_ECN: u32 = 0x2;
 pub struct BpfCongestionOps {
     prog: Arc<Program>,
     name: &'static str,
+    /// The program this socket runs: its globals and printk buffer.
+    loaded: LoadedProgram,
+    /// This socket's memory; `mem.globals` is empty except while a callback runs, when it
+    /// holds the program's (swapped in from `loaded.shared`).
     mem: Memory,
     budget: u64,
     fault: Option<BpfError>,
     /// `bpf_get_prandom_u32`'s generator (seed 0 unless `with_seed`).
     rng: CycleRng,
+    /// This socket's id among the program's (SK_STORAGE's key).
+    socket: u64,
+    /// The native algorithms behind the cubictcp_/dctcp_/bbr_ kfuncs it calls.
+    natives: Natives,
 }
 
 fn cb_name(cb: Callback) -> &'static str {
@@ -53,11 +72,19 @@ fn cb_name(cb: Callback) -> &'static str {
 }
 
 impl BpfCongestionOps {
-    pub(crate) fn new(prog: Arc<Program>, name: &'static str, mem: Memory) -> Self {
+    pub(crate) fn new(loaded: LoadedProgram) -> Self {
+        let socket = {
+            let mut sh = program::lock(&loaded.shared);
+            sh.next_socket += 1;
+            sh.next_socket
+        };
         BpfCongestionOps {
-            prog,
-            name,
-            mem,
+            socket,
+            natives: Natives::default(),
+            prog: loaded.prog.clone(),
+            name: loaded.name,
+            loaded,
+            mem: Memory::new(Vec::new()),
             budget: DEFAULT_BUDGET,
             fault: None,
             rng: CycleRng::new(0),
@@ -90,33 +117,61 @@ impl BpfCongestionOps {
     /// Runs `cb` with `args` (after the socket, which is always the first); `None` if the
     /// program has no such callback or it failed.
     fn run(&mut self, cb: Callback, args: &[u64], tp: &mut CcView) -> Option<u64> {
+        self.run_with(cb, args, tp, None, None)
+    }
+
+    /// As `run`, with the callback's sample (for the native kfuncs that take it).
+    fn run_with(
+        &mut self,
+        cb: Callback,
+        args: &[u64],
+        tp: &mut CcView,
+        rate: Option<&RateSample>,
+        ack: Option<&AckSample>,
+    ) -> Option<u64> {
         if self.fault.is_some() {
             return None;
         }
         let (entry, prog_name) = self.prog.callbacks[cb as usize].as_ref()?;
-        sock_image::store(tp, &mut self.mem.sock);
+        let hz = self.loaded.env.hz;
+        sock_image::store(tp, &mut self.mem.sock, hz);
         self.mem.ctx = [0; 40];
         self.mem.ctx[..8].copy_from_slice(&SOCK_ADDR.to_le_bytes());
         for (k, a) in args.iter().enumerate().take(4) {
             self.mem.ctx[8 * (k + 1)..8 * (k + 2)].copy_from_slice(&a.to_le_bytes());
         }
+        let mut shared = program::lock(&self.loaded.shared);
+        std::mem::swap(&mut self.mem.globals, &mut shared.globals);
         let mut host = SimHost {
             now_us: tp.now_us,
+            hz,
             send_ack: None,
             rng: &mut self.rng,
+            prog: &self.prog,
+            shared: &mut shared,
+            socket: self.socket,
+            ca_name: self.name,
+            view: tp,
+            natives: &mut self.natives,
+            rate,
+            ack,
         };
         let r1 = addr(REGION_CTX, 0);
-        match vm::run(
+        let result = vm::run(
             &self.prog.insns,
             *entry,
             r1,
             &mut self.mem,
             &mut host,
             self.budget,
-        ) {
+        );
+        let send_ack = host.send_ack;
+        std::mem::swap(&mut self.mem.globals, &mut shared.globals);
+        drop(shared);
+        match result {
             Ok(r0) => {
-                sock_image::load(&self.mem.sock, tp);
-                if let Some((rcv_nxt, ece)) = host.send_ack {
+                sock_image::load(&self.mem.sock, tp, hz);
+                if let Some((rcv_nxt, ece)) = send_ack {
                     let seq = sock_image::seq_segments(rcv_nxt, tp.rcv_nxt, tp.mss_cache);
                     tp.send_ack = Some((seq, ece));
                 }
@@ -139,17 +194,14 @@ impl BpfCongestionOps {
         self.run(cb, &[], &mut copy)
     }
 
-    /// `release`: the connection is closing.
-    pub fn release(&mut self, tp: &mut CcView) {
-        self.run(Callback::Release, &[], tp);
-    }
-
-    /// `min_tso_segs`; None if the program has none.
+    /// `min_tso_segs`; None if the program has none. The simulator has no TSO (every
+    /// segment is one MSS, sent alone), so it never asks; kept for tests and tools.
     pub fn min_tso_segs(&mut self, tp: &CcView) -> Option<u32> {
         self.run_ro(Callback::MinTsoSegs, tp).map(|v| v as u32)
     }
 
-    /// `sndbuf_expand`; None if the program has none.
+    /// `sndbuf_expand`; None if the program has none. The simulator's send buffer is
+    /// unlimited (tcp_sndbuf_expand is not modelled), so it never asks.
     pub fn sndbuf_expand(&mut self, tp: &CcView) -> Option<u32> {
         self.run_ro(Callback::SndbufExpand, tp).map(|v| v as u32)
     }
@@ -224,7 +276,7 @@ impl CongestionOps for BpfCongestionOps {
             ],
             ACK_SAMPLE_SIZE,
         );
-        self.run(Callback::PktsAcked, &[p], tp);
+        self.run_with(Callback::PktsAcked, &[p], tp, None, Some(s));
     }
 
     fn needs_ecn(&self) -> bool {
@@ -236,6 +288,14 @@ impl CongestionOps for BpfCongestionOps {
     }
 
     fn cong_control(&mut self, tp: &mut CcView, rs: &RateSample) {
+        self.cong_control_flag(tp, rs, 0);
+    }
+
+    fn release(&mut self, tp: &mut CcView) {
+        self.run(Callback::Release, &[], tp);
+    }
+
+    fn cong_control_flag(&mut self, tp: &mut CcView, rs: &RateSample, flag: u32) {
         let p = self.put_sample(
             &[
                 (RS_PRIOR_MSTAMP, 8, rs.prior_mstamp_us),
@@ -257,7 +317,13 @@ impl CongestionOps for BpfCongestionOps {
             RATE_SAMPLE_SIZE,
         );
         let ack = u64::from(seq_bytes(tp.snd_una, tp.mss_cache));
-        self.run(Callback::CongControl, &[ack, 0, p], tp);
+        self.run_with(
+            Callback::CongControl,
+            &[ack, u64::from(flag), p],
+            tp,
+            Some(rs),
+            None,
+        );
     }
 
     fn undo_cwnd(&mut self, tp: &CcView) -> u32 {

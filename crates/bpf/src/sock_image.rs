@@ -5,7 +5,8 @@
 //! - `snd_una`, `snd_nxt`, `rcv_nxt` (and the `ack` argument of cong_avoid): segments -> bytes,
 //!   `seq * mss_cache` truncated to u32, so they wrap like the kernel's;
 //! - `srtt_us`: plain us -> us << 3 (tcp_rtt_estimator's fixed point);
-//! - `lsndtime`, `snd_cwnd_stamp`: us -> tcp_jiffies32 at HZ = 1000;
+//! - `lsndtime`, `snd_cwnd_stamp`: us -> tcp_jiffies32 at the loaded program's
+//!   `KernelEnv::hz` (CONFIG_HZ);
 //! - `tcp_min_rtt()` (rtt_min.s[0].v): us, `~0U` before the first sample as in minmax;
 //! - counters (`delivered`, `lost`, ...): u64 -> u32, wrapping as the kernel's do;
 //! - `ecn_flags`: TCP_ECN_OK from `ecn_ok`, TCP_ECN_DEMAND_CWR from `ecn_demand_cwr`;
@@ -52,12 +53,25 @@ pub fn seq_bytes(seq_segments: u64, mss: u32) -> u32 {
     seq_segments.wrapping_mul(u64::from(mss)) as u32
 }
 
-fn jiffies(us: u64) -> u32 {
-    (us / 1000) as u32
+/// `jiffies` at `hz` ticks per second for a time in us (truncated to u32 as
+/// tcp_jiffies32).
+pub fn jiffies(us: u64, hz: u32) -> u32 {
+    if hz == 1000 {
+        return (us / 1000) as u32;
+    }
+    match us.checked_mul(u64::from(hz)) {
+        Some(x) => (x / 1_000_000) as u32,
+        None => (u128::from(us) * u128::from(hz) / 1_000_000) as u32,
+    }
+}
+
+/// The start (us) of jiffy `j` at `hz`.
+fn jiffies_to_us(j: u32, hz: u32) -> u64 {
+    u64::from(j) * 1_000_000 / u64::from(hz.max(1))
 }
 
 /// Writes every modelled field of `tp` into the image (icsk_ca_priv untouched).
-pub fn store(tp: &CcView, img: &mut [u8; SOCK_SIZE]) {
+pub fn store(tp: &CcView, img: &mut [u8; SOCK_SIZE], hz: u32) {
     put32(
         img,
         SK_PACING_STATUS,
@@ -79,8 +93,8 @@ pub fn store(tp: &CcView, img: &mut [u8; SOCK_SIZE]) {
     store_cwnd(tp, img);
     put32(img, MSS_CACHE, tp.mss_cache);
     put32(img, SND_CWND_CLAMP, tp.snd_cwnd_clamp);
-    put32(img, SND_CWND_STAMP, jiffies(tp.snd_cwnd_stamp_us));
-    put32(img, LSNDTIME, jiffies(tp.lsndtime_us));
+    put32(img, SND_CWND_STAMP, jiffies(tp.snd_cwnd_stamp_us, hz));
+    put32(img, LSNDTIME, jiffies(tp.lsndtime_us, hz));
     put32(img, PRIOR_CWND, tp.prior_cwnd);
     put32(img, PRIOR_SSTHRESH, tp.prior_ssthresh);
     put32(img, PACKETS_OUT, tp.packets_out);
@@ -104,7 +118,7 @@ pub fn store(tp: &CcView, img: &mut [u8; SOCK_SIZE]) {
         ecn |= TCP_ECN_DEMAND_CWR;
     }
     img[ECN_FLAGS] = ecn;
-    let min_rtt_jiffies = jiffies(tp.now_us);
+    let min_rtt_jiffies = jiffies(tp.now_us, hz);
     for k in 0..3 {
         put32(img, RTT_MIN + 8 * k, min_rtt_jiffies);
         put32(img, RTT_MIN + 8 * k + 4, tp.min_rtt_us);
@@ -131,19 +145,21 @@ pub fn store_cwnd(tp: &CcView, img: &mut [u8; SOCK_SIZE]) {
 }
 
 /// Reads back what a program may have written.
-pub fn load(img: &[u8; SOCK_SIZE], tp: &mut CcView) {
+pub fn load(img: &[u8; SOCK_SIZE], tp: &mut CcView, hz: u32) {
     tp.snd_cwnd = get32(img, SND_CWND);
     tp.snd_ssthresh = get32(img, SND_SSTHRESH);
     tp.snd_cwnd_cnt = get32(img, SND_CWND_CNT);
     let stamp = get32(img, SND_CWND_STAMP);
-    if stamp != jiffies(tp.snd_cwnd_stamp_us) {
-        tp.snd_cwnd_stamp_us = u64::from(stamp) * 1000;
+    if stamp != jiffies(tp.snd_cwnd_stamp_us, hz) {
+        tp.snd_cwnd_stamp_us = jiffies_to_us(stamp, hz);
     }
     let app_limited = get32(img, APP_LIMITED);
     if app_limited != tp.app_limited as u32 {
         tp.app_limited = u64::from(app_limited);
     }
     tp.pacing_rate = get64(img, SK_PACING_RATE);
+    // Changed only by bpf_setsockopt(SO_MAX_PACING_RATE).
+    tp.max_pacing_rate = get64(img, SK_MAX_PACING_RATE);
     tp.pacing_needed = get32(img, SK_PACING_STATUS) == SK_PACING_NEEDED;
     tp.ecn_demand_cwr = img[ECN_FLAGS] & TCP_ECN_DEMAND_CWR != 0;
     if img[ICSK_ACK_PENDING] & ICSK_ACK_NOW != 0 {

@@ -105,13 +105,68 @@ fn endless_loop_exhausts_the_budget() {
     assert_eq!(why, "instruction budget of 10000 exhausted");
 }
 
+/// The verifier's refusals, at load: (program, source line, why).
+fn verifier_error(case: &str) -> Option<(String, Option<String>, String)> {
+    match load(case)? {
+        Err(BpfError::Verifier { prog, line, why }) => Some((prog, line, why)),
+        other => panic!("expected a verifier error, got {other:?}"),
+    }
+}
+
 #[test]
-fn writing_a_read_only_field_is_refused() {
-    let Some((_, _, why)) = runtime_error("CASE_READONLY") else {
+fn writing_a_read_only_field_is_refused_at_load_naming_field_and_line() {
+    let Some((prog, line, why)) = verifier_error("CASE_READONLY") else {
         return;
     };
-    // snd_una is byte 208 of the image.
-    assert!(why.contains("write to socket byte 208"), "{why}");
+    assert_eq!(prog, "faults_ssthresh");
+    assert_eq!(line.as_deref(), Some("faults.bpf.c:60: `tp->snd_una = 5;`"));
+    assert!(
+        why.starts_with("write to tcp_sock.snd_una, a field BPF congestion control may not write"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_license_that_is_not_gpl_compatible_is_refused() {
+    for (case, got) in [
+        ("CASE_MIT_LICENSE", "its license is \"MIT\""),
+        ("CASE_NO_LICENSE", "it has no SEC(\"license\") string"),
+    ] {
+        let Some((_, _, why)) = verifier_error(case) else {
+            return;
+        };
+        assert!(
+            why.starts_with("struct ops programs must have a GPL compatible license"),
+            "{why}"
+        );
+        assert!(why.contains(got), "{why}");
+    }
+}
+
+#[test]
+fn a_loop_with_no_way_out_is_refused_at_load() {
+    let Some((prog, line, why)) = verifier_error("CASE_SPIN") else {
+        return;
+    };
+    assert_eq!(prog, "faults_ssthresh");
+    assert!(why.starts_with("infinite loop detected at insn"), "{why}");
+    assert!(line.is_some_and(|l| l.starts_with("faults.bpf.c:")));
+}
+
+#[test]
+fn a_call_chain_over_512_stack_bytes_is_refused_at_load() {
+    let Some((prog, _, why)) = verifier_error("CASE_BIG_STACK") else {
+        return;
+    };
+    assert_eq!(prog, "faults_ssthresh");
+    // 32 u64s in the program (256 bytes) and 40 in the function it calls (320): each
+    // fits in 512, together at least 576 do not.
+    let total: usize = why
+        .strip_prefix("combined stack size of its calls is ")
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{why}"));
+    assert!((576..=640).contains(&total), "{why}");
 }
 
 #[test]

@@ -68,7 +68,24 @@ proptest! {
             let globals = vec![Global { name: ".data".into(), data: vec![0; 16], writable: true }];
             let mut mem = Memory::new(globals);
             let mut rng = CycleRng::new(1);
-            let mut host = SimHost { now_us: 5_000, send_ack: None, rng: &mut rng };
+            let program = tcplab_bpf::loader::Program::default();
+            let mut shared = tcplab_bpf::program::Shared::default();
+            let view = common::view(10, 100);
+            let mut natives = tcplab_bpf::native::Natives::default();
+            let mut host = SimHost {
+                now_us: 5_000,
+                hz: 1000,
+                send_ack: None,
+                rng: &mut rng,
+                prog: &program,
+                shared: &mut shared,
+                socket: 1,
+                ca_name: "random",
+                view: &view,
+                natives: &mut natives,
+                rate: None,
+                ack: None,
+            };
             let r1 = if r1_sock { SOCK_ADDR } else { addr(REGION_CTX, 0) };
             let _ = vm::run(&prog, 0, r1, &mut mem, &mut host, 5_000);
             // The stack region never grows past its frames.

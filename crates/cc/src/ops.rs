@@ -72,6 +72,43 @@ pub mod ack_flags {
     pub const CA_ACK_ECE: u32 = 1 << 2;
 }
 
+/// The `flag` bits of `tcp_ack()` as net/ipv4/tcp_input.c (6.18) defines them: what
+/// `cong_control_flag` receives.
+pub mod tcp_ack_flag {
+    /// `FLAG_DATA`: the segment carried data (never: the simulator's ACKs are pure).
+    pub const FLAG_DATA: u32 = 0x01;
+    /// `FLAG_WIN_UPDATE`: the ACK updated the send window.
+    pub const FLAG_WIN_UPDATE: u32 = 0x02;
+    /// `FLAG_DATA_ACKED`: new data was cumulatively acknowledged.
+    pub const FLAG_DATA_ACKED: u32 = 0x04;
+    /// `FLAG_RETRANS_DATA_ACKED`: some of it had been retransmitted.
+    pub const FLAG_RETRANS_DATA_ACKED: u32 = 0x08;
+    /// `FLAG_SYN_ACKED` (never: no handshake is simulated).
+    pub const FLAG_SYN_ACKED: u32 = 0x10;
+    /// `FLAG_DATA_SACKED`: new SACK information.
+    pub const FLAG_DATA_SACKED: u32 = 0x20;
+    /// `FLAG_ECE`: the ACK echoed congestion.
+    pub const FLAG_ECE: u32 = 0x40;
+    /// `FLAG_LOST_RETRANS`: the ACK marked a retransmission lost.
+    pub const FLAG_LOST_RETRANS: u32 = 0x80;
+    /// `FLAG_SLOWPATH`: processed on the slow path (not a pure in-order advance).
+    pub const FLAG_SLOWPATH: u32 = 0x100;
+    /// `FLAG_ORIG_SACK_ACKED`: never-retransmitted data was (s)acked.
+    pub const FLAG_ORIG_SACK_ACKED: u32 = 0x200;
+    /// `FLAG_SND_UNA_ADVANCED`: snd_una moved.
+    pub const FLAG_SND_UNA_ADVANCED: u32 = 0x400;
+    /// `FLAG_DSACKING_ACK`: the SACK blocks carried a D-SACK.
+    pub const FLAG_DSACKING_ACK: u32 = 0x800;
+    /// `FLAG_SET_XMIT_TIMER`: the TLP or RTO timer is to be set.
+    pub const FLAG_SET_XMIT_TIMER: u32 = 0x1000;
+    /// `FLAG_UPDATE_TS_RECENT`: the slow path stores the timestamp (tcp_replace_ts_recent).
+    pub const FLAG_UPDATE_TS_RECENT: u32 = 0x4000;
+    /// `FLAG_ACK_MAYBE_DELAYED`: likely a delayed ACK.
+    pub const FLAG_ACK_MAYBE_DELAYED: u32 = 0x10000;
+    /// `FLAG_DSACK_TLP`: the D-SACK is for the tail loss probe.
+    pub const FLAG_DSACK_TLP: u32 = 0x20000;
+}
+
 /// One delivery-rate sample, `struct rate_sample` (include/net/tcp.h), produced by the
 /// sender's `tcp_rate_gen` on every ACK and passed to `cong_control`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -367,6 +404,19 @@ pub trait CongestionOps: Send {
 
     /// `cong_control`: called on every ACK with the delivery-rate sample.
     fn cong_control(&mut self, _tp: &mut CcView, _rs: &RateSample) {}
+
+    /// `cong_control` as tcp_cong_control calls it (Linux >= 6.10): also with the `flag`
+    /// bits tcp_ack collected for this ACK (`tcp_ack_flag`), which BPF programs test
+    /// (`tcp_may_raise_cwnd(sk, flag)`). The sender calls this one; the default passes
+    /// on to `cong_control` (the native algorithms do not read `flag`).
+    fn cong_control_flag(&mut self, tp: &mut CcView, rs: &RateSample, _flag: u32) {
+        self.cong_control(tp, rs)
+    }
+
+    /// `release`: the socket is destroyed (tcp_cleanup_congestion_control, from
+    /// tcp_v4_destroy_sock). Called once, when a finite flow's data is all acknowledged
+    /// or when the run ends.
+    fn release(&mut self, _tp: &mut CcView) {}
 
     /// `skb_marked_lost`: the sender has just marked one segment lost and counted it in
     /// `tp.lost` (`tcp_mark_skb_lost` / RFC 6675 marking, also on RTO; the BBRv2/v3

@@ -62,7 +62,7 @@ impl Memory {
     }
 
     /// The bytes of region `r` as a program may read them.
-    #[inline]
+    #[inline(always)]
     fn region(&self, r: u64) -> Option<&[u8]> {
         Some(match r {
             REGION_SOCK => &self.sock,
@@ -74,7 +74,21 @@ impl Memory {
         })
     }
 
-    #[inline]
+    /// A load of `N` (1, 2, 4, 8) bytes: the interpreter's per-opcode fast path.
+    #[inline(always)]
+    pub fn load_n<const N: usize>(&self, a: u64) -> Result<u64, String> {
+        let off = (a & 0xffff_ffff) as usize;
+        let b: &[u8; N] = self
+            .region(a >> 32)
+            .and_then(|buf| buf.get(off..off.checked_add(N)?))
+            .and_then(|s| s.try_into().ok())
+            .ok_or_else(|| bad_access(a, N))?;
+        let mut w = [0u8; 8];
+        w[..N].copy_from_slice(b);
+        Ok(u64::from_le_bytes(w))
+    }
+
+    #[inline(always)]
     pub fn load(&self, a: u64, size: usize) -> Result<u64, String> {
         let off = (a & 0xffff_ffff) as usize;
         let b = self
@@ -131,6 +145,25 @@ impl Memory {
         };
         let dst = buf.get_mut(off..end).ok_or_else(|| bad_access(a, size))?;
         dst.copy_from_slice(&val.to_le_bytes()[..size]);
+        Ok(())
+    }
+}
+
+impl Memory {
+    /// `n` bytes at `a` (a helper's pointer argument), bounds-checked.
+    pub fn read_bytes(&self, a: u64, n: usize) -> Result<Vec<u8>, String> {
+        let off = (a & 0xffff_ffff) as usize;
+        self.region(a >> 32)
+            .and_then(|buf| buf.get(off..off.checked_add(n)?))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| bad_access(a, n))
+    }
+
+    /// Writes `b` at `a` under the same rules as a program's stores.
+    pub fn write_bytes(&mut self, a: u64, b: &[u8]) -> Result<(), String> {
+        for (k, &v) in b.iter().enumerate() {
+            self.store(a.wrapping_add(k as u64), 1, u64::from(v))?;
+        }
         Ok(())
     }
 }

@@ -27,7 +27,14 @@ use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_STACK};
 
 /// What the interpreter cannot do itself: kfuncs and helpers.
 pub trait Host {
-    fn call(&mut self, call: Call, args: [u64; 5], mem: &mut Memory) -> Result<u64, String>;
+    /// `sub`: the call instruction's `off` (which native kfunc, for `Call::Native`).
+    fn call(
+        &mut self,
+        call: Call,
+        sub: i16,
+        args: [u64; 5],
+        mem: &mut Memory,
+    ) -> Result<u64, String>;
 }
 
 /// A run failed at `pc`.
@@ -88,35 +95,23 @@ pub fn run(
     }
     // ALU on 64 bits (`$f(dst, src)`), with an immediate (sign-extended) or a register.
     macro_rules! alu64 {
-        ($i:expr, $d:expr, $s:expr, $f:expr) => {{
-            let src = if $i.code & 8 != 0 {
-                reg[$s]
-            } else {
-                $i.imm as i64 as u64
-            };
+        ($i:expr, $d:expr, $s:expr, $r:expr, $f:expr) => {{
+            let src = if $r { reg[$s] } else { $i.imm as i64 as u64 };
             reg[$d] = $f(reg[$d], src);
         }};
     }
     // ALU on 32 bits: operands truncated, the result zero-extended.
     macro_rules! alu32 {
-        ($i:expr, $d:expr, $s:expr, $f:expr) => {{
-            let src = if $i.code & 8 != 0 {
-                reg[$s] as u32
-            } else {
-                $i.imm as u32
-            };
+        ($i:expr, $d:expr, $s:expr, $r:expr, $f:expr) => {{
+            let src = if $r { reg[$s] as u32 } else { $i.imm as u32 };
             let r: u32 = $f(reg[$d] as u32, src);
             reg[$d] = u64::from(r);
         }};
     }
     // Conditional jump on 64 bits (`$f(a, b)`, unsigned; signed ones cast inside).
     macro_rules! jmp64 {
-        ($i:expr, $d:expr, $s:expr, $pc:expr, $f:expr) => {{
-            let b = if $i.code & 8 != 0 {
-                reg[$s]
-            } else {
-                $i.imm as i64 as u64
-            };
+        ($i:expr, $d:expr, $s:expr, $r:expr, $pc:expr, $f:expr) => {{
+            let b = if $r { reg[$s] } else { $i.imm as i64 as u64 };
             if $f(reg[$d], b) {
                 let to = ($pc as i64 + $i.off as i64) as usize;
                 charge!(to);
@@ -125,12 +120,8 @@ pub fn run(
         }};
     }
     macro_rules! jmp32 {
-        ($i:expr, $d:expr, $s:expr, $pc:expr, $f:expr) => {{
-            let b = if $i.code & 8 != 0 {
-                reg[$s] as u32
-            } else {
-                $i.imm as u32
-            };
+        ($i:expr, $d:expr, $s:expr, $r:expr, $pc:expr, $f:expr) => {{
+            let b = if $r { reg[$s] as u32 } else { $i.imm as u32 };
             if $f(reg[$d] as u32, b) {
                 let to = ($pc as i64 + $i.off as i64) as usize;
                 charge!(to);
@@ -147,36 +138,87 @@ pub fn run(
         pc += 1;
         match i.code {
             // ALU64
-            0x07 | 0x0f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_add(b)),
-            0x17 | 0x1f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_sub(b)),
-            0x27 | 0x2f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_mul(b)),
-            0x37 | 0x3f => alu64!(i, d, s, |a: u64, b: u64| a.checked_div(b).unwrap_or(0)),
-            0x47 | 0x4f => alu64!(i, d, s, |a: u64, b: u64| a | b),
-            0x57 | 0x5f => alu64!(i, d, s, |a: u64, b: u64| a & b),
-            0x67 | 0x6f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_shl(b as u32)),
-            0x77 | 0x7f => alu64!(i, d, s, |a: u64, b: u64| a.wrapping_shr(b as u32)),
+            0x07 => alu64!(i, d, s, false, |a: u64, b: u64| a.wrapping_add(b)),
+            0x0f => alu64!(i, d, s, true, |a: u64, b: u64| a.wrapping_add(b)),
+            0x17 => alu64!(i, d, s, false, |a: u64, b: u64| a.wrapping_sub(b)),
+            0x1f => alu64!(i, d, s, true, |a: u64, b: u64| a.wrapping_sub(b)),
+            0x27 => alu64!(i, d, s, false, |a: u64, b: u64| a.wrapping_mul(b)),
+            0x2f => alu64!(i, d, s, true, |a: u64, b: u64| a.wrapping_mul(b)),
+            0x37 => alu64!(i, d, s, false, |a: u64, b: u64| a
+                .checked_div(b)
+                .unwrap_or(0)),
+            0x3f => alu64!(i, d, s, true, |a: u64, b: u64| a
+                .checked_div(b)
+                .unwrap_or(0)),
+            0x47 => alu64!(i, d, s, false, |a: u64, b: u64| a | b),
+            0x4f => alu64!(i, d, s, true, |a: u64, b: u64| a | b),
+            0x57 => alu64!(i, d, s, false, |a: u64, b: u64| a & b),
+            0x5f => alu64!(i, d, s, true, |a: u64, b: u64| a & b),
+            0x67 => alu64!(i, d, s, false, |a: u64, b: u64| a.wrapping_shl(b as u32)),
+            0x6f => alu64!(i, d, s, true, |a: u64, b: u64| a.wrapping_shl(b as u32)),
+            0x77 => alu64!(i, d, s, false, |a: u64, b: u64| a.wrapping_shr(b as u32)),
+            0x7f => alu64!(i, d, s, true, |a: u64, b: u64| a.wrapping_shr(b as u32)),
             0x87 => reg[d] = reg[d].wrapping_neg(),
-            0x97 | 0x9f => alu64!(i, d, s, |a: u64, b: u64| a.checked_rem(b).unwrap_or(a)),
-            0xa7 | 0xaf => alu64!(i, d, s, |a: u64, b: u64| a ^ b),
-            0xb7 | 0xbf => alu64!(i, d, s, |_a: u64, b: u64| b),
-            0xc7 | 0xcf => {
-                alu64!(i, d, s, |a: u64, b: u64| (a as i64).wrapping_shr(b as u32)
-                    as u64)
-            }
+            0x97 => alu64!(i, d, s, false, |a: u64, b: u64| a
+                .checked_rem(b)
+                .unwrap_or(a)),
+            0x9f => alu64!(i, d, s, true, |a: u64, b: u64| a
+                .checked_rem(b)
+                .unwrap_or(a)),
+            0xa7 => alu64!(i, d, s, false, |a: u64, b: u64| a ^ b),
+            0xaf => alu64!(i, d, s, true, |a: u64, b: u64| a ^ b),
+            0xb7 => alu64!(i, d, s, false, |_a: u64, b: u64| b),
+            0xbf => alu64!(i, d, s, true, |_a: u64, b: u64| b),
+            0xc7 => alu64!(
+                i,
+                d,
+                s,
+                false,
+                |a: u64, b: u64| (a as i64).wrapping_shr(b as u32) as u64
+            ),
+            0xcf => alu64!(
+                i,
+                d,
+                s,
+                true,
+                |a: u64, b: u64| (a as i64).wrapping_shr(b as u32) as u64
+            ),
             // ALU (32 bits)
-            0x04 | 0x0c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_add(b)),
-            0x14 | 0x1c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_sub(b)),
-            0x24 | 0x2c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_mul(b)),
-            0x34 | 0x3c => alu32!(i, d, s, |a: u32, b: u32| a.checked_div(b).unwrap_or(0)),
-            0x44 | 0x4c => alu32!(i, d, s, |a: u32, b: u32| a | b),
-            0x54 | 0x5c => alu32!(i, d, s, |a: u32, b: u32| a & b),
-            0x64 | 0x6c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_shl(b)),
-            0x74 | 0x7c => alu32!(i, d, s, |a: u32, b: u32| a.wrapping_shr(b)),
+            0x04 => alu32!(i, d, s, false, |a: u32, b: u32| a.wrapping_add(b)),
+            0x0c => alu32!(i, d, s, true, |a: u32, b: u32| a.wrapping_add(b)),
+            0x14 => alu32!(i, d, s, false, |a: u32, b: u32| a.wrapping_sub(b)),
+            0x1c => alu32!(i, d, s, true, |a: u32, b: u32| a.wrapping_sub(b)),
+            0x24 => alu32!(i, d, s, false, |a: u32, b: u32| a.wrapping_mul(b)),
+            0x2c => alu32!(i, d, s, true, |a: u32, b: u32| a.wrapping_mul(b)),
+            0x34 => alu32!(i, d, s, false, |a: u32, b: u32| a
+                .checked_div(b)
+                .unwrap_or(0)),
+            0x3c => alu32!(i, d, s, true, |a: u32, b: u32| a
+                .checked_div(b)
+                .unwrap_or(0)),
+            0x44 => alu32!(i, d, s, false, |a: u32, b: u32| a | b),
+            0x4c => alu32!(i, d, s, true, |a: u32, b: u32| a | b),
+            0x54 => alu32!(i, d, s, false, |a: u32, b: u32| a & b),
+            0x5c => alu32!(i, d, s, true, |a: u32, b: u32| a & b),
+            0x64 => alu32!(i, d, s, false, |a: u32, b: u32| a.wrapping_shl(b)),
+            0x6c => alu32!(i, d, s, true, |a: u32, b: u32| a.wrapping_shl(b)),
+            0x74 => alu32!(i, d, s, false, |a: u32, b: u32| a.wrapping_shr(b)),
+            0x7c => alu32!(i, d, s, true, |a: u32, b: u32| a.wrapping_shr(b)),
             0x84 => reg[d] = u64::from((reg[d] as u32).wrapping_neg()),
-            0x94 | 0x9c => alu32!(i, d, s, |a: u32, b: u32| a.checked_rem(b).unwrap_or(a)),
-            0xa4 | 0xac => alu32!(i, d, s, |a: u32, b: u32| a ^ b),
-            0xb4 | 0xbc => alu32!(i, d, s, |_a: u32, b: u32| b),
-            0xc4 | 0xcc => alu32!(i, d, s, |a: u32, b: u32| (a as i32).wrapping_shr(b) as u32),
+            0x94 => alu32!(i, d, s, false, |a: u32, b: u32| a
+                .checked_rem(b)
+                .unwrap_or(a)),
+            0x9c => alu32!(i, d, s, true, |a: u32, b: u32| a
+                .checked_rem(b)
+                .unwrap_or(a)),
+            0xa4 => alu32!(i, d, s, false, |a: u32, b: u32| a ^ b),
+            0xac => alu32!(i, d, s, true, |a: u32, b: u32| a ^ b),
+            0xb4 => alu32!(i, d, s, false, |_a: u32, b: u32| b),
+            0xbc => alu32!(i, d, s, true, |_a: u32, b: u32| b),
+            0xc4 => alu32!(i, d, s, false, |a: u32, b: u32| (a as i32).wrapping_shr(b)
+                as u32),
+            0xcc => alu32!(i, d, s, true, |a: u32, b: u32| (a as i32).wrapping_shr(b)
+                as u32),
             // BPF_END: to little endian truncates on this host order; to big endian swaps.
             0xd4 | 0xdc => {
                 let v = reg[d];
@@ -191,9 +233,22 @@ pub fn run(
                 };
             }
             // Memory
-            0x61 | 0x69 | 0x71 | 0x79 => {
+            // Loads, one arm per width so the size is a constant.
+            0x61 => {
                 let a = reg[s].wrapping_add(i.off as i64 as u64);
-                reg[d] = mem.load(a, i.mem_size()).map_err(|w| fault(pc - 1, w))?;
+                reg[d] = mem.load_n::<4>(a).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x69 => {
+                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                reg[d] = mem.load_n::<2>(a).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x71 => {
+                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                reg[d] = mem.load_n::<1>(a).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x79 => {
+                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                reg[d] = mem.load_n::<8>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x62 | 0x6a | 0x72 | 0x7a => {
                 let a = reg[d].wrapping_add(i.off as i64 as u64);
@@ -222,29 +277,55 @@ pub fn run(
                 charge!(to);
                 pc = to;
             }
-            0x15 | 0x1d => jmp64!(i, d, s, pc, |a: u64, b: u64| a == b),
-            0x25 | 0x2d => jmp64!(i, d, s, pc, |a: u64, b: u64| a > b),
-            0x35 | 0x3d => jmp64!(i, d, s, pc, |a: u64, b: u64| a >= b),
-            0x45 | 0x4d => jmp64!(i, d, s, pc, |a: u64, b: u64| a & b != 0),
-            0x55 | 0x5d => jmp64!(i, d, s, pc, |a: u64, b: u64| a != b),
-            0x65 | 0x6d => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) > (b as i64)),
-            0x75 | 0x7d => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) >= (b as i64)),
-            0xa5 | 0xad => jmp64!(i, d, s, pc, |a: u64, b: u64| a < b),
-            0xb5 | 0xbd => jmp64!(i, d, s, pc, |a: u64, b: u64| a <= b),
-            0xc5 | 0xcd => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) < (b as i64)),
-            0xd5 | 0xdd => jmp64!(i, d, s, pc, |a: u64, b: u64| (a as i64) <= (b as i64)),
+            0x15 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| a == b),
+            0x1d => jmp64!(i, d, s, true, pc, |a: u64, b: u64| a == b),
+            0x25 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| a > b),
+            0x2d => jmp64!(i, d, s, true, pc, |a: u64, b: u64| a > b),
+            0x35 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| a >= b),
+            0x3d => jmp64!(i, d, s, true, pc, |a: u64, b: u64| a >= b),
+            0x45 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| a & b != 0),
+            0x4d => jmp64!(i, d, s, true, pc, |a: u64, b: u64| a & b != 0),
+            0x55 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| a != b),
+            0x5d => jmp64!(i, d, s, true, pc, |a: u64, b: u64| a != b),
+            0x65 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| (a as i64) > (b as i64)),
+            0x6d => jmp64!(i, d, s, true, pc, |a: u64, b: u64| (a as i64) > (b as i64)),
+            0x75 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| (a as i64)
+                >= (b as i64)),
+            0x7d => jmp64!(i, d, s, true, pc, |a: u64, b: u64| (a as i64) >= (b as i64)),
+            0xa5 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| a < b),
+            0xad => jmp64!(i, d, s, true, pc, |a: u64, b: u64| a < b),
+            0xb5 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| a <= b),
+            0xbd => jmp64!(i, d, s, true, pc, |a: u64, b: u64| a <= b),
+            0xc5 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| (a as i64) < (b as i64)),
+            0xcd => jmp64!(i, d, s, true, pc, |a: u64, b: u64| (a as i64) < (b as i64)),
+            0xd5 => jmp64!(i, d, s, false, pc, |a: u64, b: u64| (a as i64)
+                <= (b as i64)),
+            0xdd => jmp64!(i, d, s, true, pc, |a: u64, b: u64| (a as i64) <= (b as i64)),
             // JMP32
-            0x16 | 0x1e => jmp32!(i, d, s, pc, |a: u32, b: u32| a == b),
-            0x26 | 0x2e => jmp32!(i, d, s, pc, |a: u32, b: u32| a > b),
-            0x36 | 0x3e => jmp32!(i, d, s, pc, |a: u32, b: u32| a >= b),
-            0x46 | 0x4e => jmp32!(i, d, s, pc, |a: u32, b: u32| a & b != 0),
-            0x56 | 0x5e => jmp32!(i, d, s, pc, |a: u32, b: u32| a != b),
-            0x66 | 0x6e => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) > (b as i32)),
-            0x76 | 0x7e => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) >= (b as i32)),
-            0xa6 | 0xae => jmp32!(i, d, s, pc, |a: u32, b: u32| a < b),
-            0xb6 | 0xbe => jmp32!(i, d, s, pc, |a: u32, b: u32| a <= b),
-            0xc6 | 0xce => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) < (b as i32)),
-            0xd6 | 0xde => jmp32!(i, d, s, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
+            0x16 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| a == b),
+            0x1e => jmp32!(i, d, s, true, pc, |a: u32, b: u32| a == b),
+            0x26 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| a > b),
+            0x2e => jmp32!(i, d, s, true, pc, |a: u32, b: u32| a > b),
+            0x36 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| a >= b),
+            0x3e => jmp32!(i, d, s, true, pc, |a: u32, b: u32| a >= b),
+            0x46 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| a & b != 0),
+            0x4e => jmp32!(i, d, s, true, pc, |a: u32, b: u32| a & b != 0),
+            0x56 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| a != b),
+            0x5e => jmp32!(i, d, s, true, pc, |a: u32, b: u32| a != b),
+            0x66 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| (a as i32) > (b as i32)),
+            0x6e => jmp32!(i, d, s, true, pc, |a: u32, b: u32| (a as i32) > (b as i32)),
+            0x76 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| (a as i32)
+                >= (b as i32)),
+            0x7e => jmp32!(i, d, s, true, pc, |a: u32, b: u32| (a as i32) >= (b as i32)),
+            0xa6 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| a < b),
+            0xae => jmp32!(i, d, s, true, pc, |a: u32, b: u32| a < b),
+            0xb6 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| a <= b),
+            0xbe => jmp32!(i, d, s, true, pc, |a: u32, b: u32| a <= b),
+            0xc6 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| (a as i32) < (b as i32)),
+            0xce => jmp32!(i, d, s, true, pc, |a: u32, b: u32| (a as i32) < (b as i32)),
+            0xd6 => jmp32!(i, d, s, false, pc, |a: u32, b: u32| (a as i32)
+                <= (b as i32)),
+            0xde => jmp32!(i, d, s, true, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
             CALL => {
                 if i.src == PSEUDO_CALL {
                     if depth + 2 > MAX_FRAMES {
@@ -263,7 +344,9 @@ pub fn run(
                     let call = Call::from_id(i.imm)
                         .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
                     let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
-                    reg[0] = host.call(call, args, mem).map_err(|w| fault(pc - 1, w))?;
+                    reg[0] = host
+                        .call(call, i.off, args, mem)
+                        .map_err(|w| fault(pc - 1, w))?;
                 }
             }
             EXIT => {

@@ -6,7 +6,7 @@ use crate::vm::memory::Memory;
 
 struct NoCalls;
 impl Host for NoCalls {
-    fn call(&mut self, _: Call, _: [u64; 5], _: &mut Memory) -> Result<u64, String> {
+    fn call(&mut self, _: Call, _: i16, _: [u64; 5], _: &mut Memory) -> Result<u64, String> {
         Err("no calls here".into())
     }
 }

@@ -106,3 +106,167 @@ pub fn check(insns: &[Insn]) -> Result<(), (usize, String)> {
     }
     Ok(())
 }
+
+/// MAX_BPF_STACK (include/linux/filter.h): stack bytes per function and for a whole
+/// call chain.
+pub const MAX_BPF_STACK: usize = 512;
+
+/// How deep below r10 function `[start, end)` reaches: accesses through r10 and through
+/// a register set to `r10 + imm` (what clang emits to pass a stack pointer).
+fn stack_depth(insns: &[Insn], start: usize, end: usize) -> usize {
+    let mut depth = 0usize;
+    // Registers holding r10 + offset, as far as a straight-line scan can tell.
+    let mut fp: [Option<i64>; 11] = [None; 11];
+    let mut note = |off: i64| {
+        if off < 0 {
+            depth = depth.max(off.unsigned_abs() as usize);
+        }
+    };
+    for i in insns.get(start..end.min(insns.len())).unwrap_or(&[]) {
+        let (d, s) = (i.dst as usize & 15, i.src as usize & 15);
+        match i.class() {
+            CLASS_LDX if s == 10 => note(i64::from(i.off)),
+            CLASS_LDX => {}
+            CLASS_ST | CLASS_STX if d == 10 => note(i64::from(i.off)),
+            CLASS_ST | CLASS_STX => {}
+            _ => {}
+        }
+        if let (CLASS_LDX, Some(Some(base))) = (i.class(), fp.get(s)) {
+            note(base + i64::from(i.off));
+        }
+        if matches!(i.class(), CLASS_ST | CLASS_STX) {
+            if let Some(Some(base)) = fp.get(d) {
+                note(base + i64::from(i.off));
+            }
+        }
+        if d > 10 {
+            continue;
+        }
+        match i.code {
+            0xbf if s == 10 => fp[d] = Some(0),
+            0x07 => {
+                if let Some(base) = fp[d] {
+                    let v = base + i64::from(i.imm);
+                    note(v);
+                    fp[d] = Some(v);
+                }
+            }
+            CALL => fp[..6].fill(None),
+            _ if matches!(i.class(), CLASS_ALU | CLASS_ALU64 | CLASS_LDX | CLASS_LD) => {
+                fp[d] = None
+            }
+            _ => {}
+        }
+    }
+    depth
+}
+
+/// What the kernel verifier refuses and a clang-built program can still contain,
+/// checked on the whole program (`functions`: each function's [start, end) pcs):
+/// - a function reaching more than MAX_BPF_STACK bytes below r10, or a call chain whose
+///   frames (each rounded up to 32 bytes, as check_max_stack_depth does) add up to more;
+///   a recursive call;
+/// - an unconditional back-edge whose loop has no way out (no exit, no jump leaving
+///   it): the verifier's "infinite loop detected". A loop with a way out is accepted;
+///   one that never takes it exhausts the instruction budget at run time (the
+///   verifier would refuse some of those at load: it proves bounds by simulation,
+///   which we do not).
+pub fn check_kernel_rules(
+    insns: &[Insn],
+    functions: &[(usize, usize)],
+) -> Result<(), (usize, String)> {
+    let depths: Vec<usize> = functions
+        .iter()
+        .map(|&(s, e)| stack_depth(insns, s, e))
+        .collect();
+    for (k, &(s, _)) in functions.iter().enumerate() {
+        if depths[k] > MAX_BPF_STACK {
+            return Err((
+                s,
+                format!(
+                    "stack size {} bytes is more than the kernel's MAX_BPF_STACK ({MAX_BPF_STACK})",
+                    depths[k]
+                ),
+            ));
+        }
+    }
+    let func_of = |pc: usize| functions.iter().position(|&(s, e)| s <= pc && pc < e);
+    // Callees of each function.
+    let callees: Vec<Vec<(usize, usize)>> = functions
+        .iter()
+        .map(|&(s, e)| {
+            (s..e.min(insns.len()))
+                .filter(|&pc| insns[pc].code == CALL && insns[pc].src == PSEUDO_CALL)
+                .filter_map(|pc| {
+                    let t = (pc as i64 + 1 + i64::from(insns[pc].imm)) as usize;
+                    Some((pc, func_of(t)?))
+                })
+                .collect()
+        })
+        .collect();
+    // Deepest chain from each function (frames rounded to 32 bytes), refusing cycles.
+    fn chain(
+        f: usize,
+        depths: &[usize],
+        callees: &[Vec<(usize, usize)>],
+        on_path: &mut Vec<bool>,
+        memo: &mut Vec<Option<usize>>,
+    ) -> Result<usize, (usize, String)> {
+        if let Some(d) = memo[f] {
+            return Ok(d);
+        }
+        on_path[f] = true;
+        let mut deepest = 0;
+        for &(pc, g) in &callees[f] {
+            if on_path[g] {
+                return Err((pc, "recursive call (the verifier refuses recursion)".into()));
+            }
+            deepest = deepest.max(chain(g, depths, callees, on_path, memo)?);
+        }
+        on_path[f] = false;
+        let d = depths[f].max(1).next_multiple_of(32) + deepest;
+        memo[f] = Some(d);
+        Ok(d)
+    }
+    let mut memo = vec![None; functions.len()];
+    let mut on_path = vec![false; functions.len()];
+    for (k, &(s, _)) in functions.iter().enumerate() {
+        let d = chain(k, &depths, &callees, &mut on_path, &mut memo)?;
+        if d > MAX_BPF_STACK {
+            return Err((
+                s,
+                format!("combined stack size of its calls is {d} bytes, more than {MAX_BPF_STACK}"),
+            ));
+        }
+    }
+    // Loops with no way out.
+    for (pc, i) in insns.iter().enumerate() {
+        if i.code != 0x05 {
+            continue;
+        }
+        let t = pc as i64 + 1 + i64::from(i.off);
+        if t < 0 || t as usize > pc {
+            continue;
+        }
+        let t = t as usize;
+        let leaves = (t..=pc).any(|q| {
+            let j = insns[q];
+            if j.code == EXIT {
+                return true;
+            }
+            let is_jump = matches!(j.class(), CLASS_JMP | CLASS_JMP32) && j.code & 0xf0 != 0x80;
+            if !is_jump {
+                return false;
+            }
+            let to = q as i64 + 1 + i64::from(j.off);
+            to < t as i64 || to > pc as i64
+        });
+        if !leaves {
+            return Err((
+                pc,
+                format!("infinite loop detected at insn {pc} (back-edge to {t} with no way out)"),
+            ));
+        }
+    }
+    Ok(())
+}

@@ -2,11 +2,16 @@
 /*
  * faults.bpf.c: small programs that each break one rule, selected with -DCASE_...;
  * with no CASE a well-formed program whose ssthresh returns its parameter `knob`
- * (or 7 when `use_knob` is false). Built by tests/faults.rs.
+ * (or 7 when `use_knob` is false). Built by tests/faults.rs. The snd_una write of
+ * CASE_READONLY is on line 60 (tests/faults.rs checks that the error names it).
  */
 #include "tcplab_cc.h"
 
+#if defined(CASE_MIT_LICENSE)
+char _license[] SEC("license") = "MIT";
+#elif !defined(CASE_NO_LICENSE)
 char _license[] SEC("license") = "GPL";
+#endif
 
 const volatile __u32 knob = 3;
 const volatile bool use_knob = true;
@@ -22,6 +27,17 @@ struct tcp_sock___extra {
 
 #ifdef CASE_KFUNC
 extern __u32 tcp_no_such_kfunc(struct sock *sk) __ksym;
+#endif
+
+#ifdef CASE_BIG_STACK
+/* 320 bytes of stack in a subprogram: fine alone, too much under 256 more. */
+static __noinline __u64 deep(__u32 i)
+{
+	volatile __u64 a[40];
+
+	a[i % 40] = i;
+	return a[1];
+}
 #endif
 
 SEC("struct_ops")
@@ -43,6 +59,15 @@ __u32 BPF_PROG(faults_ssthresh, struct sock *sk)
 #elif defined(CASE_READONLY)
 	tp->snd_una = 5;
 	return 2;
+#elif defined(CASE_SPIN)
+	volatile __u32 spins = 0;
+	for (;;)
+		spins++;
+	return spins;
+#elif defined(CASE_BIG_STACK)
+	volatile __u64 outer[32]; /* 256 bytes, plus deep's 320 */
+	outer[tp->snd_cwnd % 32] = deep(tp->snd_cwnd);
+	return outer[2];
 #else
 	return use_knob ? knob + offset + 1 + table[0] - 1 : 7;
 #endif

@@ -35,6 +35,48 @@ pub(super) const FLAG_SND_UNA_ADVANCED: u32 = 1 << 6;
 /// `FLAG_DSACKING_ACK`: the ACK carries a D-SACK (so it is no duplicate ACK).
 pub(super) const FLAG_DSACKING_ACK: u32 = 1 << 7;
 
+/// The `flag` of `tcp_ack()` in the kernel's bits (`tcplab_cc::ops::tcp_ack_flag`,
+/// net/ipv4/tcp_input.c) from this module's `flag` and what else the ACK did. The slow
+/// path is the one tcp_rcv_established takes for an ACK that is not a pure in-order
+/// advance (it passes FLAG_SLOWPATH | FLAG_UPDATE_TS_RECENT).
+fn tcp_ack_flag(
+    flag: u32,
+    slowpath: bool,
+    win_update: bool,
+    set_xmit_timer: bool,
+    lost_retrans: bool,
+    ack_maybe_delayed: bool,
+) -> u32 {
+    use tcplab_cc::ops::tcp_ack_flag as k;
+    let mut out = 0;
+    for (ours, theirs) in [
+        (FLAG_DATA_ACKED, k::FLAG_DATA_ACKED),
+        (FLAG_DATA_SACKED, k::FLAG_DATA_SACKED),
+        (FLAG_RETRANS_DATA_ACKED, k::FLAG_RETRANS_DATA_ACKED),
+        (FLAG_ECE, k::FLAG_ECE),
+        (FLAG_DSACK_TLP, k::FLAG_DSACK_TLP),
+        (FLAG_ORIG_SACK_ACKED, k::FLAG_ORIG_SACK_ACKED),
+        (FLAG_SND_UNA_ADVANCED, k::FLAG_SND_UNA_ADVANCED),
+        (FLAG_DSACKING_ACK, k::FLAG_DSACKING_ACK),
+    ] {
+        if flag & ours != 0 {
+            out |= theirs;
+        }
+    }
+    for (on, theirs) in [
+        (slowpath, k::FLAG_SLOWPATH | k::FLAG_UPDATE_TS_RECENT),
+        (win_update, k::FLAG_WIN_UPDATE),
+        (set_xmit_timer, k::FLAG_SET_XMIT_TIMER),
+        (lost_retrans, k::FLAG_LOST_RETRANS),
+        (ack_maybe_delayed, k::FLAG_ACK_MAYBE_DELAYED),
+    ] {
+        if on {
+            out |= theirs;
+        }
+    }
+    out
+}
+
 /// Send times of never-retransmitted segments newly (s)acked: the RTT candidates.
 #[derive(Default)]
 struct RttTimes {
@@ -88,6 +130,7 @@ impl Sender {
         // tcp_ack: prior_fack = tcp_highest_sack_seq (SACK connections).
         let prior_fack = self.highest_sack_seq();
         let mut acc = RateAcc::default();
+        self.ack_lost_retrans = false;
         // tcp_ecn_rcv_ecn_echo.
         let ece = pkt.ece() && self.tp.ecn_ok;
         let mut flag = if ece { FLAG_ECE } else { 0 };
@@ -184,6 +227,7 @@ impl Sender {
             ev |= CA_ACK_ECE;
         }
         self.cc.in_ack_event(&mut self.tp, ev);
+        let slowpath = ev & CA_ACK_SLOWPATH != 0;
 
         if self.tlp_high_seq.is_some() {
             self.process_tlp_ack(
@@ -215,7 +259,15 @@ impl Sender {
 
         // tcp_cong_control
         if self.cong_control {
-            self.cc.cong_control(&mut self.tp, &rs);
+            let kflag = tcp_ack_flag(
+                flag,
+                slowpath,
+                ack > prior_snd_una || win_update,
+                set_xmit_timer,
+                self.ack_lost_retrans,
+                rs.is_ack_delayed,
+            );
+            self.cc.cong_control_flag(&mut self.tp, &rs, kflag);
         } else {
             if self.in_cwnd_reduction() {
                 self.cwnd_reduction(delivered, lost, ack > prior_snd_una);
@@ -238,6 +290,11 @@ impl Sender {
             self.frto = false;
         }
         self.try_send(now, io);
+        // A finite flow whose data is all acknowledged is done: the application closes
+        // and the socket is destroyed.
+        if self.total_bytes.is_some() && !self.app_paused && self.all_acked() {
+            self.release_cc(now);
+        }
     }
 
     /// `tcp_sacktag_write_queue`: the D-SACK check (a D-SACK first block is accounted

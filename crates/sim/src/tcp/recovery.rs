@@ -160,7 +160,9 @@ impl Sender {
         if self.rack_enabled {
             let prior_retrans = self.tp.retrans_out;
             self.rack_mark_lost(now, io);
-            prior_retrans > self.tp.retrans_out
+            let lost_retrans = prior_retrans > self.tp.retrans_out;
+            self.ack_lost_retrans |= lost_retrans;
+            lost_retrans
         } else {
             self.mark_lost();
             false

@@ -58,6 +58,11 @@ pub struct Sender {
     pub cc: Box<dyn CongestionOps>,
     /// `cc.has_cong_control()`, cached.
     pub(super) cong_control: bool,
+    /// RACK marked a retransmission lost while processing the current ACK
+    /// (`FLAG_LOST_RETRANS`, for `cong_control_flag`).
+    pub(super) ack_lost_retrans: bool,
+    /// `release` was called (the socket is destroyed; once).
+    pub(super) released: bool,
     pub(super) mss: u32,
     pub(super) header: u32,
     pub(super) initial_cwnd: u32,
@@ -160,6 +165,8 @@ impl Sender {
             tp,
             cc,
             cong_control,
+            ack_lost_retrans: false,
+            released: false,
             mss,
             header,
             initial_cwnd,
@@ -288,6 +295,18 @@ impl Sender {
         self.cc.init(&mut self.tp);
         self.cong_control = self.cc.has_cong_control();
         self.try_send(now, io);
+    }
+
+    /// The socket is destroyed: the algorithm's `release` (tcp_cleanup_congestion_control
+    /// from tcp_v4_destroy_sock), once. The sender calls it when a finite flow's data is
+    /// all acknowledged; the world calls it for the others when the run ends.
+    pub fn release_cc(&mut self, now: SimTime) {
+        if self.released || !self.started {
+            return;
+        }
+        self.released = true;
+        self.tp.now_us = now.us();
+        self.cc.release(&mut self.tp);
     }
 
     /// The application stops offering new data.

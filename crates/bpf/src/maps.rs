@@ -1,0 +1,332 @@
+//! Maps declared in `.maps` the BTF way (libbpf's bpf_object__init_user_btf_maps:
+//! `__uint(type, BPF_MAP_TYPE_HASH); __uint(max_entries, 16); __type(key, u32);
+//! __type(value, struct x);` make a struct whose members are pointers, the numbers
+//! coded as array lengths) and the helpers on them (kernel/bpf/arraymap.c, hashtab.c,
+//! net/core/bpf_sk_storage.c).
+//!
+//! A map's values live in a region of their own (a writable `Global` appended after
+//! the sections), so the pointer `bpf_map_lookup_elem` returns is an ordinary address
+//! the interpreter bounds-checks; the program holds `map_handle(k)` for map `k`, an
+//! address no region answers to (reading it faults, as dereferencing a map pointer is
+//! refused by the verifier). Maps belong to the loaded program, like the globals.
+//!
+//! Types: ARRAY and PERCPU_ARRAY (one CPU: the simulator runs one event at a time, so a
+//! per-CPU array is an array), HASH, and SK_STORAGE (one value per socket, keyed by the
+//! socket, created by `bpf_sk_storage_get` with BPF_SK_STORAGE_GET_F_CREATE).
+//!
+//! Deviations: a HASH map's deleted slot is reused by the next insert (the kernel frees
+//! it after an RCU grace period, so a pointer a program still holds to it may then see
+//! the new element's value here); BPF_F_LOCK and spin locks are not supported (refused
+//! at load by their flag); update flags BPF_ANY/BPF_NOEXIST/BPF_EXIST are honoured.
+
+use std::collections::HashMap;
+
+use crate::btf::{Btf, BtfType};
+use crate::error::BpfError;
+use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
+
+/// `enum bpf_map_type` numbers (include/uapi/linux/bpf.h).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapKind {
+    Hash = 1,
+    Array = 2,
+    PercpuArray = 6,
+    SkStorage = 24,
+}
+
+#[derive(Clone, Debug)]
+pub struct MapDef {
+    pub name: String,
+    pub kind: MapKind,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub max_entries: usize,
+    /// Index of the values' region among the globals.
+    pub region: usize,
+}
+
+/// The largest values region of a map (as for global sections): 1 MiB.
+const MAX_MAP_BYTES: usize = 1 << 20;
+
+/// The first region id of map handles: far above any real region.
+const HANDLE_REGION0: u64 = 0x4000_0000;
+
+/// What a program holds for map `k`.
+pub const fn map_handle(k: usize) -> u64 {
+    addr(HANDLE_REGION0 + k as u64, 0)
+}
+
+/// The map a handle names, if it is one.
+pub fn map_of_handle(a: u64, n: usize) -> Option<usize> {
+    let r = a >> 32;
+    (a & 0xffff_ffff == 0 && r >= HANDLE_REGION0 && ((r - HANDLE_REGION0) as usize) < n)
+        .then(|| (r - HANDLE_REGION0) as usize)
+}
+
+fn bad(name: &str, why: impl Into<String>) -> BpfError {
+    BpfError::Map {
+        name: name.to_string(),
+        why: why.into(),
+    }
+}
+
+/// The number an `__uint(field, N)` member codes: `int (*field)[N]`.
+fn uint_member(btf: &Btf, type_id: u32) -> Option<usize> {
+    let (_, t, _) = btf.resolve(type_id).ok()?;
+    let BtfType::Ptr { target } = t else {
+        return None;
+    };
+    match btf.resolve(*target).ok()?.1 {
+        BtfType::Array { nelems, .. } => Some(*nelems as usize),
+        _ => None,
+    }
+}
+
+/// The size of the type an `__type(field, T)` member points to.
+fn type_member(btf: &Btf, type_id: u32) -> Option<usize> {
+    let (_, t, _) = btf.resolve(type_id).ok()?;
+    let BtfType::Ptr { target } = t else {
+        return None;
+    };
+    btf.size_of(*target).ok().map(|s| s as usize)
+}
+
+/// The map definition of `.maps` variable `name` (its BTF VAR), its values region
+/// appended to `globals`.
+pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef, BpfError> {
+    let var = btf.find_var(name).ok_or_else(|| {
+        bad(
+            name,
+            "no BTF for it (declare maps the BTF way, in SEC(\".maps\"))",
+        )
+    })?;
+    let BtfType::Var { target, .. } = btf.get(var)? else {
+        return Err(bad(name, "not a variable"));
+    };
+    let (_, BtfType::Struct { members, .. }, _) = btf.resolve(*target)? else {
+        return Err(bad(name, "not a struct of __uint/__type members"));
+    };
+    let mut kind = None;
+    let (mut key_size, mut value_size, mut max_entries, mut flags) = (None, None, None, 0);
+    for m in members {
+        match m.name.as_str() {
+            "type" => kind = uint_member(btf, m.type_id),
+            "max_entries" => max_entries = uint_member(btf, m.type_id),
+            "key_size" => key_size = uint_member(btf, m.type_id),
+            "value_size" => value_size = uint_member(btf, m.type_id),
+            "key" => key_size = type_member(btf, m.type_id),
+            "value" => value_size = type_member(btf, m.type_id),
+            "map_flags" => flags = uint_member(btf, m.type_id).unwrap_or(0),
+            "pinning" | "numa_node" | "map_extra" => {}
+            other => return Err(bad(name, format!("member {other} is not supported"))),
+        }
+    }
+    let kind = match kind {
+        Some(1) => MapKind::Hash,
+        Some(2) => MapKind::Array,
+        Some(6) => MapKind::PercpuArray,
+        Some(24) => MapKind::SkStorage,
+        Some(t) => {
+            return Err(bad(
+                name,
+                format!("map type {t}; the simulator has ARRAY (2), PERCPU_ARRAY (6), HASH (1) and SK_STORAGE (24)"),
+            ))
+        }
+        None => return Err(bad(name, "no __uint(type, ...)")),
+    };
+    let key_size = key_size.ok_or_else(|| bad(name, "no key type or key_size"))?;
+    let value_size = value_size.ok_or_else(|| bad(name, "no value type or value_size"))?;
+    let max_entries = max_entries.unwrap_or(0);
+    // BPF_F_NO_PREALLOC (1) is what SK_STORAGE requires and changes nothing here;
+    // other flags (BPF_F_RDONLY_PROG, BPF_F_MMAPABLE, ...) are refused.
+    if flags & !1 != 0 {
+        return Err(bad(
+            name,
+            format!("map_flags {flags:#x}: only BPF_F_NO_PREALLOC is supported"),
+        ));
+    }
+    if value_size == 0 || key_size == 0 {
+        return Err(bad(name, "key and value must have a size"));
+    }
+    let initial = match kind {
+        MapKind::Array | MapKind::PercpuArray => {
+            if key_size != 4 {
+                return Err(bad(
+                    name,
+                    format!("an array's key is 4 bytes, not {key_size}"),
+                ));
+            }
+            max_entries
+        }
+        MapKind::Hash => max_entries,
+        MapKind::SkStorage => {
+            if key_size != 4 || max_entries != 0 {
+                return Err(bad(
+                    name,
+                    "SK_STORAGE needs an int key and max_entries 0 (as the kernel)",
+                ));
+            }
+            0
+        }
+    };
+    if initial == 0 && kind != MapKind::SkStorage {
+        return Err(bad(name, "max_entries must be > 0"));
+    }
+    let bytes = initial.saturating_mul(value_size.next_multiple_of(8));
+    if bytes > MAX_MAP_BYTES {
+        return Err(bad(
+            name,
+            format!("{bytes} bytes of values, more than {MAX_MAP_BYTES}"),
+        ));
+    }
+    globals.push(Global {
+        name: format!("map {name}"),
+        data: vec![0; bytes],
+        writable: true,
+    });
+    Ok(MapDef {
+        name: name.to_string(),
+        kind,
+        key_size,
+        value_size,
+        max_entries,
+        region: globals.len() - 1,
+    })
+}
+
+/// The run-time state of one map besides its values: which slot holds which key.
+#[derive(Clone, Debug, Default)]
+pub struct MapState {
+    slots: HashMap<Vec<u8>, usize>,
+    free: Vec<usize>,
+    next: usize,
+}
+
+/// BPF_NOEXIST / BPF_EXIST of bpf_map_update_elem.
+const BPF_NOEXIST: u64 = 1;
+const BPF_EXIST: u64 = 2;
+/// -ENOENT, -EEXIST, -E2BIG, -EINVAL as the helpers return them.
+pub const ENOENT: u64 = -2i64 as u64;
+const EEXIST: u64 = -17i64 as u64;
+const E2BIG: u64 = -7i64 as u64;
+const EINVAL: u64 = -22i64 as u64;
+
+impl MapDef {
+    fn stride(&self) -> usize {
+        self.value_size.next_multiple_of(8)
+    }
+
+    fn value_addr(&self, slot: usize) -> u64 {
+        addr(REGION_GLOBAL0 + self.region as u64, slot * self.stride())
+    }
+
+    /// The slot of `key`, if present (arrays: every index below max_entries).
+    fn find(&self, st: &MapState, key: &[u8]) -> Option<usize> {
+        match self.kind {
+            MapKind::Array | MapKind::PercpuArray => {
+                let i = u32::from_le_bytes(key.try_into().ok()?) as usize;
+                (i < self.max_entries).then_some(i)
+            }
+            MapKind::Hash | MapKind::SkStorage => st.slots.get(key).copied(),
+        }
+    }
+
+    /// `bpf_map_lookup_elem`: the value's address or 0 (NULL).
+    pub fn lookup(&self, st: &MapState, key: &[u8]) -> u64 {
+        self.find(st, key).map_or(0, |s| self.value_addr(s))
+    }
+
+    /// A new slot for `key` (hash and sk_storage), its value zeroed; None when full.
+    fn insert(&self, st: &mut MapState, key: &[u8], globals: &mut [Global]) -> Option<usize> {
+        let slot = match st.free.pop() {
+            Some(s) => s,
+            None => {
+                let cap = match self.kind {
+                    MapKind::SkStorage => MAX_MAP_BYTES / self.stride(),
+                    _ => self.max_entries,
+                };
+                if st.next >= cap {
+                    return None;
+                }
+                st.next += 1;
+                st.next - 1
+            }
+        };
+        let data = &mut globals[self.region].data;
+        let end = (slot + 1) * self.stride();
+        if data.len() < end {
+            data.resize(end, 0);
+        }
+        data[slot * self.stride()..end].fill(0);
+        st.slots.insert(key.to_vec(), slot);
+        Some(slot)
+    }
+
+    /// `bpf_map_update_elem(map, key, value, flags)`: 0 or a negative errno.
+    pub fn update(
+        &self,
+        st: &mut MapState,
+        key: &[u8],
+        value: &[u8],
+        flags: u64,
+        globals: &mut [Global],
+    ) -> u64 {
+        if flags > BPF_EXIST {
+            return EINVAL;
+        }
+        let slot = match (self.find(st, key), self.kind) {
+            (Some(_), _) if flags == BPF_NOEXIST => return EEXIST,
+            (Some(s), _) => s,
+            (None, MapKind::Array | MapKind::PercpuArray) => return E2BIG,
+            (None, _) if flags == BPF_EXIST => return ENOENT,
+            (None, _) => match self.insert(st, key, globals) {
+                Some(s) => s,
+                None => return E2BIG,
+            },
+        };
+        let at = slot * self.stride();
+        globals[self.region].data[at..at + self.value_size].copy_from_slice(value);
+        0
+    }
+
+    /// `bpf_map_delete_elem`: 0, -ENOENT, or -EINVAL for an array (as arraymap.c).
+    pub fn delete(&self, st: &mut MapState, key: &[u8]) -> u64 {
+        match self.kind {
+            MapKind::Array | MapKind::PercpuArray => EINVAL,
+            _ => match st.slots.remove(key) {
+                Some(s) => {
+                    st.free.push(s);
+                    0
+                }
+                None => ENOENT,
+            },
+        }
+    }
+
+    /// `bpf_sk_storage_get(map, sk, value, flags)` for socket `sock`: the value's
+    /// address, created (from `init` or zeroed) when `create`; 0 if absent or full.
+    pub fn sk_storage_get(
+        &self,
+        st: &mut MapState,
+        sock: u64,
+        init: Option<&[u8]>,
+        create: bool,
+        globals: &mut [Global],
+    ) -> u64 {
+        let key = sock.to_le_bytes();
+        if let Some(s) = st.slots.get(&key[..]) {
+            return self.value_addr(*s);
+        }
+        if !create {
+            return 0;
+        }
+        let Some(slot) = self.insert(st, &key, globals) else {
+            return 0;
+        };
+        if let Some(v) = init {
+            let at = slot * self.stride();
+            globals[self.region].data[at..at + self.value_size].copy_from_slice(v);
+        }
+        self.value_addr(slot)
+    }
+}
