@@ -320,10 +320,28 @@ def run_kernel(
     if snd_out.get("errors"):
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
+    raw["kernel"] = kernel_metadata(spec)
     for counters, f in zip(raw["flows"], config["flows"]):
         if f.get("bpf_object"):  # reported by the program's name, as in the simulator
             counters["cc"] = program_name[f["bpf_object"]]
     return raw
+
+
+def kernel_metadata(spec: Spec) -> dict[str, Any]:
+    """What the run's summary records about the kernel it ran on: its CONFIG_HZ (and
+    where that was read) beside the spec's simulated one, and a warning when they
+    differ (kconfig.hz_warning)."""
+    from tcplab.backends.kernel import kconfig
+
+    hz, source = kconfig.kernel_hz()
+    spec_hz = int(getattr(spec.tcp, "hz", None) or kconfig.SIMULATED_DEFAULT_HZ)
+    warning = kconfig.hz_warning(spec_hz, hz)
+    return {
+        "config_hz": hz,
+        "config_hz_source": source,
+        "spec_hz": spec_hz,
+        "warnings": [warning] if warning else [],
+    }
 
 
 def _refused(
