@@ -147,3 +147,107 @@ def test_a_clang_that_hangs_is_said_in_words(prog, monkeypatch):
     monkeypatch.setattr(subprocess, "run", slow)
     with pytest.raises(bpf.BpfBuildError, match=r"did not finish compiling it within 120 s"):
         bpf.object_for(prog)
+
+
+VMLINUX_SOURCE = """#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+char _license[] SEC("license") = "GPL";
+extern unsigned long CONFIG_HZ __kconfig;
+
+SEC("struct_ops")
+__u32 BPF_PROG(v_ssthresh, struct sock *sk)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+
+	return tp->snd_cwnd > CONFIG_HZ ? tp->snd_cwnd >> 1 : 2;
+}
+
+SEC(".struct_ops.link")
+struct tcp_congestion_ops v = {
+	.ssthresh = (void *)v_ssthresh,
+	.name = "v_kconfig",
+};
+"""
+
+
+def test_a_source_written_against_vmlinux_h_compiles(tmp_path, monkeypatch):
+    monkeypatch.setenv("TCPLAB_CACHE", str(tmp_path / "cache"))
+    src = tmp_path / "v.bpf.c"
+    src.write_text(VMLINUX_SOURCE)
+    obj = bpf.object_for(src)
+    assert obj.read_bytes()[:4] == b"\x7fELF"
+    header = bpf.vmlinux_dir() / "vmlinux.h"
+    assert b"struct tcp_congestion_ops {" in header.read_bytes()
+
+
+def test_the_shipped_vmlinux_h_is_used_without_kernel_btf(tmp_path, monkeypatch):
+    monkeypatch.setenv("TCPLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(bpf, "KERNEL_BTF", tmp_path / "no-btf")
+    where = bpf.vmlinux_dir()
+    assert where.name.startswith("shipped-")
+    assert b"struct tcp_sock {" in (where / "vmlinux.h").read_bytes()
+
+
+def test_defines_and_include_directories_are_part_of_the_key(prog):
+    inc = prog.parent.parent / "inc"
+    inc.mkdir()
+    (inc / "local.h").write_text("#define FLOOR 7\n")  # found before the source's own
+    moved = prog.parent / "elsewhere"
+    moved.mkdir()
+    (prog.parent / "local.h").rename(moved / "local.h")
+    a = bpf.object_for(prog, bpf.Build(include=(str(inc),)))
+    assert _floor(a) == 7
+    prog.write_text(
+        SOURCE.replace('#include "local.h"\n', "#ifndef FLOOR\n#define FLOOR 2\n#endif\n")
+    )
+    b = bpf.object_for(prog, bpf.Build(define=(("FLOOR", "9"),)))
+    assert _floor(b) == 9 and _floor(bpf.object_for(prog)) == 2
+
+
+def _run_spec(tmp_path, flow_extra: str) -> tuple[int, str]:
+    from tcplab.cli.app import main
+
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        f"""
+[experiment]
+duration = "1s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+cc = "bpf:src/t.bpf.c"
+rtt = "20ms"
+{flow_extra}
+"""
+    )
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"])
+    return code, err.getvalue()
+
+
+def test_a_spec_passes_include_directories_and_defines(tmp_path, prog):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "local.h").write_text("#define FLOOR 3\n")
+    code, err = _run_spec(tmp_path, 'bpf = { include = ["inc"], define = { EXTRA = 1 } }')
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    "extra, says",
+    [
+        ('bpf = { include = ["missing"] }', "flows[0].bpf.include[0]"),
+        ('bpf = { define = { "1X" = 2 } }', "flows[0].bpf.define.1X"),
+        ('bpf = { define = { X = "a;b" } }', "flows[0].bpf.define.X"),
+        ('bpf = { includes = ["inc"] }', "flows[0].bpf.includes"),
+    ],
+)
+def test_bad_compile_options_are_named(tmp_path, prog, extra, says):
+    code, err = _run_spec(tmp_path, extra)
+    assert code == 2 and says in err, err

@@ -67,10 +67,15 @@ def cache_dir() -> Path:
 
 def absolute_paths(raw: Any, base: Path) -> Any:
     """``raw`` (a spec as read from TOML) with every ``bpf:`` path of a flow's ``cc`` (or a
-    swept ``...cc`` list) made absolute against ``base``, the spec file's directory."""
+    swept ``...cc`` list), and every ``bpf.include`` directory, made absolute against
+    ``base``, the spec file's directory."""
     if isinstance(raw, dict):
         for k, v in raw.items():
-            if k == "cc" or k.endswith(".cc"):
+            if k == "bpf" and isinstance(v, dict) and isinstance(v.get("include"), list):
+                v["include"] = [
+                    str((base / d).resolve()) if isinstance(d, str) else d for d in v["include"]
+                ]
+            elif k == "cc" or k.endswith(".cc"):
                 if isinstance(v, str):
                     raw[k] = _absolute(v, base)
                 elif isinstance(v, list):
@@ -89,7 +94,28 @@ def _absolute(cc: str, base: Path) -> str:
     return PREFIX + str((base / cc[len(PREFIX) :]).resolve())
 
 
-def object_for(source: Path) -> Path:
+@dataclass(frozen=True)
+class Build:
+    """How a flow's source is compiled beyond tcplab's defaults (``flows[i].bpf`` in a
+    spec): include directories searched before tcplab's and the vmlinux.h one, and ``-D``
+    defines. Both are part of the compile-cache key (they are clang flags)."""
+
+    include: tuple[str, ...] = ()
+    define: tuple[tuple[str, str], ...] = ()
+
+    def flags(self) -> list[str]:
+        out: list[str] = []
+        for d in self.include:
+            out += ["-I", d]
+        for name, value in self.define:
+            out.append(f"-D{name}={value}")
+        return out
+
+
+NO_BUILD = Build()
+
+
+def object_for(source: Path, build: Build = NO_BUILD) -> Path:
     """The cached object of a ``.bpf.c`` (compiled if needed) or of a ``.o``.
 
     The cache is keyed on every file clang read: the first compile of a source writes a
@@ -109,7 +135,7 @@ def object_for(source: Path) -> Path:
     out = cache_dir()
     if source.suffix == ".o":
         return _store(data, out)
-    flags = [*CFLAGS, "-I", str(HEADERS)]
+    flags = [*CFLAGS, *build.flags(), "-I", str(HEADERS), "-I", str(vmlinux_dir())]
     key = _digest(
         [str(source.resolve()).encode(), data, _clang_version().encode(), *map(str.encode, flags)]
     )
@@ -128,7 +154,8 @@ def object_for(source: Path) -> Path:
                 "(a macro or include that expands without end?)"
             ) from None
         if r.returncode != 0:
-            shown = clang_messages(r.stderr, [source.resolve().parent])
+            own = [source.resolve().parent, *(Path(d).resolve() for d in build.include)]
+            shown = clang_messages(r.stderr, own)
             raise BpfBuildError(f"{source} does not compile (clang):\n{shown}")
         deps = {str(p): _file_digest(p) for p in depfile_paths(dep.read_text(), Path.cwd())}
         stored = _store(obj.read_bytes(), out)
@@ -177,6 +204,52 @@ def clang_messages(stderr: str, own: list[Path], limit: int = 3000) -> str:
             )
     text = "\n".join(out).strip()
     return text if len(text) <= limit else text[:limit] + "\n[...]"
+
+
+VMLINUX_SHIPPED = Path(__file__).resolve().parent / "data" / "bpf" / "vmlinux" / "vmlinux.h.gz"
+KERNEL_BTF = Path("/sys/kernel/btf/vmlinux")
+
+
+def vmlinux_dir() -> Path:
+    """A directory holding ``vmlinux.h`` for ``#include "vmlinux.h"``: dumped from the
+    running kernel's BTF (``bpftool btf dump file /sys/kernel/btf/vmlinux format c``),
+    cached by the BTF's sha256, where there is one; otherwise the one tcplab ships for
+    its simulated kernel (Linux 6.18's, gzipped: 2.8 MB as text), unpacked once."""
+    base = cache_dir() / "vmlinux"
+    try:
+        btf = KERNEL_BTF.read_bytes()
+    except OSError:
+        btf = None
+    bpftool = shutil.which("bpftool")
+    if btf is not None and bpftool is not None:
+        where = base / f"btf-{hashlib.sha256(btf).hexdigest()[:16]}"
+        if not (where / "vmlinux.h").is_file():
+            try:
+                r = subprocess.run(
+                    [bpftool, "btf", "dump", "file", str(KERNEL_BTF), "format", "c"],
+                    capture_output=True,
+                    timeout=60,
+                )
+            except subprocess.TimeoutExpired:
+                r = None
+            if r is not None and r.returncode == 0 and r.stdout:
+                _write_atomic(where / "vmlinux.h", r.stdout)
+        if (where / "vmlinux.h").is_file():
+            return where
+    packed = VMLINUX_SHIPPED.read_bytes()
+    where = base / f"shipped-{hashlib.sha256(packed).hexdigest()[:16]}"
+    if not (where / "vmlinux.h").is_file():
+        import gzip
+
+        _write_atomic(where / "vmlinux.h", gzip.decompress(packed))
+    return where
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    tmp.replace(path)
 
 
 def _reusable(index: Path, out: Path) -> Path | None:
@@ -242,9 +315,9 @@ def _program(object_path: str) -> Program:
     return Program(info["name"], Path(object_path), tuple(info["params"]))
 
 
-def program(cc: str) -> Program:
+def program(cc: str, build: Build = NO_BUILD) -> Program:
     """The compiled program a ``bpf:`` cc names (compiling it if needed)."""
-    return _program(str(object_for(source_of(cc))))
+    return _program(str(object_for(source_of(cc), build)))
 
 
 def kernel_object(object_path: str, params: dict[str, Any]) -> tuple[bytes, str]:
@@ -268,11 +341,11 @@ def kernel_object(object_path: str, params: dict[str, Any]) -> tuple[bytes, str]
     return bytes(data), name
 
 
-def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:
+def check(cc: str, given: dict[str, Any], build: Build = NO_BUILD) -> list[tuple[str, str]]:
     """Problems with a ``bpf:`` cc and its ``params``: (sub-path, message) pairs, the
     sub-path ``cc`` or ``params.<name>``."""
     try:
-        prog = program(cc)
+        prog = program(cc, build)
     except BpfBuildError as exc:
         return [("cc", str(exc))]
     known = {p["name"]: p for p in prog.params}
@@ -305,6 +378,30 @@ def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:
                 )
             ]
     return []
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DEFINE_VALUE = re.compile(r"^[A-Za-z0-9_.+\-x()<>* ]*$")
+
+
+def check_build(build: Build) -> list[tuple[str, str]]:
+    """Problems with a flow's compile options: (sub-path of ``bpf``, message) pairs."""
+    out: list[tuple[str, str]] = []
+    for i, d in enumerate(build.include):
+        if not Path(d).is_absolute() or not Path(d).is_dir():
+            out.append((f"include[{i}]", f"'{d}': not a directory"))
+    for name, value in build.define:
+        if not _IDENTIFIER.match(name):
+            out.append((f"define.{name}", "a C identifier (letters, digits, _) is required"))
+        elif not _DEFINE_VALUE.match(value) or len(value) > 200:
+            out.append(
+                (
+                    f"define.{name}",
+                    f"'{value}': a number or a simple C expression "
+                    "(letters, digits and _ . + - * ( ) < > x, at most 200 characters)",
+                )
+            )
+    return out
 
 
 def _read(source: Path) -> bytes:

@@ -254,6 +254,21 @@ class OnOff(_Model):
     dist: Literal["fixed", "exponential"] = "fixed"  # exponential: on and off are the means
 
 
+class BpfBuild(_Model):
+    """``flows[i].bpf``: how a ``bpf:`` source is compiled (tcplab.bpf.Build): include
+    directories (relative to the spec file) searched first, and ``-D`` defines."""
+
+    include: list[StrictStr] = Field(default_factory=list, max_length=32)
+    define: dict[StrictStr, StrictStr | StrictInt] = Field(default_factory=dict, max_length=64)
+
+    def build(self) -> Any:
+        from tcplab.bpf import Build
+
+        return Build(
+            tuple(self.include), tuple(sorted((k, str(v)) for k, v in self.define.items()))
+        )
+
+
 class Flow(_Model):
     """``[[flows]]``: a group of ``count`` identical flows."""
 
@@ -272,6 +287,7 @@ class Flow(_Model):
     # "bottleneck_reverse", a [[links]] name or "<name>_reverse". Default ["bottleneck"].
     path: list[StrictStr] | None = Field(None, min_length=1)
     onoff: OnOff | None = None  # the application writes only in on periods
+    bpf: BpfBuild | None = None  # compile options of a bpf: cc
 
 
 class SizeDist(_Model):
@@ -670,8 +686,15 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             p.append(
                 (f"{at}.rtt", "required (or give both access.delay and receiver_access.delay)")
             )
-        if check_algorithms:
-            for sub, msg in check_params(f.cc, f.params):
+        if f.bpf is not None:
+            from tcplab.bpf import check_build, is_bpf
+
+            p += [(f"{at}.bpf.{sub}", msg) for sub, msg in check_build(f.bpf.build())]
+            if not is_bpf(f.cc):
+                p.append((f"{at}.bpf", 'only for a BPF program (cc = "bpf:...")'))
+        if check_algorithms and not any(sub.startswith(f"{at}.bpf") for sub, _ in p):
+            build = f.bpf.build() if f.bpf is not None else None
+            for sub, msg in check_params(f.cc, f.params, build):
                 p.append((f"{at}.{sub}", msg))
     p += _check_shaping(spec)
     p += _check_topology(spec)
