@@ -131,3 +131,55 @@ def test_params_reach_the_program_in_the_kernel(tmp_path):
     assert [f["cc"] for f in summary["flows"]] == ["bpf_cubic", "cubic"]
     assert summary["flows"][0]["goodput_bps"] > 1e6
     assert _ours_loaded() == []
+
+
+BAD_WRITE = """#include "tcplab_cc.h"
+
+char _license[] SEC("license") = "GPL";
+
+SEC("struct_ops")
+__u32 BPF_PROG(bad_ssthresh, struct sock *sk)
+{
+	tcp_sk(sk)->snd_una = 7; /* not on the kernel's writable list */
+	return 2;
+}
+
+SEC("struct_ops")
+void BPF_PROG(bad_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	tcp_reno_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bad_undo_cwnd, struct sock *sk)
+{
+	return tcp_sk(sk)->snd_cwnd;
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops bad = {
+	.ssthresh = (void *)bad_ssthresh,
+	.cong_avoid = (void *)bad_cong_avoid,
+	.undo_cwnd = (void *)bad_undo_cwnd,
+	.name = "bad_write",
+};
+"""
+
+
+def test_the_kernels_verifier_log_reaches_the_user(tmp_path, capsys):
+    """Validating a spec (here for the simulator) on a machine with the kernel's verifier
+    at hand loads the program into it without registering it: a write the kernel does not
+    allow is refused with the verifier's log, naming the program and the source line."""
+    (tmp_path / "bad.bpf.c").write_text(BAD_WRITE)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        SPEC.replace('backend = "kernel"\n', "").replace(
+            str(REPO / "bpf" / "examples" / "reno.bpf.c"), "bad.bpf.c"
+        )
+    )
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "flows[0].cc" in err and "the kernel's verifier refuses bad_write" in err
+    assert "prog 'bad_ssthresh'" in err and "no write support to tcp_sock" in err
+    assert "tp->snd_una = 7" in err or "snd_una = 7" in err
+    assert _ours_loaded() == []

@@ -377,7 +377,34 @@ def check(cc: str, given: dict[str, Any], build: Build = NO_BUILD) -> list[tuple
                     f"[{p['min']:.0f}, {p['max']:.0f}]",
                 )
             ]
-    return []
+    refused = kernel_verdict(prog, given)
+    return [] if refused is None else [("cc", refused)]
+
+
+def kernel_verdict(prog: Program, params: dict[str, Any]) -> str | None:
+    """Where the kernel's verifier is at hand (root, BTF, tcplab-bpfload), load the object
+    with ``params`` into it without registering it (``tcplab-bpfload verify``): None if it
+    passes, else the refusal with the verifier's log, which names the program. A pass is
+    remembered per object bytes and kernel release; nothing is checked elsewhere."""
+    if os.geteuid() != 0 or not KERNEL_BTF.is_file():
+        return None
+    from tcplab.backends.kernel import bpf_ops
+
+    if bpf_ops.loader() is None:
+        return None
+    data, _ = kernel_object(str(prog.object_path), params)
+    mark = (
+        cache_dir()
+        / "verified"
+        / (f"{hashlib.sha256(data).hexdigest()}-{_digest([os.uname().release.encode()])[:16]}")
+    )
+    if mark.is_file():
+        return None
+    why = bpf_ops.verify(data)
+    if why is not None:
+        return f"the kernel's verifier refuses {prog.name} ({os.uname().release}): {why}"
+    _write_atomic(mark, b"")
+    return None
 
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
