@@ -183,3 +183,21 @@ def test_the_kernels_verifier_log_reaches_the_user(tmp_path, capsys):
     assert "prog 'bad_ssthresh'" in err and "no write support to tcp_sock" in err
     assert "tp->snd_una = 7" in err or "snd_una = 7" in err
     assert _ours_loaded() == []
+
+
+def test_a_selftest_style_object_with_two_struct_ops_registers_both():
+    """tests/bpf_programs/two_renos.bpf.c (vmlinux.h, CONFIG_HZ, kfuncs, a shared global,
+    a plain and a .struct_ops.link struct_ops) registers through tcplab-bpfload under
+    two run-unique names; the flow's name is the chosen one's; both are gone after."""
+    from tcplab import bpf
+
+    obj = bpf.object_for(REPO / "tests" / "bpf_programs" / "two_renos.bpf.c")
+    reg = bpf_ops.register([(obj.read_bytes(), "two_renos_slow")])
+    try:
+        loaded = AVAILABLE.read_text().split()
+        assert len(reg.all_names) == 2 and all(n in loaded for n in reg.all_names)
+        assert reg.names == [reg.all_names[1]]  # the .struct_ops.link one, asked by name
+        assert len(reg.ids) == 1  # only the plain one outlives a killed loader
+    finally:
+        bpf_ops.unregister(reg)
+    assert _ours_loaded() == []
