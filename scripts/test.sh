@@ -15,17 +15,26 @@ fi
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium >/dev/null)
 fi
-# crates/bpf's tests compile bpf/examples/*.bpf.c (clang, libbpf-dev's headers); bpftool
-# loads the same objects into the kernel. Installed the same way, only when missing.
-if { ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ]; } \
+# crates/bpf's tests compile bpf/examples/*.bpf.c (clang, libbpf-dev's headers); the
+# loader crates/bpfload (libbpf-sys: vendored libbpf 1.7 over the system's libelf and zlib,
+# found with pkg-config) registers the same objects into the kernel; bpftool dumps
+# vmlinux.h. Installed the same way, only when missing.
+bpf_pkgs="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config"
+if { ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ] \
+    || [ ! -f /usr/include/libelf.h ] || [ ! -f /usr/include/zlib.h ] \
+    || ! command -v pkg-config >/dev/null 2>&1; } \
     && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get install -y -q clang llvm bpftool libbpf-dev >/dev/null \
-        || (apt-get update -q && apt-get install -y -q clang llvm bpftool libbpf-dev)
+    # shellcheck disable=SC2086
+    apt-get install -y -q $bpf_pkgs >/dev/null \
+        || (apt-get update -q && apt-get install -y -q $bpf_pkgs)
 fi
 # Lints first: formatting and clippy's warnings fail the run (README, "Tests").
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 cargo test --workspace --release
+# The kernel backend registers BPF programs with this binary (found in target/release);
+# cargo test builds only its test harness.
+cargo build --release --quiet -p tcplab-bpfload
 if [ -z "${VIRTUAL_ENV:-}" ]; then
     python3 -m venv --system-site-packages .venv
     # shellcheck disable=SC1091

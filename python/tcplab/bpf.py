@@ -6,8 +6,9 @@ ships (``tcplab/data/bpf/include/tcplab_cc.h``, the kernel structures a congesti
 control touches, marked for CO-RE relocation) and libbpf's ``bpf_helpers.h``. Objects
 are cached under ``$TCPLAB_CACHE/bpf`` (default ``~/.cache/tcplab/bpf``) by the sha256
 of their own bytes, so the engine config names ``<sha256>.o`` and a run's digest covers
-the object the run executed; an index keyed by the source, the header and the compiler
-avoids recompiling. The program's parameters are its ``const volatile`` globals
+the object the run executed; a cached object is checked against that sha256 whenever it
+is used. An index keyed by the source, the compiler and the flags, holding the sha256 of
+every file clang's depfile lists, avoids recompiling while none of them changed. The program's parameters are its ``const volatile`` globals
 (read-only data, as libbpf skeletons set them): a flow's ``params`` set them, and
 unknown names or wrong types are refused naming the parameter (the engine's
 ``tcplab_bpf`` reads them, :func:`program`).
@@ -19,6 +20,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -30,6 +32,9 @@ PREFIX = "bpf:"
 HEADERS = Path(__file__).resolve().parent / "data" / "bpf" / "include"
 CFLAGS = ["-target", "bpf", "-O2", "-g", "-Wall", "-Wno-unused-function"]
 MAX_SOURCE_BYTES = 16 * 2**20
+CLANG_TIMEOUT_S = 120
+"""A compile of one congestion control takes about a second (bbr.bpf.c: 0.6 s here); two
+minutes means clang is stuck, not slow."""
 
 
 class BpfBuildError(ValueError):
@@ -62,10 +67,15 @@ def cache_dir() -> Path:
 
 def absolute_paths(raw: Any, base: Path) -> Any:
     """``raw`` (a spec as read from TOML) with every ``bpf:`` path of a flow's ``cc`` (or a
-    swept ``...cc`` list) made absolute against ``base``, the spec file's directory."""
+    swept ``...cc`` list), and every ``bpf.include`` directory, made absolute against
+    ``base``, the spec file's directory."""
     if isinstance(raw, dict):
         for k, v in raw.items():
-            if k == "cc" or k.endswith(".cc"):
+            if k == "bpf" and isinstance(v, dict) and isinstance(v.get("include"), list):
+                v["include"] = [
+                    str((base / d).resolve()) if isinstance(d, str) else d for d in v["include"]
+                ]
+            elif k == "cc" or k.endswith(".cc"):
                 if isinstance(v, str):
                     raw[k] = _absolute(v, base)
                 elif isinstance(v, list):
@@ -84,8 +94,37 @@ def _absolute(cc: str, base: Path) -> str:
     return PREFIX + str((base / cc[len(PREFIX) :]).resolve())
 
 
-def object_for(source: Path) -> Path:
+@dataclass(frozen=True)
+class Build:
+    """How a flow's source is compiled beyond tcplab's defaults (``flows[i].bpf`` in a
+    spec): include directories searched before tcplab's and the vmlinux.h one, and ``-D``
+    defines. Both are part of the compile-cache key (they are clang flags)."""
+
+    include: tuple[str, ...] = ()
+    define: tuple[tuple[str, str], ...] = ()
+
+    def flags(self) -> list[str]:
+        out: list[str] = []
+        for d in self.include:
+            out += ["-I", d]
+        for name, value in self.define:
+            out.append(f"-D{name}={value}")
+        return out
+
+
+NO_BUILD = Build()
+
+
+def object_for(source: Path, build: Build = NO_BUILD) -> Path:
     """The cached object of a ``.bpf.c`` (compiled if needed) or of a ``.o``.
+
+    The cache is keyed on every file clang read: the first compile of a source writes a
+    depfile (``-MD -MF``) and an index record (keyed by the source's path and bytes, the
+    compiler's version and the flags) lists each file it names with its sha256; the
+    object is reused only while every listed file still has those bytes, so an edited
+    local header recompiles, and a source that no longer compiles after the edit is an
+    error, never the old object. A cached object is used only if its bytes have the
+    sha256 it is named by (:func:`verified`).
 
     Raises
     ------
@@ -96,23 +135,173 @@ def object_for(source: Path) -> Path:
     out = cache_dir()
     if source.suffix == ".o":
         return _store(data, out)
-    key = hashlib.sha256(
-        b"\0".join([data, _header_bytes(), _clang_version().encode(), " ".join(CFLAGS).encode()])
-    ).hexdigest()
-    index = out / f"src-{key}"
-    if index.is_file():
-        cached = out / index.read_text().strip()
-        if cached.is_file():
-            return cached
+    flags = [*CFLAGS, *build.flags(), "-I", str(HEADERS), "-I", str(vmlinux_dir())]
+    key = _digest(
+        [str(source.resolve()).encode(), data, _clang_version().encode(), *map(str.encode, flags)]
+    )
+    index = out / f"src-{key}.json"
+    cached = _reusable(index, out)
+    if cached is not None:
+        return cached
     with tempfile.TemporaryDirectory() as tmp:
-        obj = Path(tmp) / "prog.o"
-        cmd = [_clang(), *CFLAGS, "-I", str(HEADERS), "-c", str(source), "-o", str(obj)]
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        obj, dep = Path(tmp) / "prog.o", Path(tmp) / "prog.d"
+        cmd = [_clang(), *flags, "-MD", "-MF", str(dep), "-c", str(source), "-o", str(obj)]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=CLANG_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise BpfBuildError(
+                f"{source}: clang did not finish compiling it within {CLANG_TIMEOUT_S} s "
+                "(a macro or include that expands without end?)"
+            ) from None
         if r.returncode != 0:
-            raise BpfBuildError(f"{source} does not compile (clang):\n{r.stderr.strip()[-3000:]}")
+            own = [source.resolve().parent, *(Path(d).resolve() for d in build.include)]
+            shown = clang_messages(r.stderr, own)
+            raise BpfBuildError(f"{source} does not compile (clang):\n{shown}")
+        deps = {str(p): _file_digest(p) for p in depfile_paths(dep.read_text(), Path.cwd())}
         stored = _store(obj.read_bytes(), out)
-    index.write_text(stored.name)
+    record = {"object": stored.name, "deps": deps}
+    tmp_index = index.with_suffix(f".tmp{os.getpid()}")
+    tmp_index.write_text(json.dumps(record, sort_keys=True))
+    tmp_index.replace(index)
     return stored
+
+
+_DIAGNOSTIC = re.compile(r"^(?P<file>[^\s:][^:]*):\d+:\d+: (?:fatal error|error|warning|note): ")
+_INCLUDED_FROM = re.compile(r"^In file included from ")
+_SYSTEM_HEADERS = (Path("/usr/include"), Path("/usr/local/include"))
+
+
+def clang_messages(stderr: str, own: list[Path], limit: int = 3000) -> str:
+    """clang's diagnostics for the user: those located in the user's own files (under a
+    directory of ``own``: the source's, the spec's include directories) in full; those in
+    tcplab's or libbpf's headers as their one-line message; of any other file (an
+    absolute ``#include`` of something outside, say) only where, never its text, which
+    clang would otherwise echo line by line."""
+    blocks: list[list[str]] = []
+    for line in stderr.splitlines():
+        starts = _DIAGNOSTIC.match(line) or _INCLUDED_FROM.match(line)
+        if starts and not (blocks and _INCLUDED_FROM.match(blocks[-1][-1])):
+            blocks.append([line])
+        elif blocks:
+            blocks[-1].append(line)
+        else:
+            blocks.append([line])
+    out: list[str] = []
+    for block in blocks:
+        head = next((line for line in block if _DIAGNOSTIC.match(line)), None)
+        if head is None:  # "1 error generated." and the like
+            out += [line for line in block if line.endswith("generated.")]
+            continue
+        where = Path(_DIAGNOSTIC.match(head)["file"]).resolve()
+        if any(where.is_relative_to(d) for d in own):
+            out += block
+        elif any(where.is_relative_to(d) for d in (HEADERS, *_SYSTEM_HEADERS)):
+            out.append(head)
+        else:
+            out.append(
+                f"{head.split(': ', 1)[0]}: a diagnostic in a file outside the program's "
+                "directories (its text is not shown)"
+            )
+    text = "\n".join(out).strip()
+    return text if len(text) <= limit else text[:limit] + "\n[...]"
+
+
+VMLINUX_SHIPPED = Path(__file__).resolve().parent / "data" / "bpf" / "vmlinux" / "vmlinux.h.gz"
+KERNEL_BTF = Path("/sys/kernel/btf/vmlinux")
+
+
+def vmlinux_dir() -> Path:
+    """A directory holding ``vmlinux.h`` for ``#include "vmlinux.h"``: dumped from the
+    running kernel's BTF (``bpftool btf dump file /sys/kernel/btf/vmlinux format c``),
+    cached by the BTF's sha256, where there is one; otherwise the one tcplab ships for
+    its simulated kernel (Linux 6.18's, gzipped: 2.8 MB as text), unpacked once."""
+    base = cache_dir() / "vmlinux"
+    try:
+        btf = KERNEL_BTF.read_bytes()
+    except OSError:
+        btf = None
+    bpftool = shutil.which("bpftool")
+    if btf is not None and bpftool is not None:
+        where = base / f"btf-{hashlib.sha256(btf).hexdigest()[:16]}"
+        if not (where / "vmlinux.h").is_file():
+            try:
+                r = subprocess.run(
+                    [bpftool, "btf", "dump", "file", str(KERNEL_BTF), "format", "c"],
+                    capture_output=True,
+                    timeout=60,
+                )
+            except subprocess.TimeoutExpired:
+                r = None
+            if r is not None and r.returncode == 0 and r.stdout:
+                _write_atomic(where / "vmlinux.h", r.stdout)
+        if (where / "vmlinux.h").is_file():
+            return where
+    packed = VMLINUX_SHIPPED.read_bytes()
+    where = base / f"shipped-{hashlib.sha256(packed).hexdigest()[:16]}"
+    if not (where / "vmlinux.h").is_file():
+        import gzip
+
+        _write_atomic(where / "vmlinux.h", gzip.decompress(packed))
+    return where
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def _reusable(index: Path, out: Path) -> Path | None:
+    """The object an index record names, if every file of its depfile still has the
+    recorded bytes and the object is intact; else None (then: compile again)."""
+    try:
+        record = json.loads(index.read_text())
+        deps, name = dict(record["deps"]), str(record["object"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not deps or any(_file_digest(Path(p)) != h for p, h in deps.items()):
+        return None
+    return verified(out / name)
+
+
+def verified(path: Path) -> Path | None:
+    """``path`` (a cached ``<sha256>.o``) if its bytes have that sha256; a file that does
+    not (swapped, truncated, tampered with) is removed and None returned, so that it is
+    never run under the digest it is named by."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if hashlib.sha256(data).hexdigest() == path.stem:
+        return path
+    path.unlink(missing_ok=True)
+    return None
+
+
+def depfile_paths(text: str, cwd: Path) -> list[Path]:
+    """The prerequisites of a Make-style depfile as clang writes it (``-MD -MF``):
+    ``target: dep dep \\`` continued over lines, spaces inside a name escaped with a
+    backslash; relative names against ``cwd``."""
+    body = text.replace("\\\n", " ")
+    _, _, deps = body.partition(": ")
+    names = [n.replace("\\ ", " ") for n in re.findall(r"(?:\\ |[^\s])+", deps)]
+    return [p if p.is_absolute() else cwd / p for p in map(Path, names)]
+
+
+def _file_digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _digest(parts: list[bytes]) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()
 
 
 @functools.lru_cache(maxsize=64)
@@ -126,9 +315,9 @@ def _program(object_path: str) -> Program:
     return Program(info["name"], Path(object_path), tuple(info["params"]))
 
 
-def program(cc: str) -> Program:
+def program(cc: str, build: Build = NO_BUILD) -> Program:
     """The compiled program a ``bpf:`` cc names (compiling it if needed)."""
-    return _program(str(object_for(source_of(cc))))
+    return _program(str(object_for(source_of(cc), build)))
 
 
 def kernel_object(object_path: str, params: dict[str, Any]) -> tuple[bytes, str]:
@@ -137,6 +326,11 @@ def kernel_object(object_path: str, params: dict[str, Any]) -> tuple[bytes, str]
     load; ``crates/bpf`` ``patched_elf``), and the program's name."""
     from tcplab.engine import engine
 
+    if verified(Path(object_path)) is None:
+        raise BpfBuildError(
+            f"{object_path}: the cached object no longer has the sha256 it is named by "
+            "(changed since it was compiled); run again to rebuild it"
+        )
     name = _program(object_path).name
     if not params:
         return Path(object_path).read_bytes(), name
@@ -147,11 +341,11 @@ def kernel_object(object_path: str, params: dict[str, Any]) -> tuple[bytes, str]
     return bytes(data), name
 
 
-def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:
+def check(cc: str, given: dict[str, Any], build: Build = NO_BUILD) -> list[tuple[str, str]]:
     """Problems with a ``bpf:`` cc and its ``params``: (sub-path, message) pairs, the
     sub-path ``cc`` or ``params.<name>``."""
     try:
-        prog = program(cc)
+        prog = program(cc, build)
     except BpfBuildError as exc:
         return [("cc", str(exc))]
     known = {p["name"]: p for p in prog.params}
@@ -183,7 +377,58 @@ def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:
                     f"[{p['min']:.0f}, {p['max']:.0f}]",
                 )
             ]
-    return []
+    refused = kernel_verdict(prog, given)
+    return [] if refused is None else [("cc", refused)]
+
+
+def kernel_verdict(prog: Program, params: dict[str, Any]) -> str | None:
+    """Where the kernel's verifier is at hand (root, BTF, tcplab-bpfload), load the object
+    with ``params`` into it without registering it (``tcplab-bpfload verify``): None if it
+    passes, else the refusal with the verifier's log, which names the program. A pass is
+    remembered per object bytes and kernel release; nothing is checked elsewhere."""
+    if os.geteuid() != 0 or not KERNEL_BTF.is_file():
+        return None
+    from tcplab.backends.kernel import bpf_ops
+
+    if bpf_ops.loader() is None:
+        return None
+    data, _ = kernel_object(str(prog.object_path), params)
+    mark = (
+        cache_dir()
+        / "verified"
+        / (f"{hashlib.sha256(data).hexdigest()}-{_digest([os.uname().release.encode()])[:16]}")
+    )
+    if mark.is_file():
+        return None
+    why = bpf_ops.verify(data)
+    if why is not None:
+        return f"the kernel's verifier refuses {prog.name} ({os.uname().release}): {why}"
+    _write_atomic(mark, b"")
+    return None
+
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DEFINE_VALUE = re.compile(r"^[A-Za-z0-9_.+\-x()<>* ]*$")
+
+
+def check_build(build: Build) -> list[tuple[str, str]]:
+    """Problems with a flow's compile options: (sub-path of ``bpf``, message) pairs."""
+    out: list[tuple[str, str]] = []
+    for i, d in enumerate(build.include):
+        if not Path(d).is_absolute() or not Path(d).is_dir():
+            out.append((f"include[{i}]", f"'{d}': not a directory"))
+    for name, value in build.define:
+        if not _IDENTIFIER.match(name):
+            out.append((f"define.{name}", "a C identifier (letters, digits, _) is required"))
+        elif not _DEFINE_VALUE.match(value) or len(value) > 200:
+            out.append(
+                (
+                    f"define.{name}",
+                    f"'{value}': a number or a simple C expression "
+                    "(letters, digits and _ . + - * ( ) < > x, at most 200 characters)",
+                )
+            )
+    return out
 
 
 def _read(source: Path) -> bytes:
@@ -200,15 +445,11 @@ def _read(source: Path) -> bytes:
 def _store(data: bytes, out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{hashlib.sha256(data).hexdigest()}.o"
-    if not path.is_file():
+    if verified(path) is None:
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_bytes(data)
         tmp.replace(path)
     return path
-
-
-def _header_bytes() -> bytes:
-    return b"".join(p.read_bytes() for p in sorted(HEADERS.glob("*.h")))
 
 
 def _clang() -> str:
@@ -223,6 +464,10 @@ def _clang() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _clang_version() -> str:
-    return subprocess.run(
-        [_clang(), "--version"], capture_output=True, text=True, timeout=60
-    ).stdout.strip()
+    try:
+        r = subprocess.run([_clang(), "--version"], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise BpfBuildError("`clang --version` did not answer within 30 s") from None
+    if r.returncode != 0 or not r.stdout.strip():
+        raise BpfBuildError(f"`clang --version` failed (exit {r.returncode}): {r.stderr.strip()}")
+    return r.stdout.strip()

@@ -1,7 +1,7 @@
-"""BPF programs on the kernel backend (backends/kernel/bpf_ops.py): the object the
+"""BPF programs on the kernel backend (backends/kernel/bpf_ops.py, crates/bpfload): the object the
 simulator runs is registered into the running kernel under a run-unique name for the
 run, selected by the agents, reported by its program's name, and unregistered after it,
-or after a SIGKILL by the next run or doctor. Needs root, the kernel backend, bpftool,
+or after a SIGKILL by the next run or doctor. Needs root, the kernel backend, the loader,
 BTF and clang; skipped elsewhere with the reason."""
 
 from __future__ import annotations
@@ -66,8 +66,12 @@ def test_programs_of_a_killed_run_are_unregistered_by_doctor(capsys):
     from tcplab import bpf
 
     prog = bpf.program(f"bpf:{REPO / 'bpf' / 'examples' / 'reno.bpf.c'}")
-    names, ids = bpf_ops.register([(prog.object_path.read_bytes(), prog.name)])
-    # As if this process had died with SIGKILL: its record names a pid that is gone.
+    reg = bpf_ops.register([(prog.object_path.read_bytes(), prog.name)])
+    names, ids = reg.names, reg.ids
+    # As if this process had died with SIGKILL: its record names a pid that is gone (and
+    # its loader, SIGKILLed too, left the plain struct_ops registered).
+    reg.process.kill()
+    reg.process.wait()
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
     ).stdout.strip()
@@ -82,10 +86,10 @@ def test_programs_of_a_killed_run_are_unregistered_by_doctor(capsys):
     assert _ours_loaded() == [] and not record.exists()
 
 
-def test_renaming_keeps_the_object_loadable():
-    data = bytes(64) + b"bpf_reno\0\0\0\0\0\0\0\0"
-    with pytest.raises(bpf_ops.BpfLoadError):
-        bpf_ops.renamed(data, "bpf_reno", "tl1a")  # not an ELF object: refused, named
+def test_an_object_libbpf_cannot_read_is_refused_in_words():
+    with pytest.raises(bpf_ops.BpfLoadError, match="libbpf could not open it"):
+        bpf_ops.register([(bytes(64) + b"bpf_reno\0", "bpf_reno")])  # not an ELF object
+    assert not list(bpf_ops.STATE_DIR.glob("bpf-*.json"))
 
 
 def test_params_reach_the_program_in_the_kernel(tmp_path):
@@ -97,12 +101,14 @@ def test_params_reach_the_program_in_the_kernel(tmp_path):
 
     prog = bpf.program(f"bpf:{REPO / 'bpf' / 'examples' / 'cubic.bpf.c'}")
     data, name = bpf.kernel_object(str(prog.object_path), {"beta": 512, "hystart": False})
-    names, ids = bpf_ops.register([(data, name)])
+    reg = bpf_ops.register([(data, name)])
+    names = reg.names
     try:
         maps = json.loads(
             subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True, text=True).stdout
         )
-        (rodata,) = [m for m in maps if m.get("name") == f"{names[0]}.rodata"]
+        # libbpf names the map after the object, cut to fit 15 characters.
+        (rodata,) = [m for m in maps if m.get("name") == f"{names[0][:8]}.rodata"]
         dump = json.loads(
             subprocess.run(
                 ["bpftool", "-j", "map", "dump", "id", str(rodata["id"])],
@@ -111,7 +117,7 @@ def test_params_reach_the_program_in_the_kernel(tmp_path):
             ).stdout
         )
     finally:
-        bpf_ops.unregister(ids)
+        bpf_ops.unregister(reg)
     values = {k: v for item in dump[0]["formatted"]["value"][".rodata"] for k, v in item.items()}
     assert (values["beta"], values["hystart"], values["bic_scale"]) == (512, False, 41)
     spec = tmp_path / "spec.toml"
@@ -124,4 +130,74 @@ def test_params_reach_the_program_in_the_kernel(tmp_path):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert [f["cc"] for f in summary["flows"]] == ["bpf_cubic", "cubic"]
     assert summary["flows"][0]["goodput_bps"] > 1e6
+    assert _ours_loaded() == []
+
+
+BAD_INDEX = """#include "tcplab_cc.h"
+
+char _license[] SEC("license") = "GPL";
+__u32 table[4];
+
+SEC("struct_ops")
+__u32 BPF_PROG(bad_ssthresh, struct sock *sk)
+{
+	return table[tcp_sk(sk)->snd_cwnd]; /* no bound: the verifier cannot prove it */
+}
+
+SEC("struct_ops")
+void BPF_PROG(bad_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	tcp_reno_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(bad_undo_cwnd, struct sock *sk)
+{
+	return tcp_sk(sk)->snd_cwnd;
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops bad = {
+	.ssthresh = (void *)bad_ssthresh,
+	.cong_avoid = (void *)bad_cong_avoid,
+	.undo_cwnd = (void *)bad_undo_cwnd,
+	.name = "bad_index",
+};
+"""
+
+
+def test_the_kernels_verifier_log_reaches_the_user(tmp_path, capsys):
+    """Validating a spec (here for the simulator) on a machine with the kernel's verifier
+    at hand loads the program into it without registering it: an array index the verifier
+    cannot bound (which the simulator only checks when it runs) is refused with the
+    verifier's log, naming the program and the source line."""
+    (tmp_path / "bad.bpf.c").write_text(BAD_INDEX)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        SPEC.replace('backend = "kernel"\n', "").replace(
+            str(REPO / "bpf" / "examples" / "reno.bpf.c"), "bad.bpf.c"
+        )
+    )
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q", "--no-report"]) == 2
+    err = capsys.readouterr().err
+    assert "flows[0].cc" in err and "the kernel's verifier refuses bad_index" in err
+    assert "prog 'bad_ssthresh'" in err and "table[tcp_sk(sk)->snd_cwnd]" in err
+    assert _ours_loaded() == []
+
+
+def test_a_selftest_style_object_with_two_struct_ops_registers_both():
+    """tests/bpf_programs/two_renos.bpf.c (vmlinux.h, CONFIG_HZ, kfuncs, a shared global,
+    a plain and a .struct_ops.link struct_ops) registers through tcplab-bpfload under
+    two run-unique names; the flow's name is the chosen one's; both are gone after."""
+    from tcplab import bpf
+
+    obj = bpf.object_for(REPO / "tests" / "bpf_programs" / "two_renos.bpf.c")
+    reg = bpf_ops.register([(obj.read_bytes(), "two_renos_slow")])
+    try:
+        loaded = AVAILABLE.read_text().split()
+        assert len(reg.all_names) == 2 and all(n in loaded for n in reg.all_names)
+        assert reg.names == [reg.all_names[1]]  # the .struct_ops.link one, asked by name
+        assert len(reg.ids) == 1  # only the plain one outlives a killed loader
+    finally:
+        bpf_ops.unregister(reg)
     assert _ours_loaded() == []

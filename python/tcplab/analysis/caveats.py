@@ -34,5 +34,8 @@ def emulator_lag(extra: dict[str, Any]) -> str | None:
 
 
 def run_warnings(extra: dict[str, Any]) -> list[str]:
-    """Every caveat of a run, from its backend's extra information."""
-    return [w for w in (emulator_lag(extra),) if w]
+    """Every caveat of a run, from its backend's extra information: the emulator's lag,
+    and what the kernel backend found about the kernel (its CONFIG_HZ against the spec's
+    tcp.hz, backends/kernel/kconfig.py)."""
+    kernel = list((extra.get("kernel") or {}).get("warnings") or [])
+    return [w for w in (emulator_lag(extra), *kernel) if w]

@@ -92,6 +92,7 @@ class KernelBackend(Backend):
             "backend": self.name,
             "kernel_release": os.uname().release,
             "emulator": raw["emulator"],
+            "kernel": raw.get("kernel", {}),
         }
         return raw, extra
 

@@ -75,7 +75,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             snd, rcv = f.access, f.receiver_access
             flows.append(
                 {
-                    **_cc_config(f.cc),
+                    **_cc_config(f.cc, f.bpf.build() if f.bpf is not None else bpf.NO_BUILD),
                     "params": _params_with_kernel(f.cc, dict(f.params), s.tcp.kernel),
                     "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss, snd),
                     "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss, rcv),
@@ -184,10 +184,10 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[st
     return params
 
 
-def _cc_config(cc: str) -> dict[str, Any]:
+def _cc_config(cc: str, build: bpf.Build = bpf.NO_BUILD) -> dict[str, Any]:
     """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
     the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
     sha256, so the run digest covers the code that ran)."""
     if not bpf.is_bpf(cc):
         return {"cc": cc}
-    return {"cc": "bpf", "bpf_object": str(bpf.program(cc).object_path)}
+    return {"cc": "bpf", "bpf_object": str(bpf.program(cc, build).object_path)}

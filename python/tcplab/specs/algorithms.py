@@ -98,14 +98,14 @@ def registry() -> dict[str, Algorithm]:
     return {a["name"]: _from_engine(a) for a in entries}
 
 
-def check_params(name: str, given: dict[str, Any]) -> list[tuple[str, str]]:
+def check_params(name: str, given: dict[str, Any], build: Any = None) -> list[tuple[str, str]]:
     """Problems with algorithm ``name`` and its ``params``: (sub-path, message) pairs.
 
     The sub-path is ``"cc"`` or ``"params.<key>"``. The rules are the engine's own
     (``tcplab_sim::config::check_cc``, which also checks every flow of a run).
     """
     if bpf.is_bpf(name):  # a BPF program: its own globals are its parameters
-        return bpf.check(name, given)
+        return bpf.check(name, given, build or bpf.NO_BUILD)
     for key, value in given.items():
         if isinstance(value, float) and not math.isfinite(value):
             return [(f"params.{key}", f"parameter '{key}' of {name}: {value} is not a number")]

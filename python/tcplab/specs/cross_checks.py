@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tcplab.bpf import check_build, is_bpf
 from tcplab.specs.algorithms import check_params
 from tcplab.specs.checks import AGGREGATE_KEYS, check_expression
 from tcplab.specs.limits import check_rates
@@ -97,8 +98,13 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
             p.append(
                 (f"{at}.rtt", "required (or give both access.delay and receiver_access.delay)")
             )
-        if check_algorithms:
-            for sub, msg in check_params(f.cc, f.params):
+        if f.bpf is not None:
+            p += [(f"{at}.bpf.{sub}", msg) for sub, msg in check_build(f.bpf.build())]
+            if not is_bpf(f.cc):
+                p.append((f"{at}.bpf", 'only for a BPF program (cc = "bpf:...")'))
+        if check_algorithms and not any(sub.startswith(f"{at}.bpf") for sub, _ in p):
+            build = f.bpf.build() if f.bpf is not None else None
+            for sub, msg in check_params(f.cc, f.params, build):
                 p.append((f"{at}.{sub}", msg))
     p += _check_shaping(spec)
     p += _check_topology(spec)

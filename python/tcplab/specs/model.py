@@ -239,6 +239,21 @@ class OnOff(_Model):
     dist: Literal["fixed", "exponential"] = "fixed"  # exponential: on and off are the means
 
 
+class BpfBuild(_Model):
+    """``flows[i].bpf``: how a ``bpf:`` source is compiled (tcplab.bpf.Build): include
+    directories (relative to the spec file) searched first, and ``-D`` defines."""
+
+    include: list[StrictStr] = Field(default_factory=list, max_length=32)
+    define: dict[StrictStr, StrictStr | StrictInt] = Field(default_factory=dict, max_length=64)
+
+    def build(self) -> Any:
+        from tcplab.bpf import Build
+
+        return Build(
+            tuple(self.include), tuple(sorted((k, str(v)) for k, v in self.define.items()))
+        )
+
+
 class Flow(_Model):
     """``[[flows]]``: a group of ``count`` identical flows."""
 
@@ -257,6 +272,7 @@ class Flow(_Model):
     # "bottleneck_reverse", a [[links]] name or "<name>_reverse". Default ["bottleneck"].
     path: list[StrictStr] | None = Field(None, min_length=1)
     onoff: OnOff | None = None  # the application writes only in on periods
+    bpf: BpfBuild | None = None  # compile options of a bpf: cc
 
 
 class SizeDist(_Model):

@@ -1,49 +1,80 @@
 """BPF congestion controls on the kernel backend: a flow's ``bpf:`` program (the very
-object the simulator runs, tcplab.bpf) is registered into the running kernel with
-``bpftool struct_ops register`` under a run-unique name, the agents select it with
-``TCP_CONGESTION`` like any other, and it is unregistered when the run ends.
+object the simulator runs, tcplab.bpf) is registered into the running kernel for the run
+under a run-unique name by ``tcplab-bpfload`` (crates/bpfload: libbpf 1.7 through
+libbpf-rs, so ``.struct_ops.link``, several struct_ops per object and ``.kconfig``
+externs such as ``CONFIG_HZ`` load as they do for the kernel's own programs), the agents
+select it with ``TCP_CONGESTION`` like any other, and it is unregistered when the run
+ends.
 
 * **Unique names.** Two runs, or a run and a program a user loaded, must not collide in
-  the kernel's list of congestion controls, so each object is registered as a copy whose
-  ``tcp_congestion_ops.name`` (16 bytes in the ``.struct_ops`` section, where libbpf reads
-  it) says ``tl<pid><k>``: the process that owns it and its index.
-* **Cleanup.** Before registering, the run writes ``/run/tcplab/bpf-<pid>.json`` and adds
-  each struct_ops map id as it registers; on exit, Ctrl-C or SIGTERM the ``finally`` of
-  the run unregisters them; after a SIGKILL, the next kernel run or ``tcplab doctor``
-  unregisters what a dead process left (:func:`clean_stale`), as for namespaces.
+  the kernel's list of congestion controls, so the loader renames each object's
+  ``tcp_congestion_ops`` to ``tl<pid><k>`` (the process that owns it and the object's
+  index; a letter more when an object has several struct_ops) before loading it: it
+  finds the ``name`` member through the object's BTF, so no ELF is parsed here.
+* **Lifetime.** The loader holds the registrations until its standard input closes or it
+  gets SIGTERM, then unregisters them. If the run dies with SIGKILL, its pipe closes and
+  the loader unregisters on its own; ``.struct_ops.link`` registrations also end with the
+  loader's link fds. Plain ``.struct_ops`` maps survive a SIGKILLed loader (the kernel
+  keeps them), so the run writes ``/run/tcplab/bpf-<pid>.json`` with their map ids, and
+  the next kernel run or ``tcplab doctor`` unregisters what a dead process left
+  (:func:`clean_stale`), as for namespaces.
 * **Parameters.** A flow's ``params`` are written into the copy's ``.rodata`` before it
   is registered (``tcplab.bpf.kernel_object``), as a libbpf skeleton sets
   ``skel->rodata->NAME`` before load: the verifier then sees the flow's values as
   constants, exactly as the simulator runs them. Flows of one program with different
   ``params`` are registered as different copies.
+* **The verifier's word.** :func:`verify` loads an object into the kernel without
+  registering it and returns libbpf's log, which names the program the verifier refused.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
-import struct
+import signal
 import subprocess
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tcplab.backends.kernel.netns import alive
 
 STATE_DIR = Path("/run/tcplab")
 TCP_CA_NAME_MAX = 16  # include/net/tcp.h
-_SECTIONS = (b".struct_ops", b".struct_ops.link")
+LOADER = "tcplab-bpfload"
+REPO = Path(__file__).resolve().parents[4]
+LOADER_TIMEOUT_S = 60.0
+"""Loading a congestion control takes well under a second; a minute means it hangs."""
 
 
 class BpfLoadError(RuntimeError):
-    """bpftool or the kernel refused a program; the message has bpftool's words."""
+    """The loader, libbpf or the kernel refused a program; the message has their words."""
+
+
+def loader() -> str | None:
+    """The loader binary: ``$TCPLAB_BPFLOAD``, else ``tcplab-bpfload`` on ``PATH``, else
+    the one cargo built in this checkout (release first)."""
+    named = os.environ.get("TCPLAB_BPFLOAD")
+    if named:
+        return named if Path(named).is_file() else None
+    found = shutil.which(LOADER)
+    if found:
+        return found
+    for profile in ("release", "debug"):
+        built = REPO / "target" / profile / LOADER
+        if built.is_file():
+            return str(built)
+    return None
 
 
 def available() -> str | None:
     """Why BPF programs cannot be loaded here, or None."""
-    if shutil.which("bpftool") is None:
-        return "bpftool is missing (Debian: apt-get install bpftool)"
+    if loader() is None:
+        return (
+            f"the BPF loader {LOADER} is not built (`cargo build --release -p tcplab-bpfload` "
+            "in a tcplab checkout, then put it on PATH or name it in TCPLAB_BPFLOAD)"
+        )
     if not Path("/sys/kernel/btf/vmlinux").is_file():
         return "the kernel has no BTF (/sys/kernel/btf/vmlinux): it cannot load struct_ops"
     return None
@@ -51,112 +82,180 @@ def available() -> str | None:
 
 def unique_name(pid: int, k: int) -> str:
     name = f"tl{pid}{chr(ord('a') + k % 26)}"
-    assert len(name) < TCP_CA_NAME_MAX
+    assert len(name) < TCP_CA_NAME_MAX - 1  # room for a letter per struct_ops
     return name
 
 
-def renamed(data: bytes, old: str, new: str) -> bytes:
-    """The ELF object ``data`` with its ``tcp_congestion_ops.name`` ``old`` replaced by
-    ``new`` inside the struct_ops section (ELF64, little-endian, as clang -target bpf
-    writes on x86)."""
-    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise BpfLoadError("not a 64-bit little-endian ELF object")
-    (shoff,) = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
-    sections = [struct.unpack_from("<IIQQQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    names_off = sections[shstrndx][4]
-    for sh_name, _type, _flags, _addr, offset, size in sections:
-        end = data.index(b"\0", names_off + sh_name)
-        if data[names_off + sh_name : end] not in _SECTIONS:
-            continue
-        body = data[offset : offset + size]
-        at = body.find(old.encode() + b"\0")
-        if at < 0 or len(new) >= TCP_CA_NAME_MAX:
-            break
-        field = new.encode().ljust(max(len(old), len(new)) + 1, b"\0")
-        start = offset + at
-        return data[:start] + field + data[start + len(field) :]
-    raise BpfLoadError(f"no tcp_congestion_ops named '{old}' in the object's struct_ops section")
+@dataclass
+class Registration:
+    """Programs registered for one run: the kernel names of each object's chosen
+    struct_ops, in order, and the loader process holding them."""
+
+    names: list[str]
+    ids: list[int]
+    process: subprocess.Popen | None = None
+    all_names: list[str] = field(default_factory=list)
 
 
 def _record(pid: int) -> Path:
     return STATE_DIR / f"bpf-{pid}.json"
 
 
-def _bpftool(*args: str) -> str:
-    r = subprocess.run(["bpftool", *args], capture_output=True, text=True, timeout=60)
-    if r.returncode != 0:
-        raise BpfLoadError((r.stderr or r.stdout).strip()[-1500:] or f"bpftool exit {r.returncode}")
-    return r.stdout + r.stderr  # bpftool says "Registered ... id N" on stderr
+def _loader_cmd() -> str:
+    found = loader()
+    if found is None:
+        raise BpfLoadError(available() or "no BPF loader")
+    return found
 
 
-def register(objects: list[tuple[bytes, str]]) -> tuple[list[str], list[int]]:
+def _read_line(p: subprocess.Popen, timeout_s: float) -> str:
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    if not sel.select(timeout_s):
+        p.kill()
+        raise BpfLoadError(f"{LOADER} did not answer within {timeout_s:.0f} s")
+    return p.stdout.readline()
+
+
+def _refusal(answer: dict, stderr: str = "") -> str:
+    log = (answer.get("log") or "").strip()
+    return (answer.get("error") or stderr.strip() or f"{LOADER} failed") + (
+        "\n" + log[-3000:] if log else ""
+    )
+
+
+def register(objects: list[tuple[bytes, str]]) -> Registration:
     """Register each (object file's bytes, its program name) under a unique name; return
-    the kernel names, in order, and the struct_ops map ids (for :func:`unregister`)."""
+    the registration (:func:`unregister` ends it). The program name selects, in an object
+    with several struct_ops, the one whose kernel name a flow uses."""
     pid = os.getpid()
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     record = _record(pid)
-    ids: list[int] = []
-    names: list[str] = []
-    record.write_text(json.dumps({"pid": pid, "ids": ids}))
+    record.write_text(json.dumps({"pid": pid, "ids": []}))
     with tempfile.TemporaryDirectory(prefix=f"tcplab-bpf-{pid}-") as tmp:
+        args: list[str] = []
+        for k, (data, _name) in enumerate(objects):
+            # Named as the program will be: libbpf names its .rodata/.bss maps after it.
+            path = Path(tmp) / f"{unique_name(pid, k)}.bpf.o"
+            path.write_bytes(data)
+            args += [unique_name(pid, k), str(path)]
+        p = subprocess.Popen(
+            [_loader_cmd(), "register", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,  # everything it says is in its JSON line
+            text=True,
+        )
         try:
-            _register_each(objects, Path(tmp), pid, record, ids, names)
-        except BaseException:  # a refusal or a signal half-way: undo what was registered
-            unregister(ids)
+            line = _read_line(p, LOADER_TIMEOUT_S)
+            answer = json.loads(line) if line.strip() else {}
+        except (BpfLoadError, ValueError) as exc:
+            _stop(p)
+            record.unlink(missing_ok=True)
+            raise BpfLoadError(str(exc)) from None
+        except BaseException:
+            _stop(p)
+            record.unlink(missing_ok=True)
             raise
-    return names, ids
+    if not answer.get("ok"):
+        _stop(p)
+        record.unlink(missing_ok=True)
+        raise BpfLoadError(_refusal(answer))
+    done = answer["registered"]
+    ids = [int(r["id"]) for r in done if not r["link"]]
+    record.write_text(json.dumps({"pid": pid, "loader": p.pid, "ids": ids}))
+    names = []
+    for k, (_data, prog_name) in enumerate(objects):
+        mine = [r for r in done if r["object"].endswith(f"/{unique_name(pid, k)}.bpf.o")]
+        chosen = [r for r in mine if r["ops_name"] == prog_name] or mine
+        names.append(chosen[0]["name"])
+    return Registration(names, ids, p, [r["name"] for r in done])
 
 
-def _register_each(
-    objects: list[tuple[bytes, str]],
-    tmp: Path,
-    pid: int,
-    record: Path,
-    ids: list[int],
-    names: list[str],
-) -> None:
-    for k, (data, prog_name) in enumerate(objects):
-        name = unique_name(pid, k)
-        copy = tmp / f"{name}.o"
-        copy.write_bytes(renamed(data, prog_name, name))
-        out = _bpftool("struct_ops", "register", str(copy))
-        m = re.search(r"\bid (\d+)", out)
-        if m is None:
-            raise BpfLoadError(f"bpftool registered {copy.name} but said no id: {out!r}")
-        ids.append(int(m.group(1)))
-        record.write_text(json.dumps({"pid": pid, "ids": ids}))
-        names.append(name)
-
-
-def unregister(ids: list[int], pid: int | None = None) -> None:
-    """Unregister the struct_ops maps ``ids`` (those still there) and drop the record."""
-    shown = subprocess.run(
-        ["bpftool", "-j", "struct_ops", "show"], capture_output=True, text=True, timeout=60
-    ).stdout
-    present = {m["id"] for m in json.loads(shown or "[]")}
-    for i in ids:
-        if i in present:
+def _stop(p: subprocess.Popen) -> None:
+    if p.poll() is None:
+        try:
+            p.stdin.close()
+            p.wait(10)
+        except (OSError, subprocess.TimeoutExpired):
+            p.kill()
+            p.wait(5)
+    for f in (p.stdin, p.stdout, p.stderr):
+        if f is not None:
             try:
-                _bpftool("struct_ops", "unregister", "id", str(i))
-            except BpfLoadError:
+                f.close()
+            except OSError:
                 pass
+
+
+def unregister(reg: Registration | list[int], pid: int | None = None) -> None:
+    """End a registration: the loader unregisters what it holds as it exits; plain
+    struct_ops ids still present after that (a loader that was killed) are removed by
+    id. Drops the run's record."""
+    ids = reg.ids if isinstance(reg, Registration) else reg
+    if isinstance(reg, Registration) and reg.process is not None:
+        _stop(reg.process)
+    if ids and loader() is not None:
+        subprocess.run(
+            [_loader_cmd(), "unregister", *map(str, ids)],
+            capture_output=True,
+            timeout=LOADER_TIMEOUT_S,
+        )
     _record(os.getpid() if pid is None else pid).unlink(missing_ok=True)
+
+
+def verify(data: bytes) -> str | None:
+    """Load an object into the kernel's verifier without registering it: None if it
+    passes, else libbpf's account, with the verifier's log naming the program."""
+    with tempfile.TemporaryDirectory(prefix="tcplab-verify-") as tmp:
+        path = Path(tmp) / "prog.bpf.o"
+        path.write_bytes(data)
+        try:
+            r = subprocess.run(
+                [_loader_cmd(), "verify", str(path)],
+                capture_output=True,
+                text=True,
+                timeout=LOADER_TIMEOUT_S,
+            )
+        except subprocess.TimeoutExpired:
+            return f"{LOADER} verify did not finish within {LOADER_TIMEOUT_S:.0f} s"
+    try:
+        answer = json.loads(r.stdout.splitlines()[0]) if r.stdout.strip() else {}
+    except ValueError:
+        answer = {}
+    if answer.get("ok"):
+        return None
+    return _refusal(answer, r.stderr).replace(str(path), "the object")
+
+
+def _is_loader(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() == LOADER[:15]
+    except OSError:
+        return False
 
 
 def clean_stale() -> list[int]:
     """Unregister the programs of kernel runs whose process is gone; return their ids."""
-    if not STATE_DIR.is_dir() or shutil.which("bpftool") is None:
+    if not STATE_DIR.is_dir() or loader() is None:
         return []
     removed: list[int] = []
     for record in STATE_DIR.glob("bpf-*.json"):
         try:
             state = json.loads(record.read_text())
             pid, ids = int(state["pid"]), [int(i) for i in state["ids"]]
+            held_by = state.get("loader")
         except (OSError, ValueError, KeyError, TypeError):
             record.unlink(missing_ok=True)
             continue
         if pid != os.getpid() and not alive(pid):
+            if isinstance(held_by, int) and _is_loader(held_by):
+                try:
+                    os.kill(held_by, signal.SIGTERM)  # it unregisters what it holds
+                except OSError:
+                    pass
             unregister(ids, pid)
             removed += ids
     return removed

@@ -100,7 +100,8 @@ def check() -> list[Requirement]:
         Requirement(
             "bpf programs",
             why is None and clang,
-            'bpftool, BTF, clang and libbpf headers present (cc = "bpf:...")'
+            f"the BPF loader ({bpf_ops.loader()}), BTF, clang and libbpf headers present"
+            ' (cc = "bpf:...")'
             if why is None and clang
             else (why or "clang or libbpf's headers missing (apt-get install clang libbpf-dev)")
             + "; only specs with bpf: flows need this",

@@ -72,7 +72,7 @@ def check_spec(spec: Spec) -> None:
         if bpf.is_bpf(f.cc):  # registered for the run (bpf_ops)
             why = bpf_ops.available()
             if why is not None:
-                problems.append((f"flows[{i}].cc", f"a BPF program needs bpftool and BTF: {why}"))
+                problems.append((f"flows[{i}].cc", f"a BPF program cannot be loaded: {why}"))
         elif f.cc not in offered:
             problems.append(
                 (
@@ -198,7 +198,6 @@ def run_kernel(
     bpf_ops.clean_stale()
     pair = netns.Pair.for_pid(os.getpid())
     duration_ns = config["duration_ns"]
-    work = Path(tempfile.mkdtemp(prefix=f"tcplab-kernel-{os.getpid()}-"))
     procs: list[subprocess.Popen] = []
     # BPF programs: registered under run-unique names before anything else starts, one
     # copy per (object, params) so that each flow runs its own parameters.
@@ -209,17 +208,17 @@ def run_kernel(
         for f in config["flows"]
     ]
     distinct = sorted({k for k in bpf_keys if k is not None})
-    bpf_ids: list[int] = []
+    registration: bpf_ops.Registration | None = None
     kernel_name: dict[tuple[str, str], str] = {}
     program_name: dict[str, str] = {}
     if distinct:
         try:
             payload = [bpf.kernel_object(o, json.loads(p)) for o, p in distinct]
             program_name = {o: name for (o, _), (_, name) in zip(distinct, payload)}
-            names, bpf_ids = bpf_ops.register(payload)
-            kernel_name = dict(zip(distinct, names))
+            registration = bpf_ops.register(payload)
+            kernel_name = dict(zip(distinct, registration.names))
         except (bpf_ops.BpfLoadError, bpf.BpfBuildError) as exc:
-            raise SpecError([("flows", f"the kernel refused the BPF program: {exc}")]) from None
+            raise SpecError(_refused(str(exc), distinct, bpf_keys)) from None
     flows = [
         {
             "cc": kernel_name[key] if key is not None else f["cc"],
@@ -237,6 +236,9 @@ def run_kernel(
         "sample_interval_ns": config["sample_interval_ns"],
     }
     snd_route, rcv_route, snd_sys, rcv_sys = _route_options(spec)
+    # Made only once nothing can refuse the run any more (issue 29: a refused program
+    # left it behind).
+    work = Path(tempfile.mkdtemp(prefix=f"tcplab-kernel-{os.getpid()}-"))
     try:
         pair.create()
         emu_cfg = {
@@ -312,16 +314,49 @@ def run_kernel(
                     except OSError:
                         pass
         pair.delete()
-        if bpf_ids:
-            bpf_ops.unregister(bpf_ids)
+        if registration is not None:
+            bpf_ops.unregister(registration)
         shutil.rmtree(work, ignore_errors=True)
     if snd_out.get("errors"):
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
+    raw["kernel"] = kernel_metadata(spec)
     for counters, f in zip(raw["flows"], config["flows"]):
         if f.get("bpf_object"):  # reported by the program's name, as in the simulator
             counters["cc"] = program_name[f["bpf_object"]]
     return raw
+
+
+def kernel_metadata(spec: Spec) -> dict[str, Any]:
+    """What the run's summary records about the kernel it ran on: its CONFIG_HZ (and
+    where that was read) beside the spec's simulated one, and a warning when they
+    differ (kconfig.hz_warning)."""
+    from tcplab.backends.kernel import kconfig
+
+    hz, source = kconfig.kernel_hz()
+    spec_hz = int(getattr(spec.tcp, "hz", None) or kconfig.SIMULATED_DEFAULT_HZ)
+    warning = kconfig.hz_warning(spec_hz, hz)
+    return {
+        "config_hz": hz,
+        "config_hz_source": source,
+        "spec_hz": spec_hz,
+        "warnings": [warning] if warning else [],
+    }
+
+
+def _refused(
+    message: str, distinct: list[tuple[str, str]], keys: list[tuple[str, str] | None]
+) -> list[tuple[str, str]]:
+    """A refusal by the loader, said at the flows whose object it names (the loader sees
+    the k-th distinct object as ``.../<k>.bpf.o``), else at the first BPF flow."""
+    import re
+
+    m = re.search(r"\S*/(\d+)\.bpf\.o", message)
+    k = int(m.group(1)) if m and int(m.group(1)) < len(distinct) else 0
+    if m:
+        message = message.replace(m.group(0), f"the program (object {Path(distinct[k][0]).name})")
+    at = [i for i, key in enumerate(keys) if key == distinct[k]]
+    return [(f"flows[{at[0]}].cc", f"the kernel refused the BPF program: {message}")]
 
 
 def exit_message(what: str, code: int, stderr_file: Path) -> str:

@@ -719,7 +719,7 @@ static __always_inline void bbr_update_min_rtt(struct sock *sk, const struct rat
 		tp->app_limited = mark ? mark : 1;
 		if (!bbr->probe_rtt_done_stamp &&
 		    tcp_packets_in_flight(tp) <= bbr_cwnd_min_target) {
-			bbr->probe_rtt_done_stamp = now + probe_rtt_mode_ms; /* HZ = 1000 */
+			bbr->probe_rtt_done_stamp = now + msecs_to_jiffies(probe_rtt_mode_ms);
 			bbr->probe_rtt_round_done = 0;
 			bbr->next_rtt_delivered = tp->delivered;
 		} else if (bbr->probe_rtt_done_stamp) {

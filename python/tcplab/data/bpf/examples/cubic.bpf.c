@@ -246,7 +246,7 @@ static __always_inline void bictcp_update(struct bictcp *ca, __u32 cwnd, __u32 a
 		/* t since the epoch plus one delay_min (usecs_to_jiffies rounds up), in
 		 * 1/1024 s. */
 		t = (__s32)(now - ca->epoch_start);
-		t += (ca->delay_min + USEC_PER_MSEC - 1) / USEC_PER_MSEC;
+		t += usecs_to_jiffies(ca->delay_min);
 		t <<= BICTCP_HZ;
 		t /= HZ;
 

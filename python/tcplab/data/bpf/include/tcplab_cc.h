@@ -6,7 +6,7 @@
  * One .bpf.c built against this header runs in two places:
  *  - tcplab's simulator (crates/bpf), which relocates every field access against
  *    its own byte image of the socket, by struct and field name;
- *  - a Linux 6.18 kernel (bpftool struct_ops register), where libbpf relocates the
+ *  - a Linux 6.18 kernel (tcplab-bpfload, libbpf 1.7), where libbpf relocates the
  *    same accesses against /sys/kernel/btf/vmlinux.
  * Both work because every struct below carries preserve_access_index: clang then
  * records each access as "struct tcp_sock, field snd_cwnd" (a CO-RE relocation)
@@ -16,7 +16,11 @@
  *
  * Units are the kernel's: snd_una/snd_nxt are byte sequence numbers (u32, wrap),
  * srtt_us is the smoothed RTT in us shifted left by 3, tcp_mstamp is in us,
- * tcp_jiffies32 (lsndtime, snd_cwnd_stamp) counts ms at HZ=1000.
+ * tcp_jiffies32 (lsndtime, snd_cwnd_stamp) counts jiffies, HZ per second. HZ is
+ * the kconfig extern CONFIG_HZ, as in the kernel's own BPF programs: libbpf fills
+ * in the running kernel's value (250 on Debian's and this project's test kernel),
+ * the simulator its simulated one ([tcp] hz, default 1000). Convert with
+ * msecs_to_jiffies()/usecs_to_jiffies(), never with a constant.
  *
  * What the simulator lets a program write is the kernel's list
  * (bpf_tcp_ca_btf_struct_access, net/ipv4/bpf_tcp_ca.c): snd_cwnd,
@@ -61,7 +65,11 @@ enum { false = 0, true = 1 };
 #define ICSK_ACK_NOW 8
 #define USEC_PER_SEC 1000000UL
 #define USEC_PER_MSEC 1000UL
-#define HZ 1000
+/* CONFIG_HZ of the kernel the program runs in (kernel/Kconfig.hz: 100, 250, 300
+ * or 1000), filled at load time. */
+extern unsigned long CONFIG_HZ __kconfig;
+#define HZ CONFIG_HZ
+#define MSEC_PER_SEC 1000UL
 #define TCP_CA_NAME_MAX 16
 
 enum tcp_ca_state {
@@ -261,9 +269,21 @@ static __always_inline bool before(__u32 seq1, __u32 seq2)
 }
 #define after(seq2, seq1) before(seq1, seq2)
 
-/* tcp_jiffies32: the kernel's jiffies through the bpf_jiffies64 helper; the
- * simulator's clock at HZ=1000 (one jiffy per ms). */
+/* tcp_jiffies32: the kernel's jiffies through the bpf_jiffies64 helper (in the
+ * simulator: its clock at the simulated HZ). */
 #define tcp_jiffies32 ((__u32)bpf_jiffies64())
+
+/* include/linux/jiffies.h: msecs_to_jiffies and usecs_to_jiffies round up
+ * (for HZ = 100, 250 and 1000 exactly the kernel's _msecs_to_jiffies). */
+static __always_inline __u32 msecs_to_jiffies(__u32 m)
+{
+	return ((__u64)m * HZ + MSEC_PER_SEC - 1) / MSEC_PER_SEC;
+}
+
+static __always_inline __u32 usecs_to_jiffies(__u32 u)
+{
+	return ((__u64)u * HZ + USEC_PER_SEC - 1) / USEC_PER_SEC;
+}
 
 /* The kfuncs of net/ipv4/bpf_tcp_ca.c (bpf_tcp_ca_check_kfunc_ids). */
 extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
