@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab.engine",
             "tcplab._engine",
             "tcplab.bpf",
+            "tcplab.bpf_loader",
             "tcplab.metric_table",
         ),
     ),

@@ -388,9 +388,9 @@ def kernel_verdict(prog: Program, params: dict[str, Any]) -> str | None:
     remembered per object bytes and kernel release; nothing is checked elsewhere."""
     if os.geteuid() != 0 or not KERNEL_BTF.is_file():
         return None
-    from tcplab.backends.kernel import bpf_ops
+    from tcplab import bpf_loader
 
-    if bpf_ops.loader() is None:
+    if bpf_loader.loader() is None:
         return None
     data, _ = kernel_object(str(prog.object_path), params)
     mark = (
@@ -400,7 +400,7 @@ def kernel_verdict(prog: Program, params: dict[str, Any]) -> str | None:
     )
     if mark.is_file():
         return None
-    why = bpf_ops.verify(data)
+    why = bpf_loader.verify(data)
     if why is not None:
         return f"the kernel's verifier refuses {prog.name} ({os.uname().release}): {why}"
     _write_atomic(mark, b"")

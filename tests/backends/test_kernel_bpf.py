@@ -13,12 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from tcplab import bpf_loader
 from tcplab.backends.kernel import bpf_ops, requirements
 from tcplab.cli.app import main
 
 REPO = Path(__file__).resolve().parents[2]
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-_why = "; ".join(r.detail for r in requirements.missing()) or bpf_ops.available()
+_why = "; ".join(r.detail for r in requirements.missing()) or bpf_loader.available()
 if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
     _why = "clang or libbpf's headers missing"
 pytestmark = [

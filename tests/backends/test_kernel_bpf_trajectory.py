@@ -22,11 +22,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tcplab import api
-from tcplab.backends.kernel import bpf_ops, requirements
+from tcplab import api, bpf_loader
+from tcplab.backends.kernel import requirements
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "bpf" / "examples"
-_why = "; ".join(r.detail for r in requirements.missing()) or bpf_ops.available()
+_why = "; ".join(r.detail for r in requirements.missing()) or bpf_loader.available()
 if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
     _why = "clang or libbpf's headers missing"
 pytestmark = [

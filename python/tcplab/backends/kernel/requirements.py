@@ -92,15 +92,15 @@ def check() -> list[Requirement]:
             "(reinstall tcplab)",
         )
     )
-    from tcplab.backends.kernel import bpf_ops
+    from tcplab import bpf_loader
 
-    why = bpf_ops.available()
+    why = bpf_loader.available()
     clang = shutil.which("clang") is not None and Path("/usr/include/bpf/bpf_helpers.h").is_file()
     out.append(
         Requirement(
             "bpf programs",
             why is None and clang,
-            f"the BPF loader ({bpf_ops.loader()}), BTF, clang and libbpf headers present"
+            f"the BPF loader ({bpf_loader.loader()}), BTF, clang and libbpf headers present"
             ' (cc = "bpf:...")'
             if why is None and clang
             else (why or "clang or libbpf's headers missing (apt-get install clang libbpf-dev)")

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tcplab import bpf
+from tcplab import bpf, bpf_loader
 from tcplab.backends.kernel import bpf_ops, netns, requirements
 from tcplab.backends.kernel.assemble import assemble
 from tcplab.errors import EngineError, SpecError
@@ -70,7 +70,7 @@ def check_spec(spec: Spec) -> None:
     offered = requirements.available_cc()
     for i, f in enumerate(spec.flows):
         if bpf.is_bpf(f.cc):  # registered for the run (bpf_ops)
-            why = bpf_ops.available()
+            why = bpf_loader.available()
             if why is not None:
                 problems.append((f"flows[{i}].cc", f"a BPF program cannot be loaded: {why}"))
         elif f.cc not in offered:
