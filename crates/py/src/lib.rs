@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use tcplab_cc::registry::{ParamKind, ALGORITHMS};
+use tcplab_controllers::Controllers;
 use tcplab_sim::time::SimTime;
 use tcplab_sim::{SimError, World, WorldConfig};
 
@@ -43,7 +44,7 @@ fn sim_err(e: SimError) -> PyErr {
 fn parse(config_json: &str) -> PyResult<WorldConfig> {
     let cfg =
         WorldConfig::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    cfg.validate()
+    cfg.validate(&Controllers::new())
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(cfg)
 }
@@ -58,7 +59,7 @@ fn run<'py>(
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;
-    let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg)))
+    let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg, &Controllers::new())))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let end = world.end().ns();
@@ -125,12 +126,12 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 
 /// Check an algorithm name and its parameters (JSON object text) against the registry:
 /// None, or (field, message) with field `cc` or `params.<name>`
-/// (tcplab_sim::config::check_cc, the rules the engine applies to every flow).
+/// (tcplab_sim::native_cc::check_cc, the rules the engine applies to every flow).
 #[pyfunction]
 fn check_params(cc: &str, params_json: &str) -> PyResult<Option<(String, String)>> {
     let params = serde_json::from_str(params_json)
         .map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
-    catch_unwind(|| tcplab_sim::config::check_cc(cc, &params))
+    catch_unwind(|| tcplab_sim::native_cc::check_cc(cc, &params))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))
         .map(|r| r.err().map(|e| (e.field, e.message)))
 }
@@ -140,10 +141,12 @@ fn check_params(cc: &str, params_json: &str) -> PyResult<Option<(String, String)
 #[pyfunction]
 fn series_columns(config_json: &str) -> PyResult<Vec<(String, &'static str)>> {
     let cfg = parse(config_json)?;
-    catch_unwind(AssertUnwindSafe(|| tcplab_sim::world::series_columns(&cfg)))
-        .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
-        .map(|cols| cols.into_iter().map(|(n, k)| (n, k.name())).collect())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    catch_unwind(AssertUnwindSafe(|| {
+        tcplab_sim::world::series_columns(&cfg, &Controllers::new())
+    }))
+    .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
+    .map(|cols| cols.into_iter().map(|(n, k)| (n, k.name())).collect())
+    .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Run the kernel backend's link emulator (crates/emu) on a config file, as the
@@ -225,7 +228,7 @@ fn bpf_patched<'py>(
     let params = serde_json::from_str(params_json)
         .map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
     let patched = catch_unwind(|| {
-        let values = tcplab_sim::config::param_values(&params)
+        let values = tcplab_sim::native_cc::param_values(&params)
             .map_err(|e| format!("{}: {}", e.field, e.message))?;
         let obj = tcplab_bpf::BpfObject::parse(&bytes).map_err(|e| e.to_string())?;
         obj.patched_elf(&bytes, &values).map_err(|e| e.to_string())

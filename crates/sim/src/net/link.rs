@@ -42,7 +42,7 @@
 
 use std::collections::VecDeque;
 
-use crate::config::LinkEvent;
+use crate::contract::LinkEvent;
 use crate::contract::QueueLimit;
 use crate::net::aqm::{AqmOut, Qdisc};
 use crate::net::netem::Netem;

@@ -11,8 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::TcpConfig;
-use crate::contract::ConfigError;
+use crate::contract::{ConfigError, TcpConfig};
 use crate::net::capture::Capture;
 use crate::net::link::Link;
 use crate::net::policer::{Policer, PolicerConfig};

@@ -28,7 +28,7 @@ use tcplab_cc::minmax::Minmax;
 use crate::time::{Dur, NS_PER_MS, NS_PER_S};
 
 /// `TCP_RTO_MIN` (include/net/tcp.h): HZ / 5.
-pub const TCP_RTO_MIN: Dur = Dur(200 * NS_PER_MS);
+pub const TCP_RTO_MIN: Dur = Dur(crate::contract::TCP_RTO_MIN_NS);
 /// `TCP_RTO_MAX`: 120 s.
 pub const TCP_RTO_MAX: Dur = Dur(120 * NS_PER_S);
 /// `TCP_TIMEOUT_INIT`: 1 s (RFC 6298 (2.1)).
