@@ -86,6 +86,15 @@ pub struct TcpConfig {
     /// sample (srtt, RTO, min_rtt) before the algorithm's `init` (`tcp::sender`). False:
     /// data at the application's start with no RTT known (the model before 0.5.0).
     pub handshake: bool,
+    /// The simulated kernel's CONFIG_HZ: how fast the jiffies clock ticks (100, 250, 300
+    /// or 1000). Everything the kernel counts in jiffies follows it: the algorithms'
+    /// clocks (CUBIC's epoch and `HZ/32` update gate, BBR's min_rtt and PROBE_RTT
+    /// stamps), the RTO, tail-loss-probe and RACK reordering timers' rounding, the
+    /// min_rtt filter's window. Default 1000, what tcplab always ran at, so results stay
+    /// comparable with every stored run; set it to match a kernel (many distributions
+    /// build with 250).
+    #[schemars(extend("enum" = [100, 250, 300, 1000]))]
+    pub hz: u32,
 }
 
 /// `tcp.receive_buffer`.
@@ -117,6 +126,7 @@ impl Default for TcpConfig {
             receive_buffer: ReceiveBuffer::Linux,
             rcv_truesize: None,
             handshake: true,
+            hz: tcplab_cc::ops::DEFAULT_HZ,
         }
     }
 }

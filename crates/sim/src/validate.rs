@@ -56,6 +56,15 @@ impl WorldConfig {
         if !(1_000_000..=60_000_000_000).contains(&t.rto_min_ns) {
             return Err(err("tcp.rto_min_ns", "must be in [1 ms, 60 s]"));
         }
+        if !tcplab_cc::ops::ALLOWED_HZ.contains(&t.hz) {
+            return Err(err(
+                "tcp.hz",
+                format!(
+                    "{} is not a CONFIG_HZ a kernel is built with; use 100, 250, 300 or 1000",
+                    t.hz
+                ),
+            ));
+        }
         if let Some(ts) = t.rcv_truesize {
             // scaling_ratio = 256 x mss / truesize must be in [1, 255] (a u8 in Linux).
             if ts <= t.mss_bytes || ts as u64 > 256 * t.mss_bytes as u64 {

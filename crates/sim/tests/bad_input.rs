@@ -186,3 +186,17 @@ fn the_world_asks_its_factory_for_each_flows_controller() {
     cfg.flows[0].bpf_object = Some("x.o".into());
     assert_eq!(field_of(&cfg).0, "flows[0].bpf_object");
 }
+
+/// `tcp.hz` is a CONFIG_HZ a kernel is built with (kernel/Kconfig.hz).
+#[test]
+fn tcp_hz_must_be_a_kernel_config_hz() {
+    let mut cfg = base();
+    for hz in [100, 250, 300, 1000] {
+        cfg.tcp.hz = hz;
+        assert!(World::new(&cfg, &NativeCc).is_ok(), "{hz}");
+    }
+    cfg.tcp.hz = 200;
+    let (f, m) = field_of(&cfg);
+    assert_eq!(f, "tcp.hz");
+    assert!(m.contains("100, 250, 300 or 1000"), "{m}");
+}

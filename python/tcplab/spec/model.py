@@ -119,6 +119,16 @@ def _tcp_default(field: str):
     return contract.default("TcpConfig", field)
 
 
+# The CONFIG_HZ values the engine simulates (crates/cc ops.rs ALLOWED_HZ, the schema's enum).
+TCP_HZ: tuple[int, ...] = tuple(contract.field("TcpConfig", "hz")["enum"])
+
+
+def _hz_allowed(hz: int) -> int:
+    if hz not in TCP_HZ:
+        raise ValueError(f"must be one of {', '.join(map(str, TCP_HZ))} (CONFIG_HZ), got {hz}")
+    return hz
+
+
 # The Linux releases whose tcp_bbr.c the `bbr` family can follow (crates/cc bbr/kernel.rs,
 # docs/BBR_KERNELS.md), and the `kernel` algorithm parameter each sets: major*100+minor.
 KERNEL_CODES = {"4.9": 409, "4.14": 414, "4.17": 417, "6.18": 618}
@@ -159,6 +169,10 @@ class Tcp(_Model):
     # is the first RTT sample (srtt, RTO, min_rtt) before the algorithm's init. false:
     # data at the start with no RTT known (the simulator before 0.5.0).
     handshake: StrictBool = _tcp_default("handshake")
+    # The simulated kernel's CONFIG_HZ: the tick of every jiffies clock (CUBIC's epoch and
+    # HZ/32 gate, BBR's min_rtt and PROBE_RTT stamps, RTO/TLP/RACK timer rounding). 1000,
+    # what tcplab always ran at, keeps results comparable; set 250 to match such a kernel.
+    hz: Annotated[StrictInt, AfterValidator(_hz_allowed)] = _tcp_default("hz")
     # The Linux release the hosts run: BBR-family flows follow that release's tcp_bbr.c
     # (their `kernel` parameter, unless a flow sets its own), and the stack defaults that
     # changed since (sack_compression, off before 4.18) follow it unless given.

@@ -56,7 +56,8 @@
 //!
 //! Units are the kernel's: bandwidth in packets per microsecond << `BW_SCALE` (24), gains
 //! in 1/`BBR_UNIT` (1/256), cwnd in packets, times in us (`tcp_mstamp`) or jiffies at
-//! HZ = 1000 (`min_rtt_stamp`, `probe_rtt_done_stamp`), so rounding matches the kernel.
+//! the simulated CONFIG_HZ (`CcView::hz`: `min_rtt_stamp`, `probe_rtt_done_stamp`), so
+//! rounding matches the kernel.
 //!
 //! Deviations (where the simulator's BBR necessarily differs from a Linux host):
 //! - No TSO/GSO autosizing. We keep the kernel's `bbr_tso_segs_goal` formula (with the

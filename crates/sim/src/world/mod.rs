@@ -225,6 +225,7 @@ impl World {
             sender.frto_enabled = t.frto;
             sender.rtt =
                 crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
+            sender.set_hz(t.hz);
             let mut receiver = Receiver::new(
                 i as u32,
                 t.mss_bytes,
@@ -242,7 +243,7 @@ impl World {
                 } else {
                     None
                 };
-                receiver.enable_ecn(rx_cc);
+                receiver.enable_ecn(rx_cc, t.hz);
             }
             let round_trip = match &routes {
                 None => dumbbell_round_trip(net.flows[i], net.bottleneck, net.bottleneck_rev),

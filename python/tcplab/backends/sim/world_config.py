@@ -10,6 +10,7 @@ from typing import Any
 
 from tcplab import bpf
 from tcplab.backends.sim.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
+from tcplab.spec import contract
 from tcplab.spec.aqm import engine_config as aqm_engine_config
 from tcplab.spec.model import Spec
 from tcplab.spec.netem import engine_fields as netem_fields
@@ -123,6 +124,10 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         config["tcp"]["receive_buffer"] = s.tcp.receive_buffer
     if s.tcp.rcv_truesize is not None:
         config["tcp"]["rcv_truesize"] = s.tcp.rcv_truesize
+    # Only when not the engine's default, so a default spec's engine config (and the run
+    # digest made from it) is what it was before `[tcp] hz` existed.
+    if s.tcp.hz != contract.default("TcpConfig", "hz"):
+        config["tcp"]["hz"] = s.tcp.hz
     if b.aqm is not None:
         wire = s.tcp.mss + s.tcp.header
         config["bottleneck"]["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
