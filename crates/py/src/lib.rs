@@ -88,7 +88,7 @@ fn validate(config_json: &str) -> PyResult<()> {
 }
 
 /// The registered algorithms: [{name, summary, source, params: [{name, kind, default,
-/// min, max, doc}]}].
+/// min, max, doc, and for kind "choice" choices: [(label, value)]}]}].
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
@@ -106,12 +106,20 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                 ParamKind::Float => "float",
                 ParamKind::Int => "int",
                 ParamKind::Bool => "bool",
+                ParamKind::Choice(_) => "choice",
             };
             pd.set_item("kind", kind)?;
             match p.kind {
                 ParamKind::Bool => pd.set_item("default", p.default != 0.0)?,
                 ParamKind::Int => pd.set_item("default", p.default as i64)?,
                 ParamKind::Float => pd.set_item("default", p.default)?,
+                ParamKind::Choice(choices) => {
+                    pd.set_item("default", p.default)?;
+                    // [(label, value)]: the spec writes the label, the flow carries the value.
+                    let list: Vec<(&str, f64)> =
+                        choices.iter().map(|c| (c.label, c.value)).collect();
+                    pd.set_item("choices", list)?;
+                }
             }
             pd.set_item("min", p.min)?;
             pd.set_item("max", p.max)?;

@@ -338,12 +338,12 @@ pub mod params {
     };
     pub const KERNEL: ParamSpec = ParamSpec {
         name: "kernel",
-        kind: ParamKind::Int,
+        kind: ParamKind::Choice(&KernelRelease::CHOICES),
         default: 618.0,
         min: 409.0,
         max: 618.0,
-        doc: "tcp_bbr.c release to follow, major*100+minor: 409, 414, 417 or 618 (Linux \
-              4.9, 4.14, 4.17, 6.18); set from [tcp] kernel; older releases lack \
+        doc: "tcp_bbr.c release to follow, major*100+minor (the choices' values; their \
+              labels are the Linux releases); set from [tcp] kernel; older releases lack \
               extra_acked and the pacing margin (docs/BBR_KERNELS.md)",
     };
     pub const SEED: ParamSpec = ParamSpec {

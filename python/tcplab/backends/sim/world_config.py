@@ -186,11 +186,11 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[st
     if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc):
         return params
     from tcplab.spec.algorithms import registry
-    from tcplab.spec.model import KERNEL_CODES
 
     algo = registry().get(cc)
-    if algo is not None and algo.param("kernel") is not None:
-        params["kernel"] = KERNEL_CODES[kernel]
+    choice = algo.param("kernel") if algo is not None else None
+    if choice is not None:
+        params["kernel"] = int(dict(choice.choices)[kernel])
     return params
 
 
