@@ -33,8 +33,9 @@ fn error(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
 /// params) and every socket running it shares its globals and maps. When crates/bpf
 /// has `BpfObject::load(&values, &KernelEnv) -> LoadedProgram` and
 /// `LoadedProgram::instantiate(seed)`, keep one `LoadedProgram` per (path, params) here
-/// and instantiate per flow. Until then each flow gets its own instance
-/// (`instantiate_ops(params)` + `with_seed(seed)`), i.e. its own copy of the globals.
+/// and instantiate per flow, with `KernelEnv { hz: choice.hz, .. }` (the run's
+/// `tcp.hz`). Until then each flow gets its own instance (`instantiate_ops(params)` +
+/// `with_seed(seed)`), i.e. its own copy of the globals, and the object's own HZ.
 #[derive(Default)]
 pub struct BpfLoader {
     objects: RefCell<BTreeMap<String, Rc<BpfObject>>>,

@@ -230,14 +230,16 @@ pub struct FlowConfig {
 }
 
 impl FlowConfig {
-    /// What this flow asks of its congestion controller, for a [`ControllerFactory`].
+    /// What this flow asks of its congestion controller, for a [`ControllerFactory`], in
+    /// a run whose simulated CONFIG_HZ is `hz` (`tcp.hz`).
     ///
     /// [`ControllerFactory`]: crate::contract::ControllerFactory
-    pub fn cc_choice(&self) -> CcChoice<'_> {
+    pub fn cc_choice(&self, hz: u32) -> CcChoice<'_> {
         CcChoice {
             cc: &self.cc,
             params: &self.params,
             bpf_object: self.bpf_object.as_deref(),
+            hz,
         }
     }
 }

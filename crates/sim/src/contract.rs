@@ -176,6 +176,9 @@ pub struct CcChoice<'a> {
     pub cc: &'a str,
     pub params: &'a BTreeMap<String, serde_json::Value>,
     pub bpf_object: Option<&'a str>,
+    /// The run's simulated CONFIG_HZ (`tcp.hz`): what a loaded BPF program's
+    /// `CONFIG_HZ` kconfig reads (native algorithms read it from `CcView::hz`).
+    pub hz: u32,
 }
 
 /// Where congestion controllers come from (quinn-proto's `ControllerFactory` shape): the

@@ -97,7 +97,7 @@ impl WorldConfig {
         for (i, f) in self.flows.iter().enumerate() {
             let p = format!("flows[{i}]");
             if let Some(cc) = cc {
-                cc.build(&f.cc_choice(), 0)
+                cc.build(&f.cc_choice(t.hz), 0)
                     .map_err(|e| err(format!("{p}.{}", e.field), e.message))?;
             }
             check_link(&format!("{p}.sender_access"), &f.sender_access, t)?;

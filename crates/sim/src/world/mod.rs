@@ -30,7 +30,7 @@ pub fn series_columns(
 ) -> Result<Vec<(String, crate::record::ColumnKind)>, ConfigError> {
     let mut infos = Vec::with_capacity(cfg.flows.len());
     for (i, f) in cfg.flows.iter().enumerate() {
-        infos.push(build_cc(cc, f, i, 0)?.info());
+        infos.push(build_cc(cc, f, i, cfg.tcp.hz, 0)?.info());
     }
     Ok(crate::record::series_columns(&infos))
 }
@@ -162,9 +162,10 @@ fn build_cc(
     cc: &dyn ControllerFactory,
     f: &crate::config::FlowConfig,
     i: usize,
+    hz: u32,
     seed: u64,
 ) -> Result<Box<dyn tcplab_cc::ops::CongestionOps>, ConfigError> {
-    cc.build(&f.cc_choice(), seed).map_err(|e| ConfigError {
+    cc.build(&f.cc_choice(hz), seed).map_err(|e| ConfigError {
         field: format!("flows[{i}].{}", e.field),
         message: e.message,
     })
@@ -197,7 +198,7 @@ impl World {
             // start phase, a BPF object's bpf_get_prandom_u32), from the run seed
             // (stream "cc/<flow>"): 53 bits, exact in f64 where it becomes a parameter.
             let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11;
-            let cc_ops = build_cc(cc, f, i, seed)?;
+            let cc_ops = build_cc(cc, f, i, cfg.tcp.hz, seed)?;
             // A BPF flow is reported by its program's name (tcp_congestion_ops.name,
             // e.g. "bpf_cubic"), as the kernel lists it, not as "bpf".
             let cc_name = if f.bpf_object.is_some() {
@@ -239,7 +240,7 @@ impl World {
             sender.ecn = f.ecn.unwrap_or(t.ecn);
             if sender.ecn || sender.cc.needs_ecn() {
                 let rx_cc = if sender.cc.needs_ecn() || sender.cc.wants_ce_events() {
-                    Some(build_cc(cc, f, i, seed)?)
+                    Some(build_cc(cc, f, i, cfg.tcp.hz, seed)?)
                 } else {
                     None
                 };
