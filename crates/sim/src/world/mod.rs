@@ -187,7 +187,7 @@ impl World {
         }
         let routes = crate::net::topology::build(cfg, &mut net, &rng);
         crate::net::shaping::apply(&cfg.shaping, &mut net.links);
-        crate::net::capture::attach(&cfg.capture, &mut net.links);
+        crate::net::shaping::attach_captures(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let sources = sources::build(cfg, &mut net.links, net.bottleneck, &rng, &mut queue);
@@ -727,7 +727,7 @@ impl World {
                 .filter_map(|l| l.extras.as_ref()?.capture.as_ref())
                 .map(|c| c.missed)
                 .reduce(|a, b| a + b),
-            captures: crate::net::capture::tables(&self.links),
+            captures: crate::net::shaping::capture_tables(&self.links),
         })
     }
 }
