@@ -77,7 +77,7 @@ pub fn check_cc(
     params: &BTreeMap<String, serde_json::Value>,
 ) -> Result<BTreeMap<String, tcplab_cc::ParamValue>, ConfigError> {
     use tcplab_cc::registry::{self, CcError};
-    let out = param_values(params)?;
+    let out = param_values(&with_choice_values(registry::find(cc), params)?)?;
     match registry::find(cc) {
         None => Err(err(
             "cc",
@@ -100,5 +100,64 @@ pub fn check_cc(
             }
             Err(e) => Err(err("cc", e.to_string())),
         },
+    }
+}
+
+/// `params` with each choice parameter given by its label (`"kernel": "4.9"`) replaced by
+/// the label's value (409), as the algorithm reads it; a label not among the choices is
+/// an error naming `params.<name>` and the labels. Other values pass unchanged.
+fn with_choice_values(
+    spec: Option<&tcplab_cc::AlgorithmSpec>,
+    params: &BTreeMap<String, serde_json::Value>,
+) -> Result<BTreeMap<String, serde_json::Value>, ConfigError> {
+    let mut out = params.clone();
+    for (k, v) in out.iter_mut() {
+        let (serde_json::Value::String(label), Some(spec)) = (&*v, spec) else {
+            continue;
+        };
+        let Some(tcplab_cc::ParamKind::Choice(choices)) =
+            spec.params.iter().find(|p| p.name == k).map(|p| p.kind)
+        else {
+            continue;
+        };
+        let Some(c) = choices.iter().find(|c| c.label == label) else {
+            let labels: Vec<String> = choices.iter().map(|c| format!("'{}'", c.label)).collect();
+            return Err(err(
+                format!("params.{k}"),
+                format!("'{label}' is not one of {}", labels.join(", ")),
+            ));
+        };
+        *v = serde_json::json!(c.value);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(kernel: serde_json::Value) -> BTreeMap<String, serde_json::Value> {
+        BTreeMap::from([("kernel".to_string(), kernel)])
+    }
+
+    /// bbr's `kernel` is a choice: its label and its value give the same parameter.
+    #[test]
+    fn a_choice_parameter_takes_its_label_or_its_value() {
+        let by_label = check_cc("bbr", &params(serde_json::json!("4.9"))).unwrap();
+        let by_value = check_cc("bbr", &params(serde_json::json!(409))).unwrap();
+        assert_eq!(by_label, by_value);
+        assert_eq!(by_label["kernel"], ParamValue::Num(409.0));
+        let e = check_cc("bbr", &params(serde_json::json!("5.4"))).unwrap_err();
+        assert_eq!(e.field, "params.kernel");
+        assert_eq!(
+            e.message,
+            "'5.4' is not one of '4.9', '4.14', '4.17', '6.18'"
+        );
+        // A label for a parameter that is not a choice is not a number.
+        let e = check_cc(
+            "bbr",
+            &BTreeMap::from([("seed".into(), serde_json::json!("x"))]),
+        );
+        assert_eq!(e.unwrap_err().field, "params.seed");
     }
 }

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-ParamValue = bool | int | float
+ParamValue = bool | int | float | str
 
 
 @dataclass(frozen=True)

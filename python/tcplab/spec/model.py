@@ -69,7 +69,8 @@ LinkRate = Annotated[Any, BeforeValidator(parse_link_rate), PlainSerializer(form
 Probability = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, lt=1.0)]
 MAX_LINK_DELAY_NS = 3_600 * 10**9
 """The engine's longest one-way link delay (crates/sim/src/config.rs, check_link)."""
-ParamValue = StrictBool | StrictInt | StrictFloat
+# A string is a choice parameter's label (bbr's kernel = "4.9"); the engine checks it.
+ParamValue = StrictBool | StrictInt | StrictFloat | StrictStr
 
 
 class _Model(BaseModel):
