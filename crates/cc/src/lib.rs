@@ -29,7 +29,7 @@ pub mod vegas;
 pub use ops::{
     AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample,
 };
-pub use registry::{AlgorithmSpec, CcError, ParamKind, ParamSpec, ParamValue, Params};
+pub use registry::{AlgorithmSpec, CcError, ParamChoice, ParamKind, ParamSpec, ParamValue, Params};
 
 /// docs/WRITING_ALGORITHMS.md, whose Rust examples run as this crate's doc tests.
 #[doc = include_str!("../../../docs/WRITING_ALGORITHMS.md")]

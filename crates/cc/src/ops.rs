@@ -13,7 +13,9 @@
 //!   boundaries (`after(ack, end_seq)`) behave identically.
 //! - `srtt_us` is the smoothed RTT in plain microseconds; the kernel stores it shifted
 //!   left by 3.
-//! - The jiffies clock runs at HZ = 1000 (one jiffy = 1 ms), the common distro setting.
+//! - The jiffies clock (`tcp_jiffies32`) runs at `CcView::hz` (the simulated CONFIG_HZ,
+//!   `[tcp] hz`, default 1000) and starts at 0, where the kernel starts it 300 s before
+//!   wrapping (`INITIAL_JIFFIES`).
 
 /// TCP congestion-avoidance states, `enum tcp_ca_state` (include/net/tcp.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -278,6 +280,37 @@ pub struct CcView {
     /// retransmitted had been sent app-limited (BBRv2/v3 kernels; read on
     /// `CaEvent::TlpRecovery`).
     pub tlp_orig_data_app_limited: bool,
+    /// The simulated kernel's CONFIG_HZ (one of [`ALLOWED_HZ`]): how fast
+    /// [`CcView::jiffies32`] ticks. Read-only for algorithms; they convert with it where
+    /// the kernel uses `HZ` (`msecs_to_jiffies`, `usecs_to_jiffies`, `x * HZ`).
+    pub hz: u32,
+}
+
+/// CONFIG_HZ when the configuration does not choose (`[tcp] hz`): 1000, a tick per
+/// millisecond, what tcplab's jiffies always ran at, so results stay comparable with
+/// every stored run. Distribution kernels differ (Debian/Ubuntu 250, Fedora/RHEL 1000).
+pub const DEFAULT_HZ: u32 = 1000;
+/// The CONFIG_HZ values a kernel may be built with (kernel/Kconfig.hz).
+pub const ALLOWED_HZ: [u32; 4] = [100, 250, 300, 1000];
+
+/// `usecs_to_jiffies` (include/linux/jiffies.h): rounds up to whole jiffies.
+pub fn usecs_to_jiffies(us: u64, hz: u32) -> u64 {
+    us.saturating_mul(u64::from(hz)).div_ceil(1_000_000)
+}
+
+/// `msecs_to_jiffies` (include/linux/jiffies.h): rounds up to whole jiffies.
+pub fn msecs_to_jiffies(ms: u32, hz: u32) -> u32 {
+    (u64::from(ms) * u64::from(hz)).div_ceil(1000) as u32
+}
+
+/// `jiffies_to_usecs` (kernel/time/time.c): rounds down (exact unless HZ = 300).
+pub fn jiffies_to_usecs(j: u64, hz: u32) -> u64 {
+    j.saturating_mul(1_000_000) / u64::from(hz)
+}
+
+/// The 32-bit jiffies clock at `us` microseconds of simulated time.
+pub fn jiffies32_at(us: u64, hz: u32) -> u32 {
+    (u128::from(us) * u128::from(hz) / 1_000_000) as u32
 }
 
 /// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
@@ -326,12 +359,13 @@ impl CcView {
             ack_now: false,
             send_ack: None,
             tlp_orig_data_app_limited: false,
+            hz: DEFAULT_HZ,
         }
     }
 
-    /// `tcp_jiffies32` at HZ = 1000.
+    /// `tcp_jiffies32`: the jiffies clock now, ticking at `hz`.
     pub fn jiffies32(&self) -> u32 {
-        (self.now_us / 1000) as u32
+        jiffies32_at(self.now_us, self.hz)
     }
 }
 
@@ -440,5 +474,37 @@ pub trait CongestionOps: Send {
     /// its instruction budget). The engine checks it and stops the run with the message.
     fn fault(&self) -> Option<String> {
         None
+    }
+}
+
+#[cfg(test)]
+mod jiffies_tests {
+    use super::*;
+
+    #[test]
+    fn jiffies_tick_at_the_simulated_hz() {
+        let mut tp = CcView::new(1448, 1_000_000);
+        assert_eq!(tp.jiffies32(), 1000); // the default, HZ = 1000
+        tp.hz = 250;
+        assert_eq!(tp.jiffies32(), 250); // 1.000 s at 250 Hz
+        tp.now_us = 999_999;
+        assert_eq!(tp.jiffies32(), 249); // a tick is 4 ms: 999.999 ms is still tick 249
+        tp.hz = 300;
+        tp.now_us = 10_000;
+        assert_eq!(tp.jiffies32(), 3); // 10 ms x 300 / 1000 = 3
+    }
+
+    #[test]
+    fn conversions_round_as_the_kernel() {
+        // msecs_to_jiffies / usecs_to_jiffies round up, jiffies_to_usecs down.
+        assert_eq!(msecs_to_jiffies(200, 250), 50);
+        assert_eq!(msecs_to_jiffies(201, 250), 51);
+        assert_eq!(msecs_to_jiffies(10, 300), 3);
+        assert_eq!(msecs_to_jiffies(200, 1000), 200);
+        assert_eq!(usecs_to_jiffies(1, 250), 1);
+        assert_eq!(usecs_to_jiffies(4_000, 250), 1);
+        assert_eq!(usecs_to_jiffies(4_001, 250), 2);
+        assert_eq!(jiffies_to_usecs(1, 250), 4_000);
+        assert_eq!(jiffies_to_usecs(1, 300), 3_333);
     }
 }

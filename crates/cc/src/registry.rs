@@ -46,6 +46,19 @@ pub enum ParamKind {
     Float,
     Int,
     Bool,
+    /// One of a fixed list: the spec writes a label, the algorithm reads its value
+    /// (`min`/`max` unused). The list is written once, here, and exported with the
+    /// registry, so the front end takes the labels from the engine.
+    Choice(&'static [ParamChoice]),
+}
+
+/// One allowed value of a [`ParamKind::Choice`] parameter.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ParamChoice {
+    /// What the spec writes (`"4.9"`).
+    pub label: &'static str,
+    /// What the parameter carries to the engine and the algorithm reads (409).
+    pub value: f64,
 }
 
 /// One tunable: its name, default, allowed range and meaning (with its source).
@@ -181,20 +194,6 @@ impl AlgorithmSpec {
                 None => p.default,
                 Some(value) => check_value(self.name, p, *value)?,
             };
-            // The BBR family's `kernel` is a release, not a range: only profiled ones.
-            if p.name == crate::bbr::params::KERNEL.name
-                && crate::bbr::KernelRelease::from_code(v).is_none()
-            {
-                let known: Vec<String> = crate::bbr::KernelRelease::ALL
-                    .iter()
-                    .map(|k| format!("{} (Linux {})", k.code(), k.label()))
-                    .collect();
-                return Err(CcError::BadParam {
-                    algorithm: self.name,
-                    param: p.name,
-                    reason: format!("{v} is not a profiled release; use {}", known.join(", ")),
-                });
-            }
             values.insert(p.name, v);
         }
         Ok(Params { values })
@@ -223,6 +222,17 @@ fn check_value(algorithm: &'static str, p: &ParamSpec, value: ParamValue) -> Res
         reason,
     };
     match (p.kind, value) {
+        (ParamKind::Choice(choices), value) => {
+            let listed: Vec<String> = choices
+                .iter()
+                .map(|c| format!("{} ({})", c.value, c.label))
+                .collect();
+            match value {
+                ParamValue::Num(x) if choices.iter().any(|c| c.value == x) => Ok(x),
+                ParamValue::Num(x) => Err(bad(format!("{x} is not one of {}", listed.join(", ")))),
+                ParamValue::Bool(_) => Err(bad(format!("expected one of {}", listed.join(", ")))),
+            }
+        }
         (ParamKind::Bool, ParamValue::Bool(b)) => Ok(if b { 1.0 } else { 0.0 }),
         (ParamKind::Bool, ParamValue::Num(_)) => Err(bad("expected true or false".into())),
         (_, ParamValue::Bool(_)) => {

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use tcplab_cc::registry::{ParamKind, ALGORITHMS};
+use tcplab_controllers::Controllers;
 use tcplab_sim::time::SimTime;
 use tcplab_sim::{SimError, World, WorldConfig};
 
@@ -43,7 +44,7 @@ fn sim_err(e: SimError) -> PyErr {
 fn parse(config_json: &str) -> PyResult<WorldConfig> {
     let cfg =
         WorldConfig::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    cfg.validate()
+    cfg.validate(&Controllers::new())
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(cfg)
 }
@@ -58,7 +59,7 @@ fn run<'py>(
     progress: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;
-    let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg)))
+    let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg, &Controllers::new())))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let end = world.end().ns();
@@ -87,7 +88,7 @@ fn validate(config_json: &str) -> PyResult<()> {
 }
 
 /// The registered algorithms: [{name, summary, source, params: [{name, kind, default,
-/// min, max, doc}]}].
+/// min, max, doc, and for kind "choice" choices: [(label, value)]}]}].
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
@@ -105,12 +106,20 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                 ParamKind::Float => "float",
                 ParamKind::Int => "int",
                 ParamKind::Bool => "bool",
+                ParamKind::Choice(_) => "choice",
             };
             pd.set_item("kind", kind)?;
             match p.kind {
                 ParamKind::Bool => pd.set_item("default", p.default != 0.0)?,
                 ParamKind::Int => pd.set_item("default", p.default as i64)?,
                 ParamKind::Float => pd.set_item("default", p.default)?,
+                ParamKind::Choice(choices) => {
+                    pd.set_item("default", p.default)?;
+                    // [(label, value)]: the spec writes the label, the flow carries the value.
+                    let list: Vec<(&str, f64)> =
+                        choices.iter().map(|c| (c.label, c.value)).collect();
+                    pd.set_item("choices", list)?;
+                }
             }
             pd.set_item("min", p.min)?;
             pd.set_item("max", p.max)?;
@@ -125,12 +134,12 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 
 /// Check an algorithm name and its parameters (JSON object text) against the registry:
 /// None, or (field, message) with field `cc` or `params.<name>`
-/// (tcplab_sim::config::check_cc, the rules the engine applies to every flow).
+/// (tcplab_sim::native_cc::check_cc, the rules the engine applies to every flow).
 #[pyfunction]
 fn check_params(cc: &str, params_json: &str) -> PyResult<Option<(String, String)>> {
     let params = serde_json::from_str(params_json)
         .map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
-    catch_unwind(|| tcplab_sim::config::check_cc(cc, &params))
+    catch_unwind(|| tcplab_sim::native_cc::check_cc(cc, &params))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))
         .map(|r| r.err().map(|e| (e.field, e.message)))
 }
@@ -140,10 +149,12 @@ fn check_params(cc: &str, params_json: &str) -> PyResult<Option<(String, String)
 #[pyfunction]
 fn series_columns(config_json: &str) -> PyResult<Vec<(String, &'static str)>> {
     let cfg = parse(config_json)?;
-    catch_unwind(AssertUnwindSafe(|| tcplab_sim::world::series_columns(&cfg)))
-        .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
-        .map(|cols| cols.into_iter().map(|(n, k)| (n, k.name())).collect())
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    catch_unwind(AssertUnwindSafe(|| {
+        tcplab_sim::world::series_columns(&cfg, &Controllers::new())
+    }))
+    .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
+    .map(|cols| cols.into_iter().map(|(n, k)| (n, k.name())).collect())
+    .map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// Run the kernel backend's link emulator (crates/emu) on a config file, as the
@@ -225,7 +236,7 @@ fn bpf_patched<'py>(
     let params = serde_json::from_str(params_json)
         .map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
     let patched = catch_unwind(|| {
-        let values = tcplab_sim::config::param_values(&params)
+        let values = tcplab_sim::native_cc::param_values(&params)
             .map_err(|e| format!("{}: {}", e.field, e.message))?;
         let obj = tcplab_bpf::BpfObject::parse(&bytes).map_err(|e| e.to_string())?;
         obj.patched_elf(&bytes, &values).map_err(|e| e.to_string())

@@ -9,19 +9,15 @@
 //! `... --bench bottleneck -- memory SECONDS` runs (a) for SECONDS simulated seconds and
 //! prints the peak resident set size, to show that memory stays flat as the simulated
 //! duration grows.
-//! `... --bench bottleneck -- bpf` (not part of the default set: it needs clang) runs (a)
-//! with reno, cubic, dctcp and bbr natively and as compiled BPF objects (bpf/examples/*.bpf.c,
-//! `cc = "bpf"`, crates/bpf's interpreter), alternating, and prints the median wall time
-//! per bottleneck packet and the ratio BPF / native. A pair's outputs are identical
-//! (tests/bpf_flows.rs), so the ratio is the BPF seam's cost alone.
+//! BPF objects against their native twins: `cargo bench -p tcplab-controllers --bench bpf`
+//! (crates/controllers/benches/bpf.rs, where the BPF loader lives).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use tcplab_sim::config::{AppConfig, FlowConfig, LinkConfig, QueueLimit, TcpConfig, WorldConfig};
 use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
 use tcplab_sim::net::aqm::AqmConfig;
+use tcplab_sim::NativeCc;
 use tcplab_sim::World;
 
 fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
@@ -90,7 +86,7 @@ fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
     for _ in 0..reps {
         let c0 = on_cpu_ns();
         let t0 = Instant::now();
-        let out = World::run_config(cfg).expect("run");
+        let out = World::run_config(cfg, &NativeCc).expect("run");
         let wall = t0.elapsed().as_secs_f64();
         if let (Some(a), Some(b)) = (c0, on_cpu_ns()) {
             cpus.push((b - a) as f64 / 1e9);
@@ -128,67 +124,6 @@ fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
     println!();
 }
 
-/// Compiles bpf/examples/`name`.bpf.c with clang into the temporary directory.
-fn bpf_object(name: &str) -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let out = std::env::temp_dir().join(format!("tcplab_bench_{name}.bpf.o"));
-    let ok = Command::new("clang")
-        .args(["-target", "bpf", "-O2", "-g", "-I"])
-        .arg(repo.join("bpf/include"))
-        .arg("-c")
-        .arg(repo.join(format!("bpf/examples/{name}.bpf.c")))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("clang (scripts/test.sh installs it)")
-        .success();
-    assert!(ok, "clang failed on {name}.bpf.c");
-    out
-}
-
-/// Scenario (a) with `name` natively and as its BPF object, alternating `reps` times.
-fn bench_bpf(name: &str, reps: usize) {
-    let obj = bpf_object(name);
-    let mut native = dumbbell(2, 10_000_000, 60);
-    let mut bpf = native.clone();
-    for f in &mut native.flows {
-        f.cc = name.into();
-    }
-    for f in &mut bpf.flows {
-        f.cc = "bpf".into();
-        f.bpf_object = Some(obj.to_string_lossy().into_owned());
-    }
-    let (mut tn, mut tb) = (Vec::new(), Vec::new());
-    let mut pkts = 0;
-    for _ in 0..reps {
-        let t0 = Instant::now();
-        let a = World::run_config(&native).expect("run");
-        tn.push(t0.elapsed().as_secs_f64());
-        let t0 = Instant::now();
-        let b = World::run_config(&bpf).expect("run");
-        tb.push(t0.elapsed().as_secs_f64());
-        assert_eq!(
-            a.bottleneck_packets, b.bottleneck_packets,
-            "BPF and native runs differ"
-        );
-        pkts = a.bottleneck_packets;
-    }
-    let med = |mut v: Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
-    };
-    let (n, b) = (med(tn), med(tb));
-    let per = |w: f64| w * 1e9 / pkts as f64;
-    println!(
-        "bpf {name}: {pkts} bottleneck packets; median over {reps} runs: native {:.1} ns/packet ({:.0} packets/s), BPF interpreter {:.1} ns/packet ({:.0} packets/s); BPF / native = {:.2}",
-        per(n),
-        pkts as f64 / n,
-        per(b),
-        pkts as f64 / b,
-        b / n
-    );
-}
-
 fn peak_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -206,23 +141,12 @@ fn main() {
         .collect();
     if args.first().map(String::as_str) == Some("memory") {
         let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60);
-        let out = World::run_config(&dumbbell(2, 10_000_000, secs)).expect("run");
+        let out = World::run_config(&dumbbell(2, 10_000_000, secs), &NativeCc).expect("run");
         println!(
             "memory: (a) for {secs} s: {} bottleneck packets, peak RSS {} KiB",
             out.bottleneck_packets,
             peak_rss_kib()
         );
-        return;
-    }
-    if args.first().map(String::as_str) == Some("bpf") {
-        // `-- bpf NAME...` runs only those algorithms.
-        let names: Vec<&str> = match args.len() {
-            1 => vec!["reno", "cubic", "dctcp", "bbr"],
-            _ => args[1..].iter().map(String::as_str).collect(),
-        };
-        for name in names {
-            bench_bpf(name, 9);
-        }
         return;
     }
     // `-- a b` runs only those cases (default: all).

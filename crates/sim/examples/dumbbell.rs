@@ -12,7 +12,7 @@ fn main() {
         std::process::exit(2)
     });
     let t0 = Instant::now();
-    match tcplab_sim::run_json(&text) {
+    match tcplab_sim::run_json(&text, &tcplab_sim::NativeCc) {
         Ok(out) => {
             let wall = t0.elapsed().as_secs_f64();
             for (i, f) in out.flows.iter().enumerate() {

@@ -8,7 +8,7 @@
 //! retransmitted until acknowledged (there is no send buffer beyond what was sent: an
 //! iperf that stops writing).
 
-use crate::config::AppConfig;
+use crate::contract::AppConfig;
 use crate::time::SimTime;
 
 #[derive(Clone, Copy, Debug)]

@@ -19,9 +19,9 @@
 //! (`new`, `run_until`, `finish`, or `World::run_config`), [`record::RunOutput`].
 
 pub mod app;
-pub mod bpf_cc;
 pub mod config;
 pub mod contract;
+pub mod native_cc;
 pub mod net;
 pub mod onoff;
 pub mod record;
@@ -31,14 +31,18 @@ pub mod schema;
 pub mod source;
 pub mod tcp;
 pub mod time;
+pub mod validate;
 pub mod world;
 
 pub use config::{ConfigError, WorldConfig};
+pub use contract::{CcChoice, ControllerFactory};
+pub use native_cc::NativeCc;
 pub use record::RunOutput;
 pub use world::{SimError, World};
 
-/// Parse a JSON configuration, run it, and return the output.
-pub fn run_json(text: &str) -> Result<RunOutput, SimError> {
+/// Parse a JSON configuration, run it with the controllers `cc` builds, and return the
+/// output.
+pub fn run_json(text: &str, cc: &dyn ControllerFactory) -> Result<RunOutput, SimError> {
     let cfg = WorldConfig::from_json(text)?;
-    World::run_config(&cfg)
+    World::run_config(&cfg, cc)
 }

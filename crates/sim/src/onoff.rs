@@ -6,7 +6,7 @@
 //!
 //! Deviations: an exponential draw is rounded to whole ns and at least 1 ns.
 
-use crate::config::OnOffConfig;
+use crate::contract::OnOffConfig;
 use crate::rng::Rng;
 
 pub struct Periods {

@@ -163,7 +163,7 @@ pub struct RunOutput {
     pub flows: Vec<FlowCounters>,
     /// Constant-rate sources (source.rs), apart from the TCP flows.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sources: Vec<crate::source::SourceCounters>,
+    pub sources: Vec<SourceCounters>,
     pub queues: Vec<QueueReport>,
     /// One row per (sample time, flow).
     pub series: Table,
@@ -458,4 +458,21 @@ impl Recorder {
         }
         (Table { columns: cols }, Table { columns: q })
     }
+}
+
+/// The per-source counters reported at the end of a run.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
+pub struct SourceCounters {
+    pub rate_bps: u64,
+    pub packet_bytes: u32,
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
+    pub received_packets: u64,
+    pub received_bytes: u64,
+    pub dropped_packets: u64,
+    pub in_flight_packets_at_end: u64,
+    /// Time spent in on periods within [start, min(stop, end)).
+    pub on_ns: u64,
+    pub start_ns: u64,
+    pub stop_ns: u64,
 }

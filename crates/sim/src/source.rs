@@ -28,25 +28,9 @@ use crate::config::SourceConfig;
 use crate::net::dumbbell::make;
 use crate::net::link::{Link, NextHop};
 use crate::onoff::Periods;
+pub use crate::record::SourceCounters;
 use crate::rng::RunRng;
 use crate::time::{SimTime, NS_PER_S};
-
-/// The per-source counters reported at the end of a run.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
-pub struct SourceCounters {
-    pub rate_bps: u64,
-    pub packet_bytes: u32,
-    pub sent_packets: u64,
-    pub sent_bytes: u64,
-    pub received_packets: u64,
-    pub received_bytes: u64,
-    pub dropped_packets: u64,
-    pub in_flight_packets_at_end: u64,
-    /// Time spent in on periods within [start, min(stop, end)).
-    pub on_ns: u64,
-    pub start_ns: u64,
-    pub stop_ns: u64,
-}
 
 pub struct Source {
     rate_bps: u64,

@@ -42,6 +42,10 @@ impl Dur {
     pub const fn from_ms(ms: u64) -> Dur {
         Dur(ms * NS_PER_MS)
     }
+    /// `j` jiffies of a kernel built with CONFIG_HZ = `hz` (a tick is 1 s / hz).
+    pub const fn from_jiffies(j: u64, hz: u32) -> Dur {
+        Dur(j * NS_PER_S / hz as u64)
+    }
     pub const fn from_secs(s: u64) -> Dur {
         Dur(s * NS_PER_S)
     }

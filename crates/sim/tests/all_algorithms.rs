@@ -5,6 +5,7 @@
 mod common;
 use common::*;
 
+use tcplab_sim::NativeCc;
 use tcplab_sim::World;
 
 #[test]
@@ -16,7 +17,7 @@ fn every_algorithm_survives_loss_and_conserves_packets() {
             cfg.tcp.rack = rack;
             cfg.tcp.delayed_ack = delack;
             cfg.flows[2].start_ns = 2 * S;
-            let out = World::run_config(&cfg)
+            let out = World::run_config(&cfg, &NativeCc)
                 .unwrap_or_else(|e| panic!("{} rack={rack}: {e}", spec.name));
             let goodput: u64 = out.flows.iter().map(|f| f.delivered_bytes).sum();
             let rtos: u64 = out.flows.iter().map(|f| f.rto_count).sum();
@@ -40,8 +41,8 @@ fn announced_series_columns_are_the_written_ones() {
     for spec in tcplab_cc::registry::ALGORITHMS {
         let mut cfg = dumbbell(spec.name, 2, 20_000_000, 20 * MS, 2.0, 2 * S);
         cfg.sample_interval_ns = 100 * MS;
-        let announced = tcplab_sim::world::series_columns(&cfg).unwrap();
-        let out = World::run_config(&cfg).unwrap();
+        let announced = tcplab_sim::world::series_columns(&cfg, &NativeCc).unwrap();
+        let out = World::run_config(&cfg, &NativeCc).unwrap();
         let written: Vec<(String, ColumnKind)> = out
             .series
             .columns

@@ -11,6 +11,7 @@ use tcplab_sim::net::aqm::pie::PieConfig;
 use tcplab_sim::net::aqm::red::RedConfig;
 use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::record::{Column, RunOutput};
+use tcplab_sim::NativeCc;
 use tcplab_sim::{World, WorldConfig};
 
 /// Wire bytes per payload byte of a full segment: (1448 + 52) / 1448.
@@ -69,7 +70,7 @@ fn dctcp_with_step_marking_keeps_the_queue_near_k_at_full_utilisation() {
         k_pkts: k,
         ecn: true,
     });
-    let out = World::run_config(&cfg).expect("run");
+    let out = World::run_config(&cfg, &NativeCc).expect("run");
     let backlog: Vec<f64> = q_u64(&out, "backlog_pkts")
         .iter()
         .map(|&x| x as f64)
@@ -110,7 +111,7 @@ fn codel_holds_a_cubic_flows_standing_queue_near_its_target() {
         interval_ns: 100 * MS,
         ecn: false,
     }));
-    let out = World::run_config(&cfg).expect("run");
+    let out = World::run_config(&cfg, &NativeCc).expect("run");
     let sojourn = q_mean(&out, q_f64(&out, "sojourn_ms"), 5 * S, 40 * S);
     let mut soj: Vec<f64> = {
         let t = q_u64(&out, "time_ns");
@@ -127,7 +128,7 @@ fn codel_holds_a_cubic_flows_standing_queue_near_its_target() {
     // The same flow over a 1000-packet drop-tail buffer, for contrast.
     let mut dt = cfg.clone();
     dt.bottleneck.aqm = None;
-    let out_dt = World::run_config(&dt).expect("run");
+    let out_dt = World::run_config(&dt, &NativeCc).expect("run");
     let backlog_dt: Vec<f64> = q_u64(&out_dt, "backlog_bytes")
         .iter()
         .map(|&b| b as f64 * 8.0 / 20e6 * 1e3)
@@ -177,14 +178,14 @@ fn fq_codel_gives_flows_of_different_rtts_near_equal_shares() {
             .map(|f| flow_mean(out, "throughput_bps", f, 10 * S, 40 * S))
             .collect()
     };
-    let out = World::run_config(&cfg).expect("run");
+    let out = World::run_config(&cfg, &NativeCc).expect("run");
     let s = shares(&out);
     let j = jain(&s);
     let util = s.iter().sum::<f64>() * WIRE_PER_PAYLOAD / 20e6;
     let mut dt = cfg.clone();
     dt.bottleneck.aqm = None;
     dt.bottleneck.buffer = Some(QueueLimit::Packets(100));
-    let s_dt = shares(&World::run_config(&dt).expect("run"));
+    let s_dt = shares(&World::run_config(&dt, &NativeCc).expect("run"));
     eprintln!(
         "fq_codel, RTT 10 vs 80 ms: throughput {:.2} / {:.2} Mbit/s, Jain {j:.4}, utilisation {util:.4}; drop-tail 100 pkts: {:.2} / {:.2} Mbit/s, Jain {:.4}",
         s[0] / 1e6,
@@ -213,7 +214,7 @@ fn cubic_with_ecn_over_codel_with_ecn_is_controlled_by_marks_not_losses() {
         interval_ns: 100 * MS,
         ecn: true,
     }));
-    let out = World::run_config(&cfg).expect("run");
+    let out = World::run_config(&cfg, &NativeCc).expect("run");
     let f = &out.flows[0];
     let util = total_throughput(&out, 1, 5 * S, 40 * S) * WIRE_PER_PAYLOAD / 20e6;
     eprintln!(
@@ -243,7 +244,7 @@ fn pie_holds_a_cubic_flows_queueing_delay_near_its_target() {
         beta: 20,
         ecn: false,
     }));
-    let out = World::run_config(&cfg).expect("run");
+    let out = World::run_config(&cfg, &NativeCc).expect("run");
     let sojourn = q_mean(&out, q_f64(&out, "sojourn_ms"), 10 * S, 60 * S);
     let util = total_throughput(&out, 2, 10 * S, 60 * S) * WIRE_PER_PAYLOAD / 20e6;
     let drops: u64 = out.flows.iter().map(|f| f.dropped_packets).sum();
@@ -284,11 +285,11 @@ fn red_controls_the_queue_around_its_lower_threshold() {
             .collect();
         q_mean(out, &backlog, 10 * S, 60 * S)
     };
-    let out = World::run_config(&cfg).expect("run");
+    let out = World::run_config(&cfg, &NativeCc).expect("run");
     let mean_b = mean_backlog(&out);
     let util = total_throughput(&out, 4, 10 * S, 60 * S) * WIRE_PER_PAYLOAD / 20e6;
     dt.bottleneck.aqm = None;
-    let mean_dt = mean_backlog(&World::run_config(&dt).expect("run"));
+    let mean_dt = mean_backlog(&World::run_config(&dt, &NativeCc).expect("run"));
     eprintln!("red + 4 cubic: mean backlog {mean_b:.0} bytes (min 30000, max 90000), utilisation {util:.4}; drop-tail 300 kB: {mean_dt:.0} bytes");
     // Around min_th: within [min/2, (min + max)/2], far below drop-tail's level.
     assert!(

@@ -4,6 +4,7 @@ mod common;
 use common::*;
 
 use tcplab_sim::config::QueueLimit;
+use tcplab_sim::NativeCc;
 use tcplab_sim::{run_json, SimError, World, WorldConfig};
 
 fn base() -> WorldConfig {
@@ -11,7 +12,7 @@ fn base() -> WorldConfig {
 }
 
 fn field_of(cfg: &WorldConfig) -> (String, String) {
-    match World::new(cfg) {
+    match World::new(cfg, &NativeCc) {
         Err(e) => (e.field, e.message),
         Ok(_) => panic!("accepted a bad config"),
     }
@@ -86,7 +87,7 @@ fn negative_delay_in_json_names_the_field() {
         "bottleneck": {"rate_bps": 10000000, "delay_ns": 1000},
         "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": -5},
                    "receiver_access": {"rate_bps": 1000000000, "delay_ns": 0}}]}"#;
-    match run_json(text) {
+    match run_json(text, &NativeCc) {
         Err(SimError::Config(e)) => {
             assert_eq!(e.field, "flows[0].sender_access.delay_ns");
             assert!(e.message.contains("-5"), "{}", e.message);
@@ -98,7 +99,7 @@ fn negative_delay_in_json_names_the_field() {
 #[test]
 fn unknown_field_in_json_is_rejected() {
     let text = r#"{"duration_ns": 1, "bottleneck": {"rate_bps": 1, "delay_ns": 0, "rat": 3}, "flows": []}"#;
-    match run_json(text) {
+    match run_json(text, &NativeCc) {
         Err(SimError::Config(e)) => assert!(e.field.starts_with("bottleneck"), "{e}"),
         other => panic!("expected a config error, got {other:?}"),
     }
@@ -137,5 +138,65 @@ fn a_truesize_not_above_the_mss_is_rejected() {
         )
     );
     cfg.tcp.rcv_truesize = Some(2304);
-    assert!(World::new(&cfg).is_ok());
+    assert!(World::new(&cfg, &NativeCc).is_ok());
+}
+
+/// The world builds each flow's controller with the factory it is handed, one call per
+/// flow with the flow's own seed, and prefixes the factory's field with the flow's path.
+#[test]
+fn the_world_asks_its_factory_for_each_flows_controller() {
+    use std::cell::RefCell;
+    use tcplab_cc::ops::CongestionOps;
+    use tcplab_sim::{CcChoice, ConfigError, ControllerFactory};
+
+    /// Native Reno for "x"; refuses anything else on `params.p`.
+    struct Recording(RefCell<Vec<(String, u64)>>);
+    impl ControllerFactory for Recording {
+        fn build(
+            &self,
+            c: &CcChoice<'_>,
+            seed: u64,
+        ) -> Result<Box<dyn CongestionOps>, ConfigError> {
+            if c.cc != "x" {
+                return Err(ConfigError {
+                    field: "params.p".into(),
+                    message: "not x".into(),
+                });
+            }
+            self.0.borrow_mut().push((c.cc.to_string(), seed));
+            NativeCc.build(&CcChoice { cc: "reno", ..*c }, seed)
+        }
+    }
+    let mut cfg = dumbbell("x", 2, 10_000_000, 40 * MS, 1.0, S);
+    let f = Recording(RefCell::new(Vec::new()));
+    World::new(&cfg, &f).unwrap();
+    let calls = f.0.borrow().clone();
+    // Validation builds each flow once with seed 0, then the world once with its own.
+    assert_eq!(calls.len(), 4);
+    assert_eq!(&calls[..2], &[("x".to_string(), 0), ("x".to_string(), 0)]);
+    assert_ne!(calls[2].1, calls[3].1, "each flow has its own seed");
+    cfg.flows[1].cc = "y".into();
+    let e = World::new(&cfg, &f).err().unwrap();
+    assert_eq!(
+        (e.field.as_str(), e.message.as_str()),
+        ("flows[1].params.p", "not x")
+    );
+    // The engine's own factory knows no BPF loader and says so on the field.
+    let mut cfg = base();
+    cfg.flows[0].bpf_object = Some("x.o".into());
+    assert_eq!(field_of(&cfg).0, "flows[0].bpf_object");
+}
+
+/// `tcp.hz` is a CONFIG_HZ a kernel is built with (kernel/Kconfig.hz).
+#[test]
+fn tcp_hz_must_be_a_kernel_config_hz() {
+    let mut cfg = base();
+    for hz in [100, 250, 300, 1000] {
+        cfg.tcp.hz = hz;
+        assert!(World::new(&cfg, &NativeCc).is_ok(), "{hz}");
+    }
+    cfg.tcp.hz = 200;
+    let (f, m) = field_of(&cfg);
+    assert_eq!(f, "tcp.hz");
+    assert!(m.contains("100, 250, 300 or 1000"), "{m}");
 }

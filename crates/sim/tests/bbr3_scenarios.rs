@@ -24,6 +24,7 @@
 mod common;
 use common::*;
 
+use tcplab_sim::NativeCc;
 use tcplab_sim::{RunOutput, World};
 
 /// Retransmitted / sent data packets of the flows running `cc`.
@@ -44,7 +45,7 @@ fn rates(out: &RunOutput, n: usize, from: u64, to: u64) -> Vec<f64> {
 
 /// `cc` x n over `rate` Mbit/s, 40 ms, a 0.5 BDP drop-tail buffer, 60 s.
 fn shallow(cc: &str, n: usize, rate: u64) -> RunOutput {
-    World::run_config(&dumbbell(cc, n, rate, 40 * MS, 0.5, 60 * S)).unwrap()
+    World::run_config(&dumbbell(cc, n, rate, 40 * MS, 0.5, 60 * S), &NativeCc).unwrap()
 }
 
 /// Shallow buffer, flows of one kind. Expectation (draft-ietf-ccwg-bbr's loss_thresh on
@@ -97,7 +98,7 @@ fn vs_cubic(
 ) -> (f64, f64) {
     let mut cfg = dumbbell(cc, 2, rate, rtt_ns, buffer_bdp, duration);
     cfg.flows[1].cc = "cubic".into();
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let x = rates(&out, 2, from, duration);
     (x[1] / (x[0] + x[1]), jain(&x))
 }
@@ -174,7 +175,7 @@ fn transitions(out: &RunOutput) -> Vec<(f64, String, String, f64)> {
 fn bbr3_probes_rtt_every_five_seconds_at_half_a_bdp_and_bandwidth_every_two_to_three() {
     let mut cfg = dumbbell("bbr3", 1, 50_000_000, 40 * MS, 2.0, 40 * S);
     cfg.sample_interval_ns = 10 * MS;
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let tr = transitions(&out);
     for (t, m, p, c) in &tr {
         eprintln!("{t:6.2} s {m}/{p} cwnd {c}");
@@ -286,7 +287,7 @@ fn bbr2_without_a_queue_postpones_probe_rtt_where_bbr3_does_not() {
     let run = |cc: &str| {
         let mut cfg = dumbbell(cc, 1, 50_000_000, 40 * MS, 2.0, 30 * S);
         cfg.sample_interval_ns = 10 * MS;
-        World::run_config(&cfg).unwrap()
+        World::run_config(&cfg, &NativeCc).unwrap()
     };
     let (v2, v3) = (run("bbr2"), run("bbr3"));
     let entries = |out: &RunOutput| {

@@ -15,6 +15,7 @@ mod common;
 use common::*;
 
 use tcplab_sim::config::LinkEvent;
+use tcplab_sim::NativeCc;
 use tcplab_sim::{RunOutput, World};
 
 /// Payload rate of a 10 Mbit/s bottleneck: 833.33 packets/s x 1448 x 8 bit.
@@ -52,7 +53,7 @@ fn rows(out: &RunOutput, flow: u64, from: u64, to: u64) -> Vec<usize> {
 #[test]
 fn bbr_single_flow_fills_the_link_with_a_small_queue_and_probes_rtt_every_ten_seconds() {
     let cfg = dumbbell("bbr", 1, 10_000_000, 40 * MS, 5.0, 60 * S);
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let f = &out.flows[0];
 
     // Utilisation after 2 s >= 95 % (measured 98.0 %).
@@ -101,7 +102,11 @@ fn bbr_single_flow_fills_the_link_with_a_small_queue_and_probes_rtt_every_ten_se
             .collect(),
     );
     // CUBIC, same scenario: measured median backlog 4.14 BDP.
-    let cubic = World::run_config(&dumbbell("cubic", 1, 10_000_000, 40 * MS, 5.0, 60 * S)).unwrap();
+    let cubic = World::run_config(
+        &dumbbell("cubic", 1, 10_000_000, 40 * MS, 5.0, 60 * S),
+        &NativeCc,
+    )
+    .unwrap();
     let cubic_q = median(
         backlog(&cubic, 2 * S, 60 * S)
             .into_iter()
@@ -139,7 +144,7 @@ fn bbr_follows_the_bottleneck_doubling_and_halving() {
         loss: None,
     };
     cfg.events = vec![change(20 * S, 20_000_000), change(40 * S, 10_000_000)];
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let infl_before = flow_mean(&out, "inflight_pkts", 0, 15 * S, 20 * S);
     let infl_after = flow_mean(&out, "inflight_pkts", 0, 21 * S, 22 * S);
     let bw = f64_col(&out, "cc_btlbw_bps");
@@ -191,7 +196,7 @@ fn bbr_rate_dips_after_the_rtt_triples_until_the_old_min_rtt_expires() {
         delay_ns: Some(90 * MS),
         loss: None,
     }];
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let t = u64_col(&out, "time_ns");
     let min_rtt = f64_col(&out, "cc_min_rtt_ms");
     let expiry = rows(&out, 0, 56 * S, 80 * S)
@@ -220,7 +225,11 @@ fn bbr_rate_dips_after_the_rtt_triples_until_the_old_min_rtt_expires() {
 
 #[test]
 fn two_bbr_flows_started_together_share_fairly() {
-    let out = World::run_config(&dumbbell("bbr", 2, 10_000_000, 40 * MS, 5.0, 60 * S)).unwrap();
+    let out = World::run_config(
+        &dumbbell("bbr", 2, 10_000_000, 40 * MS, 5.0, 60 * S),
+        &NativeCc,
+    )
+    .unwrap();
     let x: Vec<f64> = (0..2)
         .map(|f| flow_mean(&out, "throughput_bps", f, 10 * S, 60 * S))
         .collect();
@@ -236,7 +245,7 @@ fn five_flow_inflight(extra_acked: bool) -> f64 {
         f.params
             .insert("extra_acked".into(), serde_json::Value::Bool(extra_acked));
     }
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let t = u64_col(&out, "time_ns");
     let infl = f64_col(&out, "inflight_pkts");
     let mut sums = std::collections::BTreeMap::new();
@@ -271,7 +280,7 @@ fn bbr_takes_most_of_a_shallow_buffer_from_cubic_and_retransmits_far_more() {
     // BBR taking most of the bandwidth and 16 945 BBR retransmissions over 150 s.
     let mut cfg = dumbbell("bbr", 2, 50_000_000, 10 * MS, 0.5, 60 * S);
     cfg.flows[1].cc = "cubic".into();
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let x: Vec<f64> = (0..2)
         .map(|f| flow_mean(&out, "throughput_bps", f, 10 * S, 60 * S))
         .collect();

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 
 use tcplab_sim::config::LinkEvent;
+use tcplab_sim::NativeCc;
 use tcplab_sim::{World, WorldConfig};
 
 fn lossy() -> WorldConfig {
@@ -14,7 +15,7 @@ fn lossy() -> WorldConfig {
 }
 
 fn json(cfg: &WorldConfig) -> String {
-    serde_json::to_string(&World::run_config(cfg).unwrap()).unwrap()
+    serde_json::to_string(&World::run_config(cfg, &NativeCc).unwrap()).unwrap()
 }
 
 #[test]
@@ -25,10 +26,10 @@ fn same_config_and_seed_give_bit_identical_output() {
 
 #[test]
 fn a_different_seed_changes_a_run_with_random_loss() {
-    let a = World::run_config(&lossy()).unwrap();
+    let a = World::run_config(&lossy(), &NativeCc).unwrap();
     let mut cfg = lossy();
     cfg.seed = 2;
-    let b = World::run_config(&cfg).unwrap();
+    let b = World::run_config(&cfg, &NativeCc).unwrap();
     assert_ne!(a.flows, b.flows);
 }
 
@@ -36,9 +37,9 @@ fn a_different_seed_changes_a_run_with_random_loss() {
 fn recording_series_does_not_change_the_counters() {
     let mut cfg = lossy();
     cfg.sample_interval_ns = 0;
-    let a = World::run_config(&cfg).unwrap();
+    let a = World::run_config(&cfg, &NativeCc).unwrap();
     cfg.sample_interval_ns = 7 * MS; // an interval that falls between packet events
-    let b = World::run_config(&cfg).unwrap();
+    let b = World::run_config(&cfg, &NativeCc).unwrap();
     assert_eq!(a.flows, b.flows);
     assert_eq!(a.queues, b.queues);
     assert_eq!(a.events_processed, b.events_processed);
@@ -50,8 +51,8 @@ fn recording_series_does_not_change_the_counters() {
 #[test]
 fn chunked_run_equals_a_single_run() {
     let cfg = lossy();
-    let whole = serde_json::to_string(&World::run_config(&cfg).unwrap()).unwrap();
-    let mut w = World::new(&cfg).unwrap();
+    let whole = serde_json::to_string(&World::run_config(&cfg, &NativeCc).unwrap()).unwrap();
+    let mut w = World::new(&cfg, &NativeCc).unwrap();
     for k in 1..=37u64 {
         w.run_until(tcplab_sim::time::SimTime(cfg.duration_ns * k / 37));
     }
@@ -79,7 +80,7 @@ fn conservation_holds_with_random_loss_rate_changes_and_a_finite_flow() {
             loss: Some(0.0),
         },
     ];
-    let out = World::run_config(&cfg).expect("conservation must hold");
+    let out = World::run_config(&cfg, &NativeCc).expect("conservation must hold");
     for f in &out.flows {
         assert_eq!(
             f.sent_packets,
@@ -107,7 +108,7 @@ fn doubling_the_bottleneck_rate_mid_run_doubles_goodput() {
         delay_ns: None,
         loss: None,
     }];
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let before = flow_mean(&out, "goodput_bps", 0, 5 * S, 20 * S);
     let after = flow_mean(&out, "goodput_bps", 0, 25 * S, 40 * S);
     eprintln!("goodput before {before:.0} after {after:.0}");

@@ -14,6 +14,7 @@ use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
 use tcplab_sim::net::aqm::pie::PieConfig;
 use tcplab_sim::net::aqm::red::RedConfig;
 use tcplab_sim::net::aqm::AqmConfig;
+use tcplab_sim::NativeCc;
 use tcplab_sim::World;
 
 const MS: u64 = 1_000_000;
@@ -170,8 +171,8 @@ proptest! {
     fn random_worlds_run_and_conserve_packets(cfg in world()) {
         // Configurations the generator may produce that validation rejects (a stop
         // before its start) are skipped; everything accepted must run cleanly.
-        if cfg.validate().is_ok() {
-            let out = World::run_config(&cfg);
+        if cfg.validate(&NativeCc).is_ok() {
+            let out = World::run_config(&cfg, &NativeCc);
             prop_assert!(out.is_ok(), "{:?}", out.err());
         }
     }

@@ -5,6 +5,7 @@ mod common;
 use common::*;
 
 use tcplab_sim::config::QueueLimit;
+use tcplab_sim::NativeCc;
 use tcplab_sim::World;
 
 /// Wire bytes per payload byte of a full segment: (1448 + 52) / 1448.
@@ -13,7 +14,7 @@ const WIRE_PER_PAYLOAD: f64 = 1500.0 / 1448.0;
 fn single_flow(cc: &str) -> (tcplab_sim::WorldConfig, tcplab_sim::RunOutput) {
     // 10 Mbit/s, 40 ms RTT, buffer 5 BDP = 5 * 50_000 B = 250_000 B, 60 s.
     let cfg = dumbbell(cc, 1, 10_000_000, 40 * MS, 5.0, 60 * S);
-    let out = World::run_config(&cfg).expect("run");
+    let out = World::run_config(&cfg, &NativeCc).expect("run");
     (cfg, out)
 }
 
@@ -77,7 +78,7 @@ fn reno_single_flow_fills_the_link_and_keeps_the_buffer_mostly_full() {
 fn reno_cwnd_halves_on_each_loss_event() {
     let mut cfg = dumbbell("reno", 1, 10_000_000, 40 * MS, 5.0, 60 * S);
     cfg.sample_interval_ns = 5 * MS;
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let cwnd = f64_col(&out, "cwnd_pkts");
     let state = str_col(&out, "ca_state");
     // For each Recovery episode: cwnd in the last Open row before it and in the first
@@ -128,7 +129,7 @@ fn reno_random_loss_throughput_within_a_factor_of_two_of_mathis() {
     // 1 % random loss on the bottleneck, 10 Mbit/s, 40 ms RTT, large buffer.
     let mut cfg = dumbbell("reno", 1, 10_000_000, 40 * MS, 5.0, 60 * S);
     cfg.bottleneck.loss = 0.01;
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let goodput = out.flows[0].delivered_bytes as f64 * 8.0 / 60.0;
     let srtt_ms = flow_mean(&out, "srtt_ms", 0, 2 * S, 60 * S);
     // Mathis: MSS / RTT * 1.22 / sqrt(p) = 1448 B * 8 / 0.040 s * 1.22 / 0.1
@@ -143,7 +144,7 @@ fn reno_random_loss_throughput_within_a_factor_of_two_of_mathis() {
 /// at least 0.9.
 fn two_flows_share_fairly(cc: &str) {
     let cfg = dumbbell(cc, 2, 10_000_000, 40 * MS, 5.0, 60 * S);
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let x: Vec<f64> = out
         .flows
         .iter()

@@ -12,6 +12,7 @@ use tcplab_sim::net::policer::PolicerConfig;
 use tcplab_sim::net::shaping::Shaping;
 use tcplab_sim::net::trace::TraceConfig;
 use tcplab_sim::record::RunOutput;
+use tcplab_sim::NativeCc;
 use tcplab_sim::World;
 
 fn trace(ms: Vec<u64>) -> Shaping {
@@ -53,8 +54,8 @@ fn a_constant_trace_behaves_as_a_fixed_rate_link_of_the_same_rate() {
         let fixed = dumbbell(cc, 2, 12_000_000, 40 * MS, 1.0, 30 * S);
         let mut traced = fixed.clone();
         traced.shaping.insert("bottleneck".into(), trace(vec![1]));
-        let a = World::run_config(&fixed).unwrap();
-        let b = World::run_config(&traced).unwrap();
+        let a = World::run_config(&fixed, &NativeCc).unwrap();
+        let b = World::run_config(&traced, &NativeCc).unwrap();
         let (ua, ub) = (utilisation(&a, 12e6), utilisation(&b, 12e6));
         let (qa, qb) = (mean_backlog_pkts(&a, 2 * S), mean_backlog_pkts(&b, 2 * S));
         println!("{cc}: utilisation fixed {ua:.4} trace {ub:.4}; mean backlog after 2 s fixed {qa:.2} trace {qb:.2} pkts");
@@ -95,7 +96,7 @@ fn a_square_wave_trace_moves_bbrs_bandwidth_estimate_within_the_filter_window() 
     cfg.sample_interval_ns = 10 * MS;
     cfg.shaping
         .insert("bottleneck".into(), trace(square(2, 2, 5000)));
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let t = u64_col(&out, "time_ns");
     let bw = f64_col(&out, "cc_btlbw_bps");
     let round = f64_col(&out, "cc_round_count");
@@ -164,7 +165,7 @@ fn a_policer_engages_bbrs_long_term_bandwidth_estimate() {
             }),
         },
     );
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let t = u64_col(&out, "time_ns");
     let lt_use = f64_col(&out, "cc_lt_use_bw");
     let lt_bw = f64_col(&out, "cc_lt_bw_bps");

@@ -8,6 +8,7 @@ use tcplab_sim::config::{OnOffConfig, QueueLimit, SourceConfig, WorldConfig};
 use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
 use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::world::World;
+use tcplab_sim::NativeCc;
 
 fn cbr(rate_bps: u64, onoff: Option<OnOffConfig>) -> SourceConfig {
     SourceConfig {
@@ -37,7 +38,8 @@ fn a_cbr_source_below_the_link_rate_delivers_its_rate_without_drops() {
     // faster than the source, so no queue ever builds beyond the packet in service).
     // Sends at 9.980 ... 9.998 s (the last 21.2 ms) are still in flight at the end: 10
     // packets, so 4990 received. (The send at 9.978 s arrives at 9.9992 s.)
-    let out = World::run_config(&sources_only(vec![cbr(6_000_000, None)], 10 * S)).unwrap();
+    let out =
+        World::run_config(&sources_only(vec![cbr(6_000_000, None)], 10 * S), &NativeCc).unwrap();
     let s = &out.sources[0];
     assert_eq!(s.sent_packets, 5000);
     assert_eq!(s.dropped_packets, 0);
@@ -60,7 +62,11 @@ fn a_cbr_source_above_the_link_rate_is_cut_to_the_link_rate_by_drops() {
     // packets are dropped once the 1-BDP buffer (50 000 B, 33 packets) is full. Over 10 s:
     // 12 500 sends (one every 0.8 ms); drops = sent - departed - backlog, with about
     // 10e6 * 10 / 12000 = 8333 departures: 4167 - 33 +- a few.
-    let out = World::run_config(&sources_only(vec![cbr(15_000_000, None)], 10 * S)).unwrap();
+    let out = World::run_config(
+        &sources_only(vec![cbr(15_000_000, None)], 10 * S),
+        &NativeCc,
+    )
+    .unwrap();
     let s = &out.sources[0];
     assert_eq!(s.sent_packets, 12_500);
     let dropped_share = s.dropped_packets as f64 / s.sent_packets as f64;
@@ -85,7 +91,7 @@ fn a_cbr_source_at_half_the_link_leaves_cubic_the_other_half() {
     // only the packets that find the queue full at CUBIC's loss episodes (< 2 %).
     let mut cfg = dumbbell("cubic", 1, 20_000_000, 40 * MS, 1.0, 30 * S);
     cfg.sources = vec![cbr(10_000_000, None)];
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let cubic = out.flows[0].delivered_bytes as f64 * 8.0 / 30.0;
     let source = out.sources[0].received_bytes as f64 * 8.0 / 30.0;
     let ceiling = (20e6 - source) * 1448.0 / 1500.0;
@@ -117,7 +123,11 @@ fn a_fixed_on_off_source_sends_exactly_in_its_on_periods() {
         off_ns: 100 * MS,
         exponential: false,
     };
-    let out = World::run_config(&sources_only(vec![cbr(6_000_000, Some(on))], 20 * S)).unwrap();
+    let out = World::run_config(
+        &sources_only(vec![cbr(6_000_000, Some(on))], 20 * S),
+        &NativeCc,
+    )
+    .unwrap();
     let s = &out.sources[0];
     assert_eq!(s.sent_packets, 5000);
     assert_eq!(s.on_ns, 10 * S);
@@ -134,7 +144,11 @@ fn an_exponential_on_off_source_delivers_about_half_its_rate() {
         off_ns: 50 * MS,
         exponential: true,
     };
-    let out = World::run_config(&sources_only(vec![cbr(6_000_000, Some(on))], 60 * S)).unwrap();
+    let out = World::run_config(
+        &sources_only(vec![cbr(6_000_000, Some(on))], 60 * S),
+        &NativeCc,
+    )
+    .unwrap();
     let s = &out.sources[0];
     let full = 60 * S / (2 * MS); // 30 000 sends if always on
     let share = s.sent_packets as f64 / full as f64;
@@ -167,11 +181,11 @@ fn sources_are_deterministic_per_seed() {
     };
     let mut cfg = dumbbell("cubic", 1, 20_000_000, 40 * MS, 1.0, 5 * S);
     cfg.sources = vec![cbr(10_000_000, Some(on)), cbr(5_000_000, None)];
-    let a = World::run_config(&cfg).unwrap();
-    let b = World::run_config(&cfg).unwrap();
+    let a = World::run_config(&cfg, &NativeCc).unwrap();
+    let b = World::run_config(&cfg, &NativeCc).unwrap();
     assert_eq!(a, b);
     cfg.seed = 2;
-    let c = World::run_config(&cfg).unwrap();
+    let c = World::run_config(&cfg, &NativeCc).unwrap();
     assert_ne!(
         a.sources[0].sent_packets, c.sources[0].sent_packets,
         "the on/off draws follow the seed"
@@ -183,7 +197,7 @@ fn bad_sources_are_rejected_naming_the_field() {
     let check = |f: &dyn Fn(&mut WorldConfig), field: &str| {
         let mut cfg = sources_only(vec![cbr(6_000_000, None)], S);
         f(&mut cfg);
-        let e = World::new(&cfg).err().expect("rejected");
+        let e = World::new(&cfg, &NativeCc).err().expect("rejected");
         assert_eq!(e.field, field, "{e}");
     };
     check(&|c| c.sources[0].rate_bps = 0, "sources[0].rate_bps");
@@ -236,7 +250,7 @@ fn an_on_off_cubic_flow_sends_only_in_its_on_periods() {
         off_ns: S,
         exponential: false,
     });
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let goodput = out.flows[0].delivered_bytes as f64 * 8.0 / 20.0;
     eprintln!("on/off cubic goodput {goodput:.0} bit/s");
     assert!((4.10e6..=5.23e6).contains(&goodput), "goodput {goodput}");
@@ -258,7 +272,7 @@ fn an_on_off_cubic_flow_sends_only_in_its_on_periods() {
     let cw = |ns: u64| cwnd[t.iter().position(|&x| x == ns).unwrap()];
     assert_eq!(cw(1600 * MS), cw(2000 * MS));
     // Same seed, same run; exponential periods follow the seed.
-    assert_eq!(World::run_config(&cfg).unwrap(), out);
+    assert_eq!(World::run_config(&cfg, &NativeCc).unwrap(), out);
 }
 
 #[test]
@@ -288,7 +302,7 @@ fn fq_codel_isolates_cubic_from_an_overloading_cbr_source() {
         ecn: false,
     }));
     cfg.sources = vec![cbr(15_000_000, None)];
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let cubic = out.flows[0].delivered_bytes as f64 * 8.0 / 30.0;
     eprintln!(
         "fq_codel: cubic {cubic:.0} bit/s, source delivered {:.0} bit/s",
@@ -358,7 +372,7 @@ fn random_worlds_with_sources_and_on_off_flows_conserve_packets() {
             }
             cfg.sources.push(s);
         }
-        let out = World::run_config(&cfg).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let out = World::run_config(&cfg, &NativeCc).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
         for s in &out.sources {
             assert!(
                 s.sent_packets > 0,

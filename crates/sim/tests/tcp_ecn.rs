@@ -92,7 +92,7 @@ fn seg(seq: u64, ecn: Ecn, cwr: bool) -> Packet {
 /// A receiver with ECN on, past its 16 initial quick ACKs (segments 0..16 acked).
 fn warm(rx_cc: Option<Box<dyn tcplab_cc::CongestionOps>>) -> Receiver {
     let mut r = Receiver::new(0, 1448, 52, true, None);
-    r.enable_ecn(rx_cc);
+    r.enable_ecn(rx_cc, tcplab_cc::ops::DEFAULT_HZ);
     for s in 0..16 {
         assert!(r
             .on_data(SimTime(0), &seg(s, Ecn::Ect0, false))

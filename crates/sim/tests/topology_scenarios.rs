@@ -8,6 +8,7 @@ use common::*;
 use tcplab_sim::config::{LinkConfig, QueueLimit, WorldConfig};
 use tcplab_sim::net::topology::NamedLink;
 use tcplab_sim::record::RunOutput;
+use tcplab_sim::NativeCc;
 use tcplab_sim::World;
 
 /// Payload share of a wire rate: 1448 of every 1500 bytes.
@@ -57,7 +58,7 @@ fn parking_lot_long_flow_gets_less_and_the_links_are_shared_max_min() {
         true,
         60,
     );
-    let out = World::run_config(&cfg).unwrap();
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
     let x: Vec<f64> = (0..3).map(|i| mbps(&out, i, 10)).collect();
     let (l1, l2) = (x[0] + x[1], x[0] + x[2]);
     println!("throughput after 10 s: long {:.3}, short (l1) {:.3}, short (l2) {:.3} Mbit/s; link 1 {l1:.3}, link 2 {l2:.3}; total {:.3}", x[0], x[1], x[2], x[0] + x[1] + x[2]);
@@ -97,12 +98,19 @@ fn reverse_traffic_puts_acks_in_a_congested_queue() {
         });
         cfg
     };
-    let alone = World::run_config(&rev_queue(world(vec![vec!["bottleneck"]], false, 60))).unwrap();
-    let both = World::run_config(&rev_queue(world(
-        vec![vec!["bottleneck"], vec!["bottleneck_reverse"]],
-        false,
-        60,
-    )))
+    let alone = World::run_config(
+        &rev_queue(world(vec![vec!["bottleneck"]], false, 60)),
+        &NativeCc,
+    )
+    .unwrap();
+    let both = World::run_config(
+        &rev_queue(world(
+            vec![vec!["bottleneck"], vec!["bottleneck_reverse"]],
+            false,
+            60,
+        )),
+        &NativeCc,
+    )
     .unwrap();
     let base = 40.0;
     let rtt_alone = flow_mean(&alone, "srtt_ms", 0, 10 * S, 60 * S);
@@ -148,8 +156,8 @@ fn without_paths_the_dumbbell_is_unchanged() {
     let mut routed = plain.clone();
     routed.paths = vec![vec!["bottleneck".into()], vec![]];
     let (a, b) = (
-        World::run_config(&plain).unwrap(),
-        World::run_config(&routed).unwrap(),
+        World::run_config(&plain, &NativeCc).unwrap(),
+        World::run_config(&routed, &NativeCc).unwrap(),
     );
     assert_eq!(a.flows, b.flows);
     assert_eq!(a.events_processed, b.events_processed);
@@ -159,16 +167,16 @@ fn without_paths_the_dumbbell_is_unchanged() {
 fn bad_paths_are_named() {
     let mut cfg = world(vec![vec!["bottleneck", "l3"]], true, 1);
     assert_eq!(
-        World::run_config(&cfg).unwrap_err().to_string(),
+        World::run_config(&cfg, &NativeCc).unwrap_err().to_string(),
         "paths[0][1]: no link 'l3'; links: bottleneck, bottleneck_reverse, l2, l2_reverse"
     );
     cfg.paths = vec![vec!["l2".into(), "l2".into()]];
-    assert!(World::run_config(&cfg)
+    assert!(World::run_config(&cfg, &NativeCc)
         .unwrap_err()
         .to_string()
         .contains("twice"));
     cfg.links[0].name = "flow0".into();
-    assert!(World::run_config(&cfg)
+    assert!(World::run_config(&cfg, &NativeCc)
         .unwrap_err()
         .to_string()
         .starts_with("links[0].name"));

@@ -12,10 +12,11 @@ mod common;
 use common::*;
 
 use tcplab_sim::config::{AppConfig, FlowConfig, QueueLimit, TcpConfig, WorldConfig};
+use tcplab_sim::NativeCc;
 use tcplab_sim::{RunOutput, World};
 
 fn run(cfg: &WorldConfig) -> RunOutput {
-    World::run_config(cfg).unwrap()
+    World::run_config(cfg, &NativeCc).unwrap()
 }
 
 /// Mean throughput (bit/s) of each flow over from..to.

@@ -403,6 +403,8 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
             d = p.default_value()
             d = str(d).lower() if isinstance(d, bool) else d  # as written in TOML
             rng = "" if p.kind == "bool" else f" [{_num(p.min)}, {_num(p.max)}]"
+            if p.choices:  # one of the values (the label is what [tcp] writes)
+                rng = " of " + ", ".join(f"{_num(v)} ({label})" for label, v in p.choices)
             print(f"    {p.name} ({p.kind}, default {d}{rng}): {p.doc}")
         print()
     return 0

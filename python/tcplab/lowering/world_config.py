@@ -10,9 +10,10 @@ from typing import Any
 
 from tcplab import bpf
 from tcplab.lowering.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
+from tcplab.specs import contract
 from tcplab.specs.algorithms import registry
 from tcplab.specs.aqm import engine_config as aqm_engine_config
-from tcplab.specs.model import KERNEL_CODES, Spec
+from tcplab.specs.model import Spec
 from tcplab.specs.netem import engine_fields as netem_fields
 from tcplab.specs.sources import engine_config as sources_config
 from tcplab.specs.sources import onoff_config
@@ -123,6 +124,10 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
         config["tcp"]["receive_buffer"] = s.tcp.receive_buffer
     if s.tcp.rcv_truesize is not None:
         config["tcp"]["rcv_truesize"] = s.tcp.rcv_truesize
+    # Only when not the engine's default, so a default spec's engine config (and the run
+    # digest made from it) is what it was before `[tcp] hz` existed.
+    if s.tcp.hz != contract.default("TcpConfig", "hz"):
+        config["tcp"]["hz"] = s.tcp.hz
     if b.aqm is not None:
         wire = s.tcp.mss + s.tcp.header
         config["bottleneck"]["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
@@ -179,8 +184,9 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[st
     if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc):
         return params
     algo = registry().get(cc)
-    if algo is not None and algo.param("kernel") is not None:
-        params["kernel"] = KERNEL_CODES[kernel]
+    choice = algo.param("kernel") if algo is not None else None
+    if choice is not None:
+        params["kernel"] = int(dict(choice.choices)[kernel])
     return params
 
 

@@ -16,12 +16,13 @@ from typing import Any
 from tcplab import bpf
 from tcplab.engine import engine
 
-ParamValue = bool | int | float
+ParamValue = bool | int | float | str
 
 
 @dataclass(frozen=True)
 class Param:
-    """One algorithm parameter: kind is ``float``, ``int`` or ``bool``."""
+    """One algorithm parameter: kind is ``float``, ``int``, ``bool`` or ``choice`` (one of
+    ``choices``: the spec writes a label, the flow carries its value)."""
 
     name: str
     kind: str
@@ -29,12 +30,13 @@ class Param:
     min: float
     max: float
     doc: str = ""
+    choices: tuple[tuple[str, float], ...] = ()
 
     def default_value(self) -> ParamValue:
         """The default in its natural Python type."""
         if self.kind == "bool":
             return bool(self.default)
-        if self.kind == "int":
+        if self.kind in ("int", "choice"):
             return int(self.default)
         return float(self.default)
 
@@ -68,6 +70,7 @@ def _from_engine(entry: dict) -> Algorithm:
             min=float(p.get("min", -math.inf)),
             max=float(p.get("max", math.inf)),
             doc=str(p.get("doc", "")),
+            choices=tuple((str(label), float(v)) for label, v in p.get("choices", ())),
         )
         for p in entry.get("params", [])
     )

@@ -54,7 +54,8 @@ LinkRate = Annotated[Any, BeforeValidator(parse_link_rate), PlainSerializer(form
 Probability = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, lt=1.0)]
 MAX_LINK_DELAY_NS = 3_600 * 10**9
 """The engine's longest one-way link delay (crates/sim/src/config.rs, check_link)."""
-ParamValue = StrictBool | StrictInt | StrictFloat
+# A string is a choice parameter's label (bbr's kernel = "4.9"); the engine checks it.
+ParamValue = StrictBool | StrictInt | StrictFloat | StrictStr
 
 
 class _Model(BaseModel):
@@ -104,9 +105,30 @@ def _tcp_default(field: str):
     return contract.default("TcpConfig", field)
 
 
-# The Linux releases whose tcp_bbr.c the `bbr` family can follow (crates/cc bbr/kernel.rs,
-# docs/BBR_KERNELS.md), and the `kernel` algorithm parameter each sets: major*100+minor.
-KERNEL_CODES = {"4.9": 409, "4.14": 414, "4.17": 417, "6.18": 618}
+# The CONFIG_HZ values the engine simulates (crates/cc ops.rs ALLOWED_HZ, the schema's enum).
+TCP_HZ: tuple[int, ...] = tuple(contract.field("TcpConfig", "hz")["enum"])
+
+
+def _hz_allowed(hz: int) -> int:
+    if hz not in TCP_HZ:
+        raise ValueError(f"must be one of {', '.join(map(str, TCP_HZ))} (CONFIG_HZ), got {hz}")
+    return hz
+
+
+def kernel_releases() -> dict[str, int]:
+    """The Linux releases whose tcp_bbr.c the `bbr` family can follow, label -> the
+    `kernel` parameter's value (major*100+minor): the choices of that parameter in the
+    engine's registry (crates/cc bbr/kernel.rs ``KernelRelease::CHOICES``, the one list;
+    docs/BBR_KERNELS.md)."""
+    from tcplab.specs.algorithms import registry
+
+    kernel = registry()["bbr"].param("kernel")
+    assert kernel is not None and kernel.choices, "the engine's bbr has a kernel choice"
+    return {label: int(value) for label, value in kernel.choices}
+
+
+# The release the engine runs unless told (KernelRelease's default).
+DEFAULT_KERNEL = "6.18"
 # SACK compression arrived in Linux 4.18 ("tcp: add SACK compression", 5d9f4262b7ea).
 _SACK_COMPRESSION_SINCE = 418
 
@@ -144,17 +166,34 @@ class Tcp(_Model):
     # is the first RTT sample (srtt, RTO, min_rtt) before the algorithm's init. false:
     # data at the start with no RTT known (the simulator before 0.5.0).
     handshake: StrictBool = _tcp_default("handshake")
+    # The simulated kernel's CONFIG_HZ: the tick of every jiffies clock (CUBIC's epoch and
+    # HZ/32 gate, BBR's min_rtt and PROBE_RTT stamps, RTO/TLP/RACK timer rounding). 1000,
+    # what tcplab always ran at, keeps results comparable; set 250 to match such a kernel.
+    hz: Annotated[StrictInt, AfterValidator(_hz_allowed)] = _tcp_default("hz")
     # The Linux release the hosts run: BBR-family flows follow that release's tcp_bbr.c
     # (their `kernel` parameter, unless a flow sets its own), and the stack defaults that
     # changed since (sack_compression, off before 4.18) follow it unless given.
-    kernel: Literal["4.9", "4.14", "4.17", "6.18"] = "6.18"
+    # The labels are the engine's (kernel_releases).
+    kernel: StrictStr = DEFAULT_KERNEL
+
+    @field_validator("kernel")
+    @classmethod
+    def _profiled_release(cls, v: str) -> str:
+        if v == DEFAULT_KERNEL:  # the engine's default release (no registry lookup)
+            return v
+        known = kernel_releases()
+        if v not in known:
+            allowed = ", ".join(f"'{k}'" for k in known)
+            raise ValueError(f"Input should be one of {allowed} (profiled releases), got '{v}'")
+        return v
 
     @model_validator(mode="before")
     @classmethod
     def _kernel_stack_defaults(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "sack_compression" not in data:
-            code = KERNEL_CODES.get(data.get("kernel", "6.18"), 618)
-            if code < _SACK_COMPRESSION_SINCE:
+        kernel = data.get("kernel", DEFAULT_KERNEL) if isinstance(data, dict) else None
+        if isinstance(data, dict) and "sack_compression" not in data and kernel != DEFAULT_KERNEL:
+            code = kernel_releases().get(kernel)
+            if code is not None and code < _SACK_COMPRESSION_SINCE:
                 data = {**data, "sack_compression": False}
         return data
 

@@ -31,6 +31,8 @@
 //!   series are refactors; only their behaviour changes are profiled.
 
 /// A profiled release of tcp_bbr.c, oldest first (so `>=` means "contains the change").
+use crate::registry::ParamChoice;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum KernelRelease {
     /// Linux 4.9 (Dec 2016): tcp_bbr.c as first merged (0f8782ea1497, v4.9).
@@ -53,8 +55,25 @@ impl KernelRelease {
         KernelRelease::V6_18,
     ];
 
+    /// The `kernel` parameter's choices (`ParamKind::Choice`): each release's label
+    /// and code. The one list of profiled releases; the front end reads it from the
+    /// registry.
+    pub const CHOICES: [ParamChoice; 4] = [
+        KernelRelease::ALL[0].choice(),
+        KernelRelease::ALL[1].choice(),
+        KernelRelease::ALL[2].choice(),
+        KernelRelease::ALL[3].choice(),
+    ];
+
+    const fn choice(self) -> ParamChoice {
+        ParamChoice {
+            label: self.label(),
+            value: self.code() as f64,
+        }
+    }
+
     /// The release as the spec writes it (`[tcp] kernel = "4.9"`).
-    pub fn label(self) -> &'static str {
+    pub const fn label(self) -> &'static str {
         match self {
             KernelRelease::V4_9 => "4.9",
             KernelRelease::V4_14 => "4.14",
@@ -65,7 +84,7 @@ impl KernelRelease {
 
     /// The number the `kernel` algorithm parameter takes: major * 100 + minor
     /// (409, 414, 417, 618). Parameters are numbers; this keeps the ordering.
-    pub fn code(self) -> u32 {
+    pub const fn code(self) -> u32 {
         match self {
             KernelRelease::V4_9 => 409,
             KernelRelease::V4_14 => 414,

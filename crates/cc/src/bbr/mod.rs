@@ -56,7 +56,8 @@
 //!
 //! Units are the kernel's: bandwidth in packets per microsecond << `BW_SCALE` (24), gains
 //! in 1/`BBR_UNIT` (1/256), cwnd in packets, times in us (`tcp_mstamp`) or jiffies at
-//! HZ = 1000 (`min_rtt_stamp`, `probe_rtt_done_stamp`), so rounding matches the kernel.
+//! the simulated CONFIG_HZ (`CcView::hz`: `min_rtt_stamp`, `probe_rtt_done_stamp`), so
+//! rounding matches the kernel.
 //!
 //! Deviations (where the simulator's BBR necessarily differs from a Linux host):
 //! - No TSO/GSO autosizing. We keep the kernel's `bbr_tso_segs_goal` formula (with the
@@ -337,12 +338,12 @@ pub mod params {
     };
     pub const KERNEL: ParamSpec = ParamSpec {
         name: "kernel",
-        kind: ParamKind::Int,
+        kind: ParamKind::Choice(&KernelRelease::CHOICES),
         default: 618.0,
         min: 409.0,
         max: 618.0,
-        doc: "tcp_bbr.c release to follow, major*100+minor: 409, 414, 417 or 618 (Linux \
-              4.9, 4.14, 4.17, 6.18); set from [tcp] kernel; older releases lack \
+        doc: "tcp_bbr.c release to follow, major*100+minor (the choices' values; their \
+              labels are the Linux releases); set from [tcp] kernel; older releases lack \
               extra_acked and the pacing margin (docs/BBR_KERNELS.md)",
     };
     pub const SEED: ParamSpec = ParamSpec {

@@ -17,10 +17,7 @@ use super::cwnd::bbr_save_cwnd;
 use super::startup::bbr_reset_mode;
 use super::{after32, bbr_set_mode, Bbr, BbrMode, BBR_CWND_MIN_TARGET};
 use crate::helpers::tcp_packets_in_flight;
-use crate::ops::{CcView, RateSample};
-
-/// HZ = 1000 (ops.rs): one jiffy per millisecond.
-const HZ: u32 = 1000;
+use crate::ops::{msecs_to_jiffies, CcView, RateSample};
 
 /// `bbr_check_probe_rtt_done`: leave PROBE_RTT once its time and round are done.
 pub fn bbr_check_probe_rtt_done(bbr: &mut Bbr, tp: &mut CcView) {
@@ -39,7 +36,7 @@ pub fn bbr_check_probe_rtt_done(bbr: &mut Bbr, tp: &mut CcView) {
 /// `bbr_update_min_rtt`.
 pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
     let now = tp.jiffies32();
-    let win = bbr.cfg.min_rtt_win_sec.saturating_mul(HZ);
+    let win = bbr.cfg.min_rtt_win_sec.saturating_mul(tp.hz);
     let filter_expired = after32(now, bbr.min_rtt_stamp.wrapping_add(win));
     // Strictly lower: since upstream 1b9e2a8c99a5 (v5.10, "tcp: only postpone PROBE_RTT if
     // RTT is < current min_rtt estimate") a sample equal to min_rtt no longer refreshes the
@@ -73,8 +70,8 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr, tp: &mut CcView, rs: &RateSample) {
         tp.app_limited = if mark != 0 { mark } else { 1 };
         // Hold the minimum inflight for max(probe_rtt_mode_ms, one round).
         if bbr.probe_rtt_done_stamp == 0 && tcp_packets_in_flight(tp) <= BBR_CWND_MIN_TARGET {
-            // msecs_to_jiffies at HZ = 1000 is the identity.
-            bbr.probe_rtt_done_stamp = now.wrapping_add(bbr.cfg.probe_rtt_mode_ms);
+            bbr.probe_rtt_done_stamp =
+                now.wrapping_add(msecs_to_jiffies(bbr.cfg.probe_rtt_mode_ms, tp.hz));
             bbr.probe_rtt_round_done = false;
             bbr.next_rtt_delivered = tp.delivered;
         } else if bbr.probe_rtt_done_stamp != 0 {

@@ -686,6 +686,35 @@ fn bbr_enters_probe_rtt_after_ten_seconds_without_lower_rtt_and_restores_cwnd() 
     assert_eq!(f.tp.snd_cwnd, 32);
 }
 
+/// At CONFIG_HZ = 250 the 10 s min_rtt window is 10 x 250 = 2500 jiffies of 4 ms: it
+/// expires at the same wall time, to a tick. min_rtt_stamp = 0; 10.003 s is jiffy
+/// floor(10003 / 4) = 2500, not after 2500: no PROBE_RTT; 10.004 s is 2501: PROBE_RTT.
+/// The 200 ms hold is msecs_to_jiffies(200) = 50 jiffies: with inflight at 4 at 10.004 s,
+/// done after jiffy 2501 + 50 = 2551.
+#[test]
+fn bbr_min_rtt_window_and_probe_rtt_hold_count_jiffies_of_the_simulated_hz() {
+    let mut f = Flow::in_probe_bw(2);
+    f.tp.hz = 250;
+    f.tp.snd_cwnd = 30;
+    let slow = Ack {
+        rtt_us: 41_000,
+        in_flight: 4,
+        ..Ack::default()
+    };
+    f.ack(Ack {
+        at_us: 10_003_000,
+        ..slow
+    });
+    assert_eq!(f.bbr().mode, BbrMode::ProbeBw);
+    f.ack(Ack {
+        at_us: 10_004_000,
+        ..slow
+    });
+    assert_eq!(f.bbr().mode, BbrMode::ProbeRtt);
+    assert_eq!(f.bbr().min_rtt_stamp, 2501);
+    assert_eq!(f.bbr().probe_rtt_done_stamp, 2551);
+}
+
 #[test]
 fn bbr_probe_rtt_waits_for_a_full_round_when_it_outlasts_200ms() {
     let mut f = Flow::in_probe_bw(2);

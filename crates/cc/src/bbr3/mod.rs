@@ -69,7 +69,7 @@
 //!
 //! Units are the kernel's (see `crate::bbr`): bw in packets/us << 24, fractions in 1/256,
 //! cwnd in packets, `tcp_mstamp` times in us, `min_rtt_stamp`-like times in jiffies at
-//! HZ = 1000. The state keeps the kernel's bit-field widths where they saturate
+//! the simulated CONFIG_HZ (`CcView::hz`). The state keeps the kernel's bit-field widths where they saturate
 //! (`rounds_since_probe` 8 bits, `bw_probe_up_rounds` <= 30, `loss_events_in_round`
 //! 4 bits, `ecn_alpha` <= 256); `u32::MAX` stands for the kernel's `~0U` ("unset").
 //!

@@ -8,14 +8,14 @@
 //! cwnd is restored to the saved value and, if the pipe was full, PROBE_BW resumes in
 //! CRUISE with a fresh probe wait (else STARTUP). The lower bounds are lifted.
 //!
-//! Deviations: none (jiffies at HZ = 1000, as `crate::bbr`).
+//! Deviations: none (jiffies at the simulated CONFIG_HZ, `CcView::hz`).
 
 use super::cwnd::{bbr_probe_rtt_cwnd, bbr_save_cwnd};
 use super::lower_bounds::bbr_reset_lower_bounds;
 use super::probe_bw::{bbr_start_bw_probe_cruise, bbr_start_bw_probe_down};
 use super::{after32, AckPhase, Bbr3, Mode, Version};
 use crate::helpers::tcp_packets_in_flight;
-use crate::ops::{CcView, RateSample};
+use crate::ops::{msecs_to_jiffies, CcView, RateSample};
 
 /// `bbr_update_min_rtt`: the two RTT filters, and entering / running PROBE_RTT.
 pub fn bbr_update_min_rtt(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
@@ -23,7 +23,7 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
     // Track min RTT in probe_rtt_win_ms to time the next PROBE_RTT.
     let expire = bbr
         .probe_rtt_min_stamp
-        .wrapping_add(bbr.cfg.probe_rtt_win_ms); // ms = jiffies
+        .wrapping_add(msecs_to_jiffies(bbr.cfg.probe_rtt_win_ms, tp.hz));
     let probe_rtt_expired = after32(now, expire);
     // v3 refreshes on a strictly lower sample, v2 also on an equal one.
     let lower = match bbr.cfg.version {
@@ -37,7 +37,7 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
     // Track min RTT over the min_rtt_win_sec window.
     let expire = bbr
         .min_rtt_stamp
-        .wrapping_add(bbr.cfg.min_rtt_win_sec * 1000); // HZ = 1000
+        .wrapping_add(bbr.cfg.min_rtt_win_sec.saturating_mul(tp.hz));
     let min_rtt_expired = after32(now, expire);
     if bbr.probe_rtt_min_us <= bbr.min_rtt_us || min_rtt_expired {
         bbr.min_rtt_us = bbr.probe_rtt_min_us;
@@ -62,7 +62,8 @@ pub fn bbr_update_min_rtt(bbr: &mut Bbr3, tp: &mut CcView, rs: &RateSample) {
         tp.app_limited = if v == 0 { 1 } else { v };
         // Keep the low inflight for max(probe_rtt_mode_ms, 1 round).
         if bbr.probe_rtt_done_stamp == 0 && tcp_packets_in_flight(tp) <= bbr_probe_rtt_cwnd(bbr) {
-            bbr.probe_rtt_done_stamp = now.wrapping_add(bbr.cfg.probe_rtt_mode_ms);
+            bbr.probe_rtt_done_stamp =
+                now.wrapping_add(msecs_to_jiffies(bbr.cfg.probe_rtt_mode_ms, tp.hz));
             bbr.probe_rtt_round_done = false;
             bbr.next_rtt_delivered = tp.delivered;
         } else if bbr.probe_rtt_done_stamp != 0 {

@@ -146,6 +146,7 @@ impl CubicConfig {
             cube_rtt_scale,
             cube_factor,
             ca: Bictcp::default(),
+            hz: crate::ops::DEFAULT_HZ,
         }
     }
 }

@@ -23,10 +23,11 @@
 //! Deviations:
 //! - `hystart_ack_delay` is 0: tcplab has no GSO/TSO, and Linux computes 0 on a route
 //!   without GSO (`sk_gso_max_size` stays 0). With GSO Linux would add up to 1 ms.
-//! - jiffies run at HZ = 1000 (`CcView::jiffies32`). Like the kernel, an epoch started
-//!   at jiffy 0 reads as "no epoch"; the kernel makes this rare by starting jiffies at
-//!   -300 s, we start at 0, so a congestion-avoidance ACK in the first millisecond of a
-//!   run would start the epoch again on the next ACK (harmless, never seen in practice).
+//! - jiffies run at the simulated CONFIG_HZ (`CcView::hz`, `[tcp] hz`, default 1000).
+//!   Like the kernel, an epoch started at jiffy 0 reads as "no epoch"; the kernel makes
+//!   this rare by starting jiffies at -300 s, we start at 0, so a congestion-avoidance
+//!   ACK in the first jiffy of a run would start the epoch again on the next ACK
+//!   (harmless, never seen in practice).
 //! - The TCP-friendliness loop `while (ack_cnt > delta)` is done by one division, and is
 //!   skipped when `delta = cwnd * beta_scale >> 3` is 0 (possible only with beta far
 //!   from its default and cwnd < 4), where the kernel would spin forever.
@@ -41,7 +42,10 @@ pub mod root;
 mod tests;
 
 use crate::helpers::{tcp_cong_avoid_ai, tcp_in_slow_start, tcp_is_cwnd_limited, tcp_slow_start};
-use crate::ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue};
+use crate::ops::{
+    jiffies32_at, usecs_to_jiffies, AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField,
+    InfoValue,
+};
 use crate::registry::{AlgorithmSpec, Params};
 pub use config::CubicConfig;
 use config::PARAMS;
@@ -52,8 +56,6 @@ use root::cubic_root;
 pub const BICTCP_BETA_SCALE: u32 = 1024;
 /// `BICTCP_HZ`: the cubic's time unit is 2^-10 s.
 pub const BICTCP_HZ: u32 = 10;
-/// Jiffies per second (HZ = 1000, see `ops`).
-pub const HZ: u32 = 1000;
 
 pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "cubic",
@@ -99,11 +101,8 @@ pub struct Cubic {
     cube_rtt_scale: u32,
     cube_factor: u64,
     ca: Bictcp,
-}
-
-/// `usecs_to_jiffies` at HZ = 1000: rounds up.
-fn usecs_to_jiffies(us: u32) -> u64 {
-    (us as u64).div_ceil(1000)
+    /// The socket's CONFIG_HZ as `init` found it, to report jiffies in ms (`info`).
+    hz: u32,
 }
 
 /// `(s32)(a - b)`: signed difference of two wrapping u32 clocks.
@@ -128,11 +127,12 @@ impl Cubic {
     }
 
     /// `bictcp_update`: recompute `cnt` from the cubic and the Reno estimate.
-    fn bictcp_update(&mut self, now: u32, cwnd: u32, acked: u32) {
+    /// `now` is `tcp_jiffies32`, `hz` the CONFIG_HZ it ticks at.
+    fn bictcp_update(&mut self, now: u32, hz: u32, cwnd: u32, acked: u32) {
         let ca = &mut self.ca;
         ca.ack_cnt = ca.ack_cnt.wrapping_add(acked);
 
-        if ca.last_cwnd == cwnd && s32_diff(now, ca.last_time) <= (HZ / 32) as i32 {
+        if ca.last_cwnd == cwnd && s32_diff(now, ca.last_time) <= (hz / 32) as i32 {
             return;
         }
 
@@ -161,8 +161,8 @@ impl Cubic {
 
             // t: time since epoch start plus one minimum RTT, in 1/1024 s.
             let mut t = s32_diff(now, ca.epoch_start) as i64 as u64;
-            t = t.wrapping_add(usecs_to_jiffies(ca.delay_min));
-            t = (t << BICTCP_HZ) / HZ as u64;
+            t = t.wrapping_add(usecs_to_jiffies(u64::from(ca.delay_min), hz));
+            t = (t << BICTCP_HZ) / u64::from(hz);
 
             let k = ca.bic_k as u64;
             let offs = t.abs_diff(k);
@@ -220,6 +220,7 @@ impl CongestionOps for Cubic {
 
     /// `cubictcp_init`.
     fn init(&mut self, tp: &mut CcView) {
+        self.hz = tp.hz;
         self.bictcp_reset();
         if self.cfg.hystart {
             self.ca.hystart.bictcp_hystart_reset(tp);
@@ -257,7 +258,7 @@ impl CongestionOps for Cubic {
                 return;
             }
         }
-        self.bictcp_update(tp.jiffies32(), tp.snd_cwnd, acked);
+        self.bictcp_update(tp.jiffies32(), tp.hz, tp.snd_cwnd, acked);
         tcp_cong_avoid_ai(tp, self.ca.cnt, acked);
     }
 
@@ -276,7 +277,7 @@ impl CongestionOps for Cubic {
             return;
         }
         let now = tp.jiffies32();
-        let lsndtime = (tp.lsndtime_us / 1000) as u32;
+        let lsndtime = jiffies32_at(tp.lsndtime_us, tp.hz);
         let delta = s32_diff(now, lsndtime);
         let ca = &mut self.ca;
         if ca.epoch_start != 0 && delta > 0 {
@@ -295,7 +296,7 @@ impl CongestionOps for Cubic {
         }
         // Discard delay samples right after fast recovery.
         let ca = &mut self.ca;
-        if ca.epoch_start != 0 && s32_diff(tp.jiffies32(), ca.epoch_start) < HZ as i32 {
+        if ca.epoch_start != 0 && s32_diff(tp.jiffies32(), ca.epoch_start) < tp.hz as i32 {
             return;
         }
         let delay = (sample.rtt_us.min(u32::MAX as i64) as u32).max(1);
@@ -338,7 +339,10 @@ impl CongestionOps for Cubic {
             ("w_max_pkts", num(ca.last_max_cwnd as f64)),
             ("k_ms", num(ca.bic_k as f64 * 1000.0 / 1024.0)),
             ("origin_point_pkts", num(ca.bic_origin_point as f64)),
-            ("epoch_start_ms", num(ca.epoch_start as f64)),
+            (
+                "epoch_start_ms",
+                num(ca.epoch_start as f64 * 1000.0 / self.hz as f64),
+            ),
             ("cnt_acks", num(ca.cnt as f64)),
             ("tcp_cwnd_pkts", num(ca.tcp_cwnd as f64)),
             ("ssthresh_pkts", num(ca.last_ssthresh as f64)),

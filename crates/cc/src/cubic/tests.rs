@@ -551,3 +551,35 @@ fn cubic_rejects_a_beta_that_would_divide_by_zero() {
         "{err}"
     );
 }
+
+/// `bictcp_update`'s `HZ/32` gate counts jiffies of the simulated CONFIG_HZ: with cwnd
+/// unchanged, cnt is recomputed only once more than HZ/32 jiffies have passed since the
+/// last computation (at jiffy 10.003 s reads as). HZ = 1000: 1000/32 = 31 jiffies, so
+/// 10.034 s (31) is skipped and 10.035 s (32) recomputes, 32 ms later. HZ = 250: 250/32 =
+/// 7 jiffies of 4 ms; 10.003 s is jiffy floor(10003 / 4) = 2500, 10.031 s is 2507 (skip),
+/// 10.032 s is 2508 (recompute): 29 ms later, as the coarser tick rounds the start down.
+#[test]
+fn cubic_update_gate_is_hz_over_32_jiffies() {
+    for (hz, skipped_ms, recomputed_ms, last) in
+        [(1000, 10_034, 10_035, 10_035), (250, 10_031, 10_032, 2508)]
+    {
+        let (mut c, mut tp) = after_loss_at_100(CubicConfig::default());
+        tp.hz = hz;
+        (c.ca.epoch_start, c.ca.last_cwnd) = (0, 0); // recompute on the next update
+        at_ms(&mut tp, 10_003);
+        c.bictcp_update(tp.jiffies32(), tp.hz, tp.snd_cwnd, 1);
+        let first = c.ca.last_time;
+        at_ms(&mut tp, skipped_ms);
+        c.bictcp_update(tp.jiffies32(), tp.hz, tp.snd_cwnd, 1);
+        assert_eq!(
+            c.ca.last_time, first,
+            "hz {hz}: {skipped_ms} ms is inside the gate"
+        );
+        at_ms(&mut tp, recomputed_ms);
+        c.bictcp_update(tp.jiffies32(), tp.hz, tp.snd_cwnd, 1);
+        assert_eq!(
+            c.ca.last_time, last,
+            "hz {hz}: {recomputed_ms} ms recomputes"
+        );
+    }
+}

@@ -7,7 +7,6 @@
 //! beyond that the capture stops and counts what it missed, so a long run cannot exhaust
 //! memory (about 100 bytes per record).
 
-use crate::net::link::Link;
 use crate::net::packet::{Packet, PacketKind, MAX_SACK_BLOCKS};
 use crate::record::{Column, Table};
 use crate::time::SimTime;
@@ -67,29 +66,6 @@ impl Capture {
         }
         Table { columns: cols }
     }
-}
-
-/// Give each link named in `names` (validated: each names a link) a capture.
-pub fn attach(names: &[String], links: &mut [Link]) {
-    for l in links.iter_mut() {
-        if names.contains(&l.name) {
-            l.extras_mut().capture = Some(Capture::default());
-        }
-    }
-}
-
-/// The captured links' tables, in link order.
-pub fn tables(links: &[Link]) -> Vec<(String, Table)> {
-    links
-        .iter()
-        .filter_map(|l| {
-            l.extras
-                .as_ref()?
-                .capture
-                .as_ref()
-                .map(|c| (l.name.clone(), c.table()))
-        })
-        .collect()
 }
 
 #[cfg(test)]

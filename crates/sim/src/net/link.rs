@@ -42,12 +42,14 @@
 
 use std::collections::VecDeque;
 
-use crate::config::LinkEvent;
+use crate::contract::LinkEvent;
 use crate::contract::QueueLimit;
 use crate::net::aqm::{AqmOut, Qdisc};
+use crate::net::capture::Capture;
 use crate::net::netem::Netem;
 use crate::net::packet::{Packet, PacketKind};
-use crate::net::shaping::LinkExtras;
+use crate::net::policer::Policer;
+use crate::net::trace::TraceServer;
 use crate::record::QueueReport;
 use crate::rng::Rng;
 use crate::time::{Dur, Rate, SimTime};
@@ -454,6 +456,31 @@ impl Link {
             .chain(self.in_tx.iter())
             .chain(self.pipe.iter().map(|(_, p)| p))
             .for_each(f);
+    }
+}
+
+/// What a link may have beyond rate, delay, loss and drop-tail: a trace, a policer, a
+/// capture. `Link` holds it boxed and takes a separate path when it is present.
+#[derive(Debug, Default)]
+pub struct LinkExtras {
+    pub trace: Option<TraceServer>,
+    pub policer: Option<Policer>,
+    pub capture: Option<Capture>,
+}
+
+impl LinkExtras {
+    /// Does a packet of `bytes` arriving at `now` pass the policer (if any)?
+    pub fn admits(&mut self, now: SimTime, bytes: u32) -> bool {
+        self.policer.as_mut().is_none_or(|p| p.conforms(now, bytes))
+    }
+
+    /// When a packet of `bytes` starting service at `now` has been sent: on the trace's
+    /// schedule, or at the line rate without one (`fresh`: the link was idle).
+    pub fn service_end(&mut self, now: SimTime, bytes: u32, fresh: bool, rate: Rate) -> SimTime {
+        match &mut self.trace {
+            Some(t) => t.service_end(now, bytes, fresh),
+            None => now + rate.tx_time(u64::from(bytes)),
+        }
     }
 }
 

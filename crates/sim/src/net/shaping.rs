@@ -11,38 +11,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::TcpConfig;
-use crate::contract::ConfigError;
+use crate::contract::{ConfigError, TcpConfig};
 use crate::net::capture::Capture;
 use crate::net::link::Link;
 use crate::net::policer::{Policer, PolicerConfig};
 use crate::net::trace::{TraceConfig, TraceServer};
-use crate::time::{Rate, SimTime};
-
-/// What a link may have beyond rate, delay, loss and drop-tail: a trace, a policer, a
-/// capture. `Link` holds it boxed and takes a separate path when it is present.
-#[derive(Debug, Default)]
-pub struct LinkExtras {
-    pub trace: Option<TraceServer>,
-    pub policer: Option<Policer>,
-    pub capture: Option<Capture>,
-}
-
-impl LinkExtras {
-    /// Does a packet of `bytes` arriving at `now` pass the policer (if any)?
-    pub fn admits(&mut self, now: SimTime, bytes: u32) -> bool {
-        self.policer.as_mut().is_none_or(|p| p.conforms(now, bytes))
-    }
-
-    /// When a packet of `bytes` starting service at `now` has been sent: on the trace's
-    /// schedule, or at the line rate without one (`fresh`: the link was idle).
-    pub fn service_end(&mut self, now: SimTime, bytes: u32, fresh: bool, rate: Rate) -> SimTime {
-        match &mut self.trace {
-            Some(t) => t.service_end(now, bytes, fresh),
-            None => now + rate.tx_time(u64::from(bytes)),
-        }
-    }
-}
+use crate::record::Table;
 
 /// What shapes one link direction.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
@@ -124,6 +98,30 @@ pub fn apply(shaping: &BTreeMap<String, Shaping>, links: &mut [Link]) {
             x.policer = s.policer.as_ref().map(Policer::new);
         }
     }
+}
+
+/// Give each link named in `names` (validated: each names a link) a capture
+/// (net/capture.rs).
+pub fn attach_captures(names: &[String], links: &mut [Link]) {
+    for l in links.iter_mut() {
+        if names.contains(&l.name) {
+            l.extras_mut().capture = Some(Capture::default());
+        }
+    }
+}
+
+/// The captured links' tables, in link order.
+pub fn capture_tables(links: &[Link]) -> Vec<(String, Table)> {
+    links
+        .iter()
+        .filter_map(|l| {
+            l.extras
+                .as_ref()?
+                .capture
+                .as_ref()
+                .map(|c| (l.name.clone(), c.table()))
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -19,25 +19,13 @@
 //! forwards instantly); a link's reverse direction defaults, as the dumbbell's does, to the
 //! forward rate and delay with no loss and an unlimited queue.
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::{LinkConfig, WorldConfig};
+use crate::config::WorldConfig;
 use crate::contract::ConfigError;
 use crate::net::dumbbell::{make, reverse_of, Dumbbell};
 use crate::net::link::NextHop;
 use crate::rng::RunRng;
 
-/// A named link beyond the dumbbell's bottleneck.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NamedLink {
-    /// `[A-Za-z0-9_-]+`, not `bottleneck`, not ending in `_reverse`.
-    pub name: String,
-    pub forward: LinkConfig,
-    /// Default: the forward rate and delay, lossless, unlimited.
-    #[serde(default)]
-    pub reverse: Option<LinkConfig>,
-}
+pub use crate::config::NamedLink;
 
 fn err(field: String, message: impl Into<String>) -> ConfigError {
     ConfigError {

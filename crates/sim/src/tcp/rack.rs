@@ -14,7 +14,8 @@
 //!   once sacked_out >= `tp->reordering`; otherwise min(min_rtt / 4 * reo_wnd_steps,
 //!   srtt), the steps widened by D-SACK rounds (`tcp_rack_update_reo_wnd`).
 //! - The reordering timer (`tcp_rack_reo_timeout`) fires after the remaining wait
-//!   rounded up to jiffies plus `TCP_TIMEOUT_MIN` (2 ms).
+//!   rounded up to jiffies plus `TCP_TIMEOUT_MIN` (2 jiffies: 2 ms at HZ = 1000, 8 ms at
+//!   250), at the simulated CONFIG_HZ (`[tcp] hz`).
 //!
 //! Deviations: the kernel shares one timer between RTO and RACK's reordering timeout;
 //! we keep two (the RTO keeps running while the reordering timer is pending, and is
@@ -23,6 +24,7 @@
 
 use std::collections::VecDeque;
 
+use tcplab_cc::ops::usecs_to_jiffies;
 use tcplab_cc::{CaState, LostSkb};
 
 use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
@@ -30,8 +32,8 @@ use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, SimTime};
 
-/// `TCP_TIMEOUT_MIN`: 2 jiffies (HZ = 1000).
-pub const TCP_TIMEOUT_MIN: Dur = Dur::from_ms(2);
+/// `TCP_TIMEOUT_MIN` (include/net/tcp.h): 2 jiffies.
+pub const TCP_TIMEOUT_MIN_JIFFIES: u64 = 2;
 
 #[derive(Default)]
 pub struct Rack {
@@ -191,10 +193,9 @@ impl Sender {
         self.rack.advanced = false;
         let timeout_us = self.rack_detect_loss();
         if timeout_us > 0 {
-            let jiffies_ms = timeout_us.div_ceil(1000);
-            let entry = self
-                .reo_timer
-                .arm(now + Dur::from_ms(jiffies_ms) + TCP_TIMEOUT_MIN);
+            let hz = self.tp.hz;
+            let j = usecs_to_jiffies(timeout_us, hz) + TCP_TIMEOUT_MIN_JIFFIES;
+            let entry = self.reo_timer.arm(now + Dur::from_jiffies(j, hz));
             io.arm(entry, SenderTimer::Reo);
         }
     }

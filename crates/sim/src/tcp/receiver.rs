@@ -281,13 +281,14 @@ impl Receiver {
     /// ECN was negotiated: echo CE as RFC 3168 (ECE on every ACK from a CE segment until
     /// a segment with CWR arrives), or, with `rx_cc` (an algorithm that needs ECN, run
     /// by the receiving host as in a DCTCP deployment), as that algorithm's
-    /// `cwnd_event(EcnIsCe / EcnNoCe)` says.
-    pub fn enable_ecn(&mut self, rx_cc: Option<Box<dyn CongestionOps>>) {
+    /// `cwnd_event(EcnIsCe / EcnNoCe)` says; its jiffies tick at `hz` (`[tcp] hz`).
+    pub fn enable_ecn(&mut self, rx_cc: Option<Box<dyn CongestionOps>>, hz: u32) {
         self.ecn = true;
         self.ack_ect = rx_cc.as_ref().is_some_and(|cc| cc.needs_ecn());
         self.rx_cc = rx_cc.map(|mut cc| {
             let mut tp = CcView::new(self.mss, 0);
             tp.ecn_ok = true;
+            tp.hz = hz;
             cc.init(&mut tp);
             Box::new((cc, tp))
         });

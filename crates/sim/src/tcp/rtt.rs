@@ -13,8 +13,8 @@
 //!   the gap per round trip: so RTO = SRTT + max(200 ms, ~4 * recent max deviation).
 //! - First sample m: SRTT = m, mdev = 2m (4 * m/2), rttvar = max(2m, 200 ms) (RFC 6298
 //!   (2.2) with Linux's floor). Before any sample RTO = `TCP_TIMEOUT_INIT` = 1 s.
-//! - `icsk_rto` is kept in jiffies (HZ = 1000): the RTO is rounded up to whole
-//!   milliseconds (`usecs_to_jiffies`) and capped at `TCP_RTO_MAX` = 120 s.
+//! - `icsk_rto` is kept in jiffies of the simulated CONFIG_HZ (`[tcp] hz`): the RTO is
+//!   rounded up to whole jiffies (`usecs_to_jiffies`) and capped at `TCP_RTO_MAX` = 120 s.
 //! - Backoff doubles the RTO per expiry (`tcp_retransmit_timer`) and is reset by the
 //!   next valid RTT sample (`tcp_ack_update_rtt`).
 //! - Timestamp samples (`tcp_rtt_tsopt_us`): the echoed TSecr against this host's
@@ -24,17 +24,18 @@
 //!   `tcp_min_rtt_wlen` = 300 s in jiffies, as `tcp_update_rtt_min` does.
 
 use tcplab_cc::minmax::Minmax;
+use tcplab_cc::ops::{jiffies_to_usecs, usecs_to_jiffies};
 
-use crate::time::{Dur, NS_PER_MS, NS_PER_S};
+use crate::time::{Dur, NS_PER_S};
 
 /// `TCP_RTO_MIN` (include/net/tcp.h): HZ / 5.
-pub const TCP_RTO_MIN: Dur = Dur(200 * NS_PER_MS);
+pub const TCP_RTO_MIN: Dur = Dur(crate::contract::TCP_RTO_MIN_NS);
 /// `TCP_RTO_MAX`: 120 s.
 pub const TCP_RTO_MAX: Dur = Dur(120 * NS_PER_S);
 /// `TCP_TIMEOUT_INIT`: 1 s (RFC 6298 (2.1)).
 pub const TCP_TIMEOUT_INIT: Dur = Dur(NS_PER_S);
-/// `sysctl_tcp_min_rtt_wlen`: 300 s, in jiffies (HZ = 1000).
-pub const MIN_RTT_WLEN_JIFFIES: u32 = 300 * 1000;
+/// `sysctl_tcp_min_rtt_wlen`: 300 s (`tcp_update_rtt_min` multiplies it by HZ).
+pub const MIN_RTT_WLEN_SECS: u32 = 300;
 
 /// `TCP_TS_HZ`: the timestamp clock ticks in milliseconds.
 pub const TCP_TS_HZ: u32 = 1000;
@@ -77,6 +78,8 @@ pub struct RttEstimator {
     /// The latest RTT sample (us), -1 before the first.
     pub latest_us: i64,
     pub min_rtt: Minmax,
+    /// The simulated CONFIG_HZ (`[tcp] hz`): the RTO is whole jiffies of it.
+    pub hz: u32,
 }
 
 impl Default for RttEstimator {
@@ -105,6 +108,7 @@ impl RttEstimator {
             backoff: 0,
             latest_us: -1,
             min_rtt: Minmax::new(0, u32::MAX),
+            hz: tcplab_cc::ops::DEFAULT_HZ,
         }
     }
 
@@ -153,17 +157,23 @@ impl RttEstimator {
         self.srtt8_us = srtt.max(1) as u64;
         // __tcp_set_rto: usecs_to_jiffies((srtt_us >> 3) + rttvar_us); tcp_bound_rto.
         let rto_us = (self.srtt8_us >> 3) + self.rttvar4_us;
-        let rto_ms = rto_us.div_ceil(1000);
-        self.rto = Dur((rto_ms * NS_PER_MS).min(TCP_RTO_MAX.ns()));
+        let rto = Dur::from_jiffies(usecs_to_jiffies(rto_us, self.hz), self.hz);
+        self.rto = rto.min(TCP_RTO_MAX);
         self.backoff = 0;
     }
 
-    /// `tcp_update_rtt_min`: feed the windowed min filter (`now_jiffies` at HZ = 1000).
+    /// `tcp_update_rtt_min`: feed the windowed min filter (`now_jiffies`: `tcp_jiffies32`
+    /// at `hz`); the window is `sysctl_tcp_min_rtt_wlen * HZ` jiffies.
     pub fn update_min_rtt(&mut self, now_jiffies: u32, rtt_us: u32) {
-        // A zero sample is stored as jiffies_to_usecs(1) = 1000 us, as the kernel does.
-        let v = if rtt_us == 0 { 1000 } else { rtt_us };
+        // A zero sample is stored as jiffies_to_usecs(1) (1000 us at HZ = 1000), as the
+        // kernel does.
+        let v = if rtt_us == 0 {
+            jiffies_to_usecs(1, self.hz) as u32
+        } else {
+            rtt_us
+        };
         self.min_rtt
-            .running_min(MIN_RTT_WLEN_JIFFIES, now_jiffies, v);
+            .running_min(MIN_RTT_WLEN_SECS * self.hz, now_jiffies, v);
     }
 
     /// The RTO with backoff applied: `min(rto << backoff, TCP_RTO_MAX)`.
@@ -281,6 +291,29 @@ mod tests {
         // 437_500 us -> 438 ms.
         assert_eq!(e.rttvar_ns(), 78_125_000);
         assert_eq!(e.rto(), Dur::from_ms(438));
+    }
+
+    /// The RTO is whole jiffies of the simulated CONFIG_HZ. A first sample of 41 ms:
+    /// srtt 41 ms, rttvar max(2 x 41, 200) = 200 ms, RTO 241 000 us. HZ = 1000: 241
+    /// jiffies = 241 ms. HZ = 250: ceil(241 000 x 250 / 10^6) = ceil(60.25) = 61 jiffies
+    /// of 4 ms = 244 ms. HZ = 300: ceil(72.3) = 73 jiffies = 73 x 10^9 / 300 ns.
+    #[test]
+    fn rto_is_rounded_up_to_jiffies_of_the_simulated_hz() {
+        for (hz, want) in [
+            (1000, Dur::from_ms(241)),
+            (250, Dur::from_ms(244)),
+            (300, Dur(243_333_333)),
+        ] {
+            let mut e = RttEstimator::new();
+            e.hz = hz;
+            e.on_sample(Dur::from_ms(41), 1, 10);
+            assert_eq!(e.rto(), want, "hz {hz}");
+        }
+        // A zero sample enters the min filter as jiffies_to_usecs(1): 4 ms at 250 Hz.
+        let mut e = RttEstimator::new();
+        e.hz = 250;
+        e.update_min_rtt(0, 0);
+        assert_eq!(e.min_rtt.get(), 4_000);
     }
 
     #[test]

@@ -269,7 +269,11 @@ impl Sender {
     /// completes): the algorithm's `init` runs, sending begins.
     pub fn start(&mut self, now: SimTime, io: &mut SenderIo) {
         self.started = true;
-        self.tp = CcView::new(self.mss, now.us());
+        // A fresh socket; the simulated CONFIG_HZ (set_hz) stays.
+        self.tp = CcView {
+            hz: self.tp.hz,
+            ..CcView::new(self.mss, now.us())
+        };
         self.tp.snd_cwnd = self.initial_cwnd;
         self.tp.delivered_mstamp_us = now.us();
         if let Some(rtt) = self.handshake_rtt {
@@ -357,6 +361,13 @@ impl Sender {
         tcp_packets_in_flight(&self.tp)
     }
 
+    /// The simulated kernel's CONFIG_HZ (`[tcp] hz`): the algorithm's jiffies clock
+    /// (`CcView::hz`) and the RTO's granularity. Set before the first event.
+    pub fn set_hz(&mut self, hz: u32) {
+        self.tp.hz = hz;
+        self.rtt.hz = hz;
+    }
+
     /// The phase of this host's timestamp clock (below 1 ms): the engine draws one per
     /// flow and gives both of its hosts the same, as on one kernel.
     pub fn set_ts_phase(&mut self, ts_phase: Dur) {
@@ -378,7 +389,7 @@ impl Sender {
             if self.xmit_pending == XmitTimer::LossProbe {
                 // Offset the time elapsed since the regular RTO was installed: the head's
                 // RTO deadline, at least one jiffy ahead.
-                rto = Dur::from_ms((self.rto_delta_us(now).max(1) as u64).div_ceil(1000));
+                rto = crate::tcp::tlp::jiffies(self.rto_delta_us(now).max(1) as u64, self.tp.hz);
             }
             let entry = self.rto_timer.arm(now + rto);
             io.arm(entry, crate::tcp::SenderTimer::Rto);

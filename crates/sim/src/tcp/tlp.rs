@@ -21,8 +21,10 @@
 //!
 //! Deviations:
 //! - `skb_still_in_host_queue` is not checked (no qdisc or driver queue on the host).
-//! - Jiffies at HZ = 1000 (`usecs_to_jiffies` rounds up to whole milliseconds).
+//! - Jiffies at the simulated CONFIG_HZ (`[tcp] hz`; `usecs_to_jiffies` rounds up to
+//!   whole jiffies).
 
+use tcplab_cc::ops::usecs_to_jiffies;
 use tcplab_cc::{CaEvent, CaState};
 
 use crate::tcp::scoreboard::{RETRANS, SACKED};
@@ -36,9 +38,9 @@ pub const TCP_TIMEOUT_MIN_US: u64 = 2_000;
 /// `TCP_TIMEOUT_INIT` in us: the PTO before any RTT sample.
 const TCP_TIMEOUT_INIT_US: u64 = 1_000_000;
 
-/// `usecs_to_jiffies` at HZ = 1000, as a duration: whole milliseconds, rounded up.
-fn jiffies(us: u64) -> Dur {
-    Dur::from_ms(us.div_ceil(1000))
+/// `usecs_to_jiffies` at `hz`, as a duration: whole jiffies, rounded up.
+pub(super) fn jiffies(us: u64, hz: u32) -> Dur {
+    Dur::from_jiffies(usecs_to_jiffies(us, hz), hz)
 }
 
 /// The probe timeout (before the RTO cap): 2 x srtt + (rto_min if one packet is out,
@@ -78,18 +80,17 @@ impl Sender {
         {
             return false;
         }
-        let mut timeout = jiffies(probe_timeout_us(
-            self.tp.srtt_us,
-            self.tp.packets_out,
-            self.rtt.rto_min_us(),
-        ));
+        let mut timeout = jiffies(
+            probe_timeout_us(self.tp.srtt_us, self.tp.packets_out, self.rtt.rto_min_us()),
+            self.tp.hz,
+        );
         let rto_delta_us = if advancing_rto {
             (self.rtt.rto().ns() / 1000) as i64
         } else {
             self.rto_delta_us(now)
         };
         if rto_delta_us > 0 {
-            timeout = timeout.min(jiffies(rto_delta_us as u64));
+            timeout = timeout.min(jiffies(rto_delta_us as u64, self.tp.hz));
         }
         self.xmit_pending = XmitTimer::LossProbe;
         let entry = self.rto_timer.arm(now + timeout);
@@ -195,6 +196,6 @@ mod tests {
         // No RTT sample: TCP_TIMEOUT_INIT.
         assert_eq!(probe_timeout_us(0, 10, 200_000), 1_000_000);
         // usecs_to_jiffies rounds up: 82.001 ms -> 83 jiffies.
-        assert_eq!(jiffies(82_001), Dur::from_ms(83));
+        assert_eq!(jiffies(82_001, 1000), Dur::from_ms(83));
     }
 }

@@ -7,6 +7,7 @@ use std::fmt;
 
 use crate::app::App;
 use crate::config::{ConfigError, LinkEvent, WorldConfig};
+use crate::contract::ControllerFactory;
 use crate::net::dumbbell::{self, FlowLinks};
 use crate::net::link::{Link, NextHop, Offer};
 use crate::net::{Packet, PacketKind};
@@ -22,14 +23,14 @@ mod onoff;
 mod sources;
 
 /// The series columns a run of `cfg` writes (`record::series_columns`), from its flows'
-/// algorithms as built for the run, without running it.
+/// algorithms as `cc` builds them for the run, without running it.
 pub fn series_columns(
     cfg: &WorldConfig,
+    cc: &dyn ControllerFactory,
 ) -> Result<Vec<(String, crate::record::ColumnKind)>, ConfigError> {
     let mut infos = Vec::with_capacity(cfg.flows.len());
     for (i, f) in cfg.flows.iter().enumerate() {
-        let params = cfg.cc_params(i)?;
-        infos.push(build_cc(f, i, &params, 0)?.info());
+        infos.push(build_cc(cc, f, i, cfg.tcp.hz, 0)?.info());
     }
     Ok(crate::record::series_columns(&infos))
 }
@@ -156,26 +157,24 @@ pub struct World {
     onoff: Vec<Option<crate::onoff::Periods>>,
 }
 
-/// Flow `i`'s algorithm: a registered one, or a BPF object (bpf_cc.rs).
+/// Flow `i`'s algorithm as `cc` builds it, errors prefixed with the flow's path.
 fn build_cc(
+    cc: &dyn ControllerFactory,
     f: &crate::config::FlowConfig,
     i: usize,
-    params: &std::collections::BTreeMap<String, tcplab_cc::ParamValue>,
+    hz: u32,
     seed: u64,
 ) -> Result<Box<dyn tcplab_cc::ops::CongestionOps>, ConfigError> {
-    if f.cc == crate::bpf_cc::CC_NAME {
-        return crate::bpf_cc::build(f, &format!("flows[{i}]"), params, seed);
-    }
-    tcplab_cc::registry::build(&f.cc, params).map_err(|e| ConfigError {
-        field: format!("flows[{i}].cc"),
-        message: e.to_string(),
+    cc.build(&f.cc_choice(hz), seed).map_err(|e| ConfigError {
+        field: format!("flows[{i}].{}", e.field),
+        message: e.message,
     })
 }
 
 impl World {
-    /// Validate `cfg` and build the world.
-    pub fn new(cfg: &WorldConfig) -> Result<World, ConfigError> {
-        cfg.validate()?;
+    /// Validate `cfg` and build the world, each flow's congestion controller by `cc`.
+    pub fn new(cfg: &WorldConfig, cc: &dyn ControllerFactory) -> Result<World, ConfigError> {
+        cfg.validate(cc)?;
         let rng = RunRng::new(cfg.seed);
         let mut net = dumbbell::build(cfg, &rng);
         if let Some(aqm) = &cfg.bottleneck.aqm {
@@ -188,30 +187,22 @@ impl World {
         }
         let routes = crate::net::topology::build(cfg, &mut net, &rng);
         crate::net::shaping::apply(&cfg.shaping, &mut net.links);
-        crate::net::capture::attach(&cfg.capture, &mut net.links);
+        crate::net::shaping::attach_captures(&cfg.capture, &mut net.links);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let sources = sources::build(cfg, &mut net.links, net.bottleneck, &rng, &mut queue);
         let onoff = onoff::build(cfg, &rng, &mut queue);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
-            let mut params = cfg.cc_params(i)?;
-            // An algorithm that draws random numbers (BBR's PROBE_BW start phase) takes a
-            // `seed` parameter; unless the spec fixes it, each flow gets its own from the
-            // run seed (stream "cc/<flow>"), so flows are desynchronised as in the kernel
-            // and the run stays a function of (spec, seed).
-            let takes_seed = tcplab_cc::registry::find(&f.cc)
-                .is_some_and(|s| s.params.iter().any(|p| p.name == "seed"));
-            // A BPF object's bpf_get_prandom_u32 gets the same per-flow seed.
-            let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11; // 53 bits: exact in f64
-            if takes_seed && !params.contains_key("seed") {
-                params.insert("seed".to_string(), tcplab_cc::ParamValue::Num(seed as f64));
-            }
-            let cc = build_cc(f, i, &params, seed)?;
+            // Each flow's own seed for its algorithm's random draws (BBR's PROBE_BW
+            // start phase, a BPF object's bpf_get_prandom_u32), from the run seed
+            // (stream "cc/<flow>"): 53 bits, exact in f64 where it becomes a parameter.
+            let seed = rng.stream(&format!("cc/{i}")).next_u64() >> 11;
+            let cc_ops = build_cc(cc, f, i, cfg.tcp.hz, seed)?;
             // A BPF flow is reported by its program's name (tcp_congestion_ops.name,
             // e.g. "bpf_cubic"), as the kernel lists it, not as "bpf".
-            let cc_name = if f.cc == crate::bpf_cc::CC_NAME {
-                cc.name().to_string()
+            let cc_name = if f.bpf_object.is_some() {
+                cc_ops.name().to_string()
             } else {
                 f.cc.clone()
             };
@@ -224,7 +215,7 @@ impl World {
             let t = &cfg.tcp;
             let mut sender = Sender::new(
                 i as u32,
-                cc,
+                cc_ops,
                 t.mss_bytes,
                 t.header_bytes,
                 t.initial_cwnd,
@@ -235,6 +226,7 @@ impl World {
             sender.frto_enabled = t.frto;
             sender.rtt =
                 crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
+            sender.set_hz(t.hz);
             let mut receiver = Receiver::new(
                 i as u32,
                 t.mss_bytes,
@@ -248,11 +240,11 @@ impl World {
             sender.ecn = f.ecn.unwrap_or(t.ecn);
             if sender.ecn || sender.cc.needs_ecn() {
                 let rx_cc = if sender.cc.needs_ecn() || sender.cc.wants_ce_events() {
-                    Some(build_cc(f, i, &params, seed)?)
+                    Some(build_cc(cc, f, i, cfg.tcp.hz, seed)?)
                 } else {
                     None
                 };
-                receiver.enable_ecn(rx_cc);
+                receiver.enable_ecn(rx_cc, t.hz);
             }
             let round_trip = match &routes {
                 None => dumbbell_round_trip(net.flows[i], net.bottleneck, net.bottleneck_rev),
@@ -329,8 +321,11 @@ impl World {
     }
 
     /// Parse, validate, build, run to the end, check, and report.
-    pub fn run_config(cfg: &WorldConfig) -> Result<RunOutput, SimError> {
-        let mut w = World::new(cfg)?;
+    pub fn run_config(
+        cfg: &WorldConfig,
+        cc: &dyn ControllerFactory,
+    ) -> Result<RunOutput, SimError> {
+        let mut w = World::new(cfg, cc)?;
         w.run_until(w.end);
         w.finish()
     }
@@ -732,7 +727,7 @@ impl World {
                 .filter_map(|l| l.extras.as_ref()?.capture.as_ref())
                 .map(|c| c.missed)
                 .reduce(|a, b| a + b),
-            captures: crate::net::capture::tables(&self.links),
+            captures: crate::net::shaping::capture_tables(&self.links),
         })
     }
 }
@@ -763,14 +758,14 @@ mod tests {
         let text = r#"{"duration_ns": 1000000, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
             "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
                        "receiver_access": {"rate_bps": 1000000000, "delay_ns": 5000000}}]}"#;
-        let w = World::new(&WorldConfig::from_json(text).unwrap()).unwrap();
+        let w = World::new(&WorldConfig::from_json(text).unwrap(), &crate::NativeCc).unwrap();
         assert_eq!(w.flows[0].receiver.comp.rtt_us(), 40_084);
         // tcp.sack_compression = false leaves compression off (rtt unused, 0).
         let off = text.replace(
             r#""duration_ns": 1000000,"#,
             r#""duration_ns": 1000000, "tcp": {"sack_compression": false},"#,
         );
-        let w = World::new(&WorldConfig::from_json(&off).unwrap()).unwrap();
+        let w = World::new(&WorldConfig::from_json(&off).unwrap(), &crate::NativeCc).unwrap();
         assert_eq!(w.flows[0].receiver.comp.rtt_us(), 0);
     }
 
@@ -782,7 +777,7 @@ mod tests {
         let text = r#"{"duration_ns": 100000000, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
             "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
                        "receiver_access": {"rate_bps": 1000000000, "delay_ns": 5000000}}]}"#;
-        let mut w = World::new(&WorldConfig::from_json(text).unwrap()).unwrap();
+        let mut w = World::new(&WorldConfig::from_json(text).unwrap(), &crate::NativeCc).unwrap();
         // (run_until(t) runs the events before t.)
         w.run_until(SimTime(40_084_864));
         assert_eq!(w.flows[0].sender.stats.sent_packets, 0);
@@ -796,7 +791,7 @@ mod tests {
             r#""duration_ns": 100000000,"#,
             r#""duration_ns": 100000000, "tcp": {"handshake": false},"#,
         );
-        let mut w = World::new(&WorldConfig::from_json(&off).unwrap()).unwrap();
+        let mut w = World::new(&WorldConfig::from_json(&off).unwrap(), &crate::NativeCc).unwrap();
         w.run_until(SimTime(1));
         let s = &w.flows[0].sender;
         assert_eq!((s.stats.sent_packets, s.tp.srtt_us), (10, 0));
@@ -816,7 +811,7 @@ mod tests {
                 "flows": [{{"cc": "reno", "start_ns": 1000000000, "sender_access": {access}, "receiver_access": {access}}}],
                 "sources": [{{"rate_bps": 20000000, "sender_access": {access}, "receiver_access": {access}}}]}}"#
         );
-        let mut w = World::new(&WorldConfig::from_json(&text).unwrap()).unwrap();
+        let mut w = World::new(&WorldConfig::from_json(&text).unwrap(), &crate::NativeCc).unwrap();
         w.run_until(SimTime(1_300_000_000));
         let s = &w.flows[0].sender;
         assert!(s.stats.sent_packets > 0);

@@ -23,7 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::contract::{ConfigError, QueueLimit};
-use crate::net::aqm::{check_time, over_limit, set_ce, AqmOut, Qdisc, TimedFifo, PSCHED_MTU};
+use crate::net::aqm::{check_time, set_ce, AqmOut, Qdisc, TimedFifo, PSCHED_MTU};
 use crate::net::packet::Packet;
 use crate::time::SimTime;
 
@@ -236,16 +236,7 @@ impl Codel {
 
 impl Qdisc for Codel {
     fn enqueue(&mut self, now: SimTime, pkt: Packet, _out: &mut AqmOut) -> bool {
-        if over_limit(
-            self.limit,
-            self.q.len(),
-            self.q.bytes(),
-            pkt.wire_bytes as u64,
-        ) {
-            return false;
-        }
-        self.q.push(now, pkt);
-        true
+        self.q.push_within(self.limit, now, pkt)
     }
     fn dequeue(&mut self, now: SimTime, out: &mut AqmOut) -> Option<(Packet, SimTime)> {
         codel_dequeue(&mut self.q, &self.params, &mut self.vars, now, out).map(|(t, p)| (p, t))

@@ -116,6 +116,20 @@ impl TimedFifo {
     pub fn iter(&self) -> impl Iterator<Item = &Packet> {
         self.q.iter().map(|(_, p)| p)
     }
+    /// Whether `pkt` fits under `limit` (the drop-tail test of `qdisc_enqueue_tail`
+    /// under `sch->limit`), for a discipline that decides more between test and append.
+    pub fn admits(&self, limit: Option<QueueLimit>, pkt: &Packet) -> bool {
+        !over_limit(limit, self.len(), self.bytes, pkt.wire_bytes as u64)
+    }
+    /// `qdisc_enqueue_tail` within `limit`: append `pkt` if it fits; false (the caller
+    /// drops it) if not.
+    pub fn push_within(&mut self, limit: Option<QueueLimit>, now: SimTime, pkt: Packet) -> bool {
+        if !self.admits(limit, &pkt) {
+            return false;
+        }
+        self.push(now, pkt);
+        true
+    }
 }
 
 /// Whether `limit` is reached by a FIFO of `pkts` packets / `bytes` bytes receiving a

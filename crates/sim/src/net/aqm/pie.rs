@@ -27,7 +27,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::contract::{ConfigError, QueueLimit};
-use crate::net::aqm::{check_time, over_limit, set_ce, AqmOut, Qdisc, TimedFifo, PSCHED_MTU};
+use crate::net::aqm::{check_time, set_ce, AqmOut, Qdisc, TimedFifo, PSCHED_MTU};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::SimTime;
@@ -242,12 +242,7 @@ impl Pie {
 impl Qdisc for Pie {
     fn enqueue(&mut self, now: SimTime, mut pkt: Packet, out: &mut AqmOut) -> bool {
         self.catch_up(now);
-        if over_limit(
-            self.limit,
-            self.q.len(),
-            self.q.bytes(),
-            pkt.wire_bytes as u64,
-        ) {
+        if !self.q.admits(self.limit, &pkt) {
             self.vars.accu_prob = 0;
             return false;
         }

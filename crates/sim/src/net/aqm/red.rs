@@ -27,7 +27,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::contract::{ConfigError, QueueLimit};
-use crate::net::aqm::{over_limit, set_ce, AqmOut, Qdisc, TimedFifo};
+use crate::net::aqm::{set_ce, AqmOut, Qdisc, TimedFifo};
 use crate::net::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{Rate, SimTime};
@@ -274,16 +274,7 @@ impl Qdisc for Red {
                 out.marks += 1;
             }
         }
-        if over_limit(
-            self.limit,
-            self.q.len(),
-            self.q.bytes(),
-            pkt.wire_bytes as u64,
-        ) {
-            return false;
-        }
-        self.q.push(now, pkt);
-        true
+        self.q.push_within(self.limit, now, pkt)
     }
     fn dequeue(&mut self, now: SimTime, _out: &mut AqmOut) -> Option<(Packet, SimTime)> {
         let r = self.q.pop().map(|(t, p)| (p, t));

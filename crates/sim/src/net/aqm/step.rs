@@ -12,7 +12,7 @@
 //! has left the queue (as in a Linux qdisc), while a switch buffer would still hold it.
 
 use crate::contract::QueueLimit;
-use crate::net::aqm::{over_limit, set_ce, AqmOut, Qdisc, TimedFifo};
+use crate::net::aqm::{set_ce, AqmOut, Qdisc, TimedFifo};
 use crate::net::packet::Packet;
 use crate::time::SimTime;
 
@@ -36,12 +36,7 @@ impl Step {
 
 impl Qdisc for Step {
     fn enqueue(&mut self, now: SimTime, mut pkt: Packet, out: &mut AqmOut) -> bool {
-        if over_limit(
-            self.limit,
-            self.q.len(),
-            self.q.bytes(),
-            pkt.wire_bytes as u64,
-        ) {
+        if !self.q.admits(self.limit, &pkt) {
             return false;
         }
         if self.q.len() >= self.k {

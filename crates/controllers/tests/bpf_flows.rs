@@ -2,14 +2,18 @@
 //! dumbbell (20 Mbit/s, 40 ms, one-BDP buffer) bpf/examples/reno.bpf.c and cubic.bpf.c
 //! give every counter and series value of the native `reno` and `cubic`; a run is a
 //! function of (config, seed, object); bad configurations name the field.
+//! The flows' controllers come from this crate's factory ([`Controllers`]).
 //! Needs clang (scripts/test.sh installs it); without it the tests say so and pass.
 
+// The simulator's scenario helpers (a dumbbell, metric columns).
+#[path = "../../sim/tests/common/mod.rs"]
 mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{dumbbell, MS, S};
+use tcplab_controllers::Controllers;
 use tcplab_sim::config::WorldConfig;
 use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::record::{Column, RunOutput};
@@ -105,8 +109,8 @@ fn same_as_native(name: &str, tweak: fn(&mut WorldConfig)) -> Option<RunOutput> 
     let (mut n, mut b) = (world(name, None), world(name, Some(&obj)));
     tweak(&mut n);
     tweak(&mut b);
-    let native = World::run_config(&n).unwrap();
-    let bpf = World::run_config(&b).unwrap();
+    let native = World::run_config(&n, &Controllers::new()).unwrap();
+    let bpf = World::run_config(&b, &Controllers::new()).unwrap();
     // A BPF flow is reported by its program's name (tcp_congestion_ops.name).
     assert_eq!(bpf.flows[0].cc, format!("bpf_{name}"));
     let (x, y) = (comparable(&native), comparable(&bpf));
@@ -169,13 +173,13 @@ fn bpf_dctcp_gives_the_native_dctcps_run() {
 fn same_seed_and_object_give_the_same_output() {
     let Some(obj) = object("cubic") else { return };
     let cfg = world("cubic", Some(&obj));
-    let a = serde_json::to_string(&World::run_config(&cfg).unwrap()).unwrap();
-    let b = serde_json::to_string(&World::run_config(&cfg).unwrap()).unwrap();
+    let a = serde_json::to_string(&World::run_config(&cfg, &Controllers::new()).unwrap()).unwrap();
+    let b = serde_json::to_string(&World::run_config(&cfg, &Controllers::new()).unwrap()).unwrap();
     assert!(a == b);
 }
 
 fn config_error(cfg: &WorldConfig) -> (String, String) {
-    match World::run_config(cfg) {
+    match World::run_config(cfg, &Controllers::new()) {
         Err(SimError::Config(e)) => (e.field, e.message),
         Err(e) => panic!("expected a config error, got {e}"),
         Ok(_) => panic!("expected a config error"),
@@ -240,13 +244,13 @@ fn bpf_parameters_reach_the_program() {
         .params
         .insert("beta".into(), serde_json::json!(512));
     let (x, y) = (
-        World::run_config(&a).unwrap(),
-        World::run_config(&b).unwrap(),
+        World::run_config(&a, &Controllers::new()).unwrap(),
+        World::run_config(&b, &Controllers::new()).unwrap(),
     );
     assert_eq!(comparable(&x).0, comparable(&y).0);
     assert_ne!(
         comparable(&x).0,
-        comparable(&World::run_config(&world("cubic", None)).unwrap()).0
+        comparable(&World::run_config(&world("cubic", None), &Controllers::new()).unwrap()).0
     );
 }
 
@@ -256,7 +260,7 @@ fn a_faulting_program_fails_the_run_naming_flow_and_callback() {
         return;
     };
     let cfg = world("faults", Some(&obj));
-    match World::run_config(&cfg) {
+    match World::run_config(&cfg, &Controllers::new()) {
         Err(SimError::Algorithm { flow, message }) => {
             assert_eq!(flow, 0);
             assert!(

@@ -1,0 +1,41 @@
+//! tcplab-controllers: where a flow's congestion controller comes from. The engine
+//! (crates/sim) knows no algorithm; it asks a `ControllerFactory` for one per flow. This
+//! crate composes the two sources the front end offers:
+//!
+//! - the native registry (crates/cc, through `tcplab_sim::NativeCc`): `cc` names a
+//!   registered algorithm;
+//! - a compiled BPF struct_ops object (crates/bpf, [`bpf`]): `cc = "bpf"` with
+//!   `bpf_object = "path/to/x.bpf.o"`.
+//!
+//! Hand a fresh [`Controllers`] to each run: it keeps what it loaded for that run.
+
+pub mod bpf;
+
+use tcplab_cc::ops::CongestionOps;
+use tcplab_sim::{CcChoice, ConfigError, ControllerFactory, NativeCc};
+
+/// The native registry and the BPF loader, for one run.
+#[derive(Default)]
+pub struct Controllers {
+    bpf: bpf::BpfLoader,
+}
+
+impl Controllers {
+    pub fn new() -> Controllers {
+        Controllers::default()
+    }
+}
+
+impl ControllerFactory for Controllers {
+    fn build(
+        &self,
+        choice: &CcChoice<'_>,
+        seed: u64,
+    ) -> Result<Box<dyn CongestionOps>, ConfigError> {
+        if choice.cc == bpf::CC_NAME || choice.bpf_object.is_some() {
+            self.bpf.build(choice, seed)
+        } else {
+            NativeCc.build(choice, seed)
+        }
+    }
+}
