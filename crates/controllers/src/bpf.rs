@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use tcplab_bpf::{BpfError, BpfObject};
+use tcplab_bpf::{BpfError, BpfObject, KernelEnv, LoadedProgram};
 use tcplab_cc::ops::CongestionOps;
 use tcplab_sim::native_cc::param_values;
 use tcplab_sim::{CcChoice, ConfigError};
@@ -27,18 +27,18 @@ fn error(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
     }
 }
 
-/// Loads BPF objects for one run: each file is read and parsed once.
-///
-/// TODO(bpf-sim interface 2, docs PLAN): the kernel loads ONE program per (object,
-/// params) and every socket running it shares its globals and maps. When crates/bpf
-/// has `BpfObject::load(&values, &KernelEnv) -> LoadedProgram` and
-/// `LoadedProgram::instantiate(seed)`, keep one `LoadedProgram` per (path, params) here
-/// and instantiate per flow, with `KernelEnv { hz: choice.hz, .. }` (the run's
-/// `tcp.hz`). Until then each flow gets its own instance (`instantiate_ops(params)` +
-/// `with_seed(seed)`), i.e. its own copy of the globals, and the object's own HZ.
+/// Loads BPF objects for one run as the kernel does: each file is read and parsed once,
+/// and each (object, params) is ONE loaded program (`BpfObject::load`) whose globals and
+/// maps every socket running it shares (a flow's sender and, for an ECN echo, its
+/// receiver), with the run's `tcp.hz` as its `CONFIG_HZ`. Flows of one object with other
+/// `params` get a program of their own, as the kernel backend registers a copy per
+/// `params` (docs/WRITING_ALGORITHMS.md).
 #[derive(Default)]
 pub struct BpfLoader {
     objects: RefCell<BTreeMap<String, Rc<BpfObject>>>,
+    /// Loaded programs by object path, params and hz (their Debug forms: ParamValue
+    /// holds floats, so it is not a key itself; BTreeMap's order makes the text unique).
+    programs: RefCell<BTreeMap<String, LoadedProgram>>,
 }
 
 impl BpfLoader {
@@ -66,9 +66,10 @@ impl BpfLoader {
         Ok(obj)
     }
 
-    /// One instance of the flow's object with its `params` applied; `seed` seeds its
-    /// `bpf_get_prandom_u32` (World derives it from the run seed as for the native
-    /// algorithms' `seed` parameter, so BPF BBR draws what native BBR draws).
+    /// One socket's instance of the flow's program (loaded on first use with its
+    /// `params` applied); `seed` seeds its `bpf_get_prandom_u32` (World derives it from the
+    /// run seed as for the native algorithms' `seed` parameter, so BPF BBR draws what
+    /// native BBR draws).
     pub fn build(
         &self,
         choice: &CcChoice<'_>,
@@ -77,10 +78,20 @@ impl BpfLoader {
         let obj = self.object(choice)?;
         // A BPF program's parameters are its own globals, not a registry schema.
         let params = param_values(choice.params)?;
-        let ops = obj.instantiate_ops(&params).map_err(|e| match e {
+        let key = format!("{:?}\0{params:?}\0{}", choice.bpf_object, choice.hz);
+        if let Some(prog) = self.programs.borrow().get(&key) {
+            return Ok(prog.instantiate(seed));
+        }
+        let env = KernelEnv {
+            hz: choice.hz,
+            ..KernelEnv::default()
+        };
+        let prog = obj.load(&params, &env).map_err(|e| match e {
             BpfError::Param { ref name, .. } => error(format!("params.{name}"), e.to_string()),
             other => error("bpf_object", other.to_string()),
         })?;
-        Ok(Box::new(ops.with_seed(seed)))
+        let ops = prog.instantiate(seed);
+        self.programs.borrow_mut().insert(key, prog);
+        Ok(ops)
     }
 }

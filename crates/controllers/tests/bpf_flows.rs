@@ -288,3 +288,42 @@ fn bpf_bbr_gives_the_native_bbrs_run() {
         out.flows
     );
 }
+
+/// The kernel's semantics at the factory: one loaded program per (object, params) in a
+/// run, its globals shared by every socket built from it, and the run's `tcp.hz` as its
+/// CONFIG_HZ. crates/bpf/tests/progs/semantics.bpf.c counts initialised sockets in a
+/// global and returns the count from ssthresh, and CONFIG_HZ from undo_cwnd.
+#[test]
+fn flows_of_one_program_share_its_globals_and_read_the_runs_hz() {
+    use std::collections::BTreeMap;
+    use tcplab_cc::ops::CcView;
+    use tcplab_sim::{CcChoice, ControllerFactory};
+
+    let Some(obj) = compile("crates/bpf/tests/progs/semantics.bpf.c", None) else {
+        return;
+    };
+    let path = obj.to_str().unwrap();
+    let params = BTreeMap::new();
+    let choice = CcChoice {
+        cc: "bpf",
+        params: &params,
+        bpf_object: Some(path),
+        hz: 250,
+    };
+    let factory = Controllers::new();
+    let mut a = factory.build(&choice, 1).unwrap();
+    let mut b = factory.build(&choice, 2).unwrap();
+    let (mut ta, mut tb) = (CcView::new(1448, 0), CcView::new(1448, 0));
+    a.init(&mut ta);
+    b.init(&mut tb);
+    // Two sockets initialised, seen by both: the kernel's one .bss per loaded program
+    // (each flow counted only itself, 1 and 1, before).
+    assert_eq!(a.ssthresh(&ta), 2);
+    assert_eq!(b.ssthresh(&tb), 2);
+    assert_eq!(a.undo_cwnd(&ta), 250);
+    // Another run's factory loads the program afresh: its count starts at zero.
+    let mut c = Controllers::new().build(&choice, 1).unwrap();
+    let mut tc = CcView::new(1448, 0);
+    c.init(&mut tc);
+    assert_eq!(c.ssthresh(&tc), 1);
+}
