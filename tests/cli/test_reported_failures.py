@@ -516,3 +516,50 @@ def test_run_says_it_ran_the_base_point_of_a_spec_with_a_sweep(fake_engine, tmp_
     assert main(["run", str(spec), "-o", str(tmp_path / "r"), "-q", "--no-report"]) == 0
     err = capsys.readouterr().err
     assert "base point only" in err and f"tcplab sweep {spec} -o DIR" in err
+
+
+@pytest.mark.parametrize(
+    "metric, why",
+    [
+        ("share[foo]", "no flow runs 'foo'"),
+        ("share[bbrr]", "no flow runs 'bbrr'"),
+        ("share[flow1]", "the spec has 1 flows"),
+        ("window.share[reno]", "window metrics need"),
+        ("no_such_metric", "unknown aggregate metric"),
+    ],
+)
+def test_a_sweep_metric_no_run_has_is_refused(fake_engine, tmp_path, capsys, metric, why):
+    # They validated against a pattern and swept into an empty column without a word.
+    spec = tmp_path / "s.toml"
+    spec.write_text(SWEEP + f'metrics = ["{metric}"]\n')
+    assert main(["sweep", str(spec), "-o", str(tmp_path / "sw"), "--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "sweep.metrics" in err and why in err
+    assert not (tmp_path / "sw").exists()
+
+
+def test_per_flow_shares_are_sweep_metrics_with_a_column(tmp_path):
+    # share[flow0] is the natural RTT-fairness metric: a column of the table, each run's
+    # first flow's share (two flows: the two shares add up to 1 in every run).
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        SPEC
+        + '[[flows]]\ncc = "reno"\nrtt = "40ms"\n'
+        + '[sweep]\n"flows[0].rtt" = ["20ms", "80ms"]\nmetrics = ["share[flow0]", "share[flow1]"]\n'
+    )
+    table = tcplab.sweep(spec, tmp_path / "sw", workers=1)
+    total = table["share[flow0]"] + table["share[flow1]"]
+    assert len(table) == 2 and total.tolist() == pytest.approx([1.0, 1.0])
+
+
+def test_compare_of_a_run_whose_summary_is_dev_zero_is_refused_not_read(tmp_path, capsys):
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["run", str(spec), "-o", str(a), "-q", "--no-report"]) == 0
+    assert main(["run", str(spec), "-o", str(b), "-q", "--no-report"]) == 0
+    (b / "summary.json").unlink()
+    (b / "summary.json").symlink_to("/dev/zero")
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "summary.json" in capsys.readouterr().err
+    assert main(["report", str(b)]) == 2  # read through the same bounded reader

@@ -46,6 +46,7 @@ from tcplab.errors import SpecError
 from tcplab.metric_table import COMPARE_AGGREGATE, COMPARE_FLOW
 from tcplab.report.spec_diff import diff_docs, read_resolved
 from tcplab.report.units import unit
+from tcplab.storage.files import read_json
 
 # What a researcher checks first when two runs of one scenario disagree (issue 9):
 # shares and rates, losses, delay and queue, and BBR's state timings. The rows of the
@@ -154,7 +155,7 @@ def _number(v: Any) -> float:
 
 def _read_json(d: Path, name: str) -> dict[str, Any]:
     try:
-        return json.loads((d / name).read_text())
+        return read_json(d / name)
     except (OSError, ValueError) as exc:
         raise SpecError(
             [(name, f"cannot be read ({type(exc).__name__}: {exc}); re-run the experiment")],

@@ -24,6 +24,7 @@ from tcplab.reproduce.prose import at_point
 from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
 from tcplab.specs.load import apply_overrides
 from tcplab.storage.directory import is_run_dir
+from tcplab.storage.files import read_json
 
 VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")
 
@@ -215,7 +216,7 @@ def _collect(res: EntryResult, plan: Any, out: Path) -> None:
     for job in plan.jobs:
         if job.digest in have:
             continue
-        summary = json.loads((out / "runs" / job.digest / "summary.json").read_text())
+        summary = read_json(out / "runs" / job.digest / "summary.json")
         res.runs.append(Run(job.point, job.seed, job.digest, summary))
 
 

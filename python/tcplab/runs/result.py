@@ -6,7 +6,6 @@ storage/directory.py's; drawing is report/'s: this module is where the two meet.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from tcplab.analysis.summary import flow_metrics
 from tcplab.specs.load import parse_spec, read_toml
 from tcplab.specs.model import Spec
 from tcplab.storage.directory import is_run_dir, rewrite_files, write_run
-from tcplab.storage.files import MANIFEST
+from tcplab.storage.files import MANIFEST, read_json
 
 
 @dataclass
@@ -104,7 +103,7 @@ def load_run(path: str | Path) -> Result:
     if not is_run_dir(p):
         raise FileNotFoundError(f"{p} is not a tcplab run directory (no {MANIFEST})")
     spec = parse_spec(read_toml(p / "spec.toml"), str(p / "spec.toml"), check_algorithms=False)
-    summary_json = json.loads((p / "summary.json").read_text())
+    summary_json = read_json(p / "summary.json")
     series = pd.read_parquet(p / "series.parquet")
     queue = pd.read_parquet(p / "queue.parquet")
     flows = pd.DataFrame(summary_json.get("flows", []))
@@ -121,7 +120,7 @@ def load_run(path: str | Path) -> Result:
         per_flow,
         summary_json.get("aggregate", {}),
         summary_json,
-        json.loads((p / MANIFEST).read_text()),
+        read_json(p / MANIFEST),
         p,
         run,
     )

@@ -41,6 +41,7 @@ from tcplab.lowering import config_json, resolve, world_config
 from tcplab.metric_table import AGGREGATE_KEYS, SWEEP_DEFAULT
 from tcplab.runs.executors import execute_local, execute_ray, say
 from tcplab.runs.sweep_table import build_table, write_summary, write_table
+from tcplab.specs.checks import check_expression
 from tcplab.specs.files import read_bounded
 from tcplab.specs.limits import MAX_SWEEP_RUNS
 from tcplab.specs.load import apply_overrides, parse_spec, read_toml
@@ -138,19 +139,6 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
             ("sweep.metrics", "must be a list of metric names (summary.json aggregate keys)")
         )
         metrics = DEFAULT_METRICS
-    for name in metrics:
-        if name not in AGGREGATE_KEYS and not re.fullmatch(
-            r"(share|share_minus_fair_share)\[[\w.-]+\]|"
-            r"goodput_bps\[flow\d+\]",
-            name,
-        ):
-            problems.append(
-                (
-                    "sweep.metrics",
-                    f"unknown metric '{name}'; known: {', '.join(AGGREGATE_KEYS)}, "
-                    "share[<cc>], share_minus_fair_share[<cc>], goodput_bps[flow<N>]",
-                )
-            )
     axes: dict[str, list[Any]] = {}
     for key, values in _flatten({k: v for k, v in table.items() if k not in RESERVED}).items():
         try:
@@ -209,7 +197,37 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
                     run_digest(s),
                 )
             )
+    problems = [("sweep.metrics", why) for why in _metric_problems(metrics, jobs)]
+    if problems:
+        raise SpecError(problems, source)
     return Plan(axes, repeat, list(metrics), jobs, jobs[0].spec.experiment.name if jobs else "")
+
+
+def _metric_problems(metrics: list[str], jobs: list[Job]) -> list[str]:
+    """Why each metric names nothing the sweep's runs will have, checked against the
+    runs themselves as a [[checks]] metric is ([[checks]]'s expressions: ``share[bbr]``
+    needs a BBR flow in some run, ``share[flow3]`` a fourth flow, ``window.`` an analysis
+    window): a metric that no run has would sweep as an empty column without a word."""
+    out = []
+    for name in metrics:
+        whys = []
+        for job in jobs:
+            s = job.spec
+            why = check_expression(
+                name,
+                {f.cc for f in s.flows},
+                s.flow_count(),
+                AGGREGATE_KEYS,
+                window=s.experiment.analysis is not None,
+                windows=set(s.experiment.windows),
+            )
+            if why is None:
+                break
+            whys.append(why)
+        else:
+            if whys:
+                out.append(whys[0])
+    return out
 
 
 def run_sweep(

@@ -33,6 +33,7 @@ import pandas as pd
 from tcplab.errors import SpecError
 from tcplab.specs.units import parse_rate, parse_size, parse_time
 from tcplab.storage.directory import is_run_dir
+from tcplab.storage.files import read_json
 
 
 def numeric_axis(values: list[Any]) -> tuple[list[Any], str | None]:
@@ -124,7 +125,7 @@ def load_sweep(path: str | Path) -> SweepData:
     if not (d / "sweep.json").is_file():
         raise SpecError([("", "not a tcplab sweep directory (no sweep.json)")], str(d))
     try:
-        plan = json.loads((d / "sweep.json").read_text())
+        plan = read_json(d / "sweep.json")
         axes: dict[str, list[Any]] = plan["axes"]
         converted = {k: numeric_axis(v) for k, v in axes.items()}
         lookup = {
@@ -137,7 +138,7 @@ def load_sweep(path: str | Path) -> SweepData:
             if not is_run_dir(run_dir):
                 missing += 1
                 continue
-            summary = json.loads((run_dir / "summary.json").read_text())
+            summary = read_json(run_dir / "summary.json")
             key: dict[str, Any] = {
                 k: lookup[k][json.dumps(r["point"][k], sort_keys=True)] for k in axes
             }

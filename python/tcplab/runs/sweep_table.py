@@ -10,7 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+from tcplab.analysis.checks import metric_value
 from tcplab.storage.directory import is_run_dir
+from tcplab.storage.files import read_json
 from tcplab.storage.ownership import write_owned
 
 
@@ -22,7 +24,7 @@ def build_table(out: Path, plan: Any) -> pd.DataFrame:
         d = Path(out) / "runs" / job.digest
         if not is_run_dir(d):
             continue
-        summ = json.loads((d / "summary.json").read_text())
+        summ = read_json(d / "summary.json")
         row: dict[str, Any] = {
             k: (v if not isinstance(v, (list, dict)) else json.dumps(v))
             for k, v in job.point.items()
@@ -41,6 +43,9 @@ def build_table(out: Path, plan: Any) -> pd.DataFrame:
             row[f"share_minus_fair_share[{cc}]"] = g.get("share_minus_fair_share")
         for f in summ.get("flows", []):
             row[f"goodput_bps[flow{f['flow']}]"] = f.get("goodput_bps")
+        for expr in plan.metrics:  # any metric expression the sweep asked for
+            if expr not in row:
+                row[expr] = metric_value(summ, expr)
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -15,11 +16,23 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tcplab.errors import SpecError, disk_full
+from tcplab.specs.files import read_bounded
 
 MANIFEST = "manifest.json"
+MAX_STORED_JSON_BYTES = 256 * 2**20
+"""The largest summary.json, manifest or sweep.json read back: a 10 000-flow run's
+summary is a few MB; a file larger than this is not one tcplab wrote, and a link to
+/dev/zero or a FIFO in its place is refused instead of read without end."""
 TMP_PREFIX = ".tmp-"
+
+
+def read_json(path: Path, limit: int = MAX_STORED_JSON_BYTES) -> Any:
+    """A stored JSON file, read through the bounded reader (only a regular file of at
+    most ``limit`` bytes); ValueError for anything else, with what it is."""
+    return json.loads(read_bounded(path, limit))
 
 
 def sha256_file(path: Path) -> str:
