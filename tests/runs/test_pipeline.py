@@ -300,7 +300,9 @@ def test_sweep_metric_must_exist(fake_engine, write_spec, tmp_path, capsys):
     spec = write_spec(SWEEP + 'metrics = ["jain_idx"]\n')
     assert main(["sweep", str(spec), "-o", str(tmp_path / "sw")]) == 2
     err = capsys.readouterr().err
-    assert "sweep.metrics: unknown aggregate metric 'jain_idx'; known: " in err and "jain_index" in err
+    assert (
+        "sweep.metrics: unknown aggregate metric 'jain_idx'; known: " in err and "jain_index" in err
+    )
     assert not (tmp_path / "sw").exists()
 
 
