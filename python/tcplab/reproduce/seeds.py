@@ -25,13 +25,15 @@ An entry may set ``[catalogue] max_seeds`` to lower it (a long entry; the report
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-from tcplab.runs.sweep import LOCK, RESERVED
+from tcplab.runs.sweep import RESERVED
 from tcplab.storage.directory import is_run_dir
+from tcplab.version import __version__
 
 PAPER_SEEDS = {"acd": 30, "acw": 10, "tum": 5}
 # Run lengths a paper states for all its experiments: ACW Sec. 5, "lasts 300 s" (ACD's
@@ -90,7 +92,12 @@ def seed_cache(entry_dir: Path, digests: list[str]) -> Path:
     hard-linked into its cache (so the extra sweep recomputes none of them)."""
     more = entry_dir / MORE_SEEDS_DIR
     (more / "runs").mkdir(parents=True, exist_ok=True)
-    (more / LOCK).touch()  # a sweep under way: run_sweep takes the directory as its own
+    if not (more / "sweep.json").exists():
+        # A sweep.json of ours (an empty plan, which the sweep rewrites at its start) makes
+        # the directory a sweep's for run_sweep; a .lock alone no longer does.
+        (more / "sweep.json").write_text(
+            json.dumps({"tcplab_version": __version__, "axes": {}, "repeat": 1, "runs": []})
+        )
     for d in digests:
         src, dst = entry_dir / "runs" / d, more / "runs" / d
         if dst.exists() or not is_run_dir(src):
