@@ -37,59 +37,79 @@ fn rd(b: &[u8], at: usize) -> Result<u32, BpfError> {
         .ok_or_else(|| BpfError::Btf(format!(".BTF.ext truncated at byte {at}")))
 }
 
-pub fn parse_core_relos(ext: &[u8], btf: &Btf) -> Result<Vec<CoreRelo>, BpfError> {
+/// Calls `each(section, record)` for every record of one .BTF.ext subsection
+/// (`struct btf_ext_header`: its offset and length at header bytes `at` and `at + 4`,
+/// counted after the header): after the record size, blocks of (ELF section name, record
+/// count, records). An older header without the subsection, or an empty one, has none.
+fn for_each_record(
+    ext: &[u8],
+    btf: &Btf,
+    at: usize,
+    what: &str,
+    min_size: usize,
+    mut each: impl FnMut(&String, &[u8]) -> Result<(), BpfError>,
+) -> Result<(), BpfError> {
     let hdr_len = rd(ext, 4)? as usize;
-    if hdr_len < 32 {
-        return Ok(Vec::new()); // no CO-RE section in this header version
+    if hdr_len < at + 8 {
+        return Ok(()); // no such subsection in this header version
     }
-    let off = rd(ext, 24)? as usize;
-    let len = rd(ext, 28)? as usize;
+    let off = rd(ext, at)? as usize;
+    let len = rd(ext, at + 4)? as usize;
     let start = hdr_len.saturating_add(off);
     let sec = ext
         .get(start..start.saturating_add(len))
-        .ok_or_else(|| BpfError::Btf(".BTF.ext CO-RE section out of range".into()))?;
+        .ok_or_else(|| BpfError::Btf(format!(".BTF.ext {what} section out of range")))?;
     if sec.is_empty() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let rec_size = rd(sec, 0)? as usize;
-    if rec_size < 16 {
+    if rec_size < min_size {
         return Err(BpfError::Btf(format!(
-            ".BTF.ext CO-RE record size {rec_size}"
+            ".BTF.ext {what} record size {rec_size}"
         )));
     }
-    let mut out = Vec::new();
-    let mut at = 4;
-    while at < sec.len() {
-        let section = cstr(&btf.strs, rd(sec, at)?)?;
-        let n = rd(sec, at + 4)? as usize;
-        at += 8;
+    let mut pos = 4;
+    while pos < sec.len() {
+        let section = cstr(&btf.strs, rd(sec, pos)?)?;
+        let n = rd(sec, pos + 4)? as usize;
+        pos += 8;
         for _ in 0..n {
-            let insn_off = rd(sec, at)?;
-            let type_id = rd(sec, at + 4)?;
-            let access = cstr(&btf.strs, rd(sec, at + 8)?)?;
-            let kind = match rd(sec, at + 12)? {
-                0 => CoreKind::FieldByteOffset,
-                1 => CoreKind::FieldByteSize,
-                2 => CoreKind::FieldExists,
-                3 => CoreKind::FieldSigned,
-                4 => CoreKind::FieldLshiftU64,
-                5 => CoreKind::FieldRshiftU64,
-                k => {
-                    return Err(BpfError::Relocation(format!(
-                        "kind {k} (type/enum-based) at {section}+{insn_off} is not supported"
-                    )))
-                }
-            };
-            out.push(CoreRelo {
-                section: section.clone(),
-                insn_off,
-                type_id,
-                access,
-                kind,
-            });
-            at += rec_size;
+            let rec = sec.get(pos..pos.saturating_add(rec_size)).ok_or_else(|| {
+                BpfError::Btf(format!(".BTF.ext truncated at byte {}", start + pos))
+            })?;
+            each(&section, rec)?;
+            pos += rec_size;
         }
     }
+    Ok(())
+}
+
+pub fn parse_core_relos(ext: &[u8], btf: &Btf) -> Result<Vec<CoreRelo>, BpfError> {
+    let mut out = Vec::new();
+    for_each_record(ext, btf, 24, "CO-RE", 16, |section, rec| {
+        let insn_off = rd(rec, 0)?;
+        let kind = match rd(rec, 12)? {
+            0 => CoreKind::FieldByteOffset,
+            1 => CoreKind::FieldByteSize,
+            2 => CoreKind::FieldExists,
+            3 => CoreKind::FieldSigned,
+            4 => CoreKind::FieldLshiftU64,
+            5 => CoreKind::FieldRshiftU64,
+            k => {
+                return Err(BpfError::Relocation(format!(
+                    "kind {k} (type/enum-based) at {section}+{insn_off} is not supported"
+                )))
+            }
+        };
+        out.push(CoreRelo {
+            section: section.clone(),
+            insn_off,
+            type_id: rd(rec, 4)?,
+            access: cstr(&btf.strs, rd(rec, 8)?)?,
+            kind,
+        });
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -108,43 +128,18 @@ pub struct LineInfo {
 
 /// The line_info part of .BTF.ext (empty if the object has none).
 pub fn parse_line_info(ext: &[u8], btf: &Btf) -> Result<Vec<LineInfo>, BpfError> {
-    let hdr_len = rd(ext, 4)? as usize;
-    if hdr_len < 24 {
-        return Ok(Vec::new());
-    }
-    let off = rd(ext, 16)? as usize;
-    let len = rd(ext, 20)? as usize;
-    let start = hdr_len.saturating_add(off);
-    let sec = ext
-        .get(start..start.saturating_add(len))
-        .ok_or_else(|| BpfError::Btf(".BTF.ext line_info section out of range".into()))?;
-    if sec.is_empty() {
-        return Ok(Vec::new());
-    }
-    let rec_size = rd(sec, 0)? as usize;
-    if rec_size < 16 {
-        return Err(BpfError::Btf(format!(
-            ".BTF.ext line_info record size {rec_size}"
-        )));
-    }
     let mut out = Vec::new();
-    let mut at = 4;
-    while at < sec.len() {
-        let section = cstr(&btf.strs, rd(sec, at)?)?;
-        let n = rd(sec, at + 4)? as usize;
-        at += 8;
-        for _ in 0..n {
-            let file = cstr(&btf.strs, rd(sec, at + 4)?)?;
-            out.push(LineInfo {
-                section: section.clone(),
-                insn_off: rd(sec, at)?,
-                file: file.rsplit('/').next().unwrap_or(&file).to_string(),
-                line: rd(sec, at + 12)? >> 10,
-                text: cstr(&btf.strs, rd(sec, at + 8)?)?.trim().to_string(),
-            });
-            at += rec_size;
-        }
-    }
+    for_each_record(ext, btf, 16, "line_info", 16, |section, rec| {
+        let file = cstr(&btf.strs, rd(rec, 4)?)?;
+        out.push(LineInfo {
+            section: section.clone(),
+            insn_off: rd(rec, 0)?,
+            file: file.rsplit('/').next().unwrap_or(&file).to_string(),
+            line: rd(rec, 12)? >> 10,
+            text: cstr(&btf.strs, rd(rec, 8)?)?.trim().to_string(),
+        });
+        Ok(())
+    })?;
     Ok(out)
 }
 
