@@ -179,14 +179,15 @@ def config_json(config: dict[str, Any]) -> str:
 
 def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[str, Any]:
     """A flow's parameters with ``[tcp] kernel`` as its ``kernel`` parameter, for algorithms
-    that take one (the BBR family) and flows that do not set their own. Left out for
-    6.18, the engine's default, so configs and run digests of older specs are unchanged."""
+    that take one (the BBR family) and flows that do not set their own: the release's
+    label ("4.9"), a choice the engine resolves (crates/cc KernelRelease), so the release
+    travels as written. Left out for 6.18, the engine's default."""
     if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc):
         return params
     algo = registry().get(cc)
     choice = algo.param("kernel") if algo is not None else None
     if choice is not None:
-        params["kernel"] = int(dict(choice.choices)[kernel])
+        params["kernel"] = kernel
     return params
 
 

@@ -83,7 +83,7 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
     if spec.sources:
         p.append(("sources", "constant-rate sources are not supported by the kernel backend yet"))
     for i, f in enumerate(spec.flows):
-        if f.params.get("kernel", 618) != 618:
+        if f.params.get("kernel", 618) not in (618, "6.18"):
             p.append(
                 (
                     f"flows[{i}].params.kernel",
