@@ -257,6 +257,16 @@ def test_sigkill_leftovers_are_removed_by_the_next_run(tmp_path):
     removed = netns.clean_stale()  # what every kernel run (and tcplab doctor) does first
     assert sorted(removed) == sorted([f"tcplab-{p.pid}-snd", f"tcplab-{p.pid}-rcv"])
     assert _ours(p.pid) == []
+    # Its working directory stays too (no finally survives SIGKILL), until the same
+    # cleanup removes it.
+    import tempfile
+
+    from tcplab.backends.kernel.run import clean_stale_work
+
+    work = list(Path(tempfile.gettempdir()).glob(f"tcplab-kernel-{p.pid}-*"))
+    assert len(work) == 1 and work[0].is_dir()
+    assert work[0] in clean_stale_work()
+    assert not work[0].exists()
 
 
 def _kernel_row(sent: int, retrans: int) -> dict:

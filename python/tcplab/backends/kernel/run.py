@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -176,6 +177,25 @@ def _emulator() -> list[str]:
     return emu
 
 
+WORK_PREFIX = "tcplab-kernel-"
+_WORK = re.compile(re.escape(WORK_PREFIX) + r"(\d+)-")
+
+
+def clean_stale_work() -> list[Path]:
+    """Remove the working directories (``$TMPDIR/tcplab-kernel-<pid>-*``) of kernel runs
+    whose process is gone (killed with SIGKILL, which no ``finally`` survives); return
+    them. A live run's directory is left alone."""
+    removed = []
+    for d in Path(tempfile.gettempdir()).glob(WORK_PREFIX + "*"):
+        m = _WORK.match(d.name)
+        if m and d.is_dir() and not d.is_symlink():
+            pid = int(m.group(1))
+            if pid != os.getpid() and not netns.alive(pid):
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(d)
+    return removed
+
+
 def run_kernel(
     spec: Spec,
     config: dict[str, Any],
@@ -196,6 +216,7 @@ def run_kernel(
     emu_cmd = _emulator()
     netns.clean_stale()
     bpf_ops.clean_stale()
+    clean_stale_work()
     pair = netns.Pair.for_pid(os.getpid())
     duration_ns = config["duration_ns"]
     procs: list[subprocess.Popen] = []
@@ -236,9 +257,9 @@ def run_kernel(
         "sample_interval_ns": config["sample_interval_ns"],
     }
     snd_route, rcv_route, snd_sys, rcv_sys = _route_options(spec)
-    # Made only once nothing can refuse the run any more (issue 29: a refused program
-    # left it behind).
-    work = Path(tempfile.mkdtemp(prefix=f"tcplab-kernel-{os.getpid()}-"))
+    # Made only once nothing can refuse the run any more (a refused program left it
+    # behind); a SIGKILLed run's is removed by the next run or doctor (clean_stale_work).
+    work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-"))
     try:
         pair.create()
         emu_cfg = {
