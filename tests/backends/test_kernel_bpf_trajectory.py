@@ -111,10 +111,18 @@ def test_cubic_has_the_simulators_loss_epochs_on_a_250_hz_kernel():
 
 
 def test_bbr_probes_rtt_when_the_simulator_does():
-    kernel, sim = _both("bbr.bpf.c", "bbr", duration="25s", rate="20Mbps", rtt="40ms")
+    kernel, sim = _both("bbr.bpf.c", "bbr", duration="27s", rate="20Mbps", rtt="40ms")
     k, s = probe_rtt_times(kernel.series), probe_rtt_times(sim.series)
-    assert len(s) == 2, s  # every 10 s: min_rtt_win_sec
-    _matched(k, s, first_s=1.0, gaps_s=0.5)
+    assert len(s) == 2, s  # every 10 s: min_rtt_win_sec (the third would be at ~30.5 s)
+    why = f"kernel {k} vs simulator {s}"
+    assert len(k) == len(s), why
+    assert abs(k[0] - s[0]) <= 1.0, why
+    # The interval as a ratio, not within 0.5 s: a lower RTT sample on the real path
+    # restarts the 10 s min_rtt window, so the kernel's second probe came 10.25 s after
+    # its first in one run and 12.05 s in another. A clock 4x slow (HZ 1000 on this
+    # 250 Hz kernel) gives no probe at all within the run.
+    (dk,), (ds,) = np.diff(k), np.diff(s)
+    assert 0.75 <= dk / ds <= 1.33, why
 
 
 def test_reno_has_the_simulators_loss_epochs():
