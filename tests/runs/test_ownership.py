@@ -219,3 +219,14 @@ def test_run_into_the_current_run_directory_is_refused_before_running(
     err = capsys.readouterr().err
     assert "current directory" in err and "Traceback" not in err
     assert sorted(p.name for p in run.iterdir()) == before  # no .tmp--old-* left inside
+
+
+def test_run_refuses_to_replace_a_run_missing_a_listed_file(two_runs, tmp_path, capsys):
+    import shutil
+
+    spec, a, _ = two_runs
+    run = tmp_path / "run"
+    shutil.copytree(a, run)
+    (run / "queue.csv").unlink()
+    assert main(["run", str(spec), "-o", str(run), "-q", "--no-report"]) == 2
+    assert "queue.csv" in capsys.readouterr().err

@@ -215,10 +215,14 @@ def check_replaceable(out: Path, flag: str) -> None:
                 )
             ]
         )
-    if read_manifest(out) is None:
+    doc = read_manifest(out)
+    if doc is None:
         raise SpecError([(flag, f"{out} exists and is not a tcplab run directory; choose another")])
+    # Every listed file present with its recorded digest (not_ours passes an absent one).
     changed = [
-        n for n, digest in read_manifest(out)["sha256"].items() if not_ours(out, [n], {n: digest})
+        n
+        for n, digest in doc["sha256"].items()
+        if not (out / n).exists() or not_ours(out, [n], {n: digest})
     ]
     if changed:
         raise SpecError(
