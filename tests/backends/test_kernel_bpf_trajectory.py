@@ -115,14 +115,18 @@ def test_bbr_probes_rtt_when_the_simulator_does():
     k, s = probe_rtt_times(kernel.series), probe_rtt_times(sim.series)
     assert len(s) == 2, s  # every 10 s: min_rtt_win_sec (the third would be at ~30.5 s)
     why = f"kernel {k} vs simulator {s}"
-    assert len(k) == len(s), why
+    # The first probe is the clock's test: 10 s of min_rtt window after start-up, counted
+    # in jiffies. A clock 4x slow (HZ 1000 on this 250 Hz kernel) gives no probe in the
+    # run, one 4x fast a probe at ~2.5 s.
+    assert k, why
     assert abs(k[0] - s[0]) <= 1.0, why
-    # The interval as a ratio, not within 0.5 s: a lower RTT sample on the real path
-    # restarts the 10 s min_rtt window, so the kernel's second probe came 10.25 s after
-    # its first in one run and 12.05 s in another. A clock 4x slow (HZ 1000 on this
-    # 250 Hz kernel) gives no probe at all within the run.
-    (dk,), (ds,) = np.diff(k), np.diff(s)
-    assert 0.75 <= dk / ds <= 1.33, why
+    # Later probes only as a lower bound: on the real path a lower RTT sample restarts the
+    # 10 s min_rtt window (tcp_bbr.c, bbr_update_min_rtt), so the kernel's second probe
+    # came 10.25, 12.05 and 15.45 s after its first in three runs (the last beyond this
+    # run's end in some). A fast clock would bring it sooner than 0.75x the simulator's.
+    assert len(k) <= len(s), why
+    for dk, ds in zip(np.diff(k), np.diff(s)):
+        assert dk >= 0.75 * ds, why
 
 
 def test_reno_has_the_simulators_loss_epochs():
