@@ -140,10 +140,13 @@ def summarize(run: RunData) -> dict[str, Any]:
         diff = m.share_vs_fair_share(
             {k: float(v) for k, v in gb.items()}, {k: int(v) for k, v in gn.items()}
         )
+        total_bytes = float(sum(gb.values()))
         groups = {
             cc: {
                 "flows": int(gn[cc]),
-                "share": float(gb[cc]) / max(1.0, float(sum(gb.values()))),
+                # Undefined (null), as the flows' shares are, when nothing was received:
+                # a 0.0 here was averaged by sweeps as if the algorithm had lost (issue 29).
+                "share": float(gb[cc]) / total_bytes if total_bytes > 0 else math.nan,
                 "share_minus_fair_share": diff[cc],
             }
             for cc in gb
@@ -311,8 +314,9 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     cap = m.capacity_bits(run.spec.bottleneck.rate, events, hi) - m.capacity_bits(
         run.spec.bottleneck.rate, events, lo
     )
-    agg["utilization"] = bits_through / cap if cap > 0 else math.nan
-    agg["total_goodput_bps"] = bits / (t1 - t0) if t1 > t0 else math.nan
+    # A window that holds no sample measured nothing: undefined, not 0.0 (issue 29).
+    agg["utilization"] = bits_through / cap if cap > 0 and len(sel) else math.nan
+    agg["total_goodput_bps"] = bits / (t1 - t0) if t1 > t0 and len(sel) else math.nan
     q = run.queue
     if not q.empty and "backlog_pkts" in q:
         qs = q[(q["time_s"] > t0 + 1e-12) & (q["time_s"] <= t1 + 1e-12)]
@@ -326,7 +330,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     by_cc: dict[str, Any] = {}
     total = sum(valid)
     for fl in flows:
-        g = by_cc.setdefault(fl["cc"], {"flows": 0, "share": 0.0})
+        g = by_cc.setdefault(fl["cc"], {"flows": 0, "share": 0.0 if total > 0 else math.nan})
         g["flows"] += 1
         if total > 0 and not math.isnan(fl["throughput_bps"]):
             g["share"] += fl["throughput_bps"] / total
