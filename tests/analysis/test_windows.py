@@ -25,7 +25,12 @@ def _spec(**experiment) -> dict:
     [
         ({"analysis": ["6.95s", "7.2s"]}, "experiment.analysis", "6.95s", "6.9s or 7s"),
         ({"analysis": ["6s", "7.01s"]}, "experiment.analysis", "7.01s", "7s or 7.1s"),
-        ({"windows": {"late": ["6.99s", "7.1s"]}}, "experiment.windows.late", "6.99s", "6.9s or 7s"),
+        (
+            {"windows": {"late": ["6.99s", "7.1s"]}},
+            "experiment.windows.late",
+            "6.99s",
+            "6.9s or 7s",
+        ),
     ],
 )
 def test_window_edges_off_the_sample_grid_are_refused(experiment, field, edge, choices):
