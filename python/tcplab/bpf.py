@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import shutil
 import subprocess
 import tempfile
@@ -290,8 +291,16 @@ def depfile_paths(text: str, cwd: Path) -> list[Path]:
 
 
 def _file_digest(path: Path) -> str | None:
+    """The sha256 of a regular file, read in chunks (a header the depfile names may be
+    large; a device or FIFO is never read: None)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest()
     except OSError:
         return None
 

@@ -79,3 +79,16 @@ def test_an_imported_config_runs(tmp_path, capsys):
     assert len(r.summary) == 2 and (r.summary["goodput_bps"] > 0).all()
     # The second flow runs from 0.5 s to 3.0 s (its stop is 2.5 s after its start).
     assert r.run.flows["stop_s"].tolist() == [3.0, 3.0]
+
+
+def test_a_config_that_is_a_device_is_refused_without_reading_it(tmp_path, capsys):
+    # Issue 29: a config linked to /dev/zero was read without a bound and took all 23 GB
+    # of the machine in under 30 s; a FIFO blocked forever.
+    (tmp_path / "zero.conf").symlink_to("/dev/zero")
+    import os
+
+    os.mkfifo(tmp_path / "fifo.conf")
+    for name in ("zero.conf", "fifo.conf"):
+        assert main(["import-tum", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert name in err and "not a regular file" in err, err

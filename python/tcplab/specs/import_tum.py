@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.errors import SpecError
+from tcplab.specs.files import read_bounded
 from tcplab.specs.units import format_rate, format_time
 
 _RATE = {
@@ -120,8 +121,9 @@ def import_tum(
     """
     p = Path(path)
     try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        # Bounded, regular files only: a link to /dev/zero took all 23 GB (issue 29).
+        lines = read_bounded(p).decode("utf-8").splitlines()
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise SpecError([("", f"cannot be read: {exc}")], str(p)) from None
     rate0 = _quantity(bandwidth, _RATE, "rate", "--bandwidth")
     rtt0 = _quantity(rtt, _TIME, "time", "--rtt")
