@@ -21,8 +21,8 @@ import hashlib
 import json
 import os
 import re
-import stat
 import shutil
+import stat
 import subprocess
 import tempfile
 from dataclasses import dataclass
