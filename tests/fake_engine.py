@@ -142,7 +142,7 @@ def _sample(name: str, kind: str, share: float, seed: int):
     return 0 if kind == "u64" else 0.0
 
 
-def run(config_json: str, progress=None) -> dict:
+def run(config_json: str, progress=None, max_packets_held=None) -> dict:
     CALLS["run"] += 1
     cfg = json.loads(config_json)
     validate(config_json)

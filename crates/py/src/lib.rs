@@ -6,7 +6,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -51,12 +51,16 @@ fn parse(config_json: &str) -> PyResult<WorldConfig> {
 
 /// Run a configuration (JSON text). `progress(sim_time_s)` is called about 100 times.
 /// Returns the run's `RunOutput` as Python objects (its shape: `schema()["run_output"]`).
+/// With `max_packets_held`, the run stops with MemoryError when its links hold more
+/// packets than that between two slices (the memory limit, from Python's estimate of
+/// bytes per packet): an unlimited buffer cannot be bounded before the run.
 #[pyfunction]
-#[pyo3(signature = (config_json, progress=None))]
+#[pyo3(signature = (config_json, progress=None, max_packets_held=None))]
 fn run<'py>(
     py: Python<'py>,
     config_json: &str,
     progress: Option<PyObject>,
+    max_packets_held: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;
     let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg, &Controllers::new())))
@@ -69,6 +73,16 @@ fn run<'py>(
         py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.run_until(t))))
             .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?;
         py.check_signals()?;
+        if let Some(cap) = max_packets_held {
+            let held = world.packets_held();
+            if held > cap {
+                return Err(PyMemoryError::new_err(format!(
+                    "the run held {held} packets in its links at {:.3} s, more than the \
+                     memory limit allows ({cap})",
+                    t.secs_f64()
+                )));
+            }
+        }
         if let (Some(cb), true) = (&progress, k % every == 0) {
             cb.call1(py, (t.secs_f64(),))?;
         }

@@ -402,6 +402,11 @@ impl Link {
         Some((pkt, self.pipe.front().map(|(t, _)| *t)))
     }
 
+    /// Packets the link holds in memory: queued, serializing and propagating.
+    pub fn packets_held(&self) -> u64 {
+        self.backlog_pkts() + self.pipe.len() as u64
+    }
+
     /// Packets queued or serializing (not those propagating).
     pub fn backlog_pkts(&self) -> u64 {
         let waiting = self

@@ -333,6 +333,13 @@ impl World {
     pub fn now(&self) -> SimTime {
         self.now
     }
+
+    /// Packets every link holds (queued, serializing, propagating): what a run's memory
+    /// grows with. An unlimited buffer and receive buffer let it grow without bound, so
+    /// callers check it between slices of a run (crates/py `run`).
+    pub fn packets_held(&self) -> u64 {
+        self.links.iter().map(Link::packets_held).sum()
+    }
     pub fn end(&self) -> SimTime {
         self.end
     }

@@ -11,6 +11,7 @@ from tcplab.errors import EngineError, SpecError
 from tcplab.lowering.resolve import resolve
 from tcplab.lowering.world_config import config_json, world_config
 from tcplab.specs.contract import spec_name
+from tcplab.specs.limits import BYTES_PER_PACKET_HELD, MEMORY_LIMIT_ENV, memory_limit_bytes
 from tcplab.specs.model import Spec
 
 
@@ -28,10 +29,25 @@ def run_config(
     """
     eng = engine()
     text = config_json(config)
+    limit = memory_limit_bytes()
     try:
-        return eng.run(text, progress) if progress is not None else eng.run(text)
+        return eng.run(text, progress, max_packets_held=limit // BYTES_PER_PACKET_HELD)
     except ValueError as exc:
         raise SpecError([("engine config", str(exc))]) from None
+    except MemoryError as exc:
+        # An unlimited buffer (and receive buffer) lets the queue grow with the run: the
+        # estimate before the run counts nothing for it, so the engine stops the run at
+        # the limit instead of aborting on a failed allocation (issue 29: 3.1 GB, exit 134).
+        raise SpecError(
+            [
+                (
+                    "bottleneck.buffer",
+                    f"{exc} (about {BYTES_PER_PACKET_HELD} B each, {limit / 1e9:.3g} GB; set "
+                    f"{MEMORY_LIMIT_ENV} to raise it): give the bottleneck a buffer, or the "
+                    "flows a receive buffer, so that the queue is bounded",
+                )
+            ]
+        ) from None
     except BaseException as exc:  # PanicException derives from BaseException
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
