@@ -12,7 +12,10 @@ limit in the message, rather than found out after minutes or gigabytes.
   at 1000 Gbit/s, 40 ms, 1 BDP buffer, holds 5.0 M packets at its peak in 1.98 GB of
   resident memory, about 400 bytes a packet) and every series row until it is written
   (2 M rows of a two-flow run at a 1 us interval peaked at 4.7 GB, about 2.4 KB
-  a row through the engine's columns, the DataFrame and the CSV writer).
+  a row through the engine's columns, the DataFrame and the CSV writer). An unlimited
+  buffer counts nothing here (nothing bounds it before the run): the engine checks the
+  packets its links hold between slices of the run and stops it, naming
+  ``bottleneck.buffer``, when they pass the same limit (backends/sim/run.py).
 - **Series rows** are also capped on their own, since they are written to disk twice.
 - **Sweep runs** are counted before the grid is expanded.
 - **Flows, arrivals, on/off toggles, packets** (200 000 flows, a Poisson
