@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab.bpf",
             "tcplab.bpf_loader",
             "tcplab.metric_table",
+            "tcplab.examples",
         ),
     ),
     ("specs", ("tcplab.specs",)),

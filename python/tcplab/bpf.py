@@ -1,5 +1,6 @@
 """Congestion controls as BPF ``struct_ops`` programs: ``cc = "bpf:path/to/algo.bpf.c"``
-(or a compiled ``.bpf.o``) in a spec, relative to the spec file.
+(or a compiled ``.bpf.o``) in a spec, relative to the spec file; ``cc = "bpf:cubic"``
+(a name without ``/`` or ``.``) is one of the shipped examples.
 
 A ``.bpf.c`` is compiled with clang (``-target bpf -O2 -g``) against the header tcplab
 ships (``tcplab/data/bpf/include/tcplab_cc.h``, the kernel structures a congestion
@@ -57,8 +58,30 @@ def is_bpf(cc: str) -> bool:
     return isinstance(cc, str) and cc.startswith(PREFIX)
 
 
+EXAMPLES = Path(__file__).resolve().parent / "data" / "bpf" / "examples"
+SHORT_NAME = re.compile(r"[a-z][a-z0-9_]*")
+"""A ``bpf:`` name without ``/`` or ``.`` names a shipped example (``bpf:cubic`` is
+``tcplab/data/bpf/examples/cubic.bpf.c``); a file of one's own is named by a path
+(``bpf:./cubic.bpf.c``, ``bpf:algo.bpf.o``)."""
+
+
+def example_names() -> list[str]:
+    """The shipped examples' short names (``bpf:NAME``)."""
+    return sorted(p.name.removesuffix(".bpf.c") for p in EXAMPLES.glob("*.bpf.c"))
+
+
 def source_of(cc: str) -> Path:
-    return Path(cc[len(PREFIX) :])
+    """The file a ``bpf:`` cc names: a shipped example for a short name, else the path."""
+    text = cc[len(PREFIX) :]
+    if not SHORT_NAME.fullmatch(text):
+        return Path(text)
+    if text not in example_names():
+        raise BpfBuildError(
+            f"{cc}: no shipped example is named {text!r} (shipped: "
+            f"{', '.join(example_names())}); a file of your own is named by a path, "
+            f"e.g. bpf:./{text}.bpf.c"
+        )
+    return EXAMPLES / f"{text}.bpf.c"
 
 
 def cache_dir() -> Path:
@@ -90,8 +113,9 @@ def absolute_paths(raw: Any, base: Path) -> Any:
 
 
 def _absolute(cc: str, base: Path) -> str:
-    if not is_bpf(cc) or Path(cc[len(PREFIX) :]).is_absolute():
-        return cc
+    rest = cc[len(PREFIX) :] if is_bpf(cc) else ""
+    if not rest or Path(rest).is_absolute() or SHORT_NAME.fullmatch(rest):
+        return cc  # not BPF, absolute already, or a shipped example's short name
     return PREFIX + str((base / cc[len(PREFIX) :]).resolve())
 
 

@@ -92,3 +92,24 @@ def test_the_wheel_carries_the_emulator(installed, tmp_path):
     assert r.returncode in (0, 2), r.stderr
     line = next(x for x in r.stdout.splitlines() if "emulator" in x)
     assert line.split()[0] == "ok" and "tcplab.backends.kernel.emulator" in line
+
+
+def test_the_wheel_carries_the_readmes_examples(installed, tmp_path):
+    # Issue 29: the wheel lacked experiments/*.toml and the notebook, and "bpf:cubic"
+    # failed "not a file", so a wheel user could not copy the README's quickstart.
+    r = _run([str(installed / "tcplab"), "examples", "quickstart", "first_hour"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "first_hour.ipynb").is_file()
+    r = _run(
+        [str(installed / "tcplab"), "run", "quickstart.toml", "-o", "q", "-q"]
+        + ["--set", "experiment.duration=3s", "--set", "flows[0].stagger=1s"],
+        tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "q" / "report.html").is_file()
+    if shutil.which("clang") and Path("/usr/include/bpf/bpf_helpers.h").is_file():
+        r = _run([str(installed / "tcplab"), "examples", "bpf_cubic"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        r = _run([str(installed / "tcplab"), "validate", "bpf_cubic.toml"], tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert 'cc = "bpf:cubic"' in r.stdout

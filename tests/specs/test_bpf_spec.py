@@ -164,3 +164,20 @@ def test_bbr_and_a_research_variant_as_bpf_match_their_rust_ports(file, native):
     assert {k: ours["aggregate"][k] for k in agg_keys} == {
         k: prog["aggregate"][k] for k in agg_keys
     }
+
+
+def test_a_short_name_is_the_shipped_example_and_an_unknown_one_is_refused(tmp_path, capsys):
+    # "bpf:cubic" is bpf/examples/cubic.bpf.c (issue 29: it failed "not a file"): the same
+    # run as the example named by its path, from a spec anywhere.
+    short = tcplab.run(_spec("bpf:cubic"), seed=3)
+    by_path = tcplab.run(_spec(f"bpf:{EXAMPLES / 'cubic.bpf.c'}"), seed=3)
+    assert short.summary_json["flows"] == by_path.summary_json["flows"]
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[experiment]\nduration = "1s"\n[bottleneck]\nrate = "10Mbps"\ndelay = "5ms"\n'
+        '[[flows]]\ncc = "bpf:cubbic"\nrtt = "20ms"\n'
+    )
+    assert main(["validate", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "flows[0].cc" in err and "'cubbic'" in err and "bbr, cubic, da_bbr" in err, err
+    assert "bpf:./cubbic.bpf.c" in err

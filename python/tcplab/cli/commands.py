@@ -489,4 +489,30 @@ def cmd_import_tum(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_examples(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from tcplab.examples import copy_examples, examples
+
+    if not args.names:
+        rows = [
+            (ex.name, ex.kind, f"bpf:{ex.name}" if ex.kind == "bpf" else ex.path.name, ex.summary)
+            for ex in examples()
+        ]
+        print(tabulate(rows, headers=["name", "kind", "use as", "what"], tablefmt="plain"))
+        print("\ncopy some out: tcplab examples NAME... [-o DIR]")
+        return 0
+    try:
+        copied = copy_examples(args.names, Path(args.output))
+    except KeyError as exc:
+        raise SpecError([("NAME", str(exc.args[0]))]) from None
+    except FileExistsError as exc:
+        raise SpecError([("-o", str(exc))]) from None
+    except OSError as exc:
+        raise SpecError([("-o", f"{args.output}: {exc.strerror or exc}")]) from None
+    for p in copied:
+        print(p)
+    return 0
+
+
 # Every command's --help ends with examples: what a researcher types first.

@@ -10,6 +10,7 @@ from tcplab.cli.commands import (
     cmd_algorithms,
     cmd_compare,
     cmd_doctor,
+    cmd_examples,
     cmd_import_tum,
     cmd_report,
     cmd_reproduce,
@@ -81,6 +82,12 @@ examples:
 examples:
   tcplab import-tum config.txt > spec.toml
   tcplab import-tum config.txt -b 50Mbit -r 10ms -l 200ms -n fig06 > fig06.toml
+""",
+    "examples": """
+examples:
+  tcplab examples                               (what is shipped, with the names)
+  tcplab examples quickstart first_hour         (copy the spec and notebook into .)
+  tcplab examples cubic -o mycc                 (a BPF program to edit: bpf:mycc/cubic.bpf.c)
 """,
     "completion": """
 examples:
@@ -257,6 +264,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("-n", "--name", help="experiment name (default: the config's file name)")
     t.set_defaults(func=cmd_import_tum)
+
+    e = _with_examples(
+        sub,
+        "examples",
+        help="list the shipped examples (specs, notebook, BPF programs) or copy some out",
+    )
+    e.add_argument("names", nargs="*", metavar="NAME", help="examples to copy (none: list them)")
+    e.add_argument("-o", "--output", default=".", help="directory to copy into (default: .)")
+    e.set_defaults(func=cmd_examples)
 
     c = _with_examples(
         sub,

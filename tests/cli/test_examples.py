@@ -1,0 +1,58 @@
+"""``tcplab examples``: the shipped specs, notebook and BPF programs, listed by name and
+copied out without replacing anything (issue 29, "the first hour, finished")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tcplab.cli.app import main
+from tcplab.examples import example_path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_list_names_each_kind_and_how_to_use_it(capsys):
+    assert main(["examples"]) == 0
+    rows = {
+        line.split()[0]: line.split()[1:3]
+        for line in capsys.readouterr().out.splitlines()[1:]
+        if line.strip() and not line.startswith("copy")
+    }
+    assert rows["quickstart"] == ["spec", "quickstart.toml"]
+    assert rows["first_hour"] == ["notebook", "first_hour.ipynb"]
+    assert rows["cubic"] == ["bpf", "bpf:cubic"]
+
+
+def test_the_checkouts_experiments_are_the_shipped_files():
+    # One copy: experiments/quickstart.toml and examples/first_hour.ipynb are links to the
+    # files the wheel ships, so the README's commands and the wheel's examples agree.
+    for link, name in [
+        (REPO / "experiments" / "quickstart.toml", "quickstart"),
+        (REPO / "experiments" / "buffer_sweep.toml", "buffer_sweep"),
+        (REPO / "examples" / "first_hour.ipynb", "first_hour"),
+    ]:
+        assert link.resolve() == example_path(name), link
+
+
+def test_copies_are_refused_whole_when_one_target_exists(tmp_path, capsys):
+    (tmp_path / "cubic.bpf.c").write_text("my own cubic")
+    assert main(["examples", "quickstart", "cubic", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "cubic.bpf.c" in err and "already there" in err, err
+    assert (tmp_path / "cubic.bpf.c").read_text() == "my own cubic"
+    assert not (tmp_path / "quickstart.toml").exists()  # nothing copied
+
+
+def test_an_unknown_name_lists_the_known_ones(tmp_path, capsys):
+    assert main(["examples", "qickstart", "-o", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "'qickstart'" in err and "quickstart" in err and "cubic" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_copied_spec_is_the_shipped_one(tmp_path, capsys):
+    assert main(["examples", "quickstart", "-o", str(tmp_path / "new")]) == 0
+    assert capsys.readouterr().out.strip() == str(tmp_path / "new" / "quickstart.toml")
+    assert (tmp_path / "new" / "quickstart.toml").read_bytes() == example_path(
+        "quickstart"
+    ).read_bytes()
