@@ -72,3 +72,37 @@ def test_report_has_a_panel_per_quantity_with_units():
         assert expected in labels, expected
     legend_texts = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend_texts == ["flow 0 (bbr, 20 ms)", "flow 1 (bbr, 20 ms)", "flow 2 (cubic, 20 ms)"]
+
+
+def test_the_png_and_the_html_have_the_same_panels():
+    # Issue 29: report.html lacked six of report.png's panels (sending rate, pacing rate,
+    # Jain over time, BBR bandwidth, min_rtt, mode). One list for both: every panel of
+    # TIME_PANELS is drawn in both, in the HTML in the list's order.
+    import re
+
+    from tcplab.report.html import run_html
+    from tcplab.report.series import TIME_PANELS
+
+    result = handmade_run()
+    titles = [ax.get_title(loc="left") for ax in result.report().axes]
+    html = run_html(result)
+    # Each panel's title is an annotation of the time-series figure's JSON.
+    shown = re.findall(r'"text":"((?:[^"\\]|\\.)*)","xref":"paper"', html)
+    assert len(shown) == len(TIME_PANELS), shown
+    for (key, title), in_html in zip(TIME_PANELS, shown):
+        assert in_html.startswith(title), (key, in_html)
+        assert any(t.startswith(title) for t in titles), (key, titles)
+    # The handmade BBR flows report a bandwidth estimate, min_rtt and modes: drawn, not
+    # "not reported", in both.
+    for title in ("BBR bottleneck bandwidth estimate", "BBR min_rtt estimate"):
+        assert not any(s.startswith(title) and "no algorithm" in s for s in shown), shown
+
+
+def test_the_html_tables_show_the_pngs_units():
+    # 1.22323e+07 bit/s printed raw in the page where report.png says 12.23M.
+    from tcplab.report.html import run_html
+
+    html = run_html(handmade_run())
+    assert "e+0" not in html.split('id="metrics"')[1].split('id="spec"')[0]
+    assert "total_goodput_bps [Mbit/s]" in html and "goodput_bps [Mbit/s]" in html
+    assert '<div class="wide">' in html  # the per-flow table scrolls, not the page

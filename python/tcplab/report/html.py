@@ -34,6 +34,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from tcplab.analysis import metrics as m
+from tcplab.analysis.per_flow import mode_column
 from tcplab.report import plots as p
 from tcplab.report import series as sr
 from tcplab.report import sweep_plots as sp
@@ -103,8 +105,9 @@ def _trace(x: Any, y: Any, **kw: Any) -> dict[str, Any]:
     }
 
 
-def _time_panels(result: Any) -> list[tuple[str, list[dict[str, Any]]]]:
-    """(title, traces) of each time-series panel of the run page."""
+def _time_panels(result: Any) -> list[tuple[str, list[dict[str, Any]], dict[str, Any]]]:
+    """(title, traces, y axis settings) of each time-series panel of the run page, in
+    the order of :data:`tcplab.report.series.TIME_PANELS` (report.png's panels)."""
     run = result.run
     styles = p.flow_styles(run)
     algo_colors = {cc: _hex(c) for cc, c in p.algorithm_colors(run).items()}
@@ -158,66 +161,140 @@ def _time_panels(result: Any) -> list[tuple[str, list[dict[str, Any]]]]:
             for cc in tot.columns
         ]
 
+    def per_flow_modes(col: str) -> list[dict[str, Any]]:
+        out = []
+        for fid in run.flows.index:
+            sel = run.series[run.series["flow"] == fid]
+            row = run.flows.loc[fid]
+            sel = sel[
+                (sel["time_s"] > float(row["start_s"]))
+                & (sel["time_s"] <= float(row["stop_s"]) + run.interval_s)
+            ]
+            st = styles[int(fid)]
+            # A step line needs only the samples where the mode changes (and the last).
+            y = sel[col].astype("string").fillna("").to_numpy(dtype=object)
+            keep = np.ones(len(y), dtype=bool)
+            keep[1:-1] = y[1:-1] != y[:-2]
+            out.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines",
+                    "x": _values(sel["time_s"].to_numpy(dtype=float)[keep]),
+                    "y": [v or None for v in y[keep]],
+                    "name": labels[int(fid)],
+                    "legendgroup": f"flow{int(fid)}",
+                    "line": {"color": _hex(st["color"]), "width": 1, "shape": "hv"},
+                }
+            )
+        return out
+
+    def estimate(needles: tuple[str, ...], what: str) -> tuple[str, list[dict[str, Any]]]:
+        col = p.find_cc_column(run, *needles)
+        if col is None:
+            return f"(no algorithm reports {what})", []
+        scale, text = unit(col)
+        return f"{p.short_name(col)} [{text}]", flows(run.wide(col), scale)
+
     thr = run.wide("throughput_bps")
     window = sr.smoothing_samples(run, result.summary.get("mean_rtt_ms"))
     good = sr.trailing_mean(run.wide("goodput_bps"), window)
     rtt_col = "rtt_ms" if run.series["rtt_ms"].notna().any() else "srtt_ms"
-    panels = [
-        (
-            "throughput per algorithm [Mbit/s] (sum of its flows)",
-            totals(thr, MBIT, "total") + [rate_trace],
-        ),
-        ("throughput per flow [Mbit/s]", flows(thr, MBIT) + [rate_trace]),
-        (
-            f"goodput per flow [Mbit/s], trailing mean over "
-            f"{window * run.interval_s * 1e3:g} ms (one RTT + one sample)",
-            flows(good, MBIT) + [rate_trace],
-        ),
-        (f"{'RTT' if rtt_col == 'rtt_ms' else 'smoothed RTT'} [ms]", flows(run.wide(rtt_col), 1)),
-        ("cwnd [packets]", flows(run.wide("cwnd_pkts"), 1)),
-        ("inflight [packets]", flows(run.wide("inflight_pkts"), 1)),
-    ]
     q = run.queue
-    if not q.empty and "backlog_pkts" in q:
-        panels.append(
-            (
-                "bottleneck backlog [packets]",
-                [
-                    _trace(
-                        q["time_s"].to_numpy(dtype=float),
-                        q["backlog_pkts"].to_numpy(dtype=float),
-                        name="backlog",
-                        line={"color": "#000000", "width": 1},
-                    )
-                ],
-            )
+    qt = q["time_s"].to_numpy(dtype=float) if not q.empty else np.zeros(0)
+    built: dict[str, tuple[str, list[dict[str, Any]], dict[str, Any]]] = {}
+    built["throughput_algorithm"] = (
+        "[Mbit/s] (sum of its flows)",
+        totals(thr, MBIT, "total") + [rate_trace],
+        {},
+    )
+    built["throughput_flow"] = ("[Mbit/s]", flows(thr, MBIT) + [rate_trace], {})
+    built["goodput"] = (
+        f"[Mbit/s], trailing mean over {window * run.interval_s * 1e3:g} ms (one RTT + one sample)",
+        flows(good, MBIT) + [rate_trace],
+        {},
+    )
+    built["sending_rate"] = (
+        "[Mbit/s] (incl. retransmissions)",
+        flows(run.wide("sending_rate_bps"), MBIT) + [rate_trace],
+        {},
+    )
+    built["pacing_rate"] = ("[Mbit/s]", flows(run.wide("pacing_rate_bps"), MBIT), {})
+    if len(run.flows) >= 2 and not thr.empty:
+        jain = m.jain_over_time(thr, run.flows)
+        built["fairness"] = (
+            "(Jain index of the active flows)",
+            [
+                _trace(
+                    jain.index.to_numpy(dtype=float),
+                    jain.to_numpy(dtype=float),
+                    name="Jain index",
+                    line={"color": "#000000", "width": 1},
+                )
+            ],
+            {},
         )
-    if not q.empty and "drops" in q:
-        panels.append(
-            (
-                "drops at the bottleneck [packets / interval]",
-                [
-                    _trace(
-                        q["time_s"].to_numpy(dtype=float),
-                        pd.to_numeric(q["drops"], errors="coerce").fillna(0).to_numpy(),
-                        name="drops",
-                        line={"color": "#777777", "width": 1, "shape": "hv"},
-                    )
-                ],
+    else:
+        built["fairness"] = ("(needs two or more flows)", [], {})
+    built["rtt"] = (
+        "[ms]" if rtt_col == "rtt_ms" else "smoothed (tcpi_rtt) [ms]",
+        flows(run.wide(rtt_col), 1),
+        {},
+    )
+    built["cwnd"] = ("[packets]", flows(run.wide("cwnd_pkts"), 1), {})
+    built["inflight"] = ("[packets]", flows(run.wide("inflight_pkts"), 1), {})
+    built["backlog"] = (
+        "[packets]",
+        [
+            _trace(
+                qt,
+                q["backlog_pkts"].to_numpy(dtype=float),
+                name="backlog",
+                line={"color": "#000000", "width": 1},
             )
-        )
+        ]
+        if "backlog_pkts" in q
+        else [],
+        {},
+    )
+    built["drops"] = (
+        "[packets / interval]",
+        [
+            _trace(
+                qt,
+                pd.to_numeric(q[c], errors="coerce").fillna(0).to_numpy(),
+                name=name,
+                line={"color": color, "width": 1, "shape": "hv"},
+            )
+            for c, name, color in (("drops", "drops", "#777777"), ("marks", "CE marks", "#ff7f0e"))
+            if c in q
+        ],
+        {},
+    )
     retx = run.wide("retransmits")
-    if not retx.empty:
-        panels.append(
-            (
-                "retransmissions per algorithm [packets / interval]",
-                totals(retx, 1, "retransmissions"),
-            )
-        )
-    return panels
+    built["retransmissions"] = (
+        "[packets / interval]",
+        totals(retx, 1, "retransmissions") if not retx.empty else [],
+        {},
+    )
+    label, traces = estimate(("btlbw", "bw"), "a bandwidth estimate")
+    built["bw_estimate"] = (label, traces + ([rate_trace] if traces else []), {})
+    label, traces = estimate(("min_rtt", "rtprop"), "min_rtt")
+    built["min_rtt"] = (label, traces, {})
+    mode_col = mode_column(run.series) or ("ca_state" if "ca_state" in run.series.columns else None)
+    built["mode"] = (
+        "" if mode_col else "(no algorithm reports a mode)",
+        per_flow_modes(mode_col) if mode_col else [],
+        {"type": "category"},
+    )
+    return [
+        (sr.panel_title(key, built[key][0]), built[key][1], built[key][2])
+        for key, _ in sr.TIME_PANELS
+    ]
 
 
-def _stack(panels: list[tuple[str, list[dict[str, Any]]]], xlabel: str) -> dict[str, Any]:
+def _stack(
+    panels: list[tuple[str, list[dict[str, Any]], dict[str, Any]]], xlabel: str
+) -> dict[str, Any]:
     """One plotly figure: the panels stacked on one shared x axis, one y axis each."""
     n = len(panels)
     gap = 0.35 / max(n, 1) / 2
@@ -231,11 +308,11 @@ def _stack(panels: list[tuple[str, list[dict[str, Any]]]], xlabel: str) -> dict[
         "xaxis": {"title": {"text": xlabel}, "anchor": f"y{n if n > 1 else ''}"},
     }
     seen: set[str] = set()
-    for k, (title, traces) in enumerate(panels):
+    for k, (title, traces, axis) in enumerate(panels):
         suffix = "" if k == 0 else str(k + 1)
         top = 1 - k / n
         domain = [max(0.0, top - 1 / n + gap), top - gap]
-        layout[f"yaxis{suffix}"] = {"domain": domain, "anchor": "x", "zeroline": False}
+        layout[f"yaxis{suffix}"] = {"domain": domain, "anchor": "x", "zeroline": False, **axis}
         layout["annotations"].append(
             {
                 "text": title,
@@ -313,6 +390,25 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
+def _scaled(name: str, v: Any) -> str:
+    """``v`` of the column or metric ``name`` in the unit the PNG report and compare use
+    (:func:`tcplab.report.units.unit`: 12.23 for 12232300 bit/s in Mbit/s), four
+    significant digits; text and integers (counts) as they are (issue 29: the page
+    printed 1.22323e+07 where report.png says 12.23M)."""
+    scale, _ = unit(name)
+    if isinstance(v, (float, np.floating)) and v == v:
+        return f"{float(v) / scale:.4g}"
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and scale != 1.0:
+        return f"{int(v) / scale:.4g}"
+    return _cell(v)
+
+
+def _header(name: str) -> str:
+    """A table header with the unit its values are shown in (none for fractions)."""
+    text = unit(name)[1]
+    return f"{name} [{text}]" if text and text not in ("fraction", "index, 1 = fair") else name
+
+
 def _json(fig: dict[str, Any]) -> str:
     """A figure as compact JSON. orjson, not json: a 600 s run's figures are about 1 MB
     of numbers, which json.dumps took 0.028 CPU s to write and orjson 0.007.
@@ -340,14 +436,20 @@ def run_html(result: Any) -> str:
         .render(
             title=sr.run_title(run),
             name=run.spec.experiment.name,
-            aggregate=[(k, _cell(v)) for k, v in result.aggregate.items()],
+            aggregate=[(_header(k), _scaled(k, v)) for k, v in result.aggregate.items()],
             by_cc=[
-                (cc, g.get("flows"), _cell(g.get("share")), _cell(g.get("share_minus_fair_share")))
+                (
+                    cc,
+                    g.get("flows"),
+                    _scaled("share", g.get("share")),
+                    _scaled("share", g.get("share_minus_fair_share")),
+                )
                 for cc, g in result.summary_json.get("by_cc", {}).items()
             ],
-            flow_columns=flow_cols,
+            flow_columns=[_header(str(c)) for c in flow_cols],
             flow_rows=[
-                [_cell(v) for v in row] for row in summary[flow_cols].itertuples(index=False)
+                [_scaled(str(c), v) for c, v in zip(flow_cols, row)]
+                for row in summary[flow_cols].itertuples(index=False)
             ],
             spec=spec_toml(result.spec),
             plots=[(k, _json(v)) for k, v in figures.items()],

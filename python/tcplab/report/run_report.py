@@ -171,36 +171,41 @@ def draw_report(result: Any) -> Any:
         p.algorithm_totals(ax, run, thr, p.MBIT)
         p.bottleneck_rate(ax, run)
         ax.legend(loc="lower right", fontsize=7, ncol=2)
-    title(ax, "throughput per algorithm (sum of its flows' bytes reaching the receiver)")
+    title(
+        ax,
+        sr.panel_title("throughput_algorithm", "(sum of its flows' bytes reaching the receiver)"),
+    )
     ax = rates[1]
     p.per_flow(ax, run, "throughput_bps", p.MBIT, "throughput [Mbit/s]", wide=thr)
     p.bottleneck_rate(ax, run)
-    title(ax, "throughput per flow")
+    title(ax, sr.panel_title("throughput_flow"))
     window = sr.smoothing_samples(run, result.summary.get("mean_rtt_ms"))
     p.smoothed_goodput(rates[2], run, window)
     title(
         rates[2],
-        f"goodput per flow, trailing mean over {window * run.interval_s * 1e3:g} ms "
-        "(one RTT + one sample)",
+        sr.panel_title(
+            "goodput",
+            f"(trailing mean over {window * run.interval_s * 1e3:g} ms: one RTT + one sample)",
+        ),
     )
     ax = rates[3]
     p.per_flow(ax, run, "sending_rate_bps", p.MBIT, "sending rate [Mbit/s]")
     p.bottleneck_rate(ax, run)
-    title(ax, "sending rate (incl. retransmissions)")
+    title(ax, sr.panel_title("sending_rate", "(incl. retransmissions)"))
     p.per_flow(rates[4], run, "pacing_rate_bps", p.MBIT, "pacing rate [Mbit/s]")
-    title(rates[4], "pacing rate")
+    title(rates[4], sr.panel_title("pacing_rate"))
     p.fairness(rates[5], run)
-    title(rates[5], "fairness over time (active flows)")
+    title(rates[5], sr.panel_title("fairness", "(Jain index of the active flows)"))
 
     ax = delay[0]
     if run.series["rtt_ms"].notna().any():
         p.per_flow(ax, run, "rtt_ms", 1.0, "RTT [ms]")
-        title(ax, "RTT per ACK, averaged per interval")
+        title(ax, sr.panel_title("rtt", "per ACK, averaged per interval"))
     else:  # a kernel run: TCP_INFO has the smoothed RTT only (docs/METRICS.md)
         p.per_flow(ax, run, "srtt_ms", 1.0, "smoothed RTT [ms]")
-        title(ax, "smoothed RTT (tcpi_rtt)")
+        title(ax, sr.panel_title("rtt", "smoothed (tcpi_rtt)"))
     p.per_flow(delay[1], run, "cwnd_pkts", 1.0, "cwnd [packets]")
-    title(delay[1], "congestion window")
+    title(delay[1], sr.panel_title("cwnd"))
     ax = delay[2]
     p.per_flow(ax, run, "inflight_pkts", 1.0, "inflight [packets]")
     p.total_line(ax, run, "inflight_pkts", 1.0, "total inflight")
@@ -214,7 +219,7 @@ def draw_report(result: Any) -> Any:
             label=f"BDP ({bdp:.0f} pkts at {format_time(b.bdp_rtt)})",
         )
     ax.legend(loc="upper right", fontsize=7)
-    title(ax, "inflight vs BDP")
+    title(ax, sr.panel_title("inflight", "vs BDP"))
     ax = delay[3]
     if not run.queue.empty and "backlog_pkts" in run.queue:
         p.line(
@@ -235,12 +240,12 @@ def draw_report(result: Any) -> Any:
     with_sojourn = p.sojourn(ax, run)
     title(
         ax,
-        "bottleneck queue backlog" + (" and qdisc sojourn time (blue)" if with_sojourn else ""),
+        sr.panel_title("backlog", "and qdisc sojourn time (blue)" if with_sojourn else ""),
     )
     p.drops(delay[4], run)
-    title(delay[4], "drops (and CE marks) at the bottleneck")
+    title(delay[4], sr.panel_title("drops"))
     p.retransmissions(delay[5], run)
-    title(delay[5], "retransmissions per algorithm (sum of its flows)")
+    title(delay[5], sr.panel_title("retransmissions", "(sum of its flows)"))
 
     p.cc_estimate(
         state[0],
@@ -250,13 +255,13 @@ def draw_report(result: Any) -> Any:
         "no algorithm reports a bandwidth estimate",
         with_rate=True,
     )
-    title(state[0], "BBR bottleneck bandwidth estimate")
+    title(state[0], sr.panel_title("bw_estimate"))
     p.cc_estimate(
         state[1], run, ("min_rtt", "rtprop"), "min_rtt [ms]", "no algorithm reports min_rtt"
     )
-    title(state[1], "BBR min_rtt estimate")
+    title(state[1], sr.panel_title("min_rtt"))
     p.modes(state[2], run)
-    title(state[2], "algorithm mode / state")
+    title(state[2], sr.panel_title("mode"))
     p.rtt_cdf(state[3], run)
     title(state[3], "RTT distribution per algorithm")
     p.throughput_cdf(state[4], run)

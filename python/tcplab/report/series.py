@@ -151,3 +151,32 @@ def run_title(run: Any) -> str:
         f"buffer {buf}, loss {b.loss:g}; {len(run.flows)} flows; seed {s.experiment.seed}; "
         f"{format_time(s.experiment.duration)}"
     )
+
+
+TIME_PANELS: tuple[tuple[str, str], ...] = (
+    ("throughput_algorithm", "throughput per algorithm"),
+    ("throughput_flow", "throughput per flow"),
+    ("goodput", "goodput per flow"),
+    ("sending_rate", "sending rate"),
+    ("pacing_rate", "pacing rate"),
+    ("fairness", "fairness over time"),
+    ("rtt", "RTT"),
+    ("cwnd", "congestion window"),
+    ("inflight", "inflight"),
+    ("backlog", "bottleneck queue backlog"),
+    ("drops", "drops (and CE marks) at the bottleneck"),
+    ("retransmissions", "retransmissions per algorithm"),
+    ("bw_estimate", "BBR bottleneck bandwidth estimate"),
+    ("min_rtt", "BBR min_rtt estimate"),
+    ("mode", "algorithm mode / state"),
+)
+"""The time-series panels of a run's report, in the order report.html stacks them: one
+list for report.png and report.html (issue 29: the page lacked six of the PNG's panels).
+Each panel's title begins with its entry here in both; report.png lays them out in three
+columns (rates, delay, state), report.html one above the other."""
+
+
+def panel_title(key: str, detail: str = "") -> str:
+    """The title of panel ``key`` (:data:`TIME_PANELS`), with ``detail`` after it."""
+    title = dict(TIME_PANELS)[key]
+    return f"{title} {detail}" if detail else title
