@@ -41,7 +41,33 @@ pub struct BpfLoader {
     programs: RefCell<BTreeMap<String, LoadedProgram>>,
 }
 
+/// One `bpf_printk` line of a run: the program that printed it, when, and its text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintkRecord {
+    pub program: String,
+    pub time_ns: u64,
+    pub text: String,
+}
+
 impl BpfLoader {
+    /// Every program's `bpf_printk` lines so far, in time order (a program's own lines
+    /// keep their order; equal times keep the programs' load order), and how many lines
+    /// the programs did not keep (`PRINTK_MAX_LINES` each).
+    pub fn printk(&self) -> (Vec<PrintkRecord>, u64) {
+        let mut lines = Vec::new();
+        let mut dropped = 0;
+        for prog in self.programs.borrow().values() {
+            dropped += prog.printk_dropped();
+            lines.extend(prog.printk().into_iter().map(|l| PrintkRecord {
+                program: prog.name().to_string(),
+                time_ns: l.time_ns,
+                text: l.text,
+            }));
+        }
+        lines.sort_by_key(|l| l.time_ns); // stable: each program's order is kept
+        (lines, dropped)
+    }
+
     /// The object at the flow's `bpf_object`, read and parsed once per run.
     fn object(&self, choice: &CcChoice<'_>) -> Result<Rc<BpfObject>, ConfigError> {
         if choice.cc != CC_NAME {

@@ -24,6 +24,12 @@ impl Controllers {
     pub fn new() -> Controllers {
         Controllers::default()
     }
+
+    /// The `bpf_printk` lines of the BPF programs this run loaded, in time order, and
+    /// how many were not kept (see [`bpf::BpfLoader::printk`]).
+    pub fn printk(&self) -> (Vec<bpf::PrintkRecord>, u64) {
+        self.bpf.printk()
+    }
 }
 
 impl ControllerFactory for Controllers {

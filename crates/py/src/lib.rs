@@ -63,7 +63,8 @@ fn run<'py>(
     max_packets_held: Option<u64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let cfg = parse(config_json)?;
-    let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg, &Controllers::new())))
+    let controllers = Controllers::new();
+    let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg, &controllers)))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let end = world.end().ns();
@@ -91,7 +92,23 @@ fn run<'py>(
         .allow_threads(|| catch_unwind(AssertUnwindSafe(|| world.finish())))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(sim_err)?;
-    pythonize::pythonize(py, &out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    let doc = pythonize::pythonize(py, &out).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    // BPF programs' bpf_printk lines (the kernel's trace_pipe): beside the run's output,
+    // only when a program printed (tcplab.storage writes them to bpf_printk.log).
+    let (lines, dropped) = controllers.printk();
+    if !lines.is_empty() || dropped > 0 {
+        let rows = PyList::empty(py);
+        for l in lines {
+            let row = PyDict::new(py);
+            row.set_item("program", l.program)?;
+            row.set_item("time_ns", l.time_ns)?;
+            row.set_item("text", l.text)?;
+            rows.append(row)?;
+        }
+        doc.set_item("bpf_printk", rows)?;
+        doc.set_item("bpf_printk_dropped", dropped)?;
+    }
+    Ok(doc)
 }
 
 /// Check a configuration without running it; raises ValueError("field: message").

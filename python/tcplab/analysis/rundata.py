@@ -78,6 +78,10 @@ class RunData:
     captures: dict[str, Any] = field(default_factory=dict)
     # Constant-rate sources (tcplab.sources): the engine's per-source counters.
     sources: list[dict[str, Any]] = field(default_factory=list)
+    # BPF programs' bpf_printk lines ({program, time_ns, text}, in time order) and how
+    # many the programs did not keep; empty when no program printed.
+    printk: list[dict[str, Any]] = field(default_factory=list)
+    printk_dropped: int = 0
 
     def __repr__(self) -> str:
         return (
@@ -267,4 +271,6 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
         extra,
         dict(raw.get("captures") or {}),
         list(raw.get("sources") or []),
+        list(raw.get("bpf_printk") or []),
+        int(raw.get("bpf_printk_dropped") or 0),
     )

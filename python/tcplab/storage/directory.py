@@ -6,6 +6,7 @@ DIR/world.json      the engine config it ran   DIR/queue.parquet,  queue.csv
 DIR/summary.json    metrics                    DIR/report.png, report.html
 DIR/manifest.json   version, commit, seed, wall time, sha256 of every other file
                                                DIR/report.pdf (only when asked for)
+                                               DIR/bpf_printk.log (when a BPF program printed)
 ```
 
 A directory is written under a temporary name beside ``DIR`` and renamed into place
@@ -149,6 +150,8 @@ def write_run(
         _write_frame(result.queue, tmp / "queue")
         if result.run is not None and result.run.captures:
             write_captures(tmp, result.run.captures, config)
+        if result.run is not None and (result.run.printk or result.run.printk_dropped):
+            write_printk(tmp / PRINTK_LOG, result.run.printk, result.run.printk_dropped)
         if extra is not None:
             extra(tmp)
         outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
@@ -165,6 +168,21 @@ def write_run(
         result.manifest = manifest
     result.path = out
     return out
+
+
+PRINTK_LOG = "bpf_printk.log"
+
+
+def write_printk(path: Path, lines: list[dict[str, Any]], dropped: int) -> None:
+    """A run's ``bpf_printk`` output as the kernel's trace_pipe shows it, one line each:
+    the time in seconds (simulated), the program's name, its text (a trailing newline of
+    the format dropped, as trace_pipe prints one line per call)."""
+    with open(path, "w", encoding="utf-8") as fh:
+        for row in lines:
+            text = str(row["text"]).rstrip("\n")
+            fh.write(f"{int(row['time_ns']) / 1e9:12.6f} {row['program']}: {text}\n")
+        if dropped:
+            fh.write(f"# {dropped} more lines not kept (100000 per program, as a ring buffer)\n")
 
 
 def is_run_dir(path: str | Path) -> bool:
