@@ -301,7 +301,7 @@ def _stack(
     data: list[dict[str, Any]] = []
     layout: dict[str, Any] = {
         "height": 230 * n + 80,
-        "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+        "margin": {"l": 90, "r": 20, "t": 30, "b": 50},
         "hovermode": "x",
         "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom"},
         "annotations": [],
