@@ -332,3 +332,32 @@ def test_importing_and_drawing_leave_the_users_matplotlib_backend_alone(tmp_path
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["svg", "0"]
     assert (tmp_path / "f.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.engine
+def test_cdfs_split_an_algorithm_by_rtt_where_its_flows_differ():
+    # Issue 29: per-algorithm CDFs pooled a 10 ms and a 50 ms BBR flow into one RTT
+    # distribution. BBR at 10 and 50 ms get a line each; CUBIC (one RTT) stays one line.
+    import tcplab
+    from tcplab.report.series import cdf_groups
+
+    spec = {
+        "experiment": {"duration": "3s"},
+        "bottleneck": {"rate": "20Mbps", "delay": "2ms", "buffer": "1bdp"},
+        "flows": [
+            {"cc": "bbr", "rtt": "10ms"},
+            {"cc": "cubic", "rtt": "30ms"},
+            {"cc": "bbr", "rtt": "50ms"},
+        ],
+    }
+    res = tcplab.run(spec, report=False)
+    groups = [(label, cc, fids) for label, cc, fids, _ in cdf_groups(res.run)]
+    assert groups == [
+        ("bbr, 10 ms", "bbr", [0]),
+        ("bbr, 50 ms", "bbr", [2]),
+        ("cubic", "cubic", [1]),
+    ]
+    fig = res.report()
+    rtt_ax = next(ax for ax in fig.axes if ax.get_title(loc="left").startswith("RTT distribution"))
+    labels = [t.get_text().split(" (n=")[0] for t in rtt_ax.get_legend().get_texts()]
+    assert labels == ["bbr, 10 ms", "bbr, 50 ms", "cubic"]

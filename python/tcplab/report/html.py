@@ -338,13 +338,12 @@ def _stack(
 def _cdfs(run: Any) -> dict[str, Any]:
     """The RTT and per-flow throughput CDFs side by side, one line per algorithm."""
     colors = {cc: _hex(c) for cc, c in p.algorithm_colors(run).items()}
-    algo = sr.algorithm_of(run)
     rtt_col = "rtt_ms" if run.series["rtt_ms"].notna().any() else "srtt_ms"
     data = []
     for k, (col, scale) in enumerate(((rtt_col, 1.0), ("throughput_bps", MBIT))):
         wide = run.wide(col)
-        for cc in sr.algorithms(run):
-            cols = [f for f in wide.columns if algo.get(int(f)) == cc]
+        for label, cc, fids, j in sr.cdf_groups(run):
+            cols = [f for f in wide.columns if int(f) in fids]
             x, prob = (
                 sr.ecdf(wide[cols].to_numpy(dtype=float).ravel() / scale) if cols else ([], [])
             )
@@ -355,10 +354,14 @@ def _cdfs(run: Any) -> dict[str, Any]:
                     "mode": "lines",
                     "x": _values(xd),
                     "y": _values(pd_),
-                    "name": cc,
-                    "legendgroup": cc,
+                    "name": label,
+                    "legendgroup": label,
                     "showlegend": k == 0,
-                    "line": {"color": colors[cc], "shape": "hv"},
+                    "line": {
+                        "color": colors[cc],
+                        "shape": "hv",
+                        "dash": DASHES[j % len(DASHES)],
+                    },
                     "xaxis": "x" if k == 0 else "x2",
                     "yaxis": "y" if k == 0 else "y2",
                 }

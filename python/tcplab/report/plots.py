@@ -368,14 +368,21 @@ def _cdf(ax: Any, run: RunData, column: str, scale: float) -> None:
         _no_data(ax, "not recorded")
         return
     colors = algorithm_colors(run)
-    algo = sr.algorithm_of(run)
     drawn = False
-    for cc in sr.algorithms(run):
-        cols = [f for f in wide.columns if algo.get(int(f)) == cc]
+    for label, cc, fids, k in sr.cdf_groups(run):
+        cols = [f for f in wide.columns if int(f) in fids]
         x, p = sr.ecdf(wide[cols].to_numpy(dtype=float).ravel() / scale)
         if len(x):
             xd, pd_ = sr.decimate(x, p, PIXELS)
-            ax.step(xd, pd_, where="post", color=colors[cc], lw=1.5, label=f"{cc} (n={len(x)})")
+            ax.step(
+                xd,
+                pd_,
+                where="post",
+                color=colors[cc],
+                ls=LINE_STYLES[k % len(LINE_STYLES)],
+                lw=1.5,
+                label=f"{label} (n={len(x)})",
+            )
             drawn = True
     if drawn:
         ax.set_ylim(0, 1.02)

@@ -180,3 +180,22 @@ def panel_title(key: str, detail: str = "") -> str:
     """The title of panel ``key`` (:data:`TIME_PANELS`), with ``detail`` after it."""
     title = dict(TIME_PANELS)[key]
     return f"{title} {detail}" if detail else title
+
+
+def cdf_groups(run: RunData) -> list[tuple[str, str, list[int], int]]:
+    """The groups of flows the report's CDFs draw one line each for: (label, algorithm,
+    flow ids, index among its algorithm's lines). One group per algorithm, split by RTT
+    where its flows' RTTs differ: pooling a 10 ms and a 50 ms BBR flow into one RTT
+    distribution drew a shape neither flow has (issue 29)."""
+    out = []
+    for cc in algorithms(run):
+        fids = [int(f) for f, c in run.flows["cc"].items() if str(c) == cc]
+        rtts = run.flows.loc[fids, "rtt_ms"] if "rtt_ms" in run.flows else None
+        distinct = [] if rtts is None else sorted({float(r) for r in rtts if r == r})
+        if len(distinct) <= 1:
+            out.append((cc, cc, fids, 0))
+            continue
+        for k, rtt in enumerate(distinct):
+            ids = [f for f in fids if float(run.flows.loc[f, "rtt_ms"]) == rtt]
+            out.append((f"{cc}, {rtt:g} ms", cc, ids, k))
+    return out
