@@ -143,8 +143,12 @@ pub const TCP_WSTAMP_NS: usize = 272;
 pub const RCV_NXT: usize = 280;
 pub const TCP_CLOCK_CACHE: usize = 288;
 pub const DELIVERED_MSTAMP: usize = 296;
+pub const HIGH_SEQ: usize = 304;
+pub const PRR_DELIVERED: usize = 308;
+pub const PRR_OUT: usize = 312;
+pub const REORDERING: usize = 316;
 /// Size of the socket image.
-pub const SOCK_SIZE: usize = 304;
+pub const SOCK_SIZE: usize = 320;
 
 pub static SOCK_COMMON: TStruct = TStruct {
     name: "sock_common",
@@ -265,6 +269,10 @@ pub static TCP_SOCK: TStruct = TStruct {
         int("rcv_nxt", RCV_NXT as u32, 4, false),
         int("tcp_clock_cache", TCP_CLOCK_CACHE as u32, 8, false),
         int("delivered_mstamp", DELIVERED_MSTAMP as u32, 8, false),
+        int("high_seq", HIGH_SEQ as u32, 4, false),
+        int("prr_delivered", PRR_DELIVERED as u32, 4, false),
+        int("prr_out", PRR_OUT as u32, 4, false),
+        int("reordering", REORDERING as u32, 4, false),
     ],
 };
 

@@ -2,7 +2,8 @@
 //! callback and read back after it. This is where the simulator's units become the
 //! kernel's (crates/cc/src/ops.rs lists where they differ):
 //!
-//! - `snd_una`, `snd_nxt`, `rcv_nxt` (and the `ack` argument of cong_avoid): segments -> bytes,
+//! - `snd_una`, `snd_nxt`, `rcv_nxt`, `high_seq` (and the `ack` argument of cong_avoid):
+//!   segments -> bytes,
 //!   `seq * mss_cache` truncated to u32, so they wrap like the kernel's;
 //! - `srtt_us`: plain us -> us << 3 (tcp_rtt_estimator's fixed point);
 //! - `lsndtime`, `snd_cwnd_stamp`: us -> tcp_jiffies32 at the loaded program's
@@ -128,6 +129,10 @@ pub fn store(tp: &CcView, img: &mut [u8; SOCK_SIZE], hz: u32) {
     put32(img, RCV_NXT, seq_bytes(tp.rcv_nxt, tp.mss_cache));
     put64(img, TCP_CLOCK_CACHE, tp.now_us.wrapping_mul(1000));
     put64(img, DELIVERED_MSTAMP, tp.delivered_mstamp_us);
+    put32(img, HIGH_SEQ, seq_bytes(tp.high_seq, tp.mss_cache));
+    put32(img, PRR_DELIVERED, tp.prr_delivered);
+    put32(img, PRR_OUT, tp.prr_out);
+    put32(img, REORDERING, tp.reordering);
 }
 
 /// The segment sequence number, near `near`, whose byte sequence number is `bytes`

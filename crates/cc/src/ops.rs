@@ -280,6 +280,16 @@ pub struct CcView {
     /// retransmitted had been sent app-limited (BBRv2/v3 kernels; read on
     /// `CaEvent::TlpRecovery`).
     pub tlp_orig_data_app_limited: bool,
+    /// `tp->high_seq` (segments): snd_nxt when the current CWR, Recovery or Loss episode
+    /// began; the episode ends once snd_una passes it.
+    pub high_seq: u64,
+    /// `tp->prr_delivered`, `tp->prr_out` (segments): PRR's counts in the current
+    /// reduction (RFC 6937, tcp_cwnd_reduction), delivered and sent since it began.
+    pub prr_delivered: u32,
+    pub prr_out: u32,
+    /// `tp->reordering` (segments): the reordering degree seen, DupThresh for loss
+    /// marking (net.ipv4.tcp_reordering = 3 at first, raised by tcp_check_sack_reordering).
+    pub reordering: u32,
     /// The simulated kernel's CONFIG_HZ (one of [`ALLOWED_HZ`]): how fast
     /// [`CcView::jiffies32`] ticks. Read-only for algorithms; they convert with it where
     /// the kernel uses `HZ` (`msecs_to_jiffies`, `usecs_to_jiffies`, `x * HZ`).
@@ -317,6 +327,9 @@ pub fn jiffies32_at(us: u64, hz: u32) -> u32 {
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 /// `TCP_INIT_CWND` (include/net/tcp.h), RFC 6928.
 pub const TCP_INIT_CWND: u32 = 10;
+/// `sysctl_tcp_reordering`'s default, `TCP_FASTRETRANS_THRESH` (include/net/tcp.h): a
+/// fresh socket's `tp->reordering`.
+pub const TCP_REORDERING: u32 = 3;
 
 impl CcView {
     /// A fresh socket as `tcp_init_sock` leaves it: cwnd 10, infinite ssthresh, no RTT.
@@ -359,6 +372,10 @@ impl CcView {
             ack_now: false,
             send_ack: None,
             tlp_orig_data_app_limited: false,
+            high_seq: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            reordering: TCP_REORDERING,
             hz: DEFAULT_HZ,
         }
     }

@@ -284,7 +284,7 @@ impl Sender {
         // could go, F-RTO ends and the lost segments are retransmitted as usual.
         if rexmit_new {
             self.try_send_new(now, io);
-            if self.tp.snd_nxt > self.high_seq {
+            if self.tp.snd_nxt > self.tp.high_seq {
                 return;
             }
             self.frto = false;
@@ -397,7 +397,7 @@ impl Sender {
         let mut flag = FLAG_DATA_SACKED;
         if !seg.has(EVER_RETRANS) {
             times.note(seg.tx_us);
-            if seq < self.high_seq {
+            if seq < self.tp.high_seq {
                 flag |= FLAG_ORIG_SACK_ACKED;
             }
             // A never-retransmitted segment in a hole below the highest SACKed one
@@ -469,7 +469,7 @@ impl Sender {
                 times.note(seg.tx_us);
                 reord = reord.min(seq);
                 // Segment seq ends at seq + 1: !after(end_seq, high_seq).
-                if seq < self.high_seq {
+                if seq < self.tp.high_seq {
                     flag |= FLAG_ORIG_SACK_ACKED;
                 }
             }

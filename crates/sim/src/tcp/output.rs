@@ -136,7 +136,7 @@ impl Sender {
             }
         }
         if self.in_cwnd_reduction() {
-            self.prr_out += 1;
+            self.tp.prr_out += 1;
         }
         self.data_segs_out += 1;
         self.stats.sent_packets += 1;

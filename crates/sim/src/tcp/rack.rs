@@ -78,7 +78,7 @@ impl Sender {
     /// sacked_out >= tp->reordering; else min(min_rtt / 4 * reo_wnd_steps, srtt).
     fn rack_reo_wnd_us(&self) -> u64 {
         if self.ro.reord_seen == 0
-            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= self.ro.reordering)
+            && (self.tp.ca_state >= CaState::Recovery || self.tp.sacked_out >= self.tp.reordering)
         {
             return 0;
         }

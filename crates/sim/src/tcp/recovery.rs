@@ -37,7 +37,7 @@ impl Sender {
             self.ro.retrans_stamp = 0;
         }
         // D. Exit conditions: Recovery ends once everything sent before it is acked.
-        if self.tp.ca_state == CaState::Recovery && una >= self.high_seq {
+        if self.tp.ca_state == CaState::Recovery && una >= self.tp.high_seq {
             // tcp_try_undo_recovery (undo if every retransmission was D-SACKed or the
             // ACK echoes an original's timestamp) sets Open, then tcp_end_cwnd_reduction
             // (which leaves an undone cwnd alone).
@@ -46,7 +46,7 @@ impl Sender {
         }
         // CWR is held until something above high_seq is acked, so that the CWR flag
         // reached the receiver.
-        if self.tp.ca_state == CaState::Cwr && una > self.high_seq {
+        if self.tp.ca_state == CaState::Cwr && una > self.tp.high_seq {
             self.end_cwnd_reduction();
             self.set_ca_state(CaState::Open);
         }
@@ -105,7 +105,7 @@ impl Sender {
     /// ends); Open with `tcp_try_undo_recovery` once everything sent before the
     /// timeout is acked.
     fn process_loss(&mut self, flag: u32, dupack: bool) -> bool {
-        let recovered = self.tp.snd_una >= self.high_seq;
+        let recovered = self.tp.snd_una >= self.tp.high_seq;
         if flag & FLAG_SND_UNA_ADVANCED != 0 && self.try_undo_loss(false) {
             return false;
         }
@@ -114,12 +114,12 @@ impl Sender {
             if flag & FLAG_ORIG_SACK_ACKED != 0 && self.try_undo_loss(true) {
                 return false;
             }
-            if self.tp.snd_nxt > self.high_seq {
+            if self.tp.snd_nxt > self.tp.high_seq {
                 if flag & FLAG_DATA_SACKED != 0 || dupack {
                     self.frto = false; // Step 3.a: the loss was real.
                 }
             } else if flag & FLAG_SND_UNA_ADVANCED != 0 && !recovered {
-                self.high_seq = self.tp.snd_nxt;
+                self.tp.high_seq = self.tp.snd_nxt;
                 // Step 2.b: new data, if the application and the receive window have
                 // some (tcp_write_queue_empty, tcp_wnd_end after snd_nxt); else the
                 // conventional recovery.
@@ -219,7 +219,7 @@ impl Sender {
         };
         if self.tp.ca_state != state {
             self.set_ca_state(state);
-            self.high_seq = self.tp.snd_nxt;
+            self.tp.high_seq = self.tp.snd_nxt;
         }
     }
 
@@ -250,12 +250,12 @@ impl Sender {
     /// `tcp_init_cwnd_reduction`: remember where the reduction began and ask the
     /// algorithm for the new ssthresh.
     pub(super) fn init_cwnd_reduction(&mut self) {
-        self.high_seq = self.tp.snd_nxt;
+        self.tp.high_seq = self.tp.snd_nxt;
         self.tlp_high_seq = None;
         self.tp.snd_cwnd_cnt = 0;
         self.tp.prior_cwnd = self.tp.snd_cwnd;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
+        self.tp.prr_delivered = 0;
+        self.tp.prr_out = 0;
         self.tp.snd_ssthresh = self.cc.ssthresh(&self.tp);
         // tcp_ecn_queue_cwr: tell the receiver on the next new segment.
         self.ecn_queue_cwr |= self.tp.ecn_ok;
@@ -291,24 +291,24 @@ impl Sender {
         }
         let in_flight = tcp_packets_in_flight(&self.tp) as i64;
         let delta = self.tp.snd_ssthresh as i64 - in_flight;
-        self.prr_delivered += newly_acked_sacked;
+        self.tp.prr_delivered += newly_acked_sacked;
         let mut sndcnt: i64;
         if delta < 0 {
             // RFC 6937: sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out
-            let dividend = self.tp.snd_ssthresh as u64 * self.prr_delivered as u64
+            let dividend = self.tp.snd_ssthresh as u64 * self.tp.prr_delivered as u64
                 + self.tp.prior_cwnd as u64
                 - 1;
-            sndcnt = (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64;
+            sndcnt = (dividend / self.tp.prior_cwnd as u64) as i64 - self.tp.prr_out as i64;
         } else {
-            sndcnt =
-                (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            sndcnt = (self.tp.prr_delivered as i64 - self.tp.prr_out as i64)
+                .max(newly_acked_sacked as i64);
             if snd_una_advanced && newly_lost == 0 {
                 sndcnt += 1;
             }
             sndcnt = sndcnt.min(delta);
         }
         // Force a fast retransmit upon entering fast recovery.
-        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        sndcnt = sndcnt.max(if self.tp.prr_out > 0 { 0 } else { 1 });
         self.tp.snd_cwnd = (in_flight + sndcnt).max(1) as u32;
     }
 }

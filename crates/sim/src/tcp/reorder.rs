@@ -41,7 +41,7 @@ use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 
 /// `sysctl_tcp_reordering` (TCP_FASTRETRANS_THRESH): the initial `tp->reordering`.
-pub const TCP_REORDERING: u32 = 3;
+pub use tcplab_cc::ops::TCP_REORDERING;
 /// `sysctl_tcp_max_reordering` (net/ipv4/tcp_ipv4.c): the cap on `tp->reordering`.
 pub const TCP_MAX_REORDERING: u32 = 300;
 /// `TCP_RACK_RECOVERY_THRESH` (include/net/tcp.h): recoveries a widened window lasts.
@@ -49,8 +49,6 @@ pub const TCP_RACK_RECOVERY_THRESH: u8 = 16;
 
 /// The sender's reordering and undo state.
 pub struct ReorderState {
-    /// `tp->reordering` (segments).
-    pub reordering: u32,
     /// `tp->reord_seen`: reordering events observed.
     pub reord_seen: u64,
     /// `tp->undo_marker`: snd_una when the current episode began (None: no undo).
@@ -76,7 +74,6 @@ pub struct ReorderState {
 impl Default for ReorderState {
     fn default() -> Self {
         ReorderState {
-            reordering: TCP_REORDERING,
             reord_seen: 0,
             undo_marker: None,
             undo_retrans: 0,
@@ -95,7 +92,7 @@ impl Default for ReorderState {
 impl Sender {
     /// (recoveries undone, `tp->reordering`, `tp->reord_seen`), for the run's counters.
     pub fn reorder_counts(&self) -> (u64, u32, u64) {
-        (self.ro.undos, self.ro.reordering, self.ro.reord_seen)
+        (self.ro.undos, self.tp.reordering, self.ro.reord_seen)
     }
 
     /// `tcp_highest_sack_seq`: the end of the highest SACKed segment, snd_una with none.
@@ -183,8 +180,8 @@ impl Sender {
             return;
         }
         let metric = fack - low_seq;
-        if metric > self.ro.reordering as u64 {
-            self.ro.reordering = metric.min(TCP_MAX_REORDERING as u64) as u32;
+        if metric > self.tp.reordering as u64 {
+            self.tp.reordering = metric.min(TCP_MAX_REORDERING as u64) as u32;
         }
         self.ro.reord_seen += 1;
     }

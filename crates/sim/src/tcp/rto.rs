@@ -78,7 +78,7 @@ impl Sender {
         let state = self.tp.ca_state;
         let new_recovery = state < CaState::Recovery;
         if state <= CaState::Disorder
-            || self.high_seq <= self.tp.snd_una
+            || self.tp.high_seq <= self.tp.snd_una
             || (state == CaState::Loss && self.rto_retransmits == 0)
         {
             self.tp.prior_ssthresh = self.current_ssthresh();
@@ -91,7 +91,7 @@ impl Sender {
         self.tp.snd_cwnd_cnt = 0;
         self.tp.snd_cwnd_stamp_us = self.tp.now_us;
         self.set_ca_state(CaState::Loss);
-        self.high_seq = self.tp.snd_nxt;
+        self.tp.high_seq = self.tp.snd_nxt;
         // tcp_ecn_queue_cwr
         self.ecn_queue_cwr |= self.tp.ecn_ok;
         // F-RTO step 1 (RFC 5682 Sec. 3.1; Sec. 3.2 for repeated timeouts on the same

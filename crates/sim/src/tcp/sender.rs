@@ -79,10 +79,6 @@ pub struct Sender {
     /// The SYN-ACK's round trip, when the connection is established by a handshake
     /// (`tcp.handshake`): the first RTT sample, taken before the algorithm's `init`.
     pub(super) handshake_rtt: Option<Dur>,
-    /// `tp->high_seq`: snd_nxt when the current Recovery/Loss began.
-    pub(super) high_seq: u64,
-    pub(super) prr_delivered: u32,
-    pub(super) prr_out: u32,
     /// The three highest SACKed sequence numbers, highest first (RFC 6675 IsLost).
     pub(super) top_sacked: [u64; 3],
     pub(super) n_top_sacked: usize,
@@ -175,9 +171,6 @@ impl Sender {
             offered_segs: 0,
             app,
             started: false,
-            high_seq: 0,
-            prr_delivered: 0,
-            prr_out: 0,
             top_sacked: [0; 3],
             n_top_sacked: 0,
             lost_scan: 0,

@@ -168,6 +168,10 @@ struct tcp_sock {
 	__u64 tcp_wstamp_ns; /* ns: earliest departure time of the next skb */
 	__u8 ecn_flags;
 	__u32 rcv_nxt; /* bytes; the receiving side's next expected sequence number */
+	__u32 high_seq; /* bytes: snd_nxt when the CWR/Recovery/Loss episode began */
+	__u32 prr_delivered; /* PRR (RFC 6937): segments delivered in this reduction */
+	__u32 prr_out; /* PRR: segments sent in this reduction */
+	__u32 reordering; /* segments: the reordering degree, DupThresh (3 at first) */
 };
 
 struct rate_sample {
