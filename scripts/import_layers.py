@@ -45,6 +45,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("tcplab.report",)),
     ("orchestration", ("tcplab.runs",)),
     ("reproduce", ("tcplab.reproduce",)),
+    # Learning environments: specs, lowering, the stepping engine and run directories.
+    ("gym", ("tcplab.gym",)),
     ("entry", ("tcplab.cli", "tcplab.api", "tcplab.__main__", "=tcplab")),
 ]
 

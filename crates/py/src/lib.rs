@@ -15,6 +15,8 @@ use tcplab_controllers::Controllers;
 use tcplab_sim::time::SimTime;
 use tcplab_sim::{SimError, World, WorldConfig};
 
+mod stepping;
+
 /// How many progress callbacks a run makes (about).
 const PROGRESS_STEPS: u64 = 100;
 /// How many slices a run is cut into, progress or not: between two slices the GIL is
@@ -265,5 +267,6 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_object, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_patched, m)?)?;
+    m.add_class::<stepping::Stepper>()?;
     Ok(())
 }

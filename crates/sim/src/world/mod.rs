@@ -21,6 +21,7 @@ use crate::time::{Dur, Rate, SimTime};
 
 mod onoff;
 mod sources;
+pub mod stepping;
 
 /// The series columns a run of `cfg` writes (`record::series_columns`), from its flows'
 /// algorithms as `cc` builds them for the run, without running it.
