@@ -16,7 +16,6 @@ gymnasium = pytest.importorskip("gymnasium", reason="the gym extra's gymnasium i
 pytest.importorskip("tcplab._engine", reason="needs the compiled engine")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
-
 from tcplab.gym import ENV_ID, Aurora, CongestionControlEnv, Orca, Scenarios  # noqa: E402
 from tcplab.gym.simulation import FlowState, Interval, Simulation  # noqa: E402
 
@@ -56,11 +55,23 @@ def test_aurora_observation_and_reward_by_hand():
     a.prev_rtt_us = None
     a.feats = np.tile(np.array([0.0, 1.0, 1.0], np.float32), (2, 1))
     st = _st(srtt_us=44_000)
-    first = _iv(duration_us=10_000, sent_bytes=14_480, acked_bytes=14_480, rtt_samples=5,
-                rtt_mean_us=44_000, rtt_min_us=40_000)
+    first = _iv(
+        duration_us=10_000,
+        sent_bytes=14_480,
+        acked_bytes=14_480,
+        rtt_samples=5,
+        rtt_mean_us=44_000,
+        rtt_min_us=40_000,
+    )
     a.observe(first, st)
-    second = _iv(duration_us=10_000, sent_bytes=30_000, acked_bytes=28_960, rtt_samples=10,
-                 rtt_mean_us=45_000, rtt_min_us=42_000)
+    second = _iv(
+        duration_us=10_000,
+        sent_bytes=30_000,
+        acked_bytes=28_960,
+        rtt_samples=10,
+        rtt_mean_us=45_000,
+        rtt_min_us=42_000,
+    )
     obs = a.observe(second, st)
     # history 2: [first's row, second's row]; first: gradient 0 (no previous), ratio
     # 44/40 = 1.1, sending ratio 1.
@@ -84,11 +95,18 @@ def test_orca_observation_and_reward_by_hand():
     o = Orca()
     o.reset(None, 0, np.random.default_rng(0))
     o.prev_action = 0.5
-    iv = _iv(duration_us=20_000, acked_bytes=50_000, lost_pkts=2, rtt_samples=10,
-             rtt_mean_us=60_000, rtt_min_us=40_000)
+    iv = _iv(
+        duration_us=20_000,
+        acked_bytes=50_000,
+        lost_pkts=2,
+        rtt_samples=10,
+        rtt_mean_us=60_000,
+        rtt_min_us=40_000,
+    )
     obs = o.observe(iv, _st(cwnd_pkts=100, srtt_us=60_000))
-    np.testing.assert_allclose(obs, [1.0, 1.5, 2 / (50_000 / 1448 + 2), 100 / 69.06077, 0.5],
-                               rtol=1e-5)
+    np.testing.assert_allclose(
+        obs, [1.0, 1.5, 2 / (50_000 / 1448 + 2), 100 / 69.06077, 0.5], rtol=1e-5
+    )
     assert o.reward(iv, _st()) == pytest.approx(0.4736, abs=1e-6)
 
 
@@ -191,7 +209,7 @@ def test_a_stepped_run_without_writes_equals_tcplab_run():
 
 def test_writes_are_refused_naming_the_argument():
     sim = Simulation(SMALL.sample(5, "cubic"))
-    with pytest.raises(ValueError, match="pacing_rate|only cc = \"external\""):
+    with pytest.raises(ValueError, match='pacing_rate|only cc = "external"'):
         sim.set_pacing_rate(0, 1e6)
     with pytest.raises(ValueError, match="flow"):
         sim.set_cwnd(9, 10)

@@ -23,10 +23,10 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from tcplab.errors import SpecError
 from tcplab.gym.presets import PRESETS, Preset
 from tcplab.gym.scenarios import Scenarios
 from tcplab.gym.simulation import Simulation, SpecLike, as_spec
-from tcplab.errors import SpecError
 from tcplab.specs.units import parse_time
 
 
@@ -52,7 +52,7 @@ class CongestionControlEnv(gymnasium.Env):
         if isinstance(scenarios, (str, Path)):
             scenarios = Scenarios.load(scenarios)
         self.scenarios = scenarios
-        self.spec = as_spec(spec) if spec is not None else None
+        self.base_spec = as_spec(spec) if spec is not None else None
         if isinstance(preset, str):
             if preset not in PRESETS:
                 raise SpecError([("preset", f"unknown {preset!r}; known: {', '.join(PRESETS)}")])
@@ -79,8 +79,8 @@ class CongestionControlEnv(gymnasium.Env):
     def _episode_spec(self, seed: int) -> dict[str, Any]:
         if self.scenarios is not None:
             return self.scenarios.sample(seed, self.preset.controlled_cc)
-        assert self.spec is not None
-        d = self.spec.to_dict()
+        assert self.base_spec is not None
+        d = self.base_spec.to_dict()
         d.setdefault("experiment", {})["seed"] = seed
         return d
 

@@ -26,12 +26,12 @@ spec reads as one a person would write.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import tomllib
 
 from tcplab.errors import SpecError
 

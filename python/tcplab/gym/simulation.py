@@ -41,7 +41,11 @@ SpecLike = Spec | str | Path | dict
 def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
     """A validated Spec from a Spec, a TOML path or a dictionary (as ``tcplab.run``)."""
     if isinstance(spec, Spec):
-        return parse_spec(apply_overrides(spec.to_dict(), overrides, "overrides")) if overrides else spec
+        return (
+            parse_spec(apply_overrides(spec.to_dict(), overrides, "overrides"))
+            if overrides
+            else spec
+        )
     if isinstance(spec, dict):
         return parse_spec(apply_overrides(spec, overrides, "overrides") if overrides else spec)
     return load_spec(spec, overrides, what="overrides")
