@@ -215,3 +215,36 @@ def test_writes_are_refused_naming_the_argument():
         sim.set_cwnd(9, 10)
     with pytest.raises(Exception, match="exactly one"):
         sim.advance()
+
+
+def test_gymnasiums_vector_api_steps_several_environments():
+    envs = gymnasium.make_vec(
+        ENV_ID, num_envs=2, vectorization_mode="sync", scenarios=SMALL, preset="orca"
+    )
+    obs, _ = envs.reset(seed=[1, 2])
+    assert obs.shape == (2, 5)
+    obs, rewards, term, trunc, _ = envs.step(np.zeros((2, 1), np.float32))
+    assert obs.shape == (2, 5) and rewards.shape == (2,)
+    envs.close()
+
+
+def test_an_external_flow_without_an_agent_is_a_fixed_window_in_a_plain_run():
+    """`cc = "external"` with `params = { cwnd = 20 }` alone on 100 Mbit/s, 40 ms: the
+    window never grows, so goodput is 20 x 1448 bytes per RTT (40.15 ms: 40 ms plus a
+    1500-byte segment's serialization at 100 Mbit/s, 0.12 ms, and at the 10 Gbit/s access
+    links, the ACK's small share): 20 x 1448 x 8 / 0.04015 = 5.77 Mbit/s once running
+    (the first RTT of 2 s is the handshake: 0.04 s of nothing, so 2 s average 5.66)."""
+    import tcplab
+
+    r = tcplab.run(
+        {
+            "experiment": {"duration": "2s"},
+            "bottleneck": {"rate": "100Mbps", "buffer": "1bdp"},
+            "flows": [{"cc": "external", "rtt": "40ms", "params": {"cwnd": 20}}],
+        },
+        report=False,
+    )
+    row = r.summary.iloc[0]
+    assert row["cc"] == "external"
+    assert row["mean_cwnd_pkts"] == pytest.approx(20, abs=0.01)
+    assert row["goodput_bps"] == pytest.approx(5.66e6, rel=0.03)
