@@ -40,8 +40,8 @@ def main() -> None:
         (shim / name).write_text(text)
     sys.argv = sys.argv[:1]  # PCC-RL parses sys.argv itself
     sys.path[:0] = [str(shim), str(a.pccrl / "src" / "gym"), str(a.pccrl / "src")]
-    import numpy as np
     import network_sim as ns  # type: ignore[import-not-found]
+    import numpy as np
 
     env = ns.SimulatedNetworkEnv()
     bw = 100e6 / 8 / 1500

@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab._engine",
             "tcplab.bpf",
             "tcplab.bpf_loader",
+            "tcplab.policy",
             "tcplab.metric_table",
         ),
     ),

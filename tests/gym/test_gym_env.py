@@ -5,7 +5,6 @@ reads."""
 
 import csv
 import json
-import math
 import subprocess
 import sys
 
@@ -16,6 +15,7 @@ gymnasium = pytest.importorskip("gymnasium", reason="the gym extra's gymnasium i
 pytest.importorskip("tcplab._engine", reason="needs the compiled engine")
 
 from gymnasium.utils.env_checker import check_env  # noqa: E402
+from tcplab.engine import engine  # noqa: E402
 from tcplab.gym import ENV_ID, Aurora, CongestionControlEnv, Orca, Scenarios  # noqa: E402
 from tcplab.gym.simulation import FlowState, Interval, Simulation  # noqa: E402
 
@@ -51,9 +51,7 @@ def test_aurora_observation_and_reward_by_hand():
     segments lost: loss ratio 5 / (20 + 5) = 0.2, 2000 x 0.2 = 400 less: 18.861667.
     """
     a = Aurora(history=2)
-    a.min_rtt_us = math.inf
-    a.prev_rtt_us = None
-    a.feats = np.tile(np.array([0.0, 1.0, 1.0], np.float32), (2, 1))
+    a._obs = engine().AuroraObservation(2)  # what reset() makes: the engine's own code
     st = _st(srtt_us=44_000)
     first = _iv(
         duration_us=10_000,
@@ -110,17 +108,9 @@ def test_orca_observation_and_reward_by_hand():
     assert o.reward(iv, _st()) == pytest.approx(0.4736, abs=1e-6)
 
 
-class FixedRateAurora(Aurora):
-    """Aurora starting at exactly 10 Mbit/s (not the seeded 0.3-1.5 x the bottleneck)."""
-
-    def reset(self, sim, flow, rng):
-        super().reset(sim, flow, rng)
-        self.rate_bps = 10e6
-        self._write(sim, flow, srtt_us=0.0)
-
-
 def test_aurora_on_a_tiny_path_by_hand():
-    """One external flow paced at 10 Mbit/s (action 0 keeps the rate) over a 20 Mbit/s,
+    """One external flow paced at 10 Mbit/s (start_fraction 0.5 of the bottleneck; action
+    0 keeps the rate) over a 20 Mbit/s,
     40 ms bottleneck: no queue, no loss. Per 100 ms interval, 10e6 / 8 x 0.1 = 125 000
     bytes of payload leave and are acked (86.3 segments: +- one 1448-byte segment).
     RTT: 40 ms propagation + a 1500-byte segment's serialization at 20 Mbit/s (0.6 ms)
@@ -134,7 +124,9 @@ def test_aurora_on_a_tiny_path_by_hand():
         "bottleneck": {"rate": "20Mbps", "buffer": "2bdp"},
         "flows": [{"cc": "external", "rtt": "40ms"}],
     }
-    env = CongestionControlEnv(spec=spec, preset=FixedRateAurora(history=1), interval="100ms")
+    env = CongestionControlEnv(
+        spec=spec, preset=Aurora(history=1, start_fraction=0.5), interval="100ms"
+    )
     env.reset(seed=0)
     for _ in range(12):
         obs, reward, _, _, info = env.step(np.zeros(1, np.float32))
@@ -248,3 +240,79 @@ def test_an_external_flow_without_an_agent_is_a_fixed_window_in_a_plain_run():
     assert row["cc"] == "external"
     assert row["mean_cwnd_pkts"] == pytest.approx(20, abs=0.01)
     assert row["goodput_bps"] == pytest.approx(5.66e6, rel=0.03)
+
+
+POLICY = {
+    "format": "tcplab-policy/1",
+    "name": "test-linear",
+    "preset": "aurora",
+    "history": 10,
+    "rtt_fraction": 0.5,
+    "start_fraction": 0.8,
+    "transform": "aurora_log",
+    "layers": [
+        {
+            # Raise the rate while the sending ratio is 1, cut it as latency grows.
+            "weights": [[0.0, -8.0, -2.0] * 10 + [1.0]],
+            "bias": [0.5],
+            "activation": "linear",
+        }
+    ],
+}
+
+
+def test_a_policy_runs_in_the_engine_as_it_ran_in_the_environment(tmp_path):
+    """cc = "policy:FILE" in a plain tcplab.run gives the run the environment gives when
+    the same network acts on its observations: the same engine code observes, decides
+    and writes, so every flow's metrics agree exactly (the flow's name aside)."""
+    import json as _json
+
+    import tcplab
+
+    path = tmp_path / "policy.json"
+    path.write_text(_json.dumps(POLICY))
+    spec = {
+        "experiment": {"duration": "3s", "seed": 4},
+        "bottleneck": {"rate": "12Mbps", "buffer": "1bdp", "loss": 0.002},
+        "flows": [{"cc": "external", "rtt": "50ms"}, {"cc": "cubic", "rtt": "50ms"}],
+    }
+    policy = engine().Policy(_json.dumps(POLICY))
+    env = CongestionControlEnv(
+        spec=spec, preset=Aurora(start_fraction=0.8), interval="rtt", rtt_fraction=0.5
+    )
+    obs, _ = env.reset(seed=4)
+    steps = 0
+    while True:
+        obs, _, _, trunc, _ = env.step(np.array([policy.act(obs.tolist())], np.float32))
+        steps += 1
+        if trunc:
+            break
+    assert steps > 50
+    stepped = env.finish()
+    # The episode's spec (its seed drawn from reset's), flow 0 now the policy file.
+    spec = _json.loads(_json.dumps(env.episode_spec))
+    spec["flows"][0]["cc"] = f"policy:{path}"
+    inside = tcplab.run(spec, report=False)
+    assert inside.summary["cc"].tolist() == ["policy:test-linear", "cubic"]
+    a = stepped.summary.drop(columns=["cc"])
+    b = inside.summary.drop(columns=["cc"])
+    assert a.equals(b), (a.T, b.T)
+    assert stepped.aggregate == inside.aggregate
+
+
+def test_a_bad_policy_file_is_refused_naming_the_field(tmp_path):
+    import json as _json
+
+    import tcplab
+    from tcplab.errors import SpecError
+
+    bad = dict(POLICY, layers=[{"weights": [[1.0, 2.0]], "bias": [0.0]}])
+    path = tmp_path / "bad.json"
+    path.write_text(_json.dumps(bad))
+    spec = {
+        "experiment": {"duration": "1s"},
+        "bottleneck": {"rate": "10Mbps"},
+        "flows": [{"cc": f"policy:{path}", "rtt": "40ms"}],
+    }
+    with pytest.raises(SpecError, match=r"flows\[0\]\.cc.*layers\[0\]\.weights\[0\]: has 2 inputs"):
+        tcplab.run(spec, report=False)

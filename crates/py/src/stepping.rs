@@ -15,7 +15,10 @@ use tcplab_sim::time::SimTime;
 use tcplab_sim::world::stepping::{FlowState, IntervalStats, StepError, Stepper as Inner};
 use tcplab_sim::World;
 
-use crate::{panic_message, parse, sim_err};
+use tcplab_sim::world::agent;
+use tcplab_sim::WorldConfig;
+
+use crate::{panic_message, parse, sim_err, PROGRESS_STEPS, SLICES};
 
 fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f))
@@ -224,5 +227,133 @@ impl Stepper {
             .allow_threads(|| guard(|| s.finish()))?
             .map_err(sim_err)?;
         pythonize::pythonize(py, &out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+    }
+}
+
+/// `run` for a config with agents (trained policies, world/agent.rs): the agents step
+/// their flows at their intervals in Rust; progress and signals between slices as `run`.
+pub(crate) fn run_with_agents<'py>(
+    py: Python<'py>,
+    cfg: &WorldConfig,
+    world: World,
+    progress: Option<PyObject>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut agents = agent::Agents::new(cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mut s = Inner::new(world);
+    let every = SLICES / PROGRESS_STEPS;
+    let mut k = 0u64;
+    guard(|| {
+        agent::run(&mut s, &mut agents, SLICES, |t| -> PyResult<()> {
+            k += 1;
+            py.check_signals()?;
+            if let (Some(cb), true) = (&progress, k % every == 0) {
+                cb.call1(py, (t.secs_f64(),))?;
+            }
+            Ok(())
+        })
+    })??;
+    let out = py
+        .allow_threads(|| guard(|| s.finish()))?
+        .map_err(sim_err)?;
+    pythonize::pythonize(py, &out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
+}
+
+fn interval_from(t: [f64; 10]) -> IntervalStats {
+    IntervalStats {
+        duration_us: t[0] as u64,
+        sent_bytes: t[1] as u64,
+        acked_bytes: t[2] as u64,
+        delivered_bytes: t[3] as u64,
+        lost_pkts: t[4] as u64,
+        retransmitted_pkts: t[5] as u64,
+        rto_count: t[6] as u64,
+        rtt_samples: t[7] as u64,
+        rtt_mean_us: t[8],
+        rtt_min_us: t[9] as u64,
+    }
+}
+
+/// Aurora's observation history (world/agent.rs), the one code the training environment
+/// and an in-engine policy use: `push(interval, srtt_us)` takes an interval in
+/// INTERVAL_FIELDS order and returns the observation (float32 values).
+#[pyclass(module = "tcplab._engine")]
+pub struct AuroraObservation {
+    inner: agent::AuroraObservation,
+}
+
+#[pymethods]
+impl AuroraObservation {
+    #[new]
+    fn new(history: usize) -> PyResult<Self> {
+        if history == 0 || history > 1000 {
+            return Err(PyValueError::new_err("history: must be in 1..=1000"));
+        }
+        Ok(AuroraObservation {
+            inner: agent::AuroraObservation::new(history),
+        })
+    }
+    fn push(&mut self, interval: [f64; 10], srtt_us: f64) -> Vec<f32> {
+        self.inner.push(&interval_from(interval), srtt_us).to_vec()
+    }
+}
+
+/// Aurora's reward for an interval (INTERVAL_FIELDS order) and srtt (us).
+#[pyfunction]
+pub(crate) fn aurora_reward(interval: [f64; 10], srtt_us: f64) -> f64 {
+    agent::aurora_reward(&interval_from(interval), srtt_us)
+}
+
+/// Aurora's rate change for an action.
+#[pyfunction]
+pub(crate) fn aurora_rate(rate_bps: f64, action: f64) -> f64 {
+    agent::aurora_rate(rate_bps, action)
+}
+
+/// What Aurora writes for a rate: (rate clamped to the bottleneck's [0.01, 2] x, cwnd).
+#[pyfunction]
+pub(crate) fn aurora_write(rate_bps: f64, bottleneck_bps: f64, srtt_us: f64) -> (f64, u32) {
+    agent::aurora_write(rate_bps, bottleneck_bps, srtt_us)
+}
+
+fn parse_policy(policy_json: &str) -> PyResult<(agent::PolicyConfig, agent::Mlp)> {
+    let p: agent::PolicyConfig =
+        serde_json::from_str(policy_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let mlp = agent::Mlp::new(&p).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((p, mlp))
+}
+
+/// Check a policy file's JSON text; ValueError("field: message").
+#[pyfunction]
+pub(crate) fn check_policy(policy_json: &str) -> PyResult<()> {
+    guard(|| parse_policy(policy_json).map(|_| ()))?
+}
+
+/// A policy (JSON text, world/agent.rs's PolicyConfig): `act(observation) -> action`, the
+/// network the engine evaluates for `cc = "policy:FILE"`.
+#[pyclass(module = "tcplab._engine")]
+pub struct Policy {
+    mlp: agent::Mlp,
+    history: usize,
+}
+
+#[pymethods]
+impl Policy {
+    #[new]
+    fn new(policy_json: &str) -> PyResult<Self> {
+        let (p, mlp) = guard(|| parse_policy(policy_json))??;
+        Ok(Policy {
+            mlp,
+            history: p.history,
+        })
+    }
+    fn act(&self, observation: Vec<f32>) -> PyResult<f64> {
+        if observation.len() != 3 * self.history {
+            return Err(PyValueError::new_err(format!(
+                "observation: {} values; this policy reads {}",
+                observation.len(),
+                3 * self.history
+            )));
+        }
+        Ok(self.mlp.act(&observation))
     }
 }

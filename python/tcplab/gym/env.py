@@ -17,6 +17,7 @@ first sample). An episode ends by truncation when the spec's duration is reached
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -102,8 +103,12 @@ class CongestionControlEnv(gymnasium.Env):
                     )
                 ]
             )
-        rtts = [f["rtt"] for f in self.episode_spec.get("flows", []) if "rtt" in f]
-        self._base_rtt_ns = parse_time(rtts[0]) if rtts else 40_000_000
+        # Before the first RTT sample an "rtt" interval uses the flow's two-way propagation
+        # delay, as an in-engine policy does (crates/sim/src/world/agent.rs base_rtt_ns).
+        f, b = sim.config["flows"][self.flow], sim.config["bottleneck"]
+        self._base_rtt_ns = 2 * (
+            f["sender_access"]["delay_ns"] + b["delay_ns"] + f["receiver_access"]["delay_ns"]
+        )
         self.preset.reset(sim, self.flow, self.np_random)
         obs, _ = self._advance()
         return obs, self._info()
@@ -116,7 +121,8 @@ class CongestionControlEnv(gymnasium.Env):
         else:
             srtt_us = sim.state(self.flow).srtt_us
             rtt_ns = srtt_us * 1000 if srtt_us > 0 else self._base_rtt_ns
-            step = max(1_000_000, round(self.rtt_fraction * rtt_ns))
+            # Rust's f64::round (half away from zero), as the in-engine agent rounds.
+            step = max(1_000_000, math.floor(self.rtt_fraction * rtt_ns + 0.5))
         return sim._s.now_ns + step
 
     def _advance(self) -> tuple[np.ndarray, float]:

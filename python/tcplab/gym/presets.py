@@ -25,7 +25,7 @@ ratio, times 0.001 (PCC-RL's REWARD_SCALE). Deviations:
   kernel's internal pacing, with cwnd written each interval to 2 x rate x srtt (at least
   10 segments) so that the window never binds; PCC-RL's sender has no window.
 - The starting rate is 0.3-1.5 x the bottleneck rate drawn from the episode's seed, as
-  PCC-RL draws it; the monitor interval defaults to the environment's (PCC-RL: 0.5 x the
+  PCC-RL draws it (or a fixed fraction, ``start_fraction``); the monitor interval defaults to the environment's (PCC-RL: 0.5 x the
   mean latency of the last interval, i.e. ``interval = "rtt"`` with ``rtt_fraction=0.5``).
 - Latency is the mean RTT sample of the interval (PCC-RL: mean "latency" of acked
   packets, the same quantity); an interval without a sample uses srtt.
@@ -58,6 +58,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from tcplab.engine import engine
 from tcplab.gym.simulation import FlowState, Interval, Simulation
 
 PCC_PACKET_BYTES = 1500  # PCC-RL's BYTES_PER_PACKET
@@ -91,7 +92,11 @@ class Preset:
 
 
 class Aurora(Preset):
-    """Aurora (Jay et al., ICML 2019); see the module docs."""
+    """Aurora (Jay et al., ICML 2019); see the module docs. The observation, reward, rate
+    change and what is written are the engine's (crates/sim/src/world/agent.rs), the
+    code a trained policy runs with in ``cc = "policy:FILE"``. ``start_fraction``: the
+    start rate over the bottleneck rate (None: drawn from 0.3-1.5 per episode, as PCC-RL
+    draws it; a policy file gives a number)."""
 
     name = "aurora"
     controlled_cc = "external"
@@ -101,68 +106,41 @@ class Aurora(Preset):
     FEATURE_LOW = (-1.0, 1.0, 0.0)
     FEATURE_HIGH = (10.0, 10000.0, 1000.0)
 
-    def __init__(self, history: int = 10) -> None:
+    def __init__(self, history: int = 10, start_fraction: float | None = None) -> None:
         self.history = history
+        self.start_fraction = start_fraction
         self.observation_space = spaces.Box(
             np.tile(np.array(self.FEATURE_LOW, np.float32), history),
             np.tile(np.array(self.FEATURE_HIGH, np.float32), history),
             dtype=np.float32,
         )
         self.action_space = spaces.Box(-10.0, 10.0, shape=(1,), dtype=np.float32)
+        self._eng = engine()
 
     def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
         self.bottleneck_bps = float(sim.config["bottleneck"]["rate_bps"])
-        self.rate_bps = float(rng.uniform(0.3, 1.5)) * self.bottleneck_bps
-        self.min_rtt_us = math.inf
-        self.prev_rtt_us: float | None = None
-        self.feats = np.tile(np.array([0.0, 1.0, 1.0], np.float32), (self.history, 1))
+        frac = self.start_fraction
+        if frac is None:
+            frac = float(rng.uniform(0.3, 1.5))
+        self.rate_bps = frac * self.bottleneck_bps
+        self._obs = self._eng.AuroraObservation(self.history)
         self._write(sim, flow, srtt_us=0.0)
 
     def _write(self, sim: Simulation, flow: int, srtt_us: float) -> None:
-        lo, hi = 0.01 * self.bottleneck_bps, 2.0 * self.bottleneck_bps
-        self.rate_bps = min(max(self.rate_bps, lo), hi)
+        self.rate_bps, cwnd = self._eng.aurora_write(self.rate_bps, self.bottleneck_bps, srtt_us)
         sim.set_pacing_rate(flow, self.rate_bps)
-        window = 2.0 * self.rate_bps / 8 * max(srtt_us, 1.0) / 1e6 / MSS
-        sim.set_cwnd(flow, max(10, math.ceil(window)))
+        sim.set_cwnd(flow, cwnd)
 
     def act(self, sim: Simulation, flow: int, action: np.ndarray) -> None:
-        a = min(max(float(np.asarray(action).reshape(-1)[0]), -10.0), 10.0)
-        d = a * self.DELTA_SCALE
-        self.rate_bps = self.rate_bps * (1.0 + d) if d >= 0 else self.rate_bps / (1.0 - d)
+        a = float(np.asarray(action).reshape(-1)[0])
+        self.rate_bps = self._eng.aurora_rate(self.rate_bps, a)
         self._write(sim, flow, sim.state(flow).srtt_us)
 
-    def latency_us(self, iv: Interval, st: FlowState) -> float:
-        return iv.rtt_mean_us if iv.rtt_samples > 0 else st.srtt_us
-
     def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
-        lat = self.latency_us(iv, st)
-        if iv.rtt_samples > 0:
-            self.min_rtt_us = min(self.min_rtt_us, iv.rtt_min_us)
-        dur = iv.duration_us
-        if self.prev_rtt_us is None or lat <= 0 or dur <= 0:
-            gradient = 0.0
-        else:
-            gradient = (lat - self.prev_rtt_us) / dur
-        if lat > 0:
-            self.prev_rtt_us = lat
-        ratio = lat / self.min_rtt_us if lat > 0 and math.isfinite(self.min_rtt_us) else 1.0
-        send_ratio = iv.sent_bytes / iv.acked_bytes if iv.acked_bytes > 0 else 1.0
-        # Plain floats: np.clip on three numbers costs more than the engine's step.
-        lo, hi = self.FEATURE_LOW, self.FEATURE_HIGH
-        row = [min(max(v, lo[k]), hi[k]) for k, v in enumerate((gradient, ratio, send_ratio))]
-        self.feats[:-1] = self.feats[1:]
-        self.feats[-1] = row
-        return self.feats.reshape(-1).copy()
+        return np.asarray(self._obs.push(tuple(iv), st.srtt_us), np.float32)
 
     def reward(self, iv: Interval, st: FlowState) -> float:
-        dur_s = iv.duration_us / 1e6
-        if dur_s <= 0:
-            return 0.0
-        throughput_pps = iv.acked_bytes / PCC_PACKET_BYTES / dur_s
-        latency_s = self.latency_us(iv, st) / 1e6
-        acked_pkts = iv.acked_bytes / MSS
-        loss = iv.lost_pkts / (acked_pkts + iv.lost_pkts) if acked_pkts + iv.lost_pkts > 0 else 0.0
-        return (10.0 * throughput_pps - 1e3 * latency_s - 2e3 * loss) * self.REWARD_SCALE
+        return self._eng.aurora_reward(tuple(iv), st.srtt_us)
 
     def info(self) -> dict[str, Any]:
         return {"rate_bps": self.rate_bps}

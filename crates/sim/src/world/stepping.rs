@@ -252,7 +252,7 @@ impl Stepper {
                 message: format!("must be a finite rate >= 0 bit/s; got {bps}"),
             });
         }
-        if self.world.flows[flow].cc_name != "external" {
+        if self.world.flows[flow].sender.cc.name() != "external" {
             return Err(StepError {
                 field: "flow",
                 message: format!(
