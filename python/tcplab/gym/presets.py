@@ -12,7 +12,9 @@ github.com/PCCproject/PCC-RL, src/gym/network_sim.py): the agent sets the sendin
 Observation: the last 10 monitor intervals' (latency gradient, latency ratio, sending
 ratio). Action a: rate x (1 + 0.025 a) for a >= 0, rate / (1 - 0.025 a) below.
 Reward: 10 x throughput (packets/s of 1500 bytes) - 1000 x latency (s) - 2000 x loss
-ratio, times 0.001 (PCC-RL's REWARD_SCALE). Deviations:
+ratio, times 0.001 (PCC-RL's REWARD_SCALE). These are computed by the engine
+(crates/sim/src/world/agent.rs), the code a trained policy runs with as
+``cc = "policy:FILE"``. Deviations:
 
 - The latency gradient is the change of the interval's mean RTT from the previous
   interval's, over the interval's length; PCC-RL takes the last minus the first sample

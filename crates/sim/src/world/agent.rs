@@ -119,10 +119,10 @@ pub fn aurora_reward(iv: &IntervalStats, srtt_us: f64) -> f64 {
     (10.0 * throughput_pps - 1e3 * latency_s - 2e3 * loss) * 0.001
 }
 
-/// Aurora's rate change for action `a` (clamped to [-10, 10]): x (1 + 0.025 a) or
-/// / (1 - 0.025 a).
+/// Aurora's rate change for action `a` (clamped to [-10, 10]; NaN, from a network that
+/// overflowed, changes nothing): x (1 + 0.025 a) or / (1 - 0.025 a).
 pub fn aurora_rate(rate_bps: f64, a: f64) -> f64 {
-    let a = a.max(-10.0).min(10.0);
+    let a = if a.is_nan() { 0.0 } else { a.clamp(-10.0, 10.0) };
     let d = a * DELTA_SCALE;
     if d >= 0.0 {
         rate_bps * (1.0 + d)
@@ -320,7 +320,7 @@ impl Mlp {
             Transform::AuroraLog => {
                 for c in obs.chunks(3) {
                     let (g, r, s) = (c[0] as f64, c[1] as f64, c[2] as f64);
-                    x.push(g.max(-1.0).min(1.0));
+                    x.push(g.clamp(-1.0, 1.0));
                     x.push((r - 1.0).ln_1p());
                     x.push(s.ln_1p());
                 }
@@ -597,6 +597,7 @@ mod tests {
         assert!((aurora_rate(1e6, 4.0) - 1.1e6).abs() < 1e-6);
         assert!((aurora_rate(1.1e6, -4.0) - 1e6).abs() < 1e-6);
         assert!((aurora_rate(1e6, 50.0) - 1.25e6).abs() < 1e-6);
+        assert_eq!(aurora_rate(1e6, f64::NAN), 1e6);
         // 10 Mbit/s at 40 ms: 2 x 1.25e6 B/s x 0.04 s / 1448 = 69.06 -> 70 segments.
         assert_eq!(aurora_write(10e6, 20e6, 40_000.0), (10e6, 70));
         // Clamped to 2 x the bottleneck; at least 10 segments.
