@@ -122,7 +122,11 @@ pub fn aurora_reward(iv: &IntervalStats, srtt_us: f64) -> f64 {
 /// Aurora's rate change for action `a` (clamped to [-10, 10]; NaN, from a network that
 /// overflowed, changes nothing): x (1 + 0.025 a) or / (1 - 0.025 a).
 pub fn aurora_rate(rate_bps: f64, a: f64) -> f64 {
-    let a = if a.is_nan() { 0.0 } else { a.clamp(-10.0, 10.0) };
+    let a = if a.is_nan() {
+        0.0
+    } else {
+        a.clamp(-10.0, 10.0)
+    };
     let d = a * DELTA_SCALE;
     if d >= 0.0 {
         rate_bps * (1.0 + d)
