@@ -316,3 +316,14 @@ def test_a_bad_policy_file_is_refused_naming_the_field(tmp_path):
     }
     with pytest.raises(SpecError, match=r"flows\[0\]\.cc.*layers\[0\]\.weights\[0\]: has 2 inputs"):
         tcplab.run(spec, report=False)
+
+
+def test_a_bad_scenario_range_is_refused_naming_the_field():
+    from tcplab.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"scenarios\.rate_mbps"):
+        Scenarios.from_dict({"rate_mbps": [50.0, 10.0]})
+    with pytest.raises(SpecError, match=r"scenarios\.bogus.*known"):
+        Scenarios.from_dict({"bogus": 1})
+    with pytest.raises(SpecError, match=r"preset"):
+        CongestionControlEnv(scenarios=SMALL, preset="vivace")

@@ -4,7 +4,8 @@ presets (:mod:`tcplab.gym.presets`: Aurora, Orca) and a Gymnasium environment
 (:class:`CongestionControlEnv`, registered as ``tcplab/CongestionControl-v0``).
 
 Needs gymnasium (``pip install 'tcplab[gym]'``); the stepping engine alone
-(:mod:`tcplab.gym.simulation`) does not.
+(:mod:`tcplab.gym.simulation`) does not. A policy trained on the Aurora preset runs
+inside the engine as ``cc = "policy:FILE"`` (:mod:`tcplab.policy`).
 
 Vectorised environments are gymnasium's: ``gymnasium.make_vec(ENV_ID, num_envs=4,
 vectorization_mode="async", scenarios=...)`` (one process each); beyond one machine,
