@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab._engine",
             "tcplab.bpf",
             "tcplab.bpf_loader",
+            "tcplab.policy",
             "tcplab.metric_table",
             "tcplab.examples",
         ),
@@ -46,6 +47,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("report", ("tcplab.report",)),
     ("orchestration", ("tcplab.runs",)),
     ("reproduce", ("tcplab.reproduce",)),
+    # Learning environments: specs, lowering, the stepping engine and run directories.
+    ("gym", ("tcplab.gym",)),
     ("entry", ("tcplab.cli", "tcplab.api", "tcplab.__main__", "=tcplab")),
 ]
 

@@ -11,12 +11,14 @@
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
+//! - [`external`]: cwnd and pacing rate written from outside (the stepping engine).
 //! - [`variants`]: BBR-ACD, BBR-CWS, BBR-ACW, Modest BBR, BBQ, DA-BBR as `BbrVariant`s.
 
 pub mod bbr;
 pub mod bbr3;
 pub mod cubic;
 pub mod dctcp;
+pub mod external;
 pub mod helpers;
 pub mod illinois;
 pub mod minmax;

@@ -24,6 +24,8 @@ pub enum Family {
     Bbr3,
     /// ECN-fraction based (DCTCP).
     Ecn,
+    /// Set from outside the stack (`external`: an agent through the stepping engine).
+    External,
 }
 
 impl Family {
@@ -36,6 +38,7 @@ impl Family {
             Family::Bbr => "bbr",
             Family::Bbr3 => "bbr3",
             Family::Ecn => "ecn",
+            Family::External => "external",
         }
     }
 }
@@ -271,6 +274,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::variants::modest::SPEC,
     &crate::variants::bbq::SPEC,
     &crate::variants::da_bbr::SPEC,
+    &crate::external::SPEC,
 ];
 
 /// The entry named `name`.

@@ -411,6 +411,7 @@ mod tests {
             links: Default::default(),
             paths: Default::default(),
             sources: Default::default(),
+            agents: Default::default(),
         }
     }
 

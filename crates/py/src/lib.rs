@@ -15,14 +15,16 @@ use tcplab_controllers::Controllers;
 use tcplab_sim::time::SimTime;
 use tcplab_sim::{SimError, World, WorldConfig};
 
+mod stepping;
+
 /// How many progress callbacks a run makes (about).
-const PROGRESS_STEPS: u64 = 100;
+pub(crate) const PROGRESS_STEPS: u64 = 100;
 /// How many slices a run is cut into, progress or not: between two slices the GIL is
 /// taken back and pending signals run their Python handlers (Ctrl-C, SIGTERM), so a
 /// quiet run (`-q`) stops as soon as a progress-reporting one.
-const SLICES: u64 = 1000;
+pub(crate) const SLICES: u64 = 1000;
 
-fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
     } else if let Some(s) = p.downcast_ref::<String>() {
@@ -32,7 +34,7 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-fn sim_err(e: SimError) -> PyErr {
+pub(crate) fn sim_err(e: SimError) -> PyErr {
     match e {
         SimError::Config(c) => PyValueError::new_err(c.to_string()),
         SimError::Conservation(_) | SimError::Algorithm { .. } => {
@@ -41,7 +43,7 @@ fn sim_err(e: SimError) -> PyErr {
     }
 }
 
-fn parse(config_json: &str) -> PyResult<WorldConfig> {
+pub(crate) fn parse(config_json: &str) -> PyResult<WorldConfig> {
     let cfg =
         WorldConfig::from_json(config_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
     cfg.validate(&Controllers::new())
@@ -67,6 +69,9 @@ fn run<'py>(
     let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg, &controllers)))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if !cfg.agents.is_empty() {
+        return stepping::run_with_agents(py, &cfg, world, progress);
+    }
     let end = world.end().ns();
     let every = SLICES / PROGRESS_STEPS;
     for k in 1..=SLICES {
@@ -296,5 +301,12 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_object, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_patched, m)?)?;
+    m.add_class::<stepping::Stepper>()?;
+    m.add_class::<stepping::AuroraObservation>()?;
+    m.add_class::<stepping::Policy>()?;
+    m.add_function(wrap_pyfunction!(stepping::aurora_reward, m)?)?;
+    m.add_function(wrap_pyfunction!(stepping::aurora_rate, m)?)?;
+    m.add_function(wrap_pyfunction!(stepping::aurora_write, m)?)?;
+    m.add_function(wrap_pyfunction!(stepping::check_policy, m)?)?;
     Ok(())
 }

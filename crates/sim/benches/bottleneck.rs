@@ -65,6 +65,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         links: vec![],
         paths: vec![],
         sources: vec![],
+        agents: vec![],
     }
 }
 

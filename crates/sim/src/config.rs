@@ -60,6 +60,11 @@ pub struct WorldConfig {
     /// Constant-rate UDP-like sources, optionally on/off (source.rs); dumbbell only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceConfig>,
+    /// Trained policies driving `external` flows from inside the engine (world/agent.rs;
+    /// a spec's `cc = "policy:FILE"`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-spec" = "flows"))]
+    pub agents: Vec<crate::world::agent::AgentConfig>,
 }
 
 /// A constant-rate source (source.rs): fixed-size packets at a fixed rate, no ACKs.

@@ -30,7 +30,9 @@ impl WorldConfig {
     /// Check every field, each flow's algorithm by building it with `cc` (seed 0); the
     /// first problem found is reported with its path.
     pub fn validate(&self, cc: &dyn ControllerFactory) -> Result<(), ConfigError> {
-        self.check(Some(cc))
+        self.check(Some(cc))?;
+        // Trained policies (world/agent.rs): shapes, and flows that run `external`.
+        crate::world::agent::Agents::new(self).map(|_| ())
     }
 
     /// Check every field but the flows' algorithms: for a caller that carries packets

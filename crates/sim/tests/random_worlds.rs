@@ -161,6 +161,7 @@ fn world() -> impl Strategy<Value = WorldConfig> {
                 links: vec![],
                 paths: vec![],
                 sources: vec![],
+                agents: vec![],
             },
         )
 }

@@ -87,6 +87,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         links: vec![],
         paths: vec![],
         sources: vec![],
+        agents: vec![],
     }
 }
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tcplab import bpf
+from tcplab import bpf, policy
 from tcplab.lowering.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
 from tcplab.specs import contract
 from tcplab.specs.algorithms import registry
@@ -91,6 +91,12 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
                 flows[-1]["ecn"] = f.ecn
             if f.onoff is not None:  # likewise
                 flows[-1]["onoff"] = onoff_config(f.onoff)
+    # Trained policies (tcplab.policy): the file's contents, so the digest covers them.
+    agents = [
+        {"flow": i, "policy": policy.load(cc)}
+        for i, cc in enumerate(c for f in s.flows for c in [f.cc] * f.count)
+        if policy.is_policy(cc)
+    ]
     config: dict[str, Any] = {
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
@@ -117,6 +123,8 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             for e in sorted(s.events, key=lambda e: e.at)
         ],
     }
+    if agents:  # only when used, so other specs keep their engine config and digests
+        config["agents"] = agents
     # ECN and AQM keys only when used, so configs of specs without them are unchanged.
     if s.tcp.ecn:
         config["tcp"]["ecn"] = True
@@ -182,7 +190,7 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[st
     that take one (the BBR family) and flows that do not set their own: the release's
     label ("4.9"), a choice the engine resolves (crates/cc KernelRelease), so the release
     travels as written. Left out for 6.18, the engine's default."""
-    if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc):
+    if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc) or policy.is_policy(cc):
         return params
     algo = registry().get(cc)
     choice = algo.param("kernel") if algo is not None else None
@@ -195,6 +203,8 @@ def _cc_config(cc: str, build: bpf.Build = bpf.NO_BUILD) -> dict[str, Any]:
     """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
     the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
     sha256, so the run digest covers the code that ran)."""
+    if policy.is_policy(cc):  # an `external` flow the policy drives (config["agents"])
+        return {"cc": "external"}
     if not bpf.is_bpf(cc):
         return {"cc": cc}
     return {"cc": "bpf", "bpf_object": str(bpf.program(cc, build).object_path)}

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcplab import bpf
+from tcplab import bpf, policy
 from tcplab.engine import engine
 
 ParamValue = bool | int | float | str
@@ -109,6 +109,8 @@ def check_params(name: str, given: dict[str, Any], build: Any = None) -> list[tu
     """
     if bpf.is_bpf(name):  # a BPF program: its own globals are its parameters
         return bpf.check(name, given, build or bpf.NO_BUILD)
+    if policy.is_policy(name):  # a trained policy (tcplab.policy): its file is all
+        return policy.check(name, given)
     for key, value in given.items():
         if isinstance(value, float) and not math.isfinite(value):
             return [(f"params.{key}", f"parameter '{key}' of {name}: {value} is not a number")]

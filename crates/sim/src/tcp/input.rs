@@ -196,6 +196,7 @@ impl Sender {
                 self.tp.snd_nxt,
             );
             self.rtt.latest_us = ca_rtt_us;
+            self.rtt.samples.add(ca_rtt_us as u64);
             self.tp.srtt_us = self.rtt.srtt_us();
             self.tp.min_rtt_us = self.rtt.min_rtt.get();
         }

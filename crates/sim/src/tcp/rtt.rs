@@ -80,6 +80,36 @@ pub struct RttEstimator {
     pub min_rtt: Minmax,
     /// The simulated CONFIG_HZ (`[tcp] hz`): the RTO is whole jiffies of it.
     pub hz: u32,
+    /// The RTT samples since the stepping engine last read them (world/stepping.rs);
+    /// recording only, read by nothing in the stack.
+    pub samples: RttSamples,
+}
+
+/// Sum, count and minimum of RTT samples (us) over an interval, for the stepping
+/// engine's per-interval statistics (three additions per sample, no Python per packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttSamples {
+    pub sum_us: u64,
+    pub count: u64,
+    pub min_us: u64,
+}
+
+impl Default for RttSamples {
+    fn default() -> Self {
+        RttSamples {
+            sum_us: 0,
+            count: 0,
+            min_us: u64::MAX,
+        }
+    }
+}
+
+impl RttSamples {
+    pub fn add(&mut self, us: u64) {
+        self.sum_us += us;
+        self.count += 1;
+        self.min_us = self.min_us.min(us);
+    }
 }
 
 impl Default for RttEstimator {
@@ -109,6 +139,7 @@ impl RttEstimator {
             latest_us: -1,
             min_rtt: Minmax::new(0, u32::MAX),
             hz: tcplab_cc::ops::DEFAULT_HZ,
+            samples: RttSamples::default(),
         }
     }
 

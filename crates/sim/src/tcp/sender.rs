@@ -258,6 +258,11 @@ impl Sender {
         self.handshake_rtt = Some(rtt);
     }
 
+    /// The connection is established (`start` ran): the algorithm's `init` has run.
+    pub fn is_started(&self) -> bool {
+        self.started
+    }
+
     /// The connection is established (at the application's start, or when the handshake
     /// completes): the algorithm's `init` runs, sending begins.
     pub fn start(&mut self, now: SimTime, io: &mut SenderIo) {

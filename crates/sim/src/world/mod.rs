@@ -19,8 +19,10 @@ use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, Rate, SimTime};
 
+pub mod agent;
 mod onoff;
 mod sources;
+pub mod stepping;
 
 /// The series columns a run of `cfg` writes (`record::series_columns`), from its flows'
 /// algorithms as `cc` builds them for the run, without running it.
@@ -299,6 +301,10 @@ impl World {
         }
         for (i, e) in cfg.events.iter().enumerate() {
             queue.push(SimTime(e.at_ns), Event::LinkChange(i as u32));
+        }
+        // A flow a trained policy drives is reported by the policy's name (world/agent.rs).
+        for a in &cfg.agents {
+            flows[a.flow].cc_name = format!("policy:{}", a.policy.name);
         }
         let recorder = (cfg.sample_interval_ns > 0)
             .then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));

@@ -70,6 +70,7 @@ pub fn dumbbell(
         links: vec![],
         paths: vec![],
         sources: vec![],
+        agents: vec![],
     }
 }
 

@@ -1,0 +1,215 @@
+"""Observation, action and reward of published learned congestion controllers, as
+presets of :class:`tcplab.gym.CongestionControlEnv`. A preset is a small class; subclass
+one (or :class:`Preset`) to change any of the three.
+
+Units: an :class:`~tcplab.gym.simulation.Interval` and a
+:class:`~tcplab.gym.simulation.FlowState` from the stepping engine (bytes, packets,
+microseconds).
+
+**Aurora** (N. Jay, N. Rotman, P. B. Godfrey, M. Schapira, A. Tamar, "A Deep
+Reinforcement Learning Perspective on Internet Congestion Control", ICML 2019; code
+github.com/PCCproject/PCC-RL, src/gym/network_sim.py): the agent sets the sending rate.
+Observation: the last 10 monitor intervals' (latency gradient, latency ratio, sending
+ratio). Action a: rate x (1 + 0.025 a) for a >= 0, rate / (1 - 0.025 a) below.
+Reward: 10 x throughput (packets/s of 1500 bytes) - 1000 x latency (s) - 2000 x loss
+ratio, times 0.001 (PCC-RL's REWARD_SCALE). These are computed by the engine
+(crates/sim/src/world/agent.rs), the code a trained policy runs with as
+``cc = "policy:FILE"``. Deviations:
+
+- The latency gradient is the change of the interval's mean RTT from the previous
+  interval's, over the interval's length; PCC-RL takes the last minus the first sample
+  of the interval over its send duration (the engine keeps each interval's mean and
+  minimum, not its first and last sample).
+- The action is bounded to [-10, 10] (a Box the environment checker accepts); PCC-RL's
+  Box is +-1e12, and its rate clamp [40, 1000] packets/s is ours relative to the path:
+  [0.01, 2] x the bottleneck rate (rates tcplab specs use span 1 Mbit/s to 10 Gbit/s).
+- A real TCP flow (`cc = "external"`: SACK, RACK, RTO) carries the rate, paced by the
+  kernel's internal pacing, with cwnd written each interval to 2 x rate x srtt (at least
+  10 segments) so that the window never binds; PCC-RL's sender has no window.
+- The starting rate is 0.3-1.5 x the bottleneck rate drawn from the episode's seed, as
+  PCC-RL draws it (or a fixed fraction, ``start_fraction``); the monitor interval defaults to the environment's (PCC-RL: 0.5 x the
+  mean latency of the last interval, i.e. ``interval = "rtt"`` with ``rtt_fraction=0.5``).
+- Latency is the mean RTT sample of the interval (PCC-RL: mean "latency" of acked
+  packets, the same quantity); an interval without a sample uses srtt.
+
+**Orca** (S. Abbasloo, C.-Y. Yen, H. J. Chao, "Classic Meets Modern: a Pragmatic
+Learning-Based Congestion Control for the Internet", SIGCOMM 2020): CUBIC runs
+underneath (the controlled flow's ``cc = "cubic"``) and at each monitor interval the
+agent scales its window: cwnd = 2^(2a) x cwnd_cubic for a in [-1, 1] (the paper's
+2^alpha, alpha in [-2, 2]); CUBIC continues from the written window, as Orca's kernel
+module writes tp->snd_cwnd. Reward: (throughput - zeta x loss rate, both bit/s) / d',
+normalized by
+(max throughput seen / min RTT), with d' = min RTT while the interval's RTT is within
+beta x min RTT and the RTT itself beyond (the paper's delay-tolerance). Deviations:
+
+- zeta = 5 and beta = 1.25 are our defaults (constructor arguments): not checked
+  against the authors' published parameters this session.
+- The observation is 5 normalized features (throughput / max throughput seen, RTT /
+  min RTT, loss rate, cwnd / (max throughput x min RTT), the previous action), not
+  Orca's full set (which adds the number of samples, time since the last report and
+  more); the interval is the environment's (Orca's default is 20 ms).
+- No second-stage (Orca's agent runs at a coarser scale than CUBIC's per-ACK control:
+  the same here, one write per interval).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from tcplab.engine import engine
+from tcplab.gym.simulation import FlowState, Interval, Simulation
+
+PCC_PACKET_BYTES = 1500  # PCC-RL's BYTES_PER_PACKET
+MSS = 1448
+
+
+class Preset:
+    """What the agent sees, does and is paid. ``controlled_cc`` is the algorithm the
+    controlled flow runs; ``observation_space`` / ``action_space`` the gymnasium spaces."""
+
+    name = "preset"
+    controlled_cc = "external"
+    observation_space: spaces.Box
+    action_space: spaces.Box
+
+    def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
+        """A new episode on ``sim``: clear histories, write the initial control."""
+
+    def act(self, sim: Simulation, flow: int, action: np.ndarray) -> None:
+        """Write ``action`` into the flow."""
+
+    def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
+        """The observation after an interval (called once per step, before ``reward``)."""
+        raise NotImplementedError
+
+    def reward(self, iv: Interval, st: FlowState) -> float:
+        raise NotImplementedError
+
+    def info(self) -> dict[str, Any]:
+        return {}
+
+
+class Aurora(Preset):
+    """Aurora (Jay et al., ICML 2019); see the module docs. The observation, reward, rate
+    change and what is written are the engine's (crates/sim/src/world/agent.rs), the
+    code a trained policy runs with in ``cc = "policy:FILE"``. ``start_fraction``: the
+    start rate over the bottleneck rate (None: drawn from 0.3-1.5 per episode, as PCC-RL
+    draws it; a policy file gives a number)."""
+
+    name = "aurora"
+    controlled_cc = "external"
+    DELTA_SCALE = 0.025  # PCC-RL config.DELTA_SCALE
+    REWARD_SCALE = 0.001  # PCC-RL REWARD_SCALE
+    # PCC-RL sender_obs min/max of the three features.
+    FEATURE_LOW = (-1.0, 1.0, 0.0)
+    FEATURE_HIGH = (10.0, 10000.0, 1000.0)
+
+    def __init__(self, history: int = 10, start_fraction: float | None = None) -> None:
+        self.history = history
+        self.start_fraction = start_fraction
+        self.observation_space = spaces.Box(
+            np.tile(np.array(self.FEATURE_LOW, np.float32), history),
+            np.tile(np.array(self.FEATURE_HIGH, np.float32), history),
+            dtype=np.float32,
+        )
+        self.action_space = spaces.Box(-10.0, 10.0, shape=(1,), dtype=np.float32)
+        self._eng = engine()
+
+    def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
+        self.bottleneck_bps = float(sim.config["bottleneck"]["rate_bps"])
+        frac = self.start_fraction
+        if frac is None:
+            frac = float(rng.uniform(0.3, 1.5))
+        self.rate_bps = frac * self.bottleneck_bps
+        self._obs = self._eng.AuroraObservation(self.history)
+        self._write(sim, flow, srtt_us=0.0)
+
+    def _write(self, sim: Simulation, flow: int, srtt_us: float) -> None:
+        self.rate_bps, cwnd = self._eng.aurora_write(self.rate_bps, self.bottleneck_bps, srtt_us)
+        sim.set_pacing_rate(flow, self.rate_bps)
+        sim.set_cwnd(flow, cwnd)
+
+    def act(self, sim: Simulation, flow: int, action: np.ndarray) -> None:
+        a = float(np.asarray(action).reshape(-1)[0])
+        self.rate_bps = self._eng.aurora_rate(self.rate_bps, a)
+        self._write(sim, flow, sim.state(flow).srtt_us)
+
+    def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
+        return np.asarray(self._obs.push(tuple(iv), st.srtt_us), np.float32)
+
+    def reward(self, iv: Interval, st: FlowState) -> float:
+        return self._eng.aurora_reward(tuple(iv), st.srtt_us)
+
+    def info(self) -> dict[str, Any]:
+        return {"rate_bps": self.rate_bps}
+
+
+class Orca(Preset):
+    """Orca (Abbasloo et al., SIGCOMM 2020); see the module docs."""
+
+    name = "orca"
+    controlled_cc = "cubic"
+
+    def __init__(self, zeta: float = 5.0, beta: float = 1.25) -> None:
+        self.zeta = zeta
+        self.beta = beta
+        self.observation_space = spaces.Box(
+            np.array([0, 0, 0, 0, -1], np.float32),
+            np.array([10, 100, 1, 100, 1], np.float32),
+            dtype=np.float32,
+        )
+        self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+
+    def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
+        self.max_thr_bps = 0.0
+        self.min_rtt_us = math.inf
+        self.prev_action = 0.0
+
+    def act(self, sim: Simulation, flow: int, action: np.ndarray) -> None:
+        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], -1.0, 1.0))
+        self.prev_action = a
+        st = sim.state(flow)
+        if st.started:
+            sim.set_cwnd(flow, max(1, round(2.0 ** (2.0 * a) * st.cwnd_pkts)))
+
+    def _update(self, iv: Interval, st: FlowState) -> tuple[float, float, float]:
+        dur_s = iv.duration_us / 1e6
+        thr = iv.acked_bytes * 8 / dur_s if dur_s > 0 else 0.0
+        self.lost_bps = iv.lost_pkts * MSS * 8 / dur_s if dur_s > 0 else 0.0
+        self.max_thr_bps = max(self.max_thr_bps, thr)
+        if iv.rtt_samples > 0:
+            self.min_rtt_us = min(self.min_rtt_us, iv.rtt_min_us)
+        rtt = iv.rtt_mean_us if iv.rtt_samples > 0 else st.srtt_us
+        pkts = iv.acked_bytes / MSS + iv.lost_pkts
+        loss = iv.lost_pkts / pkts if pkts > 0 else 0.0
+        return thr, rtt, loss
+
+    def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
+        thr, rtt, loss = self._last = self._update(iv, st)
+        have_rtt = math.isfinite(self.min_rtt_us) and self.min_rtt_us > 0
+        bdp_pkts = self.max_thr_bps / 8 * self.min_rtt_us / 1e6 / MSS if have_rtt else 0.0
+        obs = np.array(
+            [
+                thr / self.max_thr_bps if self.max_thr_bps > 0 else 0.0,
+                rtt / self.min_rtt_us if have_rtt and rtt > 0 else 1.0,
+                loss,
+                st.cwnd_pkts / bdp_pkts if bdp_pkts > 0 else 0.0,
+                self.prev_action,
+            ],
+            np.float32,
+        )
+        return np.clip(obs, self.observation_space.low, self.observation_space.high)
+
+    def reward(self, iv: Interval, st: FlowState) -> float:
+        thr, rtt, loss = self._last
+        if not (math.isfinite(self.min_rtt_us) and self.max_thr_bps > 0 and rtt > 0):
+            return 0.0
+        d = self.min_rtt_us if rtt <= self.beta * self.min_rtt_us else rtt
+        return ((thr - self.zeta * self.lost_bps) / d) / (self.max_thr_bps / self.min_rtt_us)
+
+
+PRESETS: dict[str, type[Preset]] = {"aurora": Aurora, "orca": Orca}

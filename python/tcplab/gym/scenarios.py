@@ -1,0 +1,152 @@
+"""Distributions of specs for training: ranges of bottleneck rate, RTT, buffer and random
+loss, and competing flows of any tcplab algorithm, sampled per episode from a seed.
+
+A sample is an ordinary spec dictionary (the controlled flow first, with its ``cc``), so
+every episode is reproducible from (distribution, seed) and can be written out with
+``tcplab.specs.tomlout`` and re-run as a plain ``tcplab run`` (the competing flows and
+the network as the agent saw them; the agent's writes are in its run's actions.csv).
+
+The TOML form (``experiments/gym/*.toml``)::
+
+    [scenarios]
+    duration = 5.0                  # s, each episode
+    rate_mbps = [10.0, 100.0]       # log-uniform
+    rtt_ms = [20.0, 80.0]           # uniform (the flows' base RTT)
+    buffer_bdp = [0.5, 2.0]         # uniform, in bandwidth-delay products
+    loss = [0.0, 0.01]              # uniform random loss on the bottleneck
+    competing = [0, 1]              # how many competing flows, uniform integer
+    competing_cc = ["cubic", "bbr"] # each competing flow's algorithm, uniform choice
+    competing_start_s = [0.0, 1.0]  # uniform start time of each competing flow
+
+A range with equal ends (or a single number) is a constant. Sampled values are rounded
+(rate to 0.1 Mbit/s, RTT to 1 ms, buffer to 0.01 BDP, loss to 1e-4, starts to 1 ms) so the
+spec reads as one a person would write.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import tomllib
+
+from tcplab.errors import SpecError
+
+
+def _range(name: str, value: Any, lo: float, hi: float) -> tuple[float, float]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = [value, value]
+    if (
+        not isinstance(value, (list, tuple))
+        or len(value) != 2
+        or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+    ):
+        raise SpecError([(f"scenarios.{name}", f"must be a number or [low, high]; got {value!r}")])
+    a, b = float(value[0]), float(value[1])
+    if not (lo <= a <= b <= hi):
+        raise SpecError(
+            [(f"scenarios.{name}", f"must satisfy {lo} <= low <= high <= {hi}; got [{a}, {b}]")]
+        )
+    return a, b
+
+
+@dataclass(frozen=True)
+class Scenarios:
+    """Ranges sampled per episode; see the module docs for each field."""
+
+    duration: float = 5.0
+    rate_mbps: tuple[float, float] = (10.0, 100.0)
+    rtt_ms: tuple[float, float] = (20.0, 80.0)
+    buffer_bdp: tuple[float, float] = (0.5, 2.0)
+    loss: tuple[float, float] = (0.0, 0.0)
+    competing: tuple[int, int] = (0, 0)
+    competing_cc: tuple[str, ...] = ("cubic",)
+    competing_start_s: tuple[float, float] = (0.0, 0.0)
+    sample_interval: str = "100ms"
+    name: str = "gym"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Scenarios:
+        known = {
+            "duration",
+            "rate_mbps",
+            "rtt_ms",
+            "buffer_bdp",
+            "loss",
+            "competing",
+            "competing_cc",
+            "competing_start_s",
+            "sample_interval",
+            "name",
+        }
+        unknown = sorted(set(raw) - known)
+        if unknown:
+            raise SpecError(
+                [(f"scenarios.{unknown[0]}", f"unknown field; known: {', '.join(sorted(known))}")]
+            )
+        duration = _range("duration", raw.get("duration", 5.0), 0.01, 1e5)[0]
+        comp = _range("competing", raw.get("competing", 0), 0, 64)
+        if comp[0] != int(comp[0]) or comp[1] != int(comp[1]):
+            raise SpecError([("scenarios.competing", "must be whole numbers of flows")])
+        ccs = raw.get("competing_cc", ["cubic"])
+        if isinstance(ccs, str):
+            ccs = [ccs]
+        if not ccs or not all(isinstance(c, str) for c in ccs):
+            raise SpecError([("scenarios.competing_cc", "must be a list of algorithm names")])
+        return cls(
+            duration=duration,
+            rate_mbps=_range("rate_mbps", raw.get("rate_mbps", [10.0, 100.0]), 0.001, 1e6),
+            rtt_ms=_range("rtt_ms", raw.get("rtt_ms", [20.0, 80.0]), 1.0, 1e4),
+            buffer_bdp=_range("buffer_bdp", raw.get("buffer_bdp", [0.5, 2.0]), 0.01, 1e3),
+            loss=_range("loss", raw.get("loss", 0.0), 0.0, 0.5),
+            competing=(int(comp[0]), int(comp[1])),
+            competing_cc=tuple(ccs),
+            competing_start_s=_range(
+                "competing_start_s", raw.get("competing_start_s", 0.0), 0.0, duration
+            ),
+            sample_interval=str(raw.get("sample_interval", "100ms")),
+            name=str(raw.get("name", "gym")),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenarios:
+        """From a TOML file's ``[scenarios]`` table."""
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+        if "scenarios" not in raw:
+            raise SpecError([("scenarios", f"{path} has no [scenarios] table")])
+        return cls.from_dict(raw["scenarios"])
+
+    def sample(self, seed: int, controlled_cc: str = "external") -> dict[str, Any]:
+        """The spec of episode ``seed`` (a raw spec dictionary, validated by the caller),
+        flow 0 being the controlled one running ``controlled_cc``."""
+        rng = np.random.default_rng(seed)
+        lo, hi = self.rate_mbps
+        rate = round(math.exp(rng.uniform(math.log(lo), math.log(hi))), 1)
+        rtt = round(float(rng.uniform(*self.rtt_ms)))
+        buffer = round(float(rng.uniform(*self.buffer_bdp)), 2)
+        loss = round(float(rng.uniform(*self.loss)), 4)
+        n = int(rng.integers(self.competing[0], self.competing[1] + 1))
+        flows: list[dict[str, Any]] = [{"cc": controlled_cc, "rtt": f"{rtt}ms"}]
+        for _ in range(n):
+            cc = str(self.competing_cc[int(rng.integers(len(self.competing_cc)))])
+            start = round(float(rng.uniform(*self.competing_start_s)), 3)
+            flows.append({"cc": cc, "rtt": f"{rtt}ms", "start": f"{start * 1000:g}ms"})
+        return {
+            "experiment": {
+                "name": f"{self.name} episode {seed}",
+                "duration": f"{self.duration:g}s",
+                "seed": int(seed % 2**31),
+                "sample_interval": self.sample_interval,
+            },
+            "bottleneck": {
+                "rate": f"{max(rate, 0.1):g}Mbps",
+                "buffer": f"{max(buffer, 0.01):g}bdp",
+                "loss": loss,
+            },
+            "flows": flows,
+        }

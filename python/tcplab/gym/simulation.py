@@ -1,0 +1,235 @@
+"""A running simulation held by Python: the stepping engine (``tcplab._engine.Stepper``,
+crates/sim/src/world/stepping.rs) built from a spec through the same path as
+``tcplab.run`` (validate, resolve, ``world_config``), advanced by intervals, read and
+written between them, and finished into an ordinary run directory.
+
+Python runs once per call, never per packet: ``advance`` runs the event loop in Rust
+with the GIL released, and a flow's state or interval statistics come back as one tuple.
+
+Writes (``set_cwnd``, ``set_pacing_rate``, ``set_ssthresh``) act as a congestion
+controller's writes to the socket; what the stack does with them and on loss/RTO is in
+crates/cc/src/external.rs (``cc = "external"``) and crates/sim/src/world/stepping.rs.
+Every write is kept (time, flow, what) and ``finish`` stores them as ``actions.csv`` in
+the run directory, listed in its manifest: the run's ``spec.toml`` alone does not
+reproduce a run an agent drove (its external flows would hold their initial window).
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from tcplab.analysis.rundata import from_engine
+from tcplab.analysis.summary import flow_metrics, summarize
+from tcplab.engine import engine
+from tcplab.errors import SpecError
+from tcplab.lowering import config_json, resolve, world_config
+from tcplab.runs.result import Result
+from tcplab.specs.load import apply_overrides, load_spec, parse_spec
+from tcplab.specs.model import Spec
+from tcplab.storage.directory import write_run
+from tcplab.storage.ownership import check_replaceable
+
+ACTIONS_FILE = "actions.csv"
+
+SpecLike = Spec | str | Path | dict
+
+
+def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
+    """A validated Spec from a Spec, a TOML path or a dictionary (as ``tcplab.run``)."""
+    if isinstance(spec, Spec):
+        return (
+            parse_spec(apply_overrides(spec.to_dict(), overrides, "overrides"))
+            if overrides
+            else spec
+        )
+    if isinstance(spec, dict):
+        return parse_spec(apply_overrides(spec, overrides, "overrides") if overrides else spec)
+    return load_spec(spec, overrides, what="overrides")
+
+
+class FlowState(NamedTuple):
+    """A flow's state now (``Stepper.STATE_FIELDS``): the socket and cumulative counters."""
+
+    started: float
+    cwnd_pkts: float
+    ssthresh_pkts: float
+    inflight_pkts: float
+    pacing_rate_bps: float
+    srtt_us: float
+    min_rtt_us: float
+    latest_rtt_us: float
+    delivery_rate_bps: float
+    ca_state: float
+    sent_bytes: float
+    acked_bytes: float
+    delivered_bytes: float
+    lost_pkts: float
+    retransmitted_pkts: float
+    rto_count: float
+    now_us: float
+
+
+class Interval(NamedTuple):
+    """One flow's statistics since the previous read (``Stepper.INTERVAL_FIELDS``);
+    ``acked_bytes`` counts segments cumulatively acked or SACKed (x MSS),
+    ``delivered_bytes`` what the receiver delivered in order; RTT fields are 0 when the
+    interval had no sample."""
+
+    duration_us: float
+    sent_bytes: float
+    acked_bytes: float
+    delivered_bytes: float
+    lost_pkts: float
+    retransmitted_pkts: float
+    rto_count: float
+    rtt_samples: float
+    rtt_mean_us: float
+    rtt_min_us: float
+
+
+class Simulation:
+    """One spec, running. ``Simulation(spec, seed=None, overrides=None)``."""
+
+    def __init__(
+        self,
+        spec: SpecLike,
+        *,
+        seed: int | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> None:
+        s = as_spec(spec, overrides)
+        if seed is not None:
+            s = s.model_copy(deep=True)
+            s.experiment.seed = seed
+        if (s.experiment.backend or "sim") != "sim":
+            raise SpecError(
+                [("experiment.backend", "the stepping engine is the simulator's: use 'sim'")]
+            )
+        self.spec = resolve(s)
+        self.config = world_config(self.spec)
+        eng = engine()
+        assert tuple(eng.Stepper.STATE_FIELDS) == FlowState._fields
+        assert tuple(eng.Stepper.INTERVAL_FIELDS) == Interval._fields
+        try:
+            self._s = eng.Stepper(config_json(self.config))
+        except ValueError as exc:
+            raise SpecError([("engine config", str(exc))]) from None
+        self._t0 = time.perf_counter()
+        self.actions: list[tuple[int, int, str, float]] = []
+
+    # -- time ------------------------------------------------------------------------
+    @property
+    def now_s(self) -> float:
+        return self._s.now_ns / 1e9
+
+    @property
+    def end_s(self) -> float:
+        return self._s.end_ns / 1e9
+
+    @property
+    def done(self) -> bool:
+        return self._s.done
+
+    @property
+    def n_flows(self) -> int:
+        return self._s.n_flows
+
+    def cc(self, flow: int) -> str:
+        """Flow ``flow``'s algorithm (the engine's flow index, after ``count`` expansion)."""
+        return self._s.cc(flow)
+
+    def advance(self, *, to_s: float | None = None, by_s: float | None = None) -> bool:
+        """Run to ``to_s`` or by ``by_s`` simulated seconds (capped at the end); returns
+        whether the run reached its end."""
+        if (to_s is None) == (by_s is None):
+            raise SpecError([("advance", "give exactly one of to_s= and by_s=")])
+        t = to_s if to_s is not None else self.now_s + by_s  # type: ignore[operator]
+        if not t >= 0:
+            raise SpecError([("to_s" if to_s is not None else "by_s", f"must be >= 0; got {t}")])
+        return self._s.advance(round(t * 1e9))
+
+    def advance_ns(self, to_ns: int) -> bool:
+        """:meth:`advance` in integer nanoseconds (no rounding; the fast path)."""
+        return self._s.advance(to_ns)
+
+    # -- reads -----------------------------------------------------------------------
+    def state(self, flow: int) -> FlowState:
+        return FlowState(*self._s.state(flow))
+
+    def interval(self, flow: int) -> Interval:
+        """Statistics since the previous call for ``flow`` (since the start at the first)."""
+        return Interval(*self._s.interval(flow))
+
+    # -- writes ----------------------------------------------------------------------
+    def set_cwnd(self, flow: int, cwnd_pkts: int) -> None:
+        self._s.set_cwnd(flow, int(cwnd_pkts))
+        self.actions.append((self._s.now_ns, flow, "cwnd_pkts", float(int(cwnd_pkts))))
+
+    def set_pacing_rate(self, flow: int, bps: float) -> None:
+        self._s.set_pacing_rate(flow, float(bps))
+        self.actions.append((self._s.now_ns, flow, "pacing_rate_bps", float(bps)))
+
+    def set_ssthresh(self, flow: int, pkts: int) -> None:
+        self._s.set_ssthresh(flow, int(pkts))
+        self.actions.append((self._s.now_ns, flow, "ssthresh_pkts", float(int(pkts))))
+
+    # -- the end ---------------------------------------------------------------------
+    def finish(
+        self, out: str | Path | None = None, *, report: bool = False, pdf: bool = False
+    ) -> Result:
+        """Run to the end and return the :class:`Result` ``tcplab.run`` would; with
+        ``out``, also write the run directory (the same files and digest rules as
+        ``tcplab run -o``, plus ``actions.csv``, the writes made)."""
+        if out is not None:
+            check_replaceable(Path(out), "out")
+        raw = self._s.finish()
+        data = from_engine(self.spec, raw)
+        summary = summarize(data)
+        result = Result(
+            self.spec,
+            data.series,
+            data.queue,
+            flow_metrics(data),
+            summary["aggregate"],
+            summary,
+            run=data,
+        )
+        if out is not None:
+            actions = list(self.actions)
+
+            def extra(tmp: Path) -> None:
+                with open(tmp / ACTIONS_FILE, "w", newline="") as fh:
+                    w = csv.writer(fh)
+                    w.writerow(["time_s", "flow", "field", "value"])
+                    for t_ns, flow, field, value in actions:
+                        w.writerow([f"{t_ns / 1e9:.9f}", flow, field, repr(value)])
+                if report:
+                    from tcplab.report.run_report import save_report
+
+                    save_report(result, tmp, pdf=pdf)
+
+            write_run(
+                result,
+                out,
+                self.config,
+                time.perf_counter() - self._t0,
+                replace=True,
+                flag="out",
+                extra=extra,
+            )
+        return result
+
+
+def run_with(
+    spec: SpecLike, controller: Callable[[Simulation], None], interval_s: float
+) -> Simulation:
+    """Step ``spec`` every ``interval_s`` calling ``controller(sim)`` after each advance;
+    returns the simulation at its end (call ``finish`` for the result)."""
+    sim = Simulation(spec)
+    while not sim.advance(by_s=interval_s):
+        controller(sim)
+    return sim
