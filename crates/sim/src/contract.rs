@@ -95,6 +95,13 @@ pub struct TcpConfig {
     /// build with 250).
     #[schemars(extend("enum" = [100, 250, 300, 1000]))]
     pub hz: u32,
+    /// The host's start-up variation (`start_jitter`): each flow's application starts
+    /// later than its `start_ns` by an offset uniform in [0, this), drawn from the run
+    /// seed, as a real host opens a connection some time after it is told to (connect,
+    /// wake-up, scheduling; measured on Linux 6.18, `start_jitter` module). 0: every flow
+    /// exactly on time, flows with the same start in lockstep. At most 1 s.
+    #[schemars(range(max = 1_000_000_000))]
+    pub start_jitter_ns: u64,
 }
 
 /// `tcp.receive_buffer`.
@@ -127,6 +134,7 @@ impl Default for TcpConfig {
             rcv_truesize: None,
             handshake: true,
             hz: tcplab_cc::ops::DEFAULT_HZ,
+            start_jitter_ns: crate::start_jitter::DEFAULT_START_JITTER_NS,
         }
     }
 }

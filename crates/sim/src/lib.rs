@@ -29,6 +29,7 @@ pub mod rng;
 pub mod sched;
 pub mod schema;
 pub mod source;
+pub mod start_jitter;
 pub mod tcp;
 pub mod time;
 pub mod validate;

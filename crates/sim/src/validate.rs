@@ -67,6 +67,16 @@ impl WorldConfig {
                 ),
             ));
         }
+        if t.start_jitter_ns > crate::start_jitter::MAX_START_JITTER_NS {
+            return Err(err(
+                "tcp.start_jitter_ns",
+                format!(
+                    "must be in [0, 1 s] (a host's start-up delay; a later start is the flow's \
+                     start), got {} ns",
+                    t.start_jitter_ns
+                ),
+            ));
+        }
         if let Some(ts) = t.rcv_truesize {
             // scaling_ratio = 256 x mss / truesize must be in [1, 255] (a u8 in Linux).
             if ts <= t.mss_bytes || ts as u64 > 256 * t.mss_bytes as u64 {

@@ -112,6 +112,9 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             "tlp": s.tcp.tlp,
             "frto": s.tcp.frto,
             "handshake": s.tcp.handshake,
+            # Always written (unlike the keys below): its default moved every result, so
+            # every run digest must move with it.
+            "start_jitter_ns": int(s.tcp.start_jitter),
         },
         "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss, b),
         "flows": flows,

@@ -101,6 +101,14 @@ def _rto_min_range(ns: int) -> int:
     return ns
 
 
+def _start_jitter_range(ns: int) -> int:
+    if not 0 <= ns <= 1_000_000_000:
+        raise ValueError(
+            f"must be between 0s (every flow exactly on time) and 1s, got {format_time(ns)}"
+        )
+    return ns
+
+
 def _tcp_default(field: str):
     return contract.default("TcpConfig", field)
 
@@ -170,6 +178,15 @@ class Tcp(_Model):
     # HZ/32 gate, BBR's min_rtt and PROBE_RTT stamps, RTO/TLP/RACK timer rounding). 1000,
     # what tcplab always ran at, keeps results comparable; set 250 to match such a kernel.
     hz: Annotated[StrictInt, AfterValidator(_hz_allowed)] = _tcp_default("hz")
+    # The hosts' start-up variation (crates/sim/src/start_jitter.rs): each flow's
+    # application starts later than its start by an offset uniform in [0, start_jitter),
+    # drawn from the run's seed, as a real host opens a connection some time after it is
+    # told to (connect, wake-up, scheduling; measured on Linux 6.18, docs/FIDELITY-gaps.md
+    # "Start-up variation"). "0s": every flow exactly on time, so flows given the same
+    # start run in lockstep (tcplab before this field). The kernel backend has its own.
+    start_jitter: Annotated[Time, AfterValidator(_start_jitter_range)] = _tcp_default(
+        "start_jitter_ns"
+    )
     # The Linux release the hosts run: BBR-family flows follow that release's tcp_bbr.c
     # (their `kernel` parameter, unless a flow sets its own), and the stack defaults that
     # changed since (sack_compression, off before 4.18) follow it unless given.

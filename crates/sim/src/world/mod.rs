@@ -14,6 +14,7 @@ use crate::net::{Packet, PacketKind};
 use crate::record::{FlowCounters, FlowSample, Recorder, RunOutput};
 use crate::rng::RunRng;
 use crate::sched::{EventQueue, Fire};
+use crate::start_jitter;
 use crate::tcp::receiver::{Receiver, RxTimer};
 use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
@@ -209,9 +210,13 @@ impl World {
                 f.cc.clone()
             };
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
+            // The host starts the application a little after it is told to
+            // (`tcp.start_jitter_ns`, start_jitter.rs; stream "start/<flow>"), before its
+            // stop; the run's report keeps the nominal start (`Flow::start`).
+            let offset = start_jitter::start_offset_ns(&rng, i, cfg.tcp.start_jitter_ns);
             let app = App {
                 kind: f.app,
-                start: SimTime(f.start_ns),
+                start: SimTime(f.start_ns.saturating_add(offset).min(stop.ns() - 1)),
                 stop,
             };
             let t = &cfg.tcp;
@@ -294,7 +299,7 @@ impl World {
                 links: net.flows[i],
                 cc_name,
                 dropped_data: 0,
-                start: app.start,
+                start: SimTime(f.start_ns),
                 stop,
                 handshake,
             });
@@ -787,7 +792,8 @@ mod tests {
         // The path above: the SYN-ACK is back 40_084_864 ns after the start at 0; the
         // first data segment leaves then, with srtt = min_rtt = 40 084 us and RTO =
         // srtt + max(2 x srtt, rto_min 200 ms) = 240 084 us -> 241 ms (whole jiffies).
-        let text = r#"{"duration_ns": 100000000, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
+        // The application starts exactly at 0 (no start jitter).
+        let text = r#"{"duration_ns": 100000000, "tcp": {"start_jitter_ns": 0}, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
             "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
                        "receiver_access": {"rate_bps": 1000000000, "delay_ns": 5000000}}]}"#;
         let mut w = World::new(&WorldConfig::from_json(text).unwrap(), &crate::NativeCc).unwrap();
@@ -801,8 +807,8 @@ mod tests {
         assert_eq!(s.rtt.rto(), Dur::from_ms(241));
         // Without the handshake the data leaves at 0 and no RTT is known.
         let off = text.replace(
-            r#""duration_ns": 100000000,"#,
-            r#""duration_ns": 100000000, "tcp": {"handshake": false},"#,
+            r#""tcp": {"start_jitter_ns": 0}"#,
+            r#""tcp": {"start_jitter_ns": 0, "handshake": false}"#,
         );
         let mut w = World::new(&WorldConfig::from_json(&off).unwrap(), &crate::NativeCc).unwrap();
         w.run_until(SimTime(1));
@@ -833,5 +839,41 @@ mod tests {
             "{}",
             s.tp.min_rtt_us
         );
+    }
+    #[test]
+    fn start_jitter_delays_each_flow_within_its_range_and_keeps_the_nominal_start() {
+        // Two reno flows due at 0 on the path above, jitter 2 ms: each flow's first data
+        // leaves one handshake round trip (40_084_864 ns) after its application's start,
+        // which is in [0, 2 ms); the two differ (the run's RNG, one stream per flow).
+        // The output keeps the nominal start, 0. Flows alone on their access links, so
+        // nothing queues before the bottleneck's first packet; the second flow's SYN-ACK
+        // may wait behind the first's initial window at 10 Mbit/s, so its bound is wider
+        // by ten 1500-byte packets (12 ms).
+        let access = r#"{"rate_bps": 1000000000, "delay_ns": 5000000}"#;
+        let text = format!(
+            r#"{{"duration_ns": 100000000, "seed": 4, "tcp": {{"start_jitter_ns": 2000000}},
+                "bottleneck": {{"rate_bps": 10000000, "delay_ns": 10000000}},
+                "flows": [{{"cc": "reno", "sender_access": {access}, "receiver_access": {access}}},
+                          {{"cc": "reno", "sender_access": {access}, "receiver_access": {access}}}]}}"#
+        );
+        let mut w = World::new(&WorldConfig::from_json(&text).unwrap(), &crate::NativeCc).unwrap();
+        let mut first = [None, None];
+        let mut t = 40_084_864;
+        while t < 60_000_000 && first.iter().any(Option::is_none) {
+            w.run_until(SimTime(t));
+            for (i, f) in w.flows.iter().enumerate() {
+                if first[i].is_none() && f.sender.stats.sent_packets > 0 {
+                    first[i] = Some(t - 1); // sent in the last 1 us step
+                }
+            }
+            t += 1_000;
+        }
+        let [a, b] = first.map(|x| x.expect("both flows sent within 60 ms"));
+        let lo = 40_084_864 - 1_000;
+        assert!((lo..lo + 2_000_000 + 1_000).contains(&a.min(b)), "{a} {b}");
+        assert!(a.max(b) < 40_084_864 + 2_000_000 + 12_000_000, "{a} {b}");
+        assert_ne!(a, b, "two flows due together start apart");
+        let out = w.finish().unwrap();
+        assert_eq!((out.flows[0].start_ns, out.flows[1].start_ns), (0, 0));
     }
 }
