@@ -280,10 +280,10 @@ def test_sweep_keeps_going_when_one_run_fails(
 ):
     real = fake_engine.run
 
-    def flaky(config_json, progress=None):
+    def flaky(config_json, progress=None, max_packets_held=None):
         if '"seed":2' in config_json:
             raise RuntimeError("internal: boom")
-        return real(config_json, progress)
+        return real(config_json, progress, max_packets_held)
 
     monkeypatch.setattr(fake_engine, "run", flaky)
     out = tmp_path / "sw"
