@@ -93,12 +93,16 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
 @pytest.mark.parametrize(
     "edit, field",
     [
-        (('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { kind = "codel" }'), "bottleneck.aqm"),
         (
-            ('buffer = "1bdp"', 'buffer = "1bdp"\npolicer = { rate = "5Mbps", burst = "20KB" }'),
-            "bottleneck.policer",
+            (
+                '[[flows]]\ncc = "bbr"',
+                '[[links]]\nname = "l2"\nrate = "10Mbps"\ndelay = "5ms"\n\n'
+                '[[flows]]\ncc = "bbr"\npath = ["bottleneck", "l2"]',
+            ),
+            "links",
         ),
         (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
+        # net.ipv4.tcp_ecn is one setting for all senders: flows that differ are refused.
         (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
         (('cc = "cubic"', 'cc = "cubic"\nonoff = { on = "1s", off = "1s" }'), "flows[1].onoff"),
         (

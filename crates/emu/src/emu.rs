@@ -8,7 +8,23 @@
 //! the link's jitter and reordering, net/netem.rs: arrivals in time order), next
 //! hop (`NextHop`), the bottleneck in the middle, the scheduled `[[events]]` applied to
 //! the bottleneck at their time (as `World::dispatch` does for `LinkChange`). A packet that
-//! leaves the last link is written to the other namespace's device. Link times are kept
+//! leaves the last link is written to the other namespace's device. The bottleneck's
+//! queue discipline (`bottleneck.aqm`) and the links' traces and policers (`shaping`) are
+//! attached exactly as `World::new` attaches them, from the same config and RNG streams.
+//!
+//! ECN: the model packet carries the real packet's ECN field (read from the IP header);
+//! a CE mark a qdisc sets on it is written into the real packet (`ip::set_ce`, checksum
+//! recomputed) when it leaves the network, so the receiving kernel sees CE and echoes ECE.
+//! The emulator counts from the wire what the simulator counts inside its TCP: data
+//! segments reaching the receiver with CE, ACKs reaching the sender with ECE, and data
+//! segments the sender sent with CWR (its reductions).
+//!
+//! RTT samples (`Series::rtt_ms`, the simulator's `rtt_ms`, the latest sample at each
+//! sample time): per flow, the time each data segment was read from the sender's device;
+//! when a cumulative ACK leaves the network towards the sender, the newest segment it
+//! newly acknowledges gives a sample (delivery time minus read time), unless one of the
+//! segments it acknowledges was sent more than once (Karn's rule, as `tcp_clean_rtx_queue`
+//! sets `ca_rtt_us` from the newest never-retransmitted acked skb). Link times are kept
 //! in model time (each event is handled at its scheduled time, however late the process
 //! wakes up), so a late wake-up delays the packet's delivery to the kernel but never
 //! shifts the queue's schedule; how late we wake up is measured (`Lateness`).
@@ -18,17 +34,23 @@
 //! ACK, plus the handshake and FIN); delivery to the kernel is late by the wake-up
 //! latency; loss, jitter and reorder draws use the same named RNG streams but see a
 //! different packet sequence, so they differ from the simulator's run with the same seed.
+//! RTT samples: no sample from SACK blocks or from the timestamp echo of an ACK of
+//! retransmitted data (the kernel takes both), so a sample can be older during loss
+//! recovery; the sender host's own delay between its stack and the device is not in it.
+//! Packets a qdisc drops when dequeuing are counted per flow at the end of the run
+//! (`Link::qdisc_data_drops`); their bytes stay in the emulator's table until it exits.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::os::fd::OwnedFd;
 
 use serde::Serialize;
 use tcplab_sim::config::WorldConfig;
 use tcplab_sim::net::dumbbell::{self, Dumbbell};
 use tcplab_sim::net::link::{Link, NextHop, Offer};
-use tcplab_sim::net::{Packet, PacketKind};
+use tcplab_sim::net::{Ecn, Packet, PacketKind};
 use tcplab_sim::record::QueueReport;
 use tcplab_sim::rng::RunRng;
+use tcplab_sim::time::Rate;
 use tcplab_sim::time::SimTime;
 
 use crate::clock;
@@ -70,6 +92,11 @@ pub struct FlowNet {
     pub dropped_packets: u64,
     /// Data segments still inside the links at the end.
     pub in_flight_packets_at_end: u64,
+    /// ECN seen on the wire: data segments that reached the receiver's namespace with CE,
+    /// ACKs with ECE that reached the sender's, data segments the sender sent with CWR.
+    pub ce_packets: u64,
+    pub ece_acks: u64,
+    pub cwr_packets: u64,
 }
 
 /// Sampled series: the bottleneck queue and each flow's received bytes (cumulative).
@@ -82,6 +109,14 @@ pub struct Series {
     pub drops: Vec<u64>,
     /// received_bytes[flow][row].
     pub received_bytes: Vec<Vec<u64>>,
+    /// rtt_ms[flow][row]: the flow's latest RTT sample (see the module docs), None before
+    /// the first.
+    pub rtt_ms: Vec<Vec<Option<f64>>>,
+    /// With a queue discipline on the bottleneck (else empty), as the simulator's queue
+    /// table: CE marks during the interval and the mean sojourn (ms) of the packets
+    /// dequeued in it (None if none).
+    pub marks: Vec<u64>,
+    pub sojourn_ms: Vec<Option<f64>>,
 }
 
 /// Everything the emulator reports at the end.
@@ -114,11 +149,64 @@ pub struct Emulator {
     next_event: usize,
     next_sample: SimTime,
     last_bn_drops: u64,
+    /// Bottleneck marks, sojourn sum (ns) and count at the last sample.
+    last_aqm: (u64, u64, u64),
+    rtt: Vec<RttTrack>,
     base_port: u16,
     /// Packets that left their last link, with the side to write them to and their model
     /// delivery time; `run` writes them out after each round of events.
     pub out: Vec<(Side, SimTime, Vec<u8>)>,
     pub report: Report,
+}
+
+/// A flow's data segments in flight (their end sequence number, when they were read from
+/// the sender's device, whether sent more than once) and its latest RTT sample.
+#[derive(Default)]
+struct RttTrack {
+    sent: VecDeque<(u32, SimTime, bool)>,
+    snd_nxt: Option<u32>,
+    latest_ns: Option<u64>,
+}
+
+/// `a` is after `b` in sequence space (the kernel's `after()`, modulo 2^32).
+fn after(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) < 0
+}
+
+impl RttTrack {
+    /// A data segment `[seq, end)` was read from the sender's device at `t`.
+    fn sent(&mut self, seq: u32, end: u32, t: SimTime) {
+        match self.snd_nxt {
+            Some(nxt) if !after(end, nxt) => {
+                for e in self.sent.iter_mut() {
+                    if after(e.0, seq) && !after(e.0, end) {
+                        e.2 = true;
+                    }
+                }
+            }
+            _ => {
+                self.sent.push_back((end, t, false));
+                self.snd_nxt = Some(end);
+            }
+        }
+    }
+
+    /// A cumulative ACK of `ack` reached the sender at `t`.
+    fn acked(&mut self, ack: u32, t: SimTime) {
+        let mut newest = None;
+        let mut retrans = false;
+        while let Some(&(end, sent, re)) = self.sent.front() {
+            if after(end, ack) {
+                break;
+            }
+            self.sent.pop_front();
+            newest = Some(sent);
+            retrans |= re;
+        }
+        if let (Some(sent), false) = (newest, retrans) {
+            self.latest_ns = Some(t.0 - sent.0);
+        }
+    }
 }
 
 enum Due {
@@ -130,7 +218,18 @@ enum Due {
 
 impl Emulator {
     pub fn new(cfg: WorldConfig, base_port: u16) -> Emulator {
-        let net = dumbbell::build(&cfg, &RunRng::new(cfg.seed));
+        let rng = RunRng::new(cfg.seed);
+        let mut net = dumbbell::build(&cfg, &rng);
+        // As World::new: the bottleneck's qdisc (its own RNG stream), then the shaping.
+        if let Some(aqm) = &cfg.bottleneck.aqm {
+            let qdisc = aqm.build(
+                cfg.bottleneck.buffer,
+                Rate(cfg.bottleneck.rate_bps),
+                rng.stream("aqm/bottleneck"),
+            );
+            net.links[net.bottleneck].set_qdisc(qdisc);
+        }
+        tcplab_sim::net::shaping::apply(&cfg.shaping, &mut net.links);
         let n = net.links.len();
         let flows = cfg.flows.len();
         let interval = cfg.sample_interval_ns;
@@ -144,12 +243,15 @@ impl Emulator {
             next_event: 0,
             next_sample: SimTime(if interval > 0 { interval } else { u64::MAX }),
             last_bn_drops: 0,
+            last_aqm: (0, 0, 0),
+            rtt: (0..flows).map(|_| RttTrack::default()).collect(),
             base_port,
             out: Vec::new(),
             report: Report {
                 flows: vec![FlowNet::default(); flows],
                 series: Series {
                     received_bytes: vec![Vec::new(); flows],
+                    rtt_ms: vec![Vec::new(); flows],
                     ..Default::default()
                 },
                 ..Default::default()
@@ -240,6 +342,19 @@ impl Emulator {
         for (f, col) in s.received_bytes.iter_mut().enumerate() {
             col.push(self.report.flows[f].received_bytes);
         }
+        for (col, r) in s.rtt_ms.iter_mut().zip(&self.rtt) {
+            col.push(r.latest_ns.map(|ns| ns as f64 / 1e6));
+        }
+        if bn.has_qdisc() {
+            // As the simulator's Recorder::queue_aqm.
+            let c = &bn.counters;
+            let (m0, s0, n0) = self.last_aqm;
+            s.marks.push(c.marked - m0);
+            let n = c.sojourn_count - n0;
+            s.sojourn_ms
+                .push((n > 0).then(|| (c.sojourn_sum_ns - s0) as f64 / n as f64 / 1e6));
+            self.last_aqm = (c.marked, c.sojourn_sum_ns, c.sojourn_count);
+        }
     }
 
     fn forward(&mut self, t: SimTime, pkt: Packet, hop: NextHop) {
@@ -261,9 +376,24 @@ impl Emulator {
                     self.report.flows[f].received_packets += 1;
                     self.report.flows[f].received_bytes += u64::from(pkt.payload);
                 }
-                if let Some(b) = self.bytes.remove(&pkt.seq) {
-                    self.out.push((to, t, b));
+                let Some(mut b) = self.bytes.remove(&pkt.seq) else {
+                    return;
+                };
+                if pkt.ecn() == Ecn::Ce {
+                    if b[1] & 0b11 != 0b11 {
+                        ip::set_ce(&mut b);
+                    }
+                    if pkt.kind == PacketKind::Data {
+                        self.report.flows[f].ce_packets += 1;
+                    }
                 }
+                if to == Side::Sender {
+                    if ip::tcp_flags(&b) & ip::ECE != 0 {
+                        self.report.flows[f].ece_acks += 1;
+                    }
+                    self.rtt[f].acked(ip::ack_number(&b), t);
+                }
+                self.out.push((to, t, b));
             }
         }
     }
@@ -291,13 +421,24 @@ impl Emulator {
         let id = self.next_id;
         self.next_id += 1;
         self.bytes.insert(id, data.to_vec());
-        // The model's copy of the real packet: its size and kind are what the links need;
-        // it carries no ECN (qdisc marks would not reach the real bytes, so none run here).
-        let pkt = if c.payload > 0 {
+        // The model's copy of the real packet: its size, kind and ECN field are what the
+        // links need (a qdisc marks or drops by the ECN field).
+        let mut pkt = if c.payload > 0 {
             Packet::data(c.flow, id, c.payload, c.wire_bytes - c.payload, false)
         } else {
             Packet::ack(c.flow, id, &[], c.wire_bytes)
         };
+        pkt.set_ecn(match c.ecn {
+            0b01 => Ecn::Ect1,
+            0b10 => Ecn::Ect0,
+            0b11 => Ecn::Ce,
+            _ => Ecn::NotEct,
+        });
+        if side == Side::Sender && c.payload > 0 {
+            let f = &mut self.report.flows[c.flow as usize];
+            f.cwr_packets += u64::from(c.flags & ip::CWR != 0);
+            self.rtt[c.flow as usize].sent(c.seq, c.seq.wrapping_add(c.payload), now);
+        }
         let links = self.net.flows[c.flow as usize];
         let first = if side == Side::Sender {
             links.sender_access
@@ -311,6 +452,11 @@ impl Emulator {
     pub fn finish(mut self) -> Report {
         for l in &self.net.links {
             let flows = &mut self.report.flows;
+            // Data segments a qdisc dropped when dequeuing (refused arrivals were counted
+            // at the offer).
+            for (f, n) in l.qdisc_data_drops().iter().enumerate() {
+                flows[f].dropped_packets += n;
+            }
             l.for_each_inside(&mut |p| {
                 if p.kind == PacketKind::Data {
                     flows[p.flow as usize].in_flight_packets_at_end += 1;
@@ -502,5 +648,149 @@ mod tests {
         e.run_due(SimTime(100_000_000));
         assert!(e.out.is_empty());
         assert_eq!(e.report.foreign_packets, 1);
+    }
+
+    /// `segment` with sequence number `seq` and ECN field `ecn`.
+    fn ect_segment(seq: u32, ecn: u8) -> Vec<u8> {
+        let mut p = segment(0);
+        p[24..28].copy_from_slice(&seq.to_be_bytes());
+        p[1] = ecn;
+        p
+    }
+
+    /// RFC 1071: a header with a valid checksum sums (ones' complement) to 0xffff.
+    fn header_sum(p: &[u8]) -> u32 {
+        let mut sum: u32 = p[..20]
+            .chunks_exact(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum
+    }
+
+    /// A 52-byte ACK from the receiver (source port 5000) acknowledging `ack`, with ECE.
+    fn ack_packet(ack: u32, ece: bool) -> Vec<u8> {
+        let mut p = vec![0u8; 52];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&52u16.to_be_bytes());
+        p[9] = 6;
+        p[20..22].copy_from_slice(&5000u16.to_be_bytes());
+        p[28..32].copy_from_slice(&ack.to_be_bytes());
+        p[32] = 8 << 4;
+        p[33] = 0x10 | if ece { ip::ECE } else { 0 };
+        p
+    }
+
+    #[test]
+    fn a_step_marker_marks_the_real_packet_and_fixes_its_checksum() {
+        use tcplab_sim::net::aqm::AqmConfig;
+        // Step marking at K = 1 waiting packet: of three ECT(0) segments arriving together,
+        // the first is serialized at once, the second waits alone (0 waiting before it: not
+        // marked), the third finds 1 waiting: marked CE. A Not-ECT fourth would be dropped.
+        let mut w = world(vec![]);
+        w.bottleneck.buffer = Some(QueueLimit::Packets(10));
+        w.bottleneck.aqm = Some(AqmConfig::Step {
+            k_pkts: 1,
+            ecn: true,
+        });
+        let mut e = Emulator::new(w, 5000);
+        for i in 0..3 {
+            e.inject(SimTime(0), Side::Sender, &ect_segment(i * 1448, 0b10));
+        }
+        e.inject(SimTime(0), Side::Sender, &ect_segment(3 * 1448, 0b00));
+        e.run_due(SimTime(100_000_000));
+        let ecn: Vec<u8> = e.out.iter().map(|(_, _, b)| b[1] & 0b11).collect();
+        assert_eq!(ecn, vec![0b10, 0b10, 0b11]);
+        // The marked packet's header checksum is valid; nothing else changed.
+        assert_eq!(header_sum(&e.out[2].2), 0xffff);
+        let mut rest = e.out[2].2.clone();
+        rest[1] = 0b10;
+        rest[10..12].copy_from_slice(&[0, 0]);
+        assert_eq!(rest, ect_segment(2 * 1448, 0b10));
+        assert_eq!(e.report.flows[0].ce_packets, 1);
+        let rep = e.finish();
+        let bn = rep.queues.iter().find(|q| q.name == "bottleneck").unwrap();
+        assert_eq!((bn.marked, bn.dropped), (1, 1));
+        assert_eq!(rep.flows[0].dropped_packets, 1);
+        assert_eq!(rep.series.marks, vec![1]); // the sample at 0.1 s
+    }
+
+    #[test]
+    fn a_policer_drops_what_exceeds_its_bucket() {
+        use tcplab_sim::net::policer::PolicerConfig;
+        use tcplab_sim::net::shaping::Shaping;
+        // A 3000-byte bucket at 1.2 Mbit/s (1500 B per 10 ms) on the sender's access link:
+        // of five segments at once, two conform, three are dropped.
+        let mut w = world(vec![]);
+        w.shaping.insert(
+            "flow0.sender_access".into(),
+            Shaping {
+                trace: None,
+                policer: Some(PolicerConfig {
+                    rate_bps: 1_200_000,
+                    burst_bytes: 3000,
+                }),
+            },
+        );
+        let mut e = Emulator::new(w, 5000);
+        for i in 0..5 {
+            e.inject(SimTime(0), Side::Sender, &segment(i));
+        }
+        e.run_due(SimTime(100_000_000));
+        assert_eq!(e.out.len(), 2);
+        assert_eq!(e.report.flows[0].dropped_packets, 3);
+    }
+
+    #[test]
+    fn the_latest_rtt_sample_is_the_newest_acked_segment_never_retransmitted() {
+        let mut e = Emulator::new(world(vec![]), 5000);
+        // Two segments read at 0 and 1 ms; the ACK of both is read at 30 ms and reaches
+        // the sender after 15 ms (receiver access reverse), 5 ms
+        // (bottleneck reverse at 12 Mbit/s), 0 ms (sender access reverse): the newest
+        // segment (read at 1 ms) gives the sample.
+        e.inject(SimTime(0), Side::Sender, &ect_segment(1000, 0));
+        e.inject(SimTime(1_000_000), Side::Sender, &ect_segment(2448, 0));
+        e.run_due(SimTime(30_000_000));
+        e.inject(SimTime(30_000_000), Side::Receiver, &ack_packet(3896, true));
+        e.run_due(SimTime(99_000_000));
+        let delivered = e.out.last().unwrap().1 .0;
+        // 52 B at 1.2 Gbit/s = 346.7 ns (x2 access links), at 12 Mbit/s = 34_666.7 ns,
+        // each rounded up to whole nanoseconds (Rate::tx_time).
+        assert_eq!(
+            delivered,
+            30_000_000 + 347 + 15_000_000 + 34_667 + 5_000_000 + 347
+        );
+        assert_eq!(e.rtt[0].latest_ns, Some(delivered - 1_000_000));
+        assert_eq!(e.report.flows[0].ece_acks, 1);
+        // A retransmission of the first segment of a new pair: its ACK gives no sample.
+        e.inject(SimTime(100_000_000), Side::Sender, &ect_segment(3896, 0));
+        e.inject(SimTime(100_000_000), Side::Sender, &ect_segment(3896, 0));
+        e.inject(
+            SimTime(130_000_000),
+            Side::Receiver,
+            &ack_packet(3896 + 1448, false),
+        );
+        e.run_due(SimTime(199_000_000));
+        assert_eq!(e.rtt[0].latest_ns, Some(delivered - 1_000_000));
+        e.run_due(SimTime(200_000_000)); // the sample at 0.1 s and 0.2 s
+        let ms = (delivered - 1_000_000) as f64 / 1e6;
+        assert_eq!(e.report.series.rtt_ms[0], vec![Some(ms), Some(ms)]);
+    }
+
+    #[test]
+    fn the_ack_direction_runs_the_bottleneck_reverse_settings() {
+        // bottleneck.reverse at 1.2 Mbit/s: a 52-byte ACK serializes in 346.7 us there
+        // (34.7 us at the forward 12 Mbit/s), rounded up to 346_667 ns.
+        let mut w = world(vec![]);
+        w.bottleneck_reverse = Some(link(1_200_000, 5_000_000, None));
+        let mut e = Emulator::new(w, 5000);
+        e.inject(SimTime(0), Side::Receiver, &ack_packet(1, false));
+        e.run_due(SimTime(99_000_000));
+        assert_eq!(
+            e.out[0].1,
+            SimTime(347 + 15_000_000 + 346_667 + 5_000_000 + 347)
+        );
     }
 }

@@ -1,7 +1,8 @@
 """The traffic agents of the kernel backend, run inside the namespaces
 (``ip netns exec NS python -m tcplab.backends.kernel.agent send|receive CONFIG.json``).
 
-* ``receive`` (receiver namespace): listens on ``base_port + i`` for flow ``i``, reads
+* ``receive`` (receiver namespace): listens on ``base_port + i`` for flow ``i`` with the
+  flow's algorithm (``TCP_CONGESTION``, inherited by the accepted socket), reads
   everything and throws it away, and records each flow's bytes read by the application
   (the simulator's ``delivered_bytes``: in order, each byte once) at every sample time.
 * ``send`` (sender namespace): at each flow's start connects with the flow's algorithm
@@ -9,7 +10,8 @@
   shuts its side down), and at every sample time reads ``TCP_INFO`` (and ``TCP_CC_INFO``
   for BBR) of each connected socket.
 
-Both share the experiment's time zero ``t0_ns`` (CLOCK_MONOTONIC, as the emulator), take
+Both say ``ready`` once set up and then read ``start T0`` on stdin: they share the
+experiment's time zero ``t0_ns`` (CLOCK_MONOTONIC, as the emulator), take
 their samples at ``t0 + k * interval`` for k = 1 .. duration / interval, stop at ``t0 +
 duration`` and write their records as JSON to ``out``. Both die with their parent.
 
@@ -68,6 +70,9 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
     for i in range(n):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # The accepted socket inherits the listener's algorithm: the receiving host runs
+        # the flow's own (its CE handling, e.g. dctcp's exact echo, is the receiver's).
+        ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, cfg["flows"][i]["cc"].encode())
         ls.bind((cfg["receiver_addr"], cfg["base_port"] + i))
         ls.listen(4)
         ls.setblocking(False)
@@ -118,7 +123,10 @@ class Flow:
 
 def send(cfg: dict[str, Any]) -> dict[str, Any]:
     write_sysctls(cfg.get("sysctls", {}))
-    t0 = cfg["t0_ns"]
+    # Started before time zero is chosen (a Python start-up on a loaded machine took longer
+    # than the 200 ms lead, and every flow connected late): ready, then "start T0".
+    print("ready", flush=True)
+    t0 = int(sys.stdin.readline().split()[1])
     flows = [Flow(i, f) for i, f in enumerate(cfg["flows"])]
     sel = selectors.DefaultSelector()
     times = sample_times(cfg)
