@@ -96,10 +96,9 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
         (
             (
                 '[[flows]]\ncc = "bbr"',
-                '[[links]]\nname = "l2"\nrate = "10Mbps"\ndelay = "5ms"\n\n'
-                '[[flows]]\ncc = "bbr"\npath = ["bottleneck", "l2"]',
+                '[[sources]]\nrate = "6Mbps"\nrtt = "40ms"\n\n[[flows]]\ncc = "bbr"',
             ),
-            "links",
+            "sources",
         ),
         (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
         # net.ipv4.tcp_ecn is one setting for all senders: flows that differ are refused.
@@ -372,3 +371,28 @@ def test_tcp_frto_is_the_sender_namespace_s_sysctl(tmp_path, frto, sysctl):
     _, _, snd_sys, rcv_sys = _route_options(load_spec(path))
     assert snd_sys["net.ipv4.tcp_frto"] == sysctl
     assert "net.ipv4.tcp_frto" not in rcv_sys  # the receiver never times out data
+
+
+@pytest.mark.parametrize(
+    "tcp, flow, sysctl",
+    [
+        ("", "", "0"),
+        ("ecn = true", "", "1"),
+        ("", "ecn = true", "1"),
+        ("ecn = true", "ecn = true", "1"),
+    ],
+)
+def test_ecn_is_the_senders_tcp_ecn(tmp_path, tcp, flow, sysctl):
+    """ECN on the kernel: the senders' net.ipv4.tcp_ecn is 1 when the spec asks for it
+    (tcp.ecn, or every flow's ecn), else 0; the receivers accept when asked (2)."""
+    from tcplab.backends.kernel.run import _route_options
+    from tcplab.specs.load import load_spec
+
+    text = SPEC.format(duration="2s").replace("[bottleneck]", f"[tcp]\n{tcp}\n\n[bottleneck]", 1)
+    text = text.replace('cc = "bbr"', f'cc = "bbr"\n{flow}', 1)
+    text = text.replace('cc = "cubic"', f'cc = "cubic"\n{flow}', 1)
+    path = tmp_path / "k.toml"
+    path.write_text(text)
+    _, _, snd_sys, rcv_sys = _route_options(load_spec(path))
+    assert snd_sys["net.ipv4.tcp_ecn"] == sysctl
+    assert rcv_sys["net.ipv4.tcp_ecn"] == "2"

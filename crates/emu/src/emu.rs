@@ -10,7 +10,9 @@
 //! the bottleneck at their time (as `World::dispatch` does for `LinkChange`). A packet that
 //! leaves the last link is written to the other namespace's device. The bottleneck's
 //! queue discipline (`bottleneck.aqm`) and the links' traces and policers (`shaping`) are
-//! attached exactly as `World::new` attaches them, from the same config and RNG streams.
+//! attached exactly as `World::new` attaches them, from the same config and RNG streams,
+//! and so are named links and per-flow paths (`net::topology`: a link whose next hop is
+//! `Route` hands the packet to the next link of its flow's route).
 //!
 //! ECN: the model packet carries the real packet's ECN field (read from the IP header);
 //! a CE mark a qdisc sets on it is written into the real packet (`ip::set_ce`, checksum
@@ -47,6 +49,7 @@ use serde::Serialize;
 use tcplab_sim::config::WorldConfig;
 use tcplab_sim::net::dumbbell::{self, Dumbbell};
 use tcplab_sim::net::link::{Link, NextHop, Offer};
+use tcplab_sim::net::topology::Routes;
 use tcplab_sim::net::{Ecn, Packet, PacketKind};
 use tcplab_sim::record::QueueReport;
 use tcplab_sim::rng::RunRng;
@@ -143,8 +146,10 @@ pub struct Emulator {
     /// Per link: end of the current serialization, arrival time of the pipe's head.
     tx_end: Vec<Option<SimTime>>,
     arrival: Vec<Option<SimTime>>,
-    /// Packet bytes by id (the model's `Packet::seq` carries the id).
-    bytes: HashMap<u64, Vec<u8>>,
+    /// Packet bytes by id (the model's `Packet::seq` carries the id), with the side they
+    /// were read from: a route's direction is the side's (a SYN or FIN from the sender
+    /// carries no payload, so the model's kind would say ACK).
+    bytes: HashMap<u64, (Side, Vec<u8>)>,
     next_id: u64,
     next_event: usize,
     next_sample: SimTime,
@@ -152,6 +157,8 @@ pub struct Emulator {
     /// Bottleneck marks, sojourn sum (ns) and count at the last sample.
     last_aqm: (u64, u64, u64),
     rtt: Vec<RttTrack>,
+    /// Per-flow routes when the config gives paths (net/topology.rs), as in World.
+    routes: Option<Routes>,
     base_port: u16,
     /// Packets that left their last link, with the side to write them to and their model
     /// delivery time; `run` writes them out after each round of events.
@@ -220,7 +227,8 @@ impl Emulator {
     pub fn new(cfg: WorldConfig, base_port: u16) -> Emulator {
         let rng = RunRng::new(cfg.seed);
         let mut net = dumbbell::build(&cfg, &rng);
-        // As World::new: the bottleneck's qdisc (its own RNG stream), then the shaping.
+        // As World::new: the bottleneck's qdisc (its own RNG stream), the topology, the
+        // shaping.
         if let Some(aqm) = &cfg.bottleneck.aqm {
             let qdisc = aqm.build(
                 cfg.bottleneck.buffer,
@@ -229,6 +237,8 @@ impl Emulator {
             );
             net.links[net.bottleneck].set_qdisc(qdisc);
         }
+        // Named links and per-flow paths ([[links]], flows' path), routed as in World.
+        let routes = tcplab_sim::net::topology::build(&cfg, &mut net, &rng);
         tcplab_sim::net::shaping::apply(&cfg.shaping, &mut net.links);
         let n = net.links.len();
         let flows = cfg.flows.len();
@@ -245,6 +255,7 @@ impl Emulator {
             last_bn_drops: 0,
             last_aqm: (0, 0, 0),
             rtt: (0..flows).map(|_| RttTrack::default()).collect(),
+            routes,
             base_port,
             out: Vec::new(),
             report: Report {
@@ -315,7 +326,18 @@ impl Emulator {
                         continue;
                     };
                     self.arrival[l] = next;
-                    let hop = self.net.links[l].next;
+                    let hop = match (self.net.links[l].next, &self.routes) {
+                        (NextHop::Route, Some(r)) => {
+                            let forward = self
+                                .bytes
+                                .get(&pkt.seq)
+                                .map_or(pkt.kind == PacketKind::Data, |(side, _)| {
+                                    *side == Side::Sender
+                                });
+                            r.next(pkt.flow as usize, forward, l)
+                        }
+                        (hop, _) => hop,
+                    };
                     self.forward(t, pkt, hop);
                 }
                 Due::LinkChange(i) => {
@@ -363,9 +385,8 @@ impl Emulator {
             NextHop::Link(j) => self.offer(j, t, pkt),
             NextHop::FlowReceiverAccess => self.offer(self.net.flows[f].receiver_access, t, pkt),
             NextHop::FlowSenderAccess => self.offer(self.net.flows[f].sender_access_rev, t, pkt),
-            // Per-flow paths ([[links]]) are built by net::topology, which the emulator does
-            // not run: the kernel backend refuses such specs before starting it.
-            NextHop::Route => unreachable!("the emulator forwards over the dumbbell only"),
+            // Resolved on arrival (run_due), as World::forward_routed does.
+            NextHop::Route => unreachable!("routes are resolved on arrival"),
             NextHop::Receiver | NextHop::Sender => {
                 let to = if hop == NextHop::Receiver {
                     Side::Receiver
@@ -376,7 +397,7 @@ impl Emulator {
                     self.report.flows[f].received_packets += 1;
                     self.report.flows[f].received_bytes += u64::from(pkt.payload);
                 }
-                let Some(mut b) = self.bytes.remove(&pkt.seq) else {
+                let Some((_, mut b)) = self.bytes.remove(&pkt.seq) else {
                     return;
                 };
                 if pkt.ecn() == Ecn::Ce {
@@ -420,7 +441,7 @@ impl Emulator {
         };
         let id = self.next_id;
         self.next_id += 1;
-        self.bytes.insert(id, data.to_vec());
+        self.bytes.insert(id, (side, data.to_vec()));
         // The model's copy of the real packet: its size, kind and ECN field are what the
         // links need (a qdisc marks or drops by the ECN field).
         let mut pkt = if c.payload > 0 {
@@ -792,5 +813,45 @@ mod tests {
             e.out[0].1,
             SimTime(347 + 15_000_000 + 346_667 + 5_000_000 + 347)
         );
+    }
+
+    #[test]
+    fn a_flow_routed_over_two_bottlenecks_crosses_both() {
+        use tcplab_sim::config::NamedLink;
+        // A second named link l2 (6 Mbit/s, 2 ms: 1500 B in 2 ms) after the bottleneck:
+        // 10 us + 1 ms + 5 ms (bottleneck) + 2 ms + 2 ms (l2) + 10 us + 15 ms. Its ACK comes
+        // back over l2_reverse (6 Mbit/s, 2 ms: 52 B in 69.4 us) and bottleneck_reverse.
+        let mut w = world(vec![]);
+        w.links = vec![NamedLink {
+            name: "l2".into(),
+            forward: link(6_000_000, 2_000_000, None),
+            reverse: None,
+        }];
+        w.paths = vec![vec!["bottleneck".into(), "l2".into()]];
+        let mut e = Emulator::new(w, 5000);
+        e.inject(SimTime(0), Side::Sender, &segment(1));
+        e.run_due(SimTime(50_000_000));
+        assert_eq!(
+            e.out[0].1,
+            SimTime(10_000 + 1_000_000 + 5_000_000 + 2_000_000 + 2_000_000 + 10_000 + 15_000_000)
+        );
+        e.inject(SimTime(50_000_000), Side::Receiver, &ack_packet(1, false));
+        e.run_due(SimTime(99_000_000));
+        // 52 B: 347 ns per access link, 69_334 ns on l2_reverse, 34_667 ns on the
+        // bottleneck's reverse (each rounded up).
+        assert_eq!(
+            e.out[1].1,
+            SimTime(50_000_000 + 347 + 15_000_000 + 69_334 + 2_000_000 + 34_667 + 5_000_000 + 347)
+        );
+        // A SYN (no payload) from the sender takes the data route, not the ACK route.
+        let mut syn = ack_packet(0, false);
+        syn[20..22].copy_from_slice(&40000u16.to_be_bytes());
+        syn[22..24].copy_from_slice(&5000u16.to_be_bytes());
+        e.inject(SimTime(100_000_000), Side::Sender, &syn);
+        e.run_due(SimTime(199_000_000));
+        assert_eq!(e.out[2].0, Side::Receiver);
+        let rep = e.finish();
+        let l2 = rep.queues.iter().find(|q| q.name == "l2").unwrap();
+        assert_eq!(l2.departed, 2);
     }
 }

@@ -4,22 +4,18 @@ The emulator (crates/emu) forwards real packets over the simulator's dumbbell: p
 access links, the bottleneck with its queue discipline (``bottleneck.aqm``: the
 simulator's own qdiscs, whose CE marks are written into the real packets), random loss,
 jitter and reordering (the links' netem fields), trace-driven rates and policers on any
-of the dumbbell's links (the simulator's ``shaping``), the bottleneck's separately
-configured ACK direction (``bottleneck.reverse``, built by the shared dumbbell code), and
-the bottleneck's [[events]].
+of its links (the simulator's ``shaping``), the bottleneck's separately configured ACK
+direction (``bottleneck.reverse``), named links and per-flow paths (``links``,
+``flows[i].path``: the simulator's ``net::topology``), and the bottleneck's [[events]].
 ECN is negotiated by the namespaces' ``net.ipv4.tcp_ecn`` (run.py). What it does not run
-yet (named links and per-flow paths, constant-rate sources, on/off applications,
-per-flow ECN settings that differ) is refused (exit 2, the
+yet (constant-rate sources, on/off applications, per-flow ECN settings that differ) is refused (exit 2, the
 field named) rather than run without it, so that a kernel run never silently differs
 from its simulated twin.
 """
 
 from __future__ import annotations
 
-
 from tcplab.specs.model import Spec
-
-WHY = "is not supported by the kernel backend yet (the emulator runs the dumbbell only)"
 
 
 def _ecn_problems(spec: Spec) -> list[tuple[str, str]]:
@@ -80,8 +76,6 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                 "packet captures are written by the simulator only, not by the kernel backend",
             )
         )
-    if spec.links:
-        p.append(("links", f"named links and per-flow paths {WHY}"))
     if spec.sources:
         p.append(("sources", "constant-rate sources are not supported by the kernel backend yet"))
     for i, f in enumerate(spec.flows):
@@ -100,6 +94,4 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                     "on/off applications are not supported by the kernel backend yet",
                 )
             )
-        if f.path is not None:
-            p.append((f"flows[{i}].path", f"per-flow paths {WHY}"))
     return p + _ecn_problems(spec)
