@@ -93,13 +93,6 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
 @pytest.mark.parametrize(
     "edit, field",
     [
-        (
-            (
-                '[[flows]]\ncc = "bbr"',
-                '[[sources]]\nrate = "6Mbps"\nrtt = "40ms"\n\n[[flows]]\ncc = "bbr"',
-            ),
-            "sources",
-        ),
         (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
         # net.ipv4.tcp_ecn is one setting for all senders: flows that differ are refused.
         (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),

@@ -234,3 +234,34 @@ path = ["l2"]
         assert (thr.mean() > 1e6).all(), backend
         l2 = next(q for q in _summary(d)["queues"] if q["name"] == "l2")
         assert l2["departed"] > 0, backend
+
+
+def test_a_constant_rate_source_takes_its_rate_from_cubic(tmp_path):
+    # A 6 Mbit/s source (1500-byte packets, one per 2 ms) beside CUBIC on 20 Mbit/s, 1 BDP:
+    # 8 s x 500 packets/s = 4000 packets sent; CUBIC's payload is at most the 14 Mbit/s
+    # left, averaged over the run; what the source lost is counted.
+    text = (
+        HEAD.format(duration="8s")
+        + """
+[bottleneck]
+rate = "20Mbps"
+delay = "10ms"
+buffer = "1bdp"
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+
+[[sources]]
+rate = "6Mbps"
+rtt = "40ms"
+"""
+    )
+    for backend, d in _both(tmp_path, text).items():
+        src = _summary(d)["sources"][0]
+        assert src["sent_packets"] == 4000, backend
+        assert src["sent_packets"] == (
+            src["received_packets"] + src["dropped_packets"] + src["in_flight_packets_at_end"]
+        ), backend
+        s = pd.read_parquet(d / "series.parquet")
+        assert s["throughput_bps"].mean() <= 14e6, backend

@@ -53,6 +53,7 @@ use tcplab_sim::net::topology::Routes;
 use tcplab_sim::net::{Ecn, Packet, PacketKind};
 use tcplab_sim::record::QueueReport;
 use tcplab_sim::rng::RunRng;
+use tcplab_sim::source::{Source, SourceCounters};
 use tcplab_sim::time::Rate;
 use tcplab_sim::time::SimTime;
 
@@ -138,6 +139,8 @@ pub struct Report {
     pub packets_forwarded: u64,
     /// CPU time the emulator used (user + system, s): how much of a core it needs.
     pub cpu_s: f64,
+    /// Constant-rate sources' counters (the simulator's `sources`).
+    pub sources: Vec<SourceCounters>,
 }
 
 pub struct Emulator {
@@ -159,6 +162,9 @@ pub struct Emulator {
     rtt: Vec<RttTrack>,
     /// Per-flow routes when the config gives paths (net/topology.rs), as in World.
     routes: Option<Routes>,
+    /// Constant-rate sources (`sources`) and each one's next send time.
+    sources: Vec<Source>,
+    source_next: Vec<Option<SimTime>>,
     base_port: u16,
     /// Packets that left their last link, with the side to write them to and their model
     /// delivery time; `run` writes them out after each round of events.
@@ -221,6 +227,7 @@ enum Due {
     Arrive(usize),
     LinkChange(usize),
     Sample,
+    SourceSend(usize),
 }
 
 impl Emulator {
@@ -240,6 +247,13 @@ impl Emulator {
         // Named links and per-flow paths ([[links]], flows' path), routed as in World.
         let routes = tcplab_sim::net::topology::build(&cfg, &mut net, &rng);
         tcplab_sim::net::shaping::apply(&cfg.shaping, &mut net.links);
+        // Constant-rate sources and their two access links, as World::new builds them.
+        let sources: Vec<Source> = (cfg.sources.iter().enumerate())
+            .map(|(i, c)| {
+                Source::build(i, c, cfg.duration_ns, net.bottleneck, &mut net.links, &rng)
+            })
+            .collect();
+        let source_next = sources.iter().map(|s| Some(s.first_send())).collect();
         let n = net.links.len();
         let flows = cfg.flows.len();
         let interval = cfg.sample_interval_ns;
@@ -256,6 +270,8 @@ impl Emulator {
             last_aqm: (0, 0, 0),
             rtt: (0..flows).map(|_| RttTrack::default()).collect(),
             routes,
+            sources,
+            source_next,
             base_port,
             out: Vec::new(),
             report: Report {
@@ -293,6 +309,11 @@ impl Emulator {
         }
         if self.next_sample.0 <= self.cfg.duration_ns {
             consider(self.next_sample, Due::Sample);
+        }
+        for (i, t) in self.source_next.iter().enumerate() {
+            if let Some(t) = t {
+                consider(*t, Due::SourceSend(i));
+            }
         }
         best
     }
@@ -349,6 +370,17 @@ impl Emulator {
                     self.sample(t);
                     self.next_sample = SimTime(t.0 + self.cfg.sample_interval_ns);
                 }
+                Due::SourceSend(i) => {
+                    // As World::source_send: payload = wire bytes, header 0.
+                    let src = &mut self.sources[i];
+                    let (bytes, next) = src.send(t);
+                    self.source_next[i] = next;
+                    let id = src.counters.sent_packets - 1;
+                    let mut pkt = Packet::data(i as u32, id, bytes, 0, false);
+                    pkt.kind = PacketKind::Datagram;
+                    let l = src.sender_access;
+                    self.offer(l, t, pkt);
+                }
             }
         }
     }
@@ -381,6 +413,23 @@ impl Emulator {
 
     fn forward(&mut self, t: SimTime, pkt: Packet, hop: NextHop) {
         let f = pkt.flow as usize;
+        if pkt.kind == PacketKind::Datagram {
+            // A source's packet: model only, never written to a namespace (as
+            // World::forward_datagram; sources run on the dumbbell only).
+            let src = &mut self.sources[f];
+            match hop {
+                NextHop::Link(j) => self.offer(j, t, pkt),
+                NextHop::FlowReceiverAccess => {
+                    let l = src.receiver_access;
+                    self.offer(l, t, pkt);
+                }
+                _ => {
+                    src.counters.received_packets += 1;
+                    src.counters.received_bytes += u64::from(pkt.wire_bytes);
+                }
+            }
+            return;
+        }
         match hop {
             NextHop::Link(j) => self.offer(j, t, pkt),
             NextHop::FlowReceiverAccess => self.offer(self.net.flows[f].receiver_access, t, pkt),
@@ -421,12 +470,18 @@ impl Emulator {
 
     fn offer(&mut self, link: usize, t: SimTime, pkt: Packet) {
         match self.net.links[link].offer(t, pkt) {
-            Offer::Dropped { .. } => {
-                self.bytes.remove(&pkt.seq);
-                if pkt.kind == PacketKind::Data {
-                    self.report.flows[pkt.flow as usize].dropped_packets += 1;
+            Offer::Dropped { .. } => match pkt.kind {
+                // A datagram's seq is the source's count, not a key of `bytes`.
+                PacketKind::Datagram => {
+                    self.sources[pkt.flow as usize].counters.dropped_packets += 1;
                 }
-            }
+                kind => {
+                    self.bytes.remove(&pkt.seq);
+                    if kind == PacketKind::Data {
+                        self.report.flows[pkt.flow as usize].dropped_packets += 1;
+                    }
+                }
+            },
             Offer::Queued => {}
             Offer::Transmitting(end) => self.tx_end[link] = Some(end),
         }
@@ -478,6 +533,15 @@ impl Emulator {
             for (f, n) in l.qdisc_data_drops().iter().enumerate() {
                 flows[f].dropped_packets += n;
             }
+            for (k, n) in l.qdisc_datagram_drops().iter().enumerate() {
+                self.sources[k].counters.dropped_packets += n;
+            }
+            let sources = &mut self.sources;
+            l.for_each_inside(&mut |p| {
+                if p.kind == PacketKind::Datagram {
+                    sources[p.flow as usize].counters.in_flight_packets_at_end += 1;
+                }
+            });
             l.for_each_inside(&mut |p| {
                 if p.kind == PacketKind::Data {
                     flows[p.flow as usize].in_flight_packets_at_end += 1;
@@ -485,6 +549,7 @@ impl Emulator {
             });
         }
         self.report.queues = self.net.links.iter().map(Link::report).collect();
+        self.report.sources = self.sources.iter().map(|s| s.counters.clone()).collect();
         self.report.bottleneck_packets = self.net.links[self.net.bottleneck].counters.data_departed;
         self.report
     }
@@ -853,5 +918,42 @@ mod tests {
         let rep = e.finish();
         let l2 = rep.queues.iter().find(|q| q.name == "l2").unwrap();
         assert_eq!(l2.departed, 2);
+    }
+
+    #[test]
+    fn a_constant_rate_source_loads_the_bottleneck_and_is_counted() {
+        use tcplab_sim::config::SourceConfig;
+        // A 9 Mbit/s source of 1500-byte packets (one every 1.333 ms) until 100 ms into a
+        // 12 Mbit/s bottleneck (1 ms per packet) with 2 waiting places: it never fills
+        // them, so all 75 packets (k * 1.333 ms < 100 ms for k = 0..74) arrive, each
+        // after 10 us + 1 ms + 5 ms + 10 us + 15 ms.
+        let mut w = world(vec![]);
+        w.sources = vec![SourceConfig {
+            rate_bps: 9_000_000,
+            packet_bytes: 1500,
+            sender_access: link(1_200_000_000, 0, None),
+            receiver_access: link(1_200_000_000, 15_000_000, None),
+            start_ns: 0,
+            stop_ns: Some(100_000_000),
+            onoff: None,
+        }];
+        let mut e = Emulator::new(w, 5000);
+        // A TCP segment at 50 ms shares the queue with the source's packets: it waits
+        // behind at most one, so it arrives at most 1 ms later than alone.
+        e.run_due(SimTime(50_000_000));
+        e.inject(SimTime(50_000_000), Side::Sender, &segment(1));
+        e.run_due(SimTime(200_000_000));
+        assert_eq!(e.out.len(), 1); // datagrams are never written to a namespace
+        let alone = 50_000_000 + 21_020_000;
+        assert!(e.out[0].1 .0 >= alone && e.out[0].1 .0 <= alone + 1_000_000);
+        let rep = e.finish();
+        let c = &rep.sources[0];
+        assert_eq!(
+            (c.sent_packets, c.received_packets, c.dropped_packets),
+            (75, 75, 0)
+        );
+        assert_eq!(c.received_bytes, 75 * 1500);
+        let bn = rep.queues.iter().find(|q| q.name == "bottleneck").unwrap();
+        assert_eq!(bn.departed, 76);
     }
 }

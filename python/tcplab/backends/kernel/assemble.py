@@ -40,6 +40,8 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   counted on the wire by the emulator: data segments reaching the receiver with CE, ACKs
   reaching the sender with ECE, data segments the sender sent with CWR (one per
   reduction, tcp_ecn_send).
+* ``sources``: the constant-rate sources' counters, the emulator's (it runs them as the
+  simulator does: model packets only, never written to a namespace).
 * Queue series and per-link counters: the emulator's bottleneck, the simulator's model
   (with a qdisc also ``marks`` and ``sojourn_ms``, as the simulator's queue table).
 * ``emulator``: the emulator's report (summary.json ``engine.emulator``), with
@@ -183,6 +185,7 @@ def assemble(
         }
         | _aqm_columns(q),
         "bottleneck_packets": emu["bottleneck_packets"],
+        "sources": emu.get("sources", []),
         "events_processed": emu["lateness"]["events"],
         "emulator": {
             k: emu[k]

@@ -6,9 +6,11 @@ simulator's own qdiscs, whose CE marks are written into the real packets), rando
 jitter and reordering (the links' netem fields), trace-driven rates and policers on any
 of its links (the simulator's ``shaping``), the bottleneck's separately configured ACK
 direction (``bottleneck.reverse``), named links and per-flow paths (``links``,
-``flows[i].path``: the simulator's ``net::topology``), and the bottleneck's [[events]].
+``flows[i].path``: the simulator's ``net::topology``), constant-rate sources (``sources``:
+the simulator's ``Source`` run inside the emulator, their packets model-only, as the
+simulator's have no host stack either), and the bottleneck's [[events]].
 ECN is negotiated by the namespaces' ``net.ipv4.tcp_ecn`` (run.py). What it does not run
-yet (constant-rate sources, on/off applications, per-flow ECN settings that differ) is refused (exit 2, the
+yet (on/off applications, per-flow ECN settings that differ) is refused (exit 2, the
 field named) rather than run without it, so that a kernel run never silently differs
 from its simulated twin.
 """
@@ -76,8 +78,6 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                 "packet captures are written by the simulator only, not by the kernel backend",
             )
         )
-    if spec.sources:
-        p.append(("sources", "constant-rate sources are not supported by the kernel backend yet"))
     for i, f in enumerate(spec.flows):
         if f.params.get("kernel", 618) not in (618, "6.18"):
             p.append(
