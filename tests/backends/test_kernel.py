@@ -96,7 +96,6 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
         (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
         # net.ipv4.tcp_ecn is one setting for all senders: flows that differ are refused.
         (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
-        (('cc = "cubic"', 'cc = "cubic"\nonoff = { on = "1s", off = "1s" }'), "flows[1].onoff"),
         (
             ("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\n\n[bottleneck]'),
             "tcp.receive_buffer",

@@ -265,3 +265,58 @@ rtt = "40ms"
         ), backend
         s = pd.read_parquet(d / "series.parquet")
         assert s["throughput_bps"].mean() <= 14e6, backend
+
+
+def test_an_on_off_flow_stops_sending_in_its_off_periods(tmp_path):
+    # CUBIC on 1 s / off 1 s from 0 (periods from the simulator's code: on 0-1, off 1-2,
+    # on 2-3, ...) beside a bulk CUBIC flow, 20 Mbit/s, 40 ms. Late in each off period (from
+    # 0.5 s in: what was written before the off time, at most 128 KB + 64 KB on the kernel
+    # = 77 ms at 20 Mbit/s, has drained) the on/off flow receives nothing.
+    text = (
+        HEAD.format(duration="8s")
+        + """
+[bottleneck]
+rate = "20Mbps"
+delay = "10ms"
+buffer = "1bdp"
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+onoff = { on = "1s", off = "1s" }
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+"""
+    )
+    for backend, d in _both(tmp_path, text).items():
+        s = pd.read_parquet(d / "series.parquet")
+        f0 = s[s["flow"] == 0].set_index("time_s")["throughput_bps"]
+        phase = f0.index.to_series().round(3) % 2.0
+        assert f0[(phase > 1.5) & (phase <= 1.95)].max() == 0, backend
+        assert f0[(phase > 0.3) & (phase <= 0.95)].mean() > 2e6, backend
+
+
+def test_a_finite_flow_s_completion_time_comes_from_the_real_socket(tmp_path):
+    # 1 MB alone on 20 Mbit/s, 40 ms: at least one handshake RTT plus the transfer at the
+    # link rate (1 MB x 1500 / 1448 wire bytes / 20 Mbit/s = 0.41 s) and one more 40 ms
+    # for the last byte to arrive: >= 0.49 s; slow start from 10 segments takes about 6
+    # RTTs before it fills the link, so well under 2 s.
+    text = (
+        HEAD.format(duration="4s")
+        + """
+[bottleneck]
+rate = "20Mbps"
+delay = "10ms"
+buffer = "1bdp"
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+size = "1MB"
+"""
+    )
+    for backend, d in _both(tmp_path, text).items():
+        f = _summary(d)["flows"][0]
+        assert 0.49 <= f["fct_s"] <= 2.0, (backend, f.get("fct_s"))

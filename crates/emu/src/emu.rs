@@ -222,6 +222,40 @@ impl RttTrack {
     }
 }
 
+/// Each flow's off periods `(off_from, on_again)` (ns from time zero; empty for a flow
+/// without `onoff`), drawn as the simulator draws them (`world/onoff.rs`: the RNG stream
+/// `onoff/flow<i>`, an on period from the flow's start, then off and on in turn until the
+/// flow's stop), for the sending agent, which stops writing during them.
+pub fn onoff_schedule(cfg: &WorldConfig) -> Vec<Vec<(u64, u64)>> {
+    let rng = RunRng::new(cfg.seed);
+    cfg.flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let Some(o) = f.onoff else {
+                return Vec::new();
+            };
+            let mut p = tcplab_sim::onoff::Periods::new(o, rng.stream(&format!("onoff/flow{i}")));
+            let stop = f.stop_ns.unwrap_or(cfg.duration_ns).min(cfg.duration_ns);
+            let mut out = Vec::new();
+            let mut t = f.start_ns;
+            loop {
+                let off = t.saturating_add(p.on());
+                if off >= stop {
+                    break;
+                }
+                let on = off.saturating_add(p.off());
+                out.push((off, on));
+                if on >= stop {
+                    break;
+                }
+                t = on;
+            }
+            out
+        })
+        .collect()
+}
+
 enum Due {
     TxDone(usize),
     Arrive(usize),
@@ -955,5 +989,26 @@ mod tests {
         assert_eq!(c.received_bytes, 75 * 1500);
         let bn = rep.queues.iter().find(|q| q.name == "bottleneck").unwrap();
         assert_eq!(bn.departed, 76);
+    }
+
+    #[test]
+    fn the_on_off_schedule_alternates_from_the_start_to_the_stop() {
+        use tcplab_sim::config::OnOffConfig;
+        // Fixed periods, on 300 ms, off 200 ms, from 100 ms to the 1 s run's end: on
+        // 100-400, off 400-600, on 600-900, off 900-1100 (the run ends at 1000).
+        let mut w = world(vec![]);
+        w.flows[0].start_ns = 100_000_000;
+        w.flows[0].onoff = Some(OnOffConfig {
+            on_ns: 300_000_000,
+            off_ns: 200_000_000,
+            exponential: false,
+        });
+        assert_eq!(
+            onoff_schedule(&w),
+            vec![vec![
+                (400_000_000, 600_000_000),
+                (900_000_000, 1_100_000_000)
+            ]]
+        );
     }
 }

@@ -7,8 +7,9 @@
   (the simulator's ``delivered_bytes``: in order, each byte once) at every sample time.
 * ``send`` (sender namespace): at each flow's start connects with the flow's algorithm
   (``TCP_CONGESTION``), writes until the flow's stop time (bulk) or its size (finite, then
-  shuts its side down), and at every sample time reads ``TCP_INFO`` (and ``TCP_CC_INFO``
-  for BBR) of each connected socket.
+  shuts its side down), stops writing during an on/off flow's off periods, and at every
+  sample time reads ``TCP_INFO`` (and ``TCP_CC_INFO`` for BBR) of each connected socket.
+  The receiver records when a finite flow's last byte was read (its completion time).
 
 Both say ``ready`` once set up and then read ``start T0`` on stdin: they share the
 experiment's time zero ``t0_ns`` (CLOCK_MONOTONIC, as the emulator), take
@@ -16,8 +17,8 @@ their samples at ``t0 + k * interval`` for k = 1 .. duration / interval, stop at
 duration`` and write their records as JSON to ``out``. Both die with their parent.
 
 Deviation: a bulk sender cannot take back what it has written, so after its stop time
-the kernel still sends what sits unsent in the socket; ``TCP_NOTSENT_LOWAT`` bounds that
-to ``NOTSENT_LOWAT`` bytes plus one write.
+(and into an off period) the kernel still sends what sits unsent in the socket;
+``TCP_NOTSENT_LOWAT`` bounds that to ``NOTSENT_LOWAT`` bytes plus one write.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
     print("ready", flush=True)
     t0 = int(sys.stdin.readline().split()[1])  # "start T0"
     got = [0] * n
+    done: list[int | None] = [None] * n  # when a finite flow's last byte was read
     rows: list[list[int]] = []
     times = sample_times(cfg)
     buf = bytearray(1 << 18)
@@ -109,13 +111,19 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
                 sel.unregister(key.fileobj)
                 key.fileobj.close()
             got[i] += r
-    return {"delivered_bytes": got, "samples": rows}
+            size = cfg["flows"][i].get("bytes")
+            if size is not None and done[i] is None and got[i] >= size:
+                done[i] = now_rel(t0)
+    return {"delivered_bytes": got, "samples": rows, "completed_ns": done}
 
 
 class Flow:
     def __init__(self, i: int, f: dict[str, Any]):
         self.i, self.cc, self.start, self.stop = i, f["cc"], f["start_ns"], f["stop_ns"]
         self.left = f["bytes"]  # None: bulk
+        # Off periods [from, to) of an on/off flow (emulator's onoff_schedule): no writes.
+        self.offs: list[tuple[int, int]] = [tuple(o) for o in f.get("offs", [])]
+        self.paused = False
         self.sock: Any = None
         self.done = False  # no more writes
         self.last: dict[str, Any] = {}
@@ -148,7 +156,15 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
                 sel.register(s, selectors.EVENT_WRITE, f)
             if f.sock is not None and not f.done and t >= f.stop:
                 f.done = True
-                sel.unregister(f.sock)
+                if not f.paused:
+                    sel.unregister(f.sock)
+            if f.sock is not None and not f.done and f.offs:
+                off = any(a <= t < b for a, b in f.offs)
+                if off and not f.paused:
+                    sel.unregister(f.sock)
+                elif f.paused and not off:
+                    sel.register(f.sock, selectors.EVENT_WRITE, f)
+                f.paused = off
         while k < len(times) and times[k] <= t:
             row = []
             for f in flows:
@@ -168,6 +184,7 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
             [times[k] if k < len(times) else cfg["duration_ns"]]
             + [f.start for f in flows if f.sock is None]
             + [f.stop for f in flows if f.sock is not None and not f.done]
+            + [x for f in flows if not f.done for o in f.offs for x in o if x > t]
         )
         for key, _ in sel.select(timeout=max(0.0, (nxt - t) / 1e9)):
             f = key.data
@@ -185,6 +202,7 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
                 f.left -= sent
                 if f.left <= 0:
                     sel.unregister(f.sock)
+                    f.paused = False  # nothing to resume
                     f.done = True
                     f.sock.shutdown(socket.SHUT_WR)
     for f in flows:

@@ -34,7 +34,8 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   ``tcpi_total_rto`` (kernel >= 6.7), ``rwnd_limited_ns`` = ``tcpi_rwnd_limited``
   (microseconds), all at the end of the run; ``received_*``,
   ``dropped_packets`` and ``in_flight_packets_at_end`` from the emulator;
-  ``delivered_bytes`` from the receiving application. The simulator's
+  ``delivered_bytes`` from the receiving application, ``completed_ns`` (a finite flow's
+  completion) when the receiving application read its last byte. The simulator's
   ``duplicate_packets``, ``recoveries`` and ``tlp_probes`` have no per-socket kernel
   counter and are left out. ``ce_packets``, ``ece_acks`` and ``ecn_reductions`` are
   counted on the wire by the emulator: data segments reaching the receiver with CE, ACKs
@@ -145,6 +146,7 @@ def assemble(
             for c in cols:
                 series[c].append(row.get(c, NAN))
     last = s_rows[-1] if s_rows else [None] * n
+    done = rcv.get("completed_ns", [])
     flows = []
     for i, f in enumerate(config["flows"]):
         s = last[i] if i < len(last) else None
@@ -168,6 +170,7 @@ def assemble(
                 "ce_packets": int(net.get("ce_packets", 0)),
                 "ece_acks": int(net.get("ece_acks", 0)),
                 "ecn_reductions": int(net.get("cwr_packets", 0)),
+                "completed_ns": done[i] if i < len(done) else None,
                 "start_ns": int(f["start_ns"]),
                 "stop_ns": int(f["stop_ns"] if f["stop_ns"] is not None else config["duration_ns"]),
             }

@@ -21,7 +21,10 @@ the kernel's MSS is then ``mss``); ``tcp.initial_cwnd`` -> route ``initcwnd``;
 ``net.ipv4.tcp_frto = 0`` (true sets it to 2, Linux's default, so that a changed host
 default cannot leak into a namespace); ``tcp.sack_compression =
 false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver); ``tcp.ecn`` / ``flows[i].ecn``
--> the senders' ``net.ipv4.tcp_ecn`` 1 (else 0), the receivers' 2. Each flow's listening
+-> the senders' ``net.ipv4.tcp_ecn`` 1 (else 0), the receivers' 2. ``flows[i].onoff``: the
+emulator draws the periods (the simulator's code and RNG stream), the sending agent stops
+writing during the off periods, and the senders' ``tcp_slow_start_after_idle`` is 0 (the
+simulator does not restart an idle cwnd). Each flow's listening
 socket runs the flow's algorithm (``TCP_CONGESTION``), so that the receiving host's
 instance handles CE as the simulator's receiver does (dctcp's exact echo). Not mappable, hence errors:
 ``params`` of the kernel's own algorithms (its modules take none per socket), an algorithm
@@ -130,6 +133,11 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
     wants = [t.ecn if f.ecn is None else f.ecn for f in spec.flows]
     snd_sys["net.ipv4.tcp_ecn"] = "1" if any(wants) else "0"
     rcv_sys["net.ipv4.tcp_ecn"] = "2"
+    # On/off flows idle between their on periods: the simulator does not restart an idle
+    # cwnd (RFC 2861, tcp_cwnd_restart; world/onoff.rs deviations), i.e. it models Linux
+    # with tcp_slow_start_after_idle = 0, set so that both backends run the same TCP.
+    if any(f.onoff is not None for f in spec.flows):
+        snd_sys["net.ipv4.tcp_slow_start_after_idle"] = "0"
     return snd, rcv, snd_sys, rcv_sys
 
 
@@ -284,6 +292,9 @@ def run_kernel(
             "out": str(work / "emu.json"),
             "realtime": realtime,
         }
+        onoff = any(f.get("onoff") for f in config["flows"])
+        if onoff:  # the schedule is drawn by the simulator's code, in the emulator
+            emu_cfg["onoff_out"] = str(work / "onoff.json")
         (work / "emu-config.json").write_text(json.dumps(emu_cfg))
         emu = subprocess.Popen(
             [*emu_cmd, str(work / "emu-config.json")],
@@ -294,6 +305,9 @@ def run_kernel(
         )
         procs.append(emu)
         _expect_ready(emu, "emulator", work / "emu.err")
+        if onoff:
+            offs = json.loads((work / "onoff.json").read_text())
+            common["flows"] = [{**f, "offs": o} for f, o in zip(common["flows"], offs)]
         pair.configure(spec.tcp.mss + KERNEL_HEADER, snd_route, rcv_route)
         (work / "rcv.json").write_text(
             json.dumps({**common, "sysctls": rcv_sys, "out": str(work / "rcv-out.json")})

@@ -8,11 +8,12 @@ of its links (the simulator's ``shaping``), the bottleneck's separately configur
 direction (``bottleneck.reverse``), named links and per-flow paths (``links``,
 ``flows[i].path``: the simulator's ``net::topology``), constant-rate sources (``sources``:
 the simulator's ``Source`` run inside the emulator, their packets model-only, as the
-simulator's have no host stack either), and the bottleneck's [[events]].
-ECN is negotiated by the namespaces' ``net.ipv4.tcp_ecn`` (run.py). What it does not run
-yet (on/off applications, per-flow ECN settings that differ) is refused (exit 2, the
-field named) rather than run without it, so that a kernel run never silently differs
-from its simulated twin.
+simulator's have no host stack either), and the bottleneck's [[events]]. ECN is
+negotiated by the namespaces' ``net.ipv4.tcp_ecn`` and on/off flows stop writing during
+their off periods (run.py, agent.py). What it cannot run (flows that differ in ECN; a
+packet capture; the simulator's models of things a real kernel does its own way) is
+refused (exit 2, the field named) rather than run without it, so that a kernel run never
+silently differs from its simulated twin.
 """
 
 from __future__ import annotations
@@ -85,13 +86,6 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                     f"flows[{i}].params.kernel",
                     "an old tcp_bbr.c profile is simulator-only; the kernel backend runs "
                     "the host's own kernel (618)",
-                )
-            )
-        if f.onoff is not None:
-            p.append(
-                (
-                    f"flows[{i}].onoff",
-                    "on/off applications are not supported by the kernel backend yet",
                 )
             )
     return p + _ecn_problems(spec)
