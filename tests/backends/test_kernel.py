@@ -79,6 +79,18 @@ def test_unavailable_machine_is_an_input_error(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_dctcp_without_the_module_points_at_the_shipped_bpf_program(tmp_path, monkeypatch, capsys):
+    """This kernel has no tcp_dctcp: the refusal names the BPF program tcplab ships."""
+    monkeypatch.setattr(requirements, "missing", lambda: [])
+    monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic", "bbr"])
+    spec = tmp_path / "k.toml"
+    spec.write_text(SPEC.format(duration="2s").replace('cc = "cubic"', 'cc = "dctcp"'))
+    assert cli.main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "flows[1].cc: 'dctcp' is not offered by this kernel" in err
+    assert "examples/dctcp.bpf.c" in err and "bpf:" in err
+
+
 def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(requirements, "missing", lambda: [])
     monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic"])

@@ -87,7 +87,8 @@ def check_spec(spec: Spec) -> None:
                 (
                     f"flows[{i}].cc",
                     f"'{f.cc}' is not offered by this kernel; "
-                    f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}",
+                    f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}"
+                    + _bpf_hint(f.cc),
                 )
             )
         if f.params and not bpf.is_bpf(f.cc):  # a BPF copy gets them in .rodata
@@ -100,6 +101,15 @@ def check_spec(spec: Spec) -> None:
             )
     if problems:
         raise SpecError(problems)
+
+
+def _bpf_hint(cc: str) -> str:
+    """Where tcplab ships the algorithm as a BPF program the kernel can load (e.g. dctcp,
+    tcp_dctcp.c as struct_ops, for a kernel built without the module), or ""."""
+    src = Path(bpf.__file__).resolve().parent / "data" / "bpf" / "examples" / f"{cc}.bpf.c"
+    if not src.is_file():
+        return ""
+    return f'; tcplab ships it as a BPF program: cc = "bpf:{src}" (on both backends)'
 
 
 def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], dict[str, str]]:
