@@ -22,11 +22,7 @@
 //! segments the sender sent with CWR (its reductions).
 //!
 //! RTT samples (`Series::rtt_ms`, the simulator's `rtt_ms`, the latest sample at each
-//! sample time): per flow, the time each data segment was read from the sender's device;
-//! when a cumulative ACK leaves the network towards the sender, the newest segment it
-//! newly acknowledges gives a sample (delivery time minus read time), unless one of the
-//! segments it acknowledges was sent more than once (Karn's rule, as `tcp_clean_rtx_queue`
-//! sets `ca_rtt_us` from the newest never-retransmitted acked skb). Link times are kept
+//! sample time) are taken on the wire as the sender's `ca_rtt_us` would be (rtt.rs). Link times are kept
 //! in model time (each event is handled at its scheduled time, however late the process
 //! wakes up), so a late wake-up delays the packet's delivery to the kernel but never
 //! shifts the queue's schedule; how late we wake up is measured (`Lateness`).
@@ -36,13 +32,11 @@
 //! ACK, plus the handshake and FIN); delivery to the kernel is late by the wake-up
 //! latency; loss, jitter and reorder draws use the same named RNG streams but see a
 //! different packet sequence, so they differ from the simulator's run with the same seed.
-//! RTT samples: no sample from SACK blocks or from the timestamp echo of an ACK of
-//! retransmitted data (the kernel takes both), so a sample can be older during loss
-//! recovery; the sender host's own delay between its stack and the device is not in it.
+//! RTT samples: see rtt.rs (the sender host's own delays are not in them).
 //! Packets a qdisc drops when dequeuing are counted per flow at the end of the run
 //! (`Link::qdisc_data_drops`); their bytes stay in the emulator's table until it exits.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 
 use serde::Serialize;
@@ -59,6 +53,7 @@ use tcplab_sim::time::SimTime;
 
 use crate::clock;
 use crate::ip::{self, Side};
+use crate::rtt::{AckInfo, RttTrack};
 use crate::tun;
 
 /// How late events were handled, relative to their model time (ns).
@@ -170,56 +165,6 @@ pub struct Emulator {
     /// delivery time; `run` writes them out after each round of events.
     pub out: Vec<(Side, SimTime, Vec<u8>)>,
     pub report: Report,
-}
-
-/// A flow's data segments in flight (their end sequence number, when they were read from
-/// the sender's device, whether sent more than once) and its latest RTT sample.
-#[derive(Default)]
-struct RttTrack {
-    sent: VecDeque<(u32, SimTime, bool)>,
-    snd_nxt: Option<u32>,
-    latest_ns: Option<u64>,
-}
-
-/// `a` is after `b` in sequence space (the kernel's `after()`, modulo 2^32).
-fn after(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) < 0
-}
-
-impl RttTrack {
-    /// A data segment `[seq, end)` was read from the sender's device at `t`.
-    fn sent(&mut self, seq: u32, end: u32, t: SimTime) {
-        match self.snd_nxt {
-            Some(nxt) if !after(end, nxt) => {
-                for e in self.sent.iter_mut() {
-                    if after(e.0, seq) && !after(e.0, end) {
-                        e.2 = true;
-                    }
-                }
-            }
-            _ => {
-                self.sent.push_back((end, t, false));
-                self.snd_nxt = Some(end);
-            }
-        }
-    }
-
-    /// A cumulative ACK of `ack` reached the sender at `t`.
-    fn acked(&mut self, ack: u32, t: SimTime) {
-        let mut newest = None;
-        let mut retrans = false;
-        while let Some(&(end, sent, re)) = self.sent.front() {
-            if after(end, ack) {
-                break;
-            }
-            self.sent.pop_front();
-            newest = Some(sent);
-            retrans |= re;
-        }
-        if let (Some(sent), false) = (newest, retrans) {
-            self.latest_ns = Some(t.0 - sent.0);
-        }
-    }
 }
 
 /// Each flow's off periods `(off_from, on_again)` (ns from time zero; empty for a flow
@@ -495,7 +440,13 @@ impl Emulator {
                     if ip::tcp_flags(&b) & ip::ECE != 0 {
                         self.report.flows[f].ece_acks += 1;
                     }
-                    self.rtt[f].acked(ip::ack_number(&b), t);
+                    let o = ip::tcp_options(&b);
+                    let ack = AckInfo {
+                        ack: ip::ack_number(&b),
+                        sacks: &o.sacks[..o.n_sacks],
+                        tsecr: o.ts.map(|(_, e)| e),
+                    };
+                    self.rtt[f].acked(ack, t);
                 }
                 self.out.push((to, t, b));
             }
@@ -547,7 +498,9 @@ impl Emulator {
         if side == Side::Sender && c.payload > 0 {
             let f = &mut self.report.flows[c.flow as usize];
             f.cwr_packets += u64::from(c.flags & ip::CWR != 0);
-            self.rtt[c.flow as usize].sent(c.seq, c.seq.wrapping_add(c.payload), now);
+            let tsval = ip::tcp_options(data).ts.map(|(v, _)| v);
+            let end = c.seq.wrapping_add(c.payload);
+            self.rtt[c.flow as usize].sent(c.seq, end, tsval, now);
         }
         let links = self.net.flows[c.flow as usize];
         let first = if side == Side::Sender {

@@ -81,6 +81,48 @@ pub fn ack_number(pkt: &[u8]) -> u32 {
     u32::from_be_bytes([pkt[t + 8], pkt[t + 9], pkt[t + 10], pkt[t + 11]])
 }
 
+/// The TCP options the RTT samples need: the timestamp option (kind 8: TSval, TSecr) and
+/// up to four SACK blocks (kind 5, RFC 2018), in the order sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpOptions {
+    pub ts: Option<(u32, u32)>,
+    pub sacks: [(u32, u32); 4],
+    pub n_sacks: usize,
+}
+
+/// The timestamp and SACK options of an IPv4 TCP packet (already classified); malformed
+/// options end the parse (what was read so far is kept).
+pub fn tcp_options(pkt: &[u8]) -> TcpOptions {
+    let mut out = TcpOptions::default();
+    let t = usize::from(pkt[0] & 0x0f) * 4;
+    let end = (t + usize::from(pkt[t + 12] >> 4) * 4).min(pkt.len());
+    let word = |i: usize| u32::from_be_bytes([pkt[i], pkt[i + 1], pkt[i + 2], pkt[i + 3]]);
+    let mut i = t + 20;
+    while i < end {
+        match pkt[i] {
+            0 => break,  // end of options
+            1 => i += 1, // no-op
+            kind => {
+                let Some(&len) = pkt.get(i + 1) else { break };
+                let len = usize::from(len);
+                if len < 2 || i + len > end {
+                    break;
+                }
+                if kind == 8 && len == 10 {
+                    out.ts = Some((word(i + 2), word(i + 6)));
+                } else if kind == 5 {
+                    for b in 0..((len - 2) / 8).min(4) {
+                        out.sacks[b] = (word(i + 2 + 8 * b), word(i + 6 + 8 * b));
+                        out.n_sacks = b + 1;
+                    }
+                }
+                i += len;
+            }
+        }
+    }
+    out
+}
+
 /// Set the IP header's ECN field to CE (`INET_ECN_set_ce` on the real packet) and
 /// recompute the IPv4 header checksum (RFC 791: the ones' complement of the ones'
 /// complement sum of the header's 16-bit words, the checksum field taken as 0).
@@ -192,5 +234,24 @@ mod tests {
         set_ce(&mut h);
         assert_eq!(h[1], 0x03);
         assert_eq!([h[10], h[11]], [0xb8, 0x5e]);
+    }
+
+    #[test]
+    fn timestamp_and_sack_options_are_read() {
+        // An ACK with NOP NOP TS(7, 9) NOP NOP SACK[(100, 200), (300, 400)]: 12 + 20
+        // bytes of options, data offset (20 + 32) / 4 = 13 words.
+        let mut p = packet(5000, 40000, 0);
+        p.truncate(20);
+        let mut tcp = vec![0u8; 20];
+        tcp[12] = 13 << 4;
+        tcp.extend([1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9]);
+        tcp.extend([1, 1, 5, 18]);
+        for v in [100u32, 200, 300, 400] {
+            tcp.extend(v.to_be_bytes());
+        }
+        p.extend(tcp);
+        let o = tcp_options(&p);
+        assert_eq!(o.ts, Some((7, 9)));
+        assert_eq!(&o.sacks[..o.n_sacks], &[(100, 200), (300, 400)]);
     }
 }

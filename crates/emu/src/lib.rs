@@ -27,6 +27,7 @@
 pub mod clock;
 pub mod emu;
 pub mod ip;
+pub mod rtt;
 pub mod tun;
 
 use std::io::{BufRead, Write};
