@@ -22,10 +22,14 @@
 //! segments the sender sent with CWR (its reductions).
 //!
 //! RTT samples (`Series::rtt_ms`, the simulator's `rtt_ms`, the latest sample at each
-//! sample time) are taken on the wire as the sender's `ca_rtt_us` would be (rtt.rs). Link times are kept
-//! in model time (each event is handled at its scheduled time, however late the process
-//! wakes up), so a late wake-up delays the packet's delivery to the kernel but never
-//! shifts the queue's schedule; how late we wake up is measured (`Lateness`).
+//! sample time) are taken on the wire as the sender's `ca_rtt_us` would be (rtt.rs).
+//! Constant-rate sources (`sources`) run here as in the simulator (`source::Source`): their
+//! packets exist in the model only and are never written to a namespace.
+//!
+//! Link times are kept in model time (each event is handled at its scheduled time,
+//! however late the process wakes up), so a late wake-up delays the packet's delivery to
+//! the kernel but never shifts the queue's schedule; how late we wake up is measured
+//! (`Lateness`).
 //!
 //! Deviations from the simulator: packets are real IP packets, so their sizes are the
 //! kernel's (1500 bytes for a full segment with timestamps, 52 + SACK options for an
