@@ -38,7 +38,7 @@
 //! different packet sequence, so they differ from the simulator's run with the same seed.
 //! RTT samples: see rtt.rs (the sender host's own delays are not in them).
 //! Packets a qdisc drops when dequeuing are counted per flow at the end of the run
-//! (`Link::qdisc_data_drops`); their bytes stay in the emulator's table until it exits.
+//! (`Link::qdisc_data_drops`); their bytes are released at the next sample (`release`).
 
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
@@ -158,6 +158,8 @@ pub struct Emulator {
     last_bn_drops: u64,
     /// Bottleneck marks, sojourn sum (ns) and count at the last sample.
     last_aqm: (u64, u64, u64),
+    /// All links' drops when `release` last ran.
+    last_release: u64,
     rtt: Vec<RttTrack>,
     /// Per-flow routes when the config gives paths (net/topology.rs), as in World.
     routes: Option<Routes>,
@@ -251,6 +253,7 @@ impl Emulator {
             next_sample: SimTime(if interval > 0 { interval } else { u64::MAX }),
             last_bn_drops: 0,
             last_aqm: (0, 0, 0),
+            last_release: 0,
             rtt: (0..flows).map(|_| RttTrack::default()).collect(),
             routes,
             sources,
@@ -368,7 +371,31 @@ impl Emulator {
         }
     }
 
+    /// Release the bytes of packets a qdisc dropped when dequeuing (the link reports them
+    /// as counts only): keep those of packets still inside a link. Only with a qdisc, and
+    /// only when it dropped something since the last call.
+    fn release(&mut self) {
+        // Every drop, the qdisc's included (Link::note_aqm), counts in `dropped`.
+        let dropped: u64 = self.net.links.iter().map(|l| l.counters.dropped).sum();
+        if dropped == self.last_release {
+            return;
+        }
+        self.last_release = dropped;
+        let mut inside = std::collections::HashSet::with_capacity(self.bytes.len());
+        for l in &self.net.links {
+            l.for_each_inside(&mut |p| {
+                if p.kind != PacketKind::Datagram {
+                    inside.insert(p.seq);
+                }
+            });
+        }
+        self.bytes.retain(|id, _| inside.contains(id));
+    }
+
     fn sample(&mut self, t: SimTime) {
+        if self.net.links[self.net.bottleneck].has_qdisc() {
+            self.release();
+        }
         let bn = &self.net.links[self.net.bottleneck];
         let s = &mut self.report.series;
         s.time_ns.push(t.0);
@@ -967,5 +994,32 @@ mod tests {
                 (900_000_000, 1_100_000_000)
             ]]
         );
+    }
+
+    #[test]
+    fn bytes_of_packets_codel_drops_when_dequeuing_are_released() {
+        use tcplab_sim::net::aqm::codel::CodelConfig;
+        use tcplab_sim::net::aqm::AqmConfig;
+        // 200 Not-ECT segments at once into CoDel (target 5 ms, interval 100 ms) at 12
+        // Mbit/s: the head's sojourn passes 5 ms after 5 packets and stays above for 100
+        // ms, so CoDel drops at dequeue from then on. Afterwards every segment was either
+        // written out or dropped, and the byte table holds none of them.
+        let mut w = world(vec![]);
+        w.bottleneck.buffer = Some(QueueLimit::Packets(1000));
+        w.bottleneck.aqm = Some(AqmConfig::Codel(CodelConfig {
+            target_ns: 5_000_000,
+            interval_ns: 100_000_000,
+            ecn: false,
+        }));
+        let mut e = Emulator::new(w, 5000);
+        for i in 0..200u32 {
+            e.inject(SimTime(0), Side::Sender, &ect_segment(i * 1448, 0));
+        }
+        e.run_due(SimTime(500_000_000)); // samples at 0.1 .. 0.5 s
+        let dropped = e.net.links[e.net.bottleneck].qdisc_data_drops()[0];
+        assert!(dropped > 0);
+        assert_eq!(e.out.len() as u64 + dropped, 200);
+        assert!(e.bytes.is_empty(), "{} left", e.bytes.len());
+        assert_eq!(e.finish().flows[0].dropped_packets, dropped);
     }
 }
