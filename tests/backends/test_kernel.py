@@ -79,6 +79,18 @@ def test_unavailable_machine_is_an_input_error(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_dctcp_without_the_module_points_at_the_shipped_bpf_program(tmp_path, monkeypatch, capsys):
+    """This kernel has no tcp_dctcp: the refusal names the BPF program tcplab ships."""
+    monkeypatch.setattr(requirements, "missing", lambda: [])
+    monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic", "bbr"])
+    spec = tmp_path / "k.toml"
+    spec.write_text(SPEC.format(duration="2s").replace('cc = "cubic"', 'cc = "dctcp"'))
+    assert cli.main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "flows[1].cc: 'dctcp' is not offered by this kernel" in err
+    assert "examples/dctcp.bpf.c" in err and "bpf:" in err
+
+
 def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(requirements, "missing", lambda: [])
     monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic"])
@@ -93,14 +105,9 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
 @pytest.mark.parametrize(
     "edit, field",
     [
-        (('buffer = "1bdp"', 'buffer = "1bdp"\naqm = { kind = "codel" }'), "bottleneck.aqm"),
-        (
-            ('buffer = "1bdp"', 'buffer = "1bdp"\npolicer = { rate = "5Mbps", burst = "20KB" }'),
-            "bottleneck.policer",
-        ),
         (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
+        # net.ipv4.tcp_ecn is one setting for all senders: flows that differ are refused.
         (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
-        (('cc = "cubic"', 'cc = "cubic"\nonoff = { on = "1s", off = "1s" }'), "flows[1].onoff"),
         (
             ("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\n\n[bottleneck]'),
             "tcp.receive_buffer",
@@ -368,3 +375,28 @@ def test_tcp_frto_is_the_sender_namespace_s_sysctl(tmp_path, frto, sysctl):
     _, _, snd_sys, rcv_sys = _route_options(load_spec(path))
     assert snd_sys["net.ipv4.tcp_frto"] == sysctl
     assert "net.ipv4.tcp_frto" not in rcv_sys  # the receiver never times out data
+
+
+@pytest.mark.parametrize(
+    "tcp, flow, sysctl",
+    [
+        ("", "", "0"),
+        ("ecn = true", "", "1"),
+        ("", "ecn = true", "1"),
+        ("ecn = true", "ecn = true", "1"),
+    ],
+)
+def test_ecn_is_the_senders_tcp_ecn(tmp_path, tcp, flow, sysctl):
+    """ECN on the kernel: the senders' net.ipv4.tcp_ecn is 1 when the spec asks for it
+    (tcp.ecn, or every flow's ecn), else 0; the receivers accept when asked (2)."""
+    from tcplab.backends.kernel.run import _route_options
+    from tcplab.specs.load import load_spec
+
+    text = SPEC.format(duration="2s").replace("[bottleneck]", f"[tcp]\n{tcp}\n\n[bottleneck]", 1)
+    text = text.replace('cc = "bbr"', f'cc = "bbr"\n{flow}', 1)
+    text = text.replace('cc = "cubic"', f'cc = "cubic"\n{flow}', 1)
+    path = tmp_path / "k.toml"
+    path.write_text(text)
+    _, _, snd_sys, rcv_sys = _route_options(load_spec(path))
+    assert snd_sys["net.ipv4.tcp_ecn"] == sysctl
+    assert rcv_sys["net.ipv4.tcp_ecn"] == "2"

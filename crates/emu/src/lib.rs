@@ -9,7 +9,8 @@
 //! 1. `tcplab-emu CONFIG.json`; the config names the `WorldConfig` (`world`), the two
 //!    namespaces (`sender_netns`, `receiver_netns`: paths such as `/run/netns/NAME`), the
 //!    device names, `base_port` (flow i's receiver listens on base_port + i) and `out`.
-//! 2. It creates both devices and prints `ready` on stdout; the caller configures
+//! 2. It writes the flows' on/off schedule to `onoff_out` if given, creates both devices
+//!    and prints `ready` on stdout; the caller configures
 //!    addresses and routes and starts the traffic agents.
 //! 3. The caller writes `start T0` on stdin, T0 being the experiment's time zero in
 //!    CLOCK_MONOTONIC nanoseconds; the emulator runs until T0 + duration, writes its
@@ -26,6 +27,7 @@
 pub mod clock;
 pub mod emu;
 pub mod ip;
+pub mod rtt;
 pub mod tun;
 
 use std::io::{BufRead, Write};
@@ -47,6 +49,10 @@ struct EmuConfig {
     /// packet handling less; ignored if refused.
     #[serde(default)]
     realtime: bool,
+    /// Where to write the flows' on/off schedule (JSON, [`emu::onoff_schedule`]) before
+    /// saying `ready`, for the sending agent.
+    #[serde(default)]
+    onoff_out: Option<String>,
 }
 
 /// Why the emulator stopped early: the exit status (2 bad config, 1 system error) and
@@ -76,6 +82,11 @@ pub fn run(path: &str) -> Result<(), EmuError> {
     // The kernel runs the flows' algorithms; the emulator checks what it carries.
     if let Err(e) = cfg.world.validate_network() {
         return Err(fail(2, format!("{path}: world.{e}")));
+    }
+    if let Some(out) = &cfg.onoff_out {
+        let json = serde_json::to_string(&emu::onoff_schedule(&cfg.world))
+            .map_err(|e| fail(1, e.to_string()))?;
+        std::fs::write(out, json).map_err(|e| fail(1, format!("{out}: {e}")))?;
     }
     let snd = tun::open_in_netns(&cfg.sender_netns, &cfg.sender_tun)
         .map_err(|e| fail(1, e.to_string()))?;

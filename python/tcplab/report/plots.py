@@ -235,10 +235,17 @@ def link_rate_at(run: RunData, t: Any) -> np.ndarray:
 
 
 def find_cc_column(run: RunData, *needles: str) -> str | None:
-    """The first numeric ``cc_*`` column whose name contains one of ``needles``."""
+    """The first numeric ``cc_*`` column with data whose name contains one of ``needles``
+    (a kernel run has the simulator's columns, and the ones ``tcp_bbr_info`` lacks, such
+    as ``cc_btlbw_bps``, are all NaN: its bandwidth is ``cc_bw_bps``)."""
     for needle in needles:
         for c in run.series.columns:
-            if c.startswith("cc_") and needle in c and pd.api.types.is_numeric_dtype(run.series[c]):
+            if (
+                c.startswith("cc_")
+                and needle in c
+                and pd.api.types.is_numeric_dtype(run.series[c])
+                and run.series[c].notna().any()
+            ):
                 return c
     return None
 

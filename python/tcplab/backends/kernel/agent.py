@@ -1,21 +1,24 @@
 """The traffic agents of the kernel backend, run inside the namespaces
 (``ip netns exec NS python -m tcplab.backends.kernel.agent send|receive CONFIG.json``).
 
-* ``receive`` (receiver namespace): listens on ``base_port + i`` for flow ``i``, reads
+* ``receive`` (receiver namespace): listens on ``base_port + i`` for flow ``i`` with the
+  flow's algorithm (``TCP_CONGESTION``, inherited by the accepted socket), reads
   everything and throws it away, and records each flow's bytes read by the application
   (the simulator's ``delivered_bytes``: in order, each byte once) at every sample time.
 * ``send`` (sender namespace): at each flow's start connects with the flow's algorithm
   (``TCP_CONGESTION``), writes until the flow's stop time (bulk) or its size (finite, then
-  shuts its side down), and at every sample time reads ``TCP_INFO`` (and ``TCP_CC_INFO``
-  for BBR) of each connected socket.
+  shuts its side down), stops writing during an on/off flow's off periods, and at every
+  sample time reads ``TCP_INFO`` (and ``TCP_CC_INFO`` for BBR) of each connected socket.
+  The receiver records when a finite flow's last byte was read (its completion time).
 
-Both share the experiment's time zero ``t0_ns`` (CLOCK_MONOTONIC, as the emulator), take
+Both say ``ready`` once set up and then read ``start T0`` on stdin: they share the
+experiment's time zero ``t0_ns`` (CLOCK_MONOTONIC, as the emulator), take
 their samples at ``t0 + k * interval`` for k = 1 .. duration / interval, stop at ``t0 +
 duration`` and write their records as JSON to ``out``. Both die with their parent.
 
 Deviation: a bulk sender cannot take back what it has written, so after its stop time
-the kernel still sends what sits unsent in the socket; ``TCP_NOTSENT_LOWAT`` bounds that
-to ``NOTSENT_LOWAT`` bytes plus one write.
+(and into an off period) the kernel still sends what sits unsent in the socket;
+``TCP_NOTSENT_LOWAT`` bounds that to ``NOTSENT_LOWAT`` bytes plus one write.
 """
 
 from __future__ import annotations
@@ -68,6 +71,9 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
     for i in range(n):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # The accepted socket inherits the listener's algorithm: the receiving host runs
+        # the flow's own (its CE handling, e.g. dctcp's exact echo, is the receiver's).
+        ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, cfg["flows"][i]["cc"].encode())
         ls.bind((cfg["receiver_addr"], cfg["base_port"] + i))
         ls.listen(4)
         ls.setblocking(False)
@@ -75,6 +81,7 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
     print("ready", flush=True)
     t0 = int(sys.stdin.readline().split()[1])  # "start T0"
     got = [0] * n
+    done: list[int | None] = [None] * n  # when a finite flow's last byte was read
     rows: list[list[int]] = []
     times = sample_times(cfg)
     buf = bytearray(1 << 18)
@@ -104,13 +111,19 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
                 sel.unregister(key.fileobj)
                 key.fileobj.close()
             got[i] += r
-    return {"delivered_bytes": got, "samples": rows}
+            size = cfg["flows"][i].get("bytes")
+            if size is not None and done[i] is None and got[i] >= size:
+                done[i] = now_rel(t0)
+    return {"delivered_bytes": got, "samples": rows, "completed_ns": done}
 
 
 class Flow:
     def __init__(self, i: int, f: dict[str, Any]):
         self.i, self.cc, self.start, self.stop = i, f["cc"], f["start_ns"], f["stop_ns"]
         self.left = f["bytes"]  # None: bulk
+        # Off periods [from, to) of an on/off flow (emulator's onoff_schedule): no writes.
+        self.offs: list[tuple[int, int]] = [tuple(o) for o in f.get("offs", [])]
+        self.paused = False
         self.sock: Any = None
         self.done = False  # no more writes
         self.last: dict[str, Any] = {}
@@ -118,7 +131,10 @@ class Flow:
 
 def send(cfg: dict[str, Any]) -> dict[str, Any]:
     write_sysctls(cfg.get("sysctls", {}))
-    t0 = cfg["t0_ns"]
+    # Started before time zero is chosen (a Python start-up on a loaded machine took longer
+    # than the 200 ms lead, and every flow connected late): ready, then "start T0".
+    print("ready", flush=True)
+    t0 = int(sys.stdin.readline().split()[1])
     flows = [Flow(i, f) for i, f in enumerate(cfg["flows"])]
     sel = selectors.DefaultSelector()
     times = sample_times(cfg)
@@ -140,7 +156,15 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
                 sel.register(s, selectors.EVENT_WRITE, f)
             if f.sock is not None and not f.done and t >= f.stop:
                 f.done = True
-                sel.unregister(f.sock)
+                if not f.paused:
+                    sel.unregister(f.sock)
+            if f.sock is not None and not f.done and f.offs:
+                off = any(a <= t < b for a, b in f.offs)
+                if off and not f.paused:
+                    sel.unregister(f.sock)
+                elif f.paused and not off:
+                    sel.register(f.sock, selectors.EVENT_WRITE, f)
+                f.paused = off
         while k < len(times) and times[k] <= t:
             row = []
             for f in flows:
@@ -160,6 +184,7 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
             [times[k] if k < len(times) else cfg["duration_ns"]]
             + [f.start for f in flows if f.sock is None]
             + [f.stop for f in flows if f.sock is not None and not f.done]
+            + [x for f in flows if not f.done for o in f.offs for x in o if x > t]
         )
         for key, _ in sel.select(timeout=max(0.0, (nxt - t) / 1e9)):
             f = key.data
@@ -177,6 +202,7 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
                 f.left -= sent
                 if f.left <= 0:
                     sel.unregister(f.sock)
+                    f.paused = False  # nothing to resume
                     f.done = True
                     f.sock.shutdown(socket.SHUT_WR)
     for f in flows:

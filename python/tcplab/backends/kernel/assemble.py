@@ -8,9 +8,13 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   ``ca_state``: the sender's ``TCP_INFO`` at the sample time (``snd_cwnd``;
   ``unacked - sacked - lost + retrans`` as tcp_packets_in_flight(); ``pacing_rate``;
   ``rtt``; ``delivery_rate``; ``ca_state``).
-* ``rtt_ms``: NaN. The simulator's column is the latest RTT sample; ``TCP_INFO`` has
-  none, and filling it with the smoothed RTT made ``mean_rtt_ms`` mean two things (1.5-4
-  ms apart). The smoothed RTT is ``srtt_ms`` on both backends (``mean_srtt_ms``,
+* ``rtt_ms``: the latest RTT sample at the sample time, as the simulator's column, measured
+  by the emulator on the wire (crates/emu/src/emu.rs: the newest never-retransmitted
+  segment a cumulative ACK newly acknowledges, from its read at the sender's device to
+  the ACK's delivery there); ``TCP_INFO`` has no latest sample, and filling the column
+  with the smoothed RTT made ``mean_rtt_ms`` mean two things (1.5-4 ms apart). NaN with
+  an emulator that does not report it. The smoothed RTT is ``srtt_ms`` on both backends
+  (``mean_srtt_ms``,
   docs/METRICS.md).
 * ``throughput_bps``: payload bytes of the flow's data segments that reached the
   receiver's namespace during the interval, counted by the emulator (duplicates
@@ -30,11 +34,17 @@ Where each column comes from (the simulator's definitions: ``crates/sim/src/reco
   ``tcpi_total_rto`` (kernel >= 6.7), ``rwnd_limited_ns`` = ``tcpi_rwnd_limited``
   (microseconds), all at the end of the run; ``received_*``,
   ``dropped_packets`` and ``in_flight_packets_at_end`` from the emulator;
-  ``delivered_bytes`` from the receiving application. The simulator's
+  ``delivered_bytes`` from the receiving application, ``completed_ns`` (a finite flow's
+  completion) when the receiving application read its last byte. The simulator's
   ``duplicate_packets``, ``recoveries`` and ``tlp_probes`` have no per-socket kernel
-  counter and are left out. ``ce_packets``, ``ece_acks`` and ``ecn_reductions`` are 0:
-  kernel runs negotiate no ECN (the emulator runs no qdisc that could mark).
-* Queue series and per-link counters: the emulator's bottleneck, the simulator's model.
+  counter and are left out. ``ce_packets``, ``ece_acks`` and ``ecn_reductions`` are
+  counted on the wire by the emulator: data segments reaching the receiver with CE, ACKs
+  reaching the sender with ECE, data segments the sender sent with CWR (one per
+  reduction, tcp_ecn_send).
+* ``sources``: the constant-rate sources' counters, the emulator's (it runs them as the
+  simulator does: model packets only, never written to a namespace).
+* Queue series and per-link counters: the emulator's bottleneck, the simulator's model
+  (with a qdisc also ``marks`` and ``sojourn_ms``, as the simulator's queue table).
 * ``emulator``: the emulator's report (summary.json ``engine.emulator``), with
   ``lateness_flag``: why its lateness could have changed the result (empty if none; see
   :func:`lateness_flag`).
@@ -82,6 +92,7 @@ def assemble(
     cols, labels = simulator_columns(config) if iv > 0 else ([], set())
     series: dict[str, list[Any]] = {c: [] for c in cols}
     e_rx = emu["series"]["received_bytes"]
+    e_rtt = emu["series"].get("rtt_ms", [])
     r_rx = rcv["samples"]
     s_rows = snd["samples"]
     prev: list[dict[str, float | None]] = [
@@ -93,6 +104,7 @@ def assemble(
             s = s_rows[k][i] if k < len(s_rows) and i < len(s_rows[k]) else None
             rx = float(e_rx[i][k]) if k < len(e_rx[i]) else None
             app = float(r_rx[k][i]) if k < len(r_rx) else None
+            rtt = e_rtt[i][k] if i < len(e_rtt) and k < len(e_rtt[i]) else None
             sent = float(s["bytes_sent"]) if s else None
             retx = float(s["total_retrans"]) if s else None
             row: dict[str, Any] = {c: ("" if c in labels else NAN) for c in cols}
@@ -103,6 +115,7 @@ def assemble(
                     "retransmits": 0,
                     "throughput_bps": _rate(rx, prev[i]["rx"], dt_s),
                     "goodput_bps": _rate(app, prev[i]["app"], dt_s),
+                    "rtt_ms": float(rtt) if rtt is not None else NAN,
                 }
             )
             if s:
@@ -133,6 +146,7 @@ def assemble(
             for c in cols:
                 series[c].append(row.get(c, NAN))
     last = s_rows[-1] if s_rows else [None] * n
+    done = rcv.get("completed_ns", [])
     flows = []
     for i, f in enumerate(config["flows"]):
         s = last[i] if i < len(last) else None
@@ -153,9 +167,10 @@ def assemble(
                 "spurious_retransmissions": int(s.get("dsack_dups", 0)) if s else 0,
                 "reordering": int(s.get("reordering", 3)) if s else 3,
                 "reord_seen": int(s.get("reord_seen", 0)) if s else 0,
-                "ce_packets": 0,
-                "ece_acks": 0,
-                "ecn_reductions": 0,
+                "ce_packets": int(net.get("ce_packets", 0)),
+                "ece_acks": int(net.get("ece_acks", 0)),
+                "ecn_reductions": int(net.get("cwr_packets", 0)),
+                "completed_ns": done[i] if i < len(done) else None,
                 "start_ns": int(f["start_ns"]),
                 "stop_ns": int(f["stop_ns"] if f["stop_ns"] is not None else config["duration_ns"]),
             }
@@ -170,8 +185,10 @@ def assemble(
             "backlog_pkts": q["backlog_pkts"],
             "backlog_bytes": q["backlog_bytes"],
             "drops": q["drops"],
-        },
+        }
+        | _aqm_columns(q),
         "bottleneck_packets": emu["bottleneck_packets"],
+        "sources": emu.get("sources", []),
         "events_processed": emu["lateness"]["events"],
         "emulator": {
             k: emu[k]
@@ -186,6 +203,16 @@ def assemble(
             if k in emu
         }
         | {"lateness_flag": lateness_flag(emu["lateness"])},
+    }
+
+
+def _aqm_columns(q: dict[str, Any]) -> dict[str, list[Any]]:
+    """The qdisc's queue columns (the simulator writes them only with a qdisc)."""
+    if not q.get("marks"):
+        return {}
+    return {
+        "marks": q["marks"],
+        "sojourn_ms": [NAN if v is None else float(v) for v in q["sojourn_ms"]],
     }
 
 

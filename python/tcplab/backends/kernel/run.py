@@ -4,8 +4,10 @@ collect their records.
 
 Order: stale namespaces of dead runs are removed; the two namespaces are created; the
 emulator creates its TUN devices in them and says ``ready``; addresses, MTU and routes
-are configured; the receiver agent listens and says ``ready``; time zero ``t0`` is set
-200 ms ahead and sent to the emulator and both agents; the run lasts ``duration``; every
+are configured; the receiver agent listens and says ``ready``; the sender agent sets its
+sysctls and says ``ready``; time zero ``t0`` is set 200 ms ahead and sent to the emulator
+and both agents (all three already running, so a slow start-up on a loaded machine does
+not delay the flows); the run lasts ``duration``; every
 process we started is killed if still running, and both namespaces are deleted, whatever
 happened (``finally``: also on Ctrl-C and SIGTERM, which the CLI turns into
 KeyboardInterrupt).
@@ -18,7 +20,13 @@ the kernel's MSS is then ``mss``); ``tcp.initial_cwnd`` -> route ``initcwnd``;
 ``tcp.tlp = false`` -> ``net.ipv4.tcp_early_retrans = 0``; ``tcp.frto = false`` ->
 ``net.ipv4.tcp_frto = 0`` (true sets it to 2, Linux's default, so that a changed host
 default cannot leak into a namespace); ``tcp.sack_compression =
-false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver). Not mappable, hence errors:
+false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver); ``tcp.ecn`` / ``flows[i].ecn``
+-> the senders' ``net.ipv4.tcp_ecn`` 1 (else 0), the receivers' 2. ``flows[i].onoff``: the
+emulator draws the periods (the simulator's code and RNG stream), the sending agent stops
+writing during the off periods, and the senders' ``tcp_slow_start_after_idle`` is 0 (the
+simulator does not restart an idle cwnd). Each flow's listening
+socket runs the flow's algorithm (``TCP_CONGESTION``), so that the receiving host's
+instance handles CE as the simulator's receiver does (dctcp's exact echo). Not mappable, hence errors:
 ``params`` of the kernel's own algorithms (its modules take none per socket), an algorithm
 the kernel does not offer. A ``bpf:`` program's ``params`` are written into the copy the
 run registers (``bpf_ops``), so they apply on both backends.
@@ -79,7 +87,8 @@ def check_spec(spec: Spec) -> None:
                 (
                     f"flows[{i}].cc",
                     f"'{f.cc}' is not offered by this kernel; "
-                    f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}",
+                    f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}"
+                    + _bpf_hint(f.cc),
                 )
             )
         if f.params and not bpf.is_bpf(f.cc):  # a BPF copy gets them in .rodata
@@ -92,6 +101,15 @@ def check_spec(spec: Spec) -> None:
             )
     if problems:
         raise SpecError(problems)
+
+
+def _bpf_hint(cc: str) -> str:
+    """Where tcplab ships the algorithm as a BPF program the kernel can load (e.g. dctcp,
+    tcp_dctcp.c as struct_ops, for a kernel built without the module), or ""."""
+    src = Path(bpf.__file__).resolve().parent / "data" / "bpf" / "examples" / f"{cc}.bpf.c"
+    if not src.is_file():
+        return ""
+    return f'; tcplab ships it as a BPF program: cc = "bpf:{src}" (on both backends)'
 
 
 def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], dict[str, str]]:
@@ -118,6 +136,18 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
     snd_sys["net.ipv4.tcp_frto"] = "2" if t.frto else "0"
     if not t.sack_compression:
         rcv_sys["net.ipv4.tcp_comp_sack_nr"] = "0"
+    # ECN (RFC 3168): the senders request it when the spec asks (1), else not (0; an
+    # algorithm that needs it, dctcp, requests it anyway, tcp_ecn_send_syn); the receivers
+    # accept it when requested (2, Linux's default, set so no host default leaks in), as
+    # the simulator's receiver follows its sender. Flows that differ are refused (support).
+    wants = [t.ecn if f.ecn is None else f.ecn for f in spec.flows]
+    snd_sys["net.ipv4.tcp_ecn"] = "1" if any(wants) else "0"
+    rcv_sys["net.ipv4.tcp_ecn"] = "2"
+    # On/off flows idle between their on periods: the simulator does not restart an idle
+    # cwnd (RFC 2861, tcp_cwnd_restart; world/onoff.rs deviations), i.e. it models Linux
+    # with tcp_slow_start_after_idle = 0, set so that both backends run the same TCP.
+    if any(f.onoff is not None for f in spec.flows):
+        snd_sys["net.ipv4.tcp_slow_start_after_idle"] = "0"
     return snd, rcv, snd_sys, rcv_sys
 
 
@@ -272,6 +302,9 @@ def run_kernel(
             "out": str(work / "emu.json"),
             "realtime": realtime,
         }
+        onoff = any(f.get("onoff") for f in config["flows"])
+        if onoff:  # the schedule is drawn by the simulator's code, in the emulator
+            emu_cfg["onoff_out"] = str(work / "onoff.json")
         (work / "emu-config.json").write_text(json.dumps(emu_cfg))
         emu = subprocess.Popen(
             [*emu_cmd, str(work / "emu-config.json")],
@@ -282,6 +315,9 @@ def run_kernel(
         )
         procs.append(emu)
         _expect_ready(emu, "emulator", work / "emu.err")
+        if onoff:
+            offs = json.loads((work / "onoff.json").read_text())
+            common["flows"] = [{**f, "offs": o} for f, o in zip(common["flows"], offs)]
         pair.configure(spec.tcp.mss + KERNEL_HEADER, snd_route, rcv_route)
         (work / "rcv.json").write_text(
             json.dumps({**common, "sysctls": rcv_sys, "out": str(work / "rcv-out.json")})
@@ -289,17 +325,16 @@ def run_kernel(
         rcv = _agent(pair.receiver, "receive", work / "rcv.json", work / "rcv.err")
         procs.append(rcv)
         _expect_ready(rcv, "receiver agent", work / "rcv.err")
-        t0 = time.monotonic_ns() + START_LEAD_NS
         (work / "snd.json").write_text(
-            json.dumps(
-                {**common, "sysctls": snd_sys, "t0_ns": t0, "out": str(work / "snd-out.json")}
-            )
+            json.dumps({**common, "sysctls": snd_sys, "out": str(work / "snd-out.json")})
         )
-        for p in (emu, rcv):
-            p.stdin.write(f"start {t0}\n")
-            p.stdin.flush()
         snd = _agent(pair.sender, "send", work / "snd.json", work / "snd.err")
         procs.append(snd)
+        _expect_ready(snd, "sender agent", work / "snd.err")
+        t0 = time.monotonic_ns() + START_LEAD_NS
+        for p in (emu, rcv, snd):
+            p.stdin.write(f"start {t0}\n")
+            p.stdin.flush()
         deadline = t0 + duration_ns + int(HARD_TIMEOUT_GRACE_S * 1e9)
         while any(p.poll() is None for p in procs):
             now = time.monotonic_ns()

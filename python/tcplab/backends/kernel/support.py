@@ -1,38 +1,46 @@
 """What of a spec the kernel backend runs, and what it refuses.
 
 The emulator (crates/emu) forwards real packets over the simulator's dumbbell: per-flow
-access links, the drop-tail bottleneck, random loss, jitter and reordering (the links'
-netem fields, the same code as the simulator's) and the bottleneck's [[events]]. The
-simulator's later network features are not wired into it yet, and ECN is not negotiated
-by the agents; a spec asking for them is refused (exit 2, the field named) rather than run
-without them, so that a kernel run never silently differs from its simulated twin.
+access links, the bottleneck with its queue discipline (``bottleneck.aqm``: the
+simulator's own qdiscs, whose CE marks are written into the real packets), random loss,
+jitter and reordering (the links' netem fields), trace-driven rates and policers on any
+of its links (the simulator's ``shaping``), the bottleneck's separately configured ACK
+direction (``bottleneck.reverse``), named links and per-flow paths (``links``,
+``flows[i].path``: the simulator's ``net::topology``), constant-rate sources (``sources``:
+the simulator's ``Source`` run inside the emulator, their packets model-only, as the
+simulator's have no host stack either), and the bottleneck's [[events]]. ECN is
+negotiated by the namespaces' ``net.ipv4.tcp_ecn`` and on/off flows stop writing during
+their off periods (run.py, agent.py). What it cannot run (flows that differ in ECN; a
+packet capture; the simulator's models of things a real kernel does its own way) is
+refused (exit 2, the field named) rather than run without it, so that a kernel run never
+silently differs from its simulated twin.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from tcplab.specs.model import Spec
-from tcplab.specs.traces import TraceRate
-
-WHY = "is not supported by the kernel backend yet (the emulator runs the dumbbell's drop-tail links only)"
 
 
-def _link_problems(at: str, link: Any) -> list[tuple[str, str]]:
-    out = []
-    if link is None:
-        return out
-    if isinstance(getattr(link, "rate", None), TraceRate):
-        out.append((f"{at}.rate", f"a trace-driven rate {WHY}"))
-    if getattr(link, "policer", None) is not None:
-        out.append((f"{at}.policer", f"a policer {WHY}"))
-    return out
+def _ecn_problems(spec: Spec) -> list[tuple[str, str]]:
+    """ECN is requested per namespace (``net.ipv4.tcp_ecn`` of the senders' namespace), so
+    every flow must ask the same; an algorithm that needs ECN (TCP_CONG_NEEDS_ECN: dctcp)
+    negotiates it whatever the sysctl, as in the simulator."""
+    wanted = [spec.tcp.ecn if f.ecn is None else f.ecn for f in spec.flows]
+    if len(set(wanted)) <= 1:
+        return []
+    i = next(i for i, f in enumerate(spec.flows) if f.ecn is not None and f.ecn != wanted[0])
+    return [
+        (
+            f"flows[{i}].ecn",
+            "flows that differ in ECN are not supported by the kernel backend: "
+            "net.ipv4.tcp_ecn is one setting for all senders (set tcp.ecn for all flows)",
+        )
+    ]
 
 
 def unsupported(spec: Spec) -> list[tuple[str, str]]:
     """(field, reason) for every feature of ``spec`` the kernel backend cannot run."""
     p: list[tuple[str, str]] = []
-    b = spec.bottleneck
     if spec.tcp.kernel != "6.18":
         p.append(
             (
@@ -41,8 +49,6 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                 'backend runs the host\'s own kernel: use "6.18" (the default)',
             )
         )
-    if spec.tcp.ecn:
-        p.append(("tcp.ecn", "ECN is not negotiated by the kernel backend's agents yet"))
     if spec.tcp.receive_buffer != "linux":
         p.append(
             (
@@ -66,11 +72,6 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                 "the kernel backend's skb truesize is set by its devices, not by the spec",
             )
         )
-    if b.aqm is not None:
-        p.append(("bottleneck.aqm", f"a queue discipline {WHY}"))
-    if b.reverse is not None:
-        p.append(("bottleneck.reverse", f"a separately configured ACK direction {WHY}"))
-    p += _link_problems("bottleneck", b)
     if spec.experiment.pcap:
         p.append(
             (
@@ -78,10 +79,6 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                 "packet captures are written by the simulator only, not by the kernel backend",
             )
         )
-    if spec.links:
-        p.append(("links", f"named links and per-flow paths {WHY}"))
-    if spec.sources:
-        p.append(("sources", "constant-rate sources are not supported by the kernel backend yet"))
     for i, f in enumerate(spec.flows):
         if f.params.get("kernel", 618) not in (618, "6.18"):
             p.append(
@@ -91,19 +88,4 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                     "the host's own kernel (618)",
                 )
             )
-        if f.ecn:
-            p.append(
-                (f"flows[{i}].ecn", "ECN is not negotiated by the kernel backend's agents yet")
-            )
-        if f.onoff is not None:
-            p.append(
-                (
-                    f"flows[{i}].onoff",
-                    "on/off applications are not supported by the kernel backend yet",
-                )
-            )
-        if f.path is not None:
-            p.append((f"flows[{i}].path", f"per-flow paths {WHY}"))
-        p += _link_problems(f"flows[{i}].access", f.access)
-        p += _link_problems(f"flows[{i}].receiver_access", f.receiver_access)
-    return p
+    return p + _ecn_problems(spec)

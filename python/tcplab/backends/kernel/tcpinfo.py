@@ -135,6 +135,11 @@ def bbr_mode(pacing_gain: int, cwnd_gain: int, bw: int = 1) -> str:
     return "PROBE_BW"
 
 
+PACING_UNSET = 2**64 - 1
+"""``tcpi_pacing_rate`` before anything set it (net/ipv4/tcp.c tcp_get_info: ``rate !=
+~0UL ? rate : ~0ULL``; tcp_init_sock leaves ``sk_pacing_rate`` at ~0UL)."""
+
+
 def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
     """One series row's kernel values for a connected socket."""
     i = tcp_info(sock)
@@ -142,7 +147,10 @@ def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
         "cwnd_pkts": float(i["snd_cwnd"]),
         # tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out
         "inflight_pkts": float(i["unacked"] - (i["sacked"] + i["lost"]) + i["retrans"]),
-        "pacing_rate_bps": float(i["pacing_rate"]) * 8.0,
+        # tcp_get_info() reports an unset sk_pacing_rate (~0UL) as ~0ULL: no rate yet.
+        "pacing_rate_bps": (
+            float(i["pacing_rate"]) * 8.0 if i["pacing_rate"] != PACING_UNSET else float("nan")
+        ),
         # tcpi_rtt is 0 until the first RTT sample: no sample, not a 0 ms RTT.
         "srtt_ms": i["rtt_us"] / 1e3 if i["rtt_us"] else float("nan"),
         "delivery_rate_bps": float(i["delivery_rate"]) * 8.0,
@@ -166,9 +174,10 @@ def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
     if bbr:
         b = bbr_info(sock)
         if b is not None:
-            min_rtt = (
-                b["min_rtt_us"] / 1e3 if b["min_rtt_us"] != 0xFFFFFFFF else float("nan")
-            )  # ~0U: no sample yet
+            # ~0U: no sample yet; 0 with bw 0: bbr_init has not run (it runs when the
+            # handshake completes, tcp_init_transfer), the private area is still zero.
+            unset = b["min_rtt_us"] == 0xFFFFFFFF or (b["min_rtt_us"] == 0 and b["bw"] == 0)
+            min_rtt = float("nan") if unset else b["min_rtt_us"] / 1e3
             row.update(
                 {
                     "cc_bw_bps": b["bw"] * 8.0,
