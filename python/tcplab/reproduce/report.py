@@ -149,8 +149,15 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
                     "ci95": c.ci,
                     "seeds_holding": c.seeds_holding,
                     "verdict": c.verdict,
+                    "quick": c.quick,
+                    "main_check": c.main,
+                    "direction": c.direction,
+                    "effect_ratio": c.effect,
+                    "undecided_because": c.reason,
+                    "headline": c.claim.headline,
                     "explanation": c.explain_text,
                     "control": c.control_text(),
+                    "control_kind": c.claim.control.kind if c.claim.control else "",
                     "control_verdict": c.control.verdict if c.control else "",
                     "open": c.open_text,
                 }
@@ -338,53 +345,72 @@ OPEN_TRIED = "open, with what was tried: no single setting tests the cause"
 """The status of a disagreement whose claim says (``open``) why no control fits."""
 
 
+def control_status(c: Any) -> str:
+    """What explains a claim whose main check fails, in a few words: only a control that
+    sets a condition the paper plausibly had (``kind = "condition"``, with its evidence)
+    can explain it; a diagnostic control shows what moves the number, and the
+    disagreement stays open."""
+    ctl = c.claim.control
+    if c.control is None and c.claim.open:
+        return OPEN_TRIED
+    if c.control is None or ctl is None:
+        return "open: no control experiment yet"
+    if c.control.verdict == "not run":
+        return "open: its control gave no value"
+    if ctl.kind == "diagnostic":
+        if c.control.verdict != c.verdict:
+            return f"open; a diagnostic (not the paper's condition) moves it to {c.control.verdict}"
+        return "open; a diagnostic did not move it"
+    if c.control.verdict == "inconclusive":
+        # Too few seeds under the control to tell: the cause is not shown, only that the
+        # disagreement does not hold robustly without it.
+        return "weakens under a condition the paper had (inconclusive there)"
+    if c.control.verdict == "agree":
+        return "explained: agrees under a condition the paper had (evidence given)"
+    if c.control.verdict != c.verdict:
+        return f"moves to {c.control.verdict} under a condition the paper had (evidence given)"
+    return "open: a condition the paper had did not move it"
+
+
 def _disagreements(results: list[EntryResult]) -> list[str]:
-    """Every disagreement with a paper's sentence and what explains it: a control that
-    moves the verdict shows the cause; one that does not rules that cause out; without a
-    control the explanation is prose only, so the disagreement is open."""
+    """Every claim of the papers whose main check fails (labelled disagree, or partly
+    where only the direction holds), and what explains it (:func:`control_status`)."""
     rows = []
     status_count: Counter = Counter()
+    labels: Counter = Counter()
     for res in results:
         if res.entry.meta.diagnostic:
             continue
         for k, c in enumerate(res.claims, 1):
-            if c.verdict != "disagree":
+            if c.main != "fails":
                 continue
-            if c.control is None and c.claim.open:
-                status = OPEN_TRIED
-            elif c.control is None:
-                status = "open: no control experiment yet"
-            elif c.control.verdict == "inconclusive":
-                # Too few seeds under the control to tell: the cause is not shown, only
-                # that the disagreement does not hold robustly without it.
-                status = "weakens under its control (inconclusive there)"
-            elif c.control.verdict == "not run":
-                status = "open: its control gave no value"
-            elif c.control.verdict != c.verdict:
-                status = f"moves under its control to {c.control.verdict} (the cause named there)"
-            else:
-                status = "open: its control did not move it"
+            status = control_status(c)
             status_count[status] += 1
+            labels[c.verdict] += 1
             rows.append(
                 f"| [{res.entry.name} #{k}](#{res.entry.name}-{k}) | {_cell(res.entry.meta.figure)} "
-                f"| {status} | {_cell(_explain(c) or '(none)')} |"
+                f"| {c.label} | {status} | {_cell(_explain(c) or '(none)')} |"
             )
     summary = ", ".join(f"{n} {s}" for s, n in sorted(status_count.items()))
+    by_label = ", ".join(f"{n} {v}" for v, n in sorted(labels.items()))
     return [
         '<a id="disagreements"></a>',
         "",
-        "## Disagreements and what explains them",
+        "## Claims whose main check fails, and what explains them",
         "",
-        f"{len(rows)} claims of the papers disagree" + (f": {summary}." if rows else "."),
-        "A control is the claim judged again on runs with the suspected cause changed "
-        "(`control` in the entry: a setting such as today's kernel instead of the paper's); "
-        "a verdict that moves under it (to agree, partly or not run) ties the disagreement to "
-        "that setting; one that only becomes inconclusive weakens it (the control's seeds "
-        "cannot decide); an explanation without one is prose. Where no single setting can test the suspected cause (another "
-        "simulator's code, or the swept axis itself), the claim says what was tried (`open`).",
+        f"{len(rows)} claims of the papers fail their main check"
+        + (f" ({by_label}): {summary}." if rows else "."),
+        "A control is the claim judged again on runs with one setting changed (`control` in "
+        "the entry). Only a **condition** control, one that sets what the paper plausibly had "
+        "and our main runs lack (its evidence given: the paper's text, its simulator or kernel "
+        "version), can explain a disagreement; a **diagnostic** (a kernel the paper did not "
+        "run, a changed gain, added loss, another reading of the text) shows what moves the "
+        "number and leaves the disagreement open. Where no single setting can test the "
+        "suspected cause (another simulator's code, or the swept axis itself), the claim says "
+        "what was tried (`open`).",
         "",
-        "| claim | figure | status | explanation |",
-        "|---|---|---|---|",
+        "| claim | figure | label | status | explanation |",
+        "|---|---|---|---|---|",
         *rows,
         "",
     ]
@@ -474,6 +500,18 @@ def _cell(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _scope(header: dict[str, Any]) -> str:
+    """ "full catalogue" only for the whole catalogue; a selection says it is one."""
+    kind = "quick" if header["quick"] else "full"
+    if header.get("selection"):
+        return f"{kind} runs of a selection ({', '.join(header['selection'])})"
+    return f"{kind} catalogue"
+
+
 def _timing(header: dict[str, Any]) -> str:
     """The invocation's wall time, and how much of the work it did itself: a report drawn
     from cached runs took far less than running them (the first run's time is the one that
@@ -486,6 +524,12 @@ def _timing(header: dict[str, Any]) -> str:
             f"{header['runs'] - cached} computed in it, {cached} reused from the cache of an earlier invocation"
         )
     )
+    repaired = header.get("repaired", 0)
+    if repaired:
+        done += (
+            f"; {repaired} of those computed were stored runs found damaged (a file differing "
+            "from its manifest's digest) and computed again"
+        )
     controls = header.get("control_runs", 0)
     if controls:
         reused = header.get("control_cached", 0)
@@ -516,8 +560,9 @@ def _markdown(
         f"tcplab {header['version']}"
         + (f", commit {header['commit']}" if header.get("commit") else "")
         + (f", {header['date']}" if header.get("date") else "")
-        + f"; {'quick' if header['quick'] else 'full'} catalogue: "
-        f"{header['entries']} entries, {header['runs']} runs, {_timing(header)}.",
+        + f"; {_scope(header)}: "
+        f"{_plural(header['entries'], 'entry', 'entries')}, {_plural(header['runs'], 'run')}, "
+        f"{_timing(header)}.",
         "",
         "Contents: [tallies](#tallies) · [overview by figure](#overview)"
         " · [disagreements](#disagreements) · [seeds and durations](#shortened)"
@@ -586,7 +631,7 @@ def _markdown(
                             c.claim.published,
                             c.check_text(),
                             c.ours_text(),
-                            f"**{c.verdict}**",
+                            f"**{c.label}**",
                             _explain(c),
                         )
                     )
@@ -641,6 +686,7 @@ def _html(
                             "check": c.check_text(),
                             "ours": c.ours_text(),
                             "verdict": c.verdict,
+                            "label": c.label,
                             "explain": _explain(c),
                         }
                         for c in res.claims
