@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tcplab.cli.app import main
 from tcplab.errors import SpecError
-from tcplab.reproduce import VERDICTS, load_catalogue, reproduce
+from tcplab.reproduce import PAPERS, VERDICTS, load_catalogue, reproduce
 
 # One BBR flow alone on 10 Mbit/s, 40 ms, 1 BDP, 4 s, with 1 % random loss so that its
 # two seeds differ (a loss-free single flow draws no randomness: identical seeds, which
@@ -45,6 +45,8 @@ quick = { "experiment.duration" = "2s" }
 [[catalogue.claims]]
 quote = "holds"
 where = "here"
+headline = true
+published = "about 0.9"
 metric = "utilization"
 op = ">="
 value = 0.8
@@ -61,6 +63,8 @@ at = { "bottleneck.buffer" = "1bdp" }
 [[catalogue.claims]]
 quote = "direction only"
 where = "here"
+headline = true
+published = "1.5 of the link"
 metric = "utilization"
 op = ">="
 value = 1.5
@@ -118,10 +122,20 @@ def test_verdicts_report_and_plot(cat, tmp_path):
         "2 open: no control experiment yet." in md
     )
     # partly shows the effect-size ratio: (ours - 0.5) / (1.5 - 0.5), ours about 0.9
-    row = next(line for line in md.splitlines() if "| direction only |" in line)
+    row = next(line for line in md.splitlines() if line.startswith('| <a id="tum-fig99-test-3">'))
     assert "x the paper's" in row
-    # a selection's header says so; one entry is "1 entry", not "1 entries"
     assert "full catalogue: 2 entries" in md
+    # The paper's section opens with its main claims, one line each, both numbers side by
+    # side: reproduced, direction only with its factor.
+    section = md[md.index("## " + PAPERS["tum"]) :]
+    assert section.splitlines()[2].startswith("**Main claims**")
+    heads = [line for line in section.splitlines() if line.startswith("- **")]
+    assert heads[0].startswith("- **reproduced**: holds ([tum-fig99-test #1]")
+    assert "Paper: about 0.9; ours: 0.9" in heads[0]
+    assert heads[1].startswith("- **direction only (effect 0.")
+    assert "x the paper's)**: direction only" in heads[1] and "Paper: 1.5 of the link" in heads[1]
+    # and the top of the report counts them per paper
+    assert "| " + PAPERS["tum"] + " | 1 | 1 | 0 | 0 | 0 |" in md
     assert '<img src="plots/tum-fig99-test.png"' in (out / "report.html").read_text()
 
 
