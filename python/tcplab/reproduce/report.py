@@ -821,6 +821,11 @@ def _html(
 def _status(res: EntryResult) -> str:
     """How many runs an entry made, and whether undecided claims got more seeds."""
     text = f"{len(res.runs)} runs"
+    if res.entry.meta.max_seeds is not None:
+        text += (
+            f"; seeds for undecided claims capped at {res.entry.meta.max_seeds} by the entry "
+            "(`max_seeds`: long runs)"
+        )
     if res.more_seeds:
         text += (
             f" (undecided claims' points raised to {res.more_seeds} seeds, "
