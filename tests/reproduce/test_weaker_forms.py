@@ -132,3 +132,17 @@ def test_a_condition_with_evidence_and_a_diagnostic_load(tmp_path):
     ):
         path.write_text(ENTRY.replace("CONTROL", control))
         assert load_entry(path).meta.claims[0].control is not None
+
+
+def test_a_claims_link_points_at_its_quote_not_a_comment_quoting_it(tmp_path):
+    # tum-fig10c's header comment quotes its first claim's sentence: the report's link
+    # must go to the claim (line 4), not to the comment (line 1)
+    from tcplab.reproduce.report import _link
+
+    path = tmp_path / "papers" / "tum" / "tum-fig01.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        '# "For small RTTs BBR suppresses CUBIC" says the paper\n\n[[catalogue.claims]]\n'
+        'quote = "For small RTTs BBR suppresses CUBIC"\n'
+    )
+    assert _link(path, _claim(quote="For small RTTs BBR suppresses CUBIC")).endswith("#L4")

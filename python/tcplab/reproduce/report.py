@@ -490,9 +490,11 @@ def _link(path: Path, claim: Any = None) -> str:
     except OSError:
         return target
     head = claim.quote[:40]
-    for n, line in enumerate(lines, 1):
-        if head and head in line:
-            return f"{target}#L{n}"
+    # the claim's own `quote = ` line first: a header comment may quote the same sentence
+    for own in (True, False):
+        for n, line in enumerate(lines, 1):
+            if head and head in line and (not own or line.startswith("quote = ")):
+                return f"{target}#L{n}"
     return target
 
 
