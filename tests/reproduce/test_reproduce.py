@@ -13,21 +13,25 @@ from pathlib import Path
 import pytest
 from tcplab.cli.app import main
 from tcplab.errors import SpecError
-from tcplab.reproduce import load_catalogue, reproduce
+from tcplab.reproduce import PAPERS, VERDICTS, load_catalogue, reproduce
 
-# One BBR flow alone on 10 Mbit/s, 40 ms, 1 BDP, 4 s: BBR keeps the link busy after its
-# first round trips (utilisation ~0.9 of 4 s counting start-up), so "utilization >= 0.8"
-# holds and ">= 1.5" cannot (a link carries at most its rate).
+# One BBR flow alone on 10 Mbit/s, 40 ms, 1 BDP, 4 s, with 1 % random loss so that its
+# two seeds differ (a loss-free single flow draws no randomness: identical seeds, which
+# decide nothing): BBR keeps the link busy after its first round trips (utilisation ~0.9
+# of 4 s counting start-up), so "utilization >= 0.8" holds and ">= 1.5" cannot (a link
+# carries at most its rate).
 ENTRY = """
 [experiment]
 duration = "4s"
 [bottleneck]
 rate = "10Mbps"
 delay = "5ms"
+loss = 0.01
 [[flows]]
 cc = "bbr"
 rtt = "40ms"
 [sweep]
+repeat = 2
 "bottleneck.buffer" = ["1bdp", "2bdp"]
 
 [catalogue]
@@ -41,6 +45,8 @@ quick = { "experiment.duration" = "2s" }
 [[catalogue.claims]]
 quote = "holds"
 where = "here"
+headline = true
+published = "about 0.9"
 metric = "utilization"
 op = ">="
 value = 0.8
@@ -57,10 +63,12 @@ at = { "bottleneck.buffer" = "1bdp" }
 [[catalogue.claims]]
 quote = "direction only"
 where = "here"
+headline = true
+published = "1.5 of the link"
 metric = "utilization"
 op = ">="
 value = 1.5
-weaker = { op = ">=", value = 0.5 }
+weaker = { op = ">", value = 0.5, neutral = "half the link: this test's no-effect point" }
 at = { "bottleneck.buffer" = "2bdp" }
 """
 
@@ -107,18 +115,39 @@ def test_verdicts_report_and_plot(cat, tmp_path):
         and (out / "plots" / "tum-fig99-test.png").stat().st_size > 0
     )
     assert "not run: a cellular link model" in md
-    # The one disagreement, listed with what explains it: nothing yet (no control).
-    assert "1 claims of the papers disagree: 1 open: no control experiment yet." in md
+    # Every claim whose main check fails is listed (the partly one too), with what explains
+    # it: nothing yet (no control).
+    assert (
+        "2 claims of the papers fail their main check (1 disagree, 1 partly): "
+        "2 open: no control experiment yet." in md
+    )
+    # partly shows the effect-size ratio: (ours - 0.5) / (1.5 - 0.5), ours about 0.9
+    row = next(line for line in md.splitlines() if line.startswith('| <a id="tum-fig99-test-3">'))
+    assert "x the paper's" in row
+    assert "full catalogue: 2 entries" in md
+    # The paper's section opens with its main claims, one line each, both numbers side by
+    # side: reproduced, direction only with its factor.
+    section = md[md.index("## " + PAPERS["tum"]) :]
+    assert section.splitlines()[2].startswith("**Main claims**")
+    heads = [line for line in section.splitlines() if line.startswith("- **")]
+    assert heads[0].startswith("- **reproduced**: holds ([tum-fig99-test #1]")
+    assert "Paper: about 0.9; ours: 0.9" in heads[0]
+    assert heads[1].startswith("- **direction only (effect 0.")
+    assert "x the paper's)**: direction only" in heads[1] and "Paper: 1.5 of the link" in heads[1]
+    # and the top of the report counts them per paper
+    assert "| " + PAPERS["tum"] + " | 1 | 1 | 0 | 0 | 0 |" in md
     assert '<img src="plots/tum-fig99-test.png"' in (out / "report.html").read_text()
 
 
 def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():
-    """ "Depends on X more than on Y": the range (max - min of the points' means over the
-    seeds) across one axis against the range across another. Hand-made runs: share 0.9 /
-    0.5 at 1 / 5 BDP (rtt 50 ms) -> range 0.4; at 2.5 BDP shares 0.60, 0.70 (two seeds at
-    25 ms: 0.68 and 0.72) and 0.65 at 25 / 100 / 50 ms -> means 0.60, 0.70, 0.65 -> 0.10."""
+    """ "Depends on X more than on Y": the range (max - min over the axis) across one axis
+    against the range across another, one range per seed where every axis value has that
+    seed. Hand-made runs: share 0.9 / 0.5 at 1 / 5 BDP (rtt 50 ms) in seed 1, 0.88 / 0.5
+    in seed 2 -> ranges 0.40, 0.38; at 2.5 BDP shares 0.60, 0.70 (seed 2 at 25 ms: 0.72)
+    and 0.65 at 10 / 25 / 50 ms, 10 ms in seed 1 only -> the range of the means
+    0.60 .. 0.71 -> 0.11 (the reference is the range of the means)."""
     from tcplab.reproduce.catalogue import Claim
-    from tcplab.reproduce.runner import Run, axis_range, evaluate_claim
+    from tcplab.reproduce.runner import Run, axis_range, axis_ranges, evaluate_claim
 
     def run(rtt, buf, share, seed=1):
         return Run(
@@ -128,13 +157,19 @@ def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():
     runs = [
         run("50ms", "1bdp", 0.9),
         run("50ms", "5bdp", 0.5),
+        run("50ms", "1bdp", 0.88, seed=2),
+        run("50ms", "5bdp", 0.5, seed=2),
         run("50ms", "2.5bdp", 0.65),
+        run("50ms", "2.5bdp", 0.65, seed=2),
         run("10ms", "2.5bdp", 0.60),
-        run("25ms", "2.5bdp", 0.68),
+        run("25ms", "2.5bdp", 0.70),
         run("25ms", "2.5bdp", 0.72, seed=2),
     ]
-    assert axis_range(runs, {"rtt": "50ms"}, "x", "buffer") == pytest.approx(0.9 - 0.5)
-    assert axis_range(runs, {"buffer": "2.5bdp"}, "x", "rtt") == pytest.approx(0.70 - 0.60)
+    assert axis_range(runs, {"rtt": "50ms"}, "x", "buffer") == pytest.approx(0.89 - 0.5)
+    assert axis_ranges(runs, {"rtt": "50ms"}, "x", "buffer") == pytest.approx([0.40, 0.38])
+    assert axis_range(runs, {"buffer": "2.5bdp"}, "x", "rtt") == pytest.approx(0.71 - 0.60)
+    # 10 ms has seed 1 only: no two common seeds, one range of the means (n = 1)
+    assert axis_ranges(runs, {"buffer": "2.5bdp"}, "x", "rtt") == pytest.approx([0.11])
     claim = Claim(
         quote="q",
         where="w",
@@ -152,28 +187,47 @@ def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():
     class E:  # the entry is only carried along
         pass
 
+    # 0.39 +- 0.127 (two seeds) against 2 x 0.11 = 0.22, theta 0.01 (a share): [0.263,
+    # 0.517] lies beyond 0.22 + 0.01
     r = evaluate_claim(E(), claim, runs)
-    assert (r.verdict, r.ours, r.target) == ("agree", pytest.approx(0.4), pytest.approx(0.2))
+    assert (r.verdict, r.ours, r.target) == ("agree", pytest.approx(0.39), pytest.approx(0.22))
     r = evaluate_claim(
         E(), claim.model_copy(update={"value": 5}), runs
-    )  # 0.4 < 0.5; weaker 0.4 > 0.1
+    )  # against 0.55: [0.263, 0.517] is below 0.56, fails; weaker > 0.11 + 0.01 holds
     assert r.verdict == "partly"
+    # the effect ratio: (0.39 - 0.11) / (0.55 - 0.11)
+    assert r.effect == pytest.approx(0.28 / 0.44)
 
 
 def test_a_rerun_is_cached(cat, tmp_path):
     out = tmp_path / "out"
     said: list[str] = []
     reproduce(["tum"], out, root=cat, workers=1, say=said.append)
-    assert "2 runs (0 cached)" in " ".join(said)
+    assert "4 runs (0 cached)" in " ".join(said)
     said.clear()
     reproduce(["tum"], out, root=cat, workers=1, say=said.append)
-    assert "2 runs (2 cached)" in " ".join(said)
+    assert "4 runs (4 cached)" in " ".join(said)
+    md = (out / "report.md").read_text()
+    assert "full runs of a selection (tum): 1 entry, 4 runs" in md
+    # A damaged stored run (an edited summary.json) is computed again, and counted and
+    # reported as computed, not as reused.
+    runs = sorted((out / "tum" / "tum-fig99-test" / "runs").glob("[!.]*/summary.json"))
+    runs[0].write_text(runs[0].read_text().replace("0", "1", 1))
+    said.clear()
+    reproduce(["tum"], out, root=cat, workers=1, say=said.append)
+    assert "4 runs (3 cached, 1 damaged and computed again)" in " ".join(said)
+    md = (out / "report.md").read_text()
+    assert "1 computed in it, 3 reused" in md and "1 of those computed were stored runs" in md
 
 
 def test_quick_uses_the_entrys_overrides(cat, tmp_path):
     out = tmp_path / "out"
     res = reproduce(["tum-fig99"], out, root=cat, quick=True, workers=1, say=lambda *_: None)
     assert {r.summary["duration_s"] for r in res[0].runs} == {2.0}
+    # quick verdicts say so: shortened runs are never a decision
+    assert all(c.quick for c in res[0].claims)
+    md = (out / "report.md").read_text()
+    assert "**agree (quick)**" in md and "quick: shortened runs, not a decision" in md
 
 
 def _finished(out: Path) -> list[Path]:
@@ -218,7 +272,7 @@ def test_an_interrupted_reproduce_resumes(cat, tmp_path):
     stamp = first[0].stat().st_mtime_ns
     said: list[str] = []
     reproduce(["tum"], out, root=cat, workers=1, say=said.append)
-    assert "3 runs (1 cached)" in " ".join(said)
+    assert "6 runs (1 cached)" in " ".join(said)
     assert first[0].stat().st_mtime_ns == stamp
 
 
@@ -282,7 +336,8 @@ def test_the_shipped_catalogue_runs_quick(tmp_path):
     assert main(["reproduce", "-o", str(out), "--quick", "-q"]) == 0
     with open(out / "claims.csv") as f:
         rows = list(csv.DictReader(f))
-    assert rows and all(r["verdict"] in ("agree", "partly", "disagree", "not run") for r in rows)
+    assert rows and all(r["verdict"] in VERDICTS for r in rows)
+    assert all(r["quick"] == "True" for r in rows if r["verdict"] != "not run")
     unexplained = [
         r["entry"]
         for r in rows

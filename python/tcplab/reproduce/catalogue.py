@@ -87,23 +87,40 @@ class _Strict(BaseModel):
 
 
 class Weaker(_Strict):
-    """The claim's direction alone; ``of``/``of_at`` default to the claim's own."""
+    """The claim's direction alone; ``of``/``of_at`` default to the claim's own.
+
+    A direction, not a looser level (checked on load, :func:`weaker_problems`): against a
+    reference, ``> 1`` x it ("more than") or ``< 1`` x it, never a factor that also
+    accepts the reverse order (``>= 0.99`` x); against a plain value, ``>`` or ``<`` the
+    no-effect point, which ``neutral`` names ("the fair share of two flows"). The report
+    gives the effect-size ratio beside a "partly": (ours - that point) / (the paper's -
+    that point)."""
 
     op: Literal[">=", "<=", ">", "<", "within"]
     value: float
     tolerance: float = 0.0
     of: StrictStr | None = None
     of_at: dict[str, Any] | None = None
+    neutral: StrictStr = ""  # without a reference: why ``value`` is the no-effect point
 
 
 class Control(_Strict):
     """An experiment that tests an explanation: the claim judged again on runs with
     ``set`` applied (spec paths that the entry does not sweep, e.g.
     ``"flows[0].params.extra_acked" = false``), at the claim's points and its
-    reference's. If the suspected cause is the cause, the verdict moves."""
+    reference's.
+
+    ``kind``: a **condition** sets something the paper plausibly had and our main runs
+    lack (``evidence``, required, says why: the paper's text, its kernel or simulator
+    version); a verdict that moves under it may explain a disagreement. Anything else (a
+    kernel the paper did not run, a changed gain, an added loss, another reading of the
+    paper) is a **diagnostic**: it shows what moves the number, never the paper's cause,
+    and the report says so."""
 
     set: dict[str, Any]
     cause: StrictStr
+    kind: Literal["condition", "diagnostic"]
+    evidence: StrictStr = ""
 
 
 class Claim(_Strict):
@@ -124,6 +141,8 @@ class Claim(_Strict):
     across: StrictStr | None = None
     of_across: StrictStr | None = None
     weaker: Weaker | None = None
+    # one of the paper's main claims: the report's section of the paper opens with it
+    headline: bool = False
     explain: StrictStr = ""
     needs: StrictStr = ""
     control: Control | None = None
@@ -262,6 +281,16 @@ def load_entry(path: Path) -> Entry:
                     "(or 'needs' saying why it cannot run)",
                 )
             )
+    for i, c in enumerate(meta.claims):
+        problems += [(f"catalogue.claims[{i}].{f}", m) for f, m in weaker_problems(c)]
+        if c.control is not None and c.control.kind == "condition" and not c.control.evidence:
+            problems.append(
+                (
+                    f"catalogue.claims[{i}].control.evidence",
+                    "a 'condition' control sets what the paper plausibly had: say why "
+                    "(its text, its kernel or simulator version), or call it 'diagnostic'",
+                )
+            )
     if not meta.needs:
         problems += _grid_problems(meta, raw)
         if meta.timeseries is not None:
@@ -269,6 +298,88 @@ def load_entry(path: Path) -> Entry:
     if problems:
         raise SpecError(problems, str(path))
     return Entry(path.stem, path, meta, raw if not meta.needs else {})
+
+
+_UP, _DOWN = (">", ">="), ("<", "<=")
+
+
+def weaker_problems(c: Claim) -> list[tuple[str, str]]:
+    """Why a claim's weaker form is not the paper's direction ([] when it is): it must
+    point the way the main check does, and not accept the opposite order (Weaker's doc).
+    Returns ``(field, message)`` pairs, fields relative to the claim."""
+    w = c.weaker
+    if w is None or c.op is None or c.value is None:
+        return []
+    out = []
+    if w.op == "within":
+        return [
+            (
+                "weaker.op",
+                "a weaker form is the paper's direction ('>' or '<' against the no-effect "
+                "point or a reference); a wider band is a looser level, not a direction",
+            )
+        ]
+    relative = w.of is not None or c.of is not None
+    up = w.op in _UP
+    if w.of is not None and c.of is None and not w.neutral:
+        out.append(
+            (
+                "weaker.neutral",
+                f"the weaker form compares with {w.of} where the claim compares with a value: "
+                "another comparison, which is the claim's direction only when the paper "
+                "says so; name in 'neutral' why that reference is the no-effect point "
+                "(or make it a claim of its own)",
+            )
+        )
+    if relative and not w.neutral:
+        if (up and w.value < 1) or (not up and w.value > 1):
+            out.append(
+                (
+                    "weaker.value",
+                    f"{w.op} {w.value:g} x the reference also accepts the opposite order "
+                    f"(ours {'below' if up else 'above'} the reference); use "
+                    f"'{w.op[0]}' 1 or a factor on the paper's side of 1",
+                )
+            )
+        elif w.value == 1 and w.op in (">=", "<="):
+            out.append(
+                (
+                    "weaker.op",
+                    f"'{w.op}' 1 x the reference accepts no difference at all; the direction "
+                    f"is '{w.op[0]}' 1",
+                )
+            )
+    elif not relative:
+        if w.op in (">=", "<="):
+            out.append(
+                (
+                    "weaker.op",
+                    f"'{w.op} {w.value:g}' is a looser level, not a direction: a direction is "
+                    f"'{w.op[0]}' the no-effect point, named in 'neutral'",
+                )
+            )
+        if not w.neutral:
+            out.append(
+                (
+                    "weaker.neutral",
+                    "a weaker form without a reference must name why its value is the "
+                    "no-effect point (the fair share, no reduction, the base RTT)",
+                )
+            )
+    # the same way as the main check; for 'within', the side the paper's value is on
+    same_reference = w.of is None or w.of == c.of
+    if c.op in _UP + _DOWN:
+        if (c.op in _UP) != up:
+            out.append(("weaker.op", f"'{w.op}' points against the main check's '{c.op}'"))
+    elif same_reference and (up != (c.value > w.value)):
+        out.append(
+            (
+                "weaker.op",
+                f"the paper's value {c.value:g} is {'above' if c.value > w.value else 'below'} "
+                f"{w.value:g}, so its direction is '{'>' if c.value > w.value else '<'}'",
+            )
+        )
+    return out
 
 
 def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:

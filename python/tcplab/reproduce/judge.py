@@ -14,11 +14,25 @@ seeds):
 * **inconclusive** when it straddles the edge: the difference is within the noise of
   the seeds, and more seeds (or a longer run) are needed to decide.
 
-With one seed there is no interval; the one value decides, and reports say n=1. ``within``
-uses the same rule on ``ours - target`` (or, with ``of``, on the ratio ``ours / ref``)
-against the band ``[-tolerance, +tolerance]``: inside as a whole holds, outside as a whole
-fails. Any undefined value (NaN: no sample, a zero reference for a ratio) makes the
-comparison undefined, which the catalogue reports as *not run* with that reason.
+**Practical significance** (``thresholds.py``): a one-sided check is read against a band
+of +- theta around its edge, theta the metric's smallest difference that matters. "More"
+(``>``) holds only when the interval lies beyond +theta and fails once it lies within it
+(the two are the same: a decided null effect); "at least" (``>=``) holds while the
+interval stays above -theta and fails below it. So a 0.06 % difference is "the same", not
+a decision either way, and a null effect measured at 30 seeds is decided, not
+"inconclusive".
+
+**No decision from nothing.** One value (n = 1) decides nothing: the comparison is
+inconclusive (``reason`` "n=1"), and the catalogue gives it more seeds. Seeds whose values
+are all identical (runs that draw no randomness: one flow, CUBIC only, no random loss)
+are one value repeated, not a sample: inconclusive too (``reason`` "identical"), and more
+seeds would repeat it, so none are added.
+
+``within`` uses the interval rule on ``ours - target`` (or, with ``of``, on the ratio
+``ours / ref``) against the band ``[-tolerance, +tolerance]``: inside as a whole holds,
+outside as a whole fails (its tolerance is its practical band). Any undefined value (NaN:
+no sample, a zero reference for a ratio) makes the comparison undefined, which the
+catalogue reports as *not run* with that reason.
 """
 
 from __future__ import annotations
@@ -41,6 +55,7 @@ class Judgement:
     ci: float  # half-width of the 95 % interval of ours' mean (NaN with one seed)
     seeds: int
     seeds_holding: int  # seeds at which the comparison holds on its own
+    reason: str = ""  # why undecided without noise: "n=1" or "identical" (else "")
 
 
 def half_width(values: list[float]) -> float:
@@ -57,11 +72,13 @@ def judge(
     targets: list[float],
     tolerance: float = 0.0,
     refs: list[float] | None = None,
+    threshold: float = 0.0,
 ) -> Judgement:
     """Judge ``ours[k] op targets[k]`` over the seeds k (``targets`` is one value per
     seed: the same value repeated when the target does not vary by seed). ``refs``: the
     reference metric per seed, for ``within`` on a ratio (``targets[k]`` is then
-    ``value x refs[k]``)."""
+    ``value x refs[k]``). ``threshold``: theta, the practical-significance band of a
+    one-sided check (module doc)."""
     n = len(ours)
     values = ours + targets + (refs or [])
     if n == 0 or len(targets) != n or any(math.isnan(v) for v in values):
@@ -70,6 +87,11 @@ def judge(
         return Judgement("undefined", math.nan, math.nan, n, 0)  # no ratio to a zero
     mean = statistics.fmean(ours)
     ci = half_width(ours)
+    reason = ""
+    if n == 1:
+        reason = "n=1"
+    elif len(set(ours)) == 1 and len(set(targets)) == 1:
+        reason = "identical"
     if op == "within":
         # Distance from the target in the tolerance's unit (ratio points with a ref).
         d = [
@@ -77,6 +99,8 @@ def judge(
             for o, t, r in zip(ours, targets, refs or [1.0] * n)
         ]
         holding = sum(abs(x) <= tolerance for x in d)
+        if reason:
+            return Judgement("inconclusive", mean, ci, n, holding, reason)
         lo, hi = _interval(d)
         if -tolerance <= lo and hi <= tolerance:
             return Judgement("holds", mean, ci, n, holding)
@@ -86,11 +110,15 @@ def judge(
     sign = 1.0 if op in (">=", ">") else -1.0
     margins = [sign * (o - t) for o, t in zip(ours, targets)]
     strict = op in (">", "<")
-    holding = sum((m > 0) if strict else (m >= 0) for m in margins)
+    # the edge: beyond +theta for "more", not below -theta for "at least"
+    edge = threshold if strict else -threshold
+    holding = sum((m > edge) if strict else (m >= edge) for m in margins)
+    if reason:
+        return Judgement("inconclusive", mean, ci, n, holding, reason)
     lo, hi = _interval(margins)
-    if (lo > 0) if strict else (lo >= 0):
+    if (lo > edge) if strict else (lo >= edge):
         return Judgement("holds", mean, ci, n, holding)
-    if (hi <= 0) if strict else (hi < 0):
+    if (hi <= edge) if strict else (hi < edge):
         return Judgement("fails", mean, ci, n, holding)
     return Judgement("inconclusive", mean, ci, n, holding)
 

@@ -149,8 +149,15 @@ def claims_table(results: list[EntryResult]) -> pd.DataFrame:
                     "ci95": c.ci,
                     "seeds_holding": c.seeds_holding,
                     "verdict": c.verdict,
+                    "quick": c.quick,
+                    "main_check": c.main,
+                    "direction": c.direction,
+                    "effect_ratio": c.effect,
+                    "undecided_because": c.reason,
+                    "headline": c.claim.headline,
                     "explanation": c.explain_text,
                     "control": c.control_text(),
+                    "control_kind": c.claim.control.kind if c.claim.control else "",
                     "control_verdict": c.control.verdict if c.control else "",
                     "open": c.open_text,
                 }
@@ -338,53 +345,72 @@ OPEN_TRIED = "open, with what was tried: no single setting tests the cause"
 """The status of a disagreement whose claim says (``open``) why no control fits."""
 
 
+def control_status(c: Any) -> str:
+    """What explains a claim whose main check fails, in a few words: only a control that
+    sets a condition the paper plausibly had (``kind = "condition"``, with its evidence)
+    can explain it; a diagnostic control shows what moves the number, and the
+    disagreement stays open."""
+    ctl = c.claim.control
+    if c.control is None and c.claim.open:
+        return OPEN_TRIED
+    if c.control is None or ctl is None:
+        return "open: no control experiment yet"
+    if c.control.verdict == "not run":
+        return "open: its control gave no value"
+    if ctl.kind == "diagnostic":
+        if c.control.verdict != c.verdict:
+            return f"open; a diagnostic (not the paper's condition) moves it to {c.control.verdict}"
+        return "open; a diagnostic did not move it"
+    if c.control.verdict == "inconclusive":
+        # Too few seeds under the control to tell: the cause is not shown, only that the
+        # disagreement does not hold robustly without it.
+        return "weakens under a condition the paper had (inconclusive there)"
+    if c.control.verdict == "agree":
+        return "explained: agrees under a condition the paper had (evidence given)"
+    if c.control.verdict != c.verdict:
+        return f"moves to {c.control.verdict} under a condition the paper had (evidence given)"
+    return "open: a condition the paper had did not move it"
+
+
 def _disagreements(results: list[EntryResult]) -> list[str]:
-    """Every disagreement with a paper's sentence and what explains it: a control that
-    moves the verdict shows the cause; one that does not rules that cause out; without a
-    control the explanation is prose only, so the disagreement is open."""
+    """Every claim of the papers whose main check fails (labelled disagree, or partly
+    where only the direction holds), and what explains it (:func:`control_status`)."""
     rows = []
     status_count: Counter = Counter()
+    labels: Counter = Counter()
     for res in results:
         if res.entry.meta.diagnostic:
             continue
         for k, c in enumerate(res.claims, 1):
-            if c.verdict != "disagree":
+            if c.main != "fails":
                 continue
-            if c.control is None and c.claim.open:
-                status = OPEN_TRIED
-            elif c.control is None:
-                status = "open: no control experiment yet"
-            elif c.control.verdict == "inconclusive":
-                # Too few seeds under the control to tell: the cause is not shown, only
-                # that the disagreement does not hold robustly without it.
-                status = "weakens under its control (inconclusive there)"
-            elif c.control.verdict == "not run":
-                status = "open: its control gave no value"
-            elif c.control.verdict != c.verdict:
-                status = f"moves under its control to {c.control.verdict} (the cause named there)"
-            else:
-                status = "open: its control did not move it"
+            status = control_status(c)
             status_count[status] += 1
+            labels[c.verdict] += 1
             rows.append(
                 f"| [{res.entry.name} #{k}](#{res.entry.name}-{k}) | {_cell(res.entry.meta.figure)} "
-                f"| {status} | {_cell(_explain(c) or '(none)')} |"
+                f"| {c.label} | {status} | {_cell(_explain(c) or '(none)')} |"
             )
     summary = ", ".join(f"{n} {s}" for s, n in sorted(status_count.items()))
+    by_label = ", ".join(f"{n} {v}" for v, n in sorted(labels.items()))
     return [
         '<a id="disagreements"></a>',
         "",
-        "## Disagreements and what explains them",
+        "## Claims whose main check fails, and what explains them",
         "",
-        f"{len(rows)} claims of the papers disagree" + (f": {summary}." if rows else "."),
-        "A control is the claim judged again on runs with the suspected cause changed "
-        "(`control` in the entry: a setting such as today's kernel instead of the paper's); "
-        "a verdict that moves under it (to agree, partly or not run) ties the disagreement to "
-        "that setting; one that only becomes inconclusive weakens it (the control's seeds "
-        "cannot decide); an explanation without one is prose. Where no single setting can test the suspected cause (another "
-        "simulator's code, or the swept axis itself), the claim says what was tried (`open`).",
+        f"{len(rows)} claims of the papers fail their main check"
+        + (f" ({by_label}): {summary}." if rows else "."),
+        "A control is the claim judged again on runs with one setting changed (`control` in "
+        "the entry). Only a **condition** control, one that sets what the paper plausibly had "
+        "and our main runs lack (its evidence given: the paper's text, its simulator or kernel "
+        "version), can explain a disagreement; a **diagnostic** (a kernel the paper did not "
+        "run, a changed gain, added loss, another reading of the text) shows what moves the "
+        "number and leaves the disagreement open. Where no single setting can test the "
+        "suspected cause (another simulator's code, or the swept axis itself), the claim says "
+        "what was tried (`open`).",
         "",
-        "| claim | figure | status | explanation |",
-        "|---|---|---|---|",
+        "| claim | figure | label | status | explanation |",
+        "|---|---|---|---|---|",
         *rows,
         "",
     ]
@@ -464,14 +490,108 @@ def _link(path: Path, claim: Any = None) -> str:
     except OSError:
         return target
     head = claim.quote[:40]
-    for n, line in enumerate(lines, 1):
-        if head and head in line:
-            return f"{target}#L{n}"
+    # the claim's own `quote = ` line first: a header comment may quote the same sentence
+    for own in (True, False):
+        for n, line in enumerate(lines, 1):
+            if head and head in line and (not own or line.startswith("quote = ")):
+                return f"{target}#L{n}"
     return target
 
 
 def _cell(s: str) -> str:
     return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+HEADLINE_WORDS = {
+    "agree": "reproduced",
+    "partly": "direction only",
+    "disagree": "not reproduced",
+    "inconclusive": "undecided",
+    "not run": "not run",
+}
+"""A headline claim's outcome in the words a reader wants first."""
+
+
+def headline_word(c: Any) -> str:
+    """``reproduced`` / ``direction only (effect 0.33x the paper's)`` / ``not
+    reproduced`` / ``undecided (n=1)`` ..., with ``(quick)`` on --quick runs."""
+    word = HEADLINE_WORDS[c.verdict]
+    if c.verdict == "partly" and not math.isnan(c.effect):
+        word += f" (effect {c.effect:.2g}x the paper's)"
+    if c.verdict == "inconclusive" and c.reason:
+        word += f" ({'one value' if c.reason == 'n=1' else 'identical seeds'})"
+    return word + (" (quick)" if c.quick and c.verdict != "not run" else "")
+
+
+def _short_ours(c: Any) -> str:
+    if c.verdict == "not run":
+        return "not run"
+    if math.isnan(c.ours):
+        return "undefined"
+    spread = "" if math.isnan(c.ci) else f" ± {_fmt(c.ci)}"
+    target = f" (target {_fmt(c.target)})" if c.claim.of else ""
+    where = f" at {c.where}" if c.where else ""
+    return f"{_fmt(c.ours)}{spread}, n={c.seeds}{target}{where}"
+
+
+def headlines(results: list[EntryResult], paper: str) -> list[tuple[EntryResult, int, Any]]:
+    """The paper's main claims (``headline = true``), in catalogue order."""
+    return [
+        (res, k, c)
+        for res in results
+        if res.entry.meta.paper == paper and not res.entry.meta.diagnostic
+        for k, c in enumerate(res.claims, 1)
+        if c.claim.headline
+    ]
+
+
+def _headline_lines(results: list[EntryResult], paper: str) -> list[str]:
+    rows = headlines(results, paper)
+    if not rows:
+        return []
+    lines = ["**Main claims**, the paper's headline results first (one line each):", ""]
+    for res, k, c in rows:
+        lines.append(
+            f"- **{headline_word(c)}**: {_cell(c.claim.quote)} "
+            f"([{res.entry.name} #{k}](#{res.entry.name}-{k})). "
+            f"Paper: {_cell(c.claim.published or c.check_text())}; ours: {_short_ours(c)}."
+        )
+    return lines + [""]
+
+
+def _headline_table(results: list[EntryResult]) -> list[str]:
+    """One row per paper: its main claims by outcome."""
+    words = list(dict.fromkeys(HEADLINE_WORDS.values()))
+    lines = [
+        "Main claims (`headline = true` in the entries; each paper's section lists them "
+        "first, with both numbers):",
+        "",
+        "| paper | " + " | ".join(words) + " |",
+        "|---|" + "---|" * len(words),
+    ]
+    for paper in PAPERS:
+        rows = headlines(results, paper)
+        if not rows:
+            continue
+        n = Counter(HEADLINE_WORDS[c.verdict] for _, _, c in rows)
+        lines.append(f"| {PAPERS[paper]} | " + " | ".join(str(n.get(w, 0)) for w in words) + " |")
+    return lines + [""]
+
+
+def _fmt(x: float) -> str:
+    return "nan" if math.isnan(x) else (f"{x:.0f}" if abs(x) >= 1000 else f"{x:.3g}")
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+def _scope(header: dict[str, Any]) -> str:
+    """ "full catalogue" only for the whole catalogue; a selection says it is one."""
+    kind = "quick" if header["quick"] else "full"
+    if header.get("selection"):
+        return f"{kind} runs of a selection ({', '.join(header['selection'])})"
+    return f"{kind} catalogue"
 
 
 def _timing(header: dict[str, Any]) -> str:
@@ -486,6 +606,12 @@ def _timing(header: dict[str, Any]) -> str:
             f"{header['runs'] - cached} computed in it, {cached} reused from the cache of an earlier invocation"
         )
     )
+    repaired = header.get("repaired", 0)
+    if repaired:
+        done += (
+            f"; {repaired} of those computed were stored runs found damaged (a file differing "
+            "from its manifest's digest) and computed again"
+        )
     controls = header.get("control_runs", 0)
     if controls:
         reused = header.get("control_cached", 0)
@@ -505,19 +631,28 @@ def _markdown(
         "Generated by `" + header["command"] + "` from `experiments/papers/` (do not edit by hand: "
         "rerun the command). Each claim is a check on our runs at its grid point, judged over "
         "the seeds with a 95 % confidence interval of the mean (`reproduce/judge.py`; 'ours' shows "
-        "the mean ± that half-width and in how many seeds the check holds on its own): "
-        "**agree**: the check holds beyond the seeds' noise; **partly**: only its weaker form "
-        "(the direction) does; **inconclusive**: the interval straddles the check's edge even after "
-        "the seeds at the claim's points were doubled up to the paper's own repetition count "
-        "(ACD 30, ACW 10, TUM 5, else 10; `reproduce/seeds.py`), so the seeds cannot decide; "
-        "**disagree**: the check and its direction fail beyond the noise; "
-        "**not run**: the experiment cannot be built yet, or our value is undefined (said which).",
+        "the mean ± that half-width and in how many seeds the check holds on its own), read "
+        "against the metric's practical-significance threshold, the difference below which two "
+        "values are the same (`reproduce/thresholds.py`: 0.01 of a share, a Jain index or the "
+        "link's utilisation; 5 % of a retransmission count; 2 % of an RTT; 1 % of a rate): "
+        "**agree**: the check holds beyond the noise and the threshold; **partly**: the check "
+        "fails and only its weaker form, the paper's direction against the no-effect point, "
+        "holds (the effect-size ratio, ours / the paper's, is given beside it); "
+        "**inconclusive**: the seeds cannot decide even after they were doubled at the claim's "
+        "points up to the paper's own repetition count (ACD 30, ACW 10, TUM 5, else 10; "
+        "`reproduce/seeds.py`), or the claim rests on one value (n = 1, or seeds that are "
+        "identical because the runs draw no randomness: no decision from nothing); "
+        "**disagree**: the check and its direction fail, a decided null effect included (not "
+        "reproduced); **not run**: the experiment cannot be built yet, or our value is "
+        "undefined (said which). `--quick` verdicts are marked quick: shortened runs, never a "
+        "decision.",
         "",
         f"tcplab {header['version']}"
         + (f", commit {header['commit']}" if header.get("commit") else "")
         + (f", {header['date']}" if header.get("date") else "")
-        + f"; {'quick' if header['quick'] else 'full'} catalogue: "
-        f"{header['entries']} entries, {header['runs']} runs, {_timing(header)}.",
+        + f"; {_scope(header)}: "
+        f"{_plural(header['entries'], 'entry', 'entries')}, {_plural(header['runs'], 'run')}, "
+        f"{_timing(header)}.",
         "",
         "Contents: [tallies](#tallies) · [overview by figure](#overview)"
         " · [disagreements](#disagreements) · [seeds and durations](#shortened)"
@@ -539,8 +674,8 @@ def _markdown(
         lines.append(
             f"| {tally_label(paper)} | " + " | ".join(str(c.get(v, 0)) for v in VERDICTS) + " |"
         )
+    lines += [""] + _headline_table(results)
     lines += [
-        "",
         "Scenario tests in Rust (`crates/sim/tests/*scenarios.rs`) assert the engine-level "
         "figures that the catalogue builds on; docs/variants.md explains each variant's choices.",
         "",
@@ -553,6 +688,7 @@ def _markdown(
         if not mine:
             continue
         lines += [f'<a id="{paper}"></a>', "", f"## {PAPERS[paper]}", ""]
+        lines += _headline_lines(results, paper)
         for res in mine:
             m = res.entry.meta
             lines += [
@@ -586,7 +722,7 @@ def _markdown(
                             c.claim.published,
                             c.check_text(),
                             c.ours_text(),
-                            f"**{c.verdict}**",
+                            f"**{c.label}**",
                             _explain(c),
                         )
                     )
@@ -641,13 +777,27 @@ def _html(
                             "check": c.check_text(),
                             "ours": c.ours_text(),
                             "verdict": c.verdict,
+                            "label": c.label,
                             "explain": _explain(c),
                         }
                         for c in res.claims
                     ],
                 }
             )
-        sections.append({"key": paper, "name": PAPERS[paper], "entries": entries})
+        heads = [
+            {
+                "word": headline_word(c),
+                "quote": c.claim.quote,
+                "anchor": f"{res.entry.name}-{k}",
+                "ref": f"{res.entry.name} #{k}",
+                "paper": c.claim.published or c.check_text(),
+                "ours": _short_ours(c),
+            }
+            for res, k, c in headlines(results, paper)
+        ]
+        sections.append(
+            {"key": paper, "name": PAPERS[paper], "entries": entries, "headlines": heads}
+        )
     overview = [
         {
             "name": r.entry.name,
@@ -661,6 +811,7 @@ def _html(
         header=header,
         series_note=SERIES_NOTE,
         timing=_timing(header),
+        scope=_scope(header),
         papers=PAPERS,
         verdicts=VERDICTS,
         tallies=[(tally_label(k), c) for k, c in counts(results).items()],
@@ -672,6 +823,11 @@ def _html(
 def _status(res: EntryResult) -> str:
     """How many runs an entry made, and whether undecided claims got more seeds."""
     text = f"{len(res.runs)} runs"
+    if res.entry.meta.max_seeds is not None:
+        text += (
+            f"; seeds for undecided claims capped at {res.entry.meta.max_seeds} by the entry "
+            "(`max_seeds`: long runs)"
+        )
     if res.more_seeds:
         text += (
             f" (undecided claims' points raised to {res.more_seeds} seeds, "

@@ -2,9 +2,14 @@
 through :mod:`tcplab.runs.sweep`), each claim evaluated on the runs at its grid point, with the
 mean and spread over seeds, and a verdict.
 
-Verdicts: **agree**, the claim's check holds on the mean over seeds; **partly**, only its
-weaker form (the direction) holds; **disagree**, neither; **not run**, its experiment
-cannot be built yet (``needs`` says why).
+Verdicts: **agree**, the claim's check holds beyond the seeds' noise and the metric's
+practical threshold (judge.py, thresholds.py); **partly**, the check fails but its weaker
+form, the paper's direction, holds (the report gives the effect-size ratio, ours / the
+paper's, beside it); **inconclusive**, the seeds cannot decide: the main check (or, when
+the main check fails, its direction) is undecided after the seeds were raised to the
+paper's count, or rests on one value (n = 1, identical seeds); **disagree**, the check
+fails and so does its direction (or it has none): not reproduced, a decided null effect
+included; **not run**, its experiment cannot be built yet (``needs`` says why).
 """
 
 from __future__ import annotations
@@ -17,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from tcplab.analysis.checks import metric_value
-from tcplab.reproduce import prose, seeds
+from tcplab.reproduce import prose, seeds, thresholds
 from tcplab.reproduce.catalogue import Claim, Entry
 from tcplab.reproduce.judge import Judgement, judge
 from tcplab.reproduce.prose import at_point
 from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
 from tcplab.specs.load import apply_overrides
-from tcplab.storage.directory import is_run_dir
 from tcplab.storage.files import read_json
+from tcplab.storage.ownership import run_problem
 
 VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")
 
@@ -57,6 +62,15 @@ class ClaimResult:
     # set by :func:`fill_prose` once every entry has run)
     explain_text: str = ""
     open_text: str = ""
+    # the main check's own outcome (judge.py): "holds", "fails", "inconclusive", "undefined"
+    main: str = ""
+    # why undecided without noise: "n=1" (one value) or "identical" (every seed the same)
+    reason: str = ""
+    # ours / the paper's effect, measured from the weaker form's no-effect point (NaN
+    # without a weaker form): (ours - n0) / (paper - n0)
+    effect: float = math.nan
+    direction: str = ""  # the weaker form's own outcome ("" without one)
+    quick: bool = False  # judged on --quick's shortened runs: never a decision
 
     def ours_text(self) -> str:
         if self.undefined:
@@ -65,25 +79,56 @@ class ClaimResult:
             return "not run: " + (self.claim.needs or self.entry.meta.needs)
         tgt = f" (target {_fmt(self.target)})" if self.claim.of else ""
         worst = f"; worst at {self.where}" if self.where else ""
+        eff = (
+            f"; effect {_fmt(self.effect)}x the paper's"
+            if self.verdict == "partly" and not math.isnan(self.effect)
+            else ""
+        )
+        quick = "; quick: shortened runs, not a decision" if self.quick else ""
+        if self.reason == "identical":
+            return (
+                f"{_fmt(self.ours)} in all n={self.seeds} seeds (identical: the runs draw no "
+                f"randomness, one value; no decision){tgt}{worst}{quick}"
+            )
         if self.seeds < 2 or math.isnan(self.ci):
-            return f"{_fmt(self.ours)} (n={self.seeds}, one value: no interval){tgt}{worst}"
+            return (
+                f"{_fmt(self.ours)} (n={self.seeds}, one value: no interval, no decision)"
+                f"{tgt}{worst}{quick}"
+            )
         seeds = f"n={self.seeds}, check holds in {self.seeds_holding}/{self.seeds} seeds"
-        return f"{_fmt(self.ours)} ± {_fmt(self.ci)} (95 % CI; {seeds}){tgt}{worst}"
+        return f"{_fmt(self.ours)} ± {_fmt(self.ci)} (95 % CI; {seeds}){tgt}{worst}{eff}{quick}"
+
+    @property
+    def label(self) -> str:
+        """The verdict as reported: ``quick`` ones say so."""
+        return (
+            f"{self.verdict} (quick)" if self.quick and self.verdict != "not run" else self.verdict
+        )
 
     def control_text(self) -> str:
-        """The control's outcome in words ("" without one)."""
+        """The control's outcome in words ("" without one): a condition the paper had
+        may explain; a diagnostic only shows what moves the number."""
         if self.control is None or self.claim.control is None:
             return ""
         ctl = self.claim.control
         what = ", ".join(f"{k} = {json.dumps(v)}" for k, v in ctl.set.items())
-        moved = (
-            "the verdict moves with it"
-            if self.control.verdict != self.verdict
-            else "the verdict does not move: not this cause alone"
-        )
+        moved = self.control.verdict != self.verdict
+        if ctl.kind == "condition":
+            head = f"Control, a condition the paper had ({ctl.cause}; evidence: {ctl.evidence})"
+            tail = (
+                "the verdict moves with it"
+                if moved
+                else "the verdict does not move: not this cause alone"
+            )
+        else:
+            head = f"Diagnostic, not the paper's condition ({ctl.cause})"
+            tail = (
+                "the number moves with it, which shows what it depends on, not the paper's cause"
+                if moved
+                else "the verdict does not move"
+            )
         return (
-            f"Control ({ctl.cause}): with {what}, ours {self.control.ours_text()} "
-            f"-> {self.control.verdict}; {moved}."
+            f"{head}: with {what}, ours {self.control.ours_text()} -> {self.control.label}; {tail}."
         )
 
     def check_text(self) -> str:
@@ -114,6 +159,7 @@ class EntryResult:
     claims: list[ClaimResult] = field(default_factory=list)
     out: Path | None = None
     cached: int = 0  # runs found complete from an earlier (possibly interrupted) reproduce
+    repaired: int = 0  # stored runs found damaged and computed again (counted as computed)
     more_seeds: int = 0  # seeds reached at the undecided claims' points (0: none added)
     control_runs: int = 0  # runs of the claims' controls (apart from ``runs``)
     control_cached: int = 0  # of those, found complete from an earlier reproduce
@@ -151,6 +197,7 @@ def run_entry(
         res.claims = [ClaimResult(entry, c, "not run") for c in entry.meta.claims]
         return res
     done_before = _finished(out)
+    damaged = _damaged(out)
     run_sweep(
         entry_spec(entry, quick),
         out,
@@ -162,6 +209,7 @@ def run_entry(
     )
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
+    res.repaired = sum(job.digest in damaged for job in {j.digest: j for j in plan.jobs}.values())
     _collect(res, plan, out)
     res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
     if not quick:
@@ -171,12 +219,25 @@ def run_entry(
             c.control, c.control_runs = _run_control(
                 res, c.claim, out / f"control-{k + 1}", quick, workers, executor
             )
+            c.control.quick = quick
+        c.quick = quick
     return res
 
 
 def _finished(out: Path) -> set[str]:
-    """The digests of the complete runs a sweep directory already holds."""
-    return {p.name for p in (out / "runs").glob("[!.]*") if is_run_dir(p)}
+    """The digests of the runs a sweep directory holds that can be reused as they are
+    (storage.ownership.run_problem): a damaged one is computed again by the sweep, so it
+    counts as computed, not as cached."""
+    return {p.name for p in (out / "runs").glob("[!.]*") if run_problem(p) is None}
+
+
+def _damaged(out: Path) -> set[str]:
+    """The stored runs of a sweep directory that cannot be reused (an edited summary, a
+    truncated series): the sweep computes them again, silently in a quiet sweep."""
+    runs = out / "runs"
+    if not runs.is_dir():
+        return set()
+    return {p.name for p in runs.glob("[!.]*") if run_problem(p) not in (None, "missing")}
 
 
 def _run_control(
@@ -229,7 +290,10 @@ def _more_seeds(
     repeat = raw["sweep"]["repeat"]
     res.seed_cap = seeds.seed_cap(entry.meta.paper, entry.meta.max_seeds)
     while True:
-        undecided = [c.claim for c in res.claims if c.verdict == "inconclusive"]
+        # identical seeds would stay identical: more of them decide nothing
+        undecided = [
+            c.claim for c in res.claims if c.verdict == "inconclusive" and c.reason != "identical"
+        ]
         more = seeds.next_repeat(repeat, res.seed_cap) if undecided else None
         sub = seeds.restricted(raw, undecided, more) if more else None
         if sub is None:
@@ -302,7 +366,7 @@ def _evaluate_point(
     if not sel:
         return ClaimResult(entry, claim, "not run")
     if claim.across:
-        ours_each = [axis_range(runs, point, claim.metric, claim.across)]
+        ours_each = axis_ranges(runs, point, claim.metric, claim.across)
     else:
         ours_each = [metric_value(r.summary, claim.metric) for r in sel]
     main = _judge(
@@ -316,10 +380,11 @@ def _evaluate_point(
         claim.tolerance,
         claim.of_across,
         ours_each,
+        claim.metric,
     )
     weaker = None
-    if claim.weaker is not None:
-        w = claim.weaker
+    w = claim.weaker
+    if w is not None:
         weaker = _judge(
             runs,
             sel,
@@ -331,16 +396,19 @@ def _evaluate_point(
             w.tolerance,
             claim.of_across if w.of is None else None,
             ours_each,
+            claim.metric,
         )
+    # More seeds come before any label: an undecided main check is inconclusive whatever
+    # its direction says; only a decided miss may fall back on the direction.
     if main.outcome == "undefined":
         verdict = "not run"
     elif main.outcome == "holds":
         verdict = "agree"
+    elif main.outcome == "inconclusive":
+        verdict = "inconclusive"
     elif weaker is not None and weaker.outcome == "holds":
         verdict = "partly"
-    elif main.outcome == "inconclusive" or (
-        weaker is not None and weaker.outcome == "inconclusive"
-    ):
+    elif weaker is not None and weaker.outcome == "inconclusive":
         verdict = "inconclusive"
     else:
         verdict = "disagree"
@@ -350,11 +418,28 @@ def _evaluate_point(
         if len(ours_each) > 1 and not any(map(math.isnan, ours_each))
         else math.nan
     )
+    ours = _mean(ours_each)
+    effect = math.nan
+    if w is not None:
+        # The weaker form's no-effect point in the claim's unit: its value, or its value x
+        # its reference (our runs' mean there)
+        n0, _ = _reference(
+            runs,
+            sel,
+            point,
+            w.of if w.of is not None else claim.of,
+            w.of_at if w.of_at is not None else claim.of_at,
+            w.value,
+            claim.of_across if w.of is None else None,
+        )
+        if not (math.isnan(n0) or math.isnan(target)) and target != n0:
+            effect = (ours - n0) / (target - n0)
+    undecided = main if main.outcome == "inconclusive" else weaker
     return ClaimResult(
         entry,
         claim,
         verdict,
-        _mean(ours_each),
+        ours,
         spread,
         target,
         len(ours_each),
@@ -362,6 +447,10 @@ def _evaluate_point(
         ci=main.ci,
         seeds_holding=main.seeds_holding,
         undefined=main.outcome == "undefined",
+        main=main.outcome,
+        reason=undecided.reason if verdict == "inconclusive" and undecided else "",
+        effect=effect,
+        direction=weaker.outcome if weaker is not None else "",
     )
 
 
@@ -376,6 +465,7 @@ def _judge(
     tolerance: float,
     of_across: str | None,
     ours_each: list[float],
+    metric: str | None = None,
 ) -> Judgement:
     """One comparison over the seeds. A reference measured in the same runs (``of``
     without ``of_at`` or ``of_across``), or at another point with the same seeds, is
@@ -393,7 +483,8 @@ def _judge(
         refs = [ref] * n if ref is not None else None
     else:
         targets = [value * r for r in refs]
-    return judge(op, ours_each, targets, tolerance, refs if of else None)
+    theta = thresholds.practical(metric, _mean(ours_each), _mean(targets))
+    return judge(op, ours_each, targets, tolerance, refs if of else None, theta)
 
 
 def axis_range(runs: list[Run], point: dict[str, Any], metric: str, axis: str) -> float:
@@ -405,6 +496,22 @@ def axis_range(runs: list[Run], point: dict[str, Any], metric: str, axis: str) -
         groups.setdefault(str(r.point.get(axis)), []).append(metric_value(r.summary, metric))
     means = [_mean(v) for v in groups.values()]
     return math.nan if len(means) < 2 or any(map(math.isnan, means)) else max(means) - min(means)
+
+
+def axis_ranges(runs: list[Run], point: dict[str, Any], metric: str, axis: str) -> list[float]:
+    """How much ``metric`` varies across ``axis``, one value per seed: max - min over the
+    axis values at that seed, for the seeds every axis value has; without two such seeds,
+    the one range of the means (:func:`axis_range`), which decides nothing (n = 1)."""
+    by_value: dict[str, dict[int, float]] = {}
+    for r in at_point(runs, {k: v for k, v in point.items() if k != axis}):
+        by_value.setdefault(str(r.point.get(axis)), {})[r.seed] = metric_value(r.summary, metric)
+    common = set.intersection(*(set(v) for v in by_value.values())) if by_value else set()
+    if len(by_value) < 2 or len(common) < 2:
+        return [axis_range(runs, point, metric, axis)]
+    return [
+        max(v[s] for v in by_value.values()) - min(v[s] for v in by_value.values())
+        for s in sorted(common)
+    ]
 
 
 def _reference(
@@ -453,9 +560,11 @@ def run_catalogue(
             say(f"{e.meta.paper} {e.name}: not run ({e.meta.needs})")
         res = run_entry(e, d, quick, workers, executor, progress)
         if e.runnable:
-            verdicts = ", ".join(f"{c.verdict}" for c in res.claims)
+            verdicts = ", ".join(c.label for c in res.claims)
+            fixed = f", {res.repaired} damaged and computed again" if res.repaired else ""
             say(
-                f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached); {verdicts or 'no claims'}"
+                f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached{fixed}); "
+                f"{verdicts or 'no claims'}"
             )
         results.append(res)
     return results
