@@ -74,6 +74,16 @@ def test_identical_seeds_are_one_value_not_a_sample():
     assert (j.outcome, j.reason) == ("holds", "")
 
 
+def test_runs_that_differ_but_agree_on_the_value_decide_it():
+    # A link kept busy in every seed: the runs differ (runs_differ, the runner compares
+    # their summaries) yet utilisation is 0.97 in each; that is a value the seeds agree on,
+    # decided against 0.9 with a zero-width interval, and fails against 0.99.
+    j = judge(">=", [0.97, 0.97, 0.97], [0.9] * 3, runs_differ=True)
+    assert (j.outcome, j.reason, j.ci) == ("holds", "", 0.0)
+    j = judge(">=", [0.97, 0.97, 0.97], [0.99] * 3, runs_differ=True)
+    assert (j.outcome, j.reason) == ("fails", "")
+
+
 def test_a_difference_below_the_practical_threshold_is_the_same():
     # bbrprime-fig08 #2's case: 0.9364 against 0.9370, paired over three seeds whose
     # margins are -0.0006, -0.0005, -0.0007 (mean -0.0006, s = 0.0001, half-width

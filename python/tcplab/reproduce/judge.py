@@ -24,9 +24,11 @@ a decision either way, and a null effect measured at 30 seeds is decided, not
 
 **No decision from nothing.** One value (n = 1) decides nothing: the comparison is
 inconclusive (``reason`` "n=1"), and the catalogue gives it more seeds. Seeds whose values
-are all identical (runs that draw no randomness: one flow, CUBIC only, no random loss)
-are one value repeated, not a sample: inconclusive too (``reason`` "identical"), and more
-seeds would repeat it, so none are added.
+are all identical because the runs are (runs that draw no randomness: before 0.6.0's
+start-up variation, one flow, CUBIC only, no random loss) are one value repeated, not a
+sample: inconclusive too (``reason`` "identical"), and more seeds would repeat it, so
+none are added. Runs that differ but agree on the value (a link kept busy in every seed)
+decide it: a zero-width interval.
 
 ``within`` uses the interval rule on ``ours - target`` (or, with ``of``, on the ratio
 ``ours / ref``) against the band ``[-tolerance, +tolerance]``: inside as a whole holds,
@@ -73,12 +75,15 @@ def judge(
     tolerance: float = 0.0,
     refs: list[float] | None = None,
     threshold: float = 0.0,
+    runs_differ: bool = False,
 ) -> Judgement:
     """Judge ``ours[k] op targets[k]`` over the seeds k (``targets`` is one value per
     seed: the same value repeated when the target does not vary by seed). ``refs``: the
     reference metric per seed, for ``within`` on a ratio (``targets[k]`` is then
     ``value x refs[k]``). ``threshold``: theta, the practical-significance band of a
-    one-sided check (module doc)."""
+    one-sided check (module doc). ``runs_differ``: the seeds' runs are not copies of
+    one another (their summaries differ), so values that are nevertheless all the same
+    (a saturated link's utilisation) are a decided value, not one value repeated."""
     n = len(ours)
     values = ours + targets + (refs or [])
     if n == 0 or len(targets) != n or any(math.isnan(v) for v in values):
@@ -90,7 +95,7 @@ def judge(
     reason = ""
     if n == 1:
         reason = "n=1"
-    elif len(set(ours)) == 1 and len(set(targets)) == 1:
+    elif len(set(ours)) == 1 and len(set(targets)) == 1 and not runs_differ:
         reason = "identical"
     if op == "within":
         # Distance from the target in the tolerance's unit (ratio points with a ref).

@@ -225,11 +225,17 @@ def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) 
             p = plots / f"{name}.png"
             if (name not in series_images or res.entry.meta.x) and plot_entry(res, p):
                 images[name] = p.relative_to(tmp)
+        copies = []
+        for res in results:
+            copy = tmp / _entry_copy(res.entry.path)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(res.entry.path, copy)
+            copies.append(copy.relative_to(tmp).as_posix())
         claims_table(results).to_csv(tmp / "claims.csv", index=False)
         (tmp / "report.md").write_text(_markdown(results, images, header, series_images))
         (tmp / "report.html").write_text(_html(results, images, header, series_images))
         drawn = [p.as_posix() for p in [*images.values(), *series_images.values()]]
-        return [*REPORT_FILES, *sorted(drawn)]
+        return [*REPORT_FILES, *sorted(drawn), *sorted(copies)]
 
     write_owned(out, write, "-o", kind="catalogue report", remove_stale=True)
     return [out / name for name in REPORT_FILES]
@@ -310,6 +316,9 @@ def copy_report(src: Path, docs: Path, name: str = "RESULTS") -> None:
         shutil.rmtree(staged, ignore_errors=True)
     for ext in ("md", "html"):
         text = (Path(src) / f"report.{ext}").read_text().replace("plots/", "results/")
+        # The docs link to the repository's entries, not to the report's copies.
+        for before in ("](", 'href="'):
+            text = text.replace(f"{before}{ENTRIES}/", f"{before}../experiments/papers/")
         (docs / f"{name}.{ext}").write_text(text)
 
 
@@ -480,9 +489,24 @@ def _repo_path(path: Path) -> str:
     return Path(path).as_posix()
 
 
+ENTRIES = "catalogue"
+"""The folder of a written report that holds a copy of each entry's TOML, which the
+report's links point to, so they work wherever the report is (issue 29: they pointed
+at ../experiments/..., dead outside a checkout). docs/RESULTS.md points at the
+repository's own files instead (copy_report)."""
+
+
+def _entry_copy(path: Path) -> str:
+    """Where a report keeps its copy of an entry's TOML: catalogue/<paper>/<name>.toml."""
+    parts = Path(path).as_posix().split("/")
+    rest = parts[parts.index("papers") + 1 :] if "papers" in parts else parts[-1:]
+    return f"{ENTRIES}/" + "/".join(rest)
+
+
 def _link(path: Path, claim: Any = None) -> str:
-    """A link from docs/RESULTS.md to an entry's TOML, at the claim's line if given."""
-    target = "../" + _repo_path(path)
+    """A link from the report to its copy of an entry's TOML, at the claim's line if
+    given."""
+    target = _entry_copy(path)
     if claim is None:
         return target
     try:

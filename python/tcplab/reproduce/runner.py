@@ -484,7 +484,21 @@ def _judge(
     else:
         targets = [value * r for r in refs]
     theta = thresholds.practical(metric, _mean(ours_each), _mean(targets))
-    return judge(op, ours_each, targets, tolerance, refs if of else None, theta)
+    return judge(op, ours_each, targets, tolerance, refs if of else None, theta, _runs_differ(sel))
+
+
+def _runs_differ(sel: list[Run]) -> bool:
+    """Whether the seeds' runs differ anywhere in their summaries (the seed and the
+    engine's counters aside): if not, they are one run repeated."""
+    docs = {
+        json.dumps(
+            {k: v for k, v in r.summary.items() if k not in ("seed", "engine")},
+            sort_keys=True,
+            default=str,
+        )
+        for r in sel
+    }
+    return len(docs) > 1
 
 
 def axis_range(runs: list[Run], point: dict[str, Any], metric: str, axis: str) -> float:
