@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab.policy",
             "tcplab.metric_table",
             "tcplab.examples",
+            "tcplab.cc_names",
         ),
     ),
     ("specs", ("tcplab.specs",)),

@@ -12,25 +12,16 @@ from tcplab.runs.execute import execute
 from tcplab.runs.result import Result, load_run, store_run
 from tcplab.runs.sweep import run_sweep
 from tcplab.runs.sweep_data import load_sweep as _load_sweep
-from tcplab.specs.load import apply_overrides, load_spec, parse_spec
+from tcplab.specs.load import SpecLike
+from tcplab.specs.load import as_spec as _as_spec
 from tcplab.specs.model import Spec
 from tcplab.storage.ownership import check_replaceable
-
-SpecLike = Spec | str | Path | dict
 
 
 def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
     """A validated :class:`Spec` from a Spec, a TOML path or a raw dictionary."""
     _check_arguments(overrides, None)
-    if isinstance(spec, Spec):
-        return (
-            parse_spec(apply_overrides(spec.to_dict(), overrides, "overrides"))
-            if overrides
-            else spec
-        )
-    if isinstance(spec, dict):
-        return parse_spec(apply_overrides(spec, overrides, "overrides") if overrides else spec)
-    return load_spec(spec, overrides, what="overrides")
+    return _as_spec(spec, overrides)
 
 
 def _check_arguments(overrides: Any, progress: Any) -> None:

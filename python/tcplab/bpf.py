@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcplab.cc_names import map_cc
+
 PREFIX = "bpf:"
 HEADERS = Path(__file__).resolve().parent / "data" / "bpf" / "include"
 CFLAGS = ["-target", "bpf", "-O2", "-g", "-Wall", "-Wno-unused-function"]
@@ -93,23 +95,16 @@ def absolute_paths(raw: Any, base: Path) -> Any:
     """``raw`` (a spec as read from TOML) with every ``bpf:`` path of a flow's ``cc`` (or a
     swept ``...cc`` list), and every ``bpf.include`` directory, made absolute against
     ``base``, the spec file's directory."""
-    if isinstance(raw, dict):
-        for k, v in raw.items():
-            if k == "bpf" and isinstance(v, dict) and isinstance(v.get("include"), list):
-                v["include"] = [
-                    str((base / d).resolve()) if isinstance(d, str) else d for d in v["include"]
-                ]
-            elif k == "cc" or k.endswith(".cc"):
-                if isinstance(v, str):
-                    raw[k] = _absolute(v, base)
-                elif isinstance(v, list):
-                    raw[k] = [_absolute(x, base) if isinstance(x, str) else x for x in v]
-            else:
-                absolute_paths(v, base)
-    elif isinstance(raw, list):
-        for v in raw:
-            absolute_paths(v, base)
-    return raw
+
+    def include(key: str, value: Any) -> bool:
+        if key == "bpf" and isinstance(value, dict) and isinstance(value.get("include"), list):
+            value["include"] = [
+                str((base / d).resolve()) if isinstance(d, str) else d for d in value["include"]
+            ]
+            return True
+        return False
+
+    return map_cc(raw, lambda cc: _absolute(cc, base), include)
 
 
 def _absolute(cc: str, base: Path) -> str:

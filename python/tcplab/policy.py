@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tcplab.cc_names import map_cc
 from tcplab.engine import engine
 
 PREFIX = "policy:"
@@ -43,19 +44,7 @@ def path(cc: str) -> Path:
 def absolute_paths(raw: Any, base: Path) -> Any:
     """``raw`` (a spec as read from TOML) with every ``policy:`` path of a flow's ``cc``
     (or a swept ``...cc`` list) made absolute against ``base``, the spec file's directory."""
-    if isinstance(raw, dict):
-        for k, v in raw.items():
-            if k == "cc" or k.endswith(".cc"):
-                if isinstance(v, str):
-                    raw[k] = _absolute(v, base)
-                elif isinstance(v, list):
-                    raw[k] = [_absolute(x, base) if isinstance(x, str) else x for x in v]
-            else:
-                absolute_paths(v, base)
-    elif isinstance(raw, list):
-        for v in raw:
-            absolute_paths(v, base)
-    return raw
+    return map_cc(raw, lambda cc: _absolute(cc, base))
 
 
 def _absolute(cc: str, base: Path) -> str:

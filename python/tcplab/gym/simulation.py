@@ -28,27 +28,11 @@ from tcplab.engine import engine
 from tcplab.errors import SpecError
 from tcplab.lowering import config_json, resolve, world_config
 from tcplab.runs.result import Result
-from tcplab.specs.load import apply_overrides, load_spec, parse_spec
-from tcplab.specs.model import Spec
+from tcplab.specs.load import SpecLike, as_spec
 from tcplab.storage.directory import write_run
 from tcplab.storage.ownership import check_replaceable
 
 ACTIONS_FILE = "actions.csv"
-
-SpecLike = Spec | str | Path | dict
-
-
-def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
-    """A validated Spec from a Spec, a TOML path or a dictionary (as ``tcplab.run``)."""
-    if isinstance(spec, Spec):
-        return (
-            parse_spec(apply_overrides(spec.to_dict(), overrides, "overrides"))
-            if overrides
-            else spec
-        )
-    if isinstance(spec, dict):
-        return parse_spec(apply_overrides(spec, overrides, "overrides") if overrides else spec)
-    return load_spec(spec, overrides, what="overrides")
 
 
 class FlowState(NamedTuple):

@@ -148,3 +148,21 @@ def load_spec(
         return parse_spec(raw, str(path), check_algorithms)
     except SpecError as err:
         raise err.with_source(str(path)) from None
+
+
+SpecLike = Spec | str | Path | dict
+"""What the API takes as a spec: a Spec, a TOML file's path or a raw dictionary."""
+
+
+def as_spec(spec: SpecLike, overrides: dict[str, Any] | None = None) -> Spec:
+    """A validated :class:`Spec` from a Spec, a TOML path or a raw dictionary, with
+    ``overrides`` (named "overrides" in errors) applied."""
+    if isinstance(spec, Spec):
+        return (
+            parse_spec(apply_overrides(spec.to_dict(), overrides, "overrides"))
+            if overrides
+            else spec
+        )
+    if isinstance(spec, dict):
+        return parse_spec(apply_overrides(spec, overrides, "overrides") if overrides else spec)
+    return load_spec(spec, overrides, what="overrides")
