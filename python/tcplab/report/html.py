@@ -35,7 +35,6 @@ import orjson
 import pandas as pd
 
 from tcplab.analysis import metrics as m
-from tcplab.analysis.per_flow import mode_column
 from tcplab.report import plots as p
 from tcplab.report import series as sr
 from tcplab.report import sweep_plots as sp
@@ -164,12 +163,7 @@ def _time_panels(result: Any) -> list[tuple[str, list[dict[str, Any]], dict[str,
     def per_flow_modes(col: str) -> list[dict[str, Any]]:
         out = []
         for fid in run.flows.index:
-            sel = run.series[run.series["flow"] == fid]
-            row = run.flows.loc[fid]
-            sel = sel[
-                (sel["time_s"] > float(row["start_s"]))
-                & (sel["time_s"] <= float(row["stop_s"]) + run.interval_s)
-            ]
+            sel = sr.active_rows(run, fid)
             st = styles[int(fid)]
             # A step line needs only the samples where the mode changes (and the last).
             y = sel[col].astype("string").fillna("").to_numpy(dtype=object)
@@ -280,7 +274,7 @@ def _time_panels(result: Any) -> list[tuple[str, list[dict[str, Any]], dict[str,
     built["bw_estimate"] = (label, traces + ([rate_trace] if traces else []), {})
     label, traces = estimate(("min_rtt", "rtprop"), "min_rtt")
     built["min_rtt"] = (label, traces, {})
-    mode_col = mode_column(run.series) or ("ca_state" if "ca_state" in run.series.columns else None)
+    mode_col = sr.state_column(run)
     built["mode"] = (
         "" if mode_col else "(no algorithm reports a mode)",
         per_flow_modes(mode_col) if mode_col else [],

@@ -18,7 +18,6 @@ from matplotlib.figure import Figure
 
 from tcplab.analysis import metrics as m
 from tcplab.analysis.rundata import RunData
-from tcplab.analysis.summary import mode_column
 from tcplab.report import series as sr
 from tcplab.report import units
 
@@ -285,7 +284,7 @@ def short_name(column: str) -> str:
 
 def modes(ax: Any, run: RunData) -> None:
     """The algorithm's mode/state label per flow as a categorical step plot."""
-    col = mode_column(run.series) or ("ca_state" if "ca_state" in run.series.columns else None)
+    col = sr.state_column(run)
     ax.set_ylabel("mode")
     if col is None:
         _no_data(ax, "no algorithm reports a mode")
@@ -295,12 +294,7 @@ def modes(ax: Any, run: RunData) -> None:
     styles = flow_styles(run)
     n = max(1, len(run.flows))
     for j, fid in enumerate(run.flows.index):
-        sel = run.series[run.series["flow"] == fid]
-        row = run.flows.loc[fid]
-        sel = sel[
-            (sel["time_s"] > float(row["start_s"]))
-            & (sel["time_s"] <= float(row["stop_s"]) + run.interval_s)
-        ]
+        sel = sr.active_rows(run, fid)
         y = sel[col].astype("string").map(order).astype(float)
         off = (j - (n - 1) / 2) * min(
             0.08, 0.6 / n

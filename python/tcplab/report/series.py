@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tcplab.analysis.per_flow import mode_column
 from tcplab.analysis.rundata import RunData
 from tcplab.specs.units import format_rate, format_time
 
@@ -44,6 +45,23 @@ def algorithm_of(run: RunData) -> dict[int, str]:
 def algorithms(run: RunData) -> list[str]:
     """The run's algorithms in order of their first flow."""
     return list(dict.fromkeys(str(c) for c in run.flows["cc"]))
+
+
+def state_column(run: RunData) -> str | None:
+    """The column the mode panel draws: the algorithm's own mode (BBR's), else the TCP
+    state (ca_state); None if neither was recorded."""
+    return mode_column(run.series) or ("ca_state" if "ca_state" in run.series.columns else None)
+
+
+def active_rows(run: RunData, fid: int) -> pd.DataFrame:
+    """Flow ``fid``'s series rows while it runs: after its start, up to one interval after
+    its stop (the sample that holds its last bytes)."""
+    sel = run.series[run.series["flow"] == fid]
+    row = run.flows.loc[fid]
+    return sel[
+        (sel["time_s"] > float(row["start_s"]))
+        & (sel["time_s"] <= float(row["stop_s"]) + run.interval_s)
+    ]
 
 
 def per_algorithm_total(wide: pd.DataFrame, algo_of: dict[int, str]) -> pd.DataFrame:
