@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from notebooks import assert_committed_without_outputs, run_with_parameters
 
 nbformat = pytest.importorskip("nbformat", reason="the dev extra's nbformat is not installed")
 nbclient = pytest.importorskip("nbclient", reason="the dev extra's nbclient is not installed")
@@ -17,17 +18,15 @@ pytestmark = pytest.mark.engine
 
 
 def test_the_notebook_is_committed_without_outputs():
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code and all(not c.outputs and c.execution_count is None for c in code)
+    assert_committed_without_outputs(nbformat, NOTEBOOK)
 
 
 def test_the_first_hour_notebook_runs(tmp_path):
     pytest.importorskip("tcplab._engine", reason="the simulator is not built")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
-    assert len(params) == 1
-    params[0].source = "\n".join(
+    nb, texts = run_with_parameters(
+        nbformat,
+        nbclient,
+        NOTEBOOK,
         [
             "from pathlib import Path",
             f"SPEC = Path({str(REPO / 'experiments' / 'quickstart.toml')!r})",
@@ -35,18 +34,9 @@ def test_the_first_hour_notebook_runs(tmp_path):
             f"OUT = Path({str(tmp_path / 'out')!r})",
             'OVERRIDES = {"experiment.duration": "3s", "flows[0].stagger": "1s"}',
             'SWEEP_OVERRIDES = {"experiment.duration": "2s"}',
-        ]
+        ],
+        tmp_path,
     )
-    client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.execute()  # raises CellExecutionError, with the cell and traceback, on failure
-    texts = [
-        o.get("data", {}).get("text/plain", "")
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.outputs
-    ]
     assert any(t.startswith("<Result 'quickstart: 2 x BBR vs CUBIC': 3 flows") for t in texts)
     # 4 buffer sizes x 3 seeds, two flows each
     assert any(

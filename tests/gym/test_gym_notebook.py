@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from notebooks import assert_committed_without_outputs, run_with_parameters
 
 nbformat = pytest.importorskip("nbformat", reason="the dev extra's nbformat is not installed")
 nbclient = pytest.importorskip("nbclient", reason="the dev extra's nbclient is not installed")
@@ -18,17 +19,15 @@ pytestmark = pytest.mark.engine
 
 
 def test_the_notebook_is_committed_without_outputs():
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    code = [c for c in nb.cells if c.cell_type == "code"]
-    assert code and all(not c.outputs and c.execution_count is None for c in code)
+    assert_committed_without_outputs(nbformat, NOTEBOOK)
 
 
 def test_the_gym_notebook_runs(tmp_path):
     pytest.importorskip("tcplab._engine", reason="the simulator is not built")
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    params = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
-    assert len(params) == 1
-    params[0].source = "\n".join(
+    _, texts = run_with_parameters(
+        nbformat,
+        nbclient,
+        NOTEBOOK,
         [
             "from pathlib import Path",
             f"ROOT = Path({str(REPO)!r})",
@@ -37,18 +36,9 @@ def test_the_gym_notebook_runs(tmp_path):
             "EPISODES = 1",
             "WORKERS = 1",
             "EVAL_SEEDS = [1001]",
-        ]
+        ],
+        tmp_path,
     )
-    client = nbclient.NotebookClient(
-        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.execute()
-    texts = [
-        o.get("data", {}).get("text/plain", "")
-        for c in nb.cells
-        if c.cell_type == "code"
-        for o in c.outputs
-    ]
     table = [t for t in texts if "algorithm" in t and "goodput_mbps" in t]
     assert table, texts
     for name in ("policy", "cubic", "bbr"):
