@@ -1,4 +1,4 @@
-"""How long the analysis of a run takes against its simulation (issue 28: at most 10 % of
+"""How long the analysis of a run takes against its simulation (at most 10 % of
 the engine's time at 1000 flows). Not a test: a measurement whose figures go into
 benches/RESULTS.md.
 
@@ -13,7 +13,7 @@ execute.py computes it a second time after ``summarize``). Each figure is wall t
 this process's CPU time (``time.process_time``), which other processes on a shared
 machine do not inflate; ``--repeat`` runs of each size, each from the engine on.
 
-The code before issue 28 is timed by putting its python/ tree first on the path (the
+The code before the per-flow rewrite is timed by putting its python/ tree first on the path (the
 compiled engine copied into it): the steps' names are the same there.
 """
 

@@ -1,5 +1,5 @@
-"""Analysis windows and shares where the old code reported numbers it had not measured
-(issue 29): window edges off the sample grid, and shares of a run that received nothing."""
+"""Analysis windows and shares where the old code reported numbers it had not measured:
+window edges off the sample grid, and shares of a run that received nothing."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def _spec(**experiment) -> dict:
     ],
 )
 def test_window_edges_off_the_sample_grid_are_refused(experiment, field, edge, choices):
-    # Issue 29's windows: [6.95 s, 7.2 s] reported utilisation 1.158 and [6.99 s, 7.1 s]
+    # The windows: [6.95 s, 7.2 s] reported utilisation 1.158 and [6.99 s, 7.1 s]
     # 1.753, since an edge inside a 100 ms sample counted all of that sample.
     with pytest.raises(SpecError) as e:
         tcplab.run(_spec(**experiment), report=False)

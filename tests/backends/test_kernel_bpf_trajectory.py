@@ -1,5 +1,5 @@
 """The shipped BPF examples on the kernel follow the trajectory the simulator gives, not
-only its averages (issue 27): loss epochs for CUBIC and Reno, PROBE_RTT times for BBR.
+only its averages: loss epochs for CUBIC and Reno, PROBE_RTT times for BBR.
 
 The kernel runs the example (``cc = "bpf:..."``, registered by tcplab-bpfload); the
 reference is the simulator's native twin on the same spec, which the example matches bit

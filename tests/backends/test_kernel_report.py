@@ -1,4 +1,4 @@
-"""A kernel run's report (issue 31, "A kernel run's report"): every panel of the run
+"""A kernel run's report: every panel of the run
 report has data on both backends of a ``--backend sim,kernel`` run, the kernel's series
 mean what the simulator's mean (``rtt_ms`` the latest RTT sample, ``cc_bw_bps`` BBR's
 bandwidth, no "unset" pacing rate). The kernel run needs root, network namespaces, tun and

@@ -1,4 +1,4 @@
-"""The kernel backend runs the simulator's network features (issue 32): queue disciplines
+"""The kernel backend runs the simulator's network features: queue disciplines
 on the bottleneck, ECN end to end (the emulator's CE marks reach the real senders as
 ECE), DCTCP as the shipped BPF program, policers and trace-driven rates. Each runs with
 ``--backend sim,kernel``; the expectations are hand-computed from the spec and hold on

@@ -1,5 +1,5 @@
 """``tcplab examples``: the shipped specs, notebook and BPF programs, listed by name and
-copied out without replacing anything (issue 29, "the first hour, finished")."""
+copied out without replacing anything."""
 
 from __future__ import annotations
 

@@ -332,7 +332,7 @@ def feature_specs(draw):
         )
         doc["events"] = [{"at": at, "rate": r} for r in rates]  # equal instants: file order
     # Window edges on the 50 ms sample grid and off it (0.225 s, 0.99 s): those off it are
-    # refused (issue 29: [6.99 s, 7.1 s] reported utilisation 1.753).
+    # refused ([6.99 s, 7.1 s] reported utilisation 1.753).
     edges = st.sampled_from(["0s", "0.2s", "0.225s", "0.4s", "0.5s", "0.99s", "1s"])
     if draw(st.booleans()):
         lo, hi = sorted([draw(edges), draw(edges)], key=_seconds)

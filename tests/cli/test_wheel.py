@@ -95,7 +95,7 @@ def test_the_wheel_carries_the_emulator(installed, tmp_path):
 
 
 def test_the_wheel_carries_the_readmes_examples(installed, tmp_path):
-    # Issue 29: the wheel lacked experiments/*.toml and the notebook, and "bpf:cubic"
+    # Before, the wheel lacked experiments/*.toml and the notebook, and "bpf:cubic"
     # failed "not a file", so a wheel user could not copy the README's quickstart.
     r = _run([str(installed / "tcplab"), "examples", "quickstart", "first_hour"], tmp_path)
     assert r.returncode == 0, r.stderr

@@ -75,7 +75,7 @@ def test_report_has_a_panel_per_quantity_with_units():
 
 
 def test_the_png_and_the_html_have_the_same_panels():
-    # Issue 29: report.html lacked six of report.png's panels (sending rate, pacing rate,
+    # Before, report.html lacked six of report.png's panels (sending rate, pacing rate,
     # Jain over time, BBR bandwidth, min_rtt, mode). One list for both: every panel of
     # TIME_PANELS is drawn in both, in the HTML in the list's order.
     import re

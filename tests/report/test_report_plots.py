@@ -336,7 +336,7 @@ def test_importing_and_drawing_leave_the_users_matplotlib_backend_alone(tmp_path
 
 @pytest.mark.engine
 def test_cdfs_split_an_algorithm_by_rtt_where_its_flows_differ():
-    # Issue 29: per-algorithm CDFs pooled a 10 ms and a 50 ms BBR flow into one RTT
+    # Before, per-algorithm CDFs pooled a 10 ms and a 50 ms BBR flow into one RTT
     # distribution. BBR at 10 and 50 ms get a line each; CUBIC (one RTT) stays one line.
     import tcplab
     from tcplab.report.series import cdf_groups

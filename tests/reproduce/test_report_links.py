@@ -1,6 +1,6 @@
 """A catalogue report's links to its entries work wherever the report is written: it
 keeps a copy of each entry's TOML and links there; docs/RESULTS.md links to the
-repository's own files (issue 29: the links pointed at ../experiments/..., dead outside
+repository's own files (the links pointed at ../experiments/..., dead outside
 a checkout)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A BPF program's ``bpf_printk`` lines (the kernel's trace_pipe) are written to the run
-directory as bpf_printk.log, with the simulated time and the program's name (issue 27:
+directory as bpf_printk.log, with the simulated time and the program's name (before,
 they were collected by the engine and then thrown away)."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The tcp_sock fields of loss recovery that cong_control programs read for their own
 cwnd reduction (the kernel's bpf_cc_cubic selftest does PRR itself from them):
 high_seq, prr_delivered, prr_out, reordering. A program reading them was refused for
-lack of the fields (issue 27); tests/bpf_programs/recovery_fields.bpf.c prints them and
+lack of the fields; tests/bpf_programs/recovery_fields.bpf.c prints them and
 this test checks what it printed against the kernel's tcp_input.c by hand."""
 
 from __future__ import annotations

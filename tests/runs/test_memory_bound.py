@@ -1,6 +1,6 @@
 """A run whose queue is unbounded (an unlimited buffer and receive buffer) stops at the
 memory limit with a clear error naming the field, instead of aborting on a failed
-allocation (issue 29: 4 CUBIC flows at 1 Gbit/s for 900 s ended in exit 134 at 3.1 GB)."""
+allocation (4 CUBIC flows at 1 Gbit/s for 900 s ended in exit 134 at 3.1 GB)."""
 
 from __future__ import annotations
 

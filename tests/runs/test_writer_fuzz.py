@@ -3,8 +3,7 @@ writer's own outputs (spec.toml, summary.json, compare.csv, report.html, .lock,
 sweep.json ...), a manifest.json or outputs.json listing them with made-up digests, into
 an empty directory, a finished run of ours, or a sweep of ours. Whatever the writer does,
 nothing of the user's is lost: every user file is byte for byte as it was; and a refusal
-(exit 2) leaves the directory as it found it (issue 29: "the fuzz tests extended to every
-writer ... with nothing lost"). The per-writer cases that lost files before are in
+(exit 2) leaves the directory as it found it. The per-writer cases that lost files before are in
 test_ownership.py."""
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ def test_bbr_and_a_research_variant_as_bpf_match_their_rust_ports(file, native):
 
 
 def test_a_short_name_is_the_shipped_example_and_an_unknown_one_is_refused(tmp_path, capsys):
-    # "bpf:cubic" is bpf/examples/cubic.bpf.c (issue 29: it failed "not a file"): the same
+    # "bpf:cubic" is bpf/examples/cubic.bpf.c (it failed "not a file"): the same
     # run as the example named by its path, from a spec anywhere.
     short = tcplab.run(_spec("bpf:cubic"), seed=3)
     by_path = tcplab.run(_spec(f"bpf:{EXAMPLES / 'cubic.bpf.c'}"), seed=3)

@@ -82,7 +82,7 @@ def test_an_imported_config_runs(tmp_path, capsys):
 
 
 def test_a_config_that_is_a_device_is_refused_without_reading_it(tmp_path, capsys):
-    # Issue 29: a config linked to /dev/zero was read without a bound and took all 23 GB
+    # Before, a config linked to /dev/zero was read without a bound and took all 23 GB
     # of the machine in under 30 s; a FIFO blocked forever.
     (tmp_path / "zero.conf").symlink_to("/dev/zero")
     import os

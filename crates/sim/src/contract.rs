@@ -74,7 +74,7 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// The receiver's buffer: Linux's autotuning, whose window growth ACKs segments at
     /// once (`tcp::rcv_space`), or an unlimited buffer with no such ACKs (the model
-    /// before issue 9).
+    /// before receive-buffer autotuning).
     pub receive_buffer: ReceiveBuffer,
     /// Receive memory one full segment costs (`skb->truesize`); absent: what the kernel
     /// backend's TUN-then-veth path allocates (`rcv_space::tun_truesize`, 2304 bytes for

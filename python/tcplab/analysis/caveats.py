@@ -2,7 +2,7 @@
 asked for, recorded in summary.json as ``warnings`` (absent when there are none) and
 printed by ``tcplab run``, rather than left to be noticed in the numbers.
 
-Today: a kernel run whose link emulator could not keep up (issue 21: a 5 Gbit/s run
+Today: a kernel run whose link emulator could not keep up (a 5 Gbit/s run
 reported 0.18 utilisation with nothing said). The emulator handles each event at or
 after its model time and reports how late (crates/emu/src/emu.rs ``Lateness``); when
 many events are handled late the links ran slower than specified.

@@ -211,7 +211,7 @@ def in_force_order(events: Sequence[tuple[float, float]]) -> list[tuple[float, f
     """Events in the order the engine applies them: by time, and at one instant in file
     order (the engine's queue is first-in first-out among equal times), so the last one
     listed at an instant is the rate in force after it. Sorting the pairs would order
-    equal instants by rate instead (issue 21: 100 then 1 Mbit/s at 1 s was taken as
+    equal instants by rate instead (100 then 1 Mbit/s at 1 s was taken as
     100 Mbit/s from 1 s on, and utilisation came out 0.16 instead of ~0.92)."""
     return sorted(events, key=lambda e: e[0])
 
@@ -241,7 +241,7 @@ def capacity_bits(
     which starts at ``rate_bps0`` and changes to ``r`` at each ``(at_s, r)`` event. A
     traced link (which takes no rate events) counts its opportunities up to then: its
     mean rate over a whole period overstated a run shorter than the period, whose
-    utilisation came out 8.65 (issue 21)."""
+    utilisation came out 8.65."""
     if _is_trace(rate_bps0):
         return trace_bits(rate_bps0, duration_s)
     total, t, r = 0.0, 0.0, float(rate_bps0)
@@ -264,7 +264,7 @@ def rate_at(
     """The bottleneck rate in force at each time (events apply from their instant on). A
     traced link's rate is its mean over ``[0, the last time]`` (the run or window the
     samples cover), not over the trace's whole period: a run shorter than the period
-    reported 634 ms of queueing delay behind a 100-packet buffer (issue 21)."""
+    reported 634 ms of queueing delay behind a 100-packet buffer."""
     t = np.asarray(times_s, dtype=float)
     if _is_trace(rate_bps0):
         end = float(t.max()) if t.size else 0.0

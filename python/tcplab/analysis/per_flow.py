@@ -2,7 +2,7 @@
 
 The series is one row per (time, flow), sorted by time. Reading one flow's rows with a
 boolean mask and pandas per flow (``dropna``, ``to_numeric``, a mode scan) cost about
-5 ms a flow: 9.5 s for a 1000-flow run whose simulation took 4.8 s (issue 28). Here each
+5 ms a flow: 9.5 s for a 1000-flow run whose simulation took 4.8 s. Here each
 column is converted once, the rows are ordered by flow once (a stable sort, so each
 flow's rows keep their time order), and each flow is a contiguous slice of those arrays:
 the per-flow work is a few numpy calls on a slice.

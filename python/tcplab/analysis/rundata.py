@@ -59,7 +59,7 @@ class RunData:
     extra: dict[str, Any] = field(default_factory=dict)
     # wide() results by column, for the series object they were computed from: the
     # summary, report.png and report.html ask for the same few columns about 25 times, and
-    # each pandas pivot re-read all series rows (issue 19). _grid_cache: where each row
+    # each pandas pivot re-read all series rows. _grid_cache: where each row
     # goes in a wide table, shared by all numeric columns. The series is not changed in place
     # after construction; assigning a new one invalidates the cache.
     _wide_cache: dict[str, pd.DataFrame] = field(
@@ -76,7 +76,7 @@ class RunData:
     )
     # Captured links (``[experiment] pcap``): link name -> the engine's columns (pcap.py).
     captures: dict[str, Any] = field(default_factory=dict)
-    # Constant-rate sources (tcplab.sources): the engine's per-source counters.
+    # Constant-rate sources (specs/sources.py): the engine's per-source counters.
     sources: list[dict[str, Any]] = field(default_factory=list)
     # BPF programs' bpf_printk lines ({program, time_ns, text}, in time order) and how
     # many the programs did not keep; empty when no program printed.

@@ -88,8 +88,8 @@ def summarize(run: RunData) -> dict[str, Any]:
             agg["retransmitted_packets"], per_flow["sent_packets"].sum()
         )
         # Only the flows whose data crosses the bottleneck count against its capacity:
-        # flows routed over other [[links]] only made it 4.38 with an idle bottleneck
-        # (issue 21). Each of those links has its own figure (doc["links"]).
+        # flows routed over other [[links]] only made it 4.38 with an idle bottleneck.
+        # Each of those links has its own figure (doc["links"]).
         through = per_flow[[crosses(spec, g, "bottleneck") for g in per_flow["group"]]]
         agg["utilization"] = m.utilization(
             float(through["delivered_bytes"].sum()), m.capacity_bits(b.rate, events, dur)
@@ -145,7 +145,7 @@ def summarize(run: RunData) -> dict[str, Any]:
             cc: {
                 "flows": int(gn[cc]),
                 # Undefined (null), as the flows' shares are, when nothing was received:
-                # a 0.0 here was averaged by sweeps as if the algorithm had lost (issue 29).
+                # a 0.0 here was averaged by sweeps as if the algorithm had lost.
                 "share": float(gb[cc]) / total_bytes if total_bytes > 0 else math.nan,
                 "share_minus_fair_share": diff[cc],
             }
@@ -176,7 +176,7 @@ def summarize(run: RunData) -> dict[str, Any]:
         }
     if not per_flow.empty and "fct_s" in per_flow:
         doc["fct"] = fct_summary(per_flow)
-    if run.sources:  # constant-rate sources, apart from the TCP flows (tcplab.sources)
+    if run.sources:  # constant-rate sources, apart from the TCP flows (specs/sources.py)
         from tcplab.specs.sources import summary as sources_summary
 
         doc["sources"] = sources_summary(run.sources, dur)
@@ -286,7 +286,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     # Bits delivered in the window: each sample's goodput over its interval. Summing the
     # flows' mean goodputs (means over each flow's active samples) and multiplying by
     # the window's length counted a flow that ran for part of the window as running
-    # throughout (issue 21: 1.25 on a 10 Mbit/s link whose whole-run figure was 0.96).
+    # throughout (1.25 on a 10 Mbit/s link whose whole-run figure was 0.96).
     def bits_of(rows: pd.DataFrame, col: str) -> float:
         if col not in rows or not len(rows):
             return 0.0
@@ -314,7 +314,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     cap = m.capacity_bits(run.spec.bottleneck.rate, events, hi) - m.capacity_bits(
         run.spec.bottleneck.rate, events, lo
     )
-    # A window that holds no sample measured nothing: undefined, not 0.0 (issue 29).
+    # A window that holds no sample measured nothing: undefined, not 0.0.
     agg["utilization"] = bits_through / cap if cap > 0 and len(sel) else math.nan
     agg["total_goodput_bps"] = bits / (t1 - t0) if t1 > t0 and len(sel) else math.nan
     q = run.queue

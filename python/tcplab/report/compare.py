@@ -6,7 +6,7 @@ before and after an engine change): every run is compared with the first, the
 time series. Only stored files are read (``spec.toml``, ``summary.json``,
 ``series.parquet``, ``queue.parquet``); nothing is simulated.
 
-What is printed, in order (issue 19):
+What is printed, in order:
 
 1. how the resolved specs differ, field by field (path, the value in each run;
    :mod:`tcplab.report.spec_diff`); nothing when they are equal;
@@ -48,7 +48,7 @@ from tcplab.report.spec_diff import diff_docs, read_resolved
 from tcplab.report.units import unit
 from tcplab.storage.files import read_json
 
-# What a researcher checks first when two runs of one scenario disagree (issue 9):
+# What a researcher checks first when two runs of one scenario disagree:
 # shares and rates, losses, delay and queue, and BBR's state timings. The rows of the
 # table of metrics with a ``compare`` position.
 FLOW_METRICS = COMPARE_FLOW

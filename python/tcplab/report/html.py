@@ -390,7 +390,7 @@ def _cell(v: Any) -> str:
 def _scaled(name: str, v: Any) -> str:
     """``v`` of the column or metric ``name`` in the unit the PNG report and compare use
     (:func:`tcplab.report.units.unit`: 12.23 for 12232300 bit/s in Mbit/s), four
-    significant digits; text and integers (counts) as they are (issue 29: the page
+    significant digits; text and integers (counts) as they are (the page
     printed 1.22323e+07 where report.png says 12.23M)."""
     scale, _ = unit(name)
     if isinstance(v, (float, np.floating)) and v == v:

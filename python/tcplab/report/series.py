@@ -189,7 +189,7 @@ TIME_PANELS: tuple[tuple[str, str], ...] = (
     ("mode", "algorithm mode / state"),
 )
 """The time-series panels of a run's report, in the order report.html stacks them: one
-list for report.png and report.html (issue 29: the page lacked six of the PNG's panels).
+list for report.png and report.html (the page lacked six of the PNG's panels).
 Each panel's title begins with its entry here in both; report.png lays them out in three
 columns (rates, delay, state), report.html one above the other."""
 
@@ -204,7 +204,7 @@ def cdf_groups(run: RunData) -> list[tuple[str, str, list[int], int]]:
     """The groups of flows the report's CDFs draw one line each for: (label, algorithm,
     flow ids, index among its algorithm's lines). One group per algorithm, split by RTT
     where its flows' RTTs differ: pooling a 10 ms and a 50 ms BBR flow into one RTT
-    distribution drew a shape neither flow has (issue 29)."""
+    distribution drew a shape neither flow has."""
     out = []
     for cc in algorithms(run):
         fids = [int(f) for f, c in run.flows["cc"].items() if str(c) == cc]

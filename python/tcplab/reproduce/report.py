@@ -491,7 +491,7 @@ def _repo_path(path: Path) -> str:
 
 ENTRIES = "catalogue"
 """The folder of a written report that holds a copy of each entry's TOML, which the
-report's links point to, so they work wherever the report is (issue 29: they pointed
+report's links point to, so they work wherever the report is (they pointed
 at ../experiments/..., dead outside a checkout). docs/RESULTS.md points at the
 repository's own files instead (copy_report)."""
 

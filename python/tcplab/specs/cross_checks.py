@@ -28,7 +28,7 @@ WINDOW_NAME = re.compile(r"[a-z][a-z0-9_]*")
 def _off_grid(at: str, edges: list[int], si: int, dur: int) -> list[tuple[str, str]]:
     """A window's edges must fall on the sample grid (multiples of the sample interval, or
     the run's end): a window's metrics are sums and means over whole samples, and an edge
-    inside a sample counted all of it (issue 29: utilisation 1.753 over [6.99 s, 7.1 s] of
+    inside a sample counted all of it (utilisation 1.753 over [6.99 s, 7.1 s] of
     a 20 Mbit/s link sampled every 100 ms)."""
     if si <= 0:
         return []

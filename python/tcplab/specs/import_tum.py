@@ -121,7 +121,7 @@ def import_tum(
     """
     p = Path(path)
     try:
-        # Bounded, regular files only: a link to /dev/zero took all 23 GB (issue 29).
+        # Bounded, regular files only: a link to /dev/zero took all 23 GB.
         lines = read_bounded(p).decode("utf-8").splitlines()
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise SpecError([("", f"cannot be read: {exc}")], str(p)) from None

@@ -46,8 +46,8 @@ pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr-acd-ns3",
     family: crate::registry::Family::Bbr,
     summary: "BBR-ACD as the authors' ns-3 code behaves (profile, not the paper's Figure 7)",
-    source: "Mahmud et al., BBR-ACD, Electronics 2020, ref. [32] ns-3 code as reviewed in \
-             tcplab issue 8: detector never fires, cwnd halved on every Recovery ACK, \
+    source: "Mahmud et al., BBR-ACD, Electronics 2020, ref. [32] ns-3 code as we read it: \
+             detector never fires, cwnd halved on every Recovery ACK, \
              cwnd_gain 1 until the next PROBE_BW",
     params: bbr_param_specs![],
     build: |p: &Params| Box::new(BbrFamily::new(BbrConfig::from_params(p), AcdNs3::default())),
@@ -57,8 +57,8 @@ pub static BASELINE_SPEC: AlgorithmSpec = AlgorithmSpec {
     name: "bbr-ns3-acd-baseline",
     family: crate::registry::Family::Bbr,
     summary: "the BBR baseline of the BBR-ACD authors' ns-3 code: conservation ends after one ACK",
-    source: "Mahmud et al., BBR-ACD, Electronics 2020, ref. [32] ns-3 code as reviewed in \
-             tcplab issue 8; otherwise tcp_bbr.c",
+    source: "Mahmud et al., BBR-ACD, Electronics 2020, ref. [32] ns-3 code as we read it; \
+             otherwise tcp_bbr.c",
     params: bbr_param_specs![],
     build: |p: &Params| Box::new(BbrFamily::new(BbrConfig::from_params(p), Ns3Baseline)),
 };

@@ -24,7 +24,7 @@
 //!   autosizing sends at most ~1 ms of data per burst, `sk_pacing_shift` = 10, see
 //!   `tcp_tso_autosize`), fixed independently of any scenario. An earlier default of
 //!   10 ms equalled the short flow of the BBR-ACW experiment and was dropped for that
-//!   reason (issue 8: a baseline's constant must not be fitted to the test scenario).
+//!   reason (a baseline's constant must not be fitted to the test scenario).
 //!   The catalogue marks BBQ's verdicts "core idea only". Parameter `probe_cap_ms`.
 //! - The queue detector: a queue is persistent when every RTT sample since the current
 //!   up-phase began exceeded min_rtt (the phase's minimum RTT sample is above min_rtt): a

@@ -26,7 +26,7 @@
 //!   autosizing, `sk_pacing_shift` = 10, ~1 ms of data per burst), fixed independently of
 //!   any scenario; every flow then queues about 1 ms worth of its rate. An earlier
 //!   default of 10 ms equalled the short flow of the BBR-ACW experiment and was dropped for
-//!   that reason (issue 8). The catalogue marks DA-BBR's verdicts "core idea only".
+//!   that reason. The catalogue marks DA-BBR's verdicts "core idea only".
 //!   Parameter `rtt_ref_ms`.
 //! - Applied wherever BBR uses its PROBE_BW cwnd_gain; STARTUP's high gain is unchanged.
 

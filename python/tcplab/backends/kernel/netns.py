@@ -12,7 +12,7 @@ after a SIGKILL or a crash the namespaces stay, and the next kernel run (or ``tc
 doctor``) removes every ``tcplab-<pid>-*`` namespace whose pid no longer runs. The TUN
 devices disappear with the emulator's descriptors and with the namespaces.
 
-Why ``ip`` (iproute2) and not pyroute2 (evaluated for issue 19): the agents must run
+Why ``ip`` (iproute2) and not pyroute2 (evaluated when the backend was built): the agents must run
 *inside* the namespaces, and ``ip netns exec`` (run.py) does that for any program,
 including the setup ``ip netns exec`` does beyond setns(2) (a private /sys for the
 namespace, /etc/netns files); pyroute2's NSPopen proxies a process through a helper

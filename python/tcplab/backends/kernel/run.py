@@ -418,7 +418,7 @@ def _refused(
 def exit_message(what: str, code: int, stderr_file: Path) -> str:
     """Why a helper process failed, in words: a signal by name (SIGKILL with no output is
     most often the kernel's out-of-memory killer), and its last output, or that it wrote
-    none (issue 21: "the emulator failed (exit -9):" said nothing)."""
+    none ("the emulator failed (exit -9):" said nothing)."""
     import signal
 
     try:

@@ -158,7 +158,7 @@ def sample(sock: socket.socket, bbr: bool) -> dict[str, Any]:
         "bytes_sent": i["bytes_sent"],
         # tcpi_total_retrans also counts retransmitted SYNs and FINs, which carry no data
         # and are not in tcpi_data_segs_out (a flow that barely connected reported a
-        # retransmission rate of 1.4, issue 21); data retransmissions are at most the data
+        # retransmission rate of 1.4); data retransmissions are at most the data
         # segments sent, retransmissions included.
         "total_retrans": min(i["total_retrans"], i["data_segs_out"]),
         "data_segs_out": i["data_segs_out"],

@@ -37,7 +37,7 @@ def run_config(
     except MemoryError as exc:
         # An unlimited buffer (and receive buffer) lets the queue grow with the run: the
         # estimate before the run counts nothing for it, so the engine stops the run at
-        # the limit instead of aborting on a failed allocation (issue 29: 3.1 GB, exit 134).
+        # the limit instead of aborting on a failed allocation (3.1 GB, exit 134).
         raise SpecError(
             [
                 (
