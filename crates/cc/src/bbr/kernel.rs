@@ -6,7 +6,11 @@
 //! below, named by its upstream commit (title, and id where we could confirm it) and
 //! the first release that contains it. The rest of the `bbr` modules ask these
 //! predicates at the one place the change touches, so `6.18` (every predicate true) is
-//! exactly the code as it was before profiles existed.
+//! exactly the code as it was before profiles existed. A profile stands for mainline
+//! x.y.0 (4.9: tcp_bbr.c as first merged), not a stable x.y.z: no tcp_bbr.c backport to
+//! 4.9.y / 4.14.y before the papers' measurements could be confirmed (docs/BBR_KERNELS.md,
+//! "Stable releases"). The last three predicates are the stack's (tcp_rate.c, loss
+//! detection), asked by the simulator's sender.
 //!
 //! Sources: the commits named below (torvalds/linux, `git log v4.9..v6.18 --
 //! net/ipv4/tcp_bbr.c`), dated by their net/net-next merge; the v4.18 and v5.4 small-BDP
