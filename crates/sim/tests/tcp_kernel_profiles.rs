@@ -88,3 +88,49 @@ fn in_recovery_4_9_rack_marks_by_send_time_gap_beyond_facks_reach() {
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     assert_eq!(s.tp.lost_out, 7);
 }
+
+#[test]
+fn in_recovery_4_14_rack_still_waits_1_ms_where_6_18_waits_nothing() {
+    // 4.14 after the first ACK above (Recovery, 0 and 1 lost, 0 retransmitted at 100
+    // ms). At 100.5 ms segment 5 (sent at 0) is SACKed: rack.rtt 100.5 ms. FACK:
+    // fackets_out 6 - 3 = 3 marks 0, 1, 2. RACK v4.10-v4.14: something is marked lost
+    // and no reordering was seen, so reo_wnd = 1 ms; segment 3 waits 100.5 + 1 - 100.5 =
+    // 1 ms more: lost_out 3, the reordering timer armed. (6.18's window is 0 in
+    // Recovery: 3 would be lost at once.)
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut s = logged_sender(&log, AppConfig::Bulk, false);
+    s.set_kernel(KernelRelease::V4_14);
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io);
+    sent(&mut io);
+    s.on_ack(SimTime(100 * MS), &ack(0, Some((4, 5))), &mut io);
+    sent(&mut io);
+    s.on_ack(SimTime(100 * MS + MS / 2), &ack(0, Some((4, 6))), &mut io);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert_eq!(s.tp.lost_out, 3);
+    assert!(io.timers.iter().any(|t| t.1 == SenderTimer::Reo));
+}
+
+#[test]
+fn before_4_18_reordering_turns_fack_off_and_sacked_out_counts() {
+    // 4.14, Reno. Segment 0 late: SACK of 1 at 100 ms (fackets_out 2 <= 3: Disorder;
+    // RACK waits 25 ms); 0 arrives at 110 ms: a never-retransmitted segment below the
+    // highest SACK, reordering seen (reord_seen 1; metric 2 keeps tp->reordering 3),
+    // which disables FACK (tcp_disable_fack).
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut s = logged_sender(&log, AppConfig::Bulk, false);
+    s.set_kernel(KernelRelease::V4_14);
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io);
+    sent(&mut io);
+    s.on_ack(SimTime(100 * MS), &ack(0, Some((1, 2))), &mut io);
+    assert_eq!((s.tp.ca_state, s.tp.lost_out), (CaState::Disorder, 0));
+    s.on_ack(SimTime(110 * MS), &ack(2, None), &mut io);
+    assert_eq!(s.reorder_counts(), (0, 3, 1));
+    // At 120 ms segment 6 alone is SACKed. With FACK, fackets_out 7 - 2 = 5 > 3 would
+    // start recovery (as in the first test); without it, sacked_out 1 + 1 = 2 <= 3 does
+    // not, and RACK (reo_wnd max(min_rtt / 4, 1 ms) = 25 ms since reordering was seen)
+    // lets 2-5 wait 120 + 25 - 120 = 25 ms: Disorder, nothing lost.
+    s.on_ack(SimTime(120 * MS), &ack(2, Some((6, 7))), &mut io);
+    assert_eq!((s.tp.ca_state, s.tp.lost_out), (CaState::Disorder, 0));
+}
