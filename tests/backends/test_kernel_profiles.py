@@ -52,6 +52,13 @@ def test_old_kernel_reaches_bbr_flows_only_and_a_flows_own_value_wins():
     assert params == [{"kernel": "4.9"}, {}, {"kernel": "4.9"}, {"kernel": 618}]
 
 
+def test_old_kernel_reaches_the_stack_as_its_code():
+    # The stack (rate sampling, loss detection) follows the release too: tcp.kernel is its
+    # major*100+minor, written only when not 6.18.
+    assert world_config(_spec({"kernel": "4.9"}))["tcp"]["kernel"] == 409
+    assert world_config(_spec({"kernel": "4.17"}))["tcp"]["kernel"] == 417
+
+
 def test_sack_compression_follows_the_kernel_unless_given():
     # SACK compression came with Linux 4.18: off under 4.9 to 4.17, on under 6.18.
     assert _spec({"kernel": "4.17"}).tcp.sack_compression is False

@@ -102,6 +102,13 @@ pub struct TcpConfig {
     /// exactly on time, flows with the same start in lockstep. At most 1 s.
     #[schemars(range(max = 1_000_000_000))]
     pub start_jitter_ns: u64,
+    /// The Linux release the stack follows where it changed what BBR reads (`[tcp]
+    /// kernel`, major * 100 + minor: 409, 414, 417, 618; docs/BBR_KERNELS.md): the rate
+    /// sample's choice of segment (tcp_rate.c before 5.18) and loss detection (RACK
+    /// without its timer before 4.10, the duplicate-ACK threshold beside RACK before
+    /// 4.18). 618, the default, is today's stack; written only when another.
+    #[schemars(extend("enum" = [409, 414, 417, 618]))]
+    pub kernel: u32,
 }
 
 /// `tcp.receive_buffer`.
@@ -135,6 +142,7 @@ impl Default for TcpConfig {
             handshake: true,
             hz: tcplab_cc::ops::DEFAULT_HZ,
             start_jitter_ns: crate::start_jitter::DEFAULT_START_JITTER_NS,
+            kernel: tcplab_cc::bbr::kernel::KernelRelease::V6_18.code(),
         }
     }
 }

@@ -58,6 +58,16 @@ impl WorldConfig {
         if !(1_000_000..=60_000_000_000).contains(&t.rto_min_ns) {
             return Err(err("tcp.rto_min_ns", "must be in [1 ms, 60 s]"));
         }
+        if tcplab_cc::bbr::kernel::KernelRelease::from_code(f64::from(t.kernel)).is_none() {
+            return Err(err(
+                "tcp.kernel",
+                format!(
+                    "{} is not a profiled release; use 409, 414, 417 or 618 (4.9, 4.14, 4.17, \
+                     6.18)",
+                    t.kernel
+                ),
+            ));
+        }
         if !tcplab_cc::ops::ALLOWED_HZ.contains(&t.hz) {
             return Err(err(
                 "tcp.hz",

@@ -200,3 +200,17 @@ fn tcp_hz_must_be_a_kernel_config_hz() {
     assert_eq!(f, "tcp.hz");
     assert!(m.contains("100, 250, 300 or 1000"), "{m}");
 }
+
+/// `tcp.kernel` is a profiled release's code (crates/cc bbr/kernel.rs).
+#[test]
+fn tcp_kernel_must_be_a_profiled_release() {
+    let mut cfg = base();
+    for k in [409, 414, 417, 618] {
+        cfg.tcp.kernel = k;
+        assert!(World::new(&cfg, &NativeCc).is_ok(), "{k}");
+    }
+    cfg.tcp.kernel = 500;
+    let (f, m) = field_of(&cfg);
+    assert_eq!(f, "tcp.kernel");
+    assert!(m.contains("409, 414, 417 or 618"), "{m}");
+}

@@ -13,7 +13,7 @@ from tcplab.lowering.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
 from tcplab.specs import contract
 from tcplab.specs.algorithms import registry
 from tcplab.specs.aqm import engine_config as aqm_engine_config
-from tcplab.specs.model import Spec
+from tcplab.specs.model import DEFAULT_KERNEL, Spec, kernel_releases
 from tcplab.specs.netem import engine_fields as netem_fields
 from tcplab.specs.sources import engine_config as sources_config
 from tcplab.specs.sources import onoff_config
@@ -128,6 +128,10 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     }
     if agents:  # only when used, so other specs keep their engine config and digests
         config["agents"] = agents
+    # The stack's release (rate sampling, loss detection; docs/BBR_KERNELS.md), only when
+    # not today's, so specs without `[tcp] kernel` keep their configs and digests.
+    if s.tcp.kernel != DEFAULT_KERNEL:
+        config["tcp"]["kernel"] = kernel_releases()[s.tcp.kernel]
     # ECN and AQM keys only when used, so configs of specs without them are unchanged.
     if s.tcp.ecn:
         config["tcp"]["ecn"] = True

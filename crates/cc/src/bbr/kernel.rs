@@ -6,7 +6,11 @@
 //! below, named by its upstream commit (title, and id where we could confirm it) and
 //! the first release that contains it. The rest of the `bbr` modules ask these
 //! predicates at the one place the change touches, so `6.18` (every predicate true) is
-//! exactly the code as it was before profiles existed.
+//! exactly the code as it was before profiles existed. A profile stands for mainline
+//! x.y.0 (4.9: tcp_bbr.c as first merged), not a stable x.y.z: no tcp_bbr.c backport to
+//! 4.9.y / 4.14.y before the papers' measurements could be confirmed (docs/BBR_KERNELS.md,
+//! "Stable releases"). The last three predicates are the stack's (tcp_rate.c, loss
+//! detection), asked by the simulator's sender.
 //!
 //! Sources: the commits named below (torvalds/linux, `git log v4.9..v6.18 --
 //! net/ipv4/tcp_bbr.c`), dated by their net/net-next merge; the v4.18 and v5.4 small-BDP
@@ -176,6 +180,41 @@ impl KernelRelease {
     pub fn first_round_at_delivered(self) -> bool {
         self >= KernelRelease::V6_18
     }
+
+    // What the profiles change outside tcp_bbr.c: the parts of the TCP stack BBR reads
+    // (net/ipv4/tcp_rate.c, loss detection in tcp_input.c / tcp_recovery.c). The
+    // simulator's sender asks these (crates/sim tcp/rate.rs, rack.rs, recovery.rs).
+
+    /// v4.10, "tcp: enable RACK loss detection to trigger recovery" and "tcp: add
+    /// reordering timer in RACK loss detection" (Yuchung Cheng, net-next 2017-01-12):
+    /// RACK marks losses in every state, waits rack.rtt + reo_wnd per segment and arms
+    /// the reordering timer. Before (v4.4 to v4.9): RACK only once in Recovery or Loss
+    /// (the dupthresh rules start recovery), a segment lost once a segment sent more
+    /// than reo_wnd after it was delivered, no timer.
+    pub fn rack_timer(self) -> bool {
+        self >= KernelRelease::V4_14
+    }
+
+    /// v4.18, "tcp: disable RFC6675 loss detection" (b38a51fec1c1, Yuchung Cheng,
+    /// net-next 2018-05-17) with "tcp: remove FACK" (the same series): with RACK on,
+    /// RACK alone detects losses (`tcp_rack_reo_wnd` is 0 once sacked_out reaches the
+    /// reordering degree, standing for the duplicate-ACK threshold). Before: the
+    /// duplicate-ACK threshold (FACK's `fackets_out`, or `sacked_out + 1` once
+    /// reordering disabled FACK) also starts recovery, and `tcp_update_scoreboard`
+    /// marks the head of the queue lost beside RACK.
+    pub fn rack_only(self) -> bool {
+        self >= KernelRelease::V6_18
+    }
+
+    /// v5.18, "tcp: ensure to use the most recently sent skb when filling the rate
+    /// sample" (b253a0680cea, Pengcheng Yang, 2022-04): of the segments one ACK
+    /// delivers, the rate sample takes the one sent last (`tcp_skb_sent_after`: send
+    /// time, then end_seq). Before (v4.9 to v5.17): the first one whose
+    /// `tx.delivered` is higher than the sample's so far, so of segments sent between
+    /// the same two ACKs (equal `tx.delivered`) the first (s)acked one.
+    pub fn rate_sample_by_send_time(self) -> bool {
+        self >= KernelRelease::V6_18
+    }
 }
 
 #[cfg(test)]
@@ -206,12 +245,16 @@ mod tests {
                 k.extra_acked(),
                 k.min_rtt_strictly_lower(),
                 k.first_round_at_delivered(),
+                k.rack_timer(),
+                k.rack_only(),
+                k.rate_sample_by_send_time(),
             ]
         };
         assert!(all(KernelRelease::V6_18).iter().all(|&b| b));
         assert!(all(KernelRelease::V4_9).iter().all(|&b| !b));
-        // 4.14 adds only the v4.13 pacing change; 4.17 the v4.15/v4.16 ones too.
-        assert_eq!(all(KernelRelease::V4_14).iter().filter(|&&b| b).count(), 1);
-        assert_eq!(all(KernelRelease::V4_17).iter().filter(|&&b| b).count(), 3);
+        // 4.14 adds the v4.13 pacing change and v4.10's RACK timer; 4.17 the v4.15/v4.16
+        // ones too.
+        assert_eq!(all(KernelRelease::V4_14).iter().filter(|&&b| b).count(), 2);
+        assert_eq!(all(KernelRelease::V4_17).iter().filter(|&&b| b).count(), 4);
     }
 }

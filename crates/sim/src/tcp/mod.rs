@@ -11,7 +11,10 @@
 //!   hole is lost once 3 segments above it are SACKed, DupThresh = `tp->reordering` =
 //!   3). Entry into Recovery as `tcp_time_to_recover` (lost_out > 0, or without RACK
 //!   also sacked_out + 1 > reordering); fast retransmit of lost segments before new data
-//!   (`tcp_xmit_retransmit_queue`).
+//!   (`tcp_xmit_retransmit_queue`). Under an old kernel profile (`tcp.kernel` 409 to
+//!   417) loss detection is that release's: the duplicate-ACK threshold (FACK) beside
+//!   RACK before 4.18, and v4.9's RACK only in recovery without its timer ([`recovery`],
+//!   [`rack`]); so is the rate sample's choice of segment before 5.18 ([`rate`]).
 //! - CA states Open / Disorder / Recovery / Loss driven by the sender as in
 //!   `tcp_fastretrans_alert`, each change announced through `set_state` before
 //!   `icsk_ca_state` changes (`tcp_set_ca_state`). CWR on an ECN echo (below).

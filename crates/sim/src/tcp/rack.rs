@@ -17,6 +17,20 @@
 //!   rounded up to jiffies plus `TCP_TIMEOUT_MIN` (2 jiffies: 2 ms at HZ = 1000, 8 ms at
 //!   250), at the simulated CONFIG_HZ (`[tcp] hz`).
 //!
+//! Kernel profiles (`[tcp] kernel`, `KernelRelease::rack_timer`): the 4.9 profile runs
+//! v4.9's RACK (net/ipv4/tcp_recovery.c as first extended in v4.4; read from two
+//! 4.9-based trees): only once in Recovery or Loss (the duplicate-ACK rules of
+//! [`super::recovery`] start recovery), no timer, and a segment is lost once a
+//! segment sent more than reo_wnd after it was delivered (`rack.mstamp - sent >
+//! reo_wnd`, reo_wnd = 1 ms, or max(min_rtt / 4, 1 ms) once reordering was seen;
+//! `rack.mstamp` advances only to a strictly later send time). The 4.14 and 4.17
+//! profiles run the v4.10-v4.14 form (read from a pre-4.15 tree): per-segment wait
+//! rack.rtt + reo_wnd with the timer, reo_wnd = 1 ms, or max(min_rtt / 4, 1 ms)
+//! while reordering was seen or nothing is marked lost, no srtt cap; lost once the
+//! wait is below 0; `rack.rtt_us` only taken from a segment that advances
+//! `rack.mstamp`. Beside RACK, until 4.18 the duplicate-ACK threshold also marks
+//! losses ([`super::recovery`]).
+//!
 //! Deviations: the kernel shares one timer between RTO and RACK's reordering timeout;
 //! we keep two (the RTO keeps running while the reordering timer is pending, and is
 //! always the later of the two). No timestamp-based spurious-retransmission check in
@@ -59,6 +73,9 @@ fn sent_after(t1: u64, t2: u64, seq1: u64, seq2: u64) -> bool {
 impl Sender {
     /// `tcp_rack_advance` for a newly delivered segment `seq` sent at `tx_us`.
     pub(super) fn rack_advance(&mut self, seq: u64, tx_us: u64, flags: u8) {
+        if !self.kernel.rack_only() {
+            return self.rack_advance_v4(seq, tx_us, flags);
+        }
         let rtt_us = self.tp.now_us.saturating_sub(tx_us);
         // A retransmitted segment acked faster than min_rtt was probably the original's
         // ACK: ambiguous, skip.
@@ -71,6 +88,72 @@ impl Sender {
         if sent_after(tx_us, r.mstamp_us, seq + 1, r.end_seq) {
             r.mstamp_us = tx_us;
             r.end_seq = seq + 1;
+        }
+    }
+
+    /// `tcp_rack_advance` of v4.9 (`rack.mstamp` moves to a strictly later send time;
+    /// no RTT kept) and of v4.10-v4.17 (to a later one by `tcp_rack_sent_after`, which
+    /// alone updates `rack.rtt_us`). A retransmitted segment acked faster than min_rtt
+    /// is ambiguous either way. `rack.mstamp` 0 is "none yet", as in the kernel.
+    fn rack_advance_v4(&mut self, seq: u64, tx_us: u64, flags: u8) {
+        let r = &self.rack;
+        let later = if self.kernel.rack_timer() {
+            sent_after(tx_us, r.mstamp_us, seq + 1, r.end_seq)
+        } else {
+            tx_us > r.mstamp_us
+        };
+        if r.mstamp_us != 0 && !later {
+            return;
+        }
+        let rtt_us = self.tp.now_us.saturating_sub(tx_us);
+        if flags & (RETRANS | EVER_RETRANS) != 0 && rtt_us < self.tp.min_rtt_us as u64 {
+            return;
+        }
+        let r = &mut self.rack;
+        r.rtt_us = rtt_us;
+        r.mstamp_us = tx_us;
+        r.end_seq = seq + 1;
+        r.advanced = true;
+    }
+
+    /// reo_wnd (us) before v4.15: 1 ms, or max(min_rtt / 4, 1 ms) once reordering was
+    /// seen (`tp->rack.reord`) or, from v4.10, while nothing is marked lost.
+    fn rack_reo_wnd_v4_us(&self) -> u64 {
+        let wide = self.ro.reord_seen > 0 || (self.kernel.rack_timer() && self.tp.lost_out == 0);
+        if wide && self.tp.min_rtt_us != u32::MAX {
+            u64::from(self.tp.min_rtt_us >> 2).max(1000)
+        } else {
+            1000
+        }
+    }
+
+    /// v4.9's `tcp_rack_mark_lost` walk: in sequence order from snd_una, a segment not
+    /// (s)acked is lost once `rack.mstamp` is more than reo_wnd after its send time; stop
+    /// at the first never-retransmitted one sent at or after `rack.mstamp`.
+    fn rack_detect_loss_v4_9(&mut self) {
+        let reo_wnd = self.rack_reo_wnd_v4_us();
+        let mstamp = self.rack.mstamp_us;
+        for seq in self.tp.snd_una..self.tp.snd_nxt {
+            let seg = self.sb.get(seq);
+            let (flags, tx) = (seg.flags, seg.tx_us);
+            if flags & SACKED != 0 {
+                continue;
+            }
+            if mstamp > tx {
+                if mstamp - tx <= reo_wnd {
+                    continue;
+                }
+                // tcp_skb_mark_lost_uncond_verify, then a retransmission in flight is
+                // lost again (TCPCB_SACKED_RETRANS cleared).
+                self.mark_skb_lost(seq);
+                let seg = self.sb.get_mut(seq);
+                if seg.flags & RETRANS != 0 {
+                    seg.flags &= !RETRANS;
+                    self.tp.retrans_out -= 1;
+                }
+            } else if flags & (RETRANS | EVER_RETRANS) == 0 {
+                break;
+            }
         }
     }
 
@@ -107,7 +190,12 @@ impl Sender {
     /// `tcp_rack_detect_loss`: mark segments whose time is up; returns the longest
     /// remaining wait (us), 0 if none.
     pub(super) fn rack_detect_loss(&mut self) -> u64 {
-        let reo_wnd = self.rack_reo_wnd_us();
+        let v4 = !self.kernel.rack_only();
+        let reo_wnd = if v4 {
+            self.rack_reo_wnd_v4_us()
+        } else {
+            self.rack_reo_wnd_us()
+        };
         let now_us = self.tp.now_us;
         let mut timeout = 0u64;
         let mut keep = std::mem::take(&mut self.rack.scratch);
@@ -129,10 +217,11 @@ impl Sender {
             // remaining = rack.rtt + reo_wnd - time since it was sent
             let remaining = (self.rack.rtt_us + reo_wnd) as i64 - now_us.saturating_sub(tx) as i64;
             self.rack.tsorted.pop_front();
-            if remaining <= 0 {
+            // v4.10-v4.17: lost below 0, and the wait recorded + 1 (to avoid 0).
+            if remaining < 0 || (remaining == 0 && !v4) {
                 self.mark_skb_lost(seq);
             } else {
-                timeout = timeout.max(remaining as u64);
+                timeout = timeout.max(remaining as u64 + u64::from(v4));
                 keep.push((seq, tx));
             }
         }
@@ -187,6 +276,14 @@ impl Sender {
     /// `tcp_rack_mark_lost`: detect, and arm the reordering timer for what may still
     /// arrive.
     pub(super) fn rack_mark_lost(&mut self, now: SimTime, io: &mut SenderIo) {
+        if !self.kernel.rack_timer() {
+            // v4.9: only in Recovery or Loss, no reordering timer.
+            if self.tp.ca_state < CaState::Recovery || !self.rack.advanced {
+                return;
+            }
+            self.rack.advanced = false;
+            return self.rack_detect_loss_v4_9();
+        }
         if !self.rack.advanced {
             return;
         }

@@ -11,6 +11,14 @@
 //! a single runt segment (less than one MSS) is acked, and every segment here but the
 //! last one of a finite flow is a full MSS.
 //!
+//! Kernel profiles (`[tcp] kernel`): before Linux 5.18 ("tcp: ensure to use the most
+//! recently sent skb when filling the rate sample", b253a0680cea) the sample took, of
+//! the segments one ACK (s)acks, the first whose `tx.delivered` is higher than the
+//! sample's so far; segments sent between the same two ACKs share `tx.delivered`, so
+//! the first one (s)acked wins (`RateState::pre_5_18`). Everything else here is the
+//! same from 4.9 to 6.18 for what the simulator models (4.16's SACK-reneging check has
+//! nothing to act on: the receiver never reneges).
+//!
 //! Deviation: the kernel marks "no snapshot" with a zero timestamp and "no sample yet in
 //! this ACK" with `rs->prior_delivered == 0`; simulated time starts at 0, so we carry
 //! explicit flags instead. (The kernel therefore re-takes the sample for every acked
@@ -47,6 +55,10 @@ pub struct RateState {
     pub rate_delivered: u64,
     pub rate_interval_us: u64,
     pub rate_app_limited: bool,
+    /// Linux before 5.18 (`KernelRelease::rate_sample_by_send_time` false): of the
+    /// segments one ACK delivers, the sample takes the first with a higher
+    /// `tx.delivered`, not the one sent last.
+    pub pre_5_18: bool,
 }
 
 /// A sample being assembled during one ACK (`struct rate_sample` plus the state
@@ -96,10 +108,15 @@ impl RateState {
         if !snap.valid {
             return false;
         }
-        // tcp_skb_sent_after(tx, first_tx, end_seq, last_end_seq)
-        let sent_after = tx_us > self.first_tx_mstamp_us
-            || (tx_us == self.first_tx_mstamp_us && end_seq > acc.last_end_seq);
-        if !acc.have_prior || sent_after {
+        // 5.18+: tcp_skb_sent_after(tx, first_tx, end_seq, last_end_seq); before:
+        // after(scb->tx.delivered, rs->prior_delivered).
+        let newer = if self.pre_5_18 {
+            snap.delivered > acc.rs.prior_delivered
+        } else {
+            tx_us > self.first_tx_mstamp_us
+                || (tx_us == self.first_tx_mstamp_us && end_seq > acc.last_end_seq)
+        };
+        if !acc.have_prior || newer {
             acc.have_prior = true;
             acc.rs.prior_delivered = snap.delivered;
             acc.rs.prior_delivered_ce = snap.delivered_ce;
@@ -268,6 +285,60 @@ mod tests {
         assert_eq!(
             (rs.tx_in_flight, rs.lost, rs.delivered_ce, rs.losses),
             (3, 2, 1, 2)
+        );
+    }
+
+    /// Two segments sent between the same two ACKs (equal `tx.delivered`) and acked by
+    /// one ACK: 5.18+ samples the one sent last, earlier kernels the first.
+    fn sample_of_one_ack_over_segments_sent_51_and_90_ms(pre_5_18: bool) -> (RateSample, u64) {
+        let mut tp = CcView::new(1448, 0);
+        tp.min_rtt_us = 10_000;
+        let mut st = RateState {
+            pre_5_18,
+            ..RateState::default()
+        };
+        // Segments 0 and 1 at 0 from idle: first_tx = delivered_mstamp = 0, delivered 0.
+        let s0 = st.skb_sent(&mut tp, 0);
+        tp.packets_out = 1;
+        let s1 = st.skb_sent(&mut tp, 0);
+        tp.packets_out = 2;
+        // Segment 0 acked at 50 ms: delivered 1, delivered_mstamp 50 ms, first_tx 0.
+        tp.now_us = 50_000;
+        tp.delivered = 1;
+        tp.packets_out = 1;
+        let mut acc = RateAcc::default();
+        st.skb_delivered(&mut acc, &s0, 0, 1, false, false);
+        st.rate_gen(&mut tp, &mut acc, 1, 0);
+        // Segments 2 and 3 at 51 and 90 ms: both snapshot delivered 1, first_tx 0.
+        let s2 = st.skb_sent(&mut tp, 51_000);
+        let s3 = st.skb_sent(&mut tp, 90_000);
+        assert_eq!((s2.delivered, s3.delivered), (1, 1));
+        // One ACK at 100 ms for 1, 2, 3.
+        tp.now_us = 100_000;
+        tp.delivered = 4;
+        tp.packets_out = 0;
+        let mut acc = RateAcc::default();
+        st.skb_delivered(&mut acc, &s1, 0, 2, false, false);
+        st.skb_delivered(&mut acc, &s2, 51_000, 3, false, false);
+        st.skb_delivered(&mut acc, &s3, 90_000, 4, false, false);
+        (st.rate_gen(&mut tp, &mut acc, 3, 0), st.first_tx_mstamp_us)
+    }
+
+    #[test]
+    fn before_5_18_the_sample_takes_the_first_of_segments_sent_between_two_acks() {
+        // 6.18: segment 3 (sent last): send phase 90 - 0 = 90 ms; ack phase 100 - 50 =
+        // 50 ms; interval 90 ms, delivered 4 - 1 = 3; the next window starts at 90 ms.
+        let (rs, first_tx) = sample_of_one_ack_over_segments_sent_51_and_90_ms(false);
+        assert_eq!(
+            (rs.delivered, rs.interval_us, first_tx),
+            (3, 90_000, 90_000)
+        );
+        // 4.9-5.17: segment 2 (tx.delivered 1 > 0; segment 3's 1 is not higher): send
+        // phase 51 ms > ack phase 50 ms: interval 51 ms; the next window starts at 51 ms.
+        let (rs, first_tx) = sample_of_one_ack_over_segments_sent_51_and_90_ms(true);
+        assert_eq!(
+            (rs.delivered, rs.interval_us, first_tx),
+            (3, 51_000, 51_000)
         );
     }
 

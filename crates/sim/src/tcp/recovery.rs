@@ -1,6 +1,19 @@
 //! Loss detection and the CA state machine: `tcp_fastretrans_alert`, RFC 6675 `IsLost`
 //! marking, `tcp_enter_recovery`, `tcp_try_to_open`, `tcp_end_cwnd_reduction` and PRR
 //! (`tcp_cwnd_reduction`, RFC 6937), after net/ipv4/tcp_input.c.
+//!
+//! Kernel profiles before 4.18 (`[tcp] kernel` = 4.9 / 4.14 / 4.17,
+//! `KernelRelease::rack_only` false): the duplicate-ACK threshold works beside RACK, as
+//! in v4.9-v4.17 `tcp_fastretrans_alert`: `tcp_time_to_recover` also starts recovery
+//! when `tcp_dupack_heuristics` (FACK's `fackets_out`, the segments from snd_una to the
+//! highest SACKed one, or `sacked_out + 1` once reordering was seen, which disabled
+//! FACK) exceeds `tp->reordering`, and `tcp_update_scoreboard` marks the head of the
+//! queue lost on a duplicate ACK or a SACK with `fackets_out > reordering` (FACK: the
+//! first `fackets_out - reordering` segments, at least one; without FACK: holes below
+//! the reordering-th highest SACKed segment, or the head on entering recovery), never
+//! past `high_seq`. Not modelled from those kernels: early retransmit (RFC 5827, flights
+//! under 4 segments with nothing new to send), the thin-stream and "nothing to send"
+//! tricks of `tcp_time_to_recover`, `tcp_try_undo_partial`.
 
 use tcplab_cc::helpers::tcp_packets_in_flight;
 use tcplab_cc::ops::TCP_INFINITE_SSTHRESH;
@@ -29,6 +42,12 @@ impl Sender {
     ) -> bool {
         let una = self.tp.snd_una;
         let ece = flag & FLAG_ECE != 0;
+        // Before 4.18 (`tcp_update_scoreboard` beside RACK): whether this ACK marks the
+        // head of the queue lost.
+        let legacy = !self.kernel.rack_only();
+        let mut do_lost = legacy
+            && (dupack
+                || (flag & FLAG_DATA_SACKED != 0 && self.fackets_out() > self.tp.reordering));
         // A. An ECN echo proves congestion: no cwnd undo for this episode.
         if ece {
             self.tp.prior_ssthresh = 0;
@@ -53,15 +72,24 @@ impl Sender {
         // E. Process the state.
         match self.tp.ca_state {
             CaState::Recovery => {
+                // Before 4.18: a partial ACK marks losses if fackets_out > reordering.
+                if flag & FLAG_SND_UNA_ADVANCED != 0 {
+                    do_lost = self.fackets_out() > self.tp.reordering;
+                }
                 if self.try_undo_dsack() {
                     self.try_to_open();
                 }
                 self.identify_packet_loss(now, io);
+                let mut fast_rexmit = false;
                 if self.tp.ca_state != CaState::Recovery {
                     // Undone: reordering then loss starts a new recovery.
                     if self.time_to_recover() {
                         self.enter_recovery(ece);
+                        fast_rexmit = true;
                     }
+                }
+                if legacy && do_lost && self.tp.ca_state == CaState::Recovery {
+                    self.update_scoreboard(fast_rexmit);
                 }
                 return false;
             }
@@ -94,6 +122,9 @@ impl Sender {
             return false;
         }
         self.enter_recovery(ece);
+        if legacy && do_lost {
+            self.update_scoreboard(true);
+        }
         false
     }
 
@@ -164,8 +195,63 @@ impl Sender {
             self.ack_lost_retrans |= lost_retrans;
             lost_retrans
         } else {
-            self.mark_lost();
+            // Before 4.18 the duplicate-ACK marking is `update_scoreboard`'s.
+            if self.kernel.rack_only() {
+                self.mark_lost();
+            }
             false
+        }
+    }
+
+    /// `tcp_fackets_out`: segments from snd_una to the highest SACKed one, inclusive.
+    fn fackets_out(&self) -> u32 {
+        (self.highest_sack_seq() - self.tp.snd_una) as u32
+    }
+
+    /// `tcp_dupack_heuristics` before 4.18: FACK's `fackets_out` until reordering is
+    /// seen (`tcp_disable_fack`), then `sacked_out + 1`.
+    fn dupack_heuristics(&self) -> u32 {
+        if self.ro.reord_seen == 0 {
+            self.fackets_out()
+        } else {
+            self.tp.sacked_out + 1
+        }
+    }
+
+    /// `tcp_update_scoreboard` before 4.18 (`tcp_mark_head_lost`): with FACK the first
+    /// max(fackets_out - reordering, 1) segments; without, the segments below the
+    /// reordering-th highest SACKed one, or on entering recovery (`fast_rexmit`) the
+    /// head. Never at or past `high_seq`; SACKed or already lost ones are left alone.
+    fn update_scoreboard(&mut self, fast_rexmit: bool) {
+        let reordering = self.tp.reordering;
+        let high = self.tp.high_seq;
+        let una = self.tp.snd_una;
+        if self.ro.reord_seen == 0 {
+            let lost = u64::from(self.fackets_out().saturating_sub(reordering).max(1));
+            for seq in una..(una + lost).min(high) {
+                self.mark_head_skb_lost(seq);
+            }
+        } else if self.tp.sacked_out >= reordering {
+            let sacked_upto = self.tp.sacked_out - reordering;
+            let mut cnt = 0;
+            for seq in una..high {
+                if self.sb.get(seq).has(SACKED) {
+                    cnt += 1;
+                    if cnt > sacked_upto {
+                        break;
+                    }
+                }
+                self.mark_head_skb_lost(seq);
+            }
+        } else if fast_rexmit && una < high {
+            self.mark_head_skb_lost(una);
+        }
+    }
+
+    /// `tcp_skb_mark_lost`: mark a segment neither SACKed nor already lost.
+    fn mark_head_skb_lost(&mut self, seq: u64) {
+        if self.sb.get(seq).flags & (SACKED | LOST) == 0 {
+            self.mark_skb_lost(seq);
         }
     }
 
@@ -197,6 +283,10 @@ impl Sender {
     /// `tcp_time_to_recover`: lost segments, or more SACKed than the reordering degree
     /// (`tcp_dupack_heuristics` = sacked_out + 1 > reordering).
     fn time_to_recover(&self) -> bool {
+        if !self.kernel.rack_only() {
+            // Before 4.18: the loss is proven, or the duplicate-ACK rule.
+            return self.tp.lost_out > 0 || self.dupack_heuristics() > self.tp.reordering;
+        }
         self.tp.lost_out > 0
             || (!self.rack_enabled && self.tp.sacked_out + 1 > TCP_FASTRETRANS_THRESH)
     }

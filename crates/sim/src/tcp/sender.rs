@@ -16,6 +16,7 @@ use crate::tcp::rtt::RttEstimator;
 use crate::tcp::scoreboard::Scoreboard;
 use crate::tcp::SenderIo;
 use crate::time::{Dur, SimTime};
+use tcplab_cc::bbr::kernel::KernelRelease;
 
 /// Exact sender counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -97,6 +98,9 @@ pub struct Sender {
     pub reo_timer: Timer,
     /// Loss detection by RACK (Linux default) rather than RFC 6675 marking.
     pub rack_enabled: bool,
+    /// The release whose stack this sender follows where it changed (`[tcp] kernel`:
+    /// rate sampling, loss detection); set with [`Sender::set_kernel`].
+    pub(super) kernel: KernelRelease,
     pub(super) rack: Rack,
     /// `tp->tcp_wstamp_ns`: earliest departure time of the next segment.
     pub(super) wstamp_ns: u64,
@@ -145,6 +149,12 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// Follow `kernel`'s TCP stack where it differs from 6.18's (docs/BBR_KERNELS.md).
+    pub fn set_kernel(&mut self, kernel: KernelRelease) {
+        self.kernel = kernel;
+        self.rate.pre_5_18 = !kernel.rate_sample_by_send_time();
+    }
+
     pub fn new(
         flow: u32,
         cc: Box<dyn CongestionOps>,
@@ -183,6 +193,7 @@ impl Sender {
             pacing_timer: Timer::default(),
             reo_timer: Timer::default(),
             rack_enabled: true,
+            kernel: KernelRelease::V6_18,
             rack: Rack::default(),
             wstamp_ns: 0,
             data_segs_out: 0,

@@ -231,6 +231,10 @@ impl World {
             sender.rack_enabled = t.rack;
             sender.tlp_enabled = t.tlp;
             sender.frto_enabled = t.frto;
+            sender.set_kernel(
+                tcplab_cc::bbr::kernel::KernelRelease::from_code(f64::from(t.kernel))
+                    .unwrap_or_default(),
+            );
             sender.rtt =
                 crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             sender.set_hz(t.hz);
