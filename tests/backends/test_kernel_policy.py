@@ -39,16 +39,28 @@ pytestmark = [
 def test_the_program_applies_the_agents_writes_and_measures_the_socket():
     """Registered alone, over loopback: a connection running the program takes the
     written pacing rate and cwnd at its start and at a later ACK, and its measurement
-    entry carries the socket's own counters (TCP_INFO's)."""
+    entry carries the socket's own counters (TCP_INFO's). Registered a second time by
+    the same process, under the same name (as each run of a sweep or of
+    scripts/fidelity.py is): the agent finds the new copy's maps, not the last run's
+    (which once took every write of the runs after the first, their cwnd staying 10)."""
     from tcplab.backends.kernel.policy_maps import find
 
-    reg = bpf_ops.register([policy_agent.program()])
     ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen()
+    port = ls.getsockname()[1]
+    earlier = bpf_ops.register([policy_agent.program()])
+    # A socket of the earlier copy outlives its registration (as a run's sockets do
+    # while its namespaces go): that copy lingers in the kernel under the same name.
+    old = socket.socket()
+    old.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, earlier.names[0].encode())
+    old.connect(("127.0.0.1", port))
+    old_peer, _ = ls.accept()
+    bpf_ops.unregister(earlier)
+    reg = bpf_ops.register([policy_agent.program()])
+    assert reg.names == earlier.names
     try:
         maps = find(reg.names[0])
-        ls.bind(("127.0.0.1", 0))
-        ls.listen()
-        port = ls.getsockname()[1]
 
         def drain():
             c, _ = ls.accept()
@@ -78,7 +90,8 @@ def test_the_program_applies_the_agents_writes_and_measures_the_socket():
         s.close()
         maps.close()
     finally:
-        ls.close()
+        for sock in (old, old_peer, ls):
+            sock.close()
         bpf_ops.unregister(reg)
 
 

@@ -6,7 +6,8 @@ maps ``policy_ctl`` and ``policy_meas`` carry the names every copy of the progra
 them, so they are told apart by the object's BTF: every map libbpf creates for one object
 carries that object's BTF id (``bpf_map_info.btf_id``), the struct_ops map included, and
 the struct_ops map is the one whose value holds the run's kernel name
-(``tcp_congestion_ops.name``). :func:`find` walks the kernel's maps once
+(``tcp_congestion_ops.name``; a process registers under the same name again in a later
+run, so the newest such map not being torn down). :func:`find` walks the kernel's maps once
 (``BPF_MAP_GET_NEXT_ID``) to find them; each control interval then costs one
 ``BPF_MAP_LOOKUP_ELEM`` per flow and one ``BPF_MAP_UPDATE_ELEM``.
 
@@ -31,6 +32,9 @@ BPF_MAP_GET_NEXT_ID = 12
 BPF_MAP_GET_FD_BY_ID = 14
 BPF_OBJ_GET_INFO_BY_FD = 15
 BPF_MAP_TYPE_STRUCT_OPS = 26
+# enum bpf_struct_ops_state (kernel/bpf/bpf_struct_ops.c), the u32 after the value's
+# refcount: a copy being torn down after its run.
+BPF_STRUCT_OPS_STATE_TOBEFREE = 2
 BPF_ANY = 0
 BPF_OBJ_NAME_LEN = 16
 ATTR_SIZE = 128  # larger than any command's part of union bpf_attr used here
@@ -171,15 +175,19 @@ def find(kernel_name: str) -> PolicyMaps:
     btf_id = None
     found: dict[str, int] = {}
     infos: list[tuple[MapInfo, int]] = []
-    for mid in _map_ids():
+    for mid in _map_ids():  # ascending ids: the last match is the newest
         try:
             fd = map_fd(mid)
         except BpfMapError:
             continue  # gone meanwhile
         info = map_info(fd)
-        if info.type == BPF_MAP_TYPE_STRUCT_OPS and btf_id is None:
+        if info.type == BPF_MAP_TYPE_STRUCT_OPS:
             value = lookup(fd, struct.pack("<I", 0), info.value_size)
-            if value is not None and want in value:
+            if (
+                value is not None
+                and want in value
+                and struct.unpack_from("<I", value, 4)[0] != BPF_STRUCT_OPS_STATE_TOBEFREE
+            ):
                 btf_id = info.btf_id
         if info.name in ("policy_ctl", "policy_meas"):
             infos.append((info, fd))
