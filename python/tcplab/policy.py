@@ -18,6 +18,11 @@ The last layer has one output, Aurora's action (clamped to [-10, 10]); activatio
 "linear", "tanh" or "relu". ``tcplab.gym.presets.Aurora`` with the same history, interval
 and ``start_fraction`` computes the same observations: a policy trained there runs here
 unchanged.
+
+On the kernel backend the same file drives real Linux TCP: the flow runs the BPF program
+tcplab/data/bpf/policy/policy_rate.bpf.c and an agent in the sender's namespace steps the
+engine's controller on the socket's measurements (tcplab/backends/kernel/policy_agent.py),
+so ``--backend sim,kernel`` compares a policy like any algorithm.
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@
 //!   algorithm that paces sets it); `tcp_update_pacing_rate` is not called for
 //!   `cong_control` algorithms, so an unset rate stays 0 (unpaced, recorded as 0).
 //!
-//! Deviations: none of the stack's; there is no such module in Linux (a BPF struct_ops
-//! with an empty `cong_control` and a map the agent writes is its kernel equivalent,
-//! not built).
+//! Deviations: none of the stack's; there is no such module in Linux: its kernel
+//! equivalent is the BPF struct_ops python/tcplab/data/bpf/policy/policy_rate.bpf.c,
+//! whose `cong_control` applies what the kernel backend's policy agent writes in a map.
 
 use crate::helpers::tcp_reno_ssthresh;
 use crate::ops::{CcView, CongestionOps, RateSample};

@@ -304,6 +304,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stepping::Stepper>()?;
     m.add_class::<stepping::AuroraObservation>()?;
     m.add_class::<stepping::Policy>()?;
+    m.add_class::<stepping::PolicyAgent>()?;
     m.add_function(wrap_pyfunction!(stepping::aurora_reward, m)?)?;
     m.add_function(wrap_pyfunction!(stepping::aurora_rate, m)?)?;
     m.add_function(wrap_pyfunction!(stepping::aurora_write, m)?)?;

@@ -357,3 +357,44 @@ impl Policy {
         Ok(self.mlp.act(&observation))
     }
 }
+
+/// One policy's loop for one flow of a world config (`agents[index]`), apart from the
+/// world: world/agent.rs's `PolicyController`, the code the simulator's agents run. The
+/// kernel backend's agent (tcplab/backends/kernel/policy_agent.py) drives a real socket
+/// with it. `start(now_ns, srtt_us)` and `act(now_ns, srtt_us)` return what to write
+/// (rate bit/s, cwnd segments) and when to act next (ns); `observe(interval, srtt_us)`
+/// takes an interval in INTERVAL_FIELDS order and returns the observation.
+#[pyclass(module = "tcplab._engine")]
+pub struct PolicyAgent {
+    inner: agent::PolicyController,
+    #[pyo3(get)]
+    flow: usize,
+}
+
+#[pymethods]
+impl PolicyAgent {
+    #[new]
+    fn new(config_json: &str, index: usize) -> PyResult<Self> {
+        let cfg = parse(config_json)?;
+        let inner = agent::PolicyController::for_agent(&cfg, index)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PolicyAgent {
+            inner,
+            flow: cfg.agents[index].flow,
+        })
+    }
+    fn start(&mut self, now_ns: u64, srtt_us: u64) -> (f64, u32, u64) {
+        let d = self.inner.start(now_ns, srtt_us);
+        (d.rate_bps, d.cwnd, d.next_ns)
+    }
+    fn observe(&mut self, interval: [f64; 10], srtt_us: u64) -> Vec<f32> {
+        self.inner
+            .observe(&interval_from(interval), srtt_us)
+            .to_vec()
+    }
+    /// (action, rate bit/s, cwnd, next step ns).
+    fn act(&mut self, now_ns: u64, srtt_us: u64) -> PyResult<(f64, f64, u32, u64)> {
+        let (a, d) = guard(|| self.inner.act(now_ns, srtt_us))?;
+        Ok((a, d.rate_bps, d.cwnd, d.next_ns))
+    }
+}

@@ -8,6 +8,9 @@
 //! the policy (a small MLP, [`Mlp`]) and writes the new rate, exactly as
 //! `CongestionControlEnv.step` does: the agent loop is the environment's loop, run in
 //! Rust. The policy file format (JSON, `format = "tcplab-policy/1"`) is [`PolicyConfig`].
+//! One flow's loop, apart from the world, is [`PolicyController`]: the kernel backend's
+//! agent (python/tcplab/backends/kernel/policy_agent.py, through crates/py's
+//! `PolicyAgent`) runs it on intervals measured by a BPF program on a real socket.
 //!
 //! Follows: Aurora (Jay et al., ICML 2019; PCCproject/PCC-RL src/gym/network_sim.py)
 //! as tcplab.gym's preset models it (python/tcplab/gym/presets.py lists the deviations
@@ -56,6 +59,11 @@ impl AuroraObservation {
 
     pub fn history(&self) -> usize {
         self.history
+    }
+
+    /// The observation as the last `push` left it.
+    pub fn current(&self) -> &[f32] {
+        &self.feats
     }
 
     /// The interval's latency (us): its mean RTT sample, srtt when it had none.
@@ -354,9 +362,21 @@ impl Mlp {
     }
 }
 
-/// One agent driving one flow.
-struct Agent {
-    flow: usize,
+/// What a policy writes into its flow at a step: the pacing rate (bit/s) and cwnd
+/// (segments), and when it acts next (ns).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decision {
+    pub rate_bps: f64,
+    pub cwnd: u32,
+    pub next_ns: u64,
+}
+
+/// One policy's loop for one flow, apart from any world: observe an interval, act, and
+/// say what to write and when to act next. The simulator's agents ([`Agents`]) and the
+/// kernel backend's (python/tcplab/backends/kernel/policy_agent.py, through crates/py)
+/// both run it, so a policy sees and does the same on both backends.
+#[derive(Clone, Debug)]
+pub struct PolicyController {
     mlp: Mlp,
     obs: AuroraObservation,
     interval_ns: Option<u64>,
@@ -364,6 +384,106 @@ struct Agent {
     base_rtt_ns: u64,
     bottleneck_bps: f64,
     rate_bps: f64,
+}
+
+impl PolicyController {
+    /// The controller of `cfg.agents[i]` (checked: errors name `agents[i].…`).
+    pub fn for_agent(cfg: &WorldConfig, i: usize) -> Result<PolicyController, ConfigError> {
+        let a = cfg.agents.get(i).ok_or_else(|| ConfigError {
+            field: "agents".into(),
+            message: format!("has {} agents; no agent {i}", cfg.agents.len()),
+        })?;
+        if a.flow >= cfg.flows.len() || cfg.flows[a.flow].cc != "external" {
+            return Err(ConfigError {
+                field: format!("agents[{i}].flow"),
+                message: format!(
+                    "must index a flow with cc = \"external\"; flow {} is {}",
+                    a.flow,
+                    cfg.flows
+                        .get(a.flow)
+                        .map(|f| f.cc.as_str())
+                        .unwrap_or("absent")
+                ),
+            });
+        }
+        let at = |e: ConfigError| ConfigError {
+            field: format!("agents[{i}].policy.{}", e.field),
+            message: e.message,
+        };
+        PolicyController::new(
+            &a.policy,
+            cfg.bottleneck.rate_bps as f64,
+            base_rtt_ns(cfg, a.flow),
+        )
+        .map_err(at)
+    }
+
+    /// A controller for a path of bottleneck rate `bottleneck_bps` (its rate bounds) and
+    /// two-way propagation delay `base_rtt_ns` (the interval before an RTT sample).
+    pub fn new(
+        p: &PolicyConfig,
+        bottleneck_bps: f64,
+        base_rtt_ns: u64,
+    ) -> Result<PolicyController, ConfigError> {
+        Ok(PolicyController {
+            mlp: Mlp::new(p)?,
+            obs: AuroraObservation::new(p.history),
+            interval_ns: p.interval_ns,
+            rtt_fraction: p.rtt_fraction,
+            base_rtt_ns,
+            bottleneck_bps,
+            rate_bps: p.start_fraction * bottleneck_bps,
+        })
+    }
+
+    fn next(&self, now_ns: u64, srtt_us: u64) -> u64 {
+        next_step_ns(
+            now_ns,
+            self.interval_ns,
+            self.rtt_fraction,
+            srtt_us,
+            self.base_rtt_ns,
+        )
+    }
+
+    /// The start, as the environment's reset: the start rate, with the window of an
+    /// unknown RTT (10 segments).
+    pub fn start(&mut self, now_ns: u64, srtt_us: u64) -> Decision {
+        let (rate, cwnd) = aurora_write(self.rate_bps, self.bottleneck_bps, 0.0);
+        self.rate_bps = rate;
+        Decision {
+            rate_bps: rate,
+            cwnd,
+            next_ns: self.next(now_ns, srtt_us),
+        }
+    }
+
+    /// Push an interval ending now (`srtt_us`: the flow's srtt now); the observation.
+    pub fn observe(&mut self, iv: &IntervalStats, srtt_us: u64) -> &[f32] {
+        self.obs.push(iv, srtt_us as f64)
+    }
+
+    /// The policy's action on the last observation (as float32, what the environment
+    /// passes), the rate it moves to and what to write; `srtt_us` sizes the window and
+    /// the next interval.
+    pub fn act(&mut self, now_ns: u64, srtt_us: u64) -> (f64, Decision) {
+        let action = self.mlp.act(self.obs.current()) as f32 as f64;
+        let rate = aurora_rate(self.rate_bps, action);
+        let (rate, cwnd) = aurora_write(rate, self.bottleneck_bps, srtt_us as f64);
+        self.rate_bps = rate;
+        let d = Decision {
+            rate_bps: rate,
+            cwnd,
+            next_ns: self.next(now_ns, srtt_us),
+        };
+        (action, d)
+    }
+}
+
+/// One agent driving one flow.
+struct Agent {
+    flow: usize,
+    ctl: PolicyController,
     next: SimTime,
     done: bool,
 }
@@ -431,40 +551,16 @@ impl Agents {
     pub fn new(cfg: &WorldConfig) -> Result<Agents, ConfigError> {
         let mut agents = Vec::new();
         for (i, a) in cfg.agents.iter().enumerate() {
-            let at = |e: ConfigError| ConfigError {
-                field: format!("agents[{i}].policy.{}", e.field),
-                message: e.message,
-            };
-            if a.flow >= cfg.flows.len() || cfg.flows[a.flow].cc != "external" {
-                return Err(ConfigError {
-                    field: format!("agents[{i}].flow"),
-                    message: format!(
-                        "must index a flow with cc = \"external\"; flow {} is {}",
-                        a.flow,
-                        cfg.flows
-                            .get(a.flow)
-                            .map(|f| f.cc.as_str())
-                            .unwrap_or("absent")
-                    ),
-                });
-            }
+            let ctl = PolicyController::for_agent(cfg, i)?;
             if cfg.agents[..i].iter().any(|b| b.flow == a.flow) {
                 return Err(ConfigError {
                     field: format!("agents[{i}].flow"),
                     message: format!("flow {} already has an agent", a.flow),
                 });
             }
-            let mlp = Mlp::new(&a.policy).map_err(at)?;
-            let bottleneck_bps = cfg.bottleneck.rate_bps as f64;
             agents.push(Agent {
                 flow: a.flow,
-                mlp,
-                obs: AuroraObservation::new(a.policy.history),
-                interval_ns: a.policy.interval_ns,
-                rtt_fraction: a.policy.rtt_fraction,
-                base_rtt_ns: base_rtt_ns(cfg, a.flow),
-                bottleneck_bps,
-                rate_bps: a.policy.start_fraction * bottleneck_bps,
+                ctl,
                 next: SimTime::ZERO,
                 done: false,
             });
@@ -476,26 +572,19 @@ impl Agents {
         self.agents.is_empty()
     }
 
-    fn write(a: &Agent, s: &mut Stepper, srtt_us: f64) -> f64 {
-        let (rate, cwnd) = aurora_write(a.rate_bps, a.bottleneck_bps, srtt_us);
-        s.set_pacing_rate(a.flow, rate)
+    fn write(flow: usize, d: &Decision, s: &mut Stepper) {
+        s.set_pacing_rate(flow, d.rate_bps)
             .expect("an agent's flow is external (checked)");
-        s.set_cwnd(a.flow, cwnd).expect("cwnd >= 10");
-        rate
+        s.set_cwnd(flow, d.cwnd).expect("cwnd >= 10");
     }
 
     /// The start: each agent writes its start rate, as the environment's reset does.
     pub fn start(&mut self, s: &mut Stepper) {
         for a in &mut self.agents {
-            a.rate_bps = Self::write(a, s, 0.0);
             let st = s.state(a.flow).expect("checked flow");
-            a.next = SimTime(next_step_ns(
-                s.now().ns(),
-                a.interval_ns,
-                a.rtt_fraction,
-                st.srtt_us,
-                a.base_rtt_ns,
-            ));
+            let d = a.ctl.start(s.now().ns(), st.srtt_us);
+            Self::write(a.flow, &d, s);
+            a.next = SimTime(d.next_ns);
         }
     }
 
@@ -511,7 +600,9 @@ impl Agents {
     }
 
     /// Step every agent whose interval ends now: read, observe, act, write, as
-    /// `CongestionControlEnv.step` does; at the end only the observation.
+    /// `CongestionControlEnv.step` does; at the end only the observation. (The writes
+    /// leave srtt as it was: one read serves the observation, the window and the next
+    /// interval.)
     pub fn step_due(&mut self, s: &mut Stepper) {
         let now = s.now();
         for a in &mut self.agents {
@@ -520,23 +611,14 @@ impl Agents {
             }
             let iv = s.take_interval(a.flow).expect("checked flow");
             let st: FlowState = s.state(a.flow).expect("checked flow");
-            let obs = a.obs.push(&iv, st.srtt_us as f64);
+            a.ctl.observe(&iv, st.srtt_us);
             if s.done() {
                 a.done = true;
                 continue;
             }
-            let action = a.mlp.act(obs) as f32 as f64;
-            a.rate_bps = aurora_rate(a.rate_bps, action);
-            let srtt = s.state(a.flow).expect("checked flow").srtt_us as f64;
-            a.rate_bps = Self::write(a, s, srtt);
-            let st = s.state(a.flow).expect("checked flow");
-            a.next = SimTime(next_step_ns(
-                now.ns(),
-                a.interval_ns,
-                a.rtt_fraction,
-                st.srtt_us,
-                a.base_rtt_ns,
-            ));
+            let (_, d) = a.ctl.act(now.ns(), st.srtt_us);
+            Self::write(a.flow, &d, s);
+            a.next = SimTime(d.next_ns);
         }
     }
 }
@@ -593,6 +675,37 @@ mod tests {
         let mut p = policy(vec![vec![0.0; 3]], vec![0.0], Transform::None);
         p.format = "v2".into();
         assert_eq!(Mlp::new(&p).unwrap_err().field, "format");
+    }
+
+    #[test]
+    fn a_controller_starts_acts_and_times_its_steps_by_hand() {
+        // A constant action 4 (all weights 0, bias 4): x 1.1 per step.
+        let mut p = policy(vec![vec![0.0; 3]], vec![4.0], Transform::None);
+        p.start_fraction = 0.5;
+        let mut c = PolicyController::new(&p, 10e6, 40_000_000).unwrap();
+        // Start: 0.5 x 10 Mbit/s, 10 segments; no srtt yet: the next step after half the
+        // base RTT (20 ms).
+        let d = c.start(0, 0);
+        assert_eq!((d.rate_bps, d.cwnd, d.next_ns), (5e6, 10, 20_000_000));
+        // An interval with 3 samples of mean 50 ms (min 45 ms), 10 KB sent, 8 KB acked:
+        // the first interval has no gradient, latency ratio 50/45, sending ratio 1.25.
+        let iv = IntervalStats {
+            duration_us: 20_000,
+            sent_bytes: 10_000,
+            acked_bytes: 8_000,
+            rtt_samples: 3,
+            rtt_mean_us: 50_000.0,
+            rtt_min_us: 45_000,
+            ..Default::default()
+        };
+        let obs = c.observe(&iv, 48_000).to_vec();
+        assert_eq!(obs, vec![0.0, (50.0f64 / 45.0) as f32, 1.25]);
+        // Act: 5.5 Mbit/s; window 2 x 687500 B/s x 0.048 s / 1448 = 45.58 -> 46; next
+        // step half of srtt later: 20 + 24 ms.
+        let (a, d) = c.act(20_000_000, 48_000);
+        assert_eq!(a, 4.0);
+        assert!((d.rate_bps - 5.5e6).abs() < 1e-6, "{}", d.rate_bps);
+        assert_eq!((d.cwnd, d.next_ns), (46, 44_000_000));
     }
 
     #[test]

@@ -46,8 +46,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tcplab import bpf, bpf_loader
-from tcplab.backends.kernel import bpf_ops, netns, requirements
+from tcplab import bpf, bpf_loader, policy
+from tcplab.backends.kernel import bpf_ops, netns, policy_agent, requirements
 from tcplab.backends.kernel.assemble import assemble
 from tcplab.errors import EngineError, SpecError
 from tcplab.specs.model import Spec
@@ -78,7 +78,7 @@ def check_spec(spec: Spec) -> None:
     problems = unsupported(spec)
     offered = requirements.available_cc()
     for i, f in enumerate(spec.flows):
-        if bpf.is_bpf(f.cc):  # registered for the run (bpf_ops)
+        if bpf.is_bpf(f.cc) or policy.is_policy(f.cc):  # registered for the run (bpf_ops)
             why = bpf_loader.available()
             if why is not None:
                 problems.append((f"flows[{i}].cc", f"a BPF program cannot be loaded: {why}"))
@@ -151,7 +151,9 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
     return snd, rcv, snd_sys, rcv_sys
 
 
-def _agent(ns: str, role: str, cfg_path: Path, err: Path) -> subprocess.Popen:
+def _agent(
+    ns: str, role: str, cfg_path: Path, err: Path, module: str = "tcplab.backends.kernel.agent"
+) -> subprocess.Popen:
     env = dict(os.environ)
     pkg_parent = str(Path(__file__).resolve().parents[3])  # the directory holding tcplab/
     env["PYTHONPATH"] = pkg_parent + (
@@ -165,8 +167,8 @@ def _agent(ns: str, role: str, cfg_path: Path, err: Path) -> subprocess.Popen:
             ns,
             sys.executable,
             "-m",
-            "tcplab.backends.kernel.agent",
-            role,
+            module,
+            *([role] if role else []),
             str(cfg_path),
         ],
         stdin=subprocess.PIPE,
@@ -251,12 +253,14 @@ def run_kernel(
     duration_ns = config["duration_ns"]
     procs: list[subprocess.Popen] = []
     # BPF programs: registered under run-unique names before anything else starts, one
-    # copy per (object, params) so that each flow runs its own parameters.
+    # copy per (object, params) so that each flow runs its own parameters; flows a
+    # trained policy drives run policy_agent's program (one copy for all of them).
+    driven = {a["flow"] for a in config.get("agents", [])}
     bpf_keys = [
         (f["bpf_object"], json.dumps(f.get("params") or {}, sort_keys=True))
         if f.get("bpf_object")
-        else None
-        for f in config["flows"]
+        else (policy_agent.PROGRAM_KEY if i in driven else None)
+        for i, f in enumerate(config["flows"])
     ]
     distinct = sorted({k for k in bpf_keys if k is not None})
     registration: bpf_ops.Registration | None = None
@@ -264,7 +268,12 @@ def run_kernel(
     program_name: dict[str, str] = {}
     if distinct:
         try:
-            payload = [bpf.kernel_object(o, json.loads(p)) for o, p in distinct]
+            payload = [
+                policy_agent.program()
+                if (o, p) == policy_agent.PROGRAM_KEY
+                else bpf.kernel_object(o, json.loads(p))
+                for o, p in distinct
+            ]
             program_name = {o: name for (o, _), (_, name) in zip(distinct, payload)}
             registration = bpf_ops.register(payload)
             kernel_name = dict(zip(distinct, registration.names))
@@ -331,8 +340,22 @@ def run_kernel(
         snd = _agent(pair.sender, "send", work / "snd.json", work / "snd.err")
         procs.append(snd)
         _expect_ready(snd, "sender agent", work / "snd.err")
+        helpers = [(emu, "emulator", "emu.err"), (rcv, "receiver agent", "rcv.err")]
+        helpers.append((snd, "sender agent", "snd.err"))
+        if driven:  # the trained policies' agent, beside the sender (policy_agent)
+            (work / "pol.json").write_text(
+                json.dumps(
+                    policy_agent.agent_config(
+                        config, kernel_name[policy_agent.PROGRAM_KEY], BASE_PORT, work
+                    )
+                )
+            )
+            pol = _agent(pair.sender, "", work / "pol.json", work / "pol.err", policy_agent.MODULE)
+            procs.append(pol)
+            _expect_ready(pol, "policy agent", work / "pol.err")
+            helpers.append((pol, "policy agent", "pol.err"))
         t0 = time.monotonic_ns() + START_LEAD_NS
-        for p in (emu, rcv, snd):
+        for p, _, _ in helpers:
             p.stdin.write(f"start {t0}\n")
             p.stdin.flush()
         deadline = t0 + duration_ns + int(HARD_TIMEOUT_GRACE_S * 1e9)
@@ -345,16 +368,13 @@ def run_kernel(
             if progress is not None:
                 progress(min(max(0.0, (now - t0) / 1e9), duration_ns / 1e9))
             time.sleep(0.1)
-        for p, what, err in (
-            (emu, "emulator", "emu.err"),
-            (rcv, "receiver agent", "rcv.err"),
-            (snd, "sender agent", "snd.err"),
-        ):
+        for p, what, err in helpers:
             if p.returncode != 0:
                 raise EngineError(exit_message(what, p.returncode, work / err))
         emu_out = json.loads((work / "emu.json").read_text())
         snd_out = json.loads((work / "snd-out.json").read_text())
         rcv_out = json.loads((work / "rcv-out.json").read_text())
+        pol_out = json.loads((work / "pol-out.json").read_text()) if driven else None
     finally:
         for p in procs:
             if p.poll() is None:
@@ -377,6 +397,8 @@ def run_kernel(
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
     raw["kernel"] = kernel_metadata(spec)
+    if pol_out is not None:
+        policy_agent.report(raw, config, pol_out)
     for counters, f in zip(raw["flows"], config["flows"]):
         if f.get("bpf_object"):  # reported by the program's name, as in the simulator
             counters["cc"] = program_name[f["bpf_object"]]

@@ -8,7 +8,8 @@ of its links (the simulator's ``shaping``), the bottleneck's separately configur
 direction (``bottleneck.reverse``), named links and per-flow paths (``links``,
 ``flows[i].path``: the simulator's ``net::topology``), constant-rate sources (``sources``:
 the simulator's ``Source`` run inside the emulator, their packets model-only, as the
-simulator's have no host stack either), and the bottleneck's [[events]]. ECN is
+simulator's have no host stack either), the bottleneck's [[events]], and trained
+policies (``cc = "policy:FILE"``: policy_agent.py and its BPF program). ECN is
 negotiated by the namespaces' ``net.ipv4.tcp_ecn`` and on/off flows stop writing during
 their off periods (run.py, agent.py). What it cannot run (flows that differ in ECN; a
 packet capture; the simulator's models of things a real kernel does its own way) is

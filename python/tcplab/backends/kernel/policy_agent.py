@@ -1,0 +1,249 @@
+"""The kernel backend's policy agent: a trained policy (``cc = "policy:FILE"``) driving
+real Linux TCP, run in the sender's namespace beside the traffic agent
+(``ip netns exec NS python -m tcplab.backends.kernel.policy_agent CONFIG.json``).
+
+The flow runs the BPF congestion control policy_rate.bpf.c (tcplab/data/bpf/policy/),
+registered for the run like a ``bpf:`` program; it measures each socket on every ACK and
+applies the pacing rate and cwnd this agent writes (its module docs). At each monitor
+interval, for each policy flow, the agent reads the flow's measurements
+(:mod:`.policy_maps`), makes the interval's statistics from them as the simulator's
+``Stepper::take_interval`` does (:func:`interval`), and hands them to the policy's
+controller: ``tcplab._engine.PolicyAgent``, the Rust code (crates/sim/src/world/agent.rs,
+``PolicyController``) the simulator's in-engine agent runs, so the observation, the
+network's action, the rate rule and the interval rule are the same code on both
+backends, not a copy. It writes what the controller returns.
+
+Time is the experiment's: ``start T0`` on stdin (CLOCK_MONOTONIC, as the emulator and
+the traffic agents); the agents start at 0 and step when their controller says, at the
+interval's real end (a late wake-up makes a longer interval, measured as such). Its
+record (per agent, per step: time, the interval, observation, action, rate, cwnd) goes
+to ``out``.
+
+Deviations from the simulator's agent, besides the program's (policy_rate.bpf.c):
+- The interval's ``delivered_bytes`` (the receiver's in-order bytes) and ``rto_count``
+  are 0: the sender's program sees neither; Aurora's observation and reward use
+  neither.
+- ``rtt_min_us`` of an interval is the connection's minimum so far (what the
+  observation keeps of it is the same).
+- Steps happen when this process wakes (Python's sleep on a loaded machine: up to a
+  few ms late); the simulator's agents step at the exact instant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tcplab.backends.kernel.agent import die_with_parent
+from tcplab.backends.kernel.policy_maps import PolicyMaps, find
+
+MODULE = "tcplab.backends.kernel.policy_agent"
+SOURCE = Path(__file__).resolve().parents[2] / "data" / "bpf" / "policy" / "policy_rate.bpf.c"
+PROGRAM_NAME = "policy_rate"  # its tcp_congestion_ops' name
+PROGRAM_KEY = (str(SOURCE), "{}")
+"""The program's key among a run's BPF registrations (run.py: (object, params))."""
+
+INTERVAL_FIELDS = (
+    "duration_us",
+    "sent_bytes",
+    "acked_bytes",
+    "delivered_bytes",
+    "lost_pkts",
+    "retransmitted_pkts",
+    "rto_count",
+    "rtt_samples",
+    "rtt_mean_us",
+    "rtt_min_us",
+)
+
+
+def program() -> tuple[bytes, str]:
+    """The compiled policy program (tcplab.bpf's compile cache) and its name. Not
+    through ``bpf.kernel_object``: that checks the object against the simulator, which
+    does not model the fields this kernel-only program reads."""
+    from tcplab import bpf
+
+    return bpf.object_for(SOURCE).read_bytes(), PROGRAM_NAME
+
+
+def agent_config(
+    config: dict[str, Any], kernel_name: str, base_port: int, work: Path
+) -> dict[str, Any]:
+    """The agent's configuration for a run of the engine config ``config``: flow ``i``
+    is the connection to ``base_port + i`` (agent.py), its map key."""
+    return {
+        "world": config,
+        "kernel_name": kernel_name,
+        "agents": [
+            {"index": k, "port": base_port + a["flow"]} for k, a in enumerate(config["agents"])
+        ],
+        "duration_ns": config["duration_ns"],
+        "out": str(work / "pol-out.json"),
+    }
+
+
+def report(raw: dict[str, Any], config: dict[str, Any], out: dict[str, Any]) -> None:
+    """Into a kernel run's raw result: each driven flow reported as ``policy:<name>``,
+    as the simulator reports it, and the agents' step counts and lateness (how long
+    after the controller's planned time each step ran) under ``kernel.policy_agents``."""
+    summary = []
+    for a, rec in zip(config["agents"], out["agents"]):
+        raw["flows"][a["flow"]]["cc"] = f"policy:{a['policy']['name']}"
+        late = [(r["t_ns"] - r["planned_ns"]) / 1e6 for r in rec["steps"] if "action" in r]
+        summary.append(
+            {
+                "flow": a["flow"],
+                "steps": len(late),
+                "late_ms_mean": round(sum(late) / len(late), 3) if late else 0.0,
+                "late_ms_max": round(max(late), 3) if late else 0.0,
+            }
+        )
+    raw.setdefault("kernel", {})["policy_agents"] = summary
+
+
+def counters(meas: dict[str, int] | None) -> dict[str, float]:
+    """A flow's cumulative counters from its map entry (all 0 before its connection
+    exists, as the simulator's flow state before it starts)."""
+    if meas is None:
+        return {
+            "sent_bytes": 0,
+            "acked_bytes": 0,
+            "lost_pkts": 0,
+            "retransmitted_pkts": 0,
+            "rtt_sum_us": 0,
+            "rtt_count": 0,
+            "rtt_min_us": 0,
+            "srtt_us": 0,
+        }
+    have_rtt = meas["rtt_count"] > 0
+    return {
+        "sent_bytes": meas["bytes_sent"],
+        "acked_bytes": meas["delivered"] * meas["mss"],
+        "lost_pkts": meas["lost"],
+        "retransmitted_pkts": meas["total_retrans"],
+        "rtt_sum_us": meas["rtt_sum_us"],
+        "rtt_count": meas["rtt_count"],
+        "rtt_min_us": meas["rtt_min_us"] if have_rtt else 0,
+        "srtt_us": meas["srtt_us"],
+    }
+
+
+def interval(prev: dict[str, float], now: dict[str, float], duration_ns: int) -> list[float]:
+    """The statistics between two reads of a flow's counters, in INTERVAL_FIELDS order
+    (``Stepper::take_interval``: differences, acked and lost never below 0; the mean of
+    the interval's RTT samples, 0 without one)."""
+    n = now["rtt_count"] - prev["rtt_count"]
+    return [
+        float(duration_ns // 1000),
+        float(now["sent_bytes"] - prev["sent_bytes"]),
+        float(max(0, now["acked_bytes"] - prev["acked_bytes"])),
+        0.0,
+        float(max(0, now["lost_pkts"] - prev["lost_pkts"])),
+        float(max(0, now["retransmitted_pkts"] - prev["retransmitted_pkts"])),
+        0.0,
+        float(n),
+        (now["rtt_sum_us"] - prev["rtt_sum_us"]) / n if n > 0 else 0.0,
+        float(now["rtt_min_us"]) if n > 0 else 0.0,
+    ]
+
+
+class Driver:
+    """One policy flow: its controller, port, last counters and record."""
+
+    def __init__(self, engine: Any, world_json: str, index: int, port: int):
+        self.ctl = engine.PolicyAgent(world_json, index)
+        self.index, self.port = index, port
+        self.prev = counters(None)
+        self.prev_ns = 0
+        self.next_ns = 0
+        self.gen = 0
+        self.done = False
+        self.steps: list[dict[str, Any]] = []
+
+    def _write(self, maps: PolicyMaps, rate: float, cwnd: int) -> None:
+        self.gen += 1
+        maps.write(self.port, rate, cwnd, self.gen)
+
+    def start(self, maps: PolicyMaps) -> None:
+        rate, cwnd, self.next_ns = self.ctl.start(0, 0)
+        self._write(maps, rate, cwnd)
+        self.steps.append({"t_ns": 0, "rate_bps": rate, "cwnd": cwnd})
+
+    def step(self, maps: PolicyMaps, now_ns: int, last: bool) -> None:
+        now = counters(maps.read(self.port))
+        iv = interval(self.prev, now, now_ns - self.prev_ns)
+        self.prev, self.prev_ns = now, now_ns
+        srtt = int(now["srtt_us"])
+        obs = self.ctl.observe(iv, srtt)
+        row: dict[str, Any] = {
+            "t_ns": now_ns,
+            "planned_ns": self.next_ns,
+            "interval": iv,
+            "srtt_us": srtt,
+        }
+        if last:
+            self.done = True
+        else:
+            action, rate, cwnd, self.next_ns = self.ctl.act(now_ns, srtt)
+            self._write(maps, rate, cwnd)
+            row.update(observation=obs, action=action, rate_bps=rate, cwnd=cwnd)
+        self.steps.append(row)
+
+
+def run(cfg: dict[str, Any], t0: int | None = None, engine: Any = None) -> dict[str, Any]:
+    """Drive the flows of ``cfg["agents"]`` until ``cfg["duration_ns"]``; the record."""
+    if engine is None:
+        from tcplab.engine import engine as get_engine
+
+        engine = get_engine()
+    from tcplab.lowering import config_json
+
+    world_json = config_json(cfg["world"])
+    drivers = [Driver(engine, world_json, a["index"], a["port"]) for a in cfg["agents"]]
+    maps = find(cfg["kernel_name"])
+    try:
+        if t0 is None:
+            print("ready", flush=True)
+            t0 = int(sys.stdin.readline().split()[1])  # "start T0"
+        duration = cfg["duration_ns"]
+        _sleep_until(t0)
+        for d in drivers:
+            d.start(maps)
+        while not all(d.done for d in drivers):
+            due = min(min(d.next_ns for d in drivers if not d.done), duration)
+            _sleep_until(t0 + due)
+            now = time.monotonic_ns() - t0
+            for d in drivers:
+                if not d.done and (d.next_ns <= now or now >= duration):
+                    d.step(maps, now, last=now >= duration)
+    finally:
+        maps.close()
+    return {"agents": [{"index": d.index, "steps": d.steps} for d in drivers]}
+
+
+def _sleep_until(t_ns: int) -> None:
+    while True:
+        left = t_ns - time.monotonic_ns()
+        if left <= 0:
+            return
+        time.sleep(left / 1e9)
+
+
+def main(argv: list[str]) -> int:
+    die_with_parent()
+    with open(argv[0]) as fh:
+        cfg = json.load(fh)
+    out = run(cfg)
+    tmp = cfg["out"] + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(out, fh)
+    os.replace(tmp, cfg["out"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * policy_rate.bpf.c: the kernel half of a trained policy (cc = "policy:FILE") on the
+ * kernel backend, a BPF struct_ops tcp_congestion_ops whose pacing rate and cwnd a
+ * user-space agent writes (python/tcplab/backends/kernel/policy_agent.py), as Orca's
+ * kernel module takes its cwnd from Orca's agent.
+ *
+ * Model: the simulator's `external` algorithm (crates/cc/src/external.rs) and its
+ * stepping engine's writes (crates/sim/src/world/stepping.rs), in a real kernel.
+ * - The algorithm owns cwnd and pacing (cong_control) and changes neither on its own:
+ *   each socket keeps what the agent last wrote. The agent writes a control entry
+ *   (map policy_ctl, keyed by the flow's destination port: {pacing rate in bytes/s,
+ *   cwnd in segments, a generation number}); the next ACK (cong_control) or the
+ *   connection's start (init) applies a generation it has not applied yet:
+ *   sk_pacing_rate = min(rate, sk_max_pacing_rate), SK_PACING_NEEDED when the rate is
+ *   above 0 (else SK_PACING_NONE), snd_cwnd = min(cwnd, snd_cwnd_clamp) and its stamp,
+ *   as Stepper::set_pacing_rate / set_cwnd do.
+ * - It measures what Aurora's observation and reward read (crates/sim/src/world/
+ *   agent.rs, AuroraObservation::push, aurora_reward), in map policy_meas under the
+ *   same key, on every ACK: the socket's cumulative counters tp->bytes_sent (the
+ *   simulator's sent_bytes: payload, retransmissions included), tp->delivered and
+ *   tp->mss_cache (acked_bytes = delivered x MSS), tp->lost, tp->total_retrans, srtt
+ *   (tp->srtt_us >> 3); and the RTT samples of tcp_ack_update_rtt, rs->rtt_us when it is
+ *   >= 0 (the simulator's RttSamples take the same ca_rtt_us, crates/sim/src/tcp/
+ *   input.rs), as a running sum, count and minimum. The agent differences two reads,
+ *   as Stepper::take_interval differences two states.
+ * - Loss response is the stack's for a cong_control algorithm, as for `external`:
+ *   ssthresh is tcp_reno_ssthresh, undo is tcp_reno_undo_cwnd (kfuncs), PRR does not
+ *   run, an RTO sets cwnd to packets in flight + 1 until the agent's next write.
+ *
+ * Follows: net/ipv4/tcp_input.c (tcp_ack_update_rtt: rs->rtt_us; tcp_cong_control),
+ * net/ipv4/tcp_output.c (bytes_sent), include/linux/tcp.h (the counters' meaning),
+ * Linux 6.18.
+ *
+ * Deviations (from the simulator's agent, which writes between two events):
+ * - A write takes effect at the socket's next ACK (or its start), not at the instant
+ *   the agent writes; between two ACKs of a sending flow that is well under an RTT.
+ * - The counters are those of the last ACK, so sends after it fall into the next
+ *   interval (the simulator reads them at the interval's end); intervals telescope.
+ * - The RTT minimum is the connection's, not the interval's: Aurora's observation
+ *   only keeps the minimum over all intervals, which is the same number.
+ * - The agent reads an entry while this program may be updating it (no lock): a read
+ *   may see one sample's sum without its count (one sample in hundreds).
+ * - Entries are made for every socket running the program, the receiver's too (keyed
+ *   by the sender's ephemeral port: never one a flow uses); nothing is written to them.
+ */
+#include "tcplab_cc.h"
+#include <bpf/bpf_endian.h>
+
+char _license[] SEC("license") = "GPL";
+
+/* Fields of 6.18's structs that tcplab_cc.h leaves out (the simulator does not model
+ * them; this program runs only in a kernel). CO-RE matches a struct named
+ * "name___flavour" against the kernel's "name" and finds skc_dport inside its
+ * anonymous union. */
+struct sock_common___policy {
+	__be16 skc_dport;
+} __attribute__((preserve_access_index));
+
+struct tcp_sock___policy {
+	__u64 bytes_sent;
+	__u32 total_retrans;
+} __attribute__((preserve_access_index));
+
+#define POLICY_MAX_FLOWS 1024
+/* include/uapi/linux/bpf.h (tcplab_cc.h does not include it). */
+#define BPF_MAP_TYPE_HASH 1
+#define BPF_ANY 0
+
+/* Written by the agent, read here. */
+struct policy_ctl {
+	__u64 rate_bytes; /* pacing rate, bytes per second; 0 = unpaced */
+	__u32 cwnd; /* segments, >= 1 */
+	__u32 gen; /* changed by each write */
+};
+
+/* Written here, read by the agent (policy_agent.MEAS_FORMAT). */
+struct policy_meas {
+	__u64 bytes_sent;
+	__u64 rtt_sum_us;
+	__u64 rtt_count;
+	__u64 pacing_rate; /* sk_pacing_rate now, bytes per second */
+	__u32 rtt_min_us; /* ~0 before the first sample */
+	__u32 delivered;
+	__u32 lost;
+	__u32 total_retrans;
+	__u32 srtt_us;
+	__u32 mss;
+	__u32 cwnd;
+	__u32 applied; /* generation of the last control applied */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, POLICY_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct policy_ctl);
+} policy_ctl SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, POLICY_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct policy_meas);
+} policy_meas SEC(".maps");
+
+static __always_inline __u32 flow_key(const struct sock *sk)
+{
+	const struct sock_common___policy *skc = (const void *)&sk->__sk_common;
+
+	return bpf_ntohs(skc->skc_dport);
+}
+
+static __always_inline void record(struct sock *sk, struct policy_meas *m)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+	const struct tcp_sock___policy *more = (const void *)tp;
+
+	m->bytes_sent = more->bytes_sent;
+	m->total_retrans = more->total_retrans;
+	m->delivered = tp->delivered;
+	m->lost = tp->lost;
+	m->srtt_us = tp->srtt_us >> 3;
+	m->mss = tp->mss_cache;
+	m->cwnd = tp->snd_cwnd;
+	m->pacing_rate = sk->sk_pacing_rate;
+}
+
+/* Apply the agent's write if it is one not applied yet. */
+static __always_inline void apply(struct sock *sk, struct policy_meas *m, __u32 key)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct policy_ctl *c = bpf_map_lookup_elem(&policy_ctl, &key);
+	__u64 rate;
+	__u32 cwnd;
+
+	if (!c || c->gen == m->applied)
+		return;
+	m->applied = c->gen;
+	rate = c->rate_bytes;
+	if (rate > sk->sk_max_pacing_rate)
+		rate = sk->sk_max_pacing_rate;
+	sk->sk_pacing_rate = rate;
+	sk->sk_pacing_status = rate > 0 ? SK_PACING_NEEDED : SK_PACING_NONE;
+	cwnd = c->cwnd;
+	if (cwnd < 1)
+		cwnd = 1;
+	if (cwnd > tp->snd_cwnd_clamp)
+		cwnd = tp->snd_cwnd_clamp;
+	tp->snd_cwnd = cwnd;
+	tp->snd_cwnd_stamp = tcp_jiffies32;
+}
+
+SEC("struct_ops")
+void BPF_PROG(policy_init, struct sock *sk)
+{
+	__u32 key = flow_key(sk);
+	struct policy_meas fresh = { .rtt_min_us = ~0U };
+	struct policy_meas *m;
+
+	bpf_map_update_elem(&policy_meas, &key, &fresh, BPF_ANY);
+	m = bpf_map_lookup_elem(&policy_meas, &key);
+	if (!m)
+		return;
+	apply(sk, m, key);
+	record(sk, m);
+}
+
+SEC("struct_ops")
+void BPF_PROG(policy_cong_control, struct sock *sk, __u32 ack, int flag,
+	      const struct rate_sample *rs)
+{
+	__u32 key = flow_key(sk);
+	struct policy_meas *m = bpf_map_lookup_elem(&policy_meas, &key);
+	long rtt_us = rs->rtt_us;
+
+	if (!m)
+		return;
+	if (rtt_us >= 0) {
+		m->rtt_sum_us += rtt_us;
+		m->rtt_count += 1;
+		if ((__u64)rtt_us < m->rtt_min_us)
+			m->rtt_min_us = rtt_us;
+	}
+	apply(sk, m, key);
+	record(sk, m);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(policy_ssthresh, struct sock *sk)
+{
+	return tcp_reno_ssthresh(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(policy_undo_cwnd, struct sock *sk)
+{
+	return tcp_reno_undo_cwnd(sk);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops policy_rate = {
+	.init = (void *)policy_init,
+	.cong_control = (void *)policy_cong_control,
+	.ssthresh = (void *)policy_ssthresh,
+	.undo_cwnd = (void *)policy_undo_cwnd,
+	.name = "policy_rate",
+};

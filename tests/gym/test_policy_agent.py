@@ -1,0 +1,141 @@
+"""The kernel backend's policy agent (tcplab/backends/kernel/policy_agent.py) without a
+kernel: from fixed snapshots of the BPF program's measurement map it makes the
+intervals, observations and writes the simulator's agent makes, computed by hand here.
+The agent and the simulator run one controller (world/agent.rs PolicyController, through
+tcplab._engine.PolicyAgent), so what is checked is the map-to-interval step and the
+loop around the controller. tests/backends/test_kernel_policy.py runs it on a kernel."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("tcplab._engine", reason="needs the compiled engine")
+
+from tcplab.backends.kernel.policy_agent import (  # noqa: E402
+    Driver,
+    agent_config,
+    counters,
+    interval,
+    report,
+)
+from tcplab.engine import engine  # noqa: E402
+from tcplab.lowering import config_json, resolve, world_config  # noqa: E402
+from tcplab.specs.load import as_spec  # noqa: E402
+
+# Two reads of one flow's policy_meas entry (policy_rate.bpf.c's struct policy_meas).
+MEAS_1 = {
+    "bytes_sent": 30_000,
+    "rtt_sum_us": 150_000,
+    "rtt_count": 3,
+    "pacing_rate": 1_000_000,
+    "rtt_min_us": 45_000,
+    "delivered": 20,
+    "lost": 1,
+    "total_retrans": 1,
+    "srtt_us": 48_000,
+    "mss": 1000,
+    "cwnd": 10,
+    "applied": 1,
+}
+MEAS_2 = {
+    **MEAS_1,
+    "bytes_sent": 50_000,
+    "rtt_sum_us": 270_000,
+    "rtt_count": 5,
+    "delivered": 35,
+    "srtt_us": 55_000,
+}
+
+
+def test_intervals_from_two_map_reads_by_hand():
+    first = interval(counters(None), counters(MEAS_1), 20_000_000)
+    # 20 ms; 30 KB sent; 20 segments of 1000 B acked; 1 lost, 1 retransmitted; 3 samples
+    # of mean 150 ms / 3 = 50 ms, minimum 45 ms. (delivered_bytes, rto_count: unseen.)
+    assert first == [20_000, 30_000, 20_000, 0, 1, 1, 0, 3, 50_000.0, 45_000]
+    second = interval(counters(MEAS_1), counters(MEAS_2), 25_000_000)
+    # 20 KB more sent, 15 segments acked, 2 samples of (270 - 150) / 2 = 60 ms.
+    assert second == [25_000, 20_000, 15_000, 0, 0, 0, 0, 2, 60_000.0, 45_000]
+    # Before the connection exists (no entry): nothing happened.
+    assert interval(counters(None), counters(None), 5_000_000)[1:] == [0.0] * 9
+
+
+def test_the_observation_of_map_reads_is_the_simulators_by_hand():
+    obs = engine().AuroraObservation(1)  # the simulator's observation code
+    a = obs.push(interval(counters(None), counters(MEAS_1), 20_000_000), 48_000)
+    # No gradient yet; latency ratio 50 / 45 ms; sending ratio 30 / 20 KB.
+    assert a == pytest.approx([0.0, 50 / 45, 1.5], rel=1e-6)
+    b = obs.push(interval(counters(MEAS_1), counters(MEAS_2), 25_000_000), 55_000)
+    # Gradient (60 - 50 ms) / 25 ms = 0.4; ratio 60 / 45; sending ratio 20 / 15 KB.
+    assert b == pytest.approx([0.4, 60 / 45, 20 / 15], rel=1e-6)
+
+
+POLICY = {
+    "format": "tcplab-policy/1",
+    "name": "by-hand",
+    "preset": "aurora",
+    "history": 1,
+    "rtt_fraction": 0.5,
+    "start_fraction": 0.8,
+    "transform": "none",
+    "layers": [{"weights": [[0.0, 4.0, 1.0]], "bias": [-2.0], "activation": "linear"}],
+}
+
+
+class FakeMaps:
+    """The two maps of one program, as PolicyMaps offers them."""
+
+    def __init__(self, reads):
+        self.reads = list(reads)
+        self.writes = []
+
+    def read(self, port):
+        return self.reads.pop(0)
+
+    def write(self, port, rate_bps, cwnd, gen):
+        self.writes.append((port, rate_bps, cwnd, gen))
+
+
+def _config(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(POLICY))
+    spec = as_spec(
+        {
+            "experiment": {"duration": "1s"},
+            "bottleneck": {"rate": "10Mbps", "delay": "5ms", "buffer": "1bdp"},
+            "flows": [{"cc": "cubic", "rtt": "40ms"}, {"cc": f"policy:{path}", "rtt": "40ms"}],
+        }
+    )
+    return world_config(resolve(spec))
+
+
+def test_the_agent_writes_what_the_controller_decides_by_hand(tmp_path):
+    config = _config(tmp_path)
+    cfg = agent_config(config, "tl1a", 5000, tmp_path)
+    assert cfg["agents"] == [{"index": 0, "port": 5001}]  # flow 1: port 5000 + 1
+    d = Driver(engine(), config_json(config), 0, 5001)
+    maps = FakeMaps([MEAS_1, None])
+    d.start(maps)
+    # 0.8 x 10 Mbit/s; 10 segments (no RTT yet); next step at half the 40 ms base RTT.
+    assert maps.writes == [(5001, 8e6, 10, 1)]
+    assert d.next_ns == 20_000_000
+    d.step(maps, 20_000_000, last=False)
+    # Observation (0, 50/45, 1.5): action 4 x 1.1111 + 1.5 - 2 = 3.9444 (as float32);
+    # rate 8 Mbit/s x (1 + 0.025 x 3.9444) = 8.78889 Mbit/s; cwnd 2 x 1098611 B/s x
+    # 0.048 s / 1448 B = 72.8 -> 73; next step at 20 + 48 / 2 = 44 ms.
+    port, rate, cwnd, gen = maps.writes[-1]
+    assert (port, cwnd, gen) == (5001, 73, 2)
+    assert rate == pytest.approx(8e6 * (1 + 0.025 * (4 * 50 / 45 + 1.5 - 2)), rel=1e-6)
+    assert d.next_ns == 44_000_000
+    assert d.steps[-1]["action"] == pytest.approx(4 * 50 / 45 - 0.5, rel=1e-6)
+    # The end: the observation only, nothing written.
+    d.step(maps, 50_000_000, last=True)
+    assert len(maps.writes) == 2 and d.done
+    raw = {"flows": [{"cc": "cubic"}, {"cc": "external"}]}
+    report(raw, config, {"agents": [{"index": 0, "steps": d.steps}]})
+    assert raw["flows"][1]["cc"] == "policy:by-hand"  # as the simulator names it
+    # One acting step, run 0 ms after the 20 ms the controller had planned.
+    assert raw["kernel"]["policy_agents"] == [
+        {"flow": 1, "steps": 1, "late_ms_mean": 0.0, "late_ms_max": 0.0}
+    ]
