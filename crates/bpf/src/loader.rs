@@ -111,6 +111,8 @@ pub struct Program {
     pub kconfig: Vec<KconfigExtern>,
     /// The maps of `.maps` the code uses, in the order first referenced.
     pub maps: Vec<MapDef>,
+    /// `insns` decoded for the interpreter, on first use (vm/mod.rs).
+    pub code: std::sync::OnceLock<crate::vm::Code>,
 }
 
 /// The largest .rodata/.data/.bss section we load (1 MiB).
@@ -384,6 +386,7 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
         rodata_vars,
         kconfig,
         maps,
+        code: Default::default(),
     })
 }
 

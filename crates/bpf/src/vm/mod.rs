@@ -12,6 +12,11 @@
 //! instruction budget (instruction slots, charged at each jump, call and return); any
 //! failure is an `Err` with the pc, never a panic.
 //!
+//! Speed: the program is decoded once (`Code`, cached by the loaded program) into ops
+//! with their operands resolved: immediates sign-extended, jump and call targets
+//! absolute, memory offsets widened. `run_code` runs that form; `run` decodes and runs
+//! (for tests and one-off calls).
+//!
 //! Semantics follow the kernel interpreter (kernel/bpf/core.c, ___bpf_prog_run):
 //! 32-bit ALU results are zero-extended, shifts use the low 5/6 bits of the amount,
 //! division by zero gives 0 and modulo by zero leaves the dividend.
@@ -50,10 +55,96 @@ struct Frame {
     saved: [u64; 4],
 }
 
-/// Runs from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
-///
-/// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
-/// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
+/// One decoded instruction: the BPF opcode with its operands resolved. `imm` is the
+/// immediate sign-extended to 64 bits (LD_IMM64: the whole 64-bit value); `t` is a jump
+/// or call's absolute target pc, or a memory access's offset.
+#[derive(Clone, Copy, Debug, Default)]
+struct Op {
+    code: u8,
+    d: u8,
+    s: u8,
+    /// The atomic operation (BPF_ATOMIC's imm) or the byte-swap width.
+    x: u8,
+    t: i32,
+    imm: u64,
+}
+
+/// A program decoded for `run_code`, one op per instruction slot (so every jump target
+/// stays where it was), plus one op past the end that faults.
+#[derive(Clone, Debug, Default)]
+pub struct Code {
+    ops: Vec<Op>,
+}
+
+impl Code {
+    /// Decodes `insns` (already checked by verify.rs: targets inside the code, no
+    /// register above r10).
+    pub fn new(insns: &[Insn]) -> Code {
+        let mut ops: Vec<Op> = Vec::with_capacity(insns.len() + 1);
+        let mut pc = 0;
+        while pc < insns.len() {
+            let i = insns[pc];
+            let mut op = Op {
+                code: i.code,
+                d: i.dst & 15,
+                s: i.src & 15,
+                x: 0,
+                t: i32::from(i.off),
+                imm: i.imm as i64 as u64,
+            };
+            let rel = |off: i64| (pc as i64 + 1 + off) as i32;
+            match i.class() {
+                CLASS_JMP | CLASS_JMP32 if i.code == CALL => {
+                    if i.src == PSEUDO_CALL {
+                        op.t = rel(i64::from(i.imm));
+                    } else {
+                        // kfunc/helper: `t` is the call's `off` (the native kfunc index).
+                        op.t = i32::from(i.off);
+                    }
+                }
+                CLASS_JMP | CLASS_JMP32 => op.t = rel(i64::from(i.off)),
+                CLASS_STX if i.code & 0xe0 == 0xc0 => op.x = i.imm as u8,
+                _ => {}
+            }
+            if i.code == LD_IMM64 {
+                let hi = insns.get(pc + 1).map_or(0, |n| n.imm as u32 as u64);
+                op.imm = (i.imm as u32 as u64) | hi << 32;
+                ops.push(op);
+                if let Some(n) = insns.get(pc + 1) {
+                    ops.push(Op {
+                        code: n.code,
+                        ..Op::default()
+                    });
+                }
+                pc += 2;
+                continue;
+            }
+            ops.push(op);
+            pc += 1;
+        }
+        // Past the end: an opcode no program has (0xff), which faults.
+        ops.push(Op {
+            code: END,
+            ..Op::default()
+        });
+        Code { ops }
+    }
+
+    /// Instruction slots (without the end marker).
+    pub fn len(&self) -> usize {
+        self.ops.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The op past the last instruction (0xff is no BPF opcode; verify.rs refuses it).
+const END: u8 = 0xff;
+
+/// Runs from `entry` with r1 = `r1` until the outermost `exit`; returns r0 (decodes
+/// `insns` first: `run_code` with a cached `Code` is the fast path).
 pub fn run(
     insns: &[Insn],
     entry: usize,
@@ -62,6 +153,22 @@ pub fn run(
     host: &mut dyn Host,
     budget: u64,
 ) -> Result<u64, Fault> {
+    run_code(&Code::new(insns), entry, r1, mem, host, budget)
+}
+
+/// Runs `code` from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
+///
+/// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
+/// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
+pub fn run_code(
+    code: &Code,
+    entry: usize,
+    r1: u64,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget: u64,
+) -> Result<u64, Fault> {
+    let insns = &code.ops[..];
     let mut reg = [0u64; 16];
     reg[1] = r1;
     reg[10] = addr(REGION_STACK, FRAME_SIZE);
@@ -96,7 +203,7 @@ pub fn run(
     // ALU on 64 bits (`$f(dst, src)`), with an immediate (sign-extended) or a register.
     macro_rules! alu64 {
         ($i:expr, $d:expr, $s:expr, $r:expr, $f:expr) => {{
-            let src = if $r { reg[$s] } else { $i.imm as i64 as u64 };
+            let src = if $r { reg[$s] } else { $i.imm };
             reg[$d] = $f(reg[$d], src);
         }};
     }
@@ -111,9 +218,9 @@ pub fn run(
     // Conditional jump on 64 bits (`$f(a, b)`, unsigned; signed ones cast inside).
     macro_rules! jmp64 {
         ($i:expr, $d:expr, $s:expr, $r:expr, $pc:expr, $f:expr) => {{
-            let b = if $r { reg[$s] } else { $i.imm as i64 as u64 };
+            let b = if $r { reg[$s] } else { $i.imm };
             if $f(reg[$d], b) {
-                let to = ($pc as i64 + $i.off as i64) as usize;
+                let to = $i.t as usize;
                 charge!(to);
                 $pc = to;
             }
@@ -123,7 +230,7 @@ pub fn run(
         ($i:expr, $d:expr, $s:expr, $r:expr, $pc:expr, $f:expr) => {{
             let b = if $r { reg[$s] as u32 } else { $i.imm as u32 };
             if $f(reg[$d] as u32, b) {
-                let to = ($pc as i64 + $i.off as i64) as usize;
+                let to = $i.t as usize;
                 charge!(to);
                 $pc = to;
             }
@@ -133,8 +240,8 @@ pub fn run(
         let Some(&i) = insns.get(pc) else {
             return Err(fault(pc, "ran past the end of the program".into()));
         };
-        let d = (i.dst & 15) as usize;
-        let s = (i.src & 15) as usize;
+        let d = i.d as usize;
+        let s = i.s as usize;
         pc += 1;
         match i.code {
             // ALU64
@@ -235,45 +342,43 @@ pub fn run(
             // Memory
             // Loads, one arm per width so the size is a constant.
             0x61 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<4>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x69 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<2>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x71 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<1>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x79 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<8>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x62 | 0x6a | 0x72 | 0x7a => {
-                let a = reg[d].wrapping_add(i.off as i64 as u64);
-                let v = i.imm as i64 as u64;
-                mem.store(a, i.mem_size(), v)
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store(a, mem_size(i.code), i.imm)
                     .map_err(|w| fault(pc - 1, w))?;
             }
             0x63 | 0x6b | 0x73 | 0x7b => {
-                let a = reg[d].wrapping_add(i.off as i64 as u64);
-                mem.store(a, i.mem_size(), reg[s])
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store(a, mem_size(i.code), reg[s])
                     .map_err(|w| fault(pc - 1, w))?;
             }
             0xc3 | 0xdb => {
-                let a = reg[d].wrapping_add(i.off as i64 as u64);
-                atomic(&i, a, i.mem_size(), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                atomic(&i, a, mem_size(i.code), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
             }
             // LD_IMM64: the high half is in the next slot, which we step over.
             0x18 => {
-                let hi = insns.get(pc).map_or(0, |n| n.imm as u32 as u64);
-                reg[d] = (i.imm as u32 as u64) | hi << 32;
+                reg[d] = i.imm;
                 pc += 1;
             }
             // JMP (64 bits)
             0x05 => {
-                let to = (pc as i64 + i.off as i64) as usize;
+                let to = i.t as usize;
                 charge!(to);
                 pc = to;
             }
@@ -327,7 +432,7 @@ pub fn run(
                 <= (b as i32)),
             0xde => jmp32!(i, d, s, true, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
             CALL => {
-                if i.src == PSEUDO_CALL {
+                if i.s == PSEUDO_CALL {
                     if depth + 2 > MAX_FRAMES {
                         return Err(fault(pc - 1, "call depth over 8 frames".into()));
                     }
@@ -337,15 +442,16 @@ pub fn run(
                     };
                     depth += 1;
                     reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
-                    let to = (pc as i64 + i.imm as i64) as usize;
+                    let to = i.t as usize;
                     charge!(to);
                     pc = to;
                 } else {
-                    let call = Call::from_id(i.imm)
-                        .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
+                    let id = i.imm as i32;
+                    let call = Call::from_id(id)
+                        .ok_or_else(|| fault(pc - 1, format!("unknown call {id}")))?;
                     let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
                     reg[0] = host
-                        .call(call, i.off, args, mem)
+                        .call(call, i.t as i16, args, mem)
                         .map_err(|w| fault(pc - 1, w))?;
                 }
             }
@@ -361,6 +467,7 @@ pub fn run(
                 pc = f.ret_pc;
             }
             0x00 => return Err(fault(pc - 1, "jump into the middle of LD_IMM64".into())),
+            END => return Err(fault(pc - 1, "ran past the end of the program".into())),
             _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
         }
     }
@@ -369,18 +476,18 @@ pub fn run(
 /// BPF_ATOMIC on `size` bytes at `a`: add/or/and/xor (optionally fetching the old value
 /// into src), xchg and cmpxchg (r0 is the comparand and receives the old value).
 fn atomic(
-    i: &Insn,
+    i: &Op,
     a: u64,
     size: usize,
     reg: &mut [u64; 16],
     mem: &mut Memory,
 ) -> Result<(), String> {
-    let s = i.src as usize;
+    let s = i.s as usize;
     let mask = if size == 4 { u32::MAX as u64 } else { u64::MAX };
     let old = mem.load(a, size)?;
     let v = reg[s] & mask;
-    let fetch = i.imm & 1 != 0;
-    let new = match i.imm & !1 {
+    let fetch = i.x & 1 != 0;
+    let new = match i.x & !1 {
         0x00 => old.wrapping_add(v),
         0x40 => old | v,
         0x50 => old & v,
@@ -397,8 +504,19 @@ fn atomic(
         op => return Err(format!("unsupported atomic operation {op:#x}")),
     };
     mem.store(a, size, new & mask)?;
-    if fetch || i.imm & !1 == 0xe0 {
+    if fetch || i.x & !1 == 0xe0 {
         reg[s] = old;
     }
     Ok(())
+}
+
+/// Width in bytes of a memory access (LDX/ST/STX) from its opcode.
+#[inline(always)]
+fn mem_size(code: u8) -> usize {
+    match (code >> 3) & 3 {
+        0 => 4,
+        1 => 2,
+        2 => 1,
+        _ => 8,
+    }
 }
