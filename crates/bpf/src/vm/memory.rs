@@ -19,6 +19,9 @@ pub const REGION_SOCK: u64 = 3;
 pub const REGION_SAMPLE: u64 = 4;
 /// Global section `i` lives in region `REGION_GLOBAL0 + i`.
 pub const REGION_GLOBAL0: u64 = 5;
+/// A function pointer (LD_IMM64 BPF_PSEUDO_FUNC, bpf_loop's callback) is this region
+/// and the function's pc: no section has this number, so no access goes through one.
+pub const REGION_FUNC: u64 = 0xffff_ffff;
 
 /// Stack bytes per frame (MAX_BPF_STACK) and call depth (MAX_CALL_FRAMES).
 pub const FRAME_SIZE: usize = 512;
@@ -171,6 +174,9 @@ impl Memory {
 #[cold]
 fn bad_access(a: u64, size: usize) -> String {
     let region = a >> 32;
+    if region == REGION_FUNC {
+        return format!("{size}-byte access through function pointer {a:#x}");
+    }
     if matches!(
         region,
         REGION_STACK | REGION_CTX | REGION_SOCK | REGION_SAMPLE

@@ -17,6 +17,10 @@
 //! absolute, memory offsets widened. `run_code` runs that form; `run` decodes and runs
 //! (for tests and one-off calls).
 //!
+//! bpf_loop (helper 181) runs here, not in the `Host`: its callback, a function whose
+//! address the program took (LD_IMM64 BPF_PSEUDO_FUNC), runs in the next call frame
+//! with r1 = the index and r2 = the context, its instructions on the same budget.
+//!
 //! Semantics follow the kernel interpreter (kernel/bpf/core.c, ___bpf_prog_run):
 //! 32-bit ALU results are zero-extended, shifts use the low 5/6 bits of the amount,
 //! division by zero gives 0 and modulo by zero leaves the dividend.
@@ -28,7 +32,7 @@ pub mod verify;
 
 use crate::calls::Call;
 use crate::insn::*;
-use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_STACK};
+use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_FUNC, REGION_STACK};
 
 /// What the interpreter cannot do itself: kfuncs and helpers.
 pub trait Host {
@@ -74,6 +78,9 @@ struct Op {
 #[derive(Clone, Debug, Default)]
 pub struct Code {
     ops: Vec<Op>,
+    /// The functions whose address the program takes (LD_IMM64 BPF_PSEUDO_FUNC): the
+    /// callbacks bpf_loop may run.
+    funcs: Vec<usize>,
 }
 
 impl Code {
@@ -81,6 +88,7 @@ impl Code {
     /// register above r10).
     pub fn new(insns: &[Insn]) -> Code {
         let mut ops: Vec<Op> = Vec::with_capacity(insns.len() + 1);
+        let mut funcs = Vec::new();
         let mut pc = 0;
         while pc < insns.len() {
             let i = insns[pc];
@@ -109,6 +117,12 @@ impl Code {
             if i.code == LD_IMM64 {
                 let hi = insns.get(pc + 1).map_or(0, |n| n.imm as u32 as u64);
                 op.imm = (i.imm as u32 as u64) | hi << 32;
+                if i.src == PSEUDO_FUNC {
+                    // A function pointer: its pc in a region no access can reach.
+                    let t = rel(i64::from(i.imm)) as usize;
+                    op.imm = addr(REGION_FUNC, t);
+                    funcs.push(t);
+                }
                 ops.push(op);
                 if let Some(n) = insns.get(pc + 1) {
                     ops.push(Op {
@@ -128,7 +142,9 @@ impl Code {
             ..Op::default()
         });
         fuse_pairs(&mut ops);
-        Code { ops }
+        funcs.sort_unstable();
+        funcs.dedup();
+        Code { ops, funcs }
     }
 
     /// Instruction slots (without the end marker).
@@ -246,10 +262,36 @@ pub fn run_code(
     host: &mut dyn Host,
     budget: u64,
 ) -> Result<u64, Fault> {
+    let mut left = budget;
+    exec(
+        code,
+        entry,
+        [r1, 0, 0, 0, 0],
+        0,
+        mem,
+        host,
+        &mut left,
+        budget,
+    )
+}
+
+/// Runs the function at `entry` with r1..r5 = `args` in call frame `base` (0: a
+/// callback; deeper: a bpf_loop callback) until its `exit`, drawing on `budget_left`.
+#[allow(clippy::too_many_arguments)]
+fn exec(
+    code: &Code,
+    entry: usize,
+    args: [u64; 5],
+    base: usize,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget_left: &mut u64,
+    budget: u64,
+) -> Result<u64, Fault> {
     let insns = &code.ops[..];
     let mut reg = [0u64; 16];
-    reg[1] = r1;
-    reg[10] = addr(REGION_STACK, FRAME_SIZE);
+    reg[1..6].copy_from_slice(&args);
+    reg[10] = addr(REGION_STACK, FRAME_SIZE * (base + 1));
     // Caller frames of bpf-to-bpf calls, on the Rust stack: no allocation per callback.
     let mut frames = [Frame {
         ret_pc: 0,
@@ -257,7 +299,7 @@ pub fn run_code(
     }; MAX_FRAMES];
     let mut depth = 0usize;
     let mut pc = entry;
-    let mut left = budget;
+    let mut left = *budget_left;
     // The budget is charged per straight-line run, at each control transfer: a run
     // between transfers is at most the program's length, so an endless loop still
     // exhausts it, and the loop body pays one check instead of one per instruction.
@@ -511,7 +553,7 @@ pub fn run_code(
             0xde => jmp32!(i, d, s, true, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
             CALL => {
                 if i.s == PSEUDO_CALL {
-                    if depth + 2 > MAX_FRAMES {
+                    if base + depth + 2 > MAX_FRAMES {
                         return Err(fault(pc - 1, "call depth over 8 frames".into()));
                     }
                     frames[depth] = Frame {
@@ -519,7 +561,7 @@ pub fn run_code(
                         saved: [reg[6], reg[7], reg[8], reg[9]],
                     };
                     depth += 1;
-                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
+                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (base + depth + 1));
                     let to = i.t as usize;
                     charge!(to);
                     pc = to;
@@ -527,6 +569,21 @@ pub fn run_code(
                     let id = i.imm as i32;
                     let call = Call::from_id(id)
                         .ok_or_else(|| fault(pc - 1, format!("unknown call {id}")))?;
+                    if call == Call::Loop {
+                        // The callbacks' instructions draw on the same budget.
+                        charge!(pc);
+                        reg[0] = bpf_loop(
+                            code,
+                            &reg,
+                            base + depth,
+                            pc - 1,
+                            mem,
+                            host,
+                            &mut left,
+                            budget,
+                        )?;
+                        continue;
+                    }
                     let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
                     reg[0] = host
                         .call(call, i.t as i16, args, mem)
@@ -535,12 +592,24 @@ pub fn run_code(
             }
             EXIT => {
                 if depth == 0 {
+                    if base > 0 {
+                        // A bpf_loop callback: charge its last run, so that every
+                        // iteration costs at least its exit.
+                        let ran = pc.saturating_sub(seg) as u64;
+                        if ran > left {
+                            return Err(fault(
+                                pc - 1,
+                                format!("instruction budget of {budget} exhausted"),
+                            ));
+                        }
+                        *budget_left = left - ran;
+                    }
                     return Ok(reg[0]);
                 }
                 depth -= 1;
                 let f = frames[depth];
                 reg[6..10].copy_from_slice(&f.saved);
-                reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
+                reg[10] = addr(REGION_STACK, FRAME_SIZE * (base + depth + 1));
                 charge!(f.ret_pc);
                 pc = f.ret_pc;
             }
@@ -622,6 +691,59 @@ pub fn run_code(
             _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
         }
     }
+}
+
+/// `BPF_MAX_LOOPS` (include/linux/bpf.h) and the errors bpf_loop returns.
+const BPF_MAX_LOOPS: u32 = 1 << 23;
+const EINVAL: i64 = 22;
+const E2BIG: i64 = 7;
+
+/// `bpf_loop(nr_loops, callback_fn, callback_ctx, flags)` (kernel/bpf/bpf_iter.c):
+/// -EINVAL for flags other than 0, -E2BIG for more than BPF_MAX_LOOPS; otherwise calls
+/// `callback(index, ctx)` in the frame above `frame` for index 0, 1, ... until it
+/// returns non-zero (then i + 1) or nr_loops have run (then nr_loops).
+///
+/// Deviation: the kernel verifier refuses a callback that is not a function of the
+/// program or that returns other than 0 or 1 at load; here a bad pointer faults when
+/// called, and any non-zero return stops the loop (as the kernel's code does).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn bpf_loop(
+    code: &Code,
+    reg: &[u64; 16],
+    frame: usize,
+    call_pc: usize,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    left: &mut u64,
+    budget: u64,
+) -> Result<u64, Fault> {
+    let (nr_loops, callback, ctx, flags) = (reg[1] as u32, reg[2], reg[3], reg[4]);
+    if flags != 0 {
+        return Ok(-EINVAL as u64);
+    }
+    if nr_loops > BPF_MAX_LOOPS {
+        return Ok(-E2BIG as u64);
+    }
+    let fault = |why: String| Fault { pc: call_pc, why };
+    let entry = (callback >> 32 == REGION_FUNC)
+        .then_some((callback & 0xffff_ffff) as usize)
+        .filter(|t| code.funcs.binary_search(t).is_ok())
+        .ok_or_else(|| {
+            fault(format!(
+                "bpf_loop: callback {callback:#x} is not a function"
+            ))
+        })?;
+    if frame + 2 > MAX_FRAMES {
+        return Err(fault("call depth over 8 frames".into()));
+    }
+    for index in 0..nr_loops {
+        let args = [u64::from(index), ctx, 0, 0, 0];
+        if exec(code, entry, args, frame + 1, mem, host, left, budget)? != 0 {
+            return Ok(u64::from(index) + 1);
+        }
+    }
+    Ok(u64::from(nr_loops))
 }
 
 /// BPF_ATOMIC on `size` bytes at `a`: add/or/and/xor (optionally fetching the old value

@@ -230,3 +230,37 @@ fn a_fault_in_the_second_load_of_a_pair_names_its_own_pc() {
     assert_eq!(e.pc, 1);
     assert!(e.why.contains("invalid address"), "{}", e.why);
 }
+
+/// `bpf_loop(3, <function at 6 returning ret>, 0, 0)`, the pointer from `fptr`.
+fn loop_prog(fptr: [Insn; 2], ret: i32) -> Vec<Insn> {
+    vec![
+        ins(0xb7, 1, 0, 0, 3),
+        fptr[0],
+        fptr[1],
+        ins(0xb7, 4, 0, 0, 0),
+        ins(CALL, 0, PSEUDO_KFUNC_CALL, 0, Call::Loop as i32),
+        EXIT_,
+        ins(0xb7, 0, 0, 0, ret),
+        EXIT_,
+    ]
+}
+
+#[test]
+fn bpf_loop_takes_a_function_pointer_and_refuses_a_forged_one() {
+    // r2 = &function at 6 (BPF_PSEUDO_FUNC, pc-relative: 1 + 1 + 4).
+    let func = [ins(LD_IMM64, 2, PSEUDO_FUNC, 0, 4), ins(0, 0, 0, 0, 0)];
+    assert_eq!(exec(&loop_prog(func, 0), 100), Ok(3));
+    assert_eq!(exec(&loop_prog(func, 1), 100), Ok(1));
+    // The same bits as a plain constant are not a function.
+    let forged = [ins(LD_IMM64, 2, 0, 0, 6), ins(0, 0, 0, 0, -1)];
+    let e = exec(&loop_prog(forged, 0), 100).unwrap_err();
+    assert_eq!(e.pc, 4);
+    assert!(e.why.contains("is not a function"), "{}", e.why);
+    // The functions are [0, 6) and [6, 8); a pointer to 7 is not a function's start.
+    let functions = [(0, 6), (6, 8)];
+    assert!(verify::check_kernel_rules(&loop_prog(func, 0), &functions).is_ok());
+    let mid = [ins(LD_IMM64, 2, PSEUDO_FUNC, 0, 5), ins(0, 0, 0, 0, 0)];
+    let (pc, why) = verify::check_kernel_rules(&loop_prog(mid, 0), &functions).unwrap_err();
+    assert_eq!(pc, 1);
+    assert!(why.contains("not the start of a function"), "{why}");
+}
