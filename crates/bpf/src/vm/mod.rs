@@ -160,9 +160,9 @@ impl Code {
 // Superinstructions: the commonest adjacent pairs in clang's output for the shipped
 // examples (measured on bbr.bpf.c, which runs ~400 instructions per ACK), each done by
 // one op at the first slot that runs both steps in order and continues after the second.
-// The second slot keeps its own op, so a jump into it runs it alone. The codes are
-// ALU/JMP opcodes with operations 0xe0/0xf0, which BPF does not define (verify.rs
-// refuses them in programs).
+// The other slots keep their own ops, so a jump into one runs from there. The codes are
+// ALU/JMP opcodes with operations 0xe0/0xf0 and LD-class codes other than LD_IMM64,
+// which BPF does not define (verify.rs refuses them in programs).
 /// `lsh64 d, 32; rsh64 d, 32`: zero-extend the low half.
 const F_ZEXT: u8 = 0xe7;
 /// `lsh64 d, 32; arsh64 d, 32`: sign-extend the low half.
@@ -189,6 +189,45 @@ const F_LDXDW_LDXW: u8 = 0xfd;
 const F_LDXDW_LDXDW: u8 = 0xe6;
 /// `ldxw d, [s + t]; ldxdw x_lo, [x_hi + imm]`.
 const F_LDXW_LDXDW: u8 = 0xee;
+/// `mov64 d, s; lsh64 d, imm_lo; rsh64 d, imm_hi`: a bitfield's extraction.
+const F_MOV_LSH_RSH: u8 = 0xf6;
+/// `mov64 d, s; and64 d, imm_lo; jne x, imm_hi, t`: a flag's test.
+const F_MOV_ANDI_JNE: u8 = 0xfe;
+/// `mov64 d, imm; mov64 s, x_lo; add64 s, x_hi`.
+const F_MOVI_MOV_ADD: u8 = 0x08;
+/// `mov64 d, s; add64 d, imm`.
+const F_MOV_ADDI: u8 = 0x10;
+/// `mov64 d, s; and64 d, x`.
+const F_MOV_AND: u8 = 0x20;
+/// `rsh64 d, imm; jge x_lo, x_hi, t`.
+const F_RSHI_JGE: u8 = 0x28;
+
+/// The fused op for the three ops `a`, `b`, `c`, if they form one of the triples above.
+fn fuse3(a: &Op, b: &Op, c: &Op) -> Option<Op> {
+    let pack = |lo: u64, hi: u64| (lo & 0xffff_ffff) | hi << 32;
+    let same = a.d == b.d && b.d == c.d;
+    Some(match (a.code, b.code, c.code) {
+        (0xbf, 0x67, 0x77) if same => Op {
+            code: F_MOV_LSH_RSH,
+            imm: pack(b.imm, c.imm),
+            ..*a
+        },
+        (0xbf, 0x57, 0x55) if a.d == b.d => Op {
+            code: F_MOV_ANDI_JNE,
+            x: c.d,
+            t: c.t,
+            imm: pack(b.imm, c.imm),
+            ..*a
+        },
+        (0xb7, 0xbf, 0x0f) if b.d == c.d => Op {
+            code: F_MOVI_MOV_ADD,
+            s: b.d,
+            x: b.s | c.s << 4,
+            ..*a
+        },
+        _ => return None,
+    })
+}
 
 /// The fused op for `a` followed by `b`, if they form one of the pairs above.
 fn fuse(a: &Op, b: &Op) -> Option<Op> {
@@ -216,14 +255,25 @@ fn fuse(a: &Op, b: &Op) -> Option<Op> {
         (0x79, 0x61) => f(F_LDXDW_LDXW, regs(b.d, b.s), a.t, b.t as i64 as u64),
         (0x79, 0x79) => f(F_LDXDW_LDXDW, regs(b.d, b.s), a.t, b.t as i64 as u64),
         (0x61, 0x79) => f(F_LDXW_LDXDW, regs(b.d, b.s), a.t, b.t as i64 as u64),
+        (0xbf, 0x07) if a.d == b.d => f(F_MOV_ADDI, 0, 0, b.imm),
+        (0xbf, 0x5f) if a.d == b.d => f(F_MOV_AND, b.s, 0, 0),
+        (0x77, 0x3d) => f(F_RSHI_JGE, regs(b.d, b.s), b.t, a.imm),
         _ => return None,
     })
 }
 
-/// Replaces the first op of each fusable pair, left to right, a slot in at most one pair.
+/// Replaces the first op of each fusable triple or pair, left to right (a triple before
+/// a pair), each slot in at most one.
 fn fuse_pairs(ops: &mut [Op]) {
     let mut p = 0;
     while p + 1 < ops.len() {
+        if p + 2 < ops.len() {
+            if let Some(f) = fuse3(&ops[p], &ops[p + 1], &ops[p + 2]) {
+                ops[p] = f;
+                p += 3;
+                continue;
+            }
+        }
         match fuse(&ops[p], &ops[p + 1]) {
             Some(f) => {
                 ops[p] = f;
@@ -263,7 +313,7 @@ pub fn run_code(
     budget: u64,
 ) -> Result<u64, Fault> {
     let mut left = budget;
-    exec(
+    exec::<false>(
         code,
         entry,
         [r1, 0, 0, 0, 0],
@@ -275,10 +325,12 @@ pub fn run_code(
     )
 }
 
-/// Runs the function at `entry` with r1..r5 = `args` in call frame `base` (0: a
-/// callback; deeper: a bpf_loop callback) until its `exit`, drawing on `budget_left`.
+/// Runs the function at `entry` with r1..r5 = `args` in call frame `base` until its
+/// `exit`, drawing on `budget_left`. `NESTED`: a bpf_loop callback (`base` > 0), which
+/// also charges its last run; the outermost callback's copy (`base` 0) is compiled
+/// without that bookkeeping.
 #[allow(clippy::too_many_arguments)]
-fn exec(
+fn exec<const NESTED: bool>(
     code: &Code,
     entry: usize,
     args: [u64; 5],
@@ -289,6 +341,7 @@ fn exec(
     budget: u64,
 ) -> Result<u64, Fault> {
     let insns = &code.ops[..];
+    let base = if NESTED { base } else { 0 };
     let mut reg = [0u64; 16];
     reg[1..6].copy_from_slice(&args);
     reg[10] = addr(REGION_STACK, FRAME_SIZE * (base + 1));
@@ -592,7 +645,7 @@ fn exec(
             }
             EXIT => {
                 if depth == 0 {
-                    if base > 0 {
+                    if NESTED {
                         // A bpf_loop callback: charge its last run, so that every
                         // iteration costs at least its exit.
                         let ran = pc.saturating_sub(seg) as u64;
@@ -660,6 +713,47 @@ fn exec(
                     (a as i64) > (b as i64)
                 };
                 if taken {
+                    let to = i.t as usize;
+                    charge!(to);
+                    pc = to;
+                }
+            }
+            F_MOV_LSH_RSH => {
+                reg[d] = reg[s];
+                reg[d] = reg[d].wrapping_shl(i.imm as u32);
+                reg[d] = reg[d].wrapping_shr((i.imm >> 32) as u32);
+                pc += 2;
+            }
+            F_MOV_ANDI_JNE => {
+                reg[d] = reg[s];
+                reg[d] &= i.imm as u32 as i32 as i64 as u64;
+                pc += 2;
+                if reg[i.x as usize & 15] != (i.imm >> 32) as u32 as i32 as i64 as u64 {
+                    let to = i.t as usize;
+                    charge!(to);
+                    pc = to;
+                }
+            }
+            F_MOVI_MOV_ADD => {
+                reg[d] = i.imm;
+                reg[s] = reg[i.x as usize & 15];
+                reg[s] = reg[s].wrapping_add(reg[(i.x >> 4) as usize]);
+                pc += 2;
+            }
+            F_MOV_ADDI => {
+                reg[d] = reg[s];
+                reg[d] = reg[d].wrapping_add(i.imm);
+                pc += 1;
+            }
+            F_MOV_AND => {
+                reg[d] = reg[s];
+                reg[d] &= reg[i.x as usize & 15];
+                pc += 1;
+            }
+            F_RSHI_JGE => {
+                reg[d] = reg[d].wrapping_shr(i.imm as u32);
+                pc += 1;
+                if reg[i.x as usize & 15] >= reg[(i.x >> 4) as usize] {
                     let to = i.t as usize;
                     charge!(to);
                     pc = to;
@@ -739,7 +833,7 @@ fn bpf_loop(
     }
     for index in 0..nr_loops {
         let args = [u64::from(index), ctx, 0, 0, 0];
-        if exec(code, entry, args, frame + 1, mem, host, left, budget)? != 0 {
+        if exec::<true>(code, entry, args, frame + 1, mem, host, left, budget)? != 0 {
             return Ok(u64::from(index) + 1);
         }
     }

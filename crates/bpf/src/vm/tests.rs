@@ -220,6 +220,55 @@ fn superinstructions_compute_both_steps_and_a_jump_into_a_pair_runs_its_second_a
         fused,
         [F_SEXT, F_LDXW_MOV, F_LDXDW_LDXDW, F_LDXW_LDXDW, F_ANDI_JEQ]
     );
+
+    let p = [
+        // 0: r1 = 0xabcd
+        ins(0xb7, 1, 0, 0, 0xabcd),
+        // 1-3: r2 = r1; r2 <<= 52; r2 >>= 60 -> bits 8..11 of r1 = 0xb
+        ins(0xbf, 2, 1, 0, 0),
+        ins(0x67, 2, 0, 0, 52),
+        ins(0x77, 2, 0, 0, 60),
+        // 4-6: r3 = r1; r3 &= 0xf0 (0xc0); if r3 != 0xc0 goto 16 (not taken)
+        ins(0xbf, 3, 1, 0, 0),
+        ins(0x57, 3, 0, 0, 0xf0),
+        ins(0x55, 3, 0, 9, 0xc0),
+        // 7-9: r4 = 5; r5 = r2; r5 += r4 -> 16
+        ins(0xb7, 4, 0, 0, 5),
+        ins(0xbf, 5, 2, 0, 0),
+        ins(0x0f, 5, 4, 0, 0),
+        // 10-11: r6 = r5; r6 += -1 -> 15
+        ins(0xbf, 6, 5, 0, 0),
+        ins(0x07, 6, 0, 0, -1),
+        // 12-13: r7 = r1; r7 &= r6 -> 0xd
+        ins(0xbf, 7, 1, 0, 0),
+        ins(0x5f, 7, 6, 0, 0),
+        // 14-15: r1 >>= 8 (0xab); if r1 >= r7 goto 18 (taken)
+        ins(0x77, 1, 0, 0, 8),
+        ins(0x3d, 1, 7, 2, 0),
+        // 16-17: r0 = 99; exit
+        ins(0xb7, 0, 0, 0, 99),
+        EXIT_,
+        // 18-21: r0 = r7 + r2 + r5 = 0xd + 0xb + 16 = 40
+        ins(0xbf, 0, 7, 0, 0),
+        ins(0x0f, 0, 2, 0, 0),
+        ins(0x0f, 0, 5, 0, 0),
+        EXIT_,
+    ];
+    assert_eq!(exec(&p, 100), Ok(40));
+    let fused: Vec<u8> = [1, 4, 7, 10, 12, 14]
+        .map(|k| Code::new(&p).ops[k].code)
+        .to_vec();
+    assert_eq!(
+        fused,
+        [
+            F_MOV_LSH_RSH,
+            F_MOV_ANDI_JNE,
+            F_MOVI_MOV_ADD,
+            F_MOV_ADDI,
+            F_MOV_AND,
+            F_RSHI_JGE
+        ]
+    );
 }
 
 #[test]
