@@ -530,15 +530,38 @@ fn exec<const NESTED: bool>(
                 let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<8>(a).map_err(|w| fault(pc - 1, w))?;
             }
-            0x62 | 0x6a | 0x72 | 0x7a => {
+            // Stores, one arm per width (ST: the immediate; STX: a register).
+            0x62 => {
                 let a = reg[d].wrapping_add(i.t as i64 as u64);
-                mem.store(a, mem_size(i.code), i.imm)
-                    .map_err(|w| fault(pc - 1, w))?;
+                mem.store_n::<4>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
             }
-            0x63 | 0x6b | 0x73 | 0x7b => {
+            0x6a => {
                 let a = reg[d].wrapping_add(i.t as i64 as u64);
-                mem.store(a, mem_size(i.code), reg[s])
-                    .map_err(|w| fault(pc - 1, w))?;
+                mem.store_n::<2>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x72 => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<1>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x7a => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<8>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x63 => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<4>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x6b => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<2>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x73 => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<1>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x7b => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<8>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
             }
             0xc3 | 0xdb => {
                 let a = reg[d].wrapping_add(i.t as i64 as u64);
