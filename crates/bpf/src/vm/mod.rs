@@ -410,7 +410,10 @@ fn exec<const NESTED: bool>(
         }};
     }
     loop {
-        let Some(&i) = insns.get(pc) else {
+        // A reference, not a copy: the opcode byte is loaded straight from the op array,
+        // which shortens the dependency chain to the dispatch jump (a copy went through
+        // the stack first).
+        let Some(i) = insns.get(pc) else {
             return Err(fault(pc, "ran past the end of the program".into()));
         };
         let d = i.d as usize;
@@ -565,7 +568,7 @@ fn exec<const NESTED: bool>(
             }
             0xc3 | 0xdb => {
                 let a = reg[d].wrapping_add(i.t as i64 as u64);
-                atomic(&i, a, mem_size(i.code), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
+                atomic(i, a, mem_size(i.code), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
             }
             // LD_IMM64: the high half is in the next slot, which we step over.
             0x18 => {
