@@ -111,7 +111,7 @@ pub struct Program {
     pub kconfig: Vec<KconfigExtern>,
     /// The maps of `.maps` the code uses, in the order first referenced.
     pub maps: Vec<MapDef>,
-    /// `insns` decoded for the interpreter, on first use (vm/mod.rs).
+    /// `insns` decoded for the interpreter, on first use (vm/code.rs).
     pub code: std::sync::OnceLock<crate::vm::Code>,
 }
 
