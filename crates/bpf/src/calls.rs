@@ -51,10 +51,12 @@ pub enum Call {
     /// A kfunc of the kernel's own algorithms (native.rs); the call instruction's `off`
     /// holds its index in `native::KFUNCS`.
     Native = 19,
+    /// helper 181 `bpf_loop(nr_loops, callback, ctx, flags)`, run by the interpreter.
+    Loop = 20,
 }
 
 impl Call {
-    pub const ALL: [Call; 20] = [
+    pub const ALL: [Call; 21] = [
         Call::TcpSlowStart,
         Call::TcpCongAvoidAi,
         Call::TcpRenoCongAvoid,
@@ -75,6 +77,7 @@ impl Call {
         Call::GetSockopt,
         Call::CpuZero,
         Call::Native,
+        Call::Loop,
     ];
 
     pub fn from_id(id: i32) -> Option<Call> {
@@ -109,6 +112,7 @@ impl Call {
             116 => Call::TcpSendAck,
             118 => Call::Jiffies64,
             177 => Call::TraceVprintk,
+            181 => Call::Loop,
             _ => return None,
         })
     }

@@ -12,7 +12,8 @@
 //! (ktime_get_ns, _boot_ns and _coarse_ns all read the simulated clock; jiffies64 at
 //! the program's CONFIG_HZ), bpf_get_prandom_u32, bpf_get_smp_processor_id /
 //! numa_node_id (0: one CPU), bpf_setsockopt(SOL_SOCKET, SO_MAX_PACING_RATE) and
-//! bpf_getsockopt(SOL_TCP, TCP_CONGESTION).
+//! bpf_getsockopt(SOL_TCP, TCP_CONGESTION). bpf_loop, which calls back into the
+//! program, is the interpreter's own (vm/mod.rs).
 //!
 //! Deviations: a zero `w` for tcp_cong_avoid_ai, a division by zero in the kernel, is an
 //! error here. bpf_tcp_send_ack does not send: it records the ACK (one per callback, the
@@ -291,6 +292,8 @@ impl Host for SimHost<'_> {
                 0
             }
             Call::CpuZero => 0,
+            // The interpreter runs it (vm::bpf_loop): it calls back into the program.
+            Call::Loop => return Err("bpf_loop reached the host".into()),
             Call::Native => self.native(sub, &args, mem)?,
             Call::TracePrintk => self.printk(args[0], args[1], &args[2..5], mem)?,
             Call::TraceVprintk => {

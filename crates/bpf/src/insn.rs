@@ -14,6 +14,8 @@ pub struct Insn {
 pub const PSEUDO_CALL: u8 = 1;
 /// `BPF_PSEUDO_KFUNC_CALL`: after loading, imm is our kfunc id (calls.rs).
 pub const PSEUDO_KFUNC_CALL: u8 = 2;
+/// `BPF_PSEUDO_FUNC` in an LD_IMM64: a function's address (imm is pc-relative).
+pub const PSEUDO_FUNC: u8 = 4;
 
 pub const CLASS_LD: u8 = 0;
 pub const CLASS_LDX: u8 = 1;

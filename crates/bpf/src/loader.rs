@@ -34,7 +34,7 @@ use crate::calls::{self, Call};
 use crate::core;
 use crate::error::BpfError;
 use crate::helper_names;
-use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_KFUNC_CALL};
+use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_FUNC, PSEUDO_KFUNC_CALL};
 use crate::maps::{self, MapDef};
 use crate::native;
 use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
@@ -111,6 +111,8 @@ pub struct Program {
     pub kconfig: Vec<KconfigExtern>,
     /// The maps of `.maps` the code uses, in the order first referenced.
     pub maps: Vec<MapDef>,
+    /// `insns` decoded for the interpreter, on first use (vm/code.rs).
+    pub code: std::sync::OnceLock<crate::vm::Code>,
 }
 
 /// The largest .rodata/.data/.bss section we load (1 MiB).
@@ -269,6 +271,17 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
                 if let Some(next) = insns.get_mut(pc + 1) {
                     next.imm = (a >> 32) as u32 as i32;
                 }
+            } else if let Some(&tbase) = sym
+                .section_index()
+                .and_then(|t| code_base.get(&t))
+                .filter(|_| insn.code == LD_IMM64)
+            {
+                // A function's address (bpf_loop's callback): BPF_PSEUDO_FUNC with the
+                // pc-relative target, as libbpf rewrites it (RELO_SUBPROG_ADDR).
+                let target = tbase as i64 + (sym.address() as i64 + insn.imm as i64) / 8;
+                insns[pc].src = PSEUDO_FUNC;
+                insns[pc].imm = i32::try_from(target - (pc as i64 + 1))
+                    .map_err(|_| elf("function address distance"))?;
             } else if insn.code == LD_IMM64 {
                 let tsec = sym.section_index().ok_or_else(|| BpfError::UnknownCall {
                     name: sym_name.clone(),
@@ -384,6 +397,7 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
         rodata_vars,
         kconfig,
         maps,
+        code: Default::default(),
     })
 }
 

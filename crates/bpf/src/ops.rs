@@ -157,8 +157,10 @@ impl BpfCongestionOps {
             ack,
         };
         let r1 = addr(REGION_CTX, 0);
-        let result = vm::run(
-            &self.prog.insns,
+        let result = vm::run_code(
+            self.prog
+                .code
+                .get_or_init(|| vm::Code::new(&self.prog.insns)),
             *entry,
             r1,
             &mut self.mem,

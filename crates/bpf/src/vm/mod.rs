@@ -12,10 +12,22 @@
 //! instruction budget (instruction slots, charged at each jump, call and return); any
 //! failure is an `Err` with the pc, never a panic.
 //!
+//! Speed: the cost is the dispatches (one indirect jump per op, often mispredicted;
+//! benches/RESULTS.md). The program is decoded once (code.rs: `Code`, cached by the
+//! loaded program) into ops with their operands resolved (immediates sign-extended,
+//! jump and call targets absolute) and common pairs and triples fused into one op;
+//! loads and stores have one arm per width; the dispatch reads the opcode straight from
+//! the op array. `run_code` runs that form; `run` decodes and runs (tests, one-off calls).
+//!
+//! bpf_loop (helper 181) runs here, not in the `Host`: its callback, a function whose
+//! address the program took (LD_IMM64 BPF_PSEUDO_FUNC), runs in the next call frame
+//! with r1 = the index and r2 = the context, its instructions on the same budget.
+//!
 //! Semantics follow the kernel interpreter (kernel/bpf/core.c, ___bpf_prog_run):
 //! 32-bit ALU results are zero-extended, shifts use the low 5/6 bits of the amount,
 //! division by zero gives 0 and modulo by zero leaves the dividend.
 
+mod code;
 pub mod memory;
 #[cfg(test)]
 mod tests;
@@ -23,7 +35,9 @@ pub mod verify;
 
 use crate::calls::Call;
 use crate::insn::*;
-use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_STACK};
+pub use code::Code;
+use code::*;
+use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_FUNC, REGION_STACK};
 
 /// What the interpreter cannot do itself: kfuncs and helpers.
 pub trait Host {
@@ -50,10 +64,8 @@ struct Frame {
     saved: [u64; 4],
 }
 
-/// Runs from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
-///
-/// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
-/// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
+/// Runs from `entry` with r1 = `r1` until the outermost `exit`; returns r0 (decodes
+/// `insns` first: `run_code` with a cached `Code` is the fast path).
 pub fn run(
     insns: &[Insn],
     entry: usize,
@@ -62,9 +74,54 @@ pub fn run(
     host: &mut dyn Host,
     budget: u64,
 ) -> Result<u64, Fault> {
+    run_code(&Code::new(insns), entry, r1, mem, host, budget)
+}
+
+/// Runs `code` from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
+///
+/// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
+/// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
+pub fn run_code(
+    code: &Code,
+    entry: usize,
+    r1: u64,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget: u64,
+) -> Result<u64, Fault> {
+    let mut left = budget;
+    exec::<false>(
+        code,
+        entry,
+        [r1, 0, 0, 0, 0],
+        0,
+        mem,
+        host,
+        &mut left,
+        budget,
+    )
+}
+
+/// Runs the function at `entry` with r1..r5 = `args` in call frame `base` until its
+/// `exit`, drawing on `budget_left`. `NESTED`: a bpf_loop callback (`base` > 0), which
+/// also charges its last run; the outermost callback's copy (`base` 0) is compiled
+/// without that bookkeeping.
+#[allow(clippy::too_many_arguments)]
+fn exec<const NESTED: bool>(
+    code: &Code,
+    entry: usize,
+    args: [u64; 5],
+    base: usize,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget_left: &mut u64,
+    budget: u64,
+) -> Result<u64, Fault> {
+    let insns = &code.ops[..];
+    let base = if NESTED { base } else { 0 };
     let mut reg = [0u64; 16];
-    reg[1] = r1;
-    reg[10] = addr(REGION_STACK, FRAME_SIZE);
+    reg[1..6].copy_from_slice(&args);
+    reg[10] = addr(REGION_STACK, FRAME_SIZE * (base + 1));
     // Caller frames of bpf-to-bpf calls, on the Rust stack: no allocation per callback.
     let mut frames = [Frame {
         ret_pc: 0,
@@ -72,7 +129,7 @@ pub fn run(
     }; MAX_FRAMES];
     let mut depth = 0usize;
     let mut pc = entry;
-    let mut left = budget;
+    let mut left = *budget_left;
     // The budget is charged per straight-line run, at each control transfer: a run
     // between transfers is at most the program's length, so an endless loop still
     // exhausts it, and the loop body pays one check instead of one per instruction.
@@ -96,7 +153,7 @@ pub fn run(
     // ALU on 64 bits (`$f(dst, src)`), with an immediate (sign-extended) or a register.
     macro_rules! alu64 {
         ($i:expr, $d:expr, $s:expr, $r:expr, $f:expr) => {{
-            let src = if $r { reg[$s] } else { $i.imm as i64 as u64 };
+            let src = if $r { reg[$s] } else { $i.imm };
             reg[$d] = $f(reg[$d], src);
         }};
     }
@@ -111,9 +168,9 @@ pub fn run(
     // Conditional jump on 64 bits (`$f(a, b)`, unsigned; signed ones cast inside).
     macro_rules! jmp64 {
         ($i:expr, $d:expr, $s:expr, $r:expr, $pc:expr, $f:expr) => {{
-            let b = if $r { reg[$s] } else { $i.imm as i64 as u64 };
+            let b = if $r { reg[$s] } else { $i.imm };
             if $f(reg[$d], b) {
-                let to = ($pc as i64 + $i.off as i64) as usize;
+                let to = $i.t as usize;
                 charge!(to);
                 $pc = to;
             }
@@ -123,18 +180,21 @@ pub fn run(
         ($i:expr, $d:expr, $s:expr, $r:expr, $pc:expr, $f:expr) => {{
             let b = if $r { reg[$s] as u32 } else { $i.imm as u32 };
             if $f(reg[$d] as u32, b) {
-                let to = ($pc as i64 + $i.off as i64) as usize;
+                let to = $i.t as usize;
                 charge!(to);
                 $pc = to;
             }
         }};
     }
     loop {
-        let Some(&i) = insns.get(pc) else {
+        // A reference, not a copy: the opcode byte is loaded straight from the op array,
+        // which shortens the dependency chain to the dispatch jump (a copy went through
+        // the stack first).
+        let Some(i) = insns.get(pc) else {
             return Err(fault(pc, "ran past the end of the program".into()));
         };
-        let d = (i.dst & 15) as usize;
-        let s = (i.src & 15) as usize;
+        let d = i.d as usize;
+        let s = i.s as usize;
         pc += 1;
         match i.code {
             // ALU64
@@ -235,45 +295,66 @@ pub fn run(
             // Memory
             // Loads, one arm per width so the size is a constant.
             0x61 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<4>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x69 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<2>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x71 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<1>(a).map_err(|w| fault(pc - 1, w))?;
             }
             0x79 => {
-                let a = reg[s].wrapping_add(i.off as i64 as u64);
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
                 reg[d] = mem.load_n::<8>(a).map_err(|w| fault(pc - 1, w))?;
             }
-            0x62 | 0x6a | 0x72 | 0x7a => {
-                let a = reg[d].wrapping_add(i.off as i64 as u64);
-                let v = i.imm as i64 as u64;
-                mem.store(a, i.mem_size(), v)
-                    .map_err(|w| fault(pc - 1, w))?;
+            // Stores, one arm per width (ST: the immediate; STX: a register).
+            0x62 => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<4>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
             }
-            0x63 | 0x6b | 0x73 | 0x7b => {
-                let a = reg[d].wrapping_add(i.off as i64 as u64);
-                mem.store(a, i.mem_size(), reg[s])
-                    .map_err(|w| fault(pc - 1, w))?;
+            0x6a => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<2>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x72 => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<1>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x7a => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<8>(a, i.imm).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x63 => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<4>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x6b => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<2>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x73 => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<1>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
+            }
+            0x7b => {
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                mem.store_n::<8>(a, reg[s]).map_err(|w| fault(pc - 1, w))?;
             }
             0xc3 | 0xdb => {
-                let a = reg[d].wrapping_add(i.off as i64 as u64);
-                atomic(&i, a, i.mem_size(), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
+                let a = reg[d].wrapping_add(i.t as i64 as u64);
+                atomic(i, a, mem_size(i.code), &mut reg, mem).map_err(|w| fault(pc - 1, w))?;
             }
             // LD_IMM64: the high half is in the next slot, which we step over.
             0x18 => {
-                let hi = insns.get(pc).map_or(0, |n| n.imm as u32 as u64);
-                reg[d] = (i.imm as u32 as u64) | hi << 32;
+                reg[d] = i.imm;
                 pc += 1;
             }
             // JMP (64 bits)
             0x05 => {
-                let to = (pc as i64 + i.off as i64) as usize;
+                let to = i.t as usize;
                 charge!(to);
                 pc = to;
             }
@@ -327,8 +408,8 @@ pub fn run(
                 <= (b as i32)),
             0xde => jmp32!(i, d, s, true, pc, |a: u32, b: u32| (a as i32) <= (b as i32)),
             CALL => {
-                if i.src == PSEUDO_CALL {
-                    if depth + 2 > MAX_FRAMES {
+                if i.s == PSEUDO_CALL {
+                    if base + depth + 2 > MAX_FRAMES {
                         return Err(fault(pc - 1, "call depth over 8 frames".into()));
                     }
                     frames[depth] = Frame {
@@ -336,51 +417,247 @@ pub fn run(
                         saved: [reg[6], reg[7], reg[8], reg[9]],
                     };
                     depth += 1;
-                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
-                    let to = (pc as i64 + i.imm as i64) as usize;
+                    reg[10] = addr(REGION_STACK, FRAME_SIZE * (base + depth + 1));
+                    let to = i.t as usize;
                     charge!(to);
                     pc = to;
                 } else {
-                    let call = Call::from_id(i.imm)
-                        .ok_or_else(|| fault(pc - 1, format!("unknown call {}", i.imm)))?;
+                    let id = i.imm as i32;
+                    let call = Call::from_id(id)
+                        .ok_or_else(|| fault(pc - 1, format!("unknown call {id}")))?;
+                    if call == Call::Loop {
+                        // The callbacks' instructions draw on the same budget.
+                        charge!(pc);
+                        reg[0] = bpf_loop(
+                            code,
+                            &reg,
+                            base + depth,
+                            pc - 1,
+                            mem,
+                            host,
+                            &mut left,
+                            budget,
+                        )?;
+                        continue;
+                    }
                     let args = [reg[1], reg[2], reg[3], reg[4], reg[5]];
                     reg[0] = host
-                        .call(call, i.off, args, mem)
+                        .call(call, i.t as i16, args, mem)
                         .map_err(|w| fault(pc - 1, w))?;
                 }
             }
             EXIT => {
                 if depth == 0 {
+                    if NESTED {
+                        // A bpf_loop callback: charge its last run, so that every
+                        // iteration costs at least its exit.
+                        let ran = pc.saturating_sub(seg) as u64;
+                        if ran > left {
+                            return Err(fault(
+                                pc - 1,
+                                format!("instruction budget of {budget} exhausted"),
+                            ));
+                        }
+                        *budget_left = left - ran;
+                    }
                     return Ok(reg[0]);
                 }
                 depth -= 1;
                 let f = frames[depth];
                 reg[6..10].copy_from_slice(&f.saved);
-                reg[10] = addr(REGION_STACK, FRAME_SIZE * (depth + 1));
+                reg[10] = addr(REGION_STACK, FRAME_SIZE * (base + depth + 1));
                 charge!(f.ret_pc);
                 pc = f.ret_pc;
             }
             0x00 => return Err(fault(pc - 1, "jump into the middle of LD_IMM64".into())),
+            END => return Err(fault(pc - 1, "ran past the end of the program".into())),
+            // Superinstructions (`fuse`): `pc` is past the first slot; step past the second.
+            F_ZEXT => {
+                reg[d] = reg[d] as u32 as u64;
+                pc += 1;
+            }
+            F_SEXT => {
+                reg[d] = reg[d] as u32 as i32 as i64 as u64;
+                pc += 1;
+            }
+            F_MOV_ANDI => {
+                reg[d] = reg[s];
+                reg[d] &= i.imm;
+                pc += 1;
+            }
+            F_MOV_LSHI => {
+                reg[d] = reg[s];
+                reg[d] = reg[d].wrapping_shl(i.imm as u32);
+                pc += 1;
+            }
+            F_MOV_ADD => {
+                reg[d] = reg[s];
+                reg[d] = reg[d].wrapping_add(reg[i.x as usize & 15]);
+                pc += 1;
+            }
+            F_ANDI_JNE | F_ANDI_JEQ => {
+                reg[d] &= i.imm as u32 as i32 as i64 as u64;
+                pc += 1;
+                let b = (i.imm >> 32) as u32 as i32 as i64 as u64;
+                let a = reg[i.x as usize & 15];
+                if (a != b) == (i.code == F_ANDI_JNE) {
+                    let to = i.t as usize;
+                    charge!(to);
+                    pc = to;
+                }
+            }
+            F_MOVI_JGT | F_MOVI_JSGT => {
+                reg[d] = i.imm;
+                pc += 1;
+                let (a, b) = (reg[i.x as usize & 15], reg[(i.x >> 4) as usize]);
+                let taken = if i.code == F_MOVI_JGT {
+                    a > b
+                } else {
+                    (a as i64) > (b as i64)
+                };
+                if taken {
+                    let to = i.t as usize;
+                    charge!(to);
+                    pc = to;
+                }
+            }
+            F_MOV_LSH_RSH => {
+                reg[d] = reg[s];
+                reg[d] = reg[d].wrapping_shl(i.imm as u32);
+                reg[d] = reg[d].wrapping_shr((i.imm >> 32) as u32);
+                pc += 2;
+            }
+            F_MOV_ANDI_JNE => {
+                reg[d] = reg[s];
+                reg[d] &= i.imm as u32 as i32 as i64 as u64;
+                pc += 2;
+                if reg[i.x as usize & 15] != (i.imm >> 32) as u32 as i32 as i64 as u64 {
+                    let to = i.t as usize;
+                    charge!(to);
+                    pc = to;
+                }
+            }
+            F_MOVI_MOV_ADD => {
+                reg[d] = i.imm;
+                reg[s] = reg[i.x as usize & 15];
+                reg[s] = reg[s].wrapping_add(reg[(i.x >> 4) as usize]);
+                pc += 2;
+            }
+            F_MOV_ADDI => {
+                reg[d] = reg[s];
+                reg[d] = reg[d].wrapping_add(i.imm);
+                pc += 1;
+            }
+            F_MOV_AND => {
+                reg[d] = reg[s];
+                reg[d] &= reg[i.x as usize & 15];
+                pc += 1;
+            }
+            F_RSHI_JGE => {
+                reg[d] = reg[d].wrapping_shr(i.imm as u32);
+                pc += 1;
+                if reg[i.x as usize & 15] >= reg[(i.x >> 4) as usize] {
+                    let to = i.t as usize;
+                    charge!(to);
+                    pc = to;
+                }
+            }
+            F_LDXW_MOV => {
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
+                reg[d] = mem.load_n::<4>(a).map_err(|w| fault(pc - 1, w))?;
+                reg[i.x as usize & 15] = reg[(i.x >> 4) as usize];
+                pc += 1;
+            }
+            F_LDXDW_LDXW | F_LDXDW_LDXDW | F_LDXW_LDXDW => {
+                let a = reg[s].wrapping_add(i.t as i64 as u64);
+                reg[d] = if i.code == F_LDXW_LDXDW {
+                    mem.load_n::<4>(a)
+                } else {
+                    mem.load_n::<8>(a)
+                }
+                .map_err(|w| fault(pc - 1, w))?;
+                pc += 1;
+                let a = reg[(i.x >> 4) as usize].wrapping_add(i.imm);
+                reg[i.x as usize & 15] = if i.code == F_LDXDW_LDXW {
+                    mem.load_n::<4>(a)
+                } else {
+                    mem.load_n::<8>(a)
+                }
+                .map_err(|w| fault(pc - 1, w))?;
+            }
             _ => return Err(fault(pc - 1, format!("bad opcode {:#x}", i.code))),
         }
     }
 }
 
+/// `BPF_MAX_LOOPS` (include/linux/bpf.h) and the errors bpf_loop returns.
+const BPF_MAX_LOOPS: u32 = 1 << 23;
+const EINVAL: i64 = 22;
+const E2BIG: i64 = 7;
+
+/// `bpf_loop(nr_loops, callback_fn, callback_ctx, flags)` (kernel/bpf/bpf_iter.c):
+/// -EINVAL for flags other than 0, -E2BIG for more than BPF_MAX_LOOPS; otherwise calls
+/// `callback(index, ctx)` in the frame above `frame` for index 0, 1, ... until it
+/// returns non-zero (then i + 1) or nr_loops have run (then nr_loops).
+///
+/// Deviation: the kernel verifier refuses a callback that is not a function of the
+/// program or that returns other than 0 or 1 at load; here a bad pointer faults when
+/// called, and any non-zero return stops the loop (as the kernel's code does).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn bpf_loop(
+    code: &Code,
+    reg: &[u64; 16],
+    frame: usize,
+    call_pc: usize,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    left: &mut u64,
+    budget: u64,
+) -> Result<u64, Fault> {
+    let (nr_loops, callback, ctx, flags) = (reg[1] as u32, reg[2], reg[3], reg[4]);
+    if flags != 0 {
+        return Ok(-EINVAL as u64);
+    }
+    if nr_loops > BPF_MAX_LOOPS {
+        return Ok(-E2BIG as u64);
+    }
+    let fault = |why: String| Fault { pc: call_pc, why };
+    let entry = (callback >> 32 == REGION_FUNC)
+        .then_some((callback & 0xffff_ffff) as usize)
+        .filter(|t| code.funcs.binary_search(t).is_ok())
+        .ok_or_else(|| {
+            fault(format!(
+                "bpf_loop: callback {callback:#x} is not a function"
+            ))
+        })?;
+    if frame + 2 > MAX_FRAMES {
+        return Err(fault("call depth over 8 frames".into()));
+    }
+    for index in 0..nr_loops {
+        let args = [u64::from(index), ctx, 0, 0, 0];
+        if exec::<true>(code, entry, args, frame + 1, mem, host, left, budget)? != 0 {
+            return Ok(u64::from(index) + 1);
+        }
+    }
+    Ok(u64::from(nr_loops))
+}
+
 /// BPF_ATOMIC on `size` bytes at `a`: add/or/and/xor (optionally fetching the old value
 /// into src), xchg and cmpxchg (r0 is the comparand and receives the old value).
 fn atomic(
-    i: &Insn,
+    i: &Op,
     a: u64,
     size: usize,
     reg: &mut [u64; 16],
     mem: &mut Memory,
 ) -> Result<(), String> {
-    let s = i.src as usize;
+    let s = i.s as usize;
     let mask = if size == 4 { u32::MAX as u64 } else { u64::MAX };
     let old = mem.load(a, size)?;
     let v = reg[s] & mask;
-    let fetch = i.imm & 1 != 0;
-    let new = match i.imm & !1 {
+    let fetch = i.x & 1 != 0;
+    let new = match i.x & !1 {
         0x00 => old.wrapping_add(v),
         0x40 => old | v,
         0x50 => old & v,
@@ -397,8 +674,19 @@ fn atomic(
         op => return Err(format!("unsupported atomic operation {op:#x}")),
     };
     mem.store(a, size, new & mask)?;
-    if fetch || i.imm & !1 == 0xe0 {
+    if fetch || i.x & !1 == 0xe0 {
         reg[s] = old;
     }
     Ok(())
+}
+
+/// Width in bytes of a memory access (LDX/ST/STX) from its opcode.
+#[inline(always)]
+fn mem_size(code: u8) -> usize {
+    match (code >> 3) & 3 {
+        0 => 4,
+        1 => 2,
+        2 => 1,
+        _ => 8,
+    }
 }

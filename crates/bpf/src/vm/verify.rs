@@ -56,7 +56,12 @@ pub fn check(insns: &[Insn]) -> Result<(), (usize, String)> {
                 }
             }
             CLASS_LD => {
-                if i.code != LD_IMM64 || i.src != 0 {
+                // src 0: a constant; BPF_PSEUDO_FUNC: a function's address (bpf_loop's
+                // callback), whose target must be code (check_kernel_rules: a function).
+                if i.code == LD_IMM64 && i.src == PSEUDO_FUNC && target(i.imm as i64).is_none() {
+                    return bad(format!("function address {} outside the code", i.imm));
+                }
+                if i.code != LD_IMM64 || (i.src != 0 && i.src != PSEUDO_FUNC) {
                     return bad(format!(
                         "opcode {:#04x} (src {}) is not supported",
                         i.code, i.src
@@ -191,12 +196,30 @@ pub fn check_kernel_rules(
         }
     }
     let func_of = |pc: usize| functions.iter().position(|&(s, e)| s <= pc && pc < e);
+    // A function's address (LD_IMM64 BPF_PSEUDO_FUNC) must be a function's first
+    // instruction (the verifier's check_ld_imm / find_subprog).
+    for (pc, i) in insns.iter().enumerate() {
+        if i.code == LD_IMM64 && i.src == PSEUDO_FUNC {
+            let t = (pc as i64 + 1 + i64::from(i.imm)) as usize;
+            if !functions.iter().any(|&(s, _)| s == t) {
+                return Err((
+                    pc,
+                    format!("function address {t} is not the start of a function"),
+                ));
+            }
+        }
+    }
+    // A callback whose address a function takes (bpf_loop) runs in a frame above it:
+    // for the stack and recursion checks it counts as called from there.
+    let calls_or_takes = |i: &Insn| {
+        (i.code == CALL && i.src == PSEUDO_CALL) || (i.code == LD_IMM64 && i.src == PSEUDO_FUNC)
+    };
     // Callees of each function.
     let callees: Vec<Vec<(usize, usize)>> = functions
         .iter()
         .map(|&(s, e)| {
             (s..e.min(insns.len()))
-                .filter(|&pc| insns[pc].code == CALL && insns[pc].src == PSEUDO_CALL)
+                .filter(|&pc| calls_or_takes(&insns[pc]))
                 .filter_map(|pc| {
                     let t = (pc as i64 + 1 + i64::from(insns[pc].imm)) as usize;
                     Some((pc, func_of(t)?))
