@@ -51,6 +51,17 @@ pub use ops::BpfCongestionOps;
 pub use params::{BpfParam, BpfParamKind};
 pub use program::{KernelEnv, LoadedProgram, PrintkLine};
 
+/// Splits an engine config's `bpf_object` into the object file and the chosen
+/// `tcp_congestion_ops`: `"x.bpf.o#dctcp"` is x.bpf.o's struct_ops `dctcp` (variable or
+/// `.name`, as `BpfObject::parse_named`), `"x.bpf.o"` the object's only one. A `#` followed
+/// by a `/` belongs to the path.
+pub fn split_object_ref(object_ref: &str) -> (&str, Option<&str>) {
+    match object_ref.rsplit_once('#') {
+        Some((path, ops)) if !ops.is_empty() && !ops.contains('/') => (path, Some(ops)),
+        _ => (object_ref, None),
+    }
+}
+
 /// A parsed and relocated object, ready to run on any number of flows.
 #[derive(Clone, Debug)]
 pub struct BpfObject {

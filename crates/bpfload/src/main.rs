@@ -3,7 +3,7 @@
 //! libbpf 1.1, which knows neither `.struct_ops.link` nor recent kconfig handling).
 //!
 //! ```text
-//! tcplab-bpfload register PREFIX OBJECT [PREFIX OBJECT ...]
+//! tcplab-bpfload register PREFIX[/OPS] OBJECT [PREFIX[/OPS] OBJECT ...]
 //! tcplab-bpfload verify OBJECT
 //! tcplab-bpfload unregister ID [ID ...]
 //! ```
@@ -11,8 +11,12 @@
 //! * `register` opens each object as libbpf does (`.kconfig` externs such as
 //!   `CONFIG_HZ` filled with the running kernel's values, CO-RE relocated against its
 //!   BTF), renames each `tcp_congestion_ops` to `PREFIX` (with a letter appended when the
-//!   object has several), loads it, registers every struct_ops map (plain `.struct_ops`
-//!   and `.struct_ops.link`), prints one JSON line `{"registered": [{"object", "map",
+//!   object has several), loads it (every program and map, as a skeleton's
+//!   `open_and_load`), registers its struct_ops maps (plain `.struct_ops` and
+//!   `.struct_ops.link`): all of them, or with `/OPS` only those whose variable or
+//!   `.name` is OPS, as the kernel's selftests attach only the one they test
+//!   (`bpf_map__set_autoattach`; bpf_dctcp.c's `dctcp_nouse` would be refused, having no
+//!   `ssthresh`), prints one JSON line `{"registered": [{"object", "map",
 //!   "ops_name", "name", "id", "link"}]}`, and then holds them until its standard input
 //!   closes or it receives SIGTERM/SIGINT/SIGHUP, when it unregisters them and exits 0.
 //!   Plain `.struct_ops` maps stay registered if this process is killed with SIGKILL
@@ -151,7 +155,11 @@ fn register(pairs: &[String]) -> i32 {
     let mut registered = Vec::new();
     for pair in pairs.chunks(2) {
         let (prefix, path) = (&pair[0], &pair[1]);
-        match register_one(prefix, path) {
+        let (prefix, only) = match prefix.split_once('/') {
+            Some((p, ops)) => (p, Some(ops)),
+            None => (prefix.as_str(), None),
+        };
+        match register_one(prefix, path, only) {
             Ok((obj, links, mut info)) => {
                 held.push((links, obj));
                 registered.append(&mut info);
@@ -174,7 +182,7 @@ fn register(pairs: &[String]) -> i32 {
 
 type Registered = (libbpf_rs::Object, Vec<Link>, Vec<Value>);
 
-fn register_one(prefix: &str, path: &str) -> Result<Registered, String> {
+fn register_one(prefix: &str, path: &str, only: Option<&str>) -> Result<Registered, String> {
     if prefix.is_empty() || prefix.len() + 1 >= TCP_CA_NAME_MAX || !prefix.is_ascii() {
         return Err(format!("name prefix '{prefix}': 1 to 14 ASCII characters"));
     }
@@ -196,6 +204,7 @@ fn register_one(prefix: &str, path: &str) -> Result<Registered, String> {
     }
     let several = offsets.len() > 1;
     let mut info = Vec::new();
+    let mut chosen = Vec::new();
     for (k, mut map) in obj
         .maps_mut()
         .filter(|m| m.map_type() == MapType::StructOps)
@@ -218,20 +227,33 @@ fn register_one(prefix: &str, path: &str) -> Result<Registered, String> {
         field.fill(0);
         field[..new.len()].copy_from_slice(new.as_bytes());
         let link = map_is_link(&map);
-        info.push(
-            json!({"object": path, "map": map_name, "ops_name": old, "name": new, "link": link}),
-        );
+        let wanted = only.is_none_or(|o| o == map_name || o == old);
+        chosen.push(wanted);
+        if wanted {
+            info.push(
+                json!({"object": path, "map": map_name, "ops_name": old, "name": new, "link": link}),
+            );
+        }
+    }
+    if info.is_empty() {
+        let names: Vec<&str> = offsets.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(format!(
+            "{path}: no struct_ops named '{}' (variables: {})",
+            only.unwrap_or_default(),
+            names.join(", ")
+        ));
     }
     let mut loaded = obj
         .load()
         .map_err(|e| format!("{path}: the kernel refused to load it: {e}"))?;
     // Locals drop in reverse: on an error the links go before the object.
     let mut links = Vec::new();
-    for (k, mut map) in loaded
+    let wanted = loaded
         .maps_mut()
         .filter(|m| m.map_type() == MapType::StructOps)
-        .enumerate()
-    {
+        .zip(&chosen)
+        .filter_map(|(m, &w)| w.then_some(m));
+    for (k, mut map) in wanted.enumerate() {
         let link = map.attach_struct_ops().map_err(|e| {
             format!(
                 "{path}: registering struct_ops '{}' failed: {e}",

@@ -215,14 +215,16 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// A compiled BPF struct_ops object's name and parameters (its `const volatile`
-/// globals): {"name": "bpf_cubic", "params": [{"name", "kind": "bool" | "int",
-/// "min", "max", "default"}]}; ValueError naming what is wrong with the object.
+/// globals): {"name": "bpf_cubic", "params": [{"name", "kind": "bool" | "int", "min",
+/// "max", "default"}]}; ValueError naming what is wrong with the object. `object_path` is
+/// `PATH` or `PATH#OPS` (one of several struct_ops, tcplab_bpf::split_object_ref).
 #[pyfunction]
 fn bpf_object<'py>(py: Python<'py>, object_path: &str) -> PyResult<Bound<'py, PyDict>> {
     use tcplab_bpf::params::BpfParamKind;
-    let bytes = std::fs::read(object_path)
-        .map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
-    let obj = catch_unwind(|| tcplab_bpf::BpfObject::parse(&bytes))
+    let (file, ops) = tcplab_bpf::split_object_ref(object_path);
+    let bytes =
+        std::fs::read(file).map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
+    let obj = catch_unwind(|| tcplab_bpf::BpfObject::parse_named(&bytes, ops))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
@@ -267,14 +269,15 @@ fn bpf_patched<'py>(
     object_path: &str,
     params_json: &str,
 ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-    let bytes = std::fs::read(object_path)
-        .map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
+    let (file, ops) = tcplab_bpf::split_object_ref(object_path);
+    let bytes =
+        std::fs::read(file).map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
     let params = serde_json::from_str(params_json)
         .map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
     let patched = catch_unwind(|| {
         let values = tcplab_sim::native_cc::param_values(&params)
             .map_err(|e| format!("{}: {}", e.field, e.message))?;
-        let obj = tcplab_bpf::BpfObject::parse(&bytes).map_err(|e| e.to_string())?;
+        let obj = tcplab_bpf::BpfObject::parse_named(&bytes, ops).map_err(|e| e.to_string())?;
         obj.patched_elf(&bytes, &values).map_err(|e| e.to_string())
     })
     .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?

@@ -85,19 +85,24 @@ def _read_line(p: subprocess.Popen, timeout_s: float) -> str:
 
 def register(objects: list[tuple[bytes, str]]) -> Registration:
     """Register each (object file's bytes, its program name) under a unique name; return
-    the registration (:func:`unregister` ends it). The program name selects, in an object
-    with several struct_ops, the one whose kernel name a flow uses."""
+    the registration (:func:`unregister` ends it). The program name (a struct_ops
+    variable or ``.name``) selects, in an object with several struct_ops, the one the
+    flows use: only it (or those of that ``.name``) is registered; the object's other
+    programs and maps are loaded, as a skeleton's ``open_and_load`` does."""
     pid = os.getpid()
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     record = _record(pid)
     record.write_text(json.dumps({"pid": pid, "ids": []}))
     with tempfile.TemporaryDirectory(prefix=f"tcplab-bpf-{pid}-") as tmp:
         args: list[str] = []
-        for k, (data, _name) in enumerate(objects):
+        for k, (data, name) in enumerate(objects):
             # Named as the program will be: libbpf names its .rodata/.bss maps after it.
             path = Path(tmp) / f"{unique_name(pid, k)}.bpf.o"
             path.write_bytes(data)
-            args += [unique_name(pid, k), str(path)]
+            # Only the struct_ops the flows run is registered ("/NAME"), as the kernel's
+            # selftests attach only the one they test: another in the object may be one
+            # the kernel would refuse (bpf_dctcp.c's dctcp_nouse has no ssthresh).
+            args += [f"{unique_name(pid, k)}/{name}", str(path)]
         p = subprocess.Popen(
             [_loader_cmd(), "register", *args],
             stdin=subprocess.PIPE,
