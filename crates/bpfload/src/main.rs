@@ -17,7 +17,9 @@
 //!   `.name` is OPS, as the kernel's selftests attach only the one they test
 //!   (`bpf_map__set_autoattach`; bpf_dctcp.c's `dctcp_nouse` would be refused, having no
 //!   `ssthresh`), prints one JSON line `{"registered": [{"object", "map",
-//!   "ops_name", "name", "id", "link"}]}`, and then holds them until its standard input
+//!   "ops_name", "name", "id", "link", "programs": [{"name", "tag"}]}]}` (the object's
+//!   loaded programs with their tags, by which a trace's stack names them), and then
+//!   holds them until its standard input
 //!   closes or it receives SIGTERM/SIGINT/SIGHUP, when it unregisters them and exits 0.
 //!   Plain `.struct_ops` maps stay registered if this process is killed with SIGKILL
 //!   (the kernel keeps them); the caller records their ids and `unregister`s them.
@@ -264,7 +266,39 @@ fn register_one(prefix: &str, path: &str, only: Option<&str>) -> Result<Register
         info[k]["id"] = json!(id);
         links.push(link);
     }
+    let programs: Vec<Value> = loaded
+        .progs()
+        .filter_map(|p| {
+            let tag = prog_tag(&p)?;
+            Some(json!({"name": p.name().to_string_lossy(), "tag": tag}))
+        })
+        .collect();
+    for entry in &mut info {
+        entry["programs"] = json!(programs);
+    }
     Ok((loaded, links, info))
+}
+
+/// A loaded program's tag (the hash of its instructions the kernel names it by in
+/// kallsyms, `bpf_prog_<tag>_<name>`, which is how a trace's stack attributes a
+/// bpf_printk line to it), as 16 hex digits; None for a program not loaded.
+fn prog_tag(p: &libbpf_rs::Program<'_>) -> Option<String> {
+    // SAFETY: the program belongs to an object alive for this call; bpf_program__fd is
+    // -1 for one not loaded, and bpf_obj_get_info_by_fd writes at most `len` bytes.
+    unsafe {
+        let fd = libbpf_sys::bpf_program__fd(p.as_libbpf_object().as_ptr());
+        if fd < 0 {
+            return None;
+        }
+        let mut info = libbpf_sys::bpf_prog_info::default();
+        let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
+        let ret = libbpf_sys::bpf_obj_get_info_by_fd(
+            fd,
+            (&mut info as *mut libbpf_sys::bpf_prog_info).cast(),
+            &mut len,
+        );
+        (ret == 0).then(|| info.tag.iter().map(|b| format!("{b:02x}")).collect())
+    }
 }
 
 /// Whether libbpf will register this map through a BPF link (`.struct_ops.link`, map

@@ -66,6 +66,9 @@ class Registration:
     ids: list[int]
     process: subprocess.Popen | None = None
     all_names: list[str] = field(default_factory=list)
+    # Each loaded program's tag (kallsyms' bpf_prog_<tag>_<function>) -> the name of
+    # the program it belongs to, as the run reports it: how printk.py attributes lines.
+    tags: dict[str, str] = field(default_factory=dict)
 
 
 def _record(pid: int) -> Path:
@@ -129,11 +132,15 @@ def register(objects: list[tuple[bytes, str]]) -> Registration:
     ids = [int(r["id"]) for r in done if not r["link"]]
     record.write_text(json.dumps({"pid": pid, "loader": p.pid, "ids": ids}))
     names = []
+    tags: dict[str, str] = {}
     for k, (_data, prog_name) in enumerate(objects):
         mine = [r for r in done if r["object"].endswith(f"/{unique_name(pid, k)}.bpf.o")]
         chosen = [r for r in mine if r["ops_name"] == prog_name] or mine
         names.append(chosen[0]["name"])
-    return Registration(names, ids, p, [r["name"] for r in done])
+        for r in mine:
+            for prog in r.get("programs") or []:
+                tags.setdefault(str(prog["tag"]), prog_name)
+    return Registration(names, ids, p, [r["name"] for r in done], tags)
 
 
 def _stop(p: subprocess.Popen) -> None:
