@@ -49,7 +49,7 @@ use tcplab_cc::ParamValue;
 pub use error::BpfError;
 pub use ops::BpfCongestionOps;
 pub use params::{BpfParam, BpfParamKind};
-pub use program::{KernelEnv, LoadedProgram, PrintkLine};
+pub use program::{KernelEnv, LoadedProgram, MapDump, PrintkLine};
 
 /// Splits an engine config's `bpf_object` into the object file and the chosen
 /// `tcp_congestion_ops`: `"x.bpf.o#dctcp"` is x.bpf.o's struct_ops `dctcp` (variable or

@@ -19,8 +19,9 @@
 //!   `ssthresh`), prints one JSON line `{"registered": [{"object", "map",
 //!   "ops_name", "name", "id", "link", "programs": [{"name", "tag"}]}]}` (the object's
 //!   loaded programs with their tags, by which a trace's stack names them), and then
-//!   holds them until its standard input
-//!   closes or it receives SIGTERM/SIGINT/SIGHUP, when it unregisters them and exits 0.
+//!   holds them until its standard input closes or it receives SIGTERM/SIGINT/SIGHUP,
+//!   when it prints `{"maps": [{"object", "maps": [...]}]}` (every map's entries then,
+//!   `dump_maps`), unregisters them and exits 0.
 //!   Plain `.struct_ops` maps stay registered if this process is killed with SIGKILL
 //!   (the kernel keeps them); the caller records their ids and `unregister`s them.
 //! * `verify` loads the object into the kernel's verifier without registering anything
@@ -154,6 +155,7 @@ fn register(pairs: &[String]) -> i32 {
     }
     // Links before their object: a plain struct_ops "link" uses the map's own fd.
     let mut held: Vec<(Vec<Link>, libbpf_rs::Object)> = Vec::new();
+    let mut paths: Vec<&str> = Vec::new();
     let mut registered = Vec::new();
     for pair in pairs.chunks(2) {
         let (prefix, path) = (&pair[0], &pair[1]);
@@ -164,6 +166,7 @@ fn register(pairs: &[String]) -> i32 {
         match register_one(prefix, path, only) {
             Ok((obj, links, mut info)) => {
                 held.push((links, obj));
+                paths.push(path);
                 registered.append(&mut info);
             }
             Err(e) => return fail(e), // what was registered is dropped: unregistered
@@ -178,8 +181,66 @@ fn register(pairs: &[String]) -> i32 {
     });
     let mut sig = 0;
     unsafe { libc::sigwait(&set, &mut sig) };
+    // What the programs left in their maps, read before anything is unregistered.
+    let dumps: Vec<Value> = held
+        .iter()
+        .zip(&paths)
+        .map(|((_, obj), path)| json!({"object": path, "maps": dump_maps(obj)}))
+        .collect();
+    say(json!({"maps": dumps}));
     drop(held); // bpf_link__destroy: each struct_ops is unregistered
     0
+}
+
+/// Every map of a loaded object but its struct_ops, as `bpftool map dump` lists them:
+/// `{"name", "type", "key_size", "value_size", "max_entries", "entries": [{"key",
+/// "value"}]}` in hex bytes, keys in order; a global section's map is named by its
+/// section (".bss", not libbpf's "<object>.bss"); a per-CPU map's entries carry every
+/// CPU's value in `values` and CPU 0's in `value`. An SK_STORAGE map lists nothing:
+/// its entries are its sockets', which the kernel freed with them.
+fn dump_maps(obj: &libbpf_rs::Object) -> Vec<Value> {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let mut out = Vec::new();
+    for map in obj.maps() {
+        let ty = map.map_type();
+        if ty == MapType::StructOps {
+            continue;
+        }
+        let raw = map.name().to_string_lossy().into_owned();
+        let name = match raw.find('.') {
+            Some(i) => raw[i..].to_string(),
+            None => raw,
+        };
+        let mut entries = Vec::new();
+        if ty != MapType::SkStorage {
+            let mut keys: Vec<Vec<u8>> = map.keys().collect();
+            keys.sort();
+            for key in keys {
+                let percpu = matches!(
+                    ty,
+                    MapType::PercpuArray | MapType::PercpuHash | MapType::LruPercpuHash
+                );
+                if percpu {
+                    if let Ok(Some(vals)) = map.lookup_percpu(&key, libbpf_rs::MapFlags::ANY) {
+                        let all: Vec<String> = vals.iter().map(|v| hex(v)).collect();
+                        let first = all.first().cloned().unwrap_or_default();
+                        entries.push(json!({"key": hex(&key), "value": first, "values": all}));
+                    }
+                } else if let Ok(Some(v)) = map.lookup(&key, libbpf_rs::MapFlags::ANY) {
+                    entries.push(json!({"key": hex(&key), "value": hex(&v)}));
+                }
+            }
+        }
+        out.push(json!({
+            "name": name,
+            "type": u32::from(ty),
+            "key_size": map.key_size(),
+            "value_size": map.value_size(),
+            "max_entries": map.max_entries(),
+            "entries": entries,
+        }));
+    }
+    out
 }
 
 type Registered = (libbpf_rs::Object, Vec<Link>, Vec<Value>);

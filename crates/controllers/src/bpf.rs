@@ -69,6 +69,16 @@ impl BpfLoader {
         (lines, dropped)
     }
 
+    /// Every loaded program's maps as they are now (`bpf_maps.json`), by program name,
+    /// in load order.
+    pub fn maps(&self) -> Vec<(String, Vec<tcplab_bpf::MapDump>)> {
+        self.programs
+            .borrow()
+            .values()
+            .map(|p| (p.name().to_string(), p.maps_dump()))
+            .collect()
+    }
+
     /// The object at the flow's `bpf_object`, read and parsed once per run.
     fn object(&self, choice: &CcChoice<'_>) -> Result<Rc<BpfObject>, ConfigError> {
         if choice.cc != CC_NAME {

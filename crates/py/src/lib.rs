@@ -113,6 +113,39 @@ fn run<'py>(
         doc.set_item("bpf_printk", rows)?;
         doc.set_item("bpf_printk_dropped", dropped)?;
     }
+    // Every map of each loaded BPF program at the end (tcplab.storage: bpf_maps.json):
+    // [{"program", "maps": [{"name", "type", "key_size", "value_size", "max_entries",
+    // "entries": [{"key": hex, "value": hex}]}]}], only when a program was loaded.
+    let programs = controllers.bpf_maps();
+    if !programs.is_empty() {
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let rows = PyList::empty(py);
+        for (program, maps) in programs {
+            let pd = PyDict::new(py);
+            pd.set_item("program", program)?;
+            let ml = PyList::empty(py);
+            for m in maps {
+                let md = PyDict::new(py);
+                md.set_item("name", m.name)?;
+                md.set_item("type", m.map_type)?;
+                md.set_item("key_size", m.key_size)?;
+                md.set_item("value_size", m.value_size)?;
+                md.set_item("max_entries", m.max_entries)?;
+                let el = PyList::empty(py);
+                for (k, v) in &m.entries {
+                    let e = PyDict::new(py);
+                    e.set_item("key", hex(k))?;
+                    e.set_item("value", hex(v))?;
+                    el.append(e)?;
+                }
+                md.set_item("entries", el)?;
+                ml.append(md)?;
+            }
+            pd.set_item("maps", ml)?;
+            rows.append(pd)?;
+        }
+        doc.set_item("bpf_maps", rows)?;
+    }
     Ok(doc)
 }
 

@@ -69,6 +69,10 @@ class Registration:
     # Each loaded program's tag (kallsyms' bpf_prog_<tag>_<function>) -> the name of
     # the program it belongs to, as the run reports it: how printk.py attributes lines.
     tags: dict[str, str] = field(default_factory=dict)
+    # The program name of each object, in order, and, once unregistered, what the
+    # loader read from their maps just before: [{"program", "maps": [...]}].
+    programs: list[str] = field(default_factory=list)
+    maps: list[dict] = field(default_factory=list)
 
 
 def _record(pid: int) -> Path:
@@ -140,23 +144,36 @@ def register(objects: list[tuple[bytes, str]]) -> Registration:
         for r in mine:
             for prog in r.get("programs") or []:
                 tags.setdefault(str(prog["tag"]), prog_name)
-    return Registration(names, ids, p, [r["name"] for r in done], tags)
+    return Registration(
+        names, ids, p, [r["name"] for r in done], tags, [name for _, name in objects]
+    )
 
 
-def _stop(p: subprocess.Popen) -> None:
+def _stop(p: subprocess.Popen) -> list[dict]:
+    """End the loader (its stdin closed) and return the map dump it prints as it ends
+    (``{"maps": [{"object", "maps"}]}``), or [] if it said nothing more."""
+    said = ""
     if p.poll() is None:
         try:
-            p.stdin.close()
-            p.wait(10)
-        except (OSError, subprocess.TimeoutExpired):
+            said, _ = p.communicate(timeout=10)  # closes stdin, reads to the end
+        except (OSError, ValueError, subprocess.TimeoutExpired):
             p.kill()
             p.wait(5)
+    dumps: list[dict] = []
+    for line in (said or "").splitlines():
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(answer, dict) and isinstance(answer.get("maps"), list):
+            dumps = answer["maps"]
     for f in (p.stdin, p.stdout, p.stderr):
         if f is not None:
             try:
                 f.close()
             except OSError:
                 pass
+    return dumps
 
 
 def unregister(reg: Registration | list[int], pid: int | None = None) -> None:
@@ -165,7 +182,10 @@ def unregister(reg: Registration | list[int], pid: int | None = None) -> None:
     id. Drops the run's record."""
     ids = reg.ids if isinstance(reg, Registration) else reg
     if isinstance(reg, Registration) and reg.process is not None:
-        _stop(reg.process)
+        dumps = _stop(reg.process)
+        reg.maps = [
+            {"program": name, "maps": d.get("maps", [])} for name, d in zip(reg.programs, dumps)
+        ]
     if ids and loader() is not None:
         subprocess.run(
             [_loader_cmd(), "unregister", *map(str, ids)],

@@ -384,6 +384,8 @@ def run_kernel(
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
     raw["kernel"] = kernel_metadata(spec)
     raw["bpf_printk"], raw["bpf_printk_dropped"] = printed, printk_dropped
+    if registration is not None and registration.maps:
+        raw["bpf_maps"] = registration.maps
     if reader.warning:
         raw["kernel"]["warnings"].append(reader.warning)
     for counters, f in zip(raw["flows"], config["flows"]):
