@@ -105,3 +105,24 @@ def test_a_kernel_runs_printk_lines_are_in_the_run_directory(tmp_path):
     assert not any(x.endswith("\n") or not x for x in texts)
     # The run's trace instance is gone.
     assert not (printk.TRACEFS / "instances" / f"{printk.INSTANCE_PREFIX}{os.getpid()}").exists()
+
+
+def test_doctor_removes_the_trace_instance_of_a_dead_run(capsys):
+    why = _why_not()
+    if why:
+        pytest.skip(f"bpf_printk on the kernel backend unavailable: {why}")
+    import subprocess
+    import sys
+
+    from tcplab.cli.app import main
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
+    # tracefs mounted (as a run mounts it), then an instance as a dead run left it.
+    printk.remove_instance(printk._make_instance())
+    stale = printk.TRACEFS / "instances" / f"{printk.INSTANCE_PREFIX}{dead}"
+    stale.mkdir()
+    assert main(["doctor"]) == 0
+    assert f"removed trace instances of dead runs: {stale.name}" in capsys.readouterr().out
+    assert not stale.exists()
