@@ -49,11 +49,28 @@ class BpfBuildError(ValueError):
 @dataclass(frozen=True)
 class Program:
     """A compiled program: its ``tcp_congestion_ops`` name, cached object and
-    parameters (``[{"name", "kind", "min", "max", "default"}]``)."""
+    parameters (``[{"name", "kind", "min", "max", "default"}]``), and which of the
+    object's ``tcp_congestion_ops`` it is when the object has several (``ops``)."""
 
     name: str
     object_path: Path
     params: tuple[dict[str, Any], ...]
+    ops: str | None = None
+
+    @property
+    def engine_ref(self) -> str:
+        """How the engine config names it (``bpf_object``): the object's path, with
+        ``#OPS`` appended when a flow chose one of several (tcplab_bpf::split_object_ref)."""
+        return str(self.object_path) + (f"#{self.ops}" if self.ops else "")
+
+
+def split_ref(object_ref: str) -> tuple[str, str | None]:
+    """An engine config's ``bpf_object`` as (object path, chosen ops or None), as
+    tcplab_bpf::split_object_ref splits it."""
+    path, sep, ops = object_ref.rpartition("#")
+    if sep and ops and "/" not in ops:
+        return path, ops
+    return object_ref, None
 
 
 def is_bpf(cc: str) -> bool:
@@ -118,10 +135,12 @@ def _absolute(cc: str, base: Path) -> str:
 class Build:
     """How a flow's source is compiled beyond tcplab's defaults (``flows[i].bpf`` in a
     spec): include directories searched before tcplab's and the vmlinux.h one, and ``-D``
-    defines. Both are part of the compile-cache key (they are clang flags)."""
+    defines. Both are part of the compile-cache key (they are clang flags). ``ops``
+    chooses one of several ``tcp_congestion_ops`` in the object (not a compile flag)."""
 
     include: tuple[str, ...] = ()
     define: tuple[tuple[str, str], ...] = ()
+    ops: str | None = None
 
     def flags(self) -> list[str]:
         out: list[str] = []
@@ -333,35 +352,43 @@ def _digest(parts: list[bytes]) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _program(object_path: str) -> Program:
+def _program(object_ref: str) -> Program:
     from tcplab.engine import engine
 
     try:
-        info = engine().bpf_object(object_path)
+        info = engine().bpf_object(object_ref)
     except ValueError as exc:
         raise BpfBuildError(str(exc)) from None
-    return Program(info["name"], Path(object_path), tuple(info["params"]))
+    path, ops = split_ref(object_ref)
+    return Program(info["name"], Path(path), tuple(info["params"]), ops)
 
 
 def program(cc: str, build: Build = NO_BUILD) -> Program:
-    """The compiled program a ``bpf:`` cc names (compiling it if needed)."""
-    return _program(str(object_for(source_of(cc), build)))
+    """The compiled program a ``bpf:`` cc names (compiling it if needed); ``build.ops``
+    chooses one of several ``tcp_congestion_ops``."""
+    return _choose(object_for(source_of(cc), build), build.ops)
+
+
+def _choose(obj: Path, ops: str | None) -> Program:
+    return _program(str(obj) + (f"#{ops}" if ops else ""))
 
 
 def kernel_object(object_path: str, params: dict[str, Any]) -> tuple[bytes, str]:
-    """What the kernel backend registers for a flow: the object file with ``params``
-    written into its ``.rodata`` (as a libbpf skeleton sets ``skel->rodata->NAME`` before
-    load; ``crates/bpf`` ``patched_elf``), and the program's name."""
+    """What the kernel backend registers for a flow (``object_path`` as the engine config
+    names it, ``PATH`` or ``PATH#OPS``): the object file with ``params`` written into its
+    ``.rodata`` (as a libbpf skeleton sets ``skel->rodata->NAME`` before load;
+    ``crates/bpf`` ``patched_elf``), and the program's name."""
     from tcplab.engine import engine
 
-    if verified(Path(object_path)) is None:
+    path, _ops = split_ref(object_path)
+    if verified(Path(path)) is None:
         raise BpfBuildError(
-            f"{object_path}: the cached object no longer has the sha256 it is named by "
+            f"{path}: the cached object no longer has the sha256 it is named by "
             "(changed since it was compiled); run again to rebuild it"
         )
     name = _program(object_path).name
     if not params:
-        return Path(object_path).read_bytes(), name
+        return Path(path).read_bytes(), name
     try:
         data = engine().bpf_patched(object_path, json.dumps(params, sort_keys=True))
     except ValueError as exc:
@@ -373,9 +400,13 @@ def check(cc: str, given: dict[str, Any], build: Build = NO_BUILD) -> list[tuple
     """Problems with a ``bpf:`` cc and its ``params``: (sub-path, message) pairs, the
     sub-path ``cc`` or ``params.<name>``."""
     try:
-        prog = program(cc, build)
+        obj = object_for(source_of(cc), build)
     except BpfBuildError as exc:
         return [("cc", str(exc))]
+    try:
+        prog = _choose(obj, build.ops)
+    except BpfBuildError as exc:
+        return [("bpf.ops" if build.ops else "cc", str(exc))]
     known = {p["name"]: p for p in prog.params}
     for key, value in given.items():
         p = known.get(key)
@@ -420,7 +451,7 @@ def kernel_verdict(prog: Program, params: dict[str, Any]) -> str | None:
 
     if bpf_loader.loader() is None:
         return None
-    data, _ = kernel_object(str(prog.object_path), params)
+    data, _ = kernel_object(prog.engine_ref, params)
     mark = (
         cache_dir()
         / "verified"

@@ -4,7 +4,8 @@
  * congestion controls (vmlinux.h from the kernel's BTF, libbpf's headers, the
  * CONFIG_HZ kconfig extern, kfuncs, a global shared by every socket, and several
  * struct_ops in one object, one of them registered through a BPF link), for
- * tests/test_kernel_bpf.py: tcplab-bpfload must register both.
+ * tests/backends/test_kernel_bpf.py (tcplab-bpfload registers the one asked for) and
+ * tests/specs/test_bpf_ops_choice.py (flows[i].bpf.ops chooses one).
  *
  * Model: NewReno through the kernel's own kfuncs; "two_renos_slow" grows cwnd at most
  * once per jiffy-second tick of a global clock the two share. Not an algorithm to use.

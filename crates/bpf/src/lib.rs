@@ -49,7 +49,18 @@ use tcplab_cc::ParamValue;
 pub use error::BpfError;
 pub use ops::BpfCongestionOps;
 pub use params::{BpfParam, BpfParamKind};
-pub use program::{KernelEnv, LoadedProgram, PrintkLine};
+pub use program::{KernelEnv, LoadedProgram, MapDump, PrintkLine};
+
+/// Splits an engine config's `bpf_object` into the object file and the chosen
+/// `tcp_congestion_ops`: `"x.bpf.o#dctcp"` is x.bpf.o's struct_ops `dctcp` (variable or
+/// `.name`, as `BpfObject::parse_named`), `"x.bpf.o"` the object's only one. A `#` followed
+/// by a `/` belongs to the path.
+pub fn split_object_ref(object_ref: &str) -> (&str, Option<&str>) {
+    match object_ref.rsplit_once('#') {
+        Some((path, ops)) if !ops.is_empty() && !ops.contains('/') => (path, Some(ops)),
+        _ => (object_ref, None),
+    }
+}
 
 /// A parsed and relocated object, ready to run on any number of flows.
 #[derive(Clone, Debug)]

@@ -335,6 +335,12 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
         }
     }
 
+    // The kernel's order: libbpf relocates (above), the verifier refuses a program
+    // without a GPL-compatible license before anything else (check_struct_ops_btf_id),
+    // then a member it cannot attach to, then helpers and the rest; the struct's
+    // required members are checked only when it is registered
+    // (tcp_validate_congestion_control), so last here.
+    check_license(&section_data("license")?)?;
     let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base, ops_name)?;
 
     // Helper calls: by number, from the set the kernel allows a tcp_congestion_ops
@@ -385,7 +391,7 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
             pc,
         )
     })?;
-    check_license(&section_data("license")?)?;
+    check_required(&callbacks)?;
 
     let rodata_vars = rodata_vars(&btf, &symbols, &global_region, &globals);
     Ok(Program {
@@ -691,8 +697,14 @@ fn struct_ops(
         let prog = sym.name().unwrap_or("?").to_string();
         callbacks[cb as usize] = Some((base + (sym.address() / 8) as usize, prog));
     }
-    // tcp_validate_congestion_control (net/ipv4/tcp_cong.c): ssthresh, undo_cwnd and
-    // one of cong_avoid / cong_control are required.
+    let flags = field(data, "flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    Ok((callbacks, chosen.ca_name.clone(), flags))
+}
+
+/// tcp_validate_congestion_control (net/ipv4/tcp_cong.c), which the kernel runs when
+/// the struct_ops is registered: ssthresh, undo_cwnd and one of cong_avoid /
+/// cong_control are required.
+fn check_required(callbacks: &[Option<(usize, String)>; 12]) -> Result<(), BpfError> {
     for (cb, what) in [
         (Callback::Ssthresh, "ssthresh"),
         (Callback::UndoCwnd, "undo_cwnd"),
@@ -710,8 +722,7 @@ fn struct_ops(
             "tcp_congestion_ops needs cong_avoid or cong_control (tcp_validate_congestion_control)",
         ));
     }
-    let flags = field(data, "flags", 4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-    Ok((callbacks, chosen.ca_name.clone(), flags))
+    Ok(())
 }
 
 /// The .rodata globals with their BTF types (the candidates for parameters).

@@ -303,6 +303,30 @@ impl MapDef {
         }
     }
 
+    /// Every entry (key bytes, value bytes) in key order: an array's every index, a
+    /// hash's keys, an SK_STORAGE's sockets (keyed by the simulator's socket id, 8
+    /// bytes); for `bpf_maps.json` at the end of a run (as `bpftool map dump`).
+    pub fn entries(&self, st: &MapState, globals: &[Global]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let value = |slot: usize| {
+            let data = &globals[self.region].data;
+            let at = slot * self.stride();
+            data.get(at..at + self.value_size)
+                .map_or_else(|| vec![0; self.value_size], <[u8]>::to_vec)
+        };
+        let mut out: Vec<(Vec<u8>, Vec<u8>)> = match self.kind {
+            MapKind::Array | MapKind::PercpuArray => (0..self.max_entries)
+                .map(|i| ((i as u32).to_le_bytes().to_vec(), value(i)))
+                .collect(),
+            MapKind::Hash | MapKind::SkStorage => st
+                .slots
+                .iter()
+                .map(|(k, &s)| (k.clone(), value(s)))
+                .collect(),
+        };
+        out.sort();
+        out
+    }
+
     /// `bpf_sk_storage_get(map, sk, value, flags)` for socket `sock`: the value's
     /// address, created (from `init` or zeroed) when `create`; 0 if absent or full.
     pub fn sk_storage_get(

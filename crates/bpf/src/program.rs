@@ -88,6 +88,18 @@ pub struct PrintkLine {
 /// later ones are counted in `printk_dropped`.
 pub const PRINTK_MAX_LINES: usize = 100_000;
 
+/// One map of a loaded program at a moment: `enum bpf_map_type` number, sizes and every
+/// entry (key bytes, value bytes) in key order (LoadedProgram::maps_dump).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MapDump {
+    pub name: String,
+    pub map_type: u32,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub max_entries: usize,
+    pub entries: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
 /// What the sockets of one loaded program share.
 #[derive(Debug, Default)]
 pub struct Shared {
@@ -179,6 +191,39 @@ impl LoadedProgram {
     /// Lines not kept because `PRINTK_MAX_LINES` were already.
     pub fn printk_dropped(&self) -> u64 {
         lock(&self.shared).printk_dropped
+    }
+
+    /// Every map of the program as it is now, as `bpftool map dump` lists a loaded
+    /// object's maps: its global sections (".bss", ".data", ".rodata", ".kconfig", ...:
+    /// libbpf's ARRAY maps of one entry) and its `.maps` maps, each with its entries.
+    pub fn maps_dump(&self) -> Vec<MapDump> {
+        let shared = lock(&self.shared);
+        let map_regions: Vec<usize> = self.prog.maps.iter().map(|m| m.region).collect();
+        let mut out: Vec<MapDump> = shared
+            .globals
+            .iter()
+            .enumerate()
+            .filter(|(i, g)| !map_regions.contains(i) && g.name.starts_with('.'))
+            .map(|(_, g)| MapDump {
+                name: g.name.clone(),
+                map_type: crate::maps::MapKind::Array as u32,
+                key_size: 4,
+                value_size: g.data.len(),
+                max_entries: 1,
+                entries: vec![(0u32.to_le_bytes().to_vec(), g.data.clone())],
+            })
+            .collect();
+        for (m, st) in self.prog.maps.iter().zip(&shared.maps) {
+            out.push(MapDump {
+                name: m.name.clone(),
+                map_type: m.kind as u32,
+                key_size: m.key_size,
+                value_size: m.value_size,
+                max_entries: m.max_entries,
+                entries: m.entries(st, &shared.globals),
+            });
+        }
+        out
     }
 
     /// The current bytes of global section `name` (".bss", ".data", ".rodata", ...).

@@ -3,7 +3,7 @@
 //! libbpf 1.1, which knows neither `.struct_ops.link` nor recent kconfig handling).
 //!
 //! ```text
-//! tcplab-bpfload register PREFIX OBJECT [PREFIX OBJECT ...]
+//! tcplab-bpfload register PREFIX[/OPS] OBJECT [PREFIX[/OPS] OBJECT ...]
 //! tcplab-bpfload verify OBJECT
 //! tcplab-bpfload unregister ID [ID ...]
 //! ```
@@ -11,10 +11,17 @@
 //! * `register` opens each object as libbpf does (`.kconfig` externs such as
 //!   `CONFIG_HZ` filled with the running kernel's values, CO-RE relocated against its
 //!   BTF), renames each `tcp_congestion_ops` to `PREFIX` (with a letter appended when the
-//!   object has several), loads it, registers every struct_ops map (plain `.struct_ops`
-//!   and `.struct_ops.link`), prints one JSON line `{"registered": [{"object", "map",
-//!   "ops_name", "name", "id", "link"}]}`, and then holds them until its standard input
-//!   closes or it receives SIGTERM/SIGINT/SIGHUP, when it unregisters them and exits 0.
+//!   object has several), loads it (every program and map, as a skeleton's
+//!   `open_and_load`), registers its struct_ops maps (plain `.struct_ops` and
+//!   `.struct_ops.link`): all of them, or with `/OPS` only those whose variable or
+//!   `.name` is OPS, as the kernel's selftests attach only the one they test
+//!   (`bpf_map__set_autoattach`; bpf_dctcp.c's `dctcp_nouse` would be refused, having no
+//!   `ssthresh`), prints one JSON line `{"registered": [{"object", "map",
+//!   "ops_name", "name", "id", "link", "programs": [{"name", "tag"}]}]}` (the object's
+//!   loaded programs with their tags, by which a trace's stack names them), and then
+//!   holds them until its standard input closes or it receives SIGTERM/SIGINT/SIGHUP,
+//!   when it prints `{"maps": [{"object", "maps": [...]}]}` (every map's entries then,
+//!   `dump_maps`), unregisters them and exits 0.
 //!   Plain `.struct_ops` maps stay registered if this process is killed with SIGKILL
 //!   (the kernel keeps them); the caller records their ids and `unregister`s them.
 //! * `verify` loads the object into the kernel's verifier without registering anything
@@ -148,12 +155,18 @@ fn register(pairs: &[String]) -> i32 {
     }
     // Links before their object: a plain struct_ops "link" uses the map's own fd.
     let mut held: Vec<(Vec<Link>, libbpf_rs::Object)> = Vec::new();
+    let mut paths: Vec<&str> = Vec::new();
     let mut registered = Vec::new();
     for pair in pairs.chunks(2) {
         let (prefix, path) = (&pair[0], &pair[1]);
-        match register_one(prefix, path) {
+        let (prefix, only) = match prefix.split_once('/') {
+            Some((p, ops)) => (p, Some(ops)),
+            None => (prefix.as_str(), None),
+        };
+        match register_one(prefix, path, only) {
             Ok((obj, links, mut info)) => {
                 held.push((links, obj));
+                paths.push(path);
                 registered.append(&mut info);
             }
             Err(e) => return fail(e), // what was registered is dropped: unregistered
@@ -168,13 +181,71 @@ fn register(pairs: &[String]) -> i32 {
     });
     let mut sig = 0;
     unsafe { libc::sigwait(&set, &mut sig) };
+    // What the programs left in their maps, read before anything is unregistered.
+    let dumps: Vec<Value> = held
+        .iter()
+        .zip(&paths)
+        .map(|((_, obj), path)| json!({"object": path, "maps": dump_maps(obj)}))
+        .collect();
+    say(json!({"maps": dumps}));
     drop(held); // bpf_link__destroy: each struct_ops is unregistered
     0
 }
 
+/// Every map of a loaded object but its struct_ops, as `bpftool map dump` lists them:
+/// `{"name", "type", "key_size", "value_size", "max_entries", "entries": [{"key",
+/// "value"}]}` in hex bytes, keys in order; a global section's map is named by its
+/// section (".bss", not libbpf's "<object>.bss"); a per-CPU map's entries carry every
+/// CPU's value in `values` and CPU 0's in `value`. An SK_STORAGE map lists nothing:
+/// its entries are its sockets', which the kernel freed with them.
+fn dump_maps(obj: &libbpf_rs::Object) -> Vec<Value> {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let mut out = Vec::new();
+    for map in obj.maps() {
+        let ty = map.map_type();
+        if ty == MapType::StructOps {
+            continue;
+        }
+        let raw = map.name().to_string_lossy().into_owned();
+        let name = match raw.find('.') {
+            Some(i) => raw[i..].to_string(),
+            None => raw,
+        };
+        let mut entries = Vec::new();
+        if ty != MapType::SkStorage {
+            let mut keys: Vec<Vec<u8>> = map.keys().collect();
+            keys.sort();
+            for key in keys {
+                let percpu = matches!(
+                    ty,
+                    MapType::PercpuArray | MapType::PercpuHash | MapType::LruPercpuHash
+                );
+                if percpu {
+                    if let Ok(Some(vals)) = map.lookup_percpu(&key, libbpf_rs::MapFlags::ANY) {
+                        let all: Vec<String> = vals.iter().map(|v| hex(v)).collect();
+                        let first = all.first().cloned().unwrap_or_default();
+                        entries.push(json!({"key": hex(&key), "value": first, "values": all}));
+                    }
+                } else if let Ok(Some(v)) = map.lookup(&key, libbpf_rs::MapFlags::ANY) {
+                    entries.push(json!({"key": hex(&key), "value": hex(&v)}));
+                }
+            }
+        }
+        out.push(json!({
+            "name": name,
+            "type": u32::from(ty),
+            "key_size": map.key_size(),
+            "value_size": map.value_size(),
+            "max_entries": map.max_entries(),
+            "entries": entries,
+        }));
+    }
+    out
+}
+
 type Registered = (libbpf_rs::Object, Vec<Link>, Vec<Value>);
 
-fn register_one(prefix: &str, path: &str) -> Result<Registered, String> {
+fn register_one(prefix: &str, path: &str, only: Option<&str>) -> Result<Registered, String> {
     if prefix.is_empty() || prefix.len() + 1 >= TCP_CA_NAME_MAX || !prefix.is_ascii() {
         return Err(format!("name prefix '{prefix}': 1 to 14 ASCII characters"));
     }
@@ -196,6 +267,7 @@ fn register_one(prefix: &str, path: &str) -> Result<Registered, String> {
     }
     let several = offsets.len() > 1;
     let mut info = Vec::new();
+    let mut chosen = Vec::new();
     for (k, mut map) in obj
         .maps_mut()
         .filter(|m| m.map_type() == MapType::StructOps)
@@ -218,20 +290,33 @@ fn register_one(prefix: &str, path: &str) -> Result<Registered, String> {
         field.fill(0);
         field[..new.len()].copy_from_slice(new.as_bytes());
         let link = map_is_link(&map);
-        info.push(
-            json!({"object": path, "map": map_name, "ops_name": old, "name": new, "link": link}),
-        );
+        let wanted = only.is_none_or(|o| o == map_name || o == old);
+        chosen.push(wanted);
+        if wanted {
+            info.push(
+                json!({"object": path, "map": map_name, "ops_name": old, "name": new, "link": link}),
+            );
+        }
+    }
+    if info.is_empty() {
+        let names: Vec<&str> = offsets.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(format!(
+            "{path}: no struct_ops named '{}' (variables: {})",
+            only.unwrap_or_default(),
+            names.join(", ")
+        ));
     }
     let mut loaded = obj
         .load()
         .map_err(|e| format!("{path}: the kernel refused to load it: {e}"))?;
     // Locals drop in reverse: on an error the links go before the object.
     let mut links = Vec::new();
-    for (k, mut map) in loaded
+    let wanted = loaded
         .maps_mut()
         .filter(|m| m.map_type() == MapType::StructOps)
-        .enumerate()
-    {
+        .zip(&chosen)
+        .filter_map(|(m, &w)| w.then_some(m));
+    for (k, mut map) in wanted.enumerate() {
         let link = map.attach_struct_ops().map_err(|e| {
             format!(
                 "{path}: registering struct_ops '{}' failed: {e}",
@@ -242,7 +327,39 @@ fn register_one(prefix: &str, path: &str) -> Result<Registered, String> {
         info[k]["id"] = json!(id);
         links.push(link);
     }
+    let programs: Vec<Value> = loaded
+        .progs()
+        .filter_map(|p| {
+            let tag = prog_tag(&p)?;
+            Some(json!({"name": p.name().to_string_lossy(), "tag": tag}))
+        })
+        .collect();
+    for entry in &mut info {
+        entry["programs"] = json!(programs);
+    }
     Ok((loaded, links, info))
+}
+
+/// A loaded program's tag (the hash of its instructions the kernel names it by in
+/// kallsyms, `bpf_prog_<tag>_<name>`, which is how a trace's stack attributes a
+/// bpf_printk line to it), as 16 hex digits; None for a program not loaded.
+fn prog_tag(p: &libbpf_rs::Program<'_>) -> Option<String> {
+    // SAFETY: the program belongs to an object alive for this call; bpf_program__fd is
+    // -1 for one not loaded, and bpf_obj_get_info_by_fd writes at most `len` bytes.
+    unsafe {
+        let fd = libbpf_sys::bpf_program__fd(p.as_libbpf_object().as_ptr());
+        if fd < 0 {
+            return None;
+        }
+        let mut info = libbpf_sys::bpf_prog_info::default();
+        let mut len = std::mem::size_of::<libbpf_sys::bpf_prog_info>() as u32;
+        let ret = libbpf_sys::bpf_obj_get_info_by_fd(
+            fd,
+            (&mut info as *mut libbpf_sys::bpf_prog_info).cast(),
+            &mut len,
+        );
+        (ret == 0).then(|| info.tag.iter().map(|b| format!("{b:02x}")).collect())
+    }
 }
 
 /// Whether libbpf will register this map through a BPF link (`.struct_ops.link`, map

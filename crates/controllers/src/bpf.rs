@@ -1,5 +1,6 @@
 //! A flow whose congestion control is a compiled BPF struct_ops object (crates/bpf):
-//! `cc = "bpf"` with `bpf_object = "path/to/x.bpf.o"` in the flow's config; `params`
+//! `cc = "bpf"` with `bpf_object = "path/to/x.bpf.o"` (or `"x.bpf.o#NAME"`: the object's
+//! `tcp_congestion_ops` NAME, of several) in the flow's config; `params`
 //! then set the object's `const volatile` globals. Errors name the field relative to
 //! the flow: `bpf_object` for the file and the object, `params.NAME` for a parameter the
 //! object does not have or a value of the wrong kind.
@@ -68,6 +69,16 @@ impl BpfLoader {
         (lines, dropped)
     }
 
+    /// Every loaded program's maps as they are now (`bpf_maps.json`), by program name,
+    /// in load order.
+    pub fn maps(&self) -> Vec<(String, Vec<tcplab_bpf::MapDump>)> {
+        self.programs
+            .borrow()
+            .values()
+            .map(|p| (p.name().to_string(), p.maps_dump()))
+            .collect()
+    }
+
     /// The object at the flow's `bpf_object`, read and parsed once per run.
     fn object(&self, choice: &CcChoice<'_>) -> Result<Rc<BpfObject>, ConfigError> {
         if choice.cc != CC_NAME {
@@ -82,9 +93,10 @@ impl BpfLoader {
         if let Some(o) = self.objects.borrow().get(path) {
             return Ok(Rc::clone(o));
         }
-        let bytes = std::fs::read(path).map_err(|e| error("bpf_object", format!("{path}: {e}")))?;
-        let obj =
-            BpfObject::parse(&bytes).map_err(|e| error("bpf_object", format!("{path}: {e}")))?;
+        let (file, ops) = tcplab_bpf::split_object_ref(path);
+        let bytes = std::fs::read(file).map_err(|e| error("bpf_object", format!("{file}: {e}")))?;
+        let obj = BpfObject::parse_named(&bytes, ops)
+            .map_err(|e| error("bpf_object", format!("{path}: {e}")))?;
         let obj = Rc::new(obj);
         self.objects
             .borrow_mut()

@@ -30,6 +30,11 @@ impl Controllers {
     pub fn printk(&self) -> (Vec<bpf::PrintkRecord>, u64) {
         self.bpf.printk()
     }
+
+    /// The BPF programs' maps at the end of the run (see [`bpf::BpfLoader::maps`]).
+    pub fn bpf_maps(&self) -> Vec<(String, Vec<tcplab_bpf::MapDump>)> {
+        self.bpf.maps()
+    }
 }
 
 impl ControllerFactory for Controllers {

@@ -113,6 +113,39 @@ fn run<'py>(
         doc.set_item("bpf_printk", rows)?;
         doc.set_item("bpf_printk_dropped", dropped)?;
     }
+    // Every map of each loaded BPF program at the end (tcplab.storage: bpf_maps.json):
+    // [{"program", "maps": [{"name", "type", "key_size", "value_size", "max_entries",
+    // "entries": [{"key": hex, "value": hex}]}]}], only when a program was loaded.
+    let programs = controllers.bpf_maps();
+    if !programs.is_empty() {
+        let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+        let rows = PyList::empty(py);
+        for (program, maps) in programs {
+            let pd = PyDict::new(py);
+            pd.set_item("program", program)?;
+            let ml = PyList::empty(py);
+            for m in maps {
+                let md = PyDict::new(py);
+                md.set_item("name", m.name)?;
+                md.set_item("type", m.map_type)?;
+                md.set_item("key_size", m.key_size)?;
+                md.set_item("value_size", m.value_size)?;
+                md.set_item("max_entries", m.max_entries)?;
+                let el = PyList::empty(py);
+                for (k, v) in &m.entries {
+                    let e = PyDict::new(py);
+                    e.set_item("key", hex(k))?;
+                    e.set_item("value", hex(v))?;
+                    el.append(e)?;
+                }
+                md.set_item("entries", el)?;
+                ml.append(md)?;
+            }
+            pd.set_item("maps", ml)?;
+            rows.append(pd)?;
+        }
+        doc.set_item("bpf_maps", rows)?;
+    }
     Ok(doc)
 }
 
@@ -215,14 +248,16 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 }
 
 /// A compiled BPF struct_ops object's name and parameters (its `const volatile`
-/// globals): {"name": "bpf_cubic", "params": [{"name", "kind": "bool" | "int",
-/// "min", "max", "default"}]}; ValueError naming what is wrong with the object.
+/// globals): {"name": "bpf_cubic", "params": [{"name", "kind": "bool" | "int", "min",
+/// "max", "default"}]}; ValueError naming what is wrong with the object. `object_path` is
+/// `PATH` or `PATH#OPS` (one of several struct_ops, tcplab_bpf::split_object_ref).
 #[pyfunction]
 fn bpf_object<'py>(py: Python<'py>, object_path: &str) -> PyResult<Bound<'py, PyDict>> {
     use tcplab_bpf::params::BpfParamKind;
-    let bytes = std::fs::read(object_path)
-        .map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
-    let obj = catch_unwind(|| tcplab_bpf::BpfObject::parse(&bytes))
+    let (file, ops) = tcplab_bpf::split_object_ref(object_path);
+    let bytes =
+        std::fs::read(file).map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
+    let obj = catch_unwind(|| tcplab_bpf::BpfObject::parse_named(&bytes, ops))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
@@ -267,14 +302,15 @@ fn bpf_patched<'py>(
     object_path: &str,
     params_json: &str,
 ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-    let bytes = std::fs::read(object_path)
-        .map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
+    let (file, ops) = tcplab_bpf::split_object_ref(object_path);
+    let bytes =
+        std::fs::read(file).map_err(|e| PyValueError::new_err(format!("{object_path}: {e}")))?;
     let params = serde_json::from_str(params_json)
         .map_err(|e| PyValueError::new_err(format!("params: {e}")))?;
     let patched = catch_unwind(|| {
         let values = tcplab_sim::native_cc::param_values(&params)
             .map_err(|e| format!("{}: {}", e.field, e.message))?;
-        let obj = tcplab_bpf::BpfObject::parse(&bytes).map_err(|e| e.to_string())?;
+        let obj = tcplab_bpf::BpfObject::parse_named(&bytes, ops).map_err(|e| e.to_string())?;
         obj.patched_elf(&bytes, &values).map_err(|e| e.to_string())
     })
     .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?

@@ -82,6 +82,9 @@ class RunData:
     # many the programs did not keep; empty when no program printed.
     printk: list[dict[str, Any]] = field(default_factory=list)
     printk_dropped: int = 0
+    # Every map of each loaded BPF program at the end of the run ([{program, maps}],
+    # storage writes bpf_maps.json); empty when the run loaded none.
+    bpf_maps: list[dict[str, Any]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return (
@@ -273,4 +276,5 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
         list(raw.get("sources") or []),
         list(raw.get("bpf_printk") or []),
         int(raw.get("bpf_printk_dropped") or 0),
+        list(raw.get("bpf_maps") or []),
     )

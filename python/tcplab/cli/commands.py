@@ -193,6 +193,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         ids = bpf_ops.clean_stale()
         if ids:
             print(f"unregistered BPF programs of dead runs: struct_ops ids {ids}")
+        from tcplab.backends.kernel import printk
+
+        traces = printk.clean_stale(netns.alive)
+        if traces:
+            print(f"removed trace instances of dead runs: {' '.join(traces)}")
         from tcplab.backends.kernel.run import clean_stale_work
 
         work = clean_stale_work()

@@ -214,4 +214,4 @@ def _cc_config(cc: str, build: bpf.Build = bpf.NO_BUILD) -> dict[str, Any]:
         return {"cc": "external"}
     if not bpf.is_bpf(cc):
         return {"cc": cc}
-    return {"cc": "bpf", "bpf_object": str(bpf.program(cc, build).object_path)}
+    return {"cc": "bpf", "bpf_object": bpf.program(cc, build).engine_ref}

@@ -297,16 +297,21 @@ class OnOff(_Model):
 
 class BpfBuild(_Model):
     """``flows[i].bpf``: how a ``bpf:`` source is compiled (tcplab.bpf.Build): include
-    directories (relative to the spec file) searched first, and ``-D`` defines."""
+    directories (relative to the spec file) searched first, and ``-D`` defines; and, for
+    an object with several ``tcp_congestion_ops``, which one the flow runs (``ops``: its
+    variable name or its ``.name``)."""
 
     include: list[StrictStr] = Field(default_factory=list, max_length=32)
     define: dict[StrictStr, StrictStr | StrictInt] = Field(default_factory=dict, max_length=64)
+    ops: StrictStr | None = Field(None, min_length=1, max_length=64)
 
     def build(self) -> Any:
         from tcplab.bpf import Build
 
         return Build(
-            tuple(self.include), tuple(sorted((k, str(v)) for k, v in self.define.items()))
+            tuple(self.include),
+            tuple(sorted((k, str(v)) for k, v in self.define.items())),
+            self.ops,
         )
 
 

@@ -7,6 +7,7 @@ DIR/summary.json    metrics                    DIR/report.png, report.html
 DIR/manifest.json   version, commit, seed, wall time, sha256 of every other file
                                                DIR/report.pdf (only when asked for)
                                                DIR/bpf_printk.log (when a BPF program printed)
+                                               DIR/bpf_maps.json (BPF programs' maps at the end)
 ```
 
 A directory is written under a temporary name beside ``DIR`` and renamed into place
@@ -152,6 +153,10 @@ def write_run(
             write_captures(tmp, result.run.captures, config)
         if result.run is not None and (result.run.printk or result.run.printk_dropped):
             write_printk(tmp / PRINTK_LOG, result.run.printk, result.run.printk_dropped)
+        if result.run is not None and result.run.bpf_maps:
+            (tmp / MAPS_JSON).write_text(
+                json.dumps({"programs": result.run.bpf_maps}, indent=1) + "\n"
+            )
         if extra is not None:
             extra(tmp)
         outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
@@ -171,6 +176,11 @@ def write_run(
 
 
 PRINTK_LOG = "bpf_printk.log"
+MAPS_JSON = "bpf_maps.json"
+"""Every map of each BPF program the run loaded, at its end: {"programs": [{"program",
+"maps": [{"name", "type" (enum bpf_map_type), "key_size", "value_size", "max_entries",
+"entries": [{"key", "value"} in hex bytes]}]}]}; global sections are maps named by their
+section (".bss", ".data", ".rodata", ".kconfig"), as libbpf makes them."""
 
 
 def write_printk(path: Path, lines: list[dict[str, Any]], dropped: int) -> None:

@@ -280,7 +280,14 @@ impl Sender {
             }
             tcp_update_pacing_rate(&mut self.tp);
         }
-        self.tp.snd_cwnd = self.tp.snd_cwnd.max(1);
+        if !self.cong_control {
+            self.tp.snd_cwnd = self.tp.snd_cwnd.max(1);
+        }
+        // A cong_control algorithm owns cwnd, and the kernel keeps what it sets, 0
+        // included (tcp_snd_cwnd_set only warns): the socket then sends nothing until the
+        // RTO (tcp_enter_loss: cwnd = in flight + 1). The kernel's selftest
+        // bpf_cc_cubic.c reaches 0 in Recovery (its PRR without tcp_cwnd_reduction's
+        // prr_delivered) and stalls until the RTO; clamped to 1 it recovered an RTO early.
         // tcp_xmit_recovery: F-RTO step 2.b (REXMIT_NEW) sends new data only; if none
         // could go, F-RTO ends and the lost segments are retransmitted as usual.
         if rexmit_new {

@@ -66,6 +66,13 @@ class Registration:
     ids: list[int]
     process: subprocess.Popen | None = None
     all_names: list[str] = field(default_factory=list)
+    # Each loaded program's tag (kallsyms' bpf_prog_<tag>_<function>) -> the name of
+    # the program it belongs to, as the run reports it: how printk.py attributes lines.
+    tags: dict[str, str] = field(default_factory=dict)
+    # The program name of each object, in order, and, once unregistered, what the
+    # loader read from their maps just before: [{"program", "maps": [...]}].
+    programs: list[str] = field(default_factory=list)
+    maps: list[dict] = field(default_factory=list)
 
 
 def _record(pid: int) -> Path:
@@ -85,19 +92,24 @@ def _read_line(p: subprocess.Popen, timeout_s: float) -> str:
 
 def register(objects: list[tuple[bytes, str]]) -> Registration:
     """Register each (object file's bytes, its program name) under a unique name; return
-    the registration (:func:`unregister` ends it). The program name selects, in an object
-    with several struct_ops, the one whose kernel name a flow uses."""
+    the registration (:func:`unregister` ends it). The program name (a struct_ops
+    variable or ``.name``) selects, in an object with several struct_ops, the one the
+    flows use: only it (or those of that ``.name``) is registered; the object's other
+    programs and maps are loaded, as a skeleton's ``open_and_load`` does."""
     pid = os.getpid()
     STATE_DIR.mkdir(parents=True, exist_ok=True)
     record = _record(pid)
     record.write_text(json.dumps({"pid": pid, "ids": []}))
     with tempfile.TemporaryDirectory(prefix=f"tcplab-bpf-{pid}-") as tmp:
         args: list[str] = []
-        for k, (data, _name) in enumerate(objects):
+        for k, (data, name) in enumerate(objects):
             # Named as the program will be: libbpf names its .rodata/.bss maps after it.
             path = Path(tmp) / f"{unique_name(pid, k)}.bpf.o"
             path.write_bytes(data)
-            args += [unique_name(pid, k), str(path)]
+            # Only the struct_ops the flows run is registered ("/NAME"), as the kernel's
+            # selftests attach only the one they test: another in the object may be one
+            # the kernel would refuse (bpf_dctcp.c's dctcp_nouse has no ssthresh).
+            args += [f"{unique_name(pid, k)}/{name}", str(path)]
         p = subprocess.Popen(
             [_loader_cmd(), "register", *args],
             stdin=subprocess.PIPE,
@@ -124,27 +136,44 @@ def register(objects: list[tuple[bytes, str]]) -> Registration:
     ids = [int(r["id"]) for r in done if not r["link"]]
     record.write_text(json.dumps({"pid": pid, "loader": p.pid, "ids": ids}))
     names = []
+    tags: dict[str, str] = {}
     for k, (_data, prog_name) in enumerate(objects):
         mine = [r for r in done if r["object"].endswith(f"/{unique_name(pid, k)}.bpf.o")]
         chosen = [r for r in mine if r["ops_name"] == prog_name] or mine
         names.append(chosen[0]["name"])
-    return Registration(names, ids, p, [r["name"] for r in done])
+        for r in mine:
+            for prog in r.get("programs") or []:
+                tags.setdefault(str(prog["tag"]), prog_name)
+    return Registration(
+        names, ids, p, [r["name"] for r in done], tags, [name for _, name in objects]
+    )
 
 
-def _stop(p: subprocess.Popen) -> None:
+def _stop(p: subprocess.Popen) -> list[dict]:
+    """End the loader (its stdin closed) and return the map dump it prints as it ends
+    (``{"maps": [{"object", "maps"}]}``), or [] if it said nothing more."""
+    said = ""
     if p.poll() is None:
         try:
-            p.stdin.close()
-            p.wait(10)
-        except (OSError, subprocess.TimeoutExpired):
+            said, _ = p.communicate(timeout=10)  # closes stdin, reads to the end
+        except (OSError, ValueError, subprocess.TimeoutExpired):
             p.kill()
             p.wait(5)
+    dumps: list[dict] = []
+    for line in (said or "").splitlines():
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(answer, dict) and isinstance(answer.get("maps"), list):
+            dumps = answer["maps"]
     for f in (p.stdin, p.stdout, p.stderr):
         if f is not None:
             try:
                 f.close()
             except OSError:
                 pass
+    return dumps
 
 
 def unregister(reg: Registration | list[int], pid: int | None = None) -> None:
@@ -153,7 +182,10 @@ def unregister(reg: Registration | list[int], pid: int | None = None) -> None:
     id. Drops the run's record."""
     ids = reg.ids if isinstance(reg, Registration) else reg
     if isinstance(reg, Registration) and reg.process is not None:
-        _stop(reg.process)
+        dumps = _stop(reg.process)
+        reg.maps = [
+            {"program": name, "maps": d.get("maps", [])} for name, d in zip(reg.programs, dumps)
+        ]
     if ids and loader() is not None:
         subprocess.run(
             [_loader_cmd(), "unregister", *map(str, ids)],

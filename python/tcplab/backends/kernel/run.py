@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from tcplab import bpf, bpf_loader, policy
-from tcplab.backends.kernel import bpf_ops, netns, policy_agent, requirements
+from tcplab.backends.kernel import bpf_ops, netns, policy_agent, printk, requirements
 from tcplab.backends.kernel.assemble import assemble
 from tcplab.errors import EngineError, SpecError
 from tcplab.specs.model import Spec
@@ -248,6 +248,7 @@ def run_kernel(
     emu_cmd = _emulator()
     netns.clean_stale()
     bpf_ops.clean_stale()
+    printk.clean_stale(netns.alive)
     clean_stale_work()
     pair = netns.Pair.for_pid(os.getpid())
     duration_ns = config["duration_ns"]
@@ -299,7 +300,11 @@ def run_kernel(
     # Made only once nothing can refuse the run any more (a refused program left it
     # behind); a SIGKILLed run's is removed by the next run or doctor (clean_stale_work).
     work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-"))
+    # The programs' bpf_printk lines, from a trace instance of the run's own (printk.py).
+    reader = printk.Reader(registration.tags if registration is not None else {})
+    t0 = time.monotonic_ns()
     try:
+        reader.start()
         pair.create()
         emu_cfg = {
             "world": config,
@@ -390,6 +395,7 @@ def run_kernel(
                     except OSError:
                         pass
         pair.delete()
+        printed, printk_dropped = reader.stop(t0)
         if registration is not None:
             bpf_ops.unregister(registration)
         shutil.rmtree(work, ignore_errors=True)
@@ -397,6 +403,11 @@ def run_kernel(
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
     raw["kernel"] = kernel_metadata(spec)
+    raw["bpf_printk"], raw["bpf_printk_dropped"] = printed, printk_dropped
+    if registration is not None and registration.maps:
+        raw["bpf_maps"] = registration.maps
+    if reader.warning:
+        raw["kernel"]["warnings"].append(reader.warning)
     if pol_out is not None:
         policy_agent.report(raw, config, pol_out)
     for counters, f in zip(raw["flows"], config["flows"]):

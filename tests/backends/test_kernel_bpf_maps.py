@@ -1,0 +1,33 @@
+"""bpf_maps.json on the kernel backend: tcplab-bpfload reads every map of the objects it
+registered when the run ends, before it unregisters them, and the run directory holds
+them as the simulator's (tests/runs/test_bpf_maps.py, whose checks this reuses). Needs
+root, the kernel backend, the loader, BTF and clang; skipped elsewhere with the reason."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from tcplab import bpf_loader
+from tcplab.backends.kernel import requirements
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runs"))
+from test_bpf_maps import check_counting_reno, spec  # noqa: E402
+
+_why = "; ".join(r.detail for r in requirements.missing()) or bpf_loader.available()
+if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
+    _why = "clang or libbpf's headers missing"
+pytestmark = [
+    pytest.mark.engine,
+    pytest.mark.skipif(bool(_why), reason=f"BPF on the kernel backend unavailable: {_why}"),
+]
+
+
+def test_the_kernels_maps_are_written_at_the_end(tmp_path):
+    import tcplab
+
+    r = tcplab.run(spec("kernel"), out=tmp_path / "run", report=False)
+    # In the kernel each flow's receiver accepts its connection on a socket running the
+    # program too (the listener's congestion control): four inits for two flows.
+    check_counting_reno(tmp_path / "run", r.summary_json, sockets=4)
