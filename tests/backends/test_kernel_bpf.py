@@ -13,19 +13,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from tcplab import bpf_loader
-from tcplab.backends.kernel import bpf_ops, requirements
+from kernel_skips import NEEDS_BPF_ON_KERNEL
+from tcplab.backends.kernel import bpf_ops
 from tcplab.cli.app import main
 
 REPO = Path(__file__).resolve().parents[2]
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
-_why = "; ".join(r.detail for r in requirements.missing()) or bpf_loader.available()
-if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
-    _why = "clang or libbpf's headers missing"
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.skipif(bool(_why), reason=f"BPF on the kernel backend unavailable: {_why}"),
-]
+pytestmark = NEEDS_BPF_ON_KERNEL
 
 SPEC = f"""
 [experiment]

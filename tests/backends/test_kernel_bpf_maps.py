@@ -8,20 +8,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-from tcplab import bpf_loader
-from tcplab.backends.kernel import requirements
+from kernel_skips import NEEDS_BPF_ON_KERNEL
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "runs"))
 from test_bpf_maps import check_counting_reno, spec  # noqa: E402
 
-_why = "; ".join(r.detail for r in requirements.missing()) or bpf_loader.available()
-if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
-    _why = "clang or libbpf's headers missing"
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.skipif(bool(_why), reason=f"BPF on the kernel backend unavailable: {_why}"),
-]
+pytestmark = NEEDS_BPF_ON_KERNEL
 
 
 def test_the_kernels_maps_are_written_at_the_end(tmp_path):

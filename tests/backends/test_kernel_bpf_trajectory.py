@@ -21,18 +21,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
-from tcplab import api, bpf_loader
-from tcplab.backends.kernel import requirements
+from kernel_skips import NEEDS_BPF_ON_KERNEL
+from tcplab import api
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "bpf" / "examples"
-_why = "; ".join(r.detail for r in requirements.missing()) or bpf_loader.available()
-if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
-    _why = "clang or libbpf's headers missing"
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.skipif(bool(_why), reason=f"BPF on the kernel backend unavailable: {_why}"),
-]
+pytestmark = NEEDS_BPF_ON_KERNEL
 
 
 def _spec(cc: str, backend: str, duration: str, rate: str, rtt: str) -> dict:

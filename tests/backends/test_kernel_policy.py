@@ -21,19 +21,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
-from tcplab import api, bpf_loader
-from tcplab.backends.kernel import bpf_ops, policy_agent, requirements, tcpinfo
+from kernel_skips import NEEDS_BPF_ON_KERNEL
+from tcplab import api
+from tcplab.backends.kernel import bpf_ops, policy_agent, tcpinfo
 
 REPO = Path(__file__).resolve().parents[2]
 POLICY = REPO / "experiments" / "gym" / "cem-linear.json"
-_why = "; ".join(r.detail for r in requirements.missing()) or bpf_loader.available()
-if not _why and not Path("/usr/include/bpf/bpf_helpers.h").is_file():
-    _why = "clang or libbpf's headers missing"
-pytestmark = [
-    pytest.mark.engine,
-    pytest.mark.skipif(bool(_why), reason=f"BPF on the kernel backend unavailable: {_why}"),
-]
+pytestmark = NEEDS_BPF_ON_KERNEL
 
 
 def test_the_program_applies_the_agents_writes_and_measures_the_socket():
