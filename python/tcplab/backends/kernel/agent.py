@@ -211,16 +211,21 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"samples": samples, "errors": errors}
 
 
+def write_result(path: str, out: dict) -> None:
+    """An agent's result as JSON at ``path``, whole or not at all (written beside it,
+    then renamed), so the run never reads half a file from an agent that was killed."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(out, fh)
+    os.replace(tmp, path)
+
+
 def main(argv: list[str]) -> int:
     die_with_parent()
     role, path = argv[0], argv[1]
     with open(path) as fh:
         cfg = json.load(fh)
-    out = receive(cfg) if role == "receive" else send(cfg)
-    tmp = cfg["out"] + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(out, fh)
-    os.replace(tmp, cfg["out"])
+    write_result(cfg["out"], receive(cfg) if role == "receive" else send(cfg))
     return 0
 
 

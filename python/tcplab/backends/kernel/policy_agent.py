@@ -32,13 +32,12 @@ Deviations from the simulator's agent, besides the program's (policy_rate.bpf.c)
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from tcplab.backends.kernel.agent import die_with_parent
+from tcplab.backends.kernel.agent import die_with_parent, write_result
 from tcplab.backends.kernel.policy_maps import PolicyMaps, find
 
 MODULE = "tcplab.backends.kernel.policy_agent"
@@ -46,19 +45,6 @@ SOURCE = Path(__file__).resolve().parents[2] / "data" / "bpf" / "policy" / "poli
 PROGRAM_NAME = "policy_rate"  # its tcp_congestion_ops' name
 PROGRAM_KEY = (str(SOURCE), "{}")
 """The program's key among a run's BPF registrations (run.py: (object, params))."""
-
-INTERVAL_FIELDS = (
-    "duration_us",
-    "sent_bytes",
-    "acked_bytes",
-    "delivered_bytes",
-    "lost_pkts",
-    "retransmitted_pkts",
-    "rto_count",
-    "rtt_samples",
-    "rtt_mean_us",
-    "rtt_min_us",
-)
 
 
 def program() -> tuple[bytes, str]:
@@ -133,9 +119,10 @@ def counters(meas: dict[str, int] | None) -> dict[str, float]:
 
 
 def interval(prev: dict[str, float], now: dict[str, float], duration_ns: int) -> list[float]:
-    """The statistics between two reads of a flow's counters, in INTERVAL_FIELDS order
-    (``Stepper::take_interval``: differences, acked and lost never below 0; the mean of
-    the interval's RTT samples, 0 without one)."""
+    """The statistics between two reads of a flow's counters, in the engine's order
+    (``tcplab._engine.Stepper.INTERVAL_FIELDS``, the one list) as ``Stepper::take_interval``
+    computes them: differences, acked and lost never below 0; the mean of the interval's
+    RTT samples, 0 without one."""
     n = now["rtt_count"] - prev["rtt_count"]
     return [
         float(duration_ns // 1000),
@@ -237,11 +224,7 @@ def main(argv: list[str]) -> int:
     die_with_parent()
     with open(argv[0]) as fh:
         cfg = json.load(fh)
-    out = run(cfg)
-    tmp = cfg["out"] + ".tmp"
-    with open(tmp, "w") as fh:
-        json.dump(out, fh)
-    os.replace(tmp, cfg["out"])
+    write_result(cfg["out"], run(cfg))
     return 0
 
 
