@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use tcplab_cc::bbr::kernel::KernelRelease;
 use tcplab_cc::CaState;
 use tcplab_sim::config::AppConfig;
+use tcplab_sim::tcp::sender::Sender;
 use tcplab_sim::tcp::{SenderIo, SenderTimer};
 use tcplab_sim::time::SimTime;
 
@@ -16,18 +17,26 @@ mod common;
 use common::sender::{ack, logged_sender, sent};
 use common::MS;
 
+/// A bulk sender under `kernel` that has sent its initial window (segments 0-9 at 0),
+/// with that first flight.
+fn started(kernel: KernelRelease) -> (Sender, SenderIo, Vec<(u64, bool)>) {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut s = logged_sender(&log, AppConfig::Bulk, false);
+    s.set_kernel(kernel);
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io);
+    let flight = sent(&mut io);
+    (s, io, flight)
+}
+
 /// (CA state, lost_out, what was sent, whether a reordering timer was armed) after the
 /// first ACK of an initial window whose segments 0-3 were lost: at 100 ms, SACK of
 /// segment 4 alone.
 fn one_sack_above_a_four_segment_hole(
     kernel: KernelRelease,
 ) -> (CaState, u32, Vec<(u64, bool)>, bool) {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let mut s = logged_sender(&log, AppConfig::Bulk, false);
-    s.set_kernel(kernel);
-    let mut io = SenderIo::default();
-    s.start(SimTime(0), &mut io);
-    assert_eq!(sent(&mut io).len(), 10); // segments 0..9, all sent at 0
+    let (mut s, mut io, flight) = started(kernel);
+    assert_eq!(flight.len(), 10); // segments 0..9, all sent at 0
     s.on_ack(SimTime(100 * MS), &ack(0, Some((4, 5))), &mut io);
     let reo = io.timers.iter().any(|t| t.1 == SenderTimer::Reo);
     (s.tp.ca_state, s.tp.lost_out, sent(&mut io), reo)
@@ -76,12 +85,7 @@ fn in_recovery_4_9_rack_marks_by_send_time_gap_beyond_facks_reach() {
     // reordering seen): every unSACKed segment sent at 0 is 100 ms - 0 > 1 ms before
     // it: 1 (already lost), 2, 3, 6, 7, 8, 9 -> lost_out 7. FACK alone would mark only
     // fackets_out 5 - 3 = 2 from snd_una (1, 2).
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let mut s = logged_sender(&log, AppConfig::Bulk, false);
-    s.set_kernel(KernelRelease::V4_9);
-    let mut io = SenderIo::default();
-    s.start(SimTime(0), &mut io);
-    sent(&mut io);
+    let (mut s, mut io, _) = started(KernelRelease::V4_9);
     s.on_ack(SimTime(100 * MS), &ack(0, Some((4, 5))), &mut io);
     assert_eq!(sent(&mut io), vec![(0, true)]);
     s.on_ack(SimTime(200 * MS), &ack(1, Some((4, 6))), &mut io);
@@ -97,12 +101,7 @@ fn in_recovery_4_14_rack_still_waits_1_ms_where_6_18_waits_nothing() {
     // and no reordering was seen, so reo_wnd = 1 ms; segment 3 waits 100.5 + 1 - 100.5 =
     // 1 ms more: lost_out 3, the reordering timer armed. (6.18's window is 0 in
     // Recovery: 3 would be lost at once.)
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let mut s = logged_sender(&log, AppConfig::Bulk, false);
-    s.set_kernel(KernelRelease::V4_14);
-    let mut io = SenderIo::default();
-    s.start(SimTime(0), &mut io);
-    sent(&mut io);
+    let (mut s, mut io, _) = started(KernelRelease::V4_14);
     s.on_ack(SimTime(100 * MS), &ack(0, Some((4, 5))), &mut io);
     sent(&mut io);
     s.on_ack(SimTime(100 * MS + MS / 2), &ack(0, Some((4, 6))), &mut io);
@@ -117,12 +116,7 @@ fn before_4_18_reordering_turns_fack_off_and_sacked_out_counts() {
     // RACK waits 25 ms); 0 arrives at 110 ms: a never-retransmitted segment below the
     // highest SACK, reordering seen (reord_seen 1; metric 2 keeps tp->reordering 3),
     // which disables FACK (tcp_disable_fack).
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let mut s = logged_sender(&log, AppConfig::Bulk, false);
-    s.set_kernel(KernelRelease::V4_14);
-    let mut io = SenderIo::default();
-    s.start(SimTime(0), &mut io);
-    sent(&mut io);
+    let (mut s, mut io, _) = started(KernelRelease::V4_14);
     s.on_ack(SimTime(100 * MS), &ack(0, Some((1, 2))), &mut io);
     assert_eq!((s.tp.ca_state, s.tp.lost_out), (CaState::Disorder, 0));
     s.on_ack(SimTime(110 * MS), &ack(2, None), &mut io);
