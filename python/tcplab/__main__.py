@@ -2,6 +2,10 @@
 
 import sys
 
-from tcplab.cli.app import main
+try:
+    from tcplab.cli.app import main
+except KeyboardInterrupt:  # Ctrl-C while the command's own modules are still importing
+    print("tcplab: interrupted", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())
