@@ -37,6 +37,8 @@ pub enum BpfError {
     Map { name: String, why: String },
     /// A `__kconfig` extern the simulated kernel does not set (and not `__weak`).
     Kconfig { name: String, why: String },
+    /// The state struct a flow asked to record (`bpf_state`) cannot be read.
+    State(String),
     /// A callback failed while running (out-of-bounds access, budget, division...).
     Runtime {
         callback: String,
@@ -75,6 +77,7 @@ impl fmt::Display for BpfError {
             },
             BpfError::Map { name, why } => write!(f, "map {name}: {why}"),
             BpfError::Kconfig { name, why } => write!(f, "extern {name} __kconfig: {why}"),
+            BpfError::State(m) => write!(f, "state to record: {m}"),
             BpfError::Runtime { callback, pc, why } => {
                 write!(f, "callback {callback} failed at pc {pc}: {why}")
             }

@@ -25,6 +25,7 @@ pub mod btf;
 pub mod btf_ext;
 pub mod calls;
 pub mod core;
+pub mod dwarf_types;
 pub mod error;
 pub mod helper_names;
 pub mod host;
@@ -38,6 +39,7 @@ pub mod params;
 pub mod printk;
 pub mod program;
 pub mod sock_image;
+pub mod state_series;
 pub mod vm;
 
 use std::collections::BTreeMap;
@@ -50,6 +52,7 @@ pub use error::BpfError;
 pub use ops::BpfCongestionOps;
 pub use params::{BpfParam, BpfParamKind};
 pub use program::{KernelEnv, LoadedProgram, MapDump, PrintkLine};
+pub use state_series::StateLayout;
 
 /// Splits an engine config's `bpf_object` into the object file and the chosen
 /// `tcp_congestion_ops`: `"x.bpf.o#dctcp"` is x.bpf.o's struct_ops `dctcp` (variable or
@@ -69,6 +72,8 @@ pub struct BpfObject {
     /// `tcp_congestion_ops.name`, leaked once per object: `CongestionOps::name` is
     /// `&'static str` (the native algorithms' names are literals).
     name: &'static str,
+    /// The ELF bytes, for what is read only on request (a state struct's layout).
+    elf: Arc<[u8]>,
 }
 
 impl BpfObject {
@@ -86,6 +91,7 @@ impl BpfObject {
         Ok(BpfObject {
             prog: Arc::new(prog),
             name,
+            elf: bytes.into(),
         })
     }
 
@@ -121,6 +127,12 @@ impl BpfObject {
     ) -> Result<LoadedProgram, BpfError> {
         let globals = params::apply(&self.prog, values)?;
         LoadedProgram::new(self.prog.clone(), self.name, globals, env)
+    }
+
+    /// The layout of `struct <name>`, the state the program keeps in `icsk_ca_priv`,
+    /// from the object's BTF (state_series.rs), for recording as series.
+    pub fn state_layout(&self, name: &str) -> Result<StateLayout, BpfError> {
+        StateLayout::for_object(&self.elf, name)
     }
 
     /// A program loaded for one flow alone (default `KernelEnv`): its globals are its

@@ -27,7 +27,7 @@
 use std::sync::Arc;
 
 use tcplab_cc::bbr::rng::CycleRng;
-use tcplab_cc::ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, RateSample};
+use tcplab_cc::ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, RateSample};
 
 use crate::error::BpfError;
 use crate::host::{SimHost, SOCK_ADDR};
@@ -36,6 +36,7 @@ use crate::loader::{Callback, Program, CALLBACKS};
 use crate::native::Natives;
 use crate::program::{self, LoadedProgram};
 use crate::sock_image::{self, seq_bytes};
+use crate::state_series::StateLayout;
 use crate::vm::memory::{addr, Memory, REGION_CTX, REGION_SAMPLE};
 use crate::vm::{self};
 
@@ -62,6 +63,8 @@ pub struct BpfCongestionOps {
     socket: u64,
     /// The native algorithms behind the cubictcp_/dctcp_/bbr_ kfuncs it calls.
     natives: Natives,
+    /// The struct in `icsk_ca_priv` the flow records as series (state_series.rs).
+    state: Option<Arc<StateLayout>>,
 }
 
 fn cb_name(cb: Callback) -> &'static str {
@@ -88,7 +91,14 @@ impl BpfCongestionOps {
             budget: DEFAULT_BUDGET,
             fault: None,
             rng: CycleRng::new(0),
+            state: None,
         }
+    }
+
+    /// Records `layout`, the program's state struct, as this socket's `info()`.
+    pub fn with_state(mut self, layout: Arc<StateLayout>) -> Self {
+        self.state = Some(layout);
+        self
     }
 
     /// Seeds `bpf_get_prandom_u32`, as the native algorithms' `seed` parameter seeds
@@ -335,5 +345,12 @@ impl CongestionOps for BpfCongestionOps {
 
     fn fault(&self) -> Option<String> {
         self.fault.as_ref().map(|e| e.to_string())
+    }
+
+    /// The state struct's fields, when the flow names one (`cc_<struct>_<field>`).
+    fn info(&self) -> Vec<InfoField> {
+        self.state
+            .as_ref()
+            .map_or_else(Vec::new, |l| l.read(self.ca_priv()))
     }
 }

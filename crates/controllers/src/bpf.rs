@@ -3,7 +3,9 @@
 //! `tcp_congestion_ops` NAME, of several) in the flow's config; `params`
 //! then set the object's `const volatile` globals. Errors name the field relative to
 //! the flow: `bpf_object` for the file and the object, `params.NAME` for a parameter the
-//! object does not have or a value of the wrong kind.
+//! object does not have or a value of the wrong kind. `bpf_state` names the struct the
+//! program keeps in `icsk_ca_priv`, recorded as `cc_<struct>_<field>` series
+//! (crates/bpf/src/state_series.rs); a struct the object lacks is refused there.
 //!
 //! A callback that faults at run time (out-of-bounds access, instruction budget) makes
 //! the algorithm inert; `World::finish` then fails the run with
@@ -13,7 +15,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use tcplab_bpf::{BpfError, BpfObject, KernelEnv, LoadedProgram};
+use tcplab_bpf::{BpfError, BpfObject, KernelEnv, LoadedProgram, StateLayout};
 use tcplab_cc::ops::CongestionOps;
 use tcplab_sim::native_cc::param_values;
 use tcplab_sim::{CcChoice, ConfigError};
@@ -116,9 +118,16 @@ impl BpfLoader {
         let obj = self.object(choice)?;
         // A BPF program's parameters are its own globals, not a registry schema.
         let params = param_values(choice.params)?;
+        let state = match choice.bpf_state {
+            Some(name) => Some(std::sync::Arc::new(
+                obj.state_layout(name)
+                    .map_err(|e| error("bpf_state", e.to_string()))?,
+            )),
+            None => None,
+        };
         let key = format!("{:?}\0{params:?}\0{}", choice.bpf_object, choice.hz);
         if let Some(prog) = self.programs.borrow().get(&key) {
-            return Ok(prog.instantiate(seed));
+            return Ok(socket(prog, seed, state));
         }
         let env = KernelEnv {
             hz: choice.hz,
@@ -128,8 +137,21 @@ impl BpfLoader {
             BpfError::Param { ref name, .. } => error(format!("params.{name}"), e.to_string()),
             other => error("bpf_object", other.to_string()),
         })?;
-        let ops = prog.instantiate(seed);
+        let ops = socket(&prog, seed, state);
         self.programs.borrow_mut().insert(key, prog);
         Ok(ops)
     }
+}
+
+/// One socket of `prog`, recording `state` (the flow's `bpf_state`) if it names one.
+fn socket(
+    prog: &LoadedProgram,
+    seed: u64,
+    state: Option<std::sync::Arc<StateLayout>>,
+) -> Box<dyn CongestionOps> {
+    let ops = prog.instantiate_socket(seed);
+    Box::new(match state {
+        Some(layout) => ops.with_state(layout),
+        None => ops,
+    })
 }

@@ -308,6 +308,7 @@ fn flows_of_one_program_share_its_globals_and_read_the_runs_hz() {
         cc: "bpf",
         params: &params,
         bpf_object: Some(path),
+        bpf_state: None,
         hz: 250,
     };
     let factory = Controllers::new();
@@ -326,4 +327,81 @@ fn flows_of_one_program_share_its_globals_and_read_the_runs_hz() {
     let mut tc = CcView::new(1448, 0);
     c.init(&mut tc);
     assert_eq!(c.ssthresh(&tc), 1);
+}
+
+/// `bpf_state = "bbr"` records bbr.bpf.c's `struct bbr` (in icsk_ca_priv) as series;
+/// since the BPF run is the native one's bit for bit, each field must read what native
+/// BBR's own info reports at the same sample: min_rtt (us against ms), the gains
+/// (BBR_UNIT = 256 against a ratio), the mode (bitfield bits 0-2: 0 STARTUP .. 3
+/// PROBE_RTT against its label) and cycle_idx (a 3-bit field 20 bits up the word).
+#[test]
+fn a_bpf_flows_state_struct_is_recorded_as_the_native_twin_reports_it() {
+    let Some(obj) = object("bbr") else { return };
+    let native = World::run_config(&world("bbr", None), &Controllers::new()).unwrap();
+    let mut cfg = world("bbr", Some(&obj));
+    for f in &mut cfg.flows {
+        f.bpf_state = Some("bbr".into());
+    }
+    let bpf = World::run_config(&cfg, &Controllers::new()).unwrap();
+    // Rows of flow 1 before its start (3 s) read a zeroed icsk_ca_priv (no socket yet);
+    // the native object reports its constructor's values there: compare started rows.
+    let (Some(Column::U64(time)), Some(Column::U64(flow))) =
+        (bpf.series.get("time_ns"), bpf.series.get("flow"))
+    else {
+        panic!("time_ns and flow columns");
+    };
+    let started: Vec<usize> = (0..time.len())
+        .filter(|&i| flow[i] == 0 || time[i] > 3 * S)
+        .collect();
+    let col = |out: &RunOutput, name: &str| -> Vec<f64> {
+        match out.series.get(name) {
+            Some(Column::F64(v)) => started.iter().map(|&i| v[i]).collect(),
+            _ => panic!("no numeric column {name}"),
+        }
+    };
+    let min_rtt_us = col(&bpf, "cc_bbr_min_rtt_us");
+    let native_ms = col(&native, "cc_min_rtt_ms");
+    for (us, ms) in min_rtt_us.iter().zip(&native_ms) {
+        if ms.is_nan() {
+            // no RTT sample yet: bbr_init's tcp_min_rtt of an empty filter, ~0U
+            assert_eq!(*us, f64::from(u32::MAX));
+        } else {
+            assert!((us / 1000.0 - ms).abs() < 1e-9, "{us} us against {ms} ms");
+        }
+    }
+    // 40 ms of propagation and a few ms of queue
+    assert!(native_ms.iter().any(|ms| (40.0..45.0).contains(ms)));
+    for gain in ["pacing_gain", "cwnd_gain"] {
+        let raw = col(&bpf, &format!("cc_bbr_{gain}"));
+        let ratio = col(&native, &format!("cc_{gain}"));
+        assert!(
+            raw.iter().zip(&ratio).all(|(r, x)| r / 256.0 == *x),
+            "{gain}"
+        );
+    }
+    let Some(Column::Str(labels)) = native.series.get("cc_mode") else {
+        panic!("native BBR records cc_mode");
+    };
+    let modes = col(&bpf, "cc_bbr_mode");
+    let names = ["STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT"];
+    assert!(started
+        .iter()
+        .zip(&modes)
+        .all(|(&i, m)| names[*m as usize] == labels[i].as_str()));
+    // the run (20 s) reaches PROBE_RTT once min_rtt is 10 s old
+    assert!(modes.contains(&3.0) && modes.contains(&0.0));
+    assert_eq!(col(&bpf, "cc_bbr_cycle_idx"), col(&native, "cc_cycle_idx"));
+}
+
+#[test]
+fn a_state_struct_the_object_lacks_is_refused_naming_the_field() {
+    let Some(obj) = object("bbr") else { return };
+    let mut cfg = world("bbr", Some(&obj));
+    cfg.flows[1].bpf_state = Some("bictcp".into());
+    let (field, message) = config_error(&cfg);
+    assert_eq!(field, "flows[1].bpf_state");
+    assert!(
+        message.contains("no struct \"bictcp\"") && message.contains("bbr"),
+        "{message}"
+    );
 }

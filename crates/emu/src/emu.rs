@@ -654,6 +654,7 @@ mod tests {
                 ecn: None,
                 onoff: None,
                 bpf_object: None,
+                bpf_state: None,
             }],
             events,
             shaping: Default::default(),

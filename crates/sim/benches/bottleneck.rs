@@ -57,6 +57,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
                 ecn: None,
                 onoff: None,
                 bpf_object: None,
+                bpf_state: None,
             })
             .collect(),
         events: vec![],

@@ -232,6 +232,12 @@ pub struct FlowConfig {
     /// globals. Absent from the JSON unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bpf_object: Option<String>,
+    /// With `bpf_object`: the C struct the program keeps in `icsk_ca_priv`, recorded
+    /// each interval as `cc_<struct>_<field>` series (crates/bpf/src/state_series.rs).
+    /// Absent from the JSON unless set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-spec" = "bpf.state"))]
+    pub bpf_state: Option<String>,
 }
 
 impl FlowConfig {
@@ -244,6 +250,7 @@ impl FlowConfig {
             cc: &self.cc,
             params: &self.params,
             bpf_object: self.bpf_object.as_deref(),
+            bpf_state: self.bpf_state.as_deref(),
             hz,
         }
     }

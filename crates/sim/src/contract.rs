@@ -192,6 +192,8 @@ pub struct CcChoice<'a> {
     pub cc: &'a str,
     pub params: &'a BTreeMap<String, serde_json::Value>,
     pub bpf_object: Option<&'a str>,
+    /// The struct in `icsk_ca_priv` a BPF flow records as series (`bpf_state`).
+    pub bpf_state: Option<&'a str>,
     /// The run's simulated CONFIG_HZ (`tcp.hz`): what a loaded BPF program's
     /// `CONFIG_HZ` kconfig reads (native algorithms read it from `CcView::hz`).
     pub hz: u32,

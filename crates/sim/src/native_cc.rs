@@ -33,6 +33,12 @@ impl ControllerFactory for NativeCc {
                 "this engine was built without a BPF loader; only registered algorithms run",
             ));
         }
+        if choice.bpf_state.is_some() {
+            return Err(err(
+                "bpf_state",
+                "is only for a BPF flow (cc = \"bpf\" with bpf_object)",
+            ));
+        }
         let mut params = check_cc(choice.cc, choice.params)?;
         // An algorithm that draws random numbers (BBR's PROBE_BW start phase) takes a
         // `seed` parameter; unless the spec fixes it, each flow gets its own from the

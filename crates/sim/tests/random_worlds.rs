@@ -99,6 +99,7 @@ fn flow(duration_ns: u64) -> impl Strategy<Value = FlowConfig> {
                 ecn,
                 onoff: None,
                 bpf_object: None,
+                bpf_state: None,
             },
         )
 }

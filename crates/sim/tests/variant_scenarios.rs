@@ -61,6 +61,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
             ecn: None,
             onoff: None,
             bpf_object: None,
+            bpf_state: None,
         })
         .collect();
     WorldConfig {

@@ -66,7 +66,7 @@ class SimBackend(Backend):
     def run(
         self, spec: Spec, config: dict[str, Any], progress: Progress = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
-        return run_config(config, progress), {}
+        return run_config(config, progress, spec), {}
 
     def digest_tag(self) -> str:
         return ""

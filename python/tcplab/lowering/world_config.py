@@ -91,6 +91,8 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
                 flows[-1]["ecn"] = f.ecn
             if f.onoff is not None:  # likewise
                 flows[-1]["onoff"] = onoff_config(f.onoff)
+            if f.bpf is not None and f.bpf.state is not None:  # likewise
+                flows[-1]["bpf_state"] = f.bpf.state
     # Trained policies (tcplab.policy): the file's contents, so the digest covers them.
     agents = [
         {"flow": i, "policy": policy.load(cc)}

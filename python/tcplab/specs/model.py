@@ -299,11 +299,14 @@ class BpfBuild(_Model):
     """``flows[i].bpf``: how a ``bpf:`` source is compiled (tcplab.bpf.Build): include
     directories (relative to the spec file) searched first, and ``-D`` defines; and, for
     an object with several ``tcp_congestion_ops``, which one the flow runs (``ops``: its
-    variable name or its ``.name``)."""
+    variable name or its ``.name``). ``state`` names the C struct the program keeps in
+    ``inet_csk_ca(sk)``, recorded each interval as ``cc_<struct>_<field>`` series in the
+    simulator (crates/bpf/src/state_series.rs); it is not a compile option."""
 
     include: list[StrictStr] = Field(default_factory=list, max_length=32)
     define: dict[StrictStr, StrictStr | StrictInt] = Field(default_factory=dict, max_length=64)
     ops: StrictStr | None = Field(None, min_length=1, max_length=64)
+    state: StrictStr | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
     def build(self) -> Any:
         from tcplab.bpf import Build

@@ -47,6 +47,7 @@ pub fn dumbbell(
             ecn: None,
             onoff: None,
             bpf_object: None,
+            bpf_state: None,
         })
         .collect();
     WorldConfig {

@@ -425,11 +425,21 @@ def kernel_metadata(spec: Spec) -> dict[str, Any]:
     hz, source = kconfig.kernel_hz()
     spec_hz = int(getattr(spec.tcp, "hz", None) or kconfig.SIMULATED_DEFAULT_HZ)
     warning = kconfig.hz_warning(spec_hz, hz)
+    warnings = [warning] if warning else []
+    # A BPF flow's state struct (flows[i].bpf.state) lives in icsk_ca_priv, which the
+    # kernel shows user space nowhere (BPF congestion controls have no get_info): its
+    # cc_<struct>_* columns stay empty here (crates/bpf/src/state_series.rs).
+    warnings += [
+        f"flows[{i}].bpf.state: struct {f.bpf.state} is recorded in the simulator only; "
+        f"its cc_{f.bpf.state}_* series are empty on the kernel backend"
+        for i, f in enumerate(spec.flows)
+        if f.bpf is not None and f.bpf.state is not None
+    ]
     return {
         "config_hz": hz,
         "config_hz_source": source,
         "spec_hz": spec_hz,
-        "warnings": [warning] if warning else [],
+        "warnings": warnings,
     }
 
 

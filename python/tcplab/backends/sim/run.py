@@ -16,14 +16,17 @@ from tcplab.specs.model import Spec
 
 
 def run_config(
-    config: dict[str, Any], progress: Callable[[float], None] | None = None
+    config: dict[str, Any],
+    progress: Callable[[float], None] | None = None,
+    spec: Spec | None = None,
 ) -> dict[str, Any]:
     """Run the engine on a ``WorldConfig``; return its raw result dictionary.
 
     Raises
     ------
     SpecError
-        If the engine rejects the config (its message names the config field).
+        If the engine rejects the config: at the field of ``spec`` the config field came
+        from when the spec is given, else at the config field.
     EngineError
         If the engine fails internally; no Rust panic reaches the caller.
     """
@@ -33,6 +36,9 @@ def run_config(
     try:
         return eng.run(text, progress, max_packets_held=limit // BYTES_PER_PACKET_HELD)
     except ValueError as exc:
+        field, _, msg = str(exc).partition(": ")
+        if spec is not None and msg and _SEGMENT.match(field):
+            raise SpecError([(spec_field(field, spec), msg)]) from None
         raise SpecError([("engine config", str(exc))]) from None
     except MemoryError as exc:
         # An unlimited buffer (and receive buffer) lets the queue grow with the run: the
