@@ -1,0 +1,96 @@
+"""f19 (ten flows of mixed RTT): how much of the time each BBR flow spends in the
+long-term ("policer") bandwidth mode, and its loss rate, on both backends; and the
+simulator's shares with uniform jitter on every sender's access link (a drop-tail
+phase-effect test). FINDINGS.md, finding 23.
+
+    python experiments/fidelity/f19_lt_mode.py RUNS_DIR          # stored scripts/fidelity.py runs
+    python experiments/fidelity/f19_lt_mode.py --jitter 0,10us,50us,200us
+
+The kernel reports no lt_use_bw (tcp_bbr_info has bw, min_rtt and the gains); in that
+mode bbr_bw() is lt_bw and the pacing gain is 1 for 48 rounds, so a run of >= 10
+samples (1 s) in PROBE_BW with gain 1 and an unchanged bw is counted as the mode. On the
+simulator's runs that estimate reads within 0.05 of its recorded cc_lt_use_bw.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+SPEC = Path(__file__).with_name("f19-ten-flows-mixed-rtt.toml")
+BBR = [0, 2, 4, 6, 8]  # the BBR flows, at 20/30/40/50/60 ms
+AFTER_S = 10.0  # the suite's analysis window
+
+
+def in_long_runs(flags: np.ndarray, length: int = 10) -> float:
+    """The fraction of samples inside runs of at least ``length`` true flags."""
+    out = np.zeros(len(flags), bool)
+    i = 0
+    while i < len(flags):
+        j = i
+        while j < len(flags) and flags[j]:
+            j += 1
+        if j - i >= length:
+            out[i:j] = True
+        i = max(j, i + 1)
+    return float(out.mean())
+
+
+def per_flow(series: pd.DataFrame) -> pd.DataFrame:
+    d = series[(series.time_s > AFTER_S) & (series.cc == "bbr")]
+    rows = {}
+    for f, g in d.groupby("flow"):
+        flat = (
+            (g.cc_pacing_gain.to_numpy() == 1.0)
+            & (g.cc_mode.to_numpy() == "PROBE_BW")
+            & np.r_[False, np.diff(g.cc_bw_bps.to_numpy()) == 0]
+        )
+        sent = (g.throughput_bps * 0.1 / 8 / 1448).sum()
+        rows[f] = {
+            "lt_estimate": in_long_runs(flat),
+            "lt_recorded": g.cc_lt_use_bw.mean() if "cc_lt_use_bw" in g else np.nan,
+            "loss_rate": g.retransmits.sum() / sent,
+            "mbps": g.throughput_bps.mean() / 1e6,
+        }
+    return pd.DataFrame(rows).T
+
+
+def stored(runs: Path) -> None:
+    for backend in ("sim", "kernel"):
+        seeds = sorted(runs.glob(f"{backend}-seed*/series.parquet"))
+        table = pd.concat(per_flow(pd.read_parquet(p)) for p in seeds).groupby(level=0).mean()
+        print(f"{backend} ({len(seeds)} seeds)\n{table.round(3)}\n")
+
+
+def jitter_sweep(values: list[str], seeds: range = range(1, 11)) -> None:
+    import tcplab
+
+    base = tomllib.loads(SPEC.read_text())
+    for j in values:
+        spec = copy.deepcopy(base)
+        if j != "0":
+            for f in spec["flows"]:
+                f["access"] = {"jitter": j}
+        shares, lt = [], []
+        for seed in seeds:
+            s = tcplab.run(spec, seed=seed).series
+            s = s[s.time_s > AFTER_S]
+            thr = s.groupby("flow").throughput_bps.mean()
+            shares.append((thr / thr.sum()).to_numpy()[BBR])
+            lt.append(s[s.cc == "bbr"].groupby("flow").cc_lt_use_bw.mean().to_numpy())
+        print(
+            f"jitter {j}: BBR shares {np.mean(shares, 0).round(3)} "
+            f"(sd {np.std(shares, 0).round(3)}), lt_use_bw {np.mean(lt, 0).round(3)}"
+        )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--jitter"]:
+        jitter_sweep(sys.argv[2].split(","))
+    else:
+        stored(Path(sys.argv[1]))
