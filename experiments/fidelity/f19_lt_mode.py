@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import sys
-import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -69,8 +68,9 @@ def stored(runs: Path) -> None:
 
 def jitter_sweep(values: list[str], seeds: range = range(1, 11)) -> None:
     import tcplab
+    from tcplab.specs.load import read_toml
 
-    base = tomllib.loads(SPEC.read_text())
+    base = read_toml(SPEC)
     for j in values:
         spec = copy.deepcopy(base)
         if j != "0":
