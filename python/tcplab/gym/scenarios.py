@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import tomllib
 
 from tcplab.errors import SpecError
+from tcplab.specs.load import read_toml
 
 
 def _range(name: str, value: Any, lo: float, hi: float) -> tuple[float, float]:
@@ -115,8 +115,7 @@ class Scenarios:
     @classmethod
     def load(cls, path: str | Path) -> Scenarios:
         """From a TOML file's ``[scenarios]`` table."""
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
+        raw = read_toml(path)  # tomllib on 3.11+, tomli on 3.10; syntax errors name the file
         if "scenarios" not in raw:
             raise SpecError([("scenarios", f"{path} has no [scenarios] table")])
         return cls.from_dict(raw["scenarios"])
