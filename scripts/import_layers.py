@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "base",
         (
             "tcplab.errors",
+            "tcplab.interrupts",
             "tcplab.version",
             "tcplab.engine",
             "tcplab._engine",

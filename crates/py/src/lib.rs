@@ -233,6 +233,9 @@ fn series_columns(config_json: &str) -> PyResult<Vec<(String, &'static str)>> {
 /// with its parent.
 #[pyfunction]
 fn emulate(py: Python<'_>, config_path: &str) -> Option<(i32, String)> {
+    // The emulator is a process of its own whose stderr the kernel backend reports:
+    // a panic there should say where (take_hook restores Rust's default hook).
+    drop(std::panic::take_hook());
     py.allow_threads(|| tcplab_emu::run(config_path))
         .err()
         .map(|e| (e.code, e.message))
@@ -325,8 +328,21 @@ fn schema() -> String {
     tcplab_sim::schema::contract().to_string()
 }
 
+/// Rust's default panic hook prints "thread panicked at ..." to stderr before the panic
+/// becomes a Python error; the command already reports that error in one line ("engine
+/// panic: ..." / "internal error: ..."), so the hook stays quiet unless TCPLAB_DEBUG is
+/// set. (A Ctrl-C while pyo3 imports a module makes such a panic; the command then says
+/// "interrupted" and nothing else.) The hook is this extension's own: each Rust
+/// extension in a process has its own std. The emulator's process keeps the default.
+fn quiet_panics() {
+    if std::env::var_os("TCPLAB_DEBUG").is_none() {
+        std::panic::set_hook(Box::new(|_| {}));
+    }
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    quiet_panics();
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;

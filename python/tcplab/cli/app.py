@@ -61,8 +61,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None = None) -> int:
     import signal
 
+    from tcplab import interrupts
+
     if argv is None and threading_is_main():
         signal.signal(signal.SIGTERM, _on_sigterm)
+        interrupts.install()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
@@ -91,15 +94,19 @@ def _main(argv: Sequence[str] | None = None) -> int:
             raise
         print(_disk_full_message(args, err), file=sys.stderr)
         return EXIT_INTERNAL
-    except (EngineError, RuntimeError) as err:
-        print(f"tcplab: error: {err}", file=sys.stderr)
-        return EXIT_INTERNAL
     except KeyboardInterrupt:
         print("tcplab: interrupted", file=sys.stderr)
         return 130
-    except BaseException as err:  # a Rust panic (pyo3 PanicException) or a bug in tcplab
+    except BaseException as err:
         if isinstance(err, SystemExit):
             raise
+        if interrupts.received():  # a failure the Ctrl-C caused (tcplab.interrupts)
+            print("tcplab: interrupted", file=sys.stderr)
+            return 130
+        if isinstance(err, (EngineError, RuntimeError)):
+            print(f"tcplab: error: {err}", file=sys.stderr)
+            return EXIT_INTERNAL
+        # a Rust panic (pyo3 PanicException) or a bug in tcplab
         if os.environ.get("TCPLAB_DEBUG"):
             raise
         print(
