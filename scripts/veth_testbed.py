@@ -57,6 +57,7 @@ TCP_CONGESTION = 13
 TCP_INFO = 11
 MSS_WIRE = 1500  # IP packet of a full segment (the emulator's unit)
 ETH = 14
+STARTUP_S = 2.0  # start-up retransmissions: the first 2 s of each flow (scripts/fidelity.py)
 
 
 def sh(*args: str, ns: str | None = None, check: bool = True, timeout: float = 15) -> str:
@@ -77,16 +78,23 @@ def clean_stale() -> None:
 
 class Testbed:
     def __init__(
-        self, rate_mbit: float, rtts_ms: list[float], buffer_bdp: float, duration: float
+        self,
+        rate_mbit: float,
+        rtts_ms: list[float],
+        buffer_bdp: float,
+        duration: float,
+        buffer_pkts: int | None = None,
     ) -> None:
         p = f"{PREFIX}{os.getpid()}"
         self.snd, self.rtr, self.rcv = f"{p}-snd", f"{p}-rtr", f"{p}-rcv"
         self.rate_mbit, self.rtts_ms, self.duration = rate_mbit, rtts_ms, duration
         # The buffer in BDPs of the first flow's RTT, as the specs' bdp_rtt default.
         bdp_pkts = rate_mbit * 1e6 * rtts_ms[0] / 1e3 / 8 / MSS_WIRE
-        self.limit_pkts = max(1, int(buffer_bdp * bdp_pkts))
+        self.limit_pkts = buffer_pkts or max(1, int(buffer_bdp * bdp_pkts))
         self.delay_lines: list[subprocess.Popen] = []
         self.delay = "none"
+        self.captures: list[subprocess.Popen] = []
+        self.pcap_prefix: str | None = None  # capture this run's packets to PREFIX-*.pcap
 
     def up(self) -> None:
         for ns in (self.snd, self.rtr, self.rcv):
@@ -156,6 +164,13 @@ class Testbed:
             str(self.limit_pkts * (MSS_WIRE + ETH)),
             ns=self.rtr,
         )
+        if self.pcap_prefix:
+            for ns, dev, tag in (
+                (self.snd, "vs", "snd"),
+                (self.rtr, "va", "rtr-in"),
+                (self.rtr, "vb", "rtr-out"),
+            ):
+                self._capture(ns, dev, f"{self.pcap_prefix}-{tag}.pcap")
         if len(set(self.rtts_ms)) == 1 and self._netem(self.rtts_ms[0]):
             self.delay = "netem"
             return
@@ -178,6 +193,19 @@ class Testbed:
             if p.stdout.readline().strip() != "ready":
                 raise RuntimeError(f"the NFQUEUE delay line of flow {i} did not start")
 
+    def _capture(self, ns: str, dev: str, path: str) -> None:
+        """tcpdump's headers (128 bytes) of every packet on ``dev``, until ``down``."""
+        p = subprocess.Popen(
+            ["ip", "netns", "exec", ns, "tcpdump", "-i", dev, "-s", "128", "-U", "-n",
+             "-Z", "root", "--time-stamp-precision=nano", "-w", path],
+            stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        self.captures.append(p)
+        assert p.stderr is not None
+        line = p.stderr.readline()
+        if "listening" not in line:
+            raise RuntimeError(f"tcpdump on {ns} {dev}: {line.strip()}")
+
     def _netem(self, rtt_ms: float) -> bool:
         try:
             sh(
@@ -193,6 +221,10 @@ class Testbed:
             p.kill()
             p.wait()
         self.delay_lines = []
+        for p in self.captures:
+            p.terminate()
+            p.wait(timeout=10)
+        self.captures = []
         for ns in (self.snd, self.rtr, self.rcv):
             sh("ip", "netns", "del", ns, check=False)
 
@@ -236,6 +268,8 @@ def role_send(ccs: list[str], duration: float, stagger: float = 0.0) -> None:
     import selectors
 
     socks: list[socket.socket] = []
+    started: list[float] = []  # when each flow called connect (s after t0)
+    startup: list[int | None] = []  # tcpi_total_retrans STARTUP_S after that
     sel = selectors.DefaultSelector()
     buf = b"\0" * (64 << 10)
     t0 = time.monotonic()
@@ -244,6 +278,8 @@ def role_send(ccs: list[str], duration: float, stagger: float = 0.0) -> None:
     def connect(i: int, cc: str) -> None:
         s = socket.socket()
         s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+        started.append(time.monotonic() - t0)
+        startup.append(None)
         s.connect(("10.202.1.1", PORT + i))
         s.setblocking(False)
         socks.append(s)
@@ -252,18 +288,27 @@ def role_send(ccs: list[str], duration: float, stagger: float = 0.0) -> None:
     while time.monotonic() < end:
         while len(socks) < len(ccs) and time.monotonic() >= t0 + len(socks) * stagger:
             connect(len(socks), ccs[len(socks)])
+        for i, s in enumerate(socks):
+            if startup[i] is None and time.monotonic() - t0 >= started[i] + STARTUP_S:
+                startup[i] = total_retrans(s)
         for key, _ in sel.select(timeout=0.1):
             try:
                 key.fileobj.send(buf)
             except BlockingIOError:
                 pass
-    out = []
+    out = [total_retrans(s) for s in socks]
     for s in socks:
-        raw = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 104)
-        total_retrans = int.from_bytes(raw[100:104], "little")
-        out.append(total_retrans)
         s.close()
-    print(json.dumps({"total_retrans": out}), flush=True)
+    print(
+        json.dumps({"total_retrans": out, "startup_retrans": startup, "started_s": started}),
+        flush=True,
+    )
+
+
+def total_retrans(s: socket.socket) -> int:
+    """``tcpi_total_retrans`` (struct tcp_info, offset 100)."""
+    raw = s.getsockopt(socket.IPPROTO_TCP, TCP_INFO, 104)
+    return int.from_bytes(raw[100:104], "little")
 
 
 def run_once(tb: Testbed, ccs: list[str], duration: float, stagger: float = 0.0) -> dict:
@@ -319,6 +364,9 @@ def run_once(tb: Testbed, ccs: list[str], duration: float, stagger: float = 0.0)
         "share": [b / tot for b in res_rcv["received_bytes"]],
         "utilization": tot / capacity,
         "retransmissions": res_snd["total_retrans"],
+        # tcpi_total_retrans STARTUP_S after each flow's connect (None: ran shorter)
+        "startup_retransmissions": res_snd["startup_retrans"],
+        "started_s": res_snd["started_s"],
         "bottleneck_drops": tb.drops(),
         "delay_line": tb.delay,
     }
@@ -330,8 +378,14 @@ def main() -> int:
     ap.add_argument("--rate", type=float, default=20, help="Mbit/s")
     ap.add_argument("--rtt", default="40", help="ms; one value, or one per flow (10,60)")
     ap.add_argument("--buffer", type=float, default=1, help="in BDPs")
+    ap.add_argument("--buffer-pkts", type=int, help="in packets (instead of --buffer)")
     ap.add_argument("--duration", type=float, default=20, help="s")
     ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument(
+        "--pcap",
+        metavar="DIR",
+        help="capture each run at the sender and the router's in/out (DIR/runK-*.pcap; tcpdump)",
+    )
     ap.add_argument("--stagger", type=float, default=0.0, help="s between flow starts")
     ap.add_argument("--role", choices=("recv", "send"), help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -353,7 +407,7 @@ def main() -> int:
     if len(rtts) != len(ccs):
         print("--rtt: give one value or one per flow", file=sys.stderr)
         return 2
-    tb = Testbed(a.rate, rtts, a.buffer, a.duration)
+    tb = Testbed(a.rate, rtts, a.buffer, a.duration, a.buffer_pkts)
 
     def stop(signum, _frame):
         raise KeyboardInterrupt
@@ -361,7 +415,10 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     runs = []
     try:
-        for _ in range(a.runs):
+        for k in range(a.runs):
+            if a.pcap:
+                os.makedirs(a.pcap, exist_ok=True)
+                tb.pcap_prefix = os.path.join(a.pcap, f"run{k + 1}")
             tb.up()
             try:
                 r = run_once(tb, a.cc.split(","), a.duration, a.stagger)
