@@ -13,9 +13,13 @@ receiver side):
 
     snd --veth-- rtr [tbf: rate, queue of BUFFER x BDP packets] --veth-- rcv [delay: RTT]
 
-- Bottleneck: ``tbf rate R burst 1 MTU`` at the router's egress toward the receiver,
-  its queue ``limit`` = BUFFER x BDP packets x 1514 bytes (the packets on this wire
-  carry a 14-byte Ethernet header; the emulator counts 1500-byte IP packets).
+- Bottleneck: ``tbf rate R x 1514/1500 burst 1 MTU`` at the router's egress toward the
+  receiver, its queue ``limit`` = (BUFFER x BDP packets + 1) x 1514 bytes (or
+  ``--buffer-pkts``): the packets on this wire carry a 14-byte Ethernet header that tbf
+  charges and the emulator does not (it counts 1500-byte IP packets), and tbf's limit
+  counts the packet waiting for its tokens, which the emulator's buffer does not (it is
+  on the wire). Both were artefacts of the comparison until tcplab 0.7
+  (docs/FIDELITY-instruments.md).
 - Propagation delay on the receiver's egress (the ACK path), so the data path has no
   queue but the tbf's: ``netem delay RTT`` where the kernel has sch_netem, else (this
   machine's 6.18 "fc" kernel has no netem, no fq and no etf) an NFQUEUE delay line,
@@ -28,9 +32,12 @@ receiver side):
   router's interfaces is not needed: forwarding resegments), the socket buffers and
   sysctls of the kernel backend (``tcp_rmem``/``tcp_wmem`` max 64 MB,
   ``tcp_no_metrics_save``).
-- Flows: one connection per algorithm, all starting together, bulk writes for
-  ``--duration`` seconds; per flow, bytes read by the receiver (share) and
-  ``tcpi_total_retrans`` at the end.
+- Flows: one connection per algorithm, each connecting (non-blocking, as the kernel
+  backend's agent, with its ``TCP_NOTSENT_LOWAT``) at its start (``--start`` or ``--stagger``), bulk
+  writes for ``--duration`` seconds; per flow, bytes read by the receiver (share),
+  ``tcpi_total_retrans`` 2 s after its start and at the end.
+- ``--pcap DIR``: tcpdump at the sender and on the router's ingress and egress (after
+  the tbf), for scripts/pcap_trace.py.
 
 Bounded: every child has a timeout of duration + 30 s; the namespaces are removed on
 exit, on an exception and on Ctrl-C / SIGTERM, and leftovers of a killed run
@@ -40,6 +47,7 @@ exit, on an exception and on Ctrl-C / SIGTERM, and leftovers of a killed run
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -55,6 +63,8 @@ PREFIX = "tcplabveth-"
 PORT = 5000
 TCP_CONGESTION = 13
 TCP_INFO = 11
+TCP_NOTSENT_LOWAT = 25
+NOTSENT_LOWAT = 128 * 1024  # as the kernel backend's agent
 MSS_WIRE = 1500  # IP packet of a full segment (the emulator's unit)
 ETH = 14
 STARTUP_S = 2.0  # start-up retransmissions: the first 2 s of each flow (scripts/fidelity.py)
@@ -157,11 +167,11 @@ class Testbed:
             "root",
             "tbf",
             "rate",
-            f"{self.rate_mbit}mbit",
+            f"{self.tbf_rate_bit()}bit",
             "burst",
             str(MSS_WIRE + ETH),
             "limit",
-            str(self.limit_pkts * (MSS_WIRE + ETH)),
+            str(self.tbf_limit_bytes()),
             ns=self.rtr,
         )
         if self.pcap_prefix:
@@ -192,6 +202,19 @@ class Testbed:
             assert p.stdout is not None
             if p.stdout.readline().strip() != "ready":
                 raise RuntimeError(f"the NFQUEUE delay line of flow {i} did not start")
+
+    def tbf_rate_bit(self) -> int:
+        """tbf's rate: tbf charges each packet its frame length (1514 bytes for a full
+        segment on veth), the emulator and the simulator its IP length (1500), so a tbf at
+        the nominal rate serves 1500/1514 of the packets per second (0.9 % fewer). Scaled
+        so that it serves as many packets as the emulated link."""
+        return round(self.rate_mbit * 1e6 * (MSS_WIRE + ETH) / MSS_WIRE)
+
+    def tbf_limit_bytes(self) -> int:
+        """tbf's limit counts the packet waiting for its tokens (the one being
+        "serialized"); the emulator's buffer of N packets is N waiting behind the one on
+        the wire (sim net/link.rs, enqueue), so tbf holds N + 1 frames."""
+        return (self.limit_pkts + 1) * (MSS_WIRE + ETH)
 
     def _capture(self, ns: str, dev: str, path: str) -> None:
         """tcpdump's headers (128 bytes) of every packet on ``dev``, until ``down``."""
@@ -262,9 +285,9 @@ def role_recv(n: int, duration: float) -> None:
     print(json.dumps({"received_bytes": got}), flush=True)
 
 
-def role_send(ccs: list[str], duration: float, stagger: float = 0.0) -> None:
-    """One connection per algorithm, flow i connecting ``i x stagger`` seconds after the
-    first (a spec's ``stagger``); write until ``duration``; report retransmissions."""
+def role_send(ccs: list[str], duration: float, starts: list[float]) -> None:
+    """One connection per algorithm, flow i connecting ``starts[i]`` seconds after time
+    zero (ascending); write until ``duration``; report retransmissions."""
     import selectors
 
     socks: list[socket.socket] = []
@@ -276,22 +299,31 @@ def role_send(ccs: list[str], duration: float, stagger: float = 0.0) -> None:
     end = t0 + duration
 
     def connect(i: int, cc: str) -> None:
+        # Non-blocking, as the kernel backend's agent (backends/kernel/agent.py): every
+        # flow's SYN leaves at its own start. A blocking connect() held the next flow back
+        # by a handshake (one RTT), a start offset the kernel backend does not have.
         s = socket.socket()
         s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, cc.encode())
+        s.setsockopt(socket.IPPROTO_TCP, TCP_NOTSENT_LOWAT, NOTSENT_LOWAT)
+        s.setblocking(False)
         started.append(time.monotonic() - t0)
         startup.append(None)
-        s.connect(("10.202.1.1", PORT + i))
-        s.setblocking(False)
+        err = s.connect_ex(("10.202.1.1", PORT + i))
+        if err not in (0, errno.EINPROGRESS):
+            raise OSError(err, f"flow {i}: connect: {os.strerror(err)}")
         socks.append(s)
         sel.register(s, selectors.EVENT_WRITE)
 
     while time.monotonic() < end:
-        while len(socks) < len(ccs) and time.monotonic() >= t0 + len(socks) * stagger:
+        while len(socks) < len(ccs) and time.monotonic() >= t0 + starts[len(socks)]:
             connect(len(socks), ccs[len(socks)])
         for i, s in enumerate(socks):
             if startup[i] is None and time.monotonic() - t0 >= started[i] + STARTUP_S:
                 startup[i] = total_retrans(s)
-        for key, _ in sel.select(timeout=0.1):
+        due = [t0 + starts[len(socks)]] if len(socks) < len(ccs) else []
+        due += [t0 + t + STARTUP_S for t, n in zip(started, startup) if n is None]
+        wait = min([0.1] + [max(0.0, d - time.monotonic()) for d in due])
+        for key, _ in sel.select(timeout=wait):
             try:
                 key.fileobj.send(buf)
             except BlockingIOError:
@@ -311,7 +343,7 @@ def total_retrans(s: socket.socket) -> int:
     return int.from_bytes(raw[100:104], "little")
 
 
-def run_once(tb: Testbed, ccs: list[str], duration: float, stagger: float = 0.0) -> dict:
+def run_once(tb: Testbed, ccs: list[str], duration: float, starts: list[float]) -> dict:
     me = [sys.executable, os.path.abspath(__file__)]
     rcv = subprocess.Popen(
         [
@@ -345,8 +377,8 @@ def run_once(tb: Testbed, ccs: list[str], duration: float, stagger: float = 0.0)
             ",".join(ccs),
             "--duration",
             str(duration),
-            "--stagger",
-            str(stagger),
+            "--start",
+            ",".join(map(str, starts)),
         ],
         capture_output=True,
         text=True,
@@ -387,14 +419,23 @@ def main() -> int:
         help="capture each run at the sender and the router's in/out (DIR/runK-*.pcap; tcpdump)",
     )
     ap.add_argument("--stagger", type=float, default=0.0, help="s between flow starts")
+    ap.add_argument("--start", help="s; each flow's start (ascending), instead of --stagger")
     ap.add_argument("--role", choices=("recv", "send"), help=argparse.SUPPRESS)
     ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.role == "recv":
         role_recv(a.n, a.duration)
         return 0
+    n = len(a.cc.split(","))
+    if a.start:
+        starts = [float(x) for x in a.start.split(",")]
+        if len(starts) != n or starts != sorted(starts):
+            print("--start: give one ascending value per flow", file=sys.stderr)
+            return 2
+    else:
+        starts = [i * a.stagger for i in range(n)]
     if a.role == "send":
-        role_send(a.cc.split(","), a.duration, a.stagger)
+        role_send(a.cc.split(","), a.duration, starts)
         return 0
     if os.geteuid() != 0:
         print("needs root (network namespaces)", file=sys.stderr)
@@ -421,7 +462,7 @@ def main() -> int:
                 tb.pcap_prefix = os.path.join(a.pcap, f"run{k + 1}")
             tb.up()
             try:
-                r = run_once(tb, a.cc.split(","), a.duration, a.stagger)
+                r = run_once(tb, a.cc.split(","), a.duration, starts)
             finally:
                 tb.down()
             print(json.dumps(r), flush=True)
