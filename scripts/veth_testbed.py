@@ -13,7 +13,8 @@ receiver side):
 
     snd --veth-- rtr [tbf: rate, queue of BUFFER x BDP packets] --veth-- rcv [delay: RTT]
 
-- Bottleneck: ``tbf rate R x 1514/1500 burst 1 MTU`` at the router's egress toward the
+- Bottleneck: ``tbf rate R x 1514/1500 burst 3 MTU peakrate 1.1 x that mtu 1 MTU`` (see
+  TBF_BURST_PKTS) at the router's egress toward the
   receiver, its queue ``limit`` = (BUFFER x BDP packets + 1) x 1514 bytes (or
   ``--buffer-pkts``): the packets on this wire carry a 14-byte Ethernet header that tbf
   charges and the emulator does not (it counts 1500-byte IP packets), and tbf's limit
@@ -65,6 +66,16 @@ TCP_CONGESTION = 13
 TCP_INFO = 11
 TCP_NOTSENT_LOWAT = 25
 NOTSENT_LOWAT = 128 * 1024  # as the kernel backend's agent
+# tbf's bucket. With a burst of one packet, every late wake-up of tbf's watchdog timer is
+# lost for good (the bucket cannot hold the tokens it earned meanwhile): measured at the
+# router's egress (load 4-5), full packets left 612-625 us apart instead of 600 us at 20
+# Mbit/s, a link 2-4 % slower than specified. Three packets of burst let it catch up, and
+# a peak rate 10 % above the rate (tbf's second bucket, one MTU) keeps it from sending
+# them back to back at veth's unlimited speed: spacing 593-607 us
+# (docs/FIDELITY-instruments.md). The emulator keeps its schedule in model time, so a
+# late wake-up there delays a packet but never the link's later ones.
+TBF_BURST_PKTS = 3
+TBF_PEAK = 1.1
 MSS_WIRE = 1500  # IP packet of a full segment (the emulator's unit)
 ETH = 14
 STARTUP_S = 2.0  # start-up retransmissions: the first 2 s of each flow (scripts/fidelity.py)
@@ -104,6 +115,8 @@ class Testbed:
         self.delay_lines: list[subprocess.Popen] = []
         self.delay = "none"
         self.captures: list[subprocess.Popen] = []
+        self.tbf_burst_pkts = TBF_BURST_PKTS
+        self.tbf_peak = TBF_PEAK
         self.pcap_prefix: str | None = None  # capture this run's packets to PREFIX-*.pcap
 
     def up(self) -> None:
@@ -169,7 +182,12 @@ class Testbed:
             "rate",
             f"{self.tbf_rate_bit()}bit",
             "burst",
-            str(MSS_WIRE + ETH),
+            str(self.tbf_burst_pkts * (MSS_WIRE + ETH)),
+            *(
+                ["peakrate", f"{self.tbf_peak_bit()}bit", "mtu", str(MSS_WIRE + ETH)]
+                if self.tbf_burst_pkts > 1
+                else []
+            ),
             "limit",
             str(self.tbf_limit_bytes()),
             ns=self.rtr,
@@ -209,6 +227,9 @@ class Testbed:
         the nominal rate serves 1500/1514 of the packets per second (0.9 % fewer). Scaled
         so that it serves as many packets as the emulated link."""
         return round(self.rate_mbit * 1e6 * (MSS_WIRE + ETH) / MSS_WIRE)
+
+    def tbf_peak_bit(self) -> int:
+        return round(self.tbf_rate_bit() * self.tbf_peak)
 
     def tbf_limit_bytes(self) -> int:
         """tbf's limit counts the packet waiting for its tokens (the one being
@@ -418,6 +439,15 @@ def main() -> int:
         metavar="DIR",
         help="capture each run at the sender and the router's in/out (DIR/runK-*.pcap; tcpdump)",
     )
+    ap.add_argument(
+        "--tbf-burst",
+        type=int,
+        default=TBF_BURST_PKTS,
+        help=f"tbf's burst in packets (default {TBF_BURST_PKTS}; 1: no peakrate)",
+    )
+    ap.add_argument(
+        "--tbf-peak", type=float, default=TBF_PEAK, help=f"peakrate / rate (default {TBF_PEAK})"
+    )
     ap.add_argument("--stagger", type=float, default=0.0, help="s between flow starts")
     ap.add_argument("--start", help="s; each flow's start (ascending), instead of --stagger")
     ap.add_argument("--role", choices=("recv", "send"), help=argparse.SUPPRESS)
@@ -449,6 +479,7 @@ def main() -> int:
         print("--rtt: give one value or one per flow", file=sys.stderr)
         return 2
     tb = Testbed(a.rate, rtts, a.buffer, a.duration, a.buffer_pkts)
+    tb.tbf_burst_pkts, tb.tbf_peak = a.tbf_burst, a.tbf_peak
 
     def stop(signum, _frame):
         raise KeyboardInterrupt
