@@ -13,14 +13,13 @@ receiver side):
 
     snd --veth-- rtr [tbf: rate, queue of BUFFER x BDP packets] --veth-- rcv [delay: RTT]
 
-- Bottleneck: ``tbf rate R x 1514/1500 burst 3 MTU peakrate 1.1 x that mtu 1 MTU`` (see
-  TBF_BURST_PKTS) at the router's egress toward the
-  receiver, its queue ``limit`` = (BUFFER x BDP packets + 1) x 1514 bytes (or
-  ``--buffer-pkts``): the packets on this wire carry a 14-byte Ethernet header that tbf
-  charges and the emulator does not (it counts 1500-byte IP packets), and tbf's limit
-  counts the packet waiting for its tokens, which the emulator's buffer does not (it is
-  on the wire). Both were artefacts of the comparison until tcplab 0.7
-  (docs/FIDELITY-instruments.md).
+- Bottleneck: ``tbf rate R x 1514/1500 burst 3 MTU peakrate 1.1 x that mtu 1 MTU``
+  (TBF_BURST_PKTS says why) at the router's egress toward the receiver, its queue
+  ``limit`` = (BUFFER x BDP packets + 1) x 1514 bytes (or ``--buffer-pkts``): the
+  packets on this wire carry a 14-byte Ethernet header that tbf charges and the emulator
+  does not (it counts 1500-byte IP packets), and tbf's limit counts the packet waiting
+  for its tokens, which the emulator's buffer does not (it is on the wire). Both were
+  artefacts of the comparison until tcplab 0.7 (docs/FIDELITY-instruments.md).
 - Propagation delay on the receiver's egress (the ACK path), so the data path has no
   queue but the tbf's: ``netem delay RTT`` where the kernel has sch_netem, else (this
   machine's 6.18 "fc" kernel has no netem, no fq and no etf) an NFQUEUE delay line,
@@ -34,9 +33,9 @@ receiver side):
   sysctls of the kernel backend (``tcp_rmem``/``tcp_wmem`` max 64 MB,
   ``tcp_no_metrics_save``).
 - Flows: one connection per algorithm, each connecting (non-blocking, as the kernel
-  backend's agent, with its ``TCP_NOTSENT_LOWAT``) at its start (``--start`` or ``--stagger``), bulk
-  writes for ``--duration`` seconds; per flow, bytes read by the receiver (share),
-  ``tcpi_total_retrans`` 2 s after its start and at the end.
+  backend's agent, with its ``TCP_NOTSENT_LOWAT``) at its start (``--start`` or
+  ``--stagger``), bulk writes for ``--duration`` seconds; per flow, bytes read by the
+  receiver (share), ``tcpi_total_retrans`` 2 s after its start and at the end.
 - ``--pcap DIR``: tcpdump at the sender and on the router's ingress and egress (after
   the tbf), for scripts/pcap_trace.py.
 
@@ -68,10 +67,10 @@ TCP_NOTSENT_LOWAT = 25
 NOTSENT_LOWAT = 128 * 1024  # as the kernel backend's agent
 # tbf's bucket. With a burst of one packet, every late wake-up of tbf's watchdog timer is
 # lost for good (the bucket cannot hold the tokens it earned meanwhile): measured at the
-# router's egress (load 4-5), full packets left 612-625 us apart instead of 600 us at 20
+# router's egress (load 4-5), full packets left 614-634 us apart instead of 600 us at 20
 # Mbit/s, a link 2-4 % slower than specified. Three packets of burst let it catch up, and
 # a peak rate 10 % above the rate (tbf's second bucket, one MTU) keeps it from sending
-# them back to back at veth's unlimited speed: spacing 593-607 us
+# them back to back at veth's unlimited speed: p10 593 us, median 607-612 us
 # (docs/FIDELITY-instruments.md). The emulator keeps its schedule in model time, so a
 # late wake-up there delays a packet but never the link's later ones.
 TBF_BURST_PKTS = 3
