@@ -145,8 +145,16 @@ def row(name: str, kernel: list[dict[str, float]], testbed: list[dict], startup_
         shares_k.append(_ms(k))
         shares_t.append(_ms(t))
         if k and t:
-            diffs.append(statistics.fmean(t) - statistics.fmean(k))
-    big = max(diffs, key=abs) if diffs else float("nan")
+            diffs.append((abs(statistics.fmean(t) - statistics.fmean(k)), i))
+    # the largest by size, the first flow of equal ones (two flows' differences are equal)
+    big = ""
+    if diffs:
+        size = max(d for d, _ in diffs)
+        i = next(i for d, i in diffs if d >= size - 1e-12)
+        diff = statistics.fmean(r["share"][i] for r in testbed) - statistics.fmean(
+            v for m in kernel for key, v in m.items() if key.startswith(f"flow {i} (") and key.endswith(" share")
+        )  # fmt: skip
+        big = f"flow {i} {diff:+.3f}"
     rk = [m["retransmissions (all flows)"] for m in kernel if "retransmissions (all flows)" in m]
     rt = [sum(r["retransmissions"]) for r in testbed]
     ratio = (
@@ -164,7 +172,7 @@ def row(name: str, kernel: list[dict[str, float]], testbed: list[dict], startup_
     mean = lambda xs: f"{statistics.fmean(xs):.1f}" if xs else "-"  # noqa: E731
     return (
         f"| {name} | {len(kernel)} / {len(testbed)} | {'; '.join(shares_k)} | "
-        f"{'; '.join(shares_t)} | {big:+.3f} | {mean(rk)} / {mean(rt)} ({ratio}) | "
+        f"{'; '.join(shares_t)} | {big or '-'} | {mean(rk)} / {mean(rt)} ({ratio}) | "
         f"{su_k} / {su_t} |"
     )
 

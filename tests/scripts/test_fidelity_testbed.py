@@ -67,7 +67,7 @@ def test_row_sets_the_testbed_beside_the_kernel_backend():
     # 10 and 50. Testbed, two runs: shares (0.4, 0.3, 0.3) and (0.4, 0.4, 0.2): means
     # 0.40, 0.35, 0.25 (sd 0, 0.071, 0.071); retransmissions 20+30+10 = 60 and 40+30+10
     # = 80 (mean 70, 70/120 = 0.58x); start-up 3+4+0 = 7 and 5 (an unmeasured flow, None,
-    # counts nothing). Differences -0.15, +0.10, +0.05: the largest is -0.150.
+    # counts nothing). Differences -0.15, +0.10, +0.05: the largest is flow 0's, -0.150.
     kernel = [
         {
             "flow 0 (bbr, 40 ms) share": 0.5,
@@ -98,6 +98,14 @@ def test_row_sets_the_testbed_beside_the_kernel_backend():
     ]
     assert _mod().row("f14", kernel, testbed, STARTUP) == (
         "| f14 | 2 / 2 | 0.550 ± 0.071; 0.250 ± 0.071; 0.200 ± 0.000 | "
-        "0.400 ± 0.000; 0.350 ± 0.071; 0.250 ± 0.071 | -0.150 | 120.0 / 70.0 (0.58x) | "
+        "0.400 ± 0.000; 0.350 ± 0.071; 0.250 ± 0.071 | flow 0 -0.150 | 120.0 / 70.0 (0.58x) | "
         "10 50 / 7 5 |"
     )
+
+
+def test_of_two_flows_equal_differences_the_first_flow_s_is_shown():
+    # Two flows: kernel 0.9 / 0.1, testbed 0.8 / 0.2: differences -0.1 and +0.1 (equal
+    # sizes up to rounding): flow 0's is shown, with its sign.
+    kernel = [{"flow 0 (bbr, 40 ms) share": 0.9, "flow 1 (cubic, 40 ms) share": 0.1}]
+    testbed = [{"share": [0.8, 0.2], "retransmissions": [1, 1], "startup_retransmissions": [0, 0]}]
+    assert "| flow 0 -0.100 |" in _mod().row("f03", kernel, testbed, STARTUP)
