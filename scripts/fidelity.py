@@ -20,6 +20,12 @@ fidelity goals (share within 0.05 or the seeds' standard error, retransmissions 
 1.5x, smoothed RTT and backlog within 5 %), and each kernel run's emulator lateness with
 the runs flagged whose lateness could have changed the result
 (``tcplab.backends.kernel.assemble.lateness_flag``).
+
+``--testbed`` also runs the scenarios the veth testbed can express (scripts/veth_testbed.py:
+the same kernel TCP over veth and Linux's tbf instead of our emulator; one run per seed,
+kept in ``OUT/<scenario>/testbed.json``) and prints its shares and retransmissions beside
+the kernel backend's, with the difference per scenario (scripts/fidelity_testbed.py); the
+document gains that table when testbed runs are stored.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "scripts"))
 
 import tcplab  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
@@ -265,10 +272,40 @@ def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command
                 + (f" **flagged: {'; '.join(why)}**" if why else "")
             )
         lines.append("")
+    tb = testbed_table(specs, out, seeds)
+    if tb:
+        summary += [
+            "",
+            "The second kernel instrument: the scenarios the veth testbed expresses "
+            "(scripts/veth_testbed.py, docs/FIDELITY-instruments.md), beside the kernel "
+            "backend's runs:",
+            "",
+            *tb,
+        ]
     doc.parent.mkdir(parents=True, exist_ok=True)
     findings = REPO / "experiments" / "fidelity" / "FINDINGS.md"
     notes = [findings.read_text().rstrip(), ""] if findings.is_file() else []
     doc.write_text("\n".join(head + summary + [""] + notes + body) + "\n")
+
+
+def testbed_table(specs: list[Path], out: Path, seeds: list[int]) -> list[str]:
+    """The testbed's column beside the kernel backend's (fidelity_testbed.row), for the
+    scenarios with stored testbed runs; [] if none."""
+    import fidelity_testbed
+
+    rows = []
+    for spec in specs:
+        path = out / spec.stem / "testbed.json"
+        if not path.is_file():
+            continue
+        kernel = [out / spec.stem / f"kernel-seed{s}" for s in seeds]
+        kernel_metrics = [_metrics(d) for d in kernel if is_run_dir(d)]
+        rows.append(
+            fidelity_testbed.row(
+                spec.stem, kernel_metrics, json.loads(path.read_text())["runs"], STARTUP_KEY
+            )
+        )
+    return fidelity_testbed.HEADER + rows if rows else []
 
 
 def _lateness(d: Path) -> tuple[dict, list[str]]:
@@ -369,6 +406,11 @@ def main() -> int:
         action="store_true",
         help="reuse stored kernel runs of an unchanged spec made by another tcplab version",
     )
+    p.add_argument(
+        "--testbed",
+        action="store_true",
+        help="also run the veth testbed (root; one run per seed) and print its column",
+    )
     args = p.parse_args()
     specs = [Path(s) for s in args.specs] or sorted(
         (REPO / "experiments" / "fidelity").glob("*.toml")
@@ -376,6 +418,12 @@ def main() -> int:
     seeds = [int(s) for s in args.seeds.split(",")]
     out = Path(args.output)
     run_all(specs, out, seeds, print, tuple(args.backends.split(",")), args.keep_kernel)
+    if args.testbed:
+        import fidelity_testbed
+
+        for spec in specs:
+            fidelity_testbed.run(spec, out, len(seeds), print)
+        print("\n".join(testbed_table(specs, out, seeds)))
     if args.docs:
         cmd = (
             "python scripts/fidelity.py --seeds "

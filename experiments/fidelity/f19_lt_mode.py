@@ -1,7 +1,7 @@
 """f19 (ten flows of mixed RTT): how much of the time each BBR flow spends in the
 long-term ("policer") bandwidth mode, and its loss rate, on both backends; and the
 simulator's shares with uniform jitter on every sender's access link (a drop-tail
-phase-effect test). FINDINGS.md, finding 23.
+phase-effect test). FINDINGS.md, finding 24.
 
     python experiments/fidelity/f19_lt_mode.py RUNS_DIR          # stored scripts/fidelity.py runs
     python experiments/fidelity/f19_lt_mode.py --jitter 0,10us,50us,200us
