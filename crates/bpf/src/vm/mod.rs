@@ -28,6 +28,7 @@
 //! division by zero gives 0 and modulo by zero leaves the dividend.
 
 mod code;
+pub mod jit;
 pub mod memory;
 #[cfg(test)]
 mod tests;
@@ -74,14 +75,40 @@ pub fn run(
     host: &mut dyn Host,
     budget: u64,
 ) -> Result<u64, Fault> {
-    run_code(&Code::new(insns), entry, r1, mem, host, budget)
+    run_code(
+        &Code::with_entries(insns, &[entry]),
+        entry,
+        r1,
+        mem,
+        host,
+        budget,
+    )
 }
 
 /// Runs `code` from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
+/// Compiled (jit/) where the JIT is on and took the program, else interpreted
+/// (`interpret`); both give the same result.
+pub fn run_code(
+    code: &Code,
+    entry: usize,
+    r1: u64,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget: u64,
+) -> Result<u64, Fault> {
+    if jit::enabled() {
+        if let Some(r) = jit::run(code, entry, r1, mem, host, budget) {
+            return r;
+        }
+    }
+    interpret(code, entry, r1, mem, host, budget)
+}
+
+/// Interprets `code` from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
 ///
 /// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
 /// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
-pub fn run_code(
+pub fn interpret(
     code: &Code,
     entry: usize,
     r1: u64,
