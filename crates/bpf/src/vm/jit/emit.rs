@@ -95,10 +95,23 @@ fn flow(ops: &[Op], pc: usize) -> Result<Flow, String> {
     })
 }
 
+/// Whether `i` may write r10 (the verifier refuses all of these; the JIT does not rely
+/// on it).
+fn writes_r10(i: &Op) -> bool {
+    let class = i.code & 7;
+    match class {
+        0 | 1 | 4 | 7 => i.d == 10,
+        3 if i.code & 0xe0 == 0xc0 => i.s == 10 && (i.x & 1 != 0 || i.x == 0xe1),
+        _ => false,
+    }
+}
+
 /// The pcs of the function at `entry` (reachable without crossing a call), in order,
 /// the block leaders among them, and the functions it calls.
 struct Func {
     pcs: Vec<usize>,
+    /// No instruction of the function writes r10 (so it is always the frame pointer).
+    r10_fixed: bool,
     leaders: Vec<bool>,
     callees: Vec<usize>,
 }
@@ -151,9 +164,11 @@ fn scan(ops: &[Op], entry: usize) -> Result<Func, String> {
             Flow::Stop => {}
         }
     }
-    let pcs = (0..n).filter(|&p| seen[p]).collect();
+    let pcs: Vec<usize> = (0..n).filter(|&p| seen[p]).collect();
+    let r10_fixed = !pcs.iter().any(|&p| writes_r10(&ops[p]));
     Ok(Func {
         pcs,
+        r10_fixed,
         leaders,
         callees,
     })
@@ -184,12 +199,23 @@ pub(super) fn compile(code: &Code) -> Result<(Vec<(usize, EntryFn)>, Module), St
     if funcs.is_empty() {
         return Err("no entry".into());
     }
+    if std::env::var("TCPLAB_JIT_DEBUG").is_ok() {
+        eprintln!(
+            "jit: {} functions, {total} instructions, program {}",
+            funcs.len(),
+            ops.len()
+        );
+    }
 
     let mut flags = settings::builder();
     let set = |f: &mut settings::Builder, k: &str, v: &str| {
         f.set(k, v).map_err(|e| format!("cranelift flag {k}: {e}"))
     };
-    set(&mut flags, "opt_level", "speed")?;
+    let opt = std::env::var("TCPLAB_JIT_OPT").unwrap_or_else(|_| "speed".into());
+    set(&mut flags, "opt_level", &opt)?;
+    if let Ok(ra) = std::env::var("TCPLAB_JIT_RA") {
+        set(&mut flags, "regalloc_algorithm", &ra)?;
+    }
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
     let isa = cranelift_native::builder()
@@ -295,6 +321,8 @@ struct Tr<'a, 'b> {
     regs: [Variable; 11],
     /// `left + seg` (mod.rs: the budget).
     lv: Variable,
+    /// Where this frame's r10 points in the stack buffer (`frame_slot`).
+    sbase: Variable,
     cx: Value,
     rec: Value,
     frame: Value,
@@ -318,9 +346,11 @@ impl<'a, 'b> Tr<'a, 'b> {
     ) -> Self {
         let regs = std::array::from_fn(|_| b.declare_var(I64));
         let lv = b.declare_var(I64);
+        let sbase = b.declare_var(I64);
         let start = b.create_block();
         b.append_block_params_for_function_params(start);
         b.switch_to_block(start);
+        b.seal_block(start);
         let cx = b.block_params(start)[0];
         let rec = b.block_params(start)[1];
         let frame = b.ins().load(I64, trusted(), rec, 8 * REC_FRAME as i32);
@@ -335,6 +365,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             blocks: HashMap::new(),
             regs,
             lv,
+            sbase,
             cx,
             rec,
             frame,
@@ -378,6 +409,8 @@ impl<'a, 'b> Tr<'a, 'b> {
         let cont = self.b.create_block();
         self.b.set_cold_block(fb);
         self.b.ins().brif(cond, fb, &[], cont, &[]);
+        self.b.seal_block(fb);
+        self.b.seal_block(cont);
         self.b.switch_to_block(fb);
         self.fault_here(pc, kind);
         self.b.switch_to_block(cont);
@@ -400,6 +433,8 @@ impl<'a, 'b> Tr<'a, 'b> {
         let cont = self.b.create_block();
         self.b.set_cold_block(fb);
         self.b.ins().brif(k, fb, &[], cont, &[]);
+        self.b.seal_block(fb);
+        self.b.seal_block(cont);
         self.b.switch_to_block(fb);
         let one = self.b.ins().iconst(I32, 1);
         self.b.ins().return_(&[one]);
@@ -433,6 +468,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         let call = self.b.ins().call_indirect(sig, fp, &all);
         let v = self.b.inst_results(call)[0];
         self.check_called();
+        self.reload_sbase();
         v
     }
 
@@ -447,6 +483,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         }
         let fp = self.frame_pointer();
         self.set(10, fp);
+        self.reload_sbase();
         let left = self
             .b
             .ins()
@@ -457,6 +494,20 @@ impl<'a, 'b> Tr<'a, 'b> {
         self.b.ins().jump(first, &[]);
 
         let pcs = self.f.pcs.clone();
+        // Each leader's last predecessor (its block is sealed once that is emitted).
+        let mut last_pred: HashMap<usize, usize> = HashMap::new();
+        for &pc in &pcs {
+            let succ = match flow(self.ops, pc)? {
+                Flow::Next(t) | Flow::Jump(t) => [Some(t), None],
+                Flow::Branch(t, f) => [Some(t), Some(f)],
+                Flow::Stop => [None, None],
+            };
+            for t in succ.into_iter().flatten() {
+                let e = last_pred.entry(t).or_insert(pc);
+                *e = (*e).max(pc);
+            }
+        }
+        let mut seal_after: HashMap<usize, Vec<usize>> = HashMap::new();
         let mut open = false;
         for &pc in &pcs {
             if self.f.leaders[pc] {
@@ -465,10 +516,18 @@ impl<'a, 'b> Tr<'a, 'b> {
                     self.b.ins().jump(blk, &[]);
                 }
                 self.b.switch_to_block(blk);
+                match last_pred.get(&pc) {
+                    Some(&p) if p >= pc => seal_after.entry(p).or_default().push(pc),
+                    _ => self.b.seal_block(blk),
+                }
             } else if !open {
                 return Err(format!("pc {pc} reached only by falling through a stop"));
             }
             open = self.insn(pc)?;
+            for l in seal_after.remove(&pc).unwrap_or_default() {
+                let blk = self.block(l);
+                self.b.seal_block(blk);
+            }
         }
         if open {
             return Err("the last instruction falls through".into());
@@ -547,12 +606,18 @@ impl<'a, 'b> Tr<'a, 'b> {
                 let take = self.b.create_block();
                 let next = self.block(pc + 1);
                 self.b.ins().brif(cond, take, &[], next, &[]);
+                self.b.seal_block(take);
                 self.b.switch_to_block(take);
                 self.jump_to(pc, i.t as usize);
                 return Ok(false);
             }
             c if is_alu(c) => self.alu(&i),
             0x61 | 0x69 | 0x71 | 0x79 => {
+                if let Some(p) = self.frame_slot(s, i.t, size_of(i.code)) {
+                    let v = self.emit_load(size_of(i.code), p);
+                    self.set(d, v);
+                    return Ok(true);
+                }
                 let base = self.get(s);
                 let a = self.b.ins().iadd_imm_s(base, i64::from(i.t));
                 let v = self.load(a, size_of(i.code), pc);
@@ -566,7 +631,10 @@ impl<'a, 'b> Tr<'a, 'b> {
                 } else {
                     self.get(s)
                 };
-                self.store(a, size_of(i.code), v, pc);
+                match self.frame_slot(d, i.t, size_of(i.code)) {
+                    Some(p) => self.emit_store(size_of(i.code), v, p),
+                    None => self.store(a, size_of(i.code), v, pc),
+                }
             }
             0xc3 | 0xdb => {
                 let base = self.get(d);
@@ -595,6 +663,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         let inner = self.b.create_block();
         let done = self.b.create_block();
         self.b.ins().brif(self.outer, done, &[], inner, &[]);
+        self.b.seal_block(inner);
         // A callee's return: charge, then hand r0-r5 and the budget left back.
         self.b.switch_to_block(inner);
         self.charge(pc);
@@ -608,6 +677,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             self.b.ins().store(trusted(), v, self.rec, 8 * i32::from(r));
         }
         self.b.ins().jump(done, &[]);
+        self.b.seal_block(done);
         self.b.switch_to_block(done);
         let r0 = self.get(0);
         self.b.ins().store(trusted(), r0, self.rec, 0);
@@ -666,6 +736,8 @@ impl<'a, 'b> Tr<'a, 'b> {
             let cont = self.b.create_block();
             self.b.set_cold_block(fb);
             self.b.ins().brif(status, fb, &[], cont, &[]);
+            self.b.seal_block(fb);
+            self.b.seal_block(cont);
             self.b.switch_to_block(fb);
             self.b.ins().return_(&[status]);
             self.b.switch_to_block(cont);
@@ -678,6 +750,7 @@ impl<'a, 'b> Tr<'a, 'b> {
             self.b.def_var(self.lv, l);
             let fp = self.frame_pointer();
             self.set(10, fp);
+            self.reload_sbase();
             return Ok(());
         }
         let id = i.imm as i32;
@@ -715,22 +788,28 @@ impl<'a, 'b> Tr<'a, 'b> {
     /// Address `a` = region << 32 | offset: the region's entry if the region exists
     /// and `size` bytes at the offset are within `len_at` (the readable or writable
     /// length), else None (branching to `slow`).
-    fn inline_ptr(&mut self, a: Value, size: usize, len_at: i32, slow: Block) -> Value {
+    /// The table entry of address `a`'s region, the offset, and the offset + `size`.
+    fn entry_of(&mut self, a: Value, size: usize) -> (Value, Value, Value) {
+        // Regions past the table's last (an empty one) read as that one: one check.
         let r = self.b.ins().ushr_imm_s(a, 32);
         let off = self.b.ins().band_imm_s(a, 0xffff_ffff);
-        let n = self.b.ins().load(I64, trusted(), self.cx, CTX_NREGIONS);
-        let inr = self.b.ins().icmp(IntCC::UnsignedLessThan, r, n);
-        let chk = self.b.create_block();
-        self.b.ins().brif(inr, chk, &[], slow, &[]);
-        self.b.switch_to_block(chk);
+        let last = self.b.ins().load(I64, trusted(), self.cx, CTX_LAST);
+        let r = self.b.ins().umin(r, last);
         let table = self.b.ins().load(I64, trusted(), self.cx, CTX_TABLE);
-        let ro = self.b.ins().imul_imm_s(r, REGION_BYTES);
+        let ro = self.b.ins().ishl_imm_s(r, REGION_SHIFT);
         let e = self.b.ins().iadd(table, ro);
-        let len = self.b.ins().load(I64, trusted(), e, len_at);
         let end = self.b.ins().iadd_imm_s(off, size as i64);
+        (e, off, end)
+    }
+
+    fn inline_ptr(&mut self, a: Value, size: usize, len_at: i32, slow: Block) -> Value {
+        let (e, off, end) = self.entry_of(a, size);
+        let len = self.b.ins().load(I64, trusted(), e, len_at);
         let ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
         let fast = self.b.create_block();
         self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.seal_block(fast);
+        self.b.seal_block(slow);
         self.b.switch_to_block(fast);
         let base = self.b.ins().load(I64, trusted(), e, REGION_PTR);
         self.b.ins().iadd(base, off)
@@ -742,13 +821,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         self.b.set_cold_block(slow);
         let tmp = self.b.declare_var(I64);
         let p = self.inline_ptr(a, size, REGION_LEN, slow);
-        let fl = MemFlagsData::new().with_notrap();
-        let v = match size {
-            1 => self.b.ins().uload8(I64, fl, p, 0),
-            2 => self.b.ins().uload16(I64, fl, p, 0),
-            4 => self.b.ins().uload32(fl, p, 0),
-            _ => self.b.ins().load(I64, fl, p, 0),
-        };
+        let v = self.emit_load(size, p);
         self.b.def_var(tmp, v);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(slow);
@@ -761,6 +834,7 @@ impl<'a, 'b> Tr<'a, 'b> {
         );
         self.b.def_var(tmp, v);
         self.b.ins().jump(done, &[]);
+        self.b.seal_block(done);
         self.b.switch_to_block(done);
         self.b.use_var(tmp)
     }
@@ -768,15 +842,52 @@ impl<'a, 'b> Tr<'a, 'b> {
     fn store(&mut self, a: Value, size: usize, v: Value, pc: usize) {
         let slow = self.b.create_block();
         let done = self.b.create_block();
+        let masked = self.b.create_block();
         self.b.set_cold_block(slow);
-        let p = self.inline_ptr(a, size, REGION_WLEN, slow);
+        // Inline where the region is writable to its end (stack, writable globals)...
+        let (e, off, end) = self.entry_of(a, size);
+        let wlen = self.b.ins().load(I64, trusted(), e, REGION_WLEN);
+        let ok = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, wlen);
+        let fast = self.b.create_block();
+        self.b.ins().brif(ok, fast, &[], masked, &[]);
+        self.b.seal_block(fast);
+        self.b.seal_block(masked);
+        self.b.switch_to_block(fast);
+        let base = self.b.ins().load(I64, trusted(), e, REGION_PTR);
+        let p = self.b.ins().iadd(base, off);
+        self.emit_store(size, v, p);
+        self.b.ins().jump(done, &[]);
+        // ... or where a mask allows each byte (the socket's writable fields: memory.rs
+        // `store_n`, each byte of the access writable).
+        self.b.switch_to_block(masked);
+        let mask = self.b.ins().load(I64, trusted(), e, REGION_MASK);
+        let len = self.b.ins().load(I64, trusted(), e, REGION_LEN);
+        let inb = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, len);
+        let has = self.b.ins().icmp_imm_s(IntCC::NotEqual, mask, 0);
+        let both = self.b.ins().band(inb, has);
+        let chk = self.b.create_block();
+        self.b.ins().brif(both, chk, &[], slow, &[]);
+        self.b.seal_block(chk);
+        self.b.switch_to_block(chk);
+        let mp = self.b.ins().iadd(mask, off);
         let fl = MemFlagsData::new().with_notrap();
-        match size {
-            1 => self.b.ins().istore8(fl, v, p, 0),
-            2 => self.b.ins().istore16(fl, v, p, 0),
-            4 => self.b.ins().istore32(fl, v, p, 0),
-            _ => self.b.ins().store(fl, v, p, 0),
+        let m = match size {
+            1 => self.b.ins().uload8(I64, fl, mp, 0),
+            2 => self.b.ins().uload16(I64, fl, mp, 0),
+            4 => self.b.ins().uload32(fl, mp, 0),
+            _ => self.b.ins().load(I64, fl, mp, 0),
         };
+        // Every mask byte 1 (a bool true).
+        let ones = (0x0101_0101_0101_0101u64 >> (64 - 8 * size)) as i64;
+        let all = self.b.ins().icmp_imm_s(IntCC::Equal, m, ones);
+        let put = self.b.create_block();
+        self.b.ins().brif(all, put, &[], slow, &[]);
+        self.b.seal_block(put);
+        self.b.seal_block(slow);
+        self.b.switch_to_block(put);
+        let base = self.b.ins().load(I64, trusted(), e, REGION_PTR);
+        let p = self.b.ins().iadd(base, off);
+        self.emit_store(size, v, p);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(slow);
         let sz = self.iconst(size as i64);
@@ -787,7 +898,53 @@ impl<'a, 'b> Tr<'a, 'b> {
             &[a, sz, v, pcv],
         );
         self.b.ins().jump(done, &[]);
+        self.b.seal_block(done);
         self.b.switch_to_block(done);
+    }
+
+    fn emit_store(&mut self, size: usize, v: Value, p: Value) {
+        let fl = MemFlagsData::new().with_notrap();
+        match size {
+            1 => self.b.ins().istore8(fl, v, p, 0),
+            2 => self.b.ins().istore16(fl, v, p, 0),
+            4 => self.b.ins().istore32(fl, v, p, 0),
+            _ => self.b.ins().store(fl, v, p, 0),
+        };
+    }
+
+    fn emit_load(&mut self, size: usize, p: Value) -> Value {
+        let fl = MemFlagsData::new().with_notrap();
+        match size {
+            1 => self.b.ins().uload8(I64, fl, p, 0),
+            2 => self.b.ins().uload16(I64, fl, p, 0),
+            4 => self.b.ins().uload32(fl, p, 0),
+            _ => self.b.ins().load(I64, fl, p, 0),
+        }
+    }
+
+    /// `[r10 + off]` of `size` bytes when it is within this frame's 512 bytes, which
+    /// are always inside the stack (frame <= 7, the stack 8 frames): the address
+    /// without a check. None if r10 may not be the frame pointer here.
+    fn frame_slot(&mut self, base: u8, off: i32, size: usize) -> Option<Value> {
+        if base != 10 || !self.f.r10_fixed || off < -(FRAME_SIZE as i32) || off + size as i32 > 0 {
+            return None;
+        }
+        let sb = self.b.use_var(self.sbase);
+        Some(self.b.ins().iadd_imm_s(sb, i64::from(off)))
+    }
+
+    /// The stack's address of this frame's r10 (`sbase`), after anything that may
+    /// have rebuilt the region table.
+    fn reload_sbase(&mut self) {
+        let table = self.b.ins().load(I64, trusted(), self.cx, CTX_TABLE);
+        let stack = self
+            .b
+            .ins()
+            .load(I64, trusted(), table, REGION_PTR + (1 << REGION_SHIFT));
+        let f1 = self.b.ins().iadd_imm_s(self.frame, 1);
+        let off = self.b.ins().imul_imm_s(f1, FRAME_SIZE as i64);
+        let sb = self.b.ins().iadd(stack, off);
+        self.b.def_var(self.sbase, sb);
     }
 
     fn alu(&mut self, i: &Op) {

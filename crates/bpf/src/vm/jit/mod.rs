@@ -55,7 +55,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::memory::Memory;
+use super::memory::{Memory, FRAME_SIZE, MAX_FRAMES};
 use super::{bpf_loop, Code, Fault, Host};
 use crate::calls::Call;
 use crate::layout::SOCK_SIZE;
@@ -92,19 +92,23 @@ pub(super) struct Region {
     ptr: *mut u8,
     len: u64,
     wlen: u64,
-    _pad: u64,
+    /// Where stores beyond `wlen` are allowed byte by byte (one bool per byte), or null.
+    mask: *const bool,
 }
-pub(super) const REGION_BYTES: i64 = 32;
+pub(super) const REGION_SHIFT: i64 = 5;
 pub(super) const REGION_PTR: i32 = 0;
 pub(super) const REGION_LEN: i32 = 8;
 pub(super) const REGION_WLEN: i32 = 16;
+pub(super) const REGION_MASK: i32 = 24;
 
 /// What the compiled code and the call outs share during one run. The first fields'
 /// offsets (`CTX_*`) are read and written by the compiled code.
 #[repr(C)]
 pub(super) struct Ctx<'a> {
     table: *const Region,
-    nregions: u64,
+    /// The index of the table's last entry, an empty region (addresses of higher
+    /// regions are clamped to it).
+    last: u64,
     fault_pc: u64,
     fault_kind: u64,
     loop_left: u64,
@@ -116,7 +120,7 @@ pub(super) struct Ctx<'a> {
     regions: Vec<Region>,
 }
 pub(super) const CTX_TABLE: i32 = 0;
-pub(super) const CTX_NREGIONS: i32 = 8;
+pub(super) const CTX_LAST: i32 = 8;
 pub(super) const CTX_FAULT_PC: i32 = 16;
 pub(super) const CTX_FAULT_KIND: i32 = 24;
 pub(super) const CTX_LOOP_LEFT: i32 = 32;
@@ -181,21 +185,67 @@ pub fn set_enabled(on: bool) {
     MODE.store(if on { ON } else { OFF }, Ordering::Relaxed);
 }
 
-/// `code`'s compiled program, compiled on first use; None if refused.
+/// The programs compiled in this process, by their instructions and entries: a run
+/// that loads an object compiled before (each run of a sweep loads its own) reuses the
+/// code. The most recent `CACHE_SIZE` are kept.
+static CACHE: Mutex<Vec<Cached>> = Mutex::new(Vec::new());
+/// A program's `key` and its compiled code (None: refused).
+type Cached = (Vec<u64>, Option<Arc<Jit>>);
+const CACHE_SIZE: usize = 32;
+
+/// What identifies compiled code: every op (unfused) and the entries.
+fn key(code: &Code) -> Vec<u64> {
+    let mut k = Vec::with_capacity(2 * code.plain.len() + code.entries.len() + 1);
+    for op in &code.plain {
+        k.push(
+            u64::from(op.code)
+                | u64::from(op.d) << 8
+                | u64::from(op.s) << 16
+                | u64::from(op.x) << 24
+                | u64::from(op.t as u32) << 32,
+        );
+        k.push(op.imm);
+    }
+    k.push(code.entries.len() as u64);
+    k.extend(code.entries.iter().map(|&e| e as u64));
+    k
+}
+
+/// `code`'s compiled program, compiled on first use (or taken from `CACHE`); None if
+/// refused.
 pub(super) fn compiled(code: &Code) -> Option<&Arc<Jit>> {
     code.jit
-        .get_or_init(|| Jit::compile(code).ok().map(Arc::new))
+        .get_or_init(|| {
+            let k = key(code);
+            let lock = || CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, j)) = lock().iter().find(|(c, _)| *c == k) {
+                return j.clone();
+            }
+            let j = Jit::compile(code).ok().map(Arc::new);
+            let mut cache = lock();
+            if cache.len() >= CACHE_SIZE {
+                cache.remove(0);
+            }
+            cache.push((k, j.clone()));
+            j
+        })
         .as_ref()
 }
 
-/// Why the JIT refuses `code` (None: it compiles). For tests and diagnostics.
+/// Why the JIT refuses `code` (None: it compiles; compiles anew). For tests and
+/// diagnostics.
 pub fn refusal(code: &Code) -> Option<String> {
     Jit::compile(code).err()
 }
 
-/// How long compiling `code` took, compiling it if needed; None if refused.
+/// How long compiling `code` takes (compiles anew); None if refused.
 pub fn compile_time(code: &Code) -> Option<Duration> {
-    compiled(code).map(|j| j.compile_time)
+    Jit::compile(code).ok().map(|j| j.compile_time)
+}
+
+thread_local! {
+    /// The region table's storage, reused by every run on this thread.
+    static REGIONS: std::cell::Cell<Vec<Region>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
 /// Runs `entry` compiled, as `run_code` would interpret it; None if the JIT has no
@@ -208,13 +258,13 @@ pub fn run(
     host: &mut dyn Host,
     budget: u64,
 ) -> Option<Result<u64, Fault>> {
-    if budget > MAX_BUDGET {
+    if budget > MAX_BUDGET || mem.stack.len() < FRAME_SIZE * MAX_FRAMES {
         return None;
     }
     let f = compiled(code)?.entry(entry)?;
     let mut cx = Ctx {
         table: std::ptr::null(),
-        nregions: 0,
+        last: 0,
         fault_pc: 0,
         fault_kind: 0,
         loop_left: 0,
@@ -223,7 +273,7 @@ pub fn run(
         code,
         budget,
         fault: None,
-        regions: Vec::with_capacity(16),
+        regions: REGIONS.take(),
     };
     cx.refresh();
     let mut rec = [0u64; REC_LEN];
@@ -235,11 +285,13 @@ pub fn run(
     // bounds the table gives, the region buffers `refresh` took from `mem`, which
     // nothing else touches until it returns (the call outs re-take the table).
     let status = unsafe { f(&mut cx, rec.as_mut_ptr()) };
-    Some(if status == 0 {
+    let r = if status == 0 {
         Ok(rec[0])
     } else {
         Err(cx.take_fault())
-    })
+    };
+    REGIONS.set(std::mem::take(&mut cx.regions));
+    Some(r)
 }
 
 impl Ctx<'_> {
@@ -250,26 +302,31 @@ impl Ctx<'_> {
         let mem = unsafe { &mut *self.mem };
         let r = &mut self.regions;
         r.clear();
-        let mut push = |ptr: *mut u8, len: usize, writable: bool| {
+        let mut push = |ptr: *mut u8, len: usize, writable: bool, mask: *const bool| {
             r.push(Region {
                 ptr,
                 len: len as u64,
                 wlen: if writable { len as u64 } else { 0 },
-                _pad: 0,
+                mask,
             })
         };
+        let none = std::ptr::null();
         // Regions 0..=4 (memory.rs): none, stack, ctx, socket, sample.
-        push(std::ptr::null_mut(), 0, false);
-        push(mem.stack.as_mut_ptr(), mem.stack.len(), true);
-        push(mem.ctx.as_mut_ptr(), mem.ctx.len(), false);
-        push(mem.sock.as_mut_ptr(), SOCK_SIZE, false);
+        push(std::ptr::null_mut(), 0, false, none);
+        // The stack: emit.rs `frame_slot` relies on its 8 frames (`run` checks).
+        push(mem.stack.as_mut_ptr(), mem.stack.len(), true, none);
+        push(mem.ctx.as_mut_ptr(), mem.ctx.len(), false, none);
+        // The socket: written where `sock_writable` allows each byte.
+        let mask = mem.sock_writable.as_ptr();
+        push(mem.sock.as_mut_ptr(), SOCK_SIZE, false, mask);
         let sample_len = mem.sample_len.min(mem.sample.len());
-        push(mem.sample.as_mut_ptr(), sample_len, false);
+        push(mem.sample.as_mut_ptr(), sample_len, false, none);
         for g in &mut mem.globals {
-            push(g.data.as_mut_ptr(), g.data.len(), g.writable);
+            push(g.data.as_mut_ptr(), g.data.len(), g.writable, none);
         }
+        push(std::ptr::null_mut(), 0, false, none);
         self.table = self.regions.as_ptr();
-        self.nregions = self.regions.len() as u64;
+        self.last = self.regions.len() as u64 - 1;
     }
 
     fn take_fault(&mut self) -> Fault {
@@ -310,8 +367,14 @@ impl Ctx<'_> {
     /// Runs a call out: `f`'s error or panic becomes the fault at `pc`; the table is
     /// rebuilt afterwards.
     fn guard(&mut self, pc: u64, f: impl FnOnce(&mut Self) -> Result<u64, String>) -> u64 {
-        let r = catch_unwind(AssertUnwindSafe(|| f(self)))
+        let mut r = catch_unwind(AssertUnwindSafe(|| f(self)))
             .unwrap_or_else(|_| Err("internal error: a call out of the JIT panicked".into()));
+        // SAFETY: as in `refresh`.
+        if unsafe { &*self.mem }.stack.len() < FRAME_SIZE * MAX_FRAMES && r.is_ok() {
+            // The compiled code addresses the stack's frames unchecked (emit.rs
+            // `frame_slot`): a helper that shrank it ends the run.
+            r = Err("internal error: the stack was resized during a callback".into());
+        }
         self.refresh();
         match r {
             Ok(v) => v,
