@@ -84,7 +84,11 @@ fn bench_bpf(name: &str, reps: usize) {
             .into_iter()
             .enumerate()
         {
-            tcplab_bpf::vm::jit::set_enabled(jit_on);
+            tcplab_bpf::vm::jit::set_mode(if jit_on {
+                tcplab_bpf::vm::jit::Mode::Tiered
+            } else {
+                tcplab_bpf::vm::jit::Mode::Off
+            });
             let (w, cpu, p) = timed(cfg);
             t[k].push(w);
             c[k].push(cpu);

@@ -1,6 +1,6 @@
 //! The JIT changes nothing: every shipped example (bpf/examples/*.bpf.c, which is
 //! python/tcplab/data/bpf/examples: bpf/ is a symlink) run as flows with the JIT and with the
-//! interpreter (`tcplab_bpf::vm::jit::set_enabled`) gives the same output bit for bit:
+//! interpreter (`tcplab_bpf::vm::jit::set_mode`: off, eager) gives the same output bit for bit:
 //! every counter and every series. One test in this binary, as the switch is the
 //! process's. Needs clang (scripts/test.sh installs it); without it the test says so
 //! and passes.
@@ -64,9 +64,9 @@ fn every_shipped_example_runs_the_same_compiled_and_interpreted() {
                 ecn: true,
             });
         }
-        jit::set_enabled(false);
+        jit::set_mode(jit::Mode::Off);
         let interpreted = World::run_config(&cfg, &Controllers::new()).unwrap();
-        jit::set_enabled(true);
+        jit::set_mode(jit::Mode::Eager);
         let compiled = World::run_config(&cfg, &Controllers::new()).unwrap();
         let a = serde_json::to_string(&interpreted).unwrap();
         let b = serde_json::to_string(&compiled).unwrap();

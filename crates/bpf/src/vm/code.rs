@@ -36,9 +36,9 @@ pub struct Code {
     pub(super) plain: Vec<Op>,
     /// The entry pcs the JIT compiles (the callbacks); others run in the interpreter.
     pub(super) entries: Vec<usize>,
-    /// The compiled code, on first use; None if the JIT refused the program or the
-    /// host has none (then the interpreter runs it).
-    pub(super) jit: OnceLock<Option<Arc<super::jit::Jit>>>,
+    /// The JIT's record of this program (its code once compiled; shared by every
+    /// `Code` of the same program in the process).
+    pub(super) jit: OnceLock<Arc<super::jit::Slot>>,
 }
 
 impl Code {

@@ -86,8 +86,8 @@ pub fn run(
 }
 
 /// Runs `code` from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
-/// Compiled (jit/) where the JIT is on and took the program, else interpreted
-/// (`interpret`); both give the same result.
+/// Compiled (jit/) where the JIT is on, due (`jit::Mode`) and took the program, else
+/// interpreted (`interpret`); both give the same result.
 pub fn run_code(
     code: &Code,
     entry: usize,
@@ -96,8 +96,10 @@ pub fn run_code(
     host: &mut dyn Host,
     budget: u64,
 ) -> Result<u64, Fault> {
-    if jit::enabled() {
-        if let Some(r) = jit::run(code, entry, r1, mem, host, budget) {
+    let mode = jit::mode();
+    if mode != jit::Mode::Off {
+        let eager = mode == jit::Mode::Eager;
+        if let Some(r) = jit::run_as(code, entry, r1, mem, host, budget, eager) {
             return r;
         }
     }

@@ -31,8 +31,13 @@
 //!
 //! Refused at compile time (the whole program then runs in the interpreter): any
 //! opcode the interpreter has no arm for, an unknown call, more than `MAX_INSNS`
-//! instructions to compile; a host cranelift has no backend for. `TCPLAB_BPF_JIT=0`
-//! turns the JIT off for the process (`set_enabled` for tests).
+//! instructions to compile; a host cranelift has no backend for.
+//!
+//! When (`Mode`): by default a program is compiled once it has run enough callbacks
+//! in the process to repay the compile (`TIER_CALLS_PER_INSN`), and its code is
+//! shared by every later load of the same program in the process; since both engines
+//! give the same results, which one ran a callback never shows in the output.
+//! `TCPLAB_BPF_JIT=0` turns the JIT off, `=1` compiles at the first callback.
 //!
 //! Deviations from the interpreter: none intended. A budget above 2^62 (where `L`
 //! could overflow) runs in the interpreter.
@@ -51,8 +56,8 @@ mod emit {
 }
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::memory::{Memory, FRAME_SIZE, MAX_FRAMES};
@@ -161,36 +166,71 @@ impl Jit {
     }
 }
 
+/// When `run_code` uses compiled code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Never (`TCPLAB_BPF_JIT=0`).
+    Off,
+    /// Once a program has run enough callbacks in this process to repay compiling it
+    /// (`TIER_CALLS_PER_INSN` per instruction; the default): a short run of a large
+    /// program stays interpreted, a long one or a sweep's later runs are compiled.
+    Tiered,
+    /// From the first callback (`TCPLAB_BPF_JIT=1`; tests).
+    Eager,
+}
+
 const UNSET: u8 = 0;
-const ON: u8 = 1;
-const OFF: u8 = 2;
 static MODE: AtomicU8 = AtomicU8::new(UNSET);
 
-/// Whether `run_code` uses compiled code: yes unless `TCPLAB_BPF_JIT=0` (or
-/// `set_enabled(false)`).
-pub fn enabled() -> bool {
+fn code_of(m: Mode) -> u8 {
+    match m {
+        Mode::Off => 1,
+        Mode::Tiered => 2,
+        Mode::Eager => 3,
+    }
+}
+
+/// The process's mode: `set_mode`'s, else from `TCPLAB_BPF_JIT` (0: off, 1: eager,
+/// unset or anything else: tiered).
+pub fn mode() -> Mode {
     match MODE.load(Ordering::Relaxed) {
-        ON => true,
-        OFF => false,
+        1 => Mode::Off,
+        2 => Mode::Tiered,
+        3 => Mode::Eager,
         _ => {
-            let on = std::env::var("TCPLAB_BPF_JIT").map_or(true, |v| v.trim() != "0");
-            MODE.store(if on { ON } else { OFF }, Ordering::Relaxed);
-            on
+            let m = match std::env::var("TCPLAB_BPF_JIT").as_deref().map(str::trim) {
+                Ok("0") => Mode::Off,
+                Ok("1") => Mode::Eager,
+                _ => Mode::Tiered,
+            };
+            MODE.store(code_of(m), Ordering::Relaxed);
+            m
         }
     }
 }
 
-/// Turns the JIT on or off for the whole process (tests, benches).
-pub fn set_enabled(on: bool) {
-    MODE.store(if on { ON } else { OFF }, Ordering::Relaxed);
+/// Sets the mode for the whole process (tests, benches).
+pub fn set_mode(m: Mode) {
+    MODE.store(code_of(m), Ordering::Relaxed);
 }
 
-/// The programs compiled in this process, by their instructions and entries: a run
-/// that loads an object compiled before (each run of a sweep loads its own) reuses the
-/// code. The most recent `CACHE_SIZE` are kept.
-static CACHE: Mutex<Vec<Cached>> = Mutex::new(Vec::new());
-/// A program's `key` and its compiled code (None: refused).
-type Cached = (Vec<u64>, Option<Arc<Jit>>);
+/// Callbacks per instruction of a program before `Mode::Tiered` compiles it. Compiling
+/// costs ~33 us per BPF instruction (bbr.bpf.c: 1,747 in ~55 ms) and saves ~0.6 us per
+/// BBR callback (benches/RESULTS.md): about 50 callbacks per instruction repay it.
+pub const TIER_CALLS_PER_INSN: u64 = 50;
+
+/// One program's compiled code in this process, shared by every load of it (by
+/// `key`), and how many callbacks it has run.
+#[derive(Debug, Default)]
+pub(crate) struct Slot {
+    calls: AtomicU64,
+    jit: OnceLock<Option<Arc<Jit>>>,
+}
+
+/// The programs of this process, by their instructions and entries: a run that loads
+/// an object seen before (each run of a sweep loads its own) shares its count and code.
+/// The most recent `CACHE_SIZE` are kept.
+static CACHE: Mutex<Vec<(Vec<u64>, Arc<Slot>)>> = Mutex::new(Vec::new());
 const CACHE_SIZE: usize = 32;
 
 /// What identifies compiled code: every op (unfused) and the entries.
@@ -211,24 +251,35 @@ fn key(code: &Code) -> Vec<u64> {
     k
 }
 
-/// `code`'s compiled program, compiled on first use (or taken from `CACHE`); None if
-/// refused.
-pub(super) fn compiled(code: &Code) -> Option<&Arc<Jit>> {
-    code.jit
-        .get_or_init(|| {
-            let k = key(code);
-            let lock = || CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, j)) = lock().iter().find(|(c, _)| *c == k) {
-                return j.clone();
-            }
-            let j = Jit::compile(code).ok().map(Arc::new);
-            let mut cache = lock();
-            if cache.len() >= CACHE_SIZE {
-                cache.remove(0);
-            }
-            cache.push((k, j.clone()));
-            j
-        })
+fn slot(code: &Code) -> &Arc<Slot> {
+    code.jit.get_or_init(|| {
+        let k = key(code);
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, s)) = cache.iter().find(|(c, _)| *c == k) {
+            return s.clone();
+        }
+        if cache.len() >= CACHE_SIZE {
+            cache.remove(0);
+        }
+        let s = Arc::new(Slot::default());
+        cache.push((k, s.clone()));
+        s
+    })
+}
+
+/// `code`'s compiled program if it is compiled or (`eager`, or enough callbacks have
+/// run) compiles now; None if not (yet) or refused.
+fn compiled(code: &Code, eager: bool) -> Option<&Arc<Jit>> {
+    let s = slot(code);
+    if let Some(j) = s.jit.get() {
+        return j.as_ref();
+    }
+    let due = TIER_CALLS_PER_INSN.saturating_mul(code.plain.len() as u64);
+    if !eager && s.calls.fetch_add(1, Ordering::Relaxed) < due {
+        return None;
+    }
+    s.jit
+        .get_or_init(|| Jit::compile(code).ok().map(Arc::new))
         .as_ref()
 }
 
@@ -248,8 +299,9 @@ thread_local! {
     static REGIONS: std::cell::Cell<Vec<Region>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
-/// Runs `entry` compiled, as `run_code` would interpret it; None if the JIT has no
-/// code for it (refused, or not an entry of `code`) or the budget is too large.
+/// Runs `entry` compiled (compiling `code` now if it is not), as `run_code` would
+/// interpret it; None if the JIT has no code for it (refused, or not an entry of
+/// `code`) or the budget is too large.
 pub fn run(
     code: &Code,
     entry: usize,
@@ -258,10 +310,23 @@ pub fn run(
     host: &mut dyn Host,
     budget: u64,
 ) -> Option<Result<u64, Fault>> {
+    run_as(code, entry, r1, mem, host, budget, true)
+}
+
+/// As `run`; not `eager`: None until the program is due (`Mode::Tiered`).
+pub(super) fn run_as(
+    code: &Code,
+    entry: usize,
+    r1: u64,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget: u64,
+    eager: bool,
+) -> Option<Result<u64, Fault>> {
     if budget > MAX_BUDGET || mem.stack.len() < FRAME_SIZE * MAX_FRAMES {
         return None;
     }
-    let f = compiled(code)?.entry(entry)?;
+    let f = compiled(code, eager)?.entry(entry)?;
     let mut cx = Ctx {
         table: std::ptr::null(),
         last: 0,
