@@ -17,7 +17,9 @@
 //! loaded program) into ops with their operands resolved (immediates sign-extended,
 //! jump and call targets absolute) and common pairs and triples fused into one op;
 //! loads and stores have one arm per width; the dispatch reads the opcode straight from
-//! the op array. `run_code` runs that form; `run` decodes and runs (tests, one-off calls).
+//! the op array. `run_code` runs that form (or the JIT's machine code for it, jit/, where
+//! that is compiled: the same results); `interpret` only the interpreter; `run` decodes
+//! and runs (tests, one-off calls).
 //!
 //! bpf_loop (helper 181) runs here, not in the `Host`: its callback, a function whose
 //! address the program took (LD_IMM64 BPF_PSEUDO_FUNC), runs in the next call frame

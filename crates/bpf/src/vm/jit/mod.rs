@@ -24,7 +24,9 @@
 //!
 //! Safety: the compiled code touches only the region buffers, through the table built
 //! from `Memory` before the run and after each call out (which may move them), with a
-//! bounds check before every access; the record and the `Ctx`. Calls out are
+//! bounds check before every access (the one exception: `[r10 + off]` within the
+//! frame's 512 bytes in a function that never writes r10, always inside the 8-frame
+//! stack, whose size `run` checks); the record and the `Ctx`. Calls out are
 //! `extern "C"` functions that catch panics (a panic is a fault). The `unsafe` blocks
 //! are the call into compiled code and the call outs' dereference of the `Ctx` pointer
 //! the compiled code passes back.
@@ -215,7 +217,7 @@ pub fn set_mode(m: Mode) {
 }
 
 /// Callbacks per instruction of a program before `Mode::Tiered` compiles it. Compiling
-/// costs ~33 us per BPF instruction (bbr.bpf.c: 1,747 in ~55 ms) and saves ~0.6 us per
+/// costs ~31 us per BPF instruction (bbr.bpf.c: 1,747 in ~55 ms) and saves ~0.6 us per
 /// BBR callback (benches/RESULTS.md): about 50 callbacks per instruction repay it.
 pub const TIER_CALLS_PER_INSN: u64 = 50;
 
