@@ -493,3 +493,57 @@ fn a_refused_program_runs_in_the_interpreter() {
         })
     );
 }
+
+/// bpf_loop and the other calls from compiled code: tests/progs/loop.bpf.c's callbacks
+/// compiled at once (`Mode::Eager`) give bpf_loop.rs's hand-computed values, and the
+/// same views, returns and errors as interpreted, budget exhaustion included.
+#[test]
+fn bpf_loop_from_compiled_code() {
+    use std::collections::BTreeMap;
+    use tcplab_bpf::KernelEnv;
+    use tcplab_cc::ops::CongestionOps;
+    let Some(bytes) = compile("crates/bpf/tests/progs/loop.bpf.c") else {
+        return;
+    };
+    let obj = BpfObject::parse(&bytes).unwrap();
+    assert_eq!(jit::refusal(obj.code()), None);
+    let run = |mode: jit::Mode| {
+        jit::set_mode(mode);
+        let prog = obj.load(&BTreeMap::new(), &KernelEnv::default()).unwrap();
+        let mut ops = prog.instantiate(1);
+        let mut seen = Vec::new();
+        for (cwnd, limit, acked) in [(3, 100, 10), (3, 4, 10), (3, 100, 0)] {
+            let mut tp = common::view(cwnd, limit);
+            ops.cong_avoid(&mut tp, 0, acked);
+            seen.push((tp.snd_cwnd, tp.snd_ssthresh));
+        }
+        let mut tp = common::view(3, 100);
+        ops.in_ack_event(&mut tp, 0);
+        seen.push((tp.snd_cwnd, 0));
+        let tp = common::view(3, 100);
+        seen.push((ops.ssthresh(&tp), ops.undo_cwnd(&tp)));
+        // 1000 iterations cannot fit in a budget of 1000: the same fault.
+        let mut small = prog.instantiate_socket(1).with_budget(1000);
+        let mut tp = common::view(3, 10_000);
+        small.cong_avoid(&mut tp, 0, 1000);
+        (seen, small.error().map(|e| e.to_string()))
+    };
+    let compiled = run(jit::Mode::Eager);
+    let interpreted = run(jit::Mode::Off);
+    jit::set_mode(jit::Mode::Tiered);
+    // bpf_loop.rs: 0 + ... + 9 = 45; limit 4: 5 loops, 6 added; none; 2 * (0 + 1 + 2)
+    // nested; -EINVAL and -E2BIG.
+    assert_eq!(
+        compiled.0,
+        vec![
+            (10, 45),
+            (5, 6),
+            (0, 0),
+            (2006, 0),
+            ((-22i32) as u32, (-7i32) as u32)
+        ]
+    );
+    let why = compiled.1.clone().unwrap_or_default();
+    assert!(why.contains("budget of 1000 exhausted"), "{why}");
+    assert_eq!(compiled, interpreted);
+}
