@@ -46,11 +46,9 @@ pub fn struct_btf(elf: &[u8], name: &str) -> Result<Option<Btf>, BpfError> {
     while let Some(header) = units.next().map_err(dwarf_err)? {
         let unit = dwarf.unit(header).map_err(dwarf_err)?;
         let mut entries = unit.entries();
-        while let Some((_, e)) = entries.next_dfs().map_err(dwarf_err)? {
+        while let Some(e) = entries.next_dfs().map_err(dwarf_err)? {
             if e.tag() != gimli::DW_TAG_structure_type
-                || e.attr_value(gimli::DW_AT_declaration)
-                    .map_err(dwarf_err)?
-                    .is_some()
+                || e.attr_value(gimli::DW_AT_declaration).is_some()
             {
                 continue;
             }
@@ -81,11 +79,11 @@ pub fn struct_names(elf: &[u8], max_size: u64) -> Result<Vec<String>, BpfError> 
     while let Some(header) = units.next().map_err(dwarf_err)? {
         let unit = dwarf.unit(header).map_err(dwarf_err)?;
         let mut entries = unit.entries();
-        while let Some((_, e)) = entries.next_dfs().map_err(dwarf_err)? {
+        while let Some(e) = entries.next_dfs().map_err(dwarf_err)? {
             if e.tag() != gimli::DW_TAG_structure_type {
                 continue;
             }
-            let size = udata(e.attr_value(gimli::DW_AT_byte_size).map_err(dwarf_err)?);
+            let size = udata(e.attr_value(gimli::DW_AT_byte_size));
             if let (Some(size), Some(name)) = (size, attr_name(&dwarf, &unit, e)?) {
                 if size <= max_size {
                     names.push(name);
@@ -101,9 +99,9 @@ pub fn struct_names(elf: &[u8], max_size: u64) -> Result<Vec<String>, BpfError> 
 fn attr_name<'a>(
     dwarf: &gimli::Dwarf<R<'a>>,
     unit: &gimli::Unit<R<'a>>,
-    e: &gimli::DebuggingInformationEntry<'_, '_, R<'a>>,
+    e: &gimli::DebuggingInformationEntry<R<'a>>,
 ) -> Result<Option<String>, BpfError> {
-    match e.attr_value(gimli::DW_AT_name).map_err(dwarf_err)? {
+    match e.attr_value(gimli::DW_AT_name) {
         Some(v) => {
             let s = dwarf.attr_string(unit, v).map_err(dwarf_err)?;
             Ok(Some(s.to_string_lossy().into_owned()))
@@ -138,14 +136,14 @@ impl Translator<'_, '_> {
         self.ids.insert(off, id);
         let e = self.unit.entry(off).map_err(dwarf_err)?;
         let name = attr_name(self.dwarf, self.unit, &e)?.unwrap_or_default();
-        let size = udata(e.attr_value(gimli::DW_AT_byte_size).map_err(dwarf_err)?);
-        let target = match e.attr_value(gimli::DW_AT_type).map_err(dwarf_err)? {
+        let size = udata(e.attr_value(gimli::DW_AT_byte_size));
+        let target = match e.attr_value(gimli::DW_AT_type) {
             Some(AttributeValue::UnitRef(t)) => Some(self.type_id(t, depth + 1)?),
             _ => None,
         };
         let ty = match e.tag() {
             gimli::DW_TAG_base_type => {
-                let enc = e.attr_value(gimli::DW_AT_encoding).map_err(dwarf_err)?;
+                let enc = e.attr_value(gimli::DW_AT_encoding);
                 let enc = match enc {
                     Some(AttributeValue::Encoding(x)) => x,
                     _ => gimli::DW_ATE_unsigned,
@@ -213,24 +211,24 @@ impl Translator<'_, '_> {
                     continue;
                 }
                 let name = attr_name(self.dwarf, self.unit, e)?.unwrap_or_default();
-                let ty = match e.attr_value(gimli::DW_AT_type).map_err(dwarf_err)? {
+                let ty = match e.attr_value(gimli::DW_AT_type) {
                     Some(AttributeValue::UnitRef(t)) => t,
                     _ => continue,
                 };
-                let bits = udata(e.attr_value(gimli::DW_AT_bit_size).map_err(dwarf_err)?);
-                let at = |a| e.attr_value(a).map_err(dwarf_err).map(udata);
-                let bit_offset = match at(gimli::DW_AT_data_bit_offset)? {
+                let bits = udata(e.attr_value(gimli::DW_AT_bit_size));
+                let at = |a| udata(e.attr_value(a));
+                let bit_offset = match at(gimli::DW_AT_data_bit_offset) {
                     Some(b) => b,
                     None => {
-                        let byte = at(gimli::DW_AT_data_member_location)?.unwrap_or(0);
+                        let byte = at(gimli::DW_AT_data_member_location).unwrap_or(0);
                         // DWARF 4's bitfields (what clang emits for -gdwarf-4 and for
                         // BPF here): DW_AT_bit_offset counts from the most significant
                         // bit of a storage unit of DW_AT_byte_size bytes; on a
                         // little-endian target the field starts unit*8 - offset - size
                         // bits above the unit's low bit.
                         match (
-                            at(gimli::DW_AT_bit_offset)?,
-                            at(gimli::DW_AT_byte_size)?,
+                            at(gimli::DW_AT_bit_offset),
+                            at(gimli::DW_AT_byte_size),
                             bits,
                         ) {
                             (Some(from_msb), Some(unit), Some(size)) => {
@@ -267,10 +265,9 @@ impl Translator<'_, '_> {
             if e.tag() != gimli::DW_TAG_subrange_type {
                 continue;
             }
-            let count = match udata(e.attr_value(gimli::DW_AT_count).map_err(dwarf_err)?) {
+            let count = match udata(e.attr_value(gimli::DW_AT_count)) {
                 Some(c) => c,
-                None => udata(e.attr_value(gimli::DW_AT_upper_bound).map_err(dwarf_err)?)
-                    .map_or(0, |u| u + 1),
+                None => udata(e.attr_value(gimli::DW_AT_upper_bound)).map_or(0, |u| u + 1),
             };
             n = n.saturating_mul(count);
         }

@@ -95,6 +95,11 @@ impl BpfObject {
         })
     }
 
+    /// The program as the VM runs it (vm::jit: compiled or not, and how long it took).
+    pub fn code(&self) -> &vm::Code {
+        self.prog.code()
+    }
+
     /// `tcp_congestion_ops.name` (e.g. "bpf_cubic").
     pub fn name(&self) -> &'static str {
         self.name

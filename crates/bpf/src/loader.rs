@@ -115,6 +115,19 @@ pub struct Program {
     pub code: std::sync::OnceLock<crate::vm::Code>,
 }
 
+impl Program {
+    /// The callbacks' entry pcs (what the JIT compiles).
+    pub fn entries(&self) -> Vec<usize> {
+        self.callbacks.iter().flatten().map(|(pc, _)| *pc).collect()
+    }
+
+    /// `insns` decoded (and, on first run, compiled) for the VM, built on first use.
+    pub fn code(&self) -> &crate::vm::Code {
+        self.code
+            .get_or_init(|| crate::vm::Code::with_entries(&self.insns, &self.entries()))
+    }
+}
+
 /// The largest .rodata/.data/.bss section we load (1 MiB).
 const MAX_GLOBAL_SECTION: u64 = 1 << 20;
 

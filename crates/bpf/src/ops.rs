@@ -168,9 +168,7 @@ impl BpfCongestionOps {
         };
         let r1 = addr(REGION_CTX, 0);
         let result = vm::run_code(
-            self.prog
-                .code
-                .get_or_init(|| vm::Code::new(&self.prog.insns)),
+            self.prog.code(),
             *entry,
             r1,
             &mut self.mem,

@@ -1,7 +1,10 @@
 //! The form the interpreter runs: each instruction decoded once into an `Op` with its
 //! operands resolved, and the commonest instruction pairs and triples of clang's output
 //! fused into superinstructions (mod.rs runs them). Built at first use and cached by the
-//! loaded program (`Program::code`).
+//! loaded program (`Program::code`). The unfused form and the compiled code of the JIT
+//! (jit/) are kept beside it.
+
+use std::sync::{Arc, OnceLock};
 
 use crate::insn::*;
 
@@ -29,12 +32,54 @@ pub struct Code {
     /// The functions whose address the program takes (LD_IMM64 BPF_PSEUDO_FUNC): the
     /// callbacks bpf_loop may run.
     pub(super) funcs: Vec<usize>,
+    /// The ops before fusion (what the JIT translates, one BPF instruction each).
+    pub(super) plain: Vec<Op>,
+    /// The entry pcs the JIT compiles (the callbacks); others run in the interpreter.
+    pub(super) entries: Vec<usize>,
+    /// The JIT's record of this program (its code once compiled; shared by every
+    /// `Code` of the same program in the process).
+    pub(super) jit: OnceLock<Arc<super::jit::Slot>>,
 }
 
 impl Code {
     /// Decodes `insns` (already checked by verify.rs: targets inside the code, no
-    /// register above r10).
+    /// register above r10), with pc 0 as the JIT's one entry.
     pub fn new(insns: &[Insn]) -> Code {
+        Code::with_entries(insns, &[0])
+    }
+
+    /// As `new`, the JIT compiling the functions at `entries` (a program's callbacks)
+    /// and what they call.
+    pub fn with_entries(insns: &[Insn], entries: &[usize]) -> Code {
+        let (mut ops, funcs) = decode(insns);
+        let plain = ops.clone();
+        fuse_pairs(&mut ops);
+        let mut entries = entries.to_vec();
+        entries.sort_unstable();
+        entries.dedup();
+        Code {
+            ops,
+            funcs,
+            plain,
+            entries,
+            jit: OnceLock::new(),
+        }
+    }
+
+    /// Instruction slots (without the end marker).
+    pub fn len(&self) -> usize {
+        self.ops.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// One op per instruction slot plus the end marker, and the functions whose address
+/// the program takes (sorted, without duplicates).
+fn decode(insns: &[Insn]) -> (Vec<Op>, Vec<usize>) {
+    {
         let mut ops: Vec<Op> = Vec::with_capacity(insns.len() + 1);
         let mut funcs = Vec::new();
         let mut pc = 0;
@@ -89,19 +134,9 @@ impl Code {
             code: END,
             ..Op::default()
         });
-        fuse_pairs(&mut ops);
         funcs.sort_unstable();
         funcs.dedup();
-        Code { ops, funcs }
-    }
-
-    /// Instruction slots (without the end marker).
-    pub fn len(&self) -> usize {
-        self.ops.len() - 1
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        (ops, funcs)
     }
 }
 

@@ -17,7 +17,9 @@
 //! loaded program) into ops with their operands resolved (immediates sign-extended,
 //! jump and call targets absolute) and common pairs and triples fused into one op;
 //! loads and stores have one arm per width; the dispatch reads the opcode straight from
-//! the op array. `run_code` runs that form; `run` decodes and runs (tests, one-off calls).
+//! the op array. `run_code` runs that form (or the JIT's machine code for it, jit/, where
+//! that is compiled: the same results); `interpret` only the interpreter; `run` decodes
+//! and runs (tests, one-off calls).
 //!
 //! bpf_loop (helper 181) runs here, not in the `Host`: its callback, a function whose
 //! address the program took (LD_IMM64 BPF_PSEUDO_FUNC), runs in the next call frame
@@ -28,6 +30,7 @@
 //! division by zero gives 0 and modulo by zero leaves the dividend.
 
 mod code;
+pub mod jit;
 pub mod memory;
 #[cfg(test)]
 mod tests;
@@ -74,14 +77,42 @@ pub fn run(
     host: &mut dyn Host,
     budget: u64,
 ) -> Result<u64, Fault> {
-    run_code(&Code::new(insns), entry, r1, mem, host, budget)
+    run_code(
+        &Code::with_entries(insns, &[entry]),
+        entry,
+        r1,
+        mem,
+        host,
+        budget,
+    )
 }
 
 /// Runs `code` from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
+/// Compiled (jit/) where the JIT is on, due (`jit::Mode`) and took the program, else
+/// interpreted (`interpret`); both give the same result.
+pub fn run_code(
+    code: &Code,
+    entry: usize,
+    r1: u64,
+    mem: &mut Memory,
+    host: &mut dyn Host,
+    budget: u64,
+) -> Result<u64, Fault> {
+    let mode = jit::mode();
+    if mode != jit::Mode::Off {
+        let eager = mode == jit::Mode::Eager;
+        if let Some(r) = jit::run_as(code, entry, r1, mem, host, budget, eager) {
+            return r;
+        }
+    }
+    interpret(code, entry, r1, mem, host, budget)
+}
+
+/// Interprets `code` from `entry` with r1 = `r1` until the outermost `exit`; returns r0.
 ///
 /// One `match` on the whole opcode byte (a single jump table), registers in a 16-slot
 /// array indexed by the 4-bit fields (no bounds checks; verify.rs refuses r11..r15).
-pub fn run_code(
+pub fn interpret(
     code: &Code,
     entry: usize,
     r1: u64,
