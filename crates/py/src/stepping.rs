@@ -246,7 +246,7 @@ pub(crate) fn run_with_agents<'py>(
         agent::run(&mut s, &mut agents, SLICES, |t| -> PyResult<()> {
             k += 1;
             py.check_signals()?;
-            if let (Some(cb), true) = (&progress, k % every == 0) {
+            if let (Some(cb), true) = (&progress, k.is_multiple_of(every)) {
                 cb.call1(py, (t.secs_f64(),))?;
             }
             Ok(())
