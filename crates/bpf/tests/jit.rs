@@ -9,13 +9,12 @@ mod common;
 use common::compile;
 use proptest::prelude::*;
 use tcplab_bpf::calls::Call;
-use tcplab_bpf::host::{SimHost, SOCK_ADDR};
+use tcplab_bpf::host::SOCK_ADDR;
 use tcplab_bpf::insn::Insn;
 use tcplab_bpf::layout::SOCK_SIZE;
 use tcplab_bpf::vm::memory::{addr, Global, Memory, REGION_CTX};
 use tcplab_bpf::vm::{self, jit, verify, Code, Fault, Host};
 use tcplab_bpf::BpfObject;
-use tcplab_cc::bbr::rng::CycleRng;
 
 const EXAMPLES: [&str; 5] = ["reno", "cubic", "dctcp", "bbr", "da_bbr"];
 
@@ -427,25 +426,8 @@ fn assemble(body: Vec<Insn>) -> Vec<Insn> {
 fn sim_run(prog: &[Insn], jit_on: bool, r1: u64) -> Option<(Result<u64, Fault>, Memory)> {
     let code = Code::with_entries(prog, &[0]);
     let mut mem = memory();
-    let mut rng = CycleRng::new(1);
-    let program = tcplab_bpf::loader::Program::default();
-    let mut shared = tcplab_bpf::program::Shared::default();
-    let view = common::view(10, 100);
-    let mut natives = tcplab_bpf::native::Natives::default();
-    let mut host = SimHost {
-        now_us: 5_000,
-        hz: 1000,
-        send_ack: None,
-        rng: &mut rng,
-        prog: &program,
-        shared: &mut shared,
-        socket: 1,
-        ca_name: "random",
-        view: &view,
-        natives: &mut natives,
-        rate: None,
-        ack: None,
-    };
+    let mut parts = common::HostParts::new();
+    let mut host = parts.host();
     let r = if jit_on {
         jit::run(&code, 0, r1, &mut mem, &mut host, 3_000)?
     } else {

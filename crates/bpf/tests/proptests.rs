@@ -6,12 +6,11 @@ mod common;
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use tcplab_bpf::calls::Call;
-use tcplab_bpf::host::{SimHost, SOCK_ADDR};
+use tcplab_bpf::host::SOCK_ADDR;
 use tcplab_bpf::insn::Insn;
 use tcplab_bpf::vm::memory::{addr, Global, Memory, REGION_CTX};
 use tcplab_bpf::vm::{self, verify};
 use tcplab_bpf::BpfObject;
-use tcplab_cc::bbr::rng::CycleRng;
 
 /// Opcodes the interpreter runs, plus a few it must refuse.
 const CODES: &[u8] = &[
@@ -67,25 +66,8 @@ proptest! {
         if verify::check(&prog).is_ok() {
             let globals = vec![Global { name: ".data".into(), data: vec![0; 16], writable: true }];
             let mut mem = Memory::new(globals);
-            let mut rng = CycleRng::new(1);
-            let program = tcplab_bpf::loader::Program::default();
-            let mut shared = tcplab_bpf::program::Shared::default();
-            let view = common::view(10, 100);
-            let mut natives = tcplab_bpf::native::Natives::default();
-            let mut host = SimHost {
-                now_us: 5_000,
-                hz: 1000,
-                send_ack: None,
-                rng: &mut rng,
-                prog: &program,
-                shared: &mut shared,
-                socket: 1,
-                ca_name: "random",
-                view: &view,
-                natives: &mut natives,
-                rate: None,
-                ack: None,
-            };
+            let mut parts = common::HostParts::new();
+            let mut host = parts.host();
             let r1 = if r1_sock { SOCK_ADDR } else { addr(REGION_CTX, 0) };
             let _ = vm::run(&prog, 0, r1, &mut mem, &mut host, 5_000);
             // The stack region never grows past its frames.

@@ -56,3 +56,42 @@ pub fn view(cwnd: u32, ssthresh: u32) -> CcView {
     tp.is_cwnd_limited = true;
     tp
 }
+
+/// What a `SimHost` borrows, owned, for tests that run code outside a loaded program
+/// (`HostParts::new().host()`: time 5 ms, HZ 1000, socket 1, the `view(10, 100)` socket).
+pub struct HostParts {
+    rng: tcplab_cc::bbr::rng::CycleRng,
+    program: tcplab_bpf::loader::Program,
+    shared: tcplab_bpf::program::Shared,
+    view: CcView,
+    natives: tcplab_bpf::native::Natives,
+}
+
+impl HostParts {
+    pub fn new() -> HostParts {
+        HostParts {
+            rng: tcplab_cc::bbr::rng::CycleRng::new(1),
+            program: Default::default(),
+            shared: Default::default(),
+            view: view(10, 100),
+            natives: Default::default(),
+        }
+    }
+
+    pub fn host(&mut self) -> tcplab_bpf::host::SimHost<'_> {
+        tcplab_bpf::host::SimHost {
+            now_us: 5_000,
+            hz: 1000,
+            send_ack: None,
+            rng: &mut self.rng,
+            prog: &self.program,
+            shared: &mut self.shared,
+            socket: 1,
+            ca_name: "random",
+            view: &self.view,
+            natives: &mut self.natives,
+            rate: None,
+            ack: None,
+        }
+    }
+}
