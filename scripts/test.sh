@@ -31,7 +31,8 @@ fi
 # Lints first: formatting and clippy's warnings fail the run (README, "Tests").
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --quiet -- -D warnings
-cargo test --workspace --release
+# Release-optimised tests, without release's LTO (Cargo.toml, [profile.ci]).
+cargo test --workspace --profile ci
 # The kernel backend registers BPF programs with this binary (found in target/release);
 # cargo test builds only its test harness.
 cargo build --release --quiet -p tcplab-bpfload
