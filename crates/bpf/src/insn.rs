@@ -10,6 +10,17 @@ pub struct Insn {
     pub imm: i32,
 }
 
+/// An instruction from its fields (tests and hand-assembled programs).
+pub const fn ins(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
+    Insn {
+        code,
+        dst,
+        src,
+        off,
+        imm,
+    }
+}
+
 /// `BPF_PSEUDO_CALL`: a call to another function of the object (imm is pc-relative).
 pub const PSEUDO_CALL: u8 = 1;
 /// `BPF_PSEUDO_KFUNC_CALL`: after loading, imm is our kfunc id (calls.rs).

@@ -10,7 +10,7 @@ use common::compile;
 use proptest::prelude::*;
 use tcplab_bpf::calls::Call;
 use tcplab_bpf::host::SOCK_ADDR;
-use tcplab_bpf::insn::Insn;
+use tcplab_bpf::insn::{ins, Insn};
 use tcplab_bpf::layout::SOCK_SIZE;
 use tcplab_bpf::vm::memory::{addr, Global, Memory, REGION_CTX};
 use tcplab_bpf::vm::{self, jit, verify, Code, Fault, Host};
@@ -33,23 +33,7 @@ fn every_shipped_example_is_compiled() {
     }
 }
 
-fn ins(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
-    Insn {
-        code,
-        dst,
-        src,
-        off,
-        imm,
-    }
-}
-
-const EXIT: Insn = Insn {
-    code: 0x95,
-    dst: 0,
-    src: 0,
-    off: 0,
-    imm: 0,
-};
+const EXIT: Insn = ins(0x95, 0, 0, 0, 0);
 
 struct NoCalls;
 impl Host for NoCalls {

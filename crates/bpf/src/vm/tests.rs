@@ -11,28 +11,12 @@ impl Host for NoCalls {
     }
 }
 
-fn ins(code: u8, dst: u8, src: u8, off: i16, imm: i32) -> Insn {
-    Insn {
-        code,
-        dst,
-        src,
-        off,
-        imm,
-    }
-}
-
 fn exec(prog: &[Insn], budget: u64) -> Result<u64, Fault> {
     verify::check(prog).map_err(|(pc, why)| Fault { pc, why })?;
     run(prog, 0, 0, &mut Memory::new(vec![]), &mut NoCalls, budget)
 }
 
-const EXIT_: Insn = Insn {
-    code: EXIT,
-    dst: 0,
-    src: 0,
-    off: 0,
-    imm: 0,
-};
+const EXIT_: Insn = ins(EXIT, 0, 0, 0, 0);
 
 #[test]
 fn division_and_modulo_by_zero_follow_the_kernel() {
