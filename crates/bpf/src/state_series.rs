@@ -181,23 +181,9 @@ fn flatten(
         return Err(refuse(format!("{prefix}: nesting too deep")));
     }
     let (_, ty, _) = btf.resolve(id)?;
-    let mut push = |bits: u32, signed: bool| -> Result<(), BpfError> {
-        if out.len() == MAX_FIELDS {
-            return Err(refuse(format!(
-                "more than {MAX_FIELDS} fields to record (at {prefix})"
-            )));
-        }
-        out.push(StateField {
-            name: intern(prefix.to_string()),
-            bit_offset,
-            bits,
-            signed,
-        });
-        Ok(())
-    };
     match ty {
         BtfType::Int { size, signed, .. } | BtfType::Enum { size, signed, .. } => {
-            push(size * 8, *signed)
+            push_field(out, prefix.to_string(), bit_offset, size * 8, *signed)
         }
         BtfType::Struct {
             members,
@@ -221,17 +207,8 @@ fn flatten(
                 if m.bitfield_size != 0 {
                     let (_, t, _) = btf.resolve(m.type_id)?;
                     let signed = matches!(t, BtfType::Int { signed: true, .. });
-                    if out.len() == MAX_FIELDS {
-                        return Err(refuse(format!(
-                            "more than {MAX_FIELDS} fields to record (at {name})"
-                        )));
-                    }
-                    out.push(StateField {
-                        name: intern(name),
-                        bit_offset: bit_offset + m.bit_offset,
-                        bits: m.bitfield_size,
-                        signed,
-                    });
+                    let at = bit_offset + m.bit_offset;
+                    push_field(out, name, at, m.bitfield_size, signed)?;
                 } else {
                     flatten(
                         btf,
@@ -262,6 +239,28 @@ fn flatten(
         // unions, pointers and the rest: nothing to record (module doc)
         _ => Ok(()),
     }
+}
+
+/// Appends one scalar, refusing more than `MAX_FIELDS`.
+fn push_field(
+    out: &mut Vec<StateField>,
+    name: String,
+    bit_offset: u32,
+    bits: u32,
+    signed: bool,
+) -> Result<(), BpfError> {
+    if out.len() == MAX_FIELDS {
+        return Err(refuse(format!(
+            "more than {MAX_FIELDS} fields to record (at {name})"
+        )));
+    }
+    out.push(StateField {
+        name: intern(name),
+        bit_offset,
+        bits,
+        signed,
+    });
+    Ok(())
 }
 
 /// The little-endian bit field `f` of `bytes` (as clang lays out bitfields on x86-64

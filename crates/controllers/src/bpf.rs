@@ -14,6 +14,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use tcplab_bpf::{BpfError, BpfObject, KernelEnv, LoadedProgram, StateLayout};
 use tcplab_cc::ops::CongestionOps;
@@ -42,6 +43,9 @@ pub struct BpfLoader {
     /// Loaded programs by object path, params and hz (their Debug forms: ParamValue
     /// holds floats, so it is not a key itself; BTreeMap's order makes the text unique).
     programs: RefCell<BTreeMap<String, LoadedProgram>>,
+    /// State layouts by object path and struct name, read from the object once per run
+    /// (its DWARF is parsed for each), not once per flow.
+    states: RefCell<BTreeMap<(String, String), Arc<StateLayout>>>,
 }
 
 /// One `bpf_printk` line of a run: the program that printed it, when, and its text.
@@ -119,10 +123,7 @@ impl BpfLoader {
         // A BPF program's parameters are its own globals, not a registry schema.
         let params = param_values(choice.params)?;
         let state = match choice.bpf_state {
-            Some(name) => Some(std::sync::Arc::new(
-                obj.state_layout(name)
-                    .map_err(|e| error("bpf_state", e.to_string()))?,
-            )),
+            Some(name) => Some(self.state_layout(&obj, choice, name)?),
             None => None,
         };
         let key = format!("{:?}\0{params:?}\0{}", choice.bpf_object, choice.hz);
@@ -143,11 +144,35 @@ impl BpfLoader {
     }
 }
 
+impl BpfLoader {
+    /// The layout of the flow's `bpf_state` struct in its object, read once per run.
+    fn state_layout(
+        &self,
+        obj: &BpfObject,
+        choice: &CcChoice<'_>,
+        name: &str,
+    ) -> Result<Arc<StateLayout>, ConfigError> {
+        let key = (
+            choice.bpf_object.unwrap_or_default().to_string(),
+            name.to_string(),
+        );
+        if let Some(l) = self.states.borrow().get(&key) {
+            return Ok(Arc::clone(l));
+        }
+        let layout = Arc::new(
+            obj.state_layout(name)
+                .map_err(|e| error("bpf_state", e.to_string()))?,
+        );
+        self.states.borrow_mut().insert(key, Arc::clone(&layout));
+        Ok(layout)
+    }
+}
+
 /// One socket of `prog`, recording `state` (the flow's `bpf_state`) if it names one.
 fn socket(
     prog: &LoadedProgram,
     seed: u64,
-    state: Option<std::sync::Arc<StateLayout>>,
+    state: Option<Arc<StateLayout>>,
 ) -> Box<dyn CongestionOps> {
     let ops = prog.instantiate_socket(seed);
     Box::new(match state {
