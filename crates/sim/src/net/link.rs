@@ -423,6 +423,31 @@ impl Link {
         waiting + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
     }
 
+    /// When a header-only segment of `bytes` reaching this link at `arrival` would have
+    /// left it, with the queue as it is at `now` (`now` <= `arrival`), for a link with a
+    /// trace; None for a line-rate link (the handshake there is the line rate's
+    /// serialization behind the backlog, world/mod.rs). On a trace the segment waits for a
+    /// delivery opportunity as a real SYN or SYN-ACK does: behind the backlog's
+    /// opportunities, or, if the backlog has left by `arrival`, for the first opportunity
+    /// after it. A copy of the schedule is used; the link is not changed. The packet in
+    /// transmission is counted from `now`, not from its own start (its opportunities are
+    /// taken already, so this errs by at most the surplus of one opportunity).
+    pub fn trace_departure(&self, now: SimTime, arrival: SimTime, bytes: u32) -> Option<SimTime> {
+        let mut tr = self.extras.as_deref()?.trace.clone()?;
+        let in_tx = self.in_tx.map_or(0, |p| u64::from(p.wire_bytes));
+        let waiting = u32::try_from(self.backlog_bytes() - in_tx).unwrap_or(u32::MAX);
+        let drained = if in_tx == 0 && waiting == 0 {
+            now
+        } else {
+            tr.service_end(now, waiting, false)
+        };
+        Some(if drained <= arrival {
+            tr.service_end(arrival, bytes, true)
+        } else {
+            tr.service_end(drained, bytes, false)
+        })
+    }
+
     /// A scheduled change (`[[events]]`): new rate, delay or random-loss probability,
     /// each only if given. Shared by the engine and the kernel backend's emulator.
     pub fn apply_event(&mut self, e: &LinkEvent) {
@@ -507,6 +532,32 @@ mod tests {
     }
     fn pkt(seq: u64) -> Packet {
         Packet::data(0, seq, 1448, 52, false)
+    }
+
+    #[test]
+    fn a_handshake_segment_leaves_a_trace_link_at_an_opportunity() {
+        use crate::net::trace::{TraceConfig, TraceServer};
+        const MS: u64 = 1_000_000;
+        let mut l = link(None, 0.0);
+        assert_eq!(l.trace_departure(SimTime(0), SimTime(MS), 52), None);
+        // Opportunities at 2, 5, 9 ms, then 11, 14, 18 ms (period 9 ms).
+        l.extras_mut().trace = Some(TraceServer::new(&TraceConfig {
+            name: String::new(),
+            opportunities_ms: vec![2, 5, 9],
+        }));
+        // Idle: the first opportunity after the arrival (strictly after, as Mahimahi).
+        assert_eq!(l.trace_departure(SimTime(0), SimTime(MS / 2), 52), Some(SimTime(2 * MS)));
+        assert_eq!(l.trace_departure(SimTime(0), SimTime(5 * MS), 52), Some(SimTime(9 * MS)));
+        // Three full packets offered at 0: the first takes the 2 ms opportunity, the two
+        // waiting take 5 and 9 ms; a SYN arriving at 1 ms waits behind them for 11 ms.
+        assert_eq!(l.offer(SimTime(0), pkt(0)), Offer::Transmitting(SimTime(2 * MS)));
+        assert_eq!(l.offer(SimTime(0), pkt(1)), Offer::Queued);
+        assert_eq!(l.offer(SimTime(0), pkt(2)), Offer::Queued);
+        assert_eq!(l.trace_departure(SimTime(0), SimTime(MS), 52), Some(SimTime(11 * MS)));
+        // Arriving at 12 ms, after the backlog has left at 9 ms: 11 ms has passed, 14 ms.
+        assert_eq!(l.trace_departure(SimTime(0), SimTime(12 * MS), 52), Some(SimTime(14 * MS)));
+        // The link itself is unchanged: its next packet still leaves at 5 ms.
+        assert_eq!(l.backlog_bytes(), 4500);
     }
 
     #[test]

@@ -112,31 +112,38 @@ struct Flow {
 }
 
 /// A flow's handshake: the SYN and SYN-ACK are not sent as packets; they take the
-/// path's header-only round trip (`base`: propagation and serialization) plus the wait
-/// behind what each queue of the round trip (`path`, link indices) holds when the
-/// application starts, so a flow joining a standing queue measures it in its first RTT
-/// sample as a Linux client's SYN-ACK does.
+/// path's header-only round trip (propagation and serialization) plus the wait behind
+/// what each queue of the round trip (`path`, link indices) holds when the application
+/// starts, so a flow joining a standing queue measures it in its first RTT sample as a
+/// Linux client's SYN-ACK does. On a link with a trace the segment is not serialized at
+/// a rate: it leaves at a delivery opportunity of the trace (`Link::trace_departure`),
+/// found by walking the path in time from the application's start, so the first RTT
+/// sample holds the opportunities' waits a real SYN and SYN-ACK meet (until 0.7.0 it
+/// counted the trace's mean rate, and so read the bare propagation delay: 30.2 ms on
+/// experiments/kernel-spec/k05 where the kernel's first sample is 35.6-39.2 ms).
 struct Handshake {
-    base: Dur,
     path: Vec<usize>,
+    /// The SYN's and SYN-ACK's size on the wire (`tcp.header_bytes`).
+    header: u32,
 }
 
 impl Handshake {
-    /// The SYN-ACK's round trip for a connection opened now.
-    fn rtt(&self, links: &[Link]) -> Dur {
-        let wait: u64 = self
-            .path
-            .iter()
-            .map(|&l| {
-                let link = &links[l];
-                if link.rate.0 == 0 {
-                    0
-                } else {
-                    link.rate.tx_time(link.backlog_bytes()).ns()
+    /// The SYN-ACK's round trip for a connection opened at `now`.
+    fn rtt(&self, links: &[Link], now: SimTime) -> Dur {
+        let mut t = now;
+        for &l in &self.path {
+            let link = &links[l];
+            let sent = match link.trace_departure(now, t, self.header) {
+                Some(at) => at,
+                None if link.rate.0 == 0 => t,
+                None => {
+                    let header = link.rate.tx_time(u64::from(self.header));
+                    t + header + link.rate.tx_time(link.backlog_bytes())
                 }
-            })
-            .sum();
-        self.base + Dur(wait)
+            };
+            t = sent + link.delay;
+        }
+        t - now
     }
 }
 
@@ -290,8 +297,8 @@ impl World {
             // Linux connects first: data starts when the SYN-ACK is back (Event::AppStart
             // works out when, from the queues the application finds; tcp/mod.rs).
             let handshake = t.handshake.then_some(Handshake {
-                base: rtt,
                 path: round_trip,
+                header: t.header_bytes,
             });
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -529,7 +536,7 @@ impl World {
                 let f = &mut self.flows[flow as usize];
                 match &f.handshake {
                     Some(h) => {
-                        let rtt = h.rtt(&self.links);
+                        let rtt = h.rtt(&self.links, now);
                         f.sender.set_handshake_rtt(rtt);
                         self.queue.push(now + rtt, Event::Established(flow));
                     }
@@ -818,6 +825,29 @@ mod tests {
         w.run_until(SimTime(1));
         let s = &w.flows[0].sender;
         assert_eq!((s.stats.sent_packets, s.tp.srtt_us), (10, 0));
+    }
+
+    #[test]
+    fn a_handshake_over_trace_links_waits_for_their_opportunities() {
+        // The path above with traces on the bottleneck: forward opportunities at 3 and 7
+        // ms (period 7: then 10, 14, ...), reverse one every 20 ms. The SYN reaches the
+        // bottleneck at 5 ms + 416 ns (access serialization), leaves at the 7 ms
+        // opportunity, is at the receiver at 7 + 10 + 5 ms + 416 ns = 22_000_416 ns; the
+        // SYN-ACK reaches the reverse bottleneck at 27_000_832 ns, leaves at 40 ms and is
+        // back at 40 + 10 + 5 ms + 416 ns = 55_000_416 ns (not the 40_084_864 ns of the
+        // line rate: a trace link does not serialize at its mean rate).
+        let text = r#"{"duration_ns": 100000000, "tcp": {"start_jitter_ns": 0}, "bottleneck": {"rate_bps": 10000000, "delay_ns": 10000000},
+            "shaping": {"bottleneck": {"trace": {"name": "f", "opportunities_ms": [3, 7]}},
+                        "bottleneck_reverse": {"trace": {"name": "r", "opportunities_ms": [20]}}},
+            "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
+                       "receiver_access": {"rate_bps": 1000000000, "delay_ns": 5000000}}]}"#;
+        let mut w = World::new(&WorldConfig::from_json(text).unwrap(), &crate::NativeCc).unwrap();
+        w.run_until(SimTime(55_000_416));
+        assert_eq!(w.flows[0].sender.stats.sent_packets, 0);
+        w.run_until(SimTime(55_000_417));
+        let s = &w.flows[0].sender;
+        assert_eq!(s.stats.sent_packets, 10);
+        assert_eq!(s.tp.min_rtt_us, 55_000);
     }
 
     #[test]
