@@ -104,6 +104,22 @@ def test_a_flow_without_modes_has_no_bbr_metrics():
     assert np.isnan(per_flow.startup_exit_s(fm, t, 0.0))
 
 
+def test_bw_estimate_is_read_from_the_column_that_has_values():
+    # A kernel run keeps the simulator's cc_btlbw_bps, all null; its estimate is
+    # cc_bw_bps (tcp_bbr_info). Before the fix every kernel run's mean_bw_estimate_bps was
+    # null (k01's BBR flow: 7.78-8.04 Mbit/s in its series).
+    kernel = pd.DataFrame(
+        {"flow": [0, 0], "cc_btlbw_bps": [np.nan, np.nan], "cc_bw_bps": [7.8e6, 8.0e6]}
+    )
+    assert per_flow.bw_estimate_column(kernel) == "cc_bw_bps"
+    sim = kernel.assign(cc_btlbw_bps=[7.9e6, 7.9e6])
+    assert per_flow.bw_estimate_column(sim) == "cc_btlbw_bps"
+    # Neither has a value (a CUBIC run): the first present column, so the mean is NaN.
+    none = kernel.assign(cc_bw_bps=[np.nan, np.nan])
+    assert per_flow.bw_estimate_column(none) == "cc_btlbw_bps"
+    assert per_flow.bw_estimate_column(pd.DataFrame({"flow": [0]})) is None
+
+
 def test_percentiles_are_numpys_bit_for_bit():
     rng = np.random.default_rng(1)
     groups, values = [], []

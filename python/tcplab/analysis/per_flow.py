@@ -33,7 +33,8 @@ MODE_COLUMNS = ("cc_mode", "cc_state", "cc_bbr_mode")
 BW_ESTIMATE_COLUMNS = ("cc_btlbw_bps", "cc_bw_bps")
 """The algorithm's bandwidth estimate in the series: BBR's max-filtered BtlBw (``cc_btlbw_bps``,
 tcp_bbr.c bbr_max_bw) where it is recorded, else ``cc_bw_bps`` (the kernel backend's
-tcp_bbr_info.bbr_bw_lo/hi)."""
+tcp_bbr_info.bbr_bw_lo/hi). A kernel run has ``cc_btlbw_bps`` too, all null (it keeps every
+column the simulator writes for the spec), so the choice is the first column with a value."""
 
 
 def mode_column(series: pd.DataFrame) -> str | None:
@@ -42,7 +43,8 @@ def mode_column(series: pd.DataFrame) -> str | None:
 
 
 def bw_estimate_column(series: pd.DataFrame) -> str | None:
-    return next((c for c in BW_ESTIMATE_COLUMNS if c in series.columns), None)
+    present = [c for c in BW_ESTIMATE_COLUMNS if c in series.columns]
+    return next((c for c in present if series[c].notna().any()), present[0] if present else None)
 
 
 def _numbers(col: pd.Series) -> np.ndarray:
