@@ -89,7 +89,9 @@
 //! - The handshake is a delay, not packets (`tcp.handshake`, on by default since 0.5.0):
 //!   the connection is established one round trip after the application starts: the
 //!   path's header-only round trip (propagation and serialization) plus the wait behind
-//!   what each queue of the round trip holds at that moment (the world's `Handshake`),
+//!   what each queue of the round trip holds at that moment (the world's `Handshake`; on a
+//!   trace-driven link the segment leaves at the trace's next delivery opportunity behind
+//!   the backlog, `Link::trace_departure`, as a real SYN or SYN-ACK does),
 //!   and that round trip is the SYN-ACK's RTT sample (srtt, RTO, min_rtt) before the
 //!   algorithm's `init`, as in `tcp_rcv_synsent_state_process` -> `tcp_init_transfer`.
 //!   So a flow joining a standing queue starts with that queue in its min_rtt, as a
