@@ -3,19 +3,12 @@ after its own start, summed over the flows (hand-made series)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "fidelity.py"
+from script_module import script_module
 
 
 def _fidelity():
-    spec = importlib.util.spec_from_file_location("fidelity_script", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("fidelity")
 
 
 def test_startup_retransmissions_count_from_each_flow_s_start(tmp_path):

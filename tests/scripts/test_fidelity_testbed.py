@@ -4,20 +4,16 @@ backend's (hand-made numbers; no root, no runs)."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
+
+from script_module import script_module
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTUP = "start-up retransmissions (first 2 s of each flow, all flows)"
 
 
 def _mod():
-    spec = importlib.util.spec_from_file_location(
-        "fidelity_testbed", ROOT / "scripts" / "fidelity_testbed.py"
-    )
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("fidelity_testbed")
 
 
 def _resolved(name: str):

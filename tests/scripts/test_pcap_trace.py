@@ -3,24 +3,17 @@ rule, packet sizes, and a router's queue from its ingress and egress captures.""
 
 from __future__ import annotations
 
-import importlib.util
 import socket
 import struct
-import sys
-from pathlib import Path
 
 import pytest
+from script_module import script_module
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "pcap_trace.py"
 SND, RCV = "10.0.0.1", "10.0.0.2"
 
 
 def _mod():
-    spec = importlib.util.spec_from_file_location("pcap_trace", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("pcap_trace")
 
 
 def _packet(src, dst, sport, dport, seq, ack, flags, payload):

@@ -3,20 +3,15 @@ and its verdict against the fidelity goals (numbers computed by hand)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "seed_spread.py"
+from script_module import script_module
 
 
 def _spread():
-    spec = importlib.util.spec_from_file_location("seed_spread_script", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return script_module("seed_spread")
 
 
 def test_welch_interval_by_hand():
