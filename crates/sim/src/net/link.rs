@@ -546,17 +546,32 @@ mod tests {
             opportunities_ms: vec![2, 5, 9],
         }));
         // Idle: the first opportunity after the arrival (strictly after, as Mahimahi).
-        assert_eq!(l.trace_departure(SimTime(0), SimTime(MS / 2), 52), Some(SimTime(2 * MS)));
-        assert_eq!(l.trace_departure(SimTime(0), SimTime(5 * MS), 52), Some(SimTime(9 * MS)));
+        assert_eq!(
+            l.trace_departure(SimTime(0), SimTime(MS / 2), 52),
+            Some(SimTime(2 * MS))
+        );
+        assert_eq!(
+            l.trace_departure(SimTime(0), SimTime(5 * MS), 52),
+            Some(SimTime(9 * MS))
+        );
         // Three full packets offered at 0: the first takes the 2 ms opportunity, the two
         // waiting take 5 and 9 ms; a SYN arriving at 1 ms waits behind them for 11 ms.
-        assert_eq!(l.offer(SimTime(0), pkt(0)), Offer::Transmitting(SimTime(2 * MS)));
+        assert_eq!(
+            l.offer(SimTime(0), pkt(0)),
+            Offer::Transmitting(SimTime(2 * MS))
+        );
         assert_eq!(l.offer(SimTime(0), pkt(1)), Offer::Queued);
         assert_eq!(l.offer(SimTime(0), pkt(2)), Offer::Queued);
-        assert_eq!(l.trace_departure(SimTime(0), SimTime(MS), 52), Some(SimTime(11 * MS)));
+        assert_eq!(
+            l.trace_departure(SimTime(0), SimTime(MS), 52),
+            Some(SimTime(11 * MS))
+        );
         // Arriving at 12 ms, after the backlog has left at 9 ms: 11 ms has passed, 14 ms.
-        assert_eq!(l.trace_departure(SimTime(0), SimTime(12 * MS), 52), Some(SimTime(14 * MS)));
-        // The link itself is unchanged: its next packet still leaves at 5 ms.
+        assert_eq!(
+            l.trace_departure(SimTime(0), SimTime(12 * MS), 52),
+            Some(SimTime(14 * MS))
+        );
+        // The link itself is unchanged: it still holds the three packets.
         assert_eq!(l.backlog_bytes(), 4500);
     }
 
