@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "scripts"))
 
 import tcplab  # noqa: E402
+from seed_spread import judged  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
 from tcplab.runs.sweep import run_digest  # noqa: E402
 from tcplab.specs.load import load_spec  # noqa: E402
@@ -329,10 +330,20 @@ def _sem(xs: list[float]) -> float:
 
 
 def _goals(ms: dict[str, list[dict[str, float]]]) -> str:
-    """The fidelity goals over the seeds' means: 'met' or the failing ones."""
+    """The fidelity goals over the seeds' means: 'met' or the failing ones, each with the
+    95 % interval of its gap over the seeds (scripts/seed_spread.py, Welch's t) and
+    "undecided" where that interval reaches inside the goal: the seeds' own scatter could
+    make the miss."""
 
     def vals(b: str, key: str) -> list[float]:
         return [m[key] for m in ms[b] if key in m]
+
+    def interval(s: list[float], k: list[float], kind: str, fmt: str) -> str:
+        try:
+            _, lo, hi, v = judged(s, k, kind)
+        except ValueError:  # one seed a side, or a zero mean
+            return ""
+        return f" [{format(lo, fmt)}, {format(hi, fmt)}]" + (" undecided" if v != "outside" else "")
 
     fails = []
     for key in ms["sim"][0]:
@@ -343,16 +354,19 @@ def _goals(ms: dict[str, list[dict[str, float]]]) -> str:
         if key.endswith(" share"):
             se = (_sem(s) ** 2 + _sem(k) ** 2) ** 0.5
             if abs(gap) > max(0.05, se):
-                fails.append(f"{key.split(' (')[0]} share {gap:+.2f}")
+                spread = interval(s, k, "share", "+.2f")
+                fails.append(f"{key.split(' (')[0]} share {gap:+.2f}{spread}")
         elif key == "retransmissions (all flows)":
             a, b = statistics.fmean(s), statistics.fmean(k)
             if max(a, b) > 1.5 * min(a, b) and max(a, b) - min(a, b) >= 2:
-                fails.append(f"retransmissions x{b / a if a else float('inf'):.2f}")
+                spread = interval(s, k, "retx", ".2f")
+                fails.append(f"retransmissions x{b / a if a else float('inf'):.2f}{spread}")
         elif key.endswith("mean smoothed RTT ms") or key == "mean backlog pkts":
             a = statistics.fmean(s)
             if a and abs(gap) > 0.05 * a:
                 name = "backlog" if key == "mean backlog pkts" else key.split(" (")[0] + " sRTT"
-                fails.append(f"{name} {100 * gap / a:+.0f} %")
+                spread = interval(s, k, "rel", "+.0%").replace("%", " %")
+                fails.append(f"{name} {100 * gap / a:+.0f} %{spread}")
     return "met" if not fails else "; ".join(fails)
 
 

@@ -80,30 +80,48 @@ def verdict(lo: float, hi: float, goal_lo: float, goal_hi: float) -> str:
     return "undecided"
 
 
+def judged(sim: list[float], kern: list[float], kind: str) -> tuple[float, float, float, str]:
+    """The gap, its 95 % interval and the goal's verdict, in the goal's own unit: an
+    absolute difference for ``kind`` "share", the ratio kernel / sim for "retx", the
+    difference relative to the simulator's mean for "rel". Needs two runs per side and a
+    non-zero simulator mean for "retx" and "rel" (else ValueError)."""
+    if len(sim) < 2 or len(kern) < 2:
+        raise ValueError("needs two runs per side")
+    ms, mk = st.mean(sim), st.mean(kern)
+    lo, hi = welch_interval(sim, kern)
+    if kind == "share":
+        return mk - ms, lo, hi, verdict(lo, hi, -SHARE_GOAL, SHARE_GOAL)
+    if ms == 0:
+        raise ValueError("the simulator's mean is 0")
+    if kind == "retx":
+        # The ratio's interval from the difference's, over the simulator's mean.
+        rlo, rhi = 1 + lo / ms, 1 + hi / ms
+        return mk / ms, rlo, rhi, verdict(rlo, rhi, 1 / RETX_GOAL, RETX_GOAL)
+    return (
+        (mk - ms) / ms,
+        lo / ms,
+        hi / ms,
+        verdict(lo / ms, hi / ms, -RELATIVE_GOAL, RELATIVE_GOAL),
+    )
+
+
 def row(name: str, sim: list[float], kern: list[float], kind: str) -> str:
     if len(sim) < 2 or len(kern) < 2:
         return f"| {name} | n={len(sim)} | n={len(kern)} | - | - | too few runs |"
-    ms, mk = st.mean(sim), st.mean(kern)
-    lo, hi = welch_interval(sim, kern)
     cells = [
-        f"{ms:.3g} ± {st.stdev(sim):.2g} ({len(sim)})",
-        f"{mk:.3g} ± {st.stdev(kern):.2g} ({len(kern)})",
+        f"{st.mean(sim):.3g} ± {st.stdev(sim):.2g} ({len(sim)})",
+        f"{st.mean(kern):.3g} ± {st.stdev(kern):.2g} ({len(kern)})",
     ]
+    try:
+        gap, lo, hi, v = judged(sim, kern, kind)
+    except ValueError:
+        return f"| {name} | {cells[0]} | {cells[1]} | - | - | - |"
     if kind == "share":
-        cells += [f"{mk - ms:+.3f}", f"[{lo:+.3f}, {hi:+.3f}]"]
-        v = verdict(lo, hi, -SHARE_GOAL, SHARE_GOAL)
+        cells += [f"{gap:+.3f}", f"[{lo:+.3f}, {hi:+.3f}]"]
     elif kind == "retx":
-        if ms == 0:
-            return f"| {name} | {cells[0]} | {cells[1]} | - | - | - |"
-        # The ratio's interval from the difference's, over the simulator's mean.
-        rlo, rhi = 1 + lo / ms, 1 + hi / ms
-        cells += [f"{mk / ms:.2f}x", f"[{rlo:.2f}x, {rhi:.2f}x]"]
-        v = verdict(rlo, rhi, 1 / RETX_GOAL, RETX_GOAL)
+        cells += [f"{gap:.2f}x", f"[{lo:.2f}x, {hi:.2f}x]"]
     else:
-        if ms == 0:
-            return f"| {name} | {cells[0]} | {cells[1]} | - | - | - |"
-        cells += [f"{(mk - ms) / ms:+.1%}", f"[{lo / ms:+.1%}, {hi / ms:+.1%}]"]
-        v = verdict(lo / ms, hi / ms, -RELATIVE_GOAL, RELATIVE_GOAL)
+        cells += [f"{gap:+.1%}", f"[{lo:+.1%}, {hi:+.1%}]"]
     return f"| {name} | " + " | ".join(cells) + f" | {v} |"
 
 
