@@ -33,7 +33,7 @@ fn every_shipped_example_is_compiled() {
     }
 }
 
-const EXIT: Insn = ins(0x95, 0, 0, 0, 0);
+const EXIT: Insn = ins(tcplab_bpf::insn::EXIT, 0, 0, 0, 0);
 
 struct NoCalls;
 impl Host for NoCalls {

@@ -7,7 +7,10 @@ use proptest::prelude::*;
 use proptest::strategy::ValueTree;
 use tcplab_bpf::calls::Call;
 use tcplab_bpf::host::SOCK_ADDR;
-use tcplab_bpf::insn::Insn;
+use tcplab_bpf::insn::{ins, Insn, EXIT};
+
+/// The program's last instruction.
+const EXIT_INSN: Insn = ins(EXIT, 0, 0, 0, 0);
 use tcplab_bpf::vm::memory::{addr, Global, Memory, REGION_CTX};
 use tcplab_bpf::vm::{self, verify};
 use tcplab_bpf::BpfObject;
@@ -41,13 +44,7 @@ fn insn() -> impl Strategy<Value = Insn> {
             // ALU ops with a nonzero offset are refused; mostly generate runnable ones.
             let alu = matches!(code & 7, 4 | 7);
             let off = if alu && keep_off != 0 { 0 } else { off };
-            Insn {
-                code,
-                dst,
-                src,
-                off,
-                imm,
-            }
+            ins(code, dst, src, off, imm)
         })
 }
 
@@ -56,7 +53,7 @@ proptest! {
 
     #[test]
     fn random_programs_never_panic(mut prog in prop::collection::vec(insn(), 1..40), r1_sock in any::<bool>()) {
-        prog.push(Insn { code: 0x95, ..Insn::default() });
+        prog.push(EXIT_INSN);
         // Calls with src 0/2 must name one of ours to pass the checks; map small imms.
         for i in prog.iter_mut() {
             if i.code == 0x85 && i.src != 1 {
@@ -106,10 +103,7 @@ fn random_programs_mostly_run() {
     let mut ran = 0;
     for _ in 0..500 {
         let mut prog = strategy.new_tree(&mut runner).unwrap().current();
-        prog.push(Insn {
-            code: 0x95,
-            ..Insn::default()
-        });
+        prog.push(EXIT_INSN);
         for i in prog.iter_mut() {
             if i.code == 0x85 && i.src != 1 {
                 i.imm = i.imm.rem_euclid(Call::ALL.len() as i32);
