@@ -416,11 +416,13 @@ impl Link {
         waiting + self.in_tx.is_some() as u64
     }
     pub fn backlog_bytes(&self) -> u64 {
-        let waiting = self
-            .aqm
+        self.waiting_bytes() + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
+    }
+    /// Bytes waiting behind the packet in transmission (in the qdisc or the FIFO).
+    fn waiting_bytes(&self) -> u64 {
+        self.aqm
             .as_ref()
-            .map_or(self.queue_bytes, |a| a.qdisc.len_bytes());
-        waiting + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
+            .map_or(self.queue_bytes, |a| a.qdisc.len_bytes())
     }
 
     /// When a header-only segment of `bytes` reaching this link at `arrival` would have
@@ -434,13 +436,9 @@ impl Link {
     /// taken already, so this errs by at most the surplus of one opportunity).
     pub fn trace_departure(&self, now: SimTime, arrival: SimTime, bytes: u32) -> Option<SimTime> {
         let mut tr = self.extras.as_deref()?.trace.clone()?;
-        let in_tx = self.in_tx.map_or(0, |p| u64::from(p.wire_bytes));
-        let waiting = u32::try_from(self.backlog_bytes() - in_tx).unwrap_or(u32::MAX);
-        let drained = if in_tx == 0 && waiting == 0 {
-            now
-        } else {
-            tr.service_end(now, waiting, false)
-        };
+        let waiting = u32::try_from(self.waiting_bytes()).unwrap_or(u32::MAX);
+        // With nothing waiting this is `now` (no bytes to serve).
+        let drained = tr.service_end(now, waiting, false);
         Some(if drained <= arrival {
             tr.service_end(arrival, bytes, true)
         } else {
