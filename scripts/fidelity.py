@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "scripts"))
 
 import tcplab  # noqa: E402
-from seed_spread import judged  # noqa: E402
+from seed_spread import RELATIVE_GOAL, RETX_GOAL, SHARE_GOAL, judged  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
 from tcplab.runs.sweep import run_digest  # noqa: E402
 from tcplab.specs.load import load_spec  # noqa: E402
@@ -353,17 +353,17 @@ def _goals(ms: dict[str, list[dict[str, float]]]) -> str:
         gap = statistics.fmean(k) - statistics.fmean(s)
         if key.endswith(" share"):
             se = (_sem(s) ** 2 + _sem(k) ** 2) ** 0.5
-            if abs(gap) > max(0.05, se):
+            if abs(gap) > max(SHARE_GOAL, se):
                 spread = interval(s, k, "share", "+.2f")
                 fails.append(f"{key.split(' (')[0]} share {gap:+.2f}{spread}")
         elif key == "retransmissions (all flows)":
             a, b = statistics.fmean(s), statistics.fmean(k)
-            if max(a, b) > 1.5 * min(a, b) and max(a, b) - min(a, b) >= 2:
+            if max(a, b) > RETX_GOAL * min(a, b) and max(a, b) - min(a, b) >= 2:
                 spread = interval(s, k, "retx", ".2f")
                 fails.append(f"retransmissions x{b / a if a else float('inf'):.2f}{spread}")
         elif key.endswith("mean smoothed RTT ms") or key == "mean backlog pkts":
             a = statistics.fmean(s)
-            if a and abs(gap) > 0.05 * a:
+            if a and abs(gap) > RELATIVE_GOAL * a:
                 name = "backlog" if key == "mean backlog pkts" else key.split(" (")[0] + " sRTT"
                 spread = interval(s, k, "rel", "+.0%").replace("%", " %")
                 fails.append(f"{name} {100 * gap / a:+.0f} %{spread}")
