@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab._engine",
             "tcplab.bpf",
             "tcplab.bpf_loader",
+            "tcplab.bpf_shipped",
             "tcplab.policy",
             "tcplab.metric_table",
             "tcplab.examples",

@@ -17,8 +17,9 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 # crates/bpf's tests compile bpf/examples/*.bpf.c (clang, libbpf-dev's headers); the
 # loader crates/bpfload (libbpf-sys: vendored libbpf 1.7 over the system's libelf and zlib,
-# found with pkg-config) registers the same objects into the kernel; bpftool dumps
-# vmlinux.h. Installed the same way, only when missing.
+# found with pkg-config; linked into the extension module, so every build needs them)
+# registers the same objects into the kernel; bpftool dumps vmlinux.h. Installed the same
+# way, only when missing.
 bpf_pkgs="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config"
 if { ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ] \
     || [ ! -f /usr/include/libelf.h ] || [ ! -f /usr/include/zlib.h ] \
@@ -33,9 +34,6 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 # Release-optimised tests, without release's LTO (Cargo.toml, [profile.ci]).
 cargo test --workspace --profile ci
-# The kernel backend registers BPF programs with this binary (found in target/release);
-# cargo test builds only its test harness.
-cargo build --release --quiet -p tcplab-bpfload
 if [ -z "${VIRTUAL_ENV:-}" ]; then
     python3 -m venv --system-site-packages .venv
     # shellcheck disable=SC1091

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcplab import bpf_shipped
 from tcplab.cc_names import map_cc
 
 PREFIX = "bpf:"
@@ -46,16 +47,28 @@ class BpfBuildError(ValueError):
     compile error)."""
 
 
+TCP_CONG_NEEDS_ECN = 0x2  # include/net/tcp.h
+
+
 @dataclass(frozen=True)
 class Program:
     """A compiled program: its ``tcp_congestion_ops`` name, cached object and
-    parameters (``[{"name", "kind", "min", "max", "default"}]``), and which of the
-    object's ``tcp_congestion_ops`` it is when the object has several (``ops``)."""
+    parameters (``[{"name", "kind", "min", "max", "default"}]``), which of the
+    object's ``tcp_congestion_ops`` it is when the object has several (``ops``), and
+    its ``tcp_congestion_ops.flags``."""
 
     name: str
     object_path: Path
     params: tuple[dict[str, Any], ...]
     ops: str | None = None
+    flags: int = 0
+
+    @property
+    def needs_ecn(self) -> bool:
+        """``TCP_CONG_NEEDS_ECN`` (include/net/tcp.h): the receiving host runs the
+        program too, for its ECN echo (crates/sim world/mod.rs; the kernel backend's
+        listener, backends/kernel/run.py)."""
+        return bool(self.flags & TCP_CONG_NEEDS_ECN)
 
     @property
     def engine_ref(self) -> str:
@@ -174,6 +187,10 @@ def object_for(source: Path, build: Build = NO_BUILD) -> Path:
     out = cache_dir()
     if source.suffix == ".o":
         return _store(data, out)
+    if not build.flags() and compiler_missing():
+        shipped = bpf_shipped.object_for(source, data)
+        if shipped is not None:  # an unmodified example, compiled when the wheel was
+            return _store(shipped, out)
     flags = [*CFLAGS, *build.flags(), "-I", str(HEADERS), "-I", str(vmlinux_dir())]
     key = _digest(
         [str(source.resolve()).encode(), data, _clang_version().encode(), *map(str.encode, flags)]
@@ -275,6 +292,13 @@ def vmlinux_dir() -> Path:
                 _write_atomic(where / "vmlinux.h", r.stdout)
         if (where / "vmlinux.h").is_file():
             return where
+    return shipped_vmlinux_dir()
+
+
+def shipped_vmlinux_dir() -> Path:
+    """A directory holding the ``vmlinux.h`` tcplab ships (Linux 6.18's), unpacked once
+    into the cache."""
+    base = cache_dir() / "vmlinux"
     packed = VMLINUX_SHIPPED.read_bytes()
     where = base / f"shipped-{hashlib.sha256(packed).hexdigest()[:16]}"
     if not (where / "vmlinux.h").is_file():
@@ -360,7 +384,12 @@ def _program(object_ref: str) -> Program:
     except ValueError as exc:
         raise BpfBuildError(str(exc)) from None
     path, ops = split_ref(object_ref)
-    return Program(info["name"], Path(path), tuple(info["params"]), ops)
+    return Program(info["name"], Path(path), tuple(info["params"]), ops, int(info["flags"]))
+
+
+def program_at(object_ref: str) -> Program:
+    """The program an engine config's ``bpf_object`` (``PATH`` or ``PATH#OPS``) names."""
+    return _program(object_ref)
 
 
 def program(cc: str, build: Build = NO_BUILD) -> Program:
@@ -509,6 +538,22 @@ def _store(data: bytes, out: Path) -> Path:
         tmp.write_bytes(data)
         tmp.replace(path)
     return path
+
+
+def compiler_missing() -> str | None:
+    """What of clang and libbpf's headers is missing here, or None."""
+    lacking = [
+        what
+        for what, there in (
+            ("clang", shutil.which("clang") is not None),
+            ("libbpf's headers (/usr/include/bpf)", LIBBPF_HEADERS.is_file()),
+        )
+        if not there
+    ]
+    return " and ".join(lacking) or None
+
+
+LIBBPF_HEADERS = Path("/usr/include/bpf/bpf_helpers.h")
 
 
 def _clang() -> str:

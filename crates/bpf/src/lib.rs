@@ -105,6 +105,12 @@ impl BpfObject {
         self.name
     }
 
+    /// `tcp_congestion_ops.flags` (TCP_CONG_NEEDS_ECN = 2): whether the receiving host
+    /// runs the program too (for its ECN echo), on both backends.
+    pub fn flags(&self) -> u32 {
+        self.prog.flags
+    }
+
     /// The program's parameters: its scalar `const volatile` globals in .rodata.
     pub fn params(&self) -> Vec<BpfParam> {
         params::list(&self.prog)

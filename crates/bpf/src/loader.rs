@@ -697,8 +697,10 @@ fn struct_ops(
             .iter()
             .find(|(n, _)| *n == m.name)
             .ok_or_else(|| {
+                // The kernel's words (kernel/bpf/verifier.c check_struct_ops_btf_id;
+                // net/ipv4/bpf_tcp_ca.c refuses get_info, the one callback it lacks).
                 elf(format!(
-                    "tcp_congestion_ops.{} is not a callback tcplab runs",
+                    "attach to unsupported member {} of struct tcp_congestion_ops",
                     m.name
                 ))
             })?

@@ -241,6 +241,16 @@ fn emulate(py: Python<'_>, config_path: &str) -> Option<(i32, String)> {
         .map(|e| (e.code, e.message))
 }
 
+/// Run the kernel backend's BPF loader (crates/bpfload) with `args` (its command line
+/// without the program name) and return its exit status, as the `tcplab-bpfload` binary
+/// does, so every install carries it. Meant for its own process
+/// (`python -m tcplab.bpf_loader ARGS`): `register` blocks its signals and waits for
+/// SIGTERM or the end of its standard input while it holds the registrations.
+#[pyfunction]
+fn bpfload(py: Python<'_>, args: Vec<String>) -> i32 {
+    py.allow_threads(|| tcplab_bpfload::run(&args))
+}
+
 /// How this extension was built: {"git_commit": the commit of the tree it was built
 /// from, or None outside a git checkout (TCPLAB_GIT_COMMIT at build time overrides)}.
 #[pyfunction]
@@ -250,8 +260,8 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
-/// A compiled BPF struct_ops object's name and parameters (its `const volatile`
-/// globals): {"name": "bpf_cubic", "params": [{"name", "kind": "bool" | "int", "min",
+/// A compiled BPF struct_ops object's name, `tcp_congestion_ops.flags` and parameters
+/// (its `const volatile` globals): {"name": "bpf_cubic", "flags": 0, "params": [{"name", "kind": "bool" | "int", "min",
 /// "max", "default"}]}; ValueError naming what is wrong with the object. `object_path` is
 /// `PATH` or `PATH#OPS` (one of several struct_ops, tcplab_bpf::split_object_ref).
 #[pyfunction]
@@ -265,6 +275,7 @@ fn bpf_object<'py>(py: Python<'py>, object_path: &str) -> PyResult<Bound<'py, Py
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     let d = PyDict::new(py);
     d.set_item("name", obj.name())?;
+    d.set_item("flags", obj.flags())?;
     let params = PyList::empty(py);
     for p in obj.params() {
         let pd = PyDict::new(py);
@@ -350,6 +361,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_params, m)?)?;
     m.add_function(wrap_pyfunction!(series_columns, m)?)?;
     m.add_function(wrap_pyfunction!(emulate, m)?)?;
+    m.add_function(wrap_pyfunction!(bpfload, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_object, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_patched, m)?)?;

@@ -192,7 +192,7 @@ def write_printk(path: Path, lines: list[dict[str, Any]], dropped: int) -> None:
             text = str(row["text"]).rstrip("\n")
             fh.write(f"{int(row['time_ns']) / 1e9:12.6f} {row['program']}: {text}\n")
         if dropped:
-            fh.write(f"# {dropped} more lines not kept (100000 per program, as a ring buffer)\n")
+            fh.write(f"# {dropped} more lines not kept (only the first 100000 per program)\n")
 
 
 def is_run_dir(path: str | Path) -> bool:

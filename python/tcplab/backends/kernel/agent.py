@@ -2,7 +2,8 @@
 (``ip netns exec NS python -m tcplab.backends.kernel.agent send|receive CONFIG.json``).
 
 * ``receive`` (receiver namespace): listens on ``base_port + i`` for flow ``i`` with the
-  flow's algorithm (``TCP_CONGESTION``, inherited by the accepted socket), reads
+  algorithm run.py chose for its receiver (``TCP_CONGESTION``, inherited by the
+  accepted socket; a kernel module's own, a program's only when it needs ECN), reads
   everything and throws it away, and records each flow's bytes read by the application
   (the simulator's ``delivered_bytes``: in order, each byte once) at every sample time.
 * ``send`` (sender namespace): at each flow's start connects with the flow's algorithm
@@ -71,9 +72,13 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
     for i in range(n):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # The accepted socket inherits the listener's algorithm: the receiving host runs
-        # the flow's own (its CE handling, e.g. dctcp's exact echo, is the receiver's).
-        ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, cfg["flows"][i]["cc"].encode())
+        # The accepted socket inherits the listener's algorithm: the one run.py chose
+        # for the receiving host (_receiver_cc: a kernel module's own, for its CE
+        # handling such as dctcp's exact echo; a program only when it needs ECN), else
+        # the namespace's default.
+        rcc = cfg["flows"][i].get("receiver_cc")
+        if rcc:
+            ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, rcc.encode())
         ls.bind((cfg["receiver_addr"], cfg["base_port"] + i))
         ls.listen(4)
         ls.setblocking(False)

@@ -111,7 +111,7 @@ def register(objects: list[tuple[bytes, str]]) -> Registration:
             # the kernel would refuse (bpf_dctcp.c's dctcp_nouse has no ssthresh).
             args += [f"{unique_name(pid, k)}/{name}", str(path)]
         p = subprocess.Popen(
-            [_loader_cmd(), "register", *args],
+            [*_loader_cmd(), "register", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,  # everything it says is in its JSON line
@@ -147,6 +147,20 @@ def register(objects: list[tuple[bytes, str]]) -> Registration:
     return Registration(
         names, ids, p, [r["name"] for r in done], tags, [name for _, name in objects]
     )
+
+
+def snapshot(reg: Registration) -> None:
+    """Have the loader read the programs' maps now (its ``dump`` line): what
+    :func:`unregister` reports is then the maps at this moment, the run's end, not at
+    unregistration, after the closing connections' timeouts ran the programs again."""
+    p = reg.process
+    if p is None or p.poll() is not None or p.stdin is None:
+        return
+    try:
+        p.stdin.write("dump\n")
+        p.stdin.flush()
+    except (OSError, ValueError):  # the loader is gone, or its pipe closed meanwhile
+        pass
 
 
 def _stop(p: subprocess.Popen) -> list[dict]:
@@ -188,7 +202,7 @@ def unregister(reg: Registration | list[int], pid: int | None = None) -> None:
         ]
     if ids and loader() is not None:
         subprocess.run(
-            [_loader_cmd(), "unregister", *map(str, ids)],
+            [*_loader_cmd(), "unregister", *map(str, ids)],
             capture_output=True,
             timeout=LOADER_TIMEOUT_S,
         )

@@ -18,6 +18,8 @@ time_ns, text}``, time since the run's start), so that the run directory's
   the run's start time ``t0`` is taken on (time.monotonic_ns), so a line's time is its
   timestamp minus ``t0``; a line printed while the connections were set up, before the
   start, has a negative time.
+* **The end.** Lines printed after the run's end (the connections closing, whose
+  timeouts call the programs again) are left out, as the simulator's run ends there.
 * **Lost lines.** A line the instance's ring buffer overwrote before it was read is
   counted from the buffer's ``overrun`` statistics as ``bpf_printk_dropped``; at most
   ``MAX_LINES`` lines per program are kept, as the simulator keeps them.
@@ -139,10 +141,12 @@ class Reader:
             if buf:
                 self._lines.append(buf.decode("utf-8", "replace"))
 
-    def stop(self, t0_ns: int) -> tuple[list[dict[str, Any]], int]:
+    def stop(self, t0_ns: int, end_ns: int | None = None) -> tuple[list[dict[str, Any]], int]:
         """The run's lines ({program, time_ns, text}, in time order) and how many were
         lost (ring-buffer overruns, and lines past MAX_LINES per program); the instance
-        is removed."""
+        is removed. Lines printed after ``end_ns`` (the run's duration: the sockets
+        closing after the run call the programs again, from their retransmission
+        timeouts) are not the run's, which in the simulator ends there: left out."""
         if self._thread is None:
             self._remove()
             return [], 0
@@ -161,6 +165,8 @@ class Reader:
             program = self.tags.get(tag or "")
             if program is None:
                 continue  # another program's line
+            if end_ns is not None and ts - t0_ns > end_ns:
+                continue  # after the run's end
             if kept.get(program, 0) >= MAX_LINES:
                 dropped += 1
                 continue

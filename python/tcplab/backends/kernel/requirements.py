@@ -92,21 +92,7 @@ def check() -> list[Requirement]:
             "(reinstall tcplab)",
         )
     )
-    from tcplab import bpf_loader
-
-    why = bpf_loader.available()
-    clang = shutil.which("clang") is not None and Path("/usr/include/bpf/bpf_helpers.h").is_file()
-    out.append(
-        Requirement(
-            "bpf programs",
-            why is None and clang,
-            f"the BPF loader ({bpf_loader.loader()}), BTF, clang and libbpf headers present"
-            ' (cc = "bpf:...")'
-            if why is None and clang
-            else (why or "clang or libbpf's headers missing (apt-get install clang libbpf-dev)")
-            + "; only specs with bpf: flows need this",
-        )
-    )
+    out += bpf_requirements()
     cc = available_cc()
     out.append(
         Requirement(
@@ -116,6 +102,41 @@ def check() -> list[Requirement]:
     return out
 
 
+def bpf_requirements() -> list[Requirement]:
+    """What BPF needs, in two parts: the loader (in the extension module) and a kernel
+    with BTF, for ``bpf:`` and ``policy:`` flows on the kernel backend; clang and
+    libbpf's headers, to compile a ``bpf:`` flow's source (on either backend)."""
+    from tcplab import bpf, bpf_loader  # base layer; imported here as doctor alone needs it
+
+    why = bpf_loader.available()
+    loader = " ".join(bpf_loader.loader() or [])
+    lacking = bpf.compiler_missing()
+    shipped = ", ".join(bpf.example_names())
+    return [
+        Requirement(
+            "bpf loader",
+            why is None,
+            f"{loader}, kernel BTF present (bpf: and policy: flows on the kernel)"
+            if why is None
+            else f"{why}; only bpf: and policy: flows on the kernel need this",
+        ),
+        Requirement(
+            "bpf compiler",
+            not lacking,
+            "clang and libbpf's headers present (bpf: sources compile)"
+            if not lacking
+            else f"{lacking} missing (apt-get install clang libbpf-dev): a bpf: flow's own "
+            f"source cannot be compiled; the shipped examples ({shipped}) run from the "
+            "objects the wheel carries, where it carries them",
+        ),
+    ]
+
+
+BPF_REQUIREMENTS = ("bpf loader", "bpf compiler")
+
+
 def missing() -> list[Requirement]:
     """The unmet requirements that stop a run (the emulator is built on demand)."""
-    return [r for r in check() if not r.ok and r.name not in ("emulator", "bpf programs")]
+    return [
+        r for r in check() if not r.ok and r.name != "emulator" and r.name not in BPF_REQUIREMENTS
+    ]

@@ -25,8 +25,10 @@ false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver); ``tcp.ecn`` / ``flows[i
 emulator draws the periods (the simulator's code and RNG stream), the sending agent stops
 writing during the off periods, and the senders' ``tcp_slow_start_after_idle`` is 0 (the
 simulator does not restart an idle cwnd). Each flow's listening
-socket runs the flow's algorithm (``TCP_CONGESTION``), so that the receiving host's
-instance handles CE as the simulator's receiver does (dctcp's exact echo). Not mappable, hence errors:
+socket runs the flow's algorithm (``TCP_CONGESTION``) when it is a kernel module, so that
+the receiving host's instance handles CE as the simulator's receiver does (dctcp's exact
+echo); a program (``bpf:``, ``policy:``) runs on the receiver only when it needs ECN, as
+in the simulator, else the receiver takes the namespace's default. Not mappable, hence errors:
 ``params`` of the kernel's own algorithms (its modules take none per socket), an algorithm
 the kernel does not offer. A ``bpf:`` program's ``params`` are written into the copy the
 run registers (``bpf_ops``), so they apply on both backends.
@@ -41,6 +43,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -110,6 +113,22 @@ def _bpf_hint(cc: str) -> str:
     if not src.is_file():
         return ""
     return f'; tcplab ships it as a BPF program: cc = "bpf:{src}" (on both backends)'
+
+
+def _receiver_cc(
+    flow: dict[str, Any], key: tuple[str, str] | None, kernel_name: dict[tuple[str, str], str]
+) -> str | None:
+    """The algorithm flow's listening socket (and so its accepted socket) runs, or None
+    for the receiving namespace's default. A kernel module: the flow's own, so that the
+    receiving host handles CE as that algorithm does (dctcp's exact echo). A program (a
+    ``bpf:`` flow's, or a policy's): only when it needs ECN (``TCP_CONG_NEEDS_ECN``),
+    as the simulator's receiver runs it (crates/sim world/mod.rs); otherwise a program
+    that counts its sockets would count the receivers' too."""
+    if key is None:
+        return flow["cc"]
+    if flow.get("bpf_object") and bpf.program_at(flow["bpf_object"]).needs_ecn:
+        return kernel_name[key]
+    return None
 
 
 def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], dict[str, str]]:
@@ -283,6 +302,7 @@ def run_kernel(
     flows = [
         {
             "cc": kernel_name[key] if key is not None else f["cc"],
+            "receiver_cc": _receiver_cc(f, key, kernel_name),
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
             "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None,
@@ -302,6 +322,7 @@ def run_kernel(
     work = Path(tempfile.mkdtemp(prefix=f"{WORK_PREFIX}{os.getpid()}-"))
     # The programs' bpf_printk lines, from a trace instance of the run's own (printk.py).
     reader = printk.Reader(registration.tags if registration is not None else {})
+    end_dump: threading.Timer | None = None
     t0 = time.monotonic_ns()
     try:
         reader.start()
@@ -363,6 +384,15 @@ def run_kernel(
         for p, _, _ in helpers:
             p.stdin.write(f"start {t0}\n")
             p.stdin.flush()
+        if registration is not None:
+            # The programs' maps as they are at the run's end, where the simulator's run
+            # ends: the connections closing after it call the programs again.
+            end_dump = threading.Timer(
+                max(0.0, (t0 + duration_ns - time.monotonic_ns()) / 1e9),
+                bpf_ops.snapshot,
+                (registration,),
+            )
+            end_dump.start()
         deadline = t0 + duration_ns + int(HARD_TIMEOUT_GRACE_S * 1e9)
         while any(p.poll() is None for p in procs):
             now = time.monotonic_ns()
@@ -395,7 +425,9 @@ def run_kernel(
                     except OSError:
                         pass
         pair.delete()
-        printed, printk_dropped = reader.stop(t0)
+        if end_dump is not None:
+            end_dump.cancel()
+        printed, printk_dropped = reader.stop(t0, duration_ns)
         if registration is not None:
             bpf_ops.unregister(registration)
         shutil.rmtree(work, ignore_errors=True)
