@@ -124,7 +124,7 @@ ZERO_POLICY = {
     "history": 10,
     "rtt_fraction": 0.5,
     "transform": "aurora_log",
-    "layers": [{"weights": [[0.0] * 30], "bias": [0.0], "activation": "linear"}],
+    "layers": [{"weights": [[0.0] * 31], "bias": [0.0], "activation": "linear"}],
 }
 
 BPF_AND_POLICY_SPEC = """
