@@ -61,7 +61,10 @@ MAX_PACKETS = 10_000_000_000
 """Packets one run may carry: the bottleneck's and the sources' rates over the run."""
 
 MAX_POLICY_STEPS = 100_000_000
-"""Monitor intervals of the trained policies of one run, over every policy flow."""
+"""Monitor intervals of the trained policies of one run, over every policy flow. A step of
+the example's linear policy (31 weights) costs about 1.7 us of CPU (measured: 1000 s of a
+1 Mbit/s run at 1 ms and at 100 ms intervals, 1.88 vs 0.15 s), so 1e8 steps are about
+three minutes; a larger network costs more per step (the count does not weigh it)."""
 
 MIN_POLICY_STEP_NS = 1_000_000
 """The shortest monitor interval (crates/sim/src/world/agent.rs MIN_STEP_NS)."""
