@@ -32,6 +32,7 @@ longer than the episode or not finite, a flow the episode does not have.
 from __future__ import annotations
 
 import math
+import numbers
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,7 @@ class CongestionControlEnv(gymnasium.Env):
         self._min_step_ns = int(engine().POLICY_MIN_STEP_NS)
         self.interval_ns = _interval_ns(interval, self._min_step_ns)
         self.interval = interval
-        if not (isinstance(rtt_fraction, (int, float)) and 0 < rtt_fraction <= 100):
+        if not (isinstance(rtt_fraction, numbers.Real) and 0 < rtt_fraction <= 100):
             raise SpecError([("rtt_fraction", f"must be in (0, 100]; got {rtt_fraction!r}")])
         self.rtt_fraction = float(rtt_fraction)
         if isinstance(flow, bool) or not isinstance(flow, (int, np.integer)) or flow < 0:
