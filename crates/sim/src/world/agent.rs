@@ -62,9 +62,10 @@ pub const INIT_CWND: u32 = 10;
 pub const MIN_PKTS_PER_RTT: f64 = 4.0;
 /// The largest cwnd a policy writes (segments), and so its rate's cap (the rate whose
 /// window, 2 x rate x srtt, is this). 1 000 000: the largest cwnd an `external` flow
-/// takes as a parameter (crates/cc/src/external.rs), 1.45 GB in flight: no path a spec
-/// can state needs more (10 Gbit/s x 1 s is 863 000 segments); it stops a policy that
-/// only ever raises its rate from overflowing the rate's float, it does not shape one.
+/// takes as a parameter (crates/cc/src/external.rs), 1.45 GB: the window of a rate of
+/// 10 Gbit/s at an srtt of 0.58 s, or 100 Gbit/s at 58 ms. It binds only on paths with
+/// larger bandwidth-delay products (the engine's rates reach 2.97 Tbit/s) and keeps a
+/// policy that only ever raises its rate from overflowing the rate's float.
 pub const MAX_CWND: u32 = 1_000_000;
 /// The shortest monitor interval (ns), fixed or per RTT; also how often a policy looks
 /// for its flow's first RTT sample. 1 ms: the RTT interval's floor (a 1 ns
