@@ -17,8 +17,8 @@ with no delay or loss (10 x bottleneck packets/s x 0.001), so fast and slow link
 alike; the monitor interval is half the flow's smoothed RTT, as PCC-RL's.
 
 Evaluation: each seed of experiments/gym/heldout.toml's [evaluation] gives a spec, run
-three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine, from
-the bottleneck rate at the start), ``cubic`` and ``bbr`` (plain tcplab.run each). The table gives flow 0's goodput, mean RTT
+three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine,
+starting from the initial window over the first RTT), ``cubic`` and ``bbr`` (plain tcplab.run each). The table gives flow 0's goodput, mean RTT
 and retransmission rate. For real work, stable-baselines3 (PPO/SAC with torch) takes the
 same environment: see README, "Learning-based congestion control".
 """
@@ -54,7 +54,6 @@ def policy_file(w: np.ndarray, name: str = "cem-linear") -> dict:
         "preset": "aurora",
         "history": HISTORY,
         "rtt_fraction": 0.5,
-        "start_fraction": 1.0,
         "transform": "aurora_log",
         "layers": [{"weights": [list(map(float, w))], "bias": [0.0], "activation": "linear"}],
     }
@@ -66,13 +65,13 @@ def act(policy, obs: np.ndarray) -> np.ndarray:
     return np.array([policy.act(obs.tolist())], np.float32)
 
 
-def make_env(
-    scenarios: Scenarios | None = None, spec: dict | None = None, start_fraction=None
-) -> CongestionControlEnv:
+def make_env(scenarios: Scenarios | None = None, spec: dict | None = None) -> CongestionControlEnv:
+    # Episodes start as the deployed policy will (the initial window over the first RTT):
+    # no privileged_start_fraction, so what is trained is what runs as policy:FILE.
     return CongestionControlEnv(
         scenarios=scenarios,
         spec=spec,
-        preset=Aurora(start_fraction=start_fraction),
+        preset=Aurora(),
         interval="rtt",
         rtt_fraction=0.5,
     )

@@ -9,15 +9,22 @@ digest covers the weights that ran.
 The format (see ``PolicyConfig`` in agent.rs)::
 
     {"format": "tcplab-policy/1", "name": "cem-linear", "preset": "aurora",
-     "history": 10, "rtt_fraction": 0.5,          # or "interval_ns": 10000000
-     "start_fraction": 1.0,                      # start rate / bottleneck rate
+     "history": 10, "rtt_fraction": 0.5,          # or "interval_ns": 10000000 (>= 1 ms)
      "transform": "aurora_log",                  # or "none"
      "layers": [{"weights": [[...]], "bias": [...], "activation": "linear"}]}
 
 The last layer has one output, Aurora's action (clamped to [-10, 10]); activations are
-"linear", "tanh" or "relu". ``tcplab.gym.presets.Aurora`` with the same history, interval
-and ``start_fraction`` computes the same observations: a policy trained there runs here
-unchanged.
+"linear", "tanh" or "relu". ``tcplab.gym.presets.Aurora`` with the same history and
+interval computes the same observations: a policy trained there runs here unchanged.
+
+A deployed policy knows what a sender knows (issue 38): its flow's ACK-derived
+statistics and srtt, not the path's configured rates. It starts as TCP starts: TCP's
+initial window (10 segments) until the flow's first RTT sample (the handshake's), then
+the rate that window makes over that round trip, 10 x 1448 B x 8 / srtt (1.93 Mbit/s at
+60 ms). Its rate stays within absolute bounds: at least 4 segments per srtt, at most the
+rate whose window (2 x rate x srtt) is 1 000 000 segments. A file carrying tcplab.gym's
+training-only ``privileged_start_fraction`` (or 0.7's ``start_fraction``) is refused,
+naming the field.
 
 On the kernel backend the same file drives real Linux TCP: the flow runs the BPF program
 tcplab/data/bpf/policy/policy_rate.bpf.c and an agent in the sender's namespace steps the
@@ -69,6 +76,11 @@ def load(cc: str) -> dict[str, Any]:
         data = json.loads(p.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"'{p}': not a JSON policy file ({exc})") from None
+    except RecursionError:
+        raise ValueError(
+            f"'{p}': nested deeper than a JSON reader goes (Python's recursion limit); "
+            "a policy file is an object of a few levels"
+        ) from None
     if not isinstance(data, dict):
         raise ValueError(f"'{p}': a policy file holds a JSON object")
     return data

@@ -109,8 +109,8 @@ def test_orca_observation_and_reward_by_hand():
 
 
 def test_aurora_on_a_tiny_path_by_hand():
-    """One external flow paced at 10 Mbit/s (start_fraction 0.5 of the bottleneck; action
-    0 keeps the rate) over a 20 Mbit/s,
+    """One external flow paced at 10 Mbit/s (privileged_start_fraction 0.5 of the
+    bottleneck, a training option; action 0 keeps the rate) over a 20 Mbit/s,
     40 ms bottleneck: no queue, no loss. Per 100 ms interval, 10e6 / 8 x 0.1 = 125 000
     bytes of payload leave and are acked (86.3 segments: +- one 1448-byte segment).
     RTT: 40 ms propagation + a 1500-byte segment's serialization at 20 Mbit/s (0.6 ms)
@@ -125,7 +125,7 @@ def test_aurora_on_a_tiny_path_by_hand():
         "flows": [{"cc": "external", "rtt": "40ms"}],
     }
     env = CongestionControlEnv(
-        spec=spec, preset=Aurora(history=1, start_fraction=0.5), interval="100ms"
+        spec=spec, preset=Aurora(history=1, privileged_start_fraction=0.5), interval="100ms"
     )
     env.reset(seed=0)
     for _ in range(12):
@@ -175,8 +175,9 @@ def test_finish_writes_a_run_directory_tcplab_report_reads(tmp_path):
     listed = json.dumps(manifest)
     assert "actions.csv" in listed and "series.parquet" in listed
     rows = list(csv.DictReader(open(out / "actions.csv")))
-    # reset writes pacing rate and cwnd, then each of the 5 steps both again.
-    assert len(rows) == 12 and {r["field"] for r in rows} == {"pacing_rate_bps", "cwnd_pkts"}
+    # reset writes the initial window (pacing rate and cwnd), the start both again, then
+    # each of the 5 steps both again.
+    assert len(rows) == 14 and {r["field"] for r in rows} == {"pacing_rate_bps", "cwnd_pkts"}
     done = subprocess.run(
         [sys.executable, "-m", "tcplab", "report", str(out)], capture_output=True, text=True
     )
@@ -248,7 +249,6 @@ POLICY = {
     "preset": "aurora",
     "history": 10,
     "rtt_fraction": 0.5,
-    "start_fraction": 0.8,
     "transform": "aurora_log",
     "layers": [
         {
@@ -277,9 +277,7 @@ def test_a_policy_runs_in_the_engine_as_it_ran_in_the_environment(tmp_path):
         "flows": [{"cc": "external", "rtt": "50ms"}, {"cc": "cubic", "rtt": "50ms"}],
     }
     policy = engine().Policy(_json.dumps(POLICY))
-    env = CongestionControlEnv(
-        spec=spec, preset=Aurora(start_fraction=0.8), interval="rtt", rtt_fraction=0.5
-    )
+    env = CongestionControlEnv(spec=spec, preset=Aurora(), interval="rtt", rtt_fraction=0.5)
     obs, _ = env.reset(seed=4)
     steps = 0
     while True:

@@ -39,6 +39,16 @@ MEAS_1 = {
     "cwnd": 10,
     "applied": 1,
 }
+# The entry policy_init makes at the connection's start: srtt is the handshake's sample,
+# every counter 0, no RTT sample of data yet (rtt_min_us ~0).
+MEAS_0 = {
+    **dict.fromkeys(MEAS_1, 0),
+    "rtt_min_us": 2**32 - 1,
+    "srtt_us": 48_000,
+    "mss": 1000,
+    "cwnd": 10,
+    "applied": 1,
+}
 MEAS_2 = {
     **MEAS_1,
     "bytes_sent": 50_000,
@@ -77,7 +87,6 @@ POLICY = {
     "preset": "aurora",
     "history": 1,
     "rtt_fraction": 0.5,
-    "start_fraction": 0.8,
     "transform": "none",
     "layers": [{"weights": [[0.0, 4.0, 1.0]], "bias": [-2.0], "activation": "linear"}],
 }
@@ -115,27 +124,41 @@ def test_the_agent_writes_what_the_controller_decides_by_hand(tmp_path):
     cfg = agent_config(config, "tl1a", 5000, tmp_path)
     assert cfg["agents"] == [{"index": 0, "port": 5001}]  # flow 1: port 5000 + 1
     d = Driver(engine(), config_json(config), 0, 5001)
-    maps = FakeMaps([MEAS_1, None])
+    maps = FakeMaps([None, MEAS_0, MEAS_1, None])
     d.start(maps)
-    # 0.8 x 10 Mbit/s; 10 segments (no RTT yet); next step at half the 40 ms base RTT.
-    assert maps.writes == [(5001, 8e6, 10, 1)]
-    assert d.next_ns == 20_000_000
-    d.step(maps, 20_000_000, last=False)
-    # Observation (0, 50/45, 1.5): action 4 x 1.1111 + 1.5 - 2 = 3.9444 (as float32);
-    # rate 8 Mbit/s x (1 + 0.025 x 3.9444) = 8.78889 Mbit/s; cwnd 2 x 1098611 B/s x
-    # 0.048 s / 1448 B = 72.8 -> 73; next step at 20 + 48 / 2 = 44 ms.
+    # Before the connection: TCP's initial window, unpaced; a look 1 ms later. Nothing of
+    # the emulated path (10 Mbit/s, 40 ms) is read.
+    assert maps.writes == [(5001, 0.0, 10, 1)]
+    assert d.next_ns == 1_000_000
+    # 1 ms: no entry yet (no connection): nothing written, look again at 2 ms.
+    d.step(maps, 1_000_000, last=False)
+    assert len(maps.writes) == 1 and d.next_ns == 2_000_000
+    # 2 ms: the entry with the handshake's 48 ms srtt: the start, 10 x 1448 B x 8 / 0.048 s
+    # = 2 413 333.33 bit/s, window 2 x rate x srtt = 20 segments; next step half of srtt
+    # later, 2 + 24 = 26 ms.
+    d.step(maps, 2_000_000, last=False)
     port, rate, cwnd, gen = maps.writes[-1]
-    assert (port, cwnd, gen) == (5001, 73, 2)
-    assert rate == pytest.approx(8e6 * (1 + 0.025 * (4 * 50 / 45 + 1.5 - 2)), rel=1e-6)
-    assert d.next_ns == 44_000_000
+    assert (port, cwnd, gen) == (5001, 20, 2)
+    start = 10 * 1448 * 8e6 / 48_000
+    assert rate == pytest.approx(start, rel=1e-12)
+    assert d.next_ns == 26_000_000
+    d.step(maps, 26_000_000, last=False)
+    # The interval since the start is MEAS_1's counters (MEAS_0's are 0): observation
+    # (0, 50/45, 1.5), action 4 x 1.1111 + 1.5 - 2 = 3.9444 (as float32); rate
+    # 2 413 333.33 x (1 + 0.025 x 3.9444) = 2 651 308.6 bit/s; cwnd 2 x 331 413.6 B/s x
+    # 0.048 s / 1448 B = 21.97 -> 22; next step at 26 + 48 / 2 = 50 ms.
+    port, rate, cwnd, gen = maps.writes[-1]
+    assert (port, cwnd, gen) == (5001, 22, 3)
+    assert rate == pytest.approx(start * (1 + 0.025 * (4 * 50 / 45 + 1.5 - 2)), rel=1e-6)
+    assert d.next_ns == 50_000_000
     assert d.steps[-1]["action"] == pytest.approx(4 * 50 / 45 - 0.5, rel=1e-6)
     # The end: the observation only, nothing written.
-    d.step(maps, 50_000_000, last=True)
-    assert len(maps.writes) == 2 and d.done
+    d.step(maps, 60_000_000, last=True)
+    assert len(maps.writes) == 3 and d.done
     raw = {"flows": [{"cc": "cubic"}, {"cc": "external"}]}
     report(raw, config, {"agents": [{"index": 0, "steps": d.steps}]})
     assert raw["flows"][1]["cc"] == "policy:by-hand"  # as the simulator names it
-    # One acting step, run 0 ms after the 20 ms the controller had planned.
+    # One acting step, run 0 ms after the 26 ms the controller had planned.
     assert raw["kernel"]["policy_agents"] == [
         {"flow": 1, "steps": 1, "late_ms_mean": 0.0, "late_ms_max": 0.0}
     ]

@@ -372,6 +372,10 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stepping::aurora_reward, m)?)?;
     m.add_function(wrap_pyfunction!(stepping::aurora_rate, m)?)?;
     m.add_function(wrap_pyfunction!(stepping::aurora_write, m)?)?;
+    m.add_function(wrap_pyfunction!(stepping::aurora_start, m)?)?;
+    // The shortest monitor interval (ns) and how often a waiting policy looks for its
+    // first RTT sample (world/agent.rs), for tcplab.gym and the kernel agent.
+    m.add("POLICY_MIN_STEP_NS", tcplab_sim::world::agent::MIN_STEP_NS)?;
     m.add_function(wrap_pyfunction!(stepping::check_policy, m)?)?;
     Ok(())
 }

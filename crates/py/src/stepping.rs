@@ -176,10 +176,16 @@ impl Stepper {
         Ok(s.cc_name(flow).to_string())
     }
 
-    /// Run every event before `to_ns` (capped at the end); returns whether the run is at
-    /// its end. The GIL is released meanwhile.
+    /// Run every event before `to_ns` (capped at the end; not before now); returns
+    /// whether the run is at its end. The GIL is released meanwhile.
     fn advance(&mut self, py: Python<'_>, to_ns: u64) -> PyResult<bool> {
         let s = self.get_mut()?;
+        if to_ns < s.now().ns() {
+            return Err(PyValueError::new_err(format!(
+                "to_ns: {to_ns} is before now ({} ns): a simulation only goes forward",
+                s.now().ns()
+            )));
+        }
         py.allow_threads(|| guard(|| s.advance_to(SimTime(to_ns))))?;
         Ok(s.done())
     }
@@ -309,16 +315,44 @@ pub(crate) fn aurora_rate(rate_bps: f64, action: f64) -> f64 {
     agent::aurora_rate(rate_bps, action)
 }
 
-/// What Aurora writes for a rate: (rate clamped to the bottleneck's [0.01, 2] x, cwnd).
+fn positive_srtt(srtt_us: f64) -> PyResult<()> {
+    if srtt_us.is_finite() && srtt_us > 0.0 {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "srtt_us: must be a finite RTT > 0 (a policy writes once its flow has an RTT \
+             sample); got {srtt_us}"
+        )))
+    }
+}
+
+/// What Aurora writes for a rate at srtt `srtt_us` (> 0): (rate within the absolute
+/// bounds, cwnd).
 #[pyfunction]
-pub(crate) fn aurora_write(rate_bps: f64, bottleneck_bps: f64, srtt_us: f64) -> (f64, u32) {
-    agent::aurora_write(rate_bps, bottleneck_bps, srtt_us)
+pub(crate) fn aurora_write(rate_bps: f64, srtt_us: f64) -> PyResult<(f64, u32)> {
+    positive_srtt(srtt_us)?;
+    if !(rate_bps.is_finite() && rate_bps >= 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "rate_bps: must be a finite rate >= 0; got {rate_bps}"
+        )));
+    }
+    Ok(agent::aurora_write(rate_bps, srtt_us))
+}
+
+/// The start of a deployed policy at its first srtt `srtt_us` (> 0): the initial window
+/// over that round trip, as `aurora_write` writes it: (rate, cwnd).
+#[pyfunction]
+pub(crate) fn aurora_start(srtt_us: f64) -> PyResult<(f64, u32)> {
+    positive_srtt(srtt_us)?;
+    Ok(agent::aurora_start(srtt_us))
 }
 
 fn parse_policy(policy_json: &str) -> PyResult<(agent::PolicyConfig, agent::Mlp)> {
-    let p: agent::PolicyConfig =
-        serde_json::from_str(policy_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let mlp = agent::Mlp::new(&p).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let bad = |e: String| PyValueError::new_err(e);
+    let v: serde_json::Value = serde_json::from_str(policy_json).map_err(|e| bad(e.to_string()))?;
+    agent::refuse_privileged(&v).map_err(|e| bad(e.to_string()))?;
+    let p: agent::PolicyConfig = serde_json::from_value(v).map_err(|e| bad(e.to_string()))?;
+    let mlp = agent::Mlp::new(&p).map_err(|e| bad(e.to_string()))?;
     Ok((p, mlp))
 }
 
@@ -383,18 +417,33 @@ impl PolicyAgent {
             flow: cfg.agents[index].flow,
         })
     }
-    fn start(&mut self, now_ns: u64, srtt_us: u64) -> (f64, u32, u64) {
-        let d = self.inner.start(now_ns, srtt_us);
+    /// Whether the controller still waits for its flow's first RTT sample.
+    #[getter]
+    fn waiting(&self) -> bool {
+        self.inner.waiting()
+    }
+    /// Before the connection: (rate 0 = unpaced, TCP's initial window, next look ns).
+    fn start(&mut self, now_ns: u64) -> (f64, u32, u64) {
+        let d = self.inner.start(now_ns);
         (d.rate_bps, d.cwnd, d.next_ns)
+    }
+    /// A look while waiting: None until `srtt_us` > 0 (look again MIN_STEP_NS later),
+    /// then the start (rate bit/s, cwnd, next step ns).
+    fn begin(&mut self, now_ns: u64, srtt_us: u64) -> Option<(f64, u32, u64)> {
+        self.inner
+            .begin(now_ns, srtt_us)
+            .map(|d| (d.rate_bps, d.cwnd, d.next_ns))
     }
     fn observe(&mut self, interval: [f64; 10], srtt_us: u64) -> Vec<f32> {
         self.inner
             .observe(&interval_from(interval), srtt_us)
             .to_vec()
     }
-    /// (action, rate bit/s, cwnd, next step ns).
+    /// (action, rate bit/s, cwnd, next step ns); before the start a ValueError.
     fn act(&mut self, now_ns: u64, srtt_us: u64) -> PyResult<(f64, f64, u32, u64)> {
-        let (a, d) = guard(|| self.inner.act(now_ns, srtt_us))?;
+        let (a, d) = guard(|| self.inner.act(now_ns, srtt_us))?.ok_or_else(|| {
+            PyValueError::new_err("act: the controller has not started (no RTT sample yet)")
+        })?;
         Ok((a, d.rate_bps, d.cwnd, d.next_ns))
     }
 }

@@ -10,25 +10,66 @@ it as TOML for a plain ``tcplab run``), ``env.simulation`` the running simulatio
 A step writes the action into the controlled flow (``flow``, default 0), advances the
 simulation by the control interval and returns the preset's observation and reward.
 The interval is fixed (``interval="10ms"`` or seconds as a float) or per RTT
-(``interval="rtt"``: ``rtt_fraction`` x the flow's srtt, the path's base RTT before the
-first sample). An episode ends by truncation when the spec's duration is reached
-(``terminated`` is never set: congestion control has no terminal state).
+(``interval="rtt"``: ``rtt_fraction`` x the flow's srtt), at least 1 ms either way (the
+engine's ``MIN_STEP_NS``, a policy file's floor) and no longer than the episode
+(checked at ``reset()``). An episode ends by truncation when the spec's duration is
+reached (``terminated`` is never set: congestion control has no terminal state).
+
+``reset()`` starts an episode as a deployed policy starts (crates/sim/src/world/
+agent.rs): the preset's ``reset`` writes what the flow sends before it knows anything of
+the path (Aurora: TCP's initial window), the simulation runs in 1 ms looks until the
+flow has its first RTT sample (the handshake's), what happened meanwhile is dropped, the
+preset's ``start`` writes the initial control, and the first observation is of the
+interval after it. Nothing the environment gives the preset reads the path's
+configuration, except a preset's explicitly privileged training options (Aurora's
+``privileged_start_fraction``), which ``info`` and ``finish``'s summary.json name.
+
+Bad arguments raise ValueError (:class:`~tcplab.errors.SpecError` for the constructor's)
+naming the argument: an action of the wrong shape or not finite, an interval below 1 ms,
+longer than the episode or not finite, a flow the episode does not have.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from pathlib import Path
 from typing import Any
 
 import gymnasium
 import numpy as np
 
+from tcplab.engine import engine
 from tcplab.errors import SpecError
 from tcplab.gym.presets import PRESETS, Preset
 from tcplab.gym.scenarios import Scenarios
 from tcplab.gym.simulation import Simulation, SpecLike, as_spec
 from tcplab.specs.units import parse_time
+
+
+def _interval_ns(interval: str | float, min_ns: int) -> int | None:
+    """The fixed interval in ns (None for "rtt"), at least ``min_ns``; SpecError naming
+    ``interval`` otherwise."""
+    if interval == "rtt":
+        return None
+    bad = f"must be 'rtt' or a duration of at least {min_ns / 1e6:g} ms"
+    try:
+        if isinstance(interval, str):
+            ns = parse_time(interval)
+        else:
+            x = float(interval)
+            if not math.isfinite(x):
+                raise ValueError("not finite")
+            ns = round(x * 1e9)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(
+            [("interval", f"{bad} (seconds or '10ms'); got {interval!r}: {exc}")]
+        ) from None
+    if ns < min_ns:
+        raise SpecError(
+            [("interval", f"{bad} (the floor of an interval per RTT); got {interval!r}")]
+        )
+    return ns
 
 
 class CongestionControlEnv(gymnasium.Env):
@@ -61,18 +102,15 @@ class CongestionControlEnv(gymnasium.Env):
         self.preset = preset
         self.observation_space = preset.observation_space
         self.action_space = preset.action_space
-        if interval == "rtt":
-            self.interval_ns: int | None = None
-        elif isinstance(interval, str):
-            self.interval_ns = parse_time(interval)
-        else:
-            self.interval_ns = round(float(interval) * 1e9)
-        if self.interval_ns is not None and self.interval_ns <= 0:
-            raise SpecError([("interval", f"must be > 0 or 'rtt'; got {interval!r}")])
-        if not rtt_fraction > 0:
-            raise SpecError([("rtt_fraction", f"must be > 0; got {rtt_fraction}")])
-        self.rtt_fraction = rtt_fraction
-        self.flow = flow
+        self._min_step_ns = int(engine().POLICY_MIN_STEP_NS)
+        self.interval_ns = _interval_ns(interval, self._min_step_ns)
+        self.interval = interval
+        if not (isinstance(rtt_fraction, numbers.Real) and 0 < rtt_fraction <= 100):
+            raise SpecError([("rtt_fraction", f"must be in (0, 100]; got {rtt_fraction!r}")])
+        self.rtt_fraction = float(rtt_fraction)
+        if isinstance(flow, bool) or not isinstance(flow, (int, np.integer)) or flow < 0:
+            raise SpecError([("flow", f"must be a flow index >= 0; got {flow!r}")])
+        self.flow = int(flow)
         self.simulation: Simulation | None = None
         self.episode_spec: dict[str, Any] | None = None
 
@@ -92,6 +130,10 @@ class CongestionControlEnv(gymnasium.Env):
         episode_seed = int(self.np_random.integers(2**31))
         self.episode_spec = self._episode_spec(episode_seed)
         self.simulation = sim = Simulation(self.episode_spec)
+        if self.flow >= sim.n_flows:
+            raise SpecError(
+                [("flow", f"{self.flow} is not a flow of the episode (flows 0..{sim.n_flows})")]
+            )
         cc = sim.cc(self.flow)
         if cc != self.preset.controlled_cc:
             raise SpecError(
@@ -103,13 +145,32 @@ class CongestionControlEnv(gymnasium.Env):
                     )
                 ]
             )
-        # Before the first RTT sample an "rtt" interval uses the flow's two-way propagation
-        # delay, as an in-engine policy does (crates/sim/src/world/agent.rs base_rtt_ns).
-        f, b = sim.config["flows"][self.flow], sim.config["bottleneck"]
-        self._base_rtt_ns = 2 * (
-            f["sender_access"]["delay_ns"] + b["delay_ns"] + f["receiver_access"]["delay_ns"]
-        )
+        if self.interval_ns is not None and self.interval_ns > sim._s.end_ns:
+            raise SpecError(
+                [
+                    (
+                        "interval",
+                        f"{self.interval!r} is longer than the episode "
+                        f"({sim._s.end_ns / 1e9:g} s): no step would end inside it",
+                    )
+                ]
+            )
         self.preset.reset(sim, self.flow, self.np_random)
+        # As a deployed policy (agent.rs Agents::step_due): look every MIN_STEP_NS for the
+        # flow's first RTT sample, drop what happened until then, start.
+        while sim.state(self.flow).srtt_us == 0:
+            if sim.advance_ns(sim._s.now_ns + self._min_step_ns):
+                raise SpecError(
+                    [
+                        (
+                            f"flows[{self.flow}]",
+                            "the episode ended before the flow's first RTT sample: nothing "
+                            "to start from (a later start or a longer duration)",
+                        )
+                    ]
+                )
+        sim.interval(self.flow)
+        self.preset.start(sim, self.flow, self.np_random)
         obs, _ = self._advance()
         return obs, self._info()
 
@@ -119,11 +180,10 @@ class CongestionControlEnv(gymnasium.Env):
         if self.interval_ns is not None:
             step = self.interval_ns
         else:
-            srtt_us = sim.state(self.flow).srtt_us
-            rtt_ns = srtt_us * 1000 if srtt_us > 0 else self._base_rtt_ns
-            # Rust's f64::round (half away from zero), as the in-engine agent rounds.
-            step = max(1_000_000, math.floor(self.rtt_fraction * rtt_ns + 0.5))
-        return sim._s.now_ns + step
+            # Rust's f64::round (half away from zero), as the in-engine agent rounds; the
+            # flow has an RTT sample (reset waited for it).
+            step = math.floor(self.rtt_fraction * sim.state(self.flow).srtt_us * 1000 + 0.5)
+        return sim._s.now_ns + max(self._min_step_ns, step)
 
     def _advance(self) -> tuple[np.ndarray, float]:
         sim = self.simulation
@@ -140,9 +200,28 @@ class CongestionControlEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended: call reset()")
-        self.preset.act(self.simulation, self.flow, np.asarray(action))
+        self.preset.act(self.simulation, self.flow, self._check_action(action))
         obs, reward = self._advance()
         return obs, reward, False, self._done, self._info()
+
+    def _check_action(self, action: Any) -> np.ndarray:
+        """``action`` as an array of the action space's shape (a bare number for a
+        one-element space), finite; ValueError naming the action otherwise."""
+        shape = self.action_space.shape
+        try:
+            a = np.asarray(action, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"action: not numbers ({exc}); got {action!r}") from None
+        if a.ndim == 0 and shape == (1,):
+            a = a.reshape(1)
+        if a.shape != shape:
+            raise ValueError(
+                f"action: shape {a.shape}; the {self.preset.name} preset's action space is "
+                f"{shape} (an action is not cut to fit)"
+            )
+        if not np.all(np.isfinite(a)):
+            raise ValueError(f"action: must be finite; got {a.tolist()}")
+        return a
 
     def _info(self) -> dict[str, Any]:
         iv, st = self._last
@@ -161,4 +240,5 @@ class CongestionControlEnv(gymnasium.Env):
         if self.simulation is None:
             raise RuntimeError("no episode: call reset()")
         sim, self.simulation = self.simulation, None
+        sim.privileged = self.preset.privileged()
         return sim.finish(out, **kw)

@@ -21,13 +21,21 @@ ratio, times 0.001 (PCC-RL's REWARD_SCALE). These are computed by the engine
   of the interval over its send duration (the engine keeps each interval's mean and
   minimum, not its first and last sample).
 - The action is bounded to [-10, 10] (a Box the environment checker accepts); PCC-RL's
-  Box is +-1e12, and its rate clamp [40, 1000] packets/s is ours relative to the path:
-  [0.01, 2] x the bottleneck rate (rates tcplab specs use span 1 Mbit/s to 10 Gbit/s).
+  Box is +-1e12. PCC-RL clamps the rate to an absolute [40, 1000] packets/s (MIN_RATE,
+  MAX_RATE) for links of 100-500 packets/s; ours is absolute too, in segments per srtt
+  (rates tcplab specs use span 1 Mbit/s to 10 Gbit/s): at least 4 per srtt (BBR's
+  smallest window), at most the rate whose window is 1 000 000 segments (agent.rs
+  ``aurora_bounds``). Neither bound reads the path's configuration.
 - A real TCP flow (`cc = "external"`: SACK, RACK, RTO) carries the rate, paced by the
   kernel's internal pacing, with cwnd written each interval to 2 x rate x srtt (at least
   10 segments) so that the window never binds; PCC-RL's sender has no window.
-- The starting rate is 0.3-1.5 x the bottleneck rate drawn from the episode's seed, as
-  PCC-RL draws it (or a fixed fraction, ``start_fraction``); the monitor interval defaults to the environment's (PCC-RL: 0.5 x the
+- The start is TCP's, as a deployed policy's (``cc = "policy:FILE"``): the initial window
+  (10 segments) until the flow's first RTT sample (the handshake's), then 10 segments per
+  that round trip. PCC-RL starts each episode at 0.3-1.5 x the link's rate, a rate no
+  sender knows; that is kept only as the privileged training option
+  ``privileged_start_fraction`` (a number, or a (low, high) range drawn per episode from
+  its seed; PCC-RL's is (0.3, 1.5)), marked in the environment's info, and refused in a
+  policy file. The monitor interval defaults to the environment's (PCC-RL: 0.5 x the
   mean latency of the last interval, i.e. ``interval = "rtt"`` with ``rtt_fraction=0.5``).
 - Latency is the mean RTT sample of the interval (PCC-RL: mean "latency" of acked
   packets, the same quantity); an interval without a sample uses srtt.
@@ -77,10 +85,16 @@ class Preset:
     action_space: spaces.Box
 
     def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
-        """A new episode on ``sim``: clear histories, write the initial control."""
+        """A new episode on ``sim``, before the flow's first RTT sample: clear histories,
+        write what the flow sends until then."""
+
+    def start(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
+        """The flow has its first RTT sample (``sim.state(flow).srtt_us`` > 0): write the
+        initial control."""
 
     def act(self, sim: Simulation, flow: int, action: np.ndarray) -> None:
-        """Write ``action`` into the flow."""
+        """Write ``action`` (checked by the environment: the action space's shape, finite)
+        into the flow."""
 
     def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
         """The observation after an interval (called once per step, before ``reward``)."""
@@ -92,13 +106,43 @@ class Preset:
     def info(self) -> dict[str, Any]:
         return {}
 
+    def privileged(self) -> dict[str, Any]:
+        """The privileged training options this episode used (read the path's
+        configuration, which a deployed policy cannot): name -> value; empty if none."""
+        return {}
+
+
+def _fraction(value: Any) -> float | tuple[float, float] | None:
+    """``privileged_start_fraction`` checked: None, a number in (0, 2] or a (low, high)
+    range within it."""
+    if value is None:
+        return None
+    field = "privileged_start_fraction"
+    ok = lambda x: isinstance(x, (int, float)) and 0 < x <= 2  # noqa: E731
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(map(ok, value)):
+        lo, hi = float(value[0]), float(value[1])
+        if lo <= hi:
+            return (lo, hi)
+    elif ok(value):
+        return float(value)
+    raise ValueError(
+        f"{field}: a fraction of the bottleneck rate in (0, 2] or a (low, high) range of "
+        f"them (PCC-RL: (0.3, 1.5)); got {value!r}"
+    )
+
 
 class Aurora(Preset):
     """Aurora (Jay et al., ICML 2019); see the module docs. The observation, reward, rate
-    change and what is written are the engine's (crates/sim/src/world/agent.rs), the
-    code a trained policy runs with in ``cc = "policy:FILE"``. ``start_fraction``: the
-    start rate over the bottleneck rate (None: drawn from 0.3-1.5 per episode, as PCC-RL
-    draws it; a policy file gives a number)."""
+    change, start and what is written are the engine's (crates/sim/src/world/agent.rs),
+    the code a trained policy runs with in ``cc = "policy:FILE"``.
+
+    ``privileged_start_fraction``: a training option a deployed policy cannot have. None
+    (the default): the episode starts as a deployed policy does, from the initial window
+    over the first RTT. A number or a (low, high) range: the start rate is that fraction
+    (drawn per episode for a range, as PCC-RL draws 0.3-1.5) of the configured
+    bottleneck rate, which no sender knows; the environment's info then carries
+    ``privileged_start_fraction`` (the fraction used) and ``finish`` records it in the
+    run's summary.json."""
 
     name = "aurora"
     controlled_cc = "external"
@@ -107,10 +151,15 @@ class Aurora(Preset):
     # PCC-RL sender_obs min/max of the three features.
     FEATURE_LOW = (-1.0, 1.0, 0.0)
     FEATURE_HIGH = (10.0, 10000.0, 1000.0)
+    INIT_CWND = 10  # agent.rs INIT_CWND (TCP_INIT_CWND): the first window
 
-    def __init__(self, history: int = 10, start_fraction: float | None = None) -> None:
+    def __init__(
+        self,
+        history: int = 10,
+        privileged_start_fraction: float | tuple[float, float] | None = None,
+    ) -> None:
         self.history = history
-        self.start_fraction = start_fraction
+        self.privileged_start_fraction = _fraction(privileged_start_fraction)
         self.observation_space = spaces.Box(
             np.tile(np.array(self.FEATURE_LOW, np.float32), history),
             np.tile(np.array(self.FEATURE_HIGH, np.float32), history),
@@ -118,25 +167,38 @@ class Aurora(Preset):
         )
         self.action_space = spaces.Box(-10.0, 10.0, shape=(1,), dtype=np.float32)
         self._eng = engine()
+        self._used: float | None = None
+        self.rate_bps = 0.0
 
     def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
-        self.bottleneck_bps = float(sim.config["bottleneck"]["rate_bps"])
-        frac = self.start_fraction
-        if frac is None:
-            frac = float(rng.uniform(0.3, 1.5))
-        self.rate_bps = frac * self.bottleneck_bps
         self._obs = self._eng.AuroraObservation(self.history)
-        self._write(sim, flow, srtt_us=0.0)
+        self._used = None
+        # Until the first RTT sample: TCP's initial window, unpaced (agent.rs start).
+        self.rate_bps = 0.0
+        sim.set_pacing_rate(flow, 0.0)
+        sim.set_cwnd(flow, self.INIT_CWND)
 
-    def _write(self, sim: Simulation, flow: int, srtt_us: float) -> None:
-        self.rate_bps, cwnd = self._eng.aurora_write(self.rate_bps, self.bottleneck_bps, srtt_us)
+    def start(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
+        srtt_us = sim.state(flow).srtt_us
+        frac = self.privileged_start_fraction
+        if frac is None:
+            self.rate_bps, cwnd = self._eng.aurora_start(srtt_us)
+        else:
+            if isinstance(frac, tuple):
+                frac = float(rng.uniform(*frac))
+            self._used = frac
+            configured = float(sim.config["bottleneck"]["rate_bps"])  # privileged
+            self.rate_bps, cwnd = self._eng.aurora_write(frac * configured, srtt_us)
         sim.set_pacing_rate(flow, self.rate_bps)
         sim.set_cwnd(flow, cwnd)
 
     def act(self, sim: Simulation, flow: int, action: np.ndarray) -> None:
         a = float(np.asarray(action).reshape(-1)[0])
-        self.rate_bps = self._eng.aurora_rate(self.rate_bps, a)
-        self._write(sim, flow, sim.state(flow).srtt_us)
+        self.rate_bps, cwnd = self._eng.aurora_write(
+            self._eng.aurora_rate(self.rate_bps, a), sim.state(flow).srtt_us
+        )
+        sim.set_pacing_rate(flow, self.rate_bps)
+        sim.set_cwnd(flow, cwnd)
 
     def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
         return np.asarray(self._obs.push(tuple(iv), st.srtt_us), np.float32)
@@ -145,7 +207,10 @@ class Aurora(Preset):
         return self._eng.aurora_reward(tuple(iv), st.srtt_us)
 
     def info(self) -> dict[str, Any]:
-        return {"rate_bps": self.rate_bps}
+        return {"rate_bps": self.rate_bps, **self.privileged()}
+
+    def privileged(self) -> dict[str, Any]:
+        return {} if self._used is None else {"privileged_start_fraction": self._used}
 
 
 class Orca(Preset):

@@ -12,15 +12,23 @@ crates/cc/src/external.rs (``cc = "external"``) and crates/sim/src/world/steppin
 Every write is kept (time, flow, what) and ``finish`` stores them as ``actions.csv`` in
 the run directory, listed in its manifest: the run's ``spec.toml`` alone does not
 reproduce a run an agent drove (its external flows would hold their initial window).
+
+Arguments are checked before they reach the engine: a flow index, a time, a window or a
+rate that is negative, not finite or beyond what the engine holds (2**64 - 1 ns, 2**32 - 1
+segments) raises ValueError naming the argument, and so does ``advance`` to a time before
+now (a simulation only goes forward).
 """
 
 from __future__ import annotations
 
 import csv
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import numpy as np
 
 from tcplab.analysis.rundata import from_engine
 from tcplab.analysis.summary import flow_metrics, summarize
@@ -33,6 +41,27 @@ from tcplab.storage.directory import write_run
 from tcplab.storage.ownership import check_replaceable
 
 ACTIONS_FILE = "actions.csv"
+MAX_NS = 2**64 - 1  # the engine's SimTime (u64 ns)
+MAX_SEGMENTS = 2**32 - 1  # cwnd and ssthresh are u32, as the kernel's
+
+
+def _index(name: str, value: Any, n: int) -> int:
+    """A flow index: an int in [0, n)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
+        raise ValueError(f"{name}: must be a flow index, an int in [0, {n}); got {value!r}")
+    return int(value)
+
+
+def _count(name: str, value: Any, low: int, high: int) -> int:
+    """A whole number of segments (or ns) in [low, high], given as an int or a float
+    holding one."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: must be a number; got {value!r}") from None
+    if not (math.isfinite(x) and low <= x <= high):
+        raise ValueError(f"{name}: must be a finite number in [{low}, {high}]; got {value!r}")
+    return int(value)
 
 
 class FlowState(NamedTuple):
@@ -104,6 +133,9 @@ class Simulation:
             raise SpecError([("engine config", str(exc))]) from None
         self._t0 = time.perf_counter()
         self.actions: list[tuple[int, int, str, float]] = []
+        self.privileged: dict[str, Any] = {}
+        """Privileged training options the run's driver used (tcplab.gym's presets set
+        them): recorded under ``privileged`` in the finished run's summary.json."""
 
     # -- time ------------------------------------------------------------------------
     @property
@@ -122,44 +154,68 @@ class Simulation:
     def n_flows(self) -> int:
         return self._s.n_flows
 
+    def _flow(self, flow: Any) -> int:
+        return _index("flow", flow, self._s.n_flows)
+
     def cc(self, flow: int) -> str:
         """Flow ``flow``'s algorithm (the engine's flow index, after ``count`` expansion)."""
-        return self._s.cc(flow)
+        return self._s.cc(self._flow(flow))
 
     def advance(self, *, to_s: float | None = None, by_s: float | None = None) -> bool:
-        """Run to ``to_s`` or by ``by_s`` simulated seconds (capped at the end); returns
-        whether the run reached its end."""
+        """Run to ``to_s`` or by ``by_s`` simulated seconds (capped at the end; not back:
+        ``to_s`` before now or ``by_s`` < 0 is refused); returns whether the run reached
+        its end."""
         if (to_s is None) == (by_s is None):
             raise SpecError([("advance", "give exactly one of to_s= and by_s=")])
-        t = to_s if to_s is not None else self.now_s + by_s  # type: ignore[operator]
-        if not t >= 0:
-            raise SpecError([("to_s" if to_s is not None else "by_s", f"must be >= 0; got {t}")])
-        return self._s.advance(round(t * 1e9))
+        name, value = ("to_s", to_s) if to_s is not None else ("by_s", by_s)
+        try:
+            x = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: must be a number of seconds; got {value!r}") from None
+        if not math.isfinite(x) or x < 0:
+            raise ValueError(f"{name}: must be a finite number of seconds >= 0; got {value!r}")
+        now = self._s.now_ns
+        t = round(x * 1e9) if to_s is not None else now + round(x * 1e9)
+        if t < now:
+            raise ValueError(
+                f"to_s: {value!r} is before now ({now / 1e9:g} s): a simulation only goes forward"
+            )
+        return self._s.advance(min(t, self._s.end_ns))
 
     def advance_ns(self, to_ns: int) -> bool:
         """:meth:`advance` in integer nanoseconds (no rounding; the fast path)."""
-        return self._s.advance(to_ns)
+        if isinstance(to_ns, bool) or not isinstance(to_ns, (int, np.integer)):
+            raise ValueError(f"to_ns: must be an int number of ns; got {to_ns!r}")
+        if not 0 <= to_ns <= MAX_NS:
+            raise ValueError(f"to_ns: must be in [0, 2**64 - 1] ns; got {to_ns!r}")
+        return self._s.advance(int(to_ns))
 
     # -- reads -----------------------------------------------------------------------
     def state(self, flow: int) -> FlowState:
-        return FlowState(*self._s.state(flow))
+        return FlowState(*self._s.state(self._flow(flow)))
 
     def interval(self, flow: int) -> Interval:
         """Statistics since the previous call for ``flow`` (since the start at the first)."""
-        return Interval(*self._s.interval(flow))
+        return Interval(*self._s.interval(self._flow(flow)))
 
     # -- writes ----------------------------------------------------------------------
     def set_cwnd(self, flow: int, cwnd_pkts: int) -> None:
-        self._s.set_cwnd(flow, int(cwnd_pkts))
-        self.actions.append((self._s.now_ns, flow, "cwnd_pkts", float(int(cwnd_pkts))))
+        n = _count("cwnd_pkts", cwnd_pkts, 1, MAX_SEGMENTS)
+        self._s.set_cwnd(self._flow(flow), n)
+        self.actions.append((self._s.now_ns, flow, "cwnd_pkts", float(n)))
 
     def set_pacing_rate(self, flow: int, bps: float) -> None:
-        self._s.set_pacing_rate(flow, float(bps))
-        self.actions.append((self._s.now_ns, flow, "pacing_rate_bps", float(bps)))
+        try:
+            rate = float(bps)
+        except (TypeError, ValueError):
+            raise ValueError(f"bps: must be a number of bit/s; got {bps!r}") from None
+        self._s.set_pacing_rate(self._flow(flow), rate)
+        self.actions.append((self._s.now_ns, flow, "pacing_rate_bps", rate))
 
     def set_ssthresh(self, flow: int, pkts: int) -> None:
-        self._s.set_ssthresh(flow, int(pkts))
-        self.actions.append((self._s.now_ns, flow, "ssthresh_pkts", float(int(pkts))))
+        n = _count("pkts", pkts, 2, MAX_SEGMENTS)
+        self._s.set_ssthresh(self._flow(flow), n)
+        self.actions.append((self._s.now_ns, flow, "ssthresh_pkts", float(n)))
 
     # -- the end ---------------------------------------------------------------------
     def finish(
@@ -173,6 +229,8 @@ class Simulation:
         raw = self._s.finish()
         data = from_engine(self.spec, raw)
         summary = summarize(data)
+        if self.privileged:  # a run driven with knowledge no sender has, said so
+            summary["privileged"] = dict(self.privileged)
         result = Result(
             self.spec,
             data.series,
@@ -211,8 +269,16 @@ class Simulation:
 def run_with(
     spec: SpecLike, controller: Callable[[Simulation], None], interval_s: float
 ) -> Simulation:
-    """Step ``spec`` every ``interval_s`` calling ``controller(sim)`` after each advance;
-    returns the simulation at its end (call ``finish`` for the result)."""
+    """Step ``spec`` every ``interval_s`` (at least 1 us) calling ``controller(sim)`` after
+    each advance; returns the simulation at its end (call ``finish`` for the result)."""
+    try:
+        ok = math.isfinite(float(interval_s)) and float(interval_s) >= 1e-6
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"interval_s: must be a finite number of seconds >= 1e-6; got {interval_s!r}"
+        )
     sim = Simulation(spec)
     while not sim.advance(by_s=interval_s):
         controller(sim)

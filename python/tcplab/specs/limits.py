@@ -26,6 +26,11 @@ limit in the message, rather than found out after minutes or gigabytes.
   bottleneck and the sources could carry over the run. The engine handles about three
   million packets a second on one core (600 s at 200 Mbit/s in about 3 s), so the packet
   budget is about an hour of work.
+- **Policy steps.** A trained policy (``cc = "policy:FILE"``) acts once per monitor
+  interval: its file's ``interval_ns`` (at least 1 ms), or ``rtt_fraction`` x srtt, which
+  is at least the flow's base RTT, so at most the run over ``rtt_fraction`` x ``rtt``
+  (1 ms at least) steps per flow. A policy's interval longer than the run is refused (it
+  would never act).
 """
 
 from __future__ import annotations
@@ -54,6 +59,15 @@ MAX_ONOFF_CHANGES = 10_000_000
 
 MAX_PACKETS = 10_000_000_000
 """Packets one run may carry: the bottleneck's and the sources' rates over the run."""
+
+MAX_POLICY_STEPS = 100_000_000
+"""Monitor intervals of the trained policies of one run, over every policy flow. A step of
+the example's linear policy (31 weights) costs about 1.7 us of CPU (measured: 1000 s of a
+1 Mbit/s run at 1 ms and at 100 ms intervals, 1.88 vs 0.15 s), so 1e8 steps are about
+three minutes; a larger network costs more per step (the count does not weigh it)."""
+
+MIN_POLICY_STEP_NS = 1_000_000
+"""The shortest monitor interval (crates/sim/src/world/agent.rs MIN_STEP_NS)."""
 
 BYTES_PER_PACKET_HELD = 400
 BYTES_PER_SERIES_ROW = 2_400
@@ -173,6 +187,42 @@ def expected_arrivals(spec: Any) -> list[float]:
     return out
 
 
+def policy_steps(spec: Any) -> tuple[float, list[tuple[str, str]]]:
+    """The policy steps of a spec's ``policy:`` flows (an upper bound; see the module
+    docs), and problems: a policy whose fixed interval is longer than the run. A policy
+    file that cannot be read is left to the policy's own check."""
+    from tcplab import policy
+
+    steps, out = 0.0, []
+    dur = spec.experiment.duration
+    for i, f in enumerate(spec.flows):
+        if not policy.is_policy(f.cc):
+            continue
+        try:
+            p = policy.load(f.cc)
+        except ValueError:
+            continue
+        interval = p.get("interval_ns")
+        if isinstance(interval, int) and not isinstance(interval, bool):
+            if interval > dur:
+                out.append(
+                    (
+                        f"flows[{i}].cc",
+                        f"{policy.path(f.cc)}: interval_ns {interval} is longer than the run "
+                        f"({dur} ns): the policy would never act",
+                    )
+                )
+                continue
+            step = interval
+        else:
+            frac = p.get("rtt_fraction", 0.5)
+            frac = frac if isinstance(frac, (int, float)) and frac > 0 else 0.5
+            step = frac * (f.rtt or 0)
+        step = max(step, MIN_POLICY_STEP_NS)
+        steps += f.count * _window_s(f.start, f.stop, dur) * 1e9 / step
+    return steps, out
+
+
 def check_counts(spec: Any) -> list[tuple[str, str]]:
     """Flows (and expected workload arrivals), on/off changes and packets of a spec within
     their limits; call before workloads are expanded. A CDF that cannot be read is left to
@@ -207,6 +257,18 @@ def check_counts(spec: Any) -> list[tuple[str, str]]:
                 f"the run would switch on and off about {changes:,.0f} times (2 x count x "
                 f"duration / (on + off) over every flow and source); the limit is "
                 f"{MAX_ONOFF_CHANGES:,}: use longer on and off periods",
+            )
+        )
+    steps, problems = policy_steps(spec)
+    out.extend(problems)
+    if steps > MAX_POLICY_STEPS:
+        out.append(
+            (
+                "flows",
+                f"the run's trained policies would act about {steps:,.0f} times (count x "
+                f"duration / their monitor interval, rtt_fraction x rtt or interval_ns, at "
+                f"least 1 ms); the limit is {MAX_POLICY_STEPS:,}: shorten the run or "
+                "lengthen the interval",
             )
         )
     wire_bits = 8 * (spec.tcp.mss + spec.tcp.header)

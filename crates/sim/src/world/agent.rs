@@ -1,7 +1,7 @@
 //! Agents: a trained policy driving an `external` flow from inside the engine, with the
 //! same observation and action code tcplab.gym trains with (the Aurora preset calls
-//! [`AuroraObservation`] and [`aurora_write`] through crates/py), so `cc = "policy:FILE"`
-//! runs, sweeps and reports like any algorithm.
+//! [`AuroraObservation`], [`aurora_write`] and [`aurora_start`] through crates/py), so
+//! `cc = "policy:FILE"` runs, sweeps and reports like any algorithm.
 //!
 //! At each monitor interval the agent reads the flow's interval statistics (the stepping
 //! engine's, world/stepping.rs), pushes them into Aurora's observation history, evaluates
@@ -12,12 +12,32 @@
 //! agent (python/tcplab/backends/kernel/policy_agent.py, through crates/py's
 //! `PolicyAgent`) runs it on intervals measured by a BPF program on a real socket.
 //!
+//! What a deployed policy knows is what a sender knows (issue 38): its own ACK-derived
+//! statistics (the interval's, and srtt), never the path's configuration. So:
+//! - It starts as TCP starts. Until the flow's first RTT sample it writes TCP's initial
+//!   window ([`INIT_CWND`] segments, unpaced) and looks again every [`MIN_STEP_NS`];
+//!   at the first look with a sample its rate becomes the initial window over that round
+//!   trip, [`aurora_start`]: `INIT_CWND x MSS / srtt`. The sample is the handshake's
+//!   (the SYN-ACK's round trip: Linux's active opener takes it in tcp_ack ->
+//!   tcp_clean_rtx_queue before tcp_init_transfer; the simulator does the same with
+//!   `tcp.handshake`, on by default), chosen over the first data ACK's because it is
+//!   there before any data leaves, on both backends the same way (policy_rate.bpf.c's
+//!   `init` records srtt), so the policy paces its first window instead of learning its
+//!   rate a round trip late. With `tcp.handshake = false` it is the first data ACK's.
+//! - Its rate bounds are absolute ([`aurora_write`]): at least [`MIN_PKTS_PER_RTT`]
+//!   segments per srtt, at most what the largest window it writes, [`MAX_CWND`], carries
+//!   under the window rule (cwnd = 2 x rate x srtt, the rule PCC-RL's sender does not
+//!   need and ours keeps so that the window never binds below the rate).
+//!
 //! Follows: Aurora (Jay et al., ICML 2019; PCCproject/PCC-RL src/gym/network_sim.py)
 //! as tcplab.gym's preset models it (python/tcplab/gym/presets.py lists the deviations
 //! from PCC-RL). Deviations of the in-engine agent from training: none in what it
-//! computes; the start rate is `start_fraction` x the bottleneck rate (training may draw
-//! it at random, as PCC-RL does: 0.3-1.5), and the agent knows the bottleneck rate for
-//! its rate bounds (0.01-2 x), as the training environment does.
+//! computes when training starts as deployment does (tcplab.gym's default). PCC-RL
+//! starts each training episode at 0.3-1.5 x the link's rate (`Sender(random.uniform(0.3,
+//! 1.5) * bw, ...)`, network_sim.py); tcplab.gym keeps that only as the privileged
+//! training option `privileged_start_fraction`, which a policy file cannot carry
+//! ([`refuse_privileged`]). PCC-RL's bounds are absolute too (MIN_RATE = 40 and
+//! MAX_RATE = 1000 packets/s, for links of 100-500 packets/s); ours scale with srtt.
 
 use serde::{Deserialize, Serialize};
 
@@ -32,6 +52,26 @@ pub const DELTA_SCALE: f64 = 0.025;
 /// PCC-RL sender_obs bounds of (latency gradient, latency ratio, sending ratio).
 pub const FEATURE_LOW: [f64; 3] = [-1.0, 1.0, 0.0];
 pub const FEATURE_HIGH: [f64; 3] = [10.0, 10000.0, 1000.0];
+/// TCP's initial window (segments; RFC 6928, Linux `TCP_INIT_CWND`): what a policy's flow
+/// sends before its first RTT sample, and its start rate per that round trip.
+pub const INIT_CWND: u32 = 10;
+/// The rate's floor in segments per srtt. 4: BBR's smallest window (tcp_bbr.c
+/// `bbr_cwnd_min_target`: "a sliding window protocol ACKing every other packet needs at
+/// least 4 packets in flight"; PCC-RL's `MIN_CWND` is 4 too): below it delayed ACKs
+/// stall the ACK clock the observation is made of.
+pub const MIN_PKTS_PER_RTT: f64 = 4.0;
+/// The largest cwnd a policy writes (segments), and so its rate's cap (the rate whose
+/// window, 2 x rate x srtt, is this). 1 000 000: the largest cwnd an `external` flow
+/// takes as a parameter (crates/cc/src/external.rs), 1.45 GB: the window of a rate of
+/// 10 Gbit/s at an srtt of 0.58 s, or 100 Gbit/s at 58 ms. It binds only on paths with
+/// larger bandwidth-delay products (the engine's rates reach 2.97 Tbit/s) and keeps a
+/// policy that only ever raises its rate from overflowing the rate's float.
+pub const MAX_CWND: u32 = 1_000_000;
+/// The shortest monitor interval (ns), fixed or per RTT; also how often a policy looks
+/// for its flow's first RTT sample. 1 ms: the RTT interval's floor (a 1 ns
+/// interval cost 4.5 s of CPU per 20 ms simulated, issue 38), and the kernel backend's
+/// agent, a Python process sleeping between steps, cannot keep a shorter one.
+pub const MIN_STEP_NS: u64 = 1_000_000;
 
 /// Aurora's observation: the last `history` intervals' (latency gradient, latency ratio,
 /// sending ratio), oldest first, as float32 (what the policy saw in training).
@@ -143,15 +183,33 @@ pub fn aurora_rate(rate_bps: f64, a: f64) -> f64 {
     }
 }
 
-/// What Aurora writes for a rate: the rate clamped to [0.01, 2] x the bottleneck, and a
-/// window of 2 x rate x srtt (at least 10 segments) so that the window never binds.
-/// Returns (rate bit/s, cwnd segments).
-pub fn aurora_write(rate_bps: f64, bottleneck_bps: f64, srtt_us: f64) -> (f64, u32) {
-    let rate = rate_bps
-        .max(0.01 * bottleneck_bps)
-        .min(2.0 * bottleneck_bps);
-    let window = 2.0 * rate / 8.0 * srtt_us.max(1.0) / 1e6 / MSS;
-    (rate, (window.ceil().max(10.0)).min(u32::MAX as f64) as u32)
+/// The rate's bounds at `srtt_us` (bit/s): [`MIN_PKTS_PER_RTT`] segments per srtt, and
+/// the rate whose window (2 x rate x srtt) is [`MAX_CWND`] segments.
+pub fn aurora_bounds(srtt_us: f64) -> (f64, f64) {
+    let srtt_us = srtt_us.max(1.0);
+    (
+        MIN_PKTS_PER_RTT * MSS * 8e6 / srtt_us,
+        MAX_CWND as f64 * MSS * 8e6 / (2.0 * srtt_us),
+    )
+}
+
+/// What Aurora writes for a rate at `srtt_us` (> 0: a policy writes only once its flow
+/// has an RTT sample): the rate within [`aurora_bounds`], and a window of 2 x rate x srtt
+/// rounded up (at least 10 segments, at most [`MAX_CWND`]) so that the window never binds
+/// below the rate. The rounding forgives 1e-12 of float error, so that a window of
+/// exactly 20 segments (the start's) is 20, not 21. Returns (rate bit/s, cwnd segments).
+pub fn aurora_write(rate_bps: f64, srtt_us: f64) -> (f64, u32) {
+    let (floor, cap) = aurora_bounds(srtt_us);
+    let rate = rate_bps.max(floor).min(cap);
+    let window = 2.0 * rate * srtt_us.max(1.0) / (8e6 * MSS);
+    let cwnd = (window * (1.0 - 1e-12)).ceil();
+    (rate, cwnd.clamp(10.0, MAX_CWND as f64) as u32)
+}
+
+/// The start, as TCP starts: the initial window over the first round trip,
+/// `INIT_CWND x MSS x 8 / srtt` bit/s, written as [`aurora_write`] writes any rate.
+pub fn aurora_start(srtt_us: f64) -> (f64, u32) {
+    aurora_write(INIT_CWND as f64 * MSS * 8e6 / srtt_us.max(1.0), srtt_us)
 }
 
 /// One dense layer: `out = activation(weights x in + bias)`, weights `[out][in]`.
@@ -198,14 +256,12 @@ pub struct PolicyConfig {
     /// Intervals in the observation (Aurora: 10).
     #[serde(default = "default_history")]
     pub history: usize,
-    /// Monitor interval: a fixed length (ns), or, if absent, `rtt_fraction` x srtt.
+    /// Monitor interval: a fixed length (ns, at least [`MIN_STEP_NS`]), or, if absent,
+    /// `rtt_fraction` x srtt (at least [`MIN_STEP_NS`]).
     #[serde(default)]
     pub interval_ns: Option<u64>,
     #[serde(default = "default_rtt_fraction")]
     pub rtt_fraction: f64,
-    /// Start rate as a fraction of the bottleneck rate.
-    #[serde(default = "default_start_fraction")]
-    pub start_fraction: f64,
     #[serde(default)]
     pub transform: Transform,
     pub layers: Vec<Layer>,
@@ -217,8 +273,36 @@ fn default_history() -> usize {
 fn default_rtt_fraction() -> f64 {
     0.5
 }
-fn default_start_fraction() -> f64 {
-    1.0
+
+/// Fields a policy file may not carry, and why: training options that read the path's
+/// configuration, which a deployed sender does not know.
+pub const PRIVILEGED_FIELDS: [(&str, &str); 2] = [
+    (
+        "privileged_start_fraction",
+        "a training-only option of tcplab.gym (start at a fraction of the configured \
+         bottleneck rate); a deployed policy knows no link rate and starts from the \
+         initial window over the first RTT: remove the field",
+    ),
+    (
+        "start_fraction",
+        "tcplab 0.7's start at a fraction of the configured bottleneck rate, now the \
+         training-only privileged_start_fraction; a deployed policy starts from the \
+         initial window over the first RTT: remove the field",
+    ),
+];
+
+/// Refuse a policy file's JSON object carrying a [`PRIVILEGED_FIELDS`] field, naming it
+/// (serde's unknown-field error would say only that it is unknown).
+pub fn refuse_privileged(v: &serde_json::Value) -> Result<(), ConfigError> {
+    for (field, why) in PRIVILEGED_FIELDS {
+        if v.get(field).is_some() {
+            return Err(ConfigError {
+                field: field.into(),
+                message: why.into(),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An agent in the world config: which flow the policy drives.
@@ -263,11 +347,14 @@ impl Mlp {
         if !(p.rtt_fraction > 0.0 && p.rtt_fraction <= 100.0) {
             return Err(bad("rtt_fraction".into(), "must be in (0, 100]".into()));
         }
-        if p.interval_ns == Some(0) {
-            return Err(bad("interval_ns".into(), "must be > 0".into()));
-        }
-        if !(p.start_fraction > 0.0 && p.start_fraction <= 2.0) {
-            return Err(bad("start_fraction".into(), "must be in (0, 2]".into()));
+        if let Some(i) = p.interval_ns.filter(|&i| i < MIN_STEP_NS) {
+            return Err(bad(
+                "interval_ns".into(),
+                format!(
+                    "must be at least {MIN_STEP_NS} (1 ms, the floor of an interval per \
+                     RTT); got {i}"
+                ),
+            ));
         }
         let obs = 3 * p.history;
         let input = match p.transform {
@@ -362,8 +449,8 @@ impl Mlp {
     }
 }
 
-/// What a policy writes into its flow at a step: the pacing rate (bit/s) and cwnd
-/// (segments), and when it acts next (ns).
+/// What a policy writes into its flow at a step: the pacing rate (bit/s, 0 = unpaced)
+/// and cwnd (segments), and when it acts next (ns).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Decision {
     pub rate_bps: f64,
@@ -371,19 +458,20 @@ pub struct Decision {
     pub next_ns: u64,
 }
 
-/// One policy's loop for one flow, apart from any world: observe an interval, act, and
-/// say what to write and when to act next. The simulator's agents ([`Agents`]) and the
-/// kernel backend's (python/tcplab/backends/kernel/policy_agent.py, through crates/py)
-/// both run it, so a policy sees and does the same on both backends.
+/// One policy's loop for one flow, apart from any world: wait for the first RTT sample
+/// and start ([`PolicyController::begin`]), then observe an interval, act, and say what to
+/// write and when to act next. The simulator's agents ([`Agents`]) and the kernel
+/// backend's (python/tcplab/backends/kernel/policy_agent.py, through crates/py) both run
+/// it, so a policy sees and does the same on both backends. It is given srtt and the
+/// interval's statistics, nothing of the path's configuration.
 #[derive(Clone, Debug)]
 pub struct PolicyController {
     mlp: Mlp,
     obs: AuroraObservation,
     interval_ns: Option<u64>,
     rtt_fraction: f64,
-    base_rtt_ns: u64,
-    bottleneck_bps: f64,
-    rate_bps: f64,
+    /// None until the first RTT sample (the controller is waiting).
+    rate_bps: Option<f64>,
 }
 
 impl PolicyController {
@@ -410,52 +498,65 @@ impl PolicyController {
             field: format!("agents[{i}].policy.{}", e.field),
             message: e.message,
         };
-        PolicyController::new(
-            &a.policy,
-            cfg.bottleneck.rate_bps as f64,
-            base_rtt_ns(cfg, a.flow),
-        )
-        .map_err(at)
+        let c = PolicyController::new(&a.policy).map_err(at)?;
+        if let Some(iv) = a.policy.interval_ns.filter(|&iv| iv > cfg.duration_ns) {
+            return Err(at(ConfigError {
+                field: "interval_ns".into(),
+                message: format!(
+                    "{iv} ns is longer than the run ({} ns): the policy would never act",
+                    cfg.duration_ns
+                ),
+            }));
+        }
+        Ok(c)
     }
 
-    /// A controller for a path of bottleneck rate `bottleneck_bps` (its rate bounds) and
-    /// two-way propagation delay `base_rtt_ns` (the interval before an RTT sample).
-    pub fn new(
-        p: &PolicyConfig,
-        bottleneck_bps: f64,
-        base_rtt_ns: u64,
-    ) -> Result<PolicyController, ConfigError> {
+    /// A controller for a checked policy.
+    pub fn new(p: &PolicyConfig) -> Result<PolicyController, ConfigError> {
         Ok(PolicyController {
             mlp: Mlp::new(p)?,
             obs: AuroraObservation::new(p.history),
             interval_ns: p.interval_ns,
             rtt_fraction: p.rtt_fraction,
-            base_rtt_ns,
-            bottleneck_bps,
-            rate_bps: p.start_fraction * bottleneck_bps,
+            rate_bps: None,
         })
     }
 
     fn next(&self, now_ns: u64, srtt_us: u64) -> u64 {
-        next_step_ns(
-            now_ns,
-            self.interval_ns,
-            self.rtt_fraction,
-            srtt_us,
-            self.base_rtt_ns,
-        )
+        next_step_ns(now_ns, self.interval_ns, self.rtt_fraction, srtt_us)
     }
 
-    /// The start, as the environment's reset: the start rate, with the window of an
-    /// unknown RTT (10 segments).
-    pub fn start(&mut self, now_ns: u64, srtt_us: u64) -> Decision {
-        let (rate, cwnd) = aurora_write(self.rate_bps, self.bottleneck_bps, 0.0);
-        self.rate_bps = rate;
+    /// Whether the controller still waits for its flow's first RTT sample.
+    pub fn waiting(&self) -> bool {
+        self.rate_bps.is_none()
+    }
+
+    /// Before the connection: TCP's initial window, unpaced; look for an RTT sample
+    /// [`MIN_STEP_NS`] later.
+    pub fn start(&mut self, now_ns: u64) -> Decision {
+        self.rate_bps = None;
         Decision {
+            rate_bps: 0.0,
+            cwnd: INIT_CWND,
+            next_ns: now_ns + MIN_STEP_NS,
+        }
+    }
+
+    /// A look while waiting (`srtt_us`: the flow's srtt now, 0 before a sample): None
+    /// (look again at `now + MIN_STEP_NS`) until there is a sample; then the start rate,
+    /// [`aurora_start`], and the first interval's end. The caller drops the statistics
+    /// gathered while waiting (the environment's reset does the same).
+    pub fn begin(&mut self, now_ns: u64, srtt_us: u64) -> Option<Decision> {
+        if srtt_us == 0 {
+            return None;
+        }
+        let (rate, cwnd) = aurora_start(srtt_us as f64);
+        self.rate_bps = Some(rate);
+        Some(Decision {
             rate_bps: rate,
             cwnd,
             next_ns: self.next(now_ns, srtt_us),
-        }
+        })
     }
 
     /// Push an interval ending now (`srtt_us`: the flow's srtt now); the observation.
@@ -465,18 +566,18 @@ impl PolicyController {
 
     /// The policy's action on the last observation (as float32, what the environment
     /// passes), the rate it moves to and what to write; `srtt_us` sizes the window and
-    /// the next interval.
-    pub fn act(&mut self, now_ns: u64, srtt_us: u64) -> (f64, Decision) {
+    /// the next interval. Before [`begin`](Self::begin) has started it: None.
+    pub fn act(&mut self, now_ns: u64, srtt_us: u64) -> Option<(f64, Decision)> {
+        let from = self.rate_bps?;
         let action = self.mlp.act(self.obs.current()) as f32 as f64;
-        let rate = aurora_rate(self.rate_bps, action);
-        let (rate, cwnd) = aurora_write(rate, self.bottleneck_bps, srtt_us as f64);
-        self.rate_bps = rate;
+        let (rate, cwnd) = aurora_write(aurora_rate(from, action), srtt_us as f64);
+        self.rate_bps = Some(rate);
         let d = Decision {
             rate_bps: rate,
             cwnd,
             next_ns: self.next(now_ns, srtt_us),
         };
-        (action, d)
+        Some((action, d))
     }
 }
 
@@ -517,33 +618,14 @@ pub fn run<E>(
     Ok(())
 }
 
-/// A flow's two-way propagation delay (its spec `rtt` on a dumbbell).
-pub fn base_rtt_ns(cfg: &WorldConfig, flow: usize) -> u64 {
-    let f = &cfg.flows[flow];
-    2 * (f.sender_access.delay_ns + cfg.bottleneck.delay_ns + f.receiver_access.delay_ns)
-}
-
-/// The next interval's end for a flow: fixed, or `rtt_fraction` x srtt (the base RTT
-/// before the first sample), at least 1 ms. The training environment's rule.
-pub fn next_step_ns(
-    now_ns: u64,
-    interval_ns: Option<u64>,
-    rtt_fraction: f64,
-    srtt_us: u64,
-    base_rtt_ns: u64,
-) -> u64 {
+/// The next interval's end for a flow with an RTT sample (`srtt_us` > 0): fixed, or
+/// `rtt_fraction` x srtt, at least [`MIN_STEP_NS`]. The training environment's rule.
+pub fn next_step_ns(now_ns: u64, interval_ns: Option<u64>, rtt_fraction: f64, srtt_us: u64) -> u64 {
     let step = match interval_ns {
         Some(i) => i,
-        None => {
-            let rtt_ns = if srtt_us > 0 {
-                srtt_us * 1000
-            } else {
-                base_rtt_ns
-            };
-            ((rtt_fraction * rtt_ns as f64).round() as u64).max(1_000_000)
-        }
+        None => (rtt_fraction * (srtt_us * 1000) as f64).round() as u64,
     };
-    now_ns + step
+    now_ns + step.max(MIN_STEP_NS)
 }
 
 impl Agents {
@@ -578,11 +660,10 @@ impl Agents {
         s.set_cwnd(flow, d.cwnd).expect("cwnd >= 10");
     }
 
-    /// The start: each agent writes its start rate, as the environment's reset does.
+    /// The start: each agent writes TCP's initial window, as the environment's reset does.
     pub fn start(&mut self, s: &mut Stepper) {
         for a in &mut self.agents {
-            let st = s.state(a.flow).expect("checked flow");
-            let d = a.ctl.start(s.now().ns(), st.srtt_us);
+            let d = a.ctl.start(s.now().ns());
             Self::write(a.flow, &d, s);
             a.next = SimTime(d.next_ns);
         }
@@ -600,9 +681,10 @@ impl Agents {
     }
 
     /// Step every agent whose interval ends now: read, observe, act, write, as
-    /// `CongestionControlEnv.step` does; at the end only the observation. (The writes
-    /// leave srtt as it was: one read serves the observation, the window and the next
-    /// interval.)
+    /// `CongestionControlEnv.step` does; at the end only the observation. A waiting agent
+    /// only looks for its flow's first RTT sample, as the environment's reset does. (The
+    /// writes leave srtt as it was: one read serves the observation, the window and the
+    /// next interval.)
     pub fn step_due(&mut self, s: &mut Stepper) {
         let now = s.now();
         for a in &mut self.agents {
@@ -611,14 +693,29 @@ impl Agents {
             }
             let iv = s.take_interval(a.flow).expect("checked flow");
             let st: FlowState = s.state(a.flow).expect("checked flow");
-            a.ctl.observe(&iv, st.srtt_us);
             if s.done() {
+                if !a.ctl.waiting() {
+                    a.ctl.observe(&iv, st.srtt_us);
+                }
                 a.done = true;
                 continue;
             }
-            let (_, d) = a.ctl.act(now.ns(), st.srtt_us);
-            Self::write(a.flow, &d, s);
-            a.next = SimTime(d.next_ns);
+            if a.ctl.waiting() {
+                // The statistics gathered while waiting are dropped (iv).
+                match a.ctl.begin(now.ns(), st.srtt_us) {
+                    Some(d) => {
+                        Self::write(a.flow, &d, s);
+                        a.next = SimTime(d.next_ns);
+                    }
+                    None => a.next = SimTime(now.ns() + MIN_STEP_NS),
+                }
+                continue;
+            }
+            a.ctl.observe(&iv, st.srtt_us);
+            if let Some((_, d)) = a.ctl.act(now.ns(), st.srtt_us) {
+                Self::write(a.flow, &d, s);
+                a.next = SimTime(d.next_ns);
+            }
         }
     }
 }
@@ -635,7 +732,6 @@ mod tests {
             history: 1,
             interval_ns: None,
             rtt_fraction: 0.5,
-            start_fraction: 1.0,
             transform,
             layers: vec![Layer {
                 weights,
@@ -643,6 +739,11 @@ mod tests {
                 activation: Activation::Linear,
             }],
         }
+    }
+
+    /// A controller whose action is always `a` (all weights 0, bias a).
+    fn constant(a: f64) -> PolicyController {
+        PolicyController::new(&policy(vec![vec![0.0; 3]], vec![a], Transform::None)).unwrap()
     }
 
     #[test]
@@ -678,19 +779,56 @@ mod tests {
     }
 
     #[test]
-    fn a_controller_starts_acts_and_times_its_steps_by_hand() {
-        // A constant action 4 (all weights 0, bias 4): x 1.1 per step.
-        let mut p = policy(vec![vec![0.0; 3]], vec![4.0], Transform::None);
-        p.start_fraction = 0.5;
-        let mut c = PolicyController::new(&p, 10e6, 40_000_000).unwrap();
-        // Start: 0.5 x 10 Mbit/s, 10 segments; no srtt yet: the next step after half the
-        // base RTT (20 ms).
-        let d = c.start(0, 0);
-        assert_eq!((d.rate_bps, d.cwnd, d.next_ns), (5e6, 10, 20_000_000));
+    fn an_interval_below_one_millisecond_is_refused_naming_the_field() {
+        let mut p = policy(vec![vec![0.0; 3]], vec![0.0], Transform::None);
+        p.interval_ns = Some(1);
+        let e = Mlp::new(&p).unwrap_err();
+        assert_eq!(e.field, "interval_ns");
+        assert!(e.message.contains("at least 1000000"), "{}", e.message);
+        p.interval_ns = Some(MIN_STEP_NS);
+        assert!(Mlp::new(&p).is_ok());
+    }
+
+    #[test]
+    fn a_policy_file_with_a_privileged_field_is_refused_naming_it() {
+        let v: serde_json::Value = serde_json::from_str(
+            r#"{"format": "tcplab-policy/1", "privileged_start_fraction": 0.5}"#,
+        )
+        .unwrap();
+        let e = refuse_privileged(&v).unwrap_err();
+        assert_eq!(e.field, "privileged_start_fraction");
+        assert!(e.message.contains("training-only"), "{}", e.message);
+        let v: serde_json::Value = serde_json::from_str(r#"{"start_fraction": 1.0}"#).unwrap();
+        assert_eq!(refuse_privileged(&v).unwrap_err().field, "start_fraction");
+        assert!(refuse_privileged(&serde_json::json!({"name": "x"})).is_ok());
+    }
+
+    #[test]
+    fn a_controller_waits_for_an_rtt_sample_then_starts_with_the_initial_window() {
+        // A constant action 4 (x 1.1 per step).
+        let mut c = constant(4.0);
+        // Before the connection: 10 segments unpaced, a look 1 ms later.
+        let d = c.start(0);
+        assert_eq!((d.rate_bps, d.cwnd, d.next_ns), (0.0, 10, 1_000_000));
+        assert!(c.waiting());
+        // No sample yet at 1 ms: nothing to write; no action either.
+        assert_eq!(c.begin(1_000_000, 0), None);
+        assert_eq!(c.act(1_000_000, 0), None);
+        // The handshake's 48 ms sample at 49 ms: 10 x 1448 B x 8 / 0.048 s =
+        // 2 413 333.33 bit/s; window 2 x 301 666.67 B/s x 0.048 s / 1448 = 20; next step
+        // half of srtt later: 49 + 24 ms.
+        let d = c.begin(49_000_000, 48_000).unwrap();
+        assert!(
+            (d.rate_bps - 2_413_333.333_333).abs() < 1e-3,
+            "{}",
+            d.rate_bps
+        );
+        assert_eq!((d.cwnd, d.next_ns), (20, 73_000_000));
+        assert!(!c.waiting());
         // An interval with 3 samples of mean 50 ms (min 45 ms), 10 KB sent, 8 KB acked:
         // the first interval has no gradient, latency ratio 50/45, sending ratio 1.25.
         let iv = IntervalStats {
-            duration_us: 20_000,
+            duration_us: 24_000,
             sent_bytes: 10_000,
             acked_bytes: 8_000,
             rtt_samples: 3,
@@ -700,12 +838,75 @@ mod tests {
         };
         let obs = c.observe(&iv, 48_000).to_vec();
         assert_eq!(obs, vec![0.0, (50.0f64 / 45.0) as f32, 1.25]);
-        // Act: 5.5 Mbit/s; window 2 x 687500 B/s x 0.048 s / 1448 = 45.58 -> 46; next
-        // step half of srtt later: 20 + 24 ms.
-        let (a, d) = c.act(20_000_000, 48_000);
+        // Act: x 1.1 = 2 654 666.67 bit/s; window 2 x 331 833.33 x 0.048 / 1448 = 22.0
+        // -> 22; next step 73 + 24 ms.
+        let (a, d) = c.act(73_000_000, 48_000).unwrap();
         assert_eq!(a, 4.0);
-        assert!((d.rate_bps - 5.5e6).abs() < 1e-6, "{}", d.rate_bps);
-        assert_eq!((d.cwnd, d.next_ns), (46, 44_000_000));
+        assert!((d.rate_bps - 2_654_666.667).abs() < 1e-2, "{}", d.rate_bps);
+        assert_eq!((d.cwnd, d.next_ns), (22, 97_000_000));
+    }
+
+    #[test]
+    fn the_floor_is_four_segments_per_srtt_reached_where_computed_by_hand() {
+        // Constant action -10: / 1.25 per step from the start's 2 413 333.33 bit/s at
+        // srtt 48 ms: 1 930 666.67, 1 544 533.33, 1 235 626.67, 988 501.33, then
+        // 790 801.07 is below the floor 4 x 1448 x 8 / 0.048 = 965 333.33: the fifth act
+        // writes the floor, with the least window, 10 segments (2 x 4 = 8 below it).
+        let mut c = constant(-10.0);
+        c.start(0);
+        c.begin(1_000_000, 48_000).unwrap();
+        let want = [1_930_666.667, 1_544_533.333, 1_235_626.667, 988_501.333];
+        for w in want {
+            let (_, d) = c.act(0, 48_000).unwrap();
+            assert!((d.rate_bps - w).abs() < 1e-2, "{} vs {w}", d.rate_bps);
+        }
+        let (_, d) = c.act(0, 48_000).unwrap();
+        assert!((d.rate_bps - 965_333.333).abs() < 1e-2, "{}", d.rate_bps);
+        assert_eq!(d.cwnd, 10);
+        let (_, again) = c.act(0, 48_000).unwrap();
+        assert_eq!(again.rate_bps, d.rate_bps);
+    }
+
+    #[test]
+    fn the_cap_is_the_largest_window_reached_where_computed_by_hand() {
+        // Constant action 10: x 1.25 per step from 2 413 333.33 bit/s at srtt 48 ms. The
+        // cap: the rate whose window 2 x rate x srtt is 1 000 000 segments,
+        // 1e6 x 1448 x 8 / (2 x 0.048) = 1.206 666 67e11 bit/s. After 48 acts the rate is
+        // 2 413 333.33 x 1.25^48 = 1.0822e11 (1.25^48 = 44 841.6), below it; the 49th
+        // (1.3527e11) is capped, with a window of exactly MAX_CWND.
+        let mut c = constant(10.0);
+        c.start(0);
+        c.begin(1_000_000, 48_000).unwrap();
+        for _ in 0..48 {
+            c.act(0, 48_000).unwrap();
+        }
+        let (_, d49) = {
+            let mut probe = c.clone();
+            probe.act(0, 48_000).unwrap()
+        };
+        assert!(
+            (d49.rate_bps - 1.206_666_667e11).abs() < 1e2,
+            "{}",
+            d49.rate_bps
+        );
+        assert_eq!(d49.cwnd, MAX_CWND);
+        let r48 = c.rate_bps.unwrap();
+        assert!((r48 / 1.0822e11 - 1.0).abs() < 1e-3, "{r48}");
+    }
+
+    #[test]
+    fn a_do_nothing_policy_keeps_the_same_rate_whatever_the_path_rate() {
+        // The controller is given srtt and statistics only: two flows with the same
+        // 60 ms handshake start at the same 10 x 1448 x 8 / 0.06 = 1 930 666.67 bit/s and
+        // a do-nothing policy (action 0) stays there.
+        let mut c = constant(0.0);
+        c.start(0);
+        let d = c.begin(1_000_000, 60_000).unwrap();
+        assert!((d.rate_bps - 1_930_666.667).abs() < 1e-2);
+        for _ in 0..100 {
+            let (_, d) = c.act(0, 60_000).unwrap();
+            assert!((d.rate_bps - 1_930_666.667).abs() < 1e-2);
+        }
     }
 
     #[test]
@@ -716,9 +917,10 @@ mod tests {
         assert!((aurora_rate(1e6, 50.0) - 1.25e6).abs() < 1e-6);
         assert_eq!(aurora_rate(1e6, f64::NAN), 1e6);
         // 10 Mbit/s at 40 ms: 2 x 1.25e6 B/s x 0.04 s / 1448 = 69.06 -> 70 segments.
-        assert_eq!(aurora_write(10e6, 20e6, 40_000.0), (10e6, 70));
-        // Clamped to 2 x the bottleneck; at least 10 segments.
-        assert_eq!(aurora_write(1e9, 20e6, 1.0).0, 40e6);
-        assert_eq!(aurora_write(1e6, 20e6, 0.0).1, 10);
+        assert_eq!(aurora_write(10e6, 40_000.0), (10e6, 70));
+        // At least 10 segments: 2 Mbit/s at 40 ms is a window of 13.8 -> 14, 1.2 Mbit/s
+        // 8.3 -> 10.
+        assert_eq!(aurora_write(2e6, 40_000.0).1, 14);
+        assert_eq!(aurora_write(1.2e6, 40_000.0).1, 10);
     }
 }

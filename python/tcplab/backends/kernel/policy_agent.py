@@ -15,9 +15,13 @@ backends, not a copy. It writes what the controller returns.
 
 Time is the experiment's: ``start T0`` on stdin (CLOCK_MONOTONIC, as the emulator and
 the traffic agents); the agents start at 0 and step when their controller says, at the
-interval's real end (a late wake-up makes a longer interval, measured as such). Its
-record (per agent, per step: time, the interval, observation, action, rate, cwnd) goes
-to ``out``.
+interval's real end (a late wake-up makes a longer interval, measured as such). As in
+the simulator, a controller first writes TCP's initial window and looks every 1 ms for
+the flow's first RTT sample (the map's srtt, which the program's ``init`` records after
+the handshake's sample), then starts from the initial window over that round trip; it
+is given the socket's measurements only, never the emulated path's configuration. Its
+record (per agent: the start, then per step: time, the interval, observation, action,
+rate, cwnd) goes to ``out``.
 
 Deviations from the simulator's agent, besides the program's (policy_rate.bpf.c):
 - The interval's ``delivered_bytes`` (the receiver's in-order bytes) and ``rto_count``
@@ -143,6 +147,7 @@ class Driver:
 
     def __init__(self, engine: Any, world_json: str, index: int, port: int):
         self.ctl = engine.PolicyAgent(world_json, index)
+        self.poll_ns = int(engine.POLICY_MIN_STEP_NS)  # how often a waiting controller looks
         self.index, self.port = index, port
         self.prev = counters(None)
         self.prev_ns = 0
@@ -156,7 +161,7 @@ class Driver:
         maps.write(self.port, rate, cwnd, self.gen)
 
     def start(self, maps: PolicyMaps) -> None:
-        rate, cwnd, self.next_ns = self.ctl.start(0, 0)
+        rate, cwnd, self.next_ns = self.ctl.start(0)
         self._write(maps, rate, cwnd)
         self.steps.append({"t_ns": 0, "rate_bps": rate, "cwnd": cwnd})
 
@@ -165,6 +170,22 @@ class Driver:
         iv = interval(self.prev, now, now_ns - self.prev_ns)
         self.prev, self.prev_ns = now, now_ns
         srtt = int(now["srtt_us"])
+        if last:
+            self.done = True
+        if self.ctl.waiting:
+            # Looking for the first RTT sample; the interval so far is dropped, as the
+            # simulator's agent drops it (agent.rs Agents::step_due).
+            if not last:
+                begun = self.ctl.begin(now_ns, srtt)
+                if begun is None:
+                    self.next_ns = now_ns + self.poll_ns
+                else:
+                    rate, cwnd, self.next_ns = begun
+                    self._write(maps, rate, cwnd)
+                    self.steps.append(
+                        {"t_ns": now_ns, "srtt_us": srtt, "rate_bps": rate, "cwnd": cwnd}
+                    )
+            return
         obs = self.ctl.observe(iv, srtt)
         row: dict[str, Any] = {
             "t_ns": now_ns,
@@ -172,9 +193,7 @@ class Driver:
             "interval": iv,
             "srtt_us": srtt,
         }
-        if last:
-            self.done = True
-        else:
+        if not last:
             action, rate, cwnd, self.next_ns = self.ctl.act(now_ns, srtt)
             self._write(maps, rate, cwnd)
             row.update(observation=obs, action=action, rate_bps=rate, cwnd=cwnd)
