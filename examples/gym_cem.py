@@ -33,9 +33,9 @@ from pathlib import Path
 
 import numpy as np
 import tcplab
-import tomllib
 from tcplab.engine import engine
 from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
+from tcplab.specs.load import read_toml
 
 ROOT = Path(__file__).resolve().parent.parent
 TRAIN = ROOT / "experiments" / "gym" / "train.toml"
@@ -132,8 +132,7 @@ def train(
 def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = None) -> list[dict]:
     """Flow 0 of each held-out spec as the trained policy (``cc = "policy:FILE"``, run by
     the engine like any algorithm), CUBIC and BBR: plain tcplab.run each."""
-    with open(heldout, "rb") as fh:
-        raw = tomllib.load(fh)
+    raw = read_toml(heldout)  # tomllib on 3.11+, tomli on 3.10 (tcplab's own reader)
     scenarios = Scenarios.from_dict(raw["scenarios"])
     seeds = seeds if seeds is not None else raw["evaluation"]["seeds"]
     rows = []
