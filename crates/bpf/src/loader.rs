@@ -207,11 +207,7 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
         };
         global_region.insert(s.index(), globals.len());
         let writable = !name.starts_with(".rodata");
-        globals.push(Global {
-            name,
-            data,
-            writable,
-        });
+        globals.push(Global::section(&name, data, writable));
     }
 
     // Program symbols, for names in errors and struct_ops.
@@ -459,11 +455,7 @@ fn kconfig_slot(
     let region = match globals.iter().position(|g| g.name == ".kconfig") {
         Some(r) => r,
         None => {
-            globals.push(Global {
-                name: ".kconfig".into(),
-                data: Vec::new(),
-                writable: false,
-            });
+            globals.push(Global::section(".kconfig", Vec::new(), false));
             globals.len() - 1
         }
     };

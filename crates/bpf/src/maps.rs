@@ -4,9 +4,11 @@
 //! coded as array lengths) and the helpers on them (kernel/bpf/arraymap.c, hashtab.c,
 //! net/core/bpf_sk_storage.c).
 //!
-//! A map's values live in a region of their own (a writable `Global` appended after
-//! the sections), so the pointer `bpf_map_lookup_elem` returns is an ordinary address
-//! the interpreter bounds-checks; the program holds `map_handle(k)` for map `k`, an
+//! A map's values live in a writable `Global` appended after the sections, and each
+//! value is a region of its own (memory.rs `map_value_addr`), so the pointer
+//! `bpf_map_lookup_elem` returns is an address the interpreter bounds-checks against
+//! that one value: an index past its end faults ("invalid access to map value,
+//! value_size=.. off=.. size=..") instead of reaching the next entry; the program holds `map_handle(k)` for map `k`, an
 //! address no region answers to (reading it faults, as dereferencing a map pointer is
 //! refused by the verifier). Maps belong to the loaded program, like the globals.
 //!
@@ -23,7 +25,7 @@ use std::collections::HashMap;
 
 use crate::btf::{Btf, BtfType};
 use crate::error::BpfError;
-use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
+use crate::vm::memory::{addr, map_value_addr, Global, MAX_VALUE_GLOBAL};
 
 /// `enum bpf_map_type` numbers (include/uapi/linux/bpf.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -179,10 +181,14 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
             format!("{bytes} bytes of values, more than {MAX_MAP_BYTES}"),
         ));
     }
+    if globals.len() >= MAX_VALUE_GLOBAL {
+        return Err(bad(name, "too many global sections and maps"));
+    }
     globals.push(Global {
         name: format!("map {name}"),
         data: vec![0; bytes],
         writable: true,
+        value_size: Some(value_size),
     });
     Ok(MapDef {
         name: name.to_string(),
@@ -217,7 +223,7 @@ impl MapDef {
     }
 
     fn value_addr(&self, slot: usize) -> u64 {
-        addr(REGION_GLOBAL0 + self.region as u64, slot * self.stride())
+        map_value_addr(self.region, slot)
     }
 
     /// The slot of `key`, if present (arrays: every index below max_entries).

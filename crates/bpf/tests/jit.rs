@@ -45,16 +45,8 @@ impl Host for NoCalls {
 
 fn memory() -> Memory {
     Memory::new(vec![
-        Global {
-            name: ".data".into(),
-            data: vec![0; 16],
-            writable: true,
-        },
-        Global {
-            name: ".rodata".into(),
-            data: vec![7; 16],
-            writable: false,
-        },
+        Global::section(".data", vec![0; 16], true),
+        Global::section(".rodata", vec![7; 16], false),
     ])
 }
 
