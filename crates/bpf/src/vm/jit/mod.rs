@@ -35,7 +35,7 @@
 //! its loads and stores are call outs: a value's own bounds are `Memory`'s check.
 //!
 //! Refused at compile time (the whole program then runs in the interpreter): any
-//! opcode the interpreter has no arm for, an unknown call, more than `MAX_INSNS`
+//! opcode the interpreter has no arm for, an unknown call, bpf_tail_call, more than `MAX_INSNS`
 //! instructions to compile; a host cranelift has no backend for.
 //!
 //! When (`Mode`): by default a program is compiled once it has run enough callbacks
