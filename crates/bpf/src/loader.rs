@@ -38,7 +38,7 @@ use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_FUNC, PS
 use crate::maps::{self, MapDef};
 use crate::native;
 use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
-use crate::vm::verify;
+use crate::vm::{track, verify};
 
 /// The members of `struct tcp_congestion_ops` that hold a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,6 +403,32 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
         return Err(BpfError::BadInstruction { prog, pc, why });
     }
     verify::check_kernel_rules(&insns, &functions).map_err(|(pc, why)| {
+        locate(
+            BpfError::Verifier {
+                prog: String::new(),
+                line: None,
+                why,
+            },
+            pc,
+        )
+    })?;
+    let value_sizes: Vec<usize> = maps.iter().map(|m| m.value_size).collect();
+    let map_types: Vec<u32> = maps.iter().map(|m| m.kind as u32).collect();
+    let writable_global = |a: u64| {
+        let r = a >> 32;
+        r >= REGION_GLOBAL0
+            && globals
+                .get((r - REGION_GLOBAL0) as usize)
+                .is_some_and(|g| g.writable && g.value_size.is_none())
+    };
+    let entries: Vec<usize> = callbacks.iter().flatten().map(|(pc, _)| *pc).collect();
+    let env = track::Env {
+        value_sizes: &value_sizes,
+        map_types: &map_types,
+        writable_global: &writable_global,
+        entries: &entries,
+    };
+    track::check(&insns, &functions, &env).map_err(|(pc, why)| {
         locate(
             BpfError::Verifier {
                 prog: String::new(),

@@ -37,6 +37,7 @@ pub mod jit;
 pub mod memory;
 #[cfg(test)]
 mod tests;
+pub mod track;
 pub mod verify;
 
 use crate::calls::Call;
