@@ -86,7 +86,11 @@ pub fn check(
     env: &Env,
 ) -> Result<(), (usize, String)> {
     for &(start, end) in functions {
+        // A corrupt object's symbols may lie outside the code.
         let end = end.min(insns.len());
+        if start >= end {
+            continue;
+        }
         let flow = run(insns, start, end, env);
         check_accesses(insns, &flow, env)?;
         check_map_args(insns, &flow, env)?;
