@@ -53,10 +53,12 @@ pub enum Call {
     Native = 19,
     /// helper 181 `bpf_loop(nr_loops, callback, ctx, flags)`, run by the interpreter.
     Loop = 20,
+    /// helper 12 `bpf_tail_call(ctx, prog_array, index)`, run by the interpreter.
+    TailCall = 21,
 }
 
 impl Call {
-    pub const ALL: [Call; 21] = [
+    pub const ALL: [Call; 22] = [
         Call::TcpSlowStart,
         Call::TcpCongAvoidAi,
         Call::TcpRenoCongAvoid,
@@ -78,6 +80,7 @@ impl Call {
         Call::CpuZero,
         Call::Native,
         Call::Loop,
+        Call::TailCall,
     ];
 
     pub fn from_id(id: i32) -> Option<Call> {
@@ -105,6 +108,7 @@ impl Call {
             6 => Call::TracePrintk,
             7 => Call::PrandomU32,
             8 | 42 => Call::CpuZero,
+            12 => Call::TailCall,
             49 => Call::SetSockopt,
             57 => Call::GetSockopt,
             107 => Call::SkStorageGet,

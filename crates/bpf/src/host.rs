@@ -294,6 +294,7 @@ impl Host for SimHost<'_> {
             Call::CpuZero => 0,
             // The interpreter runs it (vm::bpf_loop): it calls back into the program.
             Call::Loop => return Err("bpf_loop reached the host".into()),
+            Call::TailCall => return Err("bpf_tail_call reached the host".into()),
             Call::Native => self.native(sub, &args, mem)?,
             Call::TracePrintk => self.printk(args[0], args[1], &args[2..5], mem)?,
             Call::TraceVprintk => {
@@ -315,6 +316,12 @@ impl Host for SimHost<'_> {
             Call::MapLookup | Call::MapUpdate | Call::MapDelete => {
                 let k = self.map(args[0])?;
                 let def = &self.prog.maps[k];
+                if def.kind == MapKind::ProgArray {
+                    return Err(format!(
+                        "cannot pass map_type 3 into func {call:?} (PROG_ARRAY {})",
+                        def.name
+                    ));
+                }
                 if def.kind == MapKind::SkStorage {
                     return Err(format!(
                         "{call:?} on SK_STORAGE map {}: use bpf_sk_storage_get/delete",

@@ -9,7 +9,9 @@
 //!                          core.rs + layout.rs: CO-RE against the simulator's socket,
 //!                          writes outside the kernel's writable fields refused
 //!                          vm/verify.rs: opcodes, registers, jump targets; the
-//!                          verifier's stack, recursion and no-exit-loop rules
+//!                          verifier's stack-size and recursion rules
+//!                          vm/track.rs: value tracking for the verifier's stack and
+//!                          map value bounds, and the loops it cannot bound
 //! obj.params()             the .rodata `const volatile` globals: the program's knobs
 //! obj.load(&params, &env)  program.rs: one LoadedProgram (globals shared by its sockets,
 //!                          kconfig externs from the KernelEnv, printk output)

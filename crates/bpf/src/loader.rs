@@ -38,7 +38,7 @@ use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_FUNC, PS
 use crate::maps::{self, MapDef};
 use crate::native;
 use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
-use crate::vm::verify;
+use crate::vm::{track, verify};
 
 /// The members of `struct tcp_congestion_ops` that hold a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,8 +123,16 @@ impl Program {
 
     /// `insns` decoded (and, on first run, compiled) for the VM, built on first use.
     pub fn code(&self) -> &crate::vm::Code {
-        self.code
-            .get_or_init(|| crate::vm::Code::with_entries(&self.insns, &self.entries()))
+        self.code.get_or_init(|| {
+            let slots = self.maps.iter().map(|m| {
+                m.prog_slots
+                    .iter()
+                    .map(|s| s.as_ref().map(|(pc, _)| *pc))
+                    .collect()
+            });
+            crate::vm::Code::with_entries(&self.insns, &self.entries())
+                .with_tail_slots(slots.collect())
+        })
     }
 }
 
@@ -207,11 +215,7 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
         };
         global_region.insert(s.index(), globals.len());
         let writable = !name.starts_with(".rodata");
-        globals.push(Global {
-            name,
-            data,
-            writable,
-        });
+        globals.push(Global::section(&name, data, writable));
     }
 
     // Program symbols, for names in errors and struct_ops.
@@ -356,6 +360,10 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
     check_license(&section_data("license")?)?;
     let (callbacks, name, flags) = struct_ops(&file, &btf, &symbols, &code_base, ops_name)?;
 
+    prog_array_slots(
+        &file, &btf, &symbols, &code_base, &insns, &callbacks, &mut maps,
+    )?;
+
     // Helper calls: by number, from the set the kernel allows a tcp_congestion_ops
     // program (calls.rs helper_allowed; setsockopt/getsockopt not in release).
     let functions = functions(&symbols, &code_base);
@@ -404,6 +412,32 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
             pc,
         )
     })?;
+    let value_sizes: Vec<usize> = maps.iter().map(|m| m.value_size).collect();
+    let map_types: Vec<u32> = maps.iter().map(|m| m.kind as u32).collect();
+    let writable_global = |a: u64| {
+        let r = a >> 32;
+        r >= REGION_GLOBAL0
+            && globals
+                .get((r - REGION_GLOBAL0) as usize)
+                .is_some_and(|g| g.writable && g.value_size.is_none())
+    };
+    let entries: Vec<usize> = callbacks.iter().flatten().map(|(pc, _)| *pc).collect();
+    let env = track::Env {
+        value_sizes: &value_sizes,
+        map_types: &map_types,
+        writable_global: &writable_global,
+        entries: &entries,
+    };
+    track::check(&insns, &functions, &env).map_err(|(pc, why)| {
+        locate(
+            BpfError::Verifier {
+                prog: String::new(),
+                line: None,
+                why,
+            },
+            pc,
+        )
+    })?;
     check_required(&callbacks)?;
 
     let rodata_vars = rodata_vars(&btf, &symbols, &global_region, &globals);
@@ -418,6 +452,120 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
         maps,
         code: Default::default(),
     })
+}
+
+/// Fills each PROG_ARRAY's slots from its `.values = { [i] = &prog }` (the `.maps`
+/// section's relocations, as libbpf's bpf_object__collect_map_relos), under the
+/// kernel's rule for struct_ops programs (bpf_prog_map_compatible): the first program
+/// that uses the map owns it, and only a program with the owner's attach_func_proto,
+/// the same struct_ops member, may use it or sit in a slot. On 6.18 a slot holding
+/// another member's program is refused when libbpf fills it ("map 'jmp': failed to
+/// initialize slot [0] to prog 'undo_cwnd' fd=8: -22"), so only a program's tail call
+/// into itself can ever be taken.
+fn prog_array_slots(
+    file: &object::File,
+    btf: &Btf,
+    symbols: &[object::Symbol],
+    code_base: &HashMap<object::SectionIndex, usize>,
+    insns: &[Insn],
+    callbacks: &[Option<(usize, String)>; 12],
+    maps: &mut [MapDef],
+) -> Result<(), BpfError> {
+    if !maps.iter().any(|m| m.kind == maps::MapKind::ProgArray) {
+        return Ok(());
+    }
+    // The callback whose own code is at `pc` (a subprogram's use is not judged).
+    let entry_of = |pc: usize| {
+        let f = program_at(symbols, code_base, pc);
+        callbacks.iter().flatten().find(|(_, n)| *n == f).cloned()
+    };
+    let refuse = |map: &str, why: String| BpfError::Map {
+        name: map.to_string(),
+        why,
+    };
+    for (k, map) in maps.iter_mut().enumerate() {
+        if map.kind != maps::MapKind::ProgArray {
+            continue;
+        }
+        let name = map.name.clone();
+        // The owner: the first callback whose code loads the map.
+        let handle = maps::map_handle(k);
+        let users: Vec<(usize, String)> = (0..insns.len())
+            .filter(|&pc| {
+                let i = insns[pc];
+                i.code == LD_IMM64
+                    && i.imm as u32 == handle as u32
+                    && insns
+                        .get(pc + 1)
+                        .is_some_and(|n| n.imm as u32 == (handle >> 32) as u32)
+            })
+            .filter_map(entry_of)
+            .collect();
+        let Some(owner) = users.first().cloned() else {
+            continue;
+        };
+        if let Some(other) = users.iter().find(|u| u.0 != owner.0) {
+            return Err(refuse(
+                &name,
+                format!(
+                    "program '{}' cannot use this PROG_ARRAY: its owner is '{}', another                      struct_ops member (the kernel refuses it: -EINVAL, bpf_prog_map_compatible)",
+                    other.1, owner.1
+                ),
+            ));
+        }
+        let Some(sec) = file.section_by_name(".maps") else {
+            continue;
+        };
+        let Some(var) = symbols
+            .iter()
+            .find(|s| s.section_index() == Some(sec.index()) && s.name() == Ok(name.as_str()))
+        else {
+            continue;
+        };
+        let Some(values_off) = maps::values_offset(btf, &name) else {
+            continue;
+        };
+        let (start, size) = (var.address(), var.size());
+        for (off, rel) in sec.relocations() {
+            if off < start || off >= start + size {
+                continue;
+            }
+            let RelocationTarget::Symbol(si) = rel.target() else {
+                continue;
+            };
+            let Some(sym) = symbols.iter().find(|s| s.index() == si) else {
+                continue;
+            };
+            let slot = (off - start) as usize;
+            let slot = match slot.checked_sub(values_off) {
+                Some(b) if b % 8 == 0 && b / 8 < map.prog_slots.len() => b / 8,
+                _ => {
+                    return Err(refuse(
+                        &name,
+                        format!("relocation at byte {off} is no slot"),
+                    ))
+                }
+            };
+            let prog = sym.name().unwrap_or("?").to_string();
+            let entry = sym
+                .section_index()
+                .and_then(|i| code_base.get(&i))
+                .map(|b| b + (sym.address() / 8) as usize);
+            if entry != Some(owner.0) {
+                return Err(refuse(
+                    &name,
+                    format!(
+                        "failed to initialize slot [{slot}] to prog '{prog}': -22 (the kernel \
+                         takes into a struct_ops program's PROG_ARRAY only programs of the \
+                         member that owns it, '{}')",
+                        owner.1
+                    ),
+                ));
+            }
+            map.prog_slots[slot] = Some(owner.clone());
+        }
+    }
+    Ok(())
 }
 
 /// The `.kconfig` region and offset of extern `name`, given one on its first use. The
@@ -459,11 +607,7 @@ fn kconfig_slot(
     let region = match globals.iter().position(|g| g.name == ".kconfig") {
         Some(r) => r,
         None => {
-            globals.push(Global {
-                name: ".kconfig".into(),
-                data: Vec::new(),
-                writable: false,
-            });
+            globals.push(Global::section(".kconfig", Vec::new(), false));
             globals.len() - 1
         }
     };

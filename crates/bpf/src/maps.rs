@@ -4,15 +4,21 @@
 //! coded as array lengths) and the helpers on them (kernel/bpf/arraymap.c, hashtab.c,
 //! net/core/bpf_sk_storage.c).
 //!
-//! A map's values live in a region of their own (a writable `Global` appended after
-//! the sections), so the pointer `bpf_map_lookup_elem` returns is an ordinary address
-//! the interpreter bounds-checks; the program holds `map_handle(k)` for map `k`, an
+//! A map's values live in a writable `Global` appended after the sections, and each
+//! value is a region of its own (memory.rs `map_value_addr`), so the pointer
+//! `bpf_map_lookup_elem` returns is an address the interpreter bounds-checks against
+//! that one value: an index past its end faults ("invalid access to map value,
+//! value_size=.. off=.. size=..") instead of reaching the next entry; the program holds `map_handle(k)` for map `k`, an
 //! address no region answers to (reading it faults, as dereferencing a map pointer is
 //! refused by the verifier). Maps belong to the loaded program, like the globals.
 //!
 //! Types: ARRAY and PERCPU_ARRAY (one CPU: the simulator runs one event at a time, so a
-//! per-CPU array is an array), HASH, and SK_STORAGE (one value per socket, keyed by the
-//! socket, created by `bpf_sk_storage_get` with BPF_SK_STORAGE_GET_F_CREATE).
+//! per-CPU array is an array), HASH, SK_STORAGE (one value per socket, keyed by the
+//! socket, created by `bpf_sk_storage_get` with BPF_SK_STORAGE_GET_F_CREATE), and
+//! PROG_ARRAY for `bpf_tail_call`: its slots are fixed when the object loads, from the
+//! map's `.values = { [i] = &prog }` (libbpf's static initialisation; nothing else can
+//! fill it for a struct_ops program: user space does not, and a program may not update
+//! it), so they live in the loaded program (`prog_slots`), not in a region.
 //!
 //! Deviations: a HASH map's deleted slot is reused by the next insert (the kernel frees
 //! it after an RCU grace period, so a pointer a program still holds to it may then see
@@ -23,13 +29,14 @@ use std::collections::HashMap;
 
 use crate::btf::{Btf, BtfType};
 use crate::error::BpfError;
-use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
+use crate::vm::memory::{addr, map_value_addr, Global, MAX_VALUE_GLOBAL};
 
 /// `enum bpf_map_type` numbers (include/uapi/linux/bpf.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MapKind {
     Hash = 1,
     Array = 2,
+    ProgArray = 3,
     PercpuArray = 6,
     SkStorage = 24,
 }
@@ -43,6 +50,8 @@ pub struct MapDef {
     pub max_entries: usize,
     /// Index of the values' region among the globals.
     pub region: usize,
+    /// PROG_ARRAY: the program (entry pc, name) in each slot, `max_entries` of them.
+    pub prog_slots: Vec<Option<(usize, String)>>,
 }
 
 /// The largest values region of a map (as for global sections): 1 MiB.
@@ -91,6 +100,19 @@ fn type_member(btf: &Btf, type_id: u32) -> Option<usize> {
     btf.size_of(*target).ok().map(|s| s as usize)
 }
 
+/// The byte offset of the `values` member (`__array(values, ...)`) in `.maps` variable
+/// `name`'s struct: where libbpf reads a PROG_ARRAY's initial programs.
+pub fn values_offset(btf: &Btf, name: &str) -> Option<usize> {
+    let BtfType::Var { target, .. } = btf.get(btf.find_var(name)?).ok()? else {
+        return None;
+    };
+    let (_, BtfType::Struct { members, .. }, _) = btf.resolve(*target).ok()? else {
+        return None;
+    };
+    let m = members.iter().find(|m| m.name == "values")?;
+    Some((m.bit_offset / 8) as usize)
+}
+
 /// The map definition of `.maps` variable `name` (its BTF VAR), its values region
 /// appended to `globals`.
 pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef, BpfError> {
@@ -108,6 +130,7 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
     };
     let mut kind = None;
     let (mut key_size, mut value_size, mut max_entries, mut flags) = (None, None, None, 0);
+    let mut has_values = false;
     for m in members {
         match m.name.as_str() {
             "type" => kind = uint_member(btf, m.type_id),
@@ -116,6 +139,8 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
             "value_size" => value_size = uint_member(btf, m.type_id),
             "key" => key_size = type_member(btf, m.type_id),
             "value" => value_size = type_member(btf, m.type_id),
+            // `__array(values, ...)`: a PROG_ARRAY's initial programs (loader.rs).
+            "values" => has_values = true,
             "map_flags" => flags = uint_member(btf, m.type_id).unwrap_or(0),
             "pinning" | "numa_node" | "map_extra" => {}
             other => return Err(bad(name, format!("member {other} is not supported"))),
@@ -124,16 +149,28 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
     let kind = match kind {
         Some(1) => MapKind::Hash,
         Some(2) => MapKind::Array,
+        Some(3) => MapKind::ProgArray,
         Some(6) => MapKind::PercpuArray,
         Some(24) => MapKind::SkStorage,
         Some(t) => {
             return Err(bad(
                 name,
-                format!("map type {t}; the simulator has ARRAY (2), PERCPU_ARRAY (6), HASH (1) and SK_STORAGE (24)"),
+                format!("map type {t}; the simulator has ARRAY (2), PERCPU_ARRAY (6), HASH (1), PROG_ARRAY (3) and SK_STORAGE (24)"),
             ))
         }
         None => return Err(bad(name, "no __uint(type, ...)")),
     };
+    if has_values && kind != MapKind::ProgArray {
+        return Err(bad(name, "`values` initialises only a PROG_ARRAY here"));
+    }
+    if kind == MapKind::ProgArray {
+        // libbpf gives a PROG_ARRAY declared with `values` 4-byte values (program fds);
+        // the kernel takes no other size (fd_array_map_alloc_check).
+        value_size = Some(value_size.unwrap_or(4));
+        if key_size != Some(4) || value_size != Some(4) {
+            return Err(bad(name, "a PROG_ARRAY's key and value are 4 bytes"));
+        }
+    }
     let key_size = key_size.ok_or_else(|| bad(name, "no key type or key_size"))?;
     let value_size = value_size.ok_or_else(|| bad(name, "no value type or value_size"))?;
     let max_entries = max_entries.unwrap_or(0);
@@ -149,7 +186,7 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
         return Err(bad(name, "key and value must have a size"));
     }
     let initial = match kind {
-        MapKind::Array | MapKind::PercpuArray => {
+        MapKind::Array | MapKind::PercpuArray | MapKind::ProgArray => {
             if key_size != 4 {
                 return Err(bad(
                     name,
@@ -179,10 +216,14 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
             format!("{bytes} bytes of values, more than {MAX_MAP_BYTES}"),
         ));
     }
+    if globals.len() >= MAX_VALUE_GLOBAL {
+        return Err(bad(name, "too many global sections and maps"));
+    }
     globals.push(Global {
         name: format!("map {name}"),
         data: vec![0; bytes],
         writable: true,
+        value_size: Some(value_size),
     });
     Ok(MapDef {
         name: name.to_string(),
@@ -191,6 +232,11 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
         value_size,
         max_entries,
         region: globals.len() - 1,
+        prog_slots: if kind == MapKind::ProgArray {
+            vec![None; max_entries]
+        } else {
+            Vec::new()
+        },
     })
 }
 
@@ -217,7 +263,7 @@ impl MapDef {
     }
 
     fn value_addr(&self, slot: usize) -> u64 {
-        addr(REGION_GLOBAL0 + self.region as u64, slot * self.stride())
+        map_value_addr(self.region, slot)
     }
 
     /// The slot of `key`, if present (arrays: every index below max_entries).
@@ -227,6 +273,7 @@ impl MapDef {
                 let i = u32::from_le_bytes(key.try_into().ok()?) as usize;
                 (i < self.max_entries).then_some(i)
             }
+            MapKind::ProgArray => None,
             MapKind::Hash | MapKind::SkStorage => st.slots.get(key).copied(),
         }
     }
@@ -277,7 +324,7 @@ impl MapDef {
         let slot = match (self.find(st, key), self.kind) {
             (Some(_), _) if flags == BPF_NOEXIST => return EEXIST,
             (Some(s), _) => s,
-            (None, MapKind::Array | MapKind::PercpuArray) => return E2BIG,
+            (None, MapKind::Array | MapKind::PercpuArray | MapKind::ProgArray) => return E2BIG,
             (None, _) if flags == BPF_EXIST => return ENOENT,
             (None, _) => match self.insert(st, key, globals) {
                 Some(s) => s,
@@ -292,7 +339,7 @@ impl MapDef {
     /// `bpf_map_delete_elem`: 0, -ENOENT, or -EINVAL for an array (as arraymap.c).
     pub fn delete(&self, st: &mut MapState, key: &[u8]) -> u64 {
         match self.kind {
-            MapKind::Array | MapKind::PercpuArray => EINVAL,
+            MapKind::Array | MapKind::PercpuArray | MapKind::ProgArray => EINVAL,
             _ => match st.slots.remove(key) {
                 Some(s) => {
                     st.free.push(s);
@@ -317,6 +364,8 @@ impl MapDef {
             MapKind::Array | MapKind::PercpuArray => (0..self.max_entries)
                 .map(|i| ((i as u32).to_le_bytes().to_vec(), value(i)))
                 .collect(),
+            // The programs' slots are not values; the kernel's dump gives program ids.
+            MapKind::ProgArray => Vec::new(),
             MapKind::Hash | MapKind::SkStorage => st
                 .slots
                 .iter()

@@ -96,8 +96,11 @@ fn out_of_bounds_read_names_callback_and_pc() {
     );
 }
 
+/// A loop the kernel verifier refuses ("BPF program is too large": it cannot bound
+/// `cwnd * 1000`) but the simulator's load-time check cannot tell from one it accepts
+/// (vm/track.rs): it runs until the callback's budget is gone.
 #[test]
-fn endless_loop_exhausts_the_budget() {
+fn a_long_counted_loop_exhausts_the_budget() {
     let Some((cb, _, why)) = runtime_error("CASE_LOOP") else {
         return;
     };

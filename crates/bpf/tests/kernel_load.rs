@@ -50,3 +50,53 @@ fn every_example_passes_the_kernel_verifier() {
         );
     }
 }
+
+/// The kernel's verdict on each case of tests/progs/verifier.bpf.c (the object
+/// registered with bpftool, whose libbpf prints the verifier's log on a refusal) is
+/// the one common::VERIFIER_CASES gives, which tests/verifier.rs holds the simulator
+/// to, so where they agree a spec gets one verdict with the loader and without it.
+/// Skipped (passing) without root, /sys/kernel/btf/vmlinux or bpftool. Checked on
+/// 6.18.44: all ten as listed (CASE_LOOP_FRESH takes the verifier ~1 s).
+#[test]
+#[ignore = "loads programs into the running kernel; run by hand as root"]
+fn the_kernel_gives_the_verdicts_the_simulator_is_held_to() {
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() || bpftool(&["version"]).is_err() {
+        eprintln!("SKIPPED: no kernel BTF or no bpftool");
+        return;
+    }
+    for case in common::VERIFIER_CASES {
+        let defines: Vec<&str> = if case.define.is_empty() {
+            vec![]
+        } else {
+            vec![case.define]
+        };
+        let Some(bytes) = common::compile_with(common::VERIFIER_SRC, &defines) else {
+            return;
+        };
+        let path = std::env::temp_dir().join(format!("tcplab_verifier{}.bpf.o", case.define));
+        std::fs::write(&path, bytes).unwrap();
+        match (
+            bpftool(&["struct_ops", "register", path.to_str().unwrap()]),
+            case.kernel,
+        ) {
+            (Ok(out), want) => {
+                let id = out
+                    .split_whitespace()
+                    .skip_while(|w| *w != "id")
+                    .nth(1)
+                    .unwrap_or_else(|| panic!("{}: no id in {out:?}", case.define))
+                    .to_string();
+                bpftool(&["struct_ops", "unregister", "id", &id]).unwrap();
+                assert_eq!(want, None, "{}: the kernel loaded it", case.define);
+            }
+            (Err(log), Some(want)) => {
+                assert!(
+                    log.contains(want),
+                    "{}: {want:?} not in\n{log}",
+                    case.define
+                )
+            }
+            (Err(log), None) => panic!("{}: the kernel refused it:\n{log}", case.define),
+        }
+    }
+}

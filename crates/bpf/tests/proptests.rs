@@ -61,7 +61,7 @@ proptest! {
             }
         }
         if verify::check(&prog).is_ok() {
-            let globals = vec![Global { name: ".data".into(), data: vec![0; 16], writable: true }];
+            let globals = vec![Global::section(".data", vec![0; 16], true)];
             let mut mem = Memory::new(globals);
             let mut parts = common::HostParts::new();
             let mut host = parts.host();

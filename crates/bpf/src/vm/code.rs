@@ -39,6 +39,9 @@ pub struct Code {
     /// The JIT's record of this program (its code once compiled; shared by every
     /// `Code` of the same program in the process).
     pub(super) jit: OnceLock<Arc<super::jit::Slot>>,
+    /// Per map (by handle index): a PROG_ARRAY's slots, the entry pc of the program in
+    /// each (maps.rs `prog_slots`); empty for other maps. What `bpf_tail_call` jumps to.
+    pub(super) tail_slots: Vec<Vec<Option<usize>>>,
 }
 
 impl Code {
@@ -63,7 +66,15 @@ impl Code {
             plain,
             entries,
             jit: OnceLock::new(),
+            tail_slots: Vec::new(),
         }
+    }
+
+    /// With the programs of each PROG_ARRAY's slots (per map index), for
+    /// `bpf_tail_call`.
+    pub fn with_tail_slots(mut self, slots: Vec<Vec<Option<usize>>>) -> Code {
+        self.tail_slots = slots;
+        self
     }
 
     /// Instruction slots (without the end marker).

@@ -7,6 +7,13 @@
 //! kernel's bpf_tcp_ca_btf_struct_access allows), the sample argument (rate_sample or
 //! ack_sample, read-only) and one region per global data section (.rodata read-only).
 //!
+//! Each value of a map is a region of its own (`map_value_addr`): an access outside
+//! `[value, value + value_size)` faults with the kernel verifier's words ("invalid
+//! access to map value, value_size=16 off=16 size=8"), where one buffer for the whole
+//! map let an index past the end of one value write its neighbour. The region number
+//! codes the map's storage (a `Global` with `value_size`) and the value's slot; the
+//! storage itself is reachable only through such addresses.
+//!
 //! Deviation: the stack is checked as one region of 8 frames; the kernel verifier also
 //! confines each frame to its 512 bytes below r10, which a clang-built program never
 //! leaves anyway.
@@ -22,6 +29,14 @@ pub const REGION_GLOBAL0: u64 = 5;
 /// A function pointer (LD_IMM64 BPF_PSEUDO_FUNC, bpf_loop's callback) is this region
 /// and the function's pc: no section has this number, so no access goes through one.
 pub const REGION_FUNC: u64 = 0xffff_ffff;
+/// A map value's region: this bit, the storage's global index (11 bits, below
+/// `MAX_VALUE_GLOBAL`) and the value's slot (20 bits). The JIT's region table has no
+/// entry this high, so its accesses take the call out to `Memory`.
+pub const REGION_MAP_VALUE: u64 = 0x8000_0000;
+/// Globals from this index on cannot hold a map's values (REGION_FUNC's bits).
+pub const MAX_VALUE_GLOBAL: usize = 0x7ff;
+/// Slots per map (`MAX_MAP_BYTES` / 8 is 2^17, well below).
+pub const MAX_VALUE_SLOTS: usize = 1 << 20;
 
 /// Stack bytes per frame (MAX_BPF_STACK) and call depth (MAX_CALL_FRAMES).
 pub const FRAME_SIZE: usize = 512;
@@ -31,11 +46,46 @@ pub const fn addr(region: u64, offset: usize) -> u64 {
     region << 32 | offset as u64
 }
 
+/// The address of value `slot` of the map whose storage is global `global`.
+pub const fn map_value_addr(global: usize, slot: usize) -> u64 {
+    addr(REGION_MAP_VALUE | (global as u64) << 20 | slot as u64, 0)
+}
+
+/// The (global, slot) of a map value's region `r`.
+#[inline(always)]
+fn map_value_of(r: u64) -> Option<(usize, usize)> {
+    let g = ((r >> 20) & 0x7ff) as usize;
+    (r & REGION_MAP_VALUE != 0 && r <= 0xffff_ffff && g < MAX_VALUE_GLOBAL)
+        .then_some((g, (r & 0xf_ffff) as usize))
+}
+
 #[derive(Clone, Debug)]
 pub struct Global {
     pub name: String,
     pub data: Vec<u8>,
     pub writable: bool,
+    /// A map's values (maps.rs), each `value_size` bytes at a multiple of 8: reached
+    /// only through `map_value_addr`, one value per region. None: a global section.
+    pub value_size: Option<usize>,
+}
+
+impl Global {
+    /// A global data section (.data, .rodata, .bss, .kconfig).
+    pub fn section(name: &str, data: Vec<u8>, writable: bool) -> Global {
+        Global {
+            name: name.to_string(),
+            data,
+            writable,
+            value_size: None,
+        }
+    }
+
+    /// The byte range of value `slot` in `data`, if the map has that slot.
+    fn value_range(&self, slot: usize) -> Option<std::ops::Range<usize>> {
+        let size = self.value_size?;
+        let at = slot.checked_mul(size.next_multiple_of(8))?;
+        (at + size <= self.data.len()).then_some(at..at + size)
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -72,9 +122,58 @@ impl Memory {
             REGION_STACK => &self.stack,
             REGION_SAMPLE => &self.sample[..self.sample_len],
             REGION_CTX => &self.ctx,
-            r if r >= REGION_GLOBAL0 => &self.globals.get((r - REGION_GLOBAL0) as usize)?.data,
+            r if r >= REGION_MAP_VALUE => {
+                let (g, slot) = map_value_of(r)?;
+                let g = self.globals.get(g)?;
+                &g.data[g.value_range(slot)?]
+            }
+            r if r >= REGION_GLOBAL0 => {
+                let g = self.globals.get((r - REGION_GLOBAL0) as usize)?;
+                if g.value_size.is_some() {
+                    return None;
+                }
+                &g.data
+            }
             _ => return None,
         })
+    }
+
+    /// As `region`, for writing: a map value's bytes (maps are writable to programs).
+    #[inline(always)]
+    fn map_value_mut(&mut self, r: u64) -> Option<&mut [u8]> {
+        let (g, slot) = map_value_of(r)?;
+        let g = self.globals.get_mut(g)?;
+        let range = g.value_range(slot)?;
+        Some(&mut g.data[range])
+    }
+
+    /// The fault of an access of `size` bytes at `a` that failed its bounds check.
+    #[cold]
+    fn bad_access(&self, a: u64, size: usize) -> String {
+        let r = a >> 32;
+        let off = (a & 0xffff_ffff) as u32;
+        // An offset of 2^31 or more is a negative one from the next region (a pointer
+        // moved below its value's start borrows from the region bits).
+        let (r, off) = if off >= 0x8000_0000 {
+            (r + 1, i64::from(off as i32))
+        } else {
+            (r, i64::from(off))
+        };
+        if let Some((g, slot)) = map_value_of(r) {
+            if let Some(m) = self
+                .globals
+                .get(g)
+                .filter(|m| m.value_range(slot).is_some())
+            {
+                // The kernel verifier's words (check_mem_region_access).
+                return format!(
+                    "invalid access to map value, value_size={} off={off} size={size} ({})",
+                    m.value_size.unwrap_or(0),
+                    m.name
+                );
+            }
+        }
+        bad_access(a, size)
     }
 
     /// A load of `N` (1, 2, 4, 8) bytes: the interpreter's per-opcode fast path.
@@ -85,7 +184,7 @@ impl Memory {
             .region(a >> 32)
             .and_then(|buf| buf.get(off..off.checked_add(N)?))
             .and_then(|s| s.try_into().ok())
-            .ok_or_else(|| bad_access(a, N))?;
+            .ok_or_else(|| self.bad_access(a, N))?;
         let mut w = [0u8; 8];
         w[..N].copy_from_slice(b);
         Ok(u64::from_le_bytes(w))
@@ -96,8 +195,8 @@ impl Memory {
         let off = (a & 0xffff_ffff) as usize;
         let b = self
             .region(a >> 32)
-            .and_then(|buf| buf.get(off..off + size))
-            .ok_or_else(|| bad_access(a, size))?;
+            .and_then(|buf| buf.get(off..off.checked_add(size)?))
+            .ok_or_else(|| self.bad_access(a, size))?;
         Ok(match *b {
             [x] => u64::from(x),
             [x, y] => u64::from(u16::from_le_bytes([x, y])),
@@ -142,10 +241,18 @@ impl Memory {
                 &mut self.sock
             }
             REGION_STACK => &mut self.stack,
+            r if r >= REGION_MAP_VALUE && map_value_of(r).is_some() => {
+                let fits = self.region(r).is_some_and(|v| end <= v.len());
+                if !fits {
+                    return Err(self.bad_access(a, N));
+                }
+                self.map_value_mut(r).ok_or_else(|| bad_access(a, N))?
+            }
             r if r >= REGION_GLOBAL0 => {
                 let g = self
                     .globals
                     .get_mut((r - REGION_GLOBAL0) as usize)
+                    .filter(|g| g.value_size.is_none())
                     .ok_or_else(|| bad_access(a, N))?;
                 if !g.writable {
                     return Err(format!("write to read-only section {}", g.name));
@@ -177,7 +284,7 @@ impl Memory {
         self.region(a >> 32)
             .and_then(|buf| buf.get(off..off.checked_add(n)?))
             .map(<[u8]>::to_vec)
-            .ok_or_else(|| bad_access(a, n))
+            .ok_or_else(|| self.bad_access(a, n))
     }
 
     /// Writes `b` at `a` under the same rules as a program's stores.
@@ -215,6 +322,7 @@ fn region_name(r: u64) -> &'static str {
         REGION_CTX => "callback arguments",
         REGION_SOCK => "socket",
         REGION_SAMPLE => "sample",
+        REGION_MAP_VALUE..=0xffff_fffe => "map value",
         r if r >= REGION_GLOBAL0 => "global data",
         _ => "no region",
     }

@@ -21,6 +21,9 @@
 //! that is compiled: the same results); `interpret` only the interpreter; `run` decodes
 //! and runs (tests, one-off calls).
 //!
+//! bpf_tail_call (helper 12) runs here too: it jumps to the program in a PROG_ARRAY's
+//! slot (`Code::tail_slots`), at most MAX_TAIL_CALL_CNT times per callback.
+//!
 //! bpf_loop (helper 181) runs here, not in the `Host`: its callback, a function whose
 //! address the program took (LD_IMM64 BPF_PSEUDO_FUNC), runs in the next call frame
 //! with r1 = the index and r2 = the context, its instructions on the same budget.
@@ -34,10 +37,12 @@ pub mod jit;
 pub mod memory;
 #[cfg(test)]
 mod tests;
+pub mod track;
 pub mod verify;
 
 use crate::calls::Call;
 use crate::insn::*;
+use crate::maps::map_of_handle;
 pub use code::Code;
 use code::*;
 use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_FUNC, REGION_STACK};
@@ -159,6 +164,7 @@ fn exec<const NESTED: bool>(
         saved: [0; 4],
     }; MAX_FRAMES];
     let mut depth = 0usize;
+    let mut tail_calls = 0u32;
     let mut pc = entry;
     let mut left = *budget_left;
     // The budget is charged per straight-line run, at each control transfer: a run
@@ -456,6 +462,27 @@ fn exec<const NESTED: bool>(
                     let id = i.imm as i32;
                     let call = Call::from_id(id)
                         .ok_or_else(|| fault(pc - 1, format!("unknown call {id}")))?;
+                    if call == Call::TailCall {
+                        // bpf_tail_call(ctx, prog_array, index): the program in the slot
+                        // replaces this one in this frame (its exit returns to our
+                        // caller), r1 still the context; an empty or out-of-range slot,
+                        // or the MAX_TAIL_CALL_CNT-th call, falls through to the next
+                        // instruction (kernel/bpf/core.c, JMP_TAIL_CALL: the count goes
+                        // up before the slot is read).
+                        let slots = map_of_handle(reg[2], code.tail_slots.len())
+                            .map(|m| &code.tail_slots[m]);
+                        let index = reg[3] as u32 as usize;
+                        if let Some(slots) = slots.filter(|s| index < s.len()) {
+                            if tail_calls < MAX_TAIL_CALL_CNT {
+                                tail_calls += 1;
+                                if let Some(to) = slots[index] {
+                                    charge!(to);
+                                    pc = to;
+                                }
+                            }
+                        }
+                        continue;
+                    }
                     if call == Call::Loop {
                         // The callbacks' instructions draw on the same budget.
                         charge!(pc);
@@ -620,6 +647,9 @@ fn exec<const NESTED: bool>(
         }
     }
 }
+
+/// `MAX_TAIL_CALL_CNT` (include/linux/bpf.h): tail calls per run of a program.
+pub const MAX_TAIL_CALL_CNT: u32 = 33;
 
 /// `BPF_MAX_LOOPS` (include/linux/bpf.h) and the errors bpf_loop returns.
 const BPF_MAX_LOOPS: u32 = 1 << 23;

@@ -3,7 +3,8 @@
 //! every register 0..=10 (r10, the frame pointer, never written), every jump and call
 //! target inside the code, every LD_IMM64 followed by its second slot, every call
 //! resolved (calls.rs). Memory safety is not proven here: memory.rs checks each access
-//! at run time, and the budget bounds loops.
+//! at run time, and the budget bounds loops; track.rs refuses the constant
+//! out-of-bounds accesses and the loops the kernel verifier refuses that it can decide.
 
 use crate::calls::Call;
 use crate::insn::*;
@@ -170,12 +171,9 @@ fn stack_depth(insns: &[Insn], start: usize, end: usize) -> usize {
 /// checked on the whole program (`functions`: each function's [start, end) pcs):
 /// - a function reaching more than MAX_BPF_STACK bytes below r10, or a call chain whose
 ///   frames (each rounded up to 32 bytes, as check_max_stack_depth does) add up to more;
-///   a recursive call;
-/// - an unconditional back-edge whose loop has no way out (no exit, no jump leaving
-///   it): the verifier's "infinite loop detected". A loop with a way out is accepted;
-///   one that never takes it exhausts the instruction budget at run time (the
-///   verifier would refuse some of those at load: it proves bounds by simulation,
-///   which we do not).
+///   a recursive call.
+///
+/// Loops, and accesses outside the stack frame or a map value, are track.rs's.
 pub fn check_kernel_rules(
     insns: &[Insn],
     functions: &[(usize, usize)],
@@ -259,35 +257,6 @@ pub fn check_kernel_rules(
             return Err((
                 s,
                 format!("combined stack size of its calls is {d} bytes, more than {MAX_BPF_STACK}"),
-            ));
-        }
-    }
-    // Loops with no way out.
-    for (pc, i) in insns.iter().enumerate() {
-        if i.code != 0x05 {
-            continue;
-        }
-        let t = pc as i64 + 1 + i64::from(i.off);
-        if t < 0 || t as usize > pc {
-            continue;
-        }
-        let t = t as usize;
-        let leaves = (t..=pc).any(|q| {
-            let j = insns[q];
-            if j.code == EXIT {
-                return true;
-            }
-            let is_jump = matches!(j.class(), CLASS_JMP | CLASS_JMP32) && j.code & 0xf0 != 0x80;
-            if !is_jump {
-                return false;
-            }
-            let to = q as i64 + 1 + i64::from(j.off);
-            to < t as i64 || to > pc as i64
-        });
-        if !leaves {
-            return Err((
-                pc,
-                format!("infinite loop detected at insn {pc} (back-edge to {t} with no way out)"),
             ));
         }
     }

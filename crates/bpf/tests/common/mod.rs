@@ -95,3 +95,77 @@ impl HostParts {
         }
     }
 }
+
+/// The cases of tests/progs/verifier.bpf.c (its `-D` define, "" for none) with the
+/// verdict each side gives when the object loads: None (it loads) or part of the
+/// message it is refused with. The kernel's are what the 6.18 verifier and libbpf say
+/// (tests/kernel_load.rs checks them on the running kernel); where the two differ the
+/// simulator decides at run time instead (docs/WRITING_ALGORITHMS.md, "What still
+/// differs").
+pub struct VerifierCase {
+    pub define: &'static str,
+    pub kernel: Option<&'static str>,
+    pub simulator: Option<&'static str>,
+}
+
+pub const VERIFIER_SRC: &str = "crates/bpf/tests/progs/verifier.bpf.c";
+
+pub const VERIFIER_CASES: &[VerifierCase] = &[
+    VerifierCase {
+        define: "",
+        kernel: None,
+        simulator: None,
+    },
+    // v[2] of a 16-byte value: off 16, size 8.
+    VerifierCase {
+        define: "CASE_MAP_CONST_OOB",
+        kernel: Some("invalid access to map value, value_size=16 off=16 size=8"),
+        simulator: Some("invalid access to map value, value_size=16 off=16 size=8"),
+    },
+    // v[cwnd % 4]: offsets 0..=24, the verifier's range says 24 + 8 > 16. The simulator
+    // does not track ranges: it faults when an index leaves the value.
+    VerifierCase {
+        define: "CASE_MAP_VAR_OOB",
+        kernel: Some("invalid access to map value, value_size=16 off=24 size=8"),
+        simulator: None,
+    },
+    VerifierCase {
+        define: "CASE_STACK_FP0",
+        kernel: Some("invalid write to stack R10 off=0 size=8"),
+        simulator: Some("invalid write to stack R10 off=0 size=8"),
+    },
+    VerifierCase {
+        define: "CASE_STACK_FP8",
+        kernel: Some("invalid write to stack R10 off=8 size=8"),
+        simulator: Some("invalid write to stack R10 off=8 size=8"),
+    },
+    // Each pass reads cwnd afresh and bumps a stack counter: no two passes' states
+    // are equal, so the verifier walks it until its 1M-instruction limit.
+    VerifierCase {
+        define: "CASE_LOOP_FRESH",
+        kernel: Some("BPF program is too large"),
+        simulator: Some("unbounded loop"),
+    },
+    // Counted to cwnd, which the verifier does not know: too large too. The
+    // simulator's check sees a counter and lets the budget decide.
+    VerifierCase {
+        define: "CASE_LOOP_COUNTED",
+        kernel: Some("BPF program is too large"),
+        simulator: None,
+    },
+    VerifierCase {
+        define: "CASE_TAIL_CALL",
+        kernel: None,
+        simulator: None,
+    },
+    VerifierCase {
+        define: "CASE_TAIL_CALL_EMPTY",
+        kernel: None,
+        simulator: None,
+    },
+    VerifierCase {
+        define: "CASE_TAIL_CALL_OTHER",
+        kernel: Some("failed to initialize slot [0] to prog 'verifier_undo_cwnd'"),
+        simulator: Some("failed to initialize slot [0] to prog 'verifier_undo_cwnd'"),
+    },
+];

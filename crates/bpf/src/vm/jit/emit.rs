@@ -746,6 +746,9 @@ impl<'a, 'b> Tr<'a, 'b> {
         }
         let id = i.imm as i32;
         let call = Call::from_id(id).ok_or_else(|| format!("unknown call {id}"))?;
+        if call == Call::TailCall {
+            return Err("bpf_tail_call: the interpreter runs programs that tail-call".into());
+        }
         if call == Call::Loop {
             self.charge(pc);
             let l = self.b.use_var(self.lv);

@@ -31,8 +31,11 @@
 //! are the call into compiled code and the call outs' dereference of the `Ctx` pointer
 //! the compiled code passes back.
 //!
+//! A map value's region (memory.rs `REGION_MAP_VALUE`) is past the table's end, so
+//! its loads and stores are call outs: a value's own bounds are `Memory`'s check.
+//!
 //! Refused at compile time (the whole program then runs in the interpreter): any
-//! opcode the interpreter has no arm for, an unknown call, more than `MAX_INSNS`
+//! opcode the interpreter has no arm for, an unknown call, bpf_tail_call, more than `MAX_INSNS`
 //! instructions to compile; a host cranelift has no backend for.
 //!
 //! When (`Mode`): by default a program is compiled once it has run enough callbacks
@@ -389,7 +392,14 @@ impl Ctx<'_> {
         let sample_len = mem.sample_len.min(mem.sample.len());
         push(mem.sample.as_mut_ptr(), sample_len, false, none);
         for g in &mut mem.globals {
-            push(g.data.as_mut_ptr(), g.data.len(), g.writable, none);
+            // A map's storage is reached only value by value (memory.rs
+            // `map_value_addr`, regions past this table: the call outs).
+            let len = if g.value_size.is_some() {
+                0
+            } else {
+                g.data.len()
+            };
+            push(g.data.as_mut_ptr(), len, g.writable, none);
         }
         push(std::ptr::null_mut(), 0, false, none);
         self.table = self.regions.as_ptr();
