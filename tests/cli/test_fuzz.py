@@ -302,7 +302,7 @@ def feature_specs(draw):
                 "dist": draw(st.sampled_from(["fixed", "exponential"])),
             }
         if draw(st.integers(0, 3)) == 0:
-            f["size"] = draw(st.sampled_from(["20kB", "200kB"]))
+            f["size"] = draw(st.sampled_from(["20000B", "200000B"]))
         doc["flows"].append(f)
     if draw(st.integers(0, 2)) == 0:
         doc["workloads"] = [
@@ -313,8 +313,8 @@ def feature_specs(draw):
                 "size": draw(
                     st.sampled_from(
                         [
-                            {"dist": "fixed", "value": "10kB"},
-                            {"dist": "exponential", "mean": "50kB"},
+                            {"dist": "fixed", "value": "10000B"},
+                            {"dist": "exponential", "mean": "50000B"},
                         ]
                     )
                 ),
