@@ -208,7 +208,15 @@ class Tcp(_Model):
     @classmethod
     def _kernel_stack_defaults(cls, data: Any) -> Any:
         kernel = data.get("kernel", DEFAULT_KERNEL) if isinstance(data, dict) else None
-        if isinstance(data, dict) and "sack_compression" not in data and kernel != DEFAULT_KERNEL:
+        # Only a string is looked up: a table or an array (`--set 'tcp.kernel={a=1}'`) is
+        # unhashable and ended in "internal error: TypeError"; the field's own validation
+        # then says what it must be.
+        if (
+            isinstance(data, dict)
+            and isinstance(kernel, str)
+            and "sack_compression" not in data
+            and kernel != DEFAULT_KERNEL
+        ):
             code = kernel_releases().get(kernel)
             if code is not None and code < _SACK_COMPRESSION_SINCE:
                 data = {**data, "sack_compression": False}
