@@ -122,6 +122,25 @@ def real_number(v: object) -> float:
     return float(v)
 
 
+_PERCENT = re.compile(r"^\s*" + _NUMBER + r"\s*%\s*$")
+
+
+def probability(v: object) -> float:
+    """A probability: a TOML number (``0.01``) or netem's percentage (``"1%"``, as in
+    ``tc qdisc ... netem loss 1%``), which is not ambiguous. The range is the field's."""
+    if isinstance(v, str):
+        m = _PERCENT.match(v)
+        if m is None:
+            raise ValueError(
+                f"must be a number such as 0.01 or a percentage such as '1%', got {v!r}"
+            )
+        value = Decimal(m.group("num"))
+        if value.adjusted() > MAX_EXPONENT:
+            raise ValueError(f"{v[:40]!r} is not a probability")
+        return float(value / 100)
+    return real_number(v)
+
+
 def _whole(value: Decimal, text: str, base: str) -> int:
     if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of {base}")
