@@ -114,7 +114,9 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                 )
             )
         if f.size is not None and f.size.unit not in ("bytes", "pkt"):
-            p.append((f"{at}.size", "a transfer size is bytes or packets (e.g. '10MiB', '1000pkt')"))
+            p.append(
+                (f"{at}.size", "a transfer size is bytes or packets (e.g. '10MiB', '1000pkt')")
+            )
         if f.rtt is None and not (
             f.access
             and f.access.delay is not None
@@ -228,7 +230,10 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
             continue
         if pol.burst.unit not in ("bytes", "pkt"):
             p.append(
-                (f"{at}.policer.burst", "a bucket depth is bytes or packets (e.g. '20KiB', '10pkt')")
+                (
+                    f"{at}.policer.burst",
+                    "a bucket depth is bytes or packets (e.g. '20KiB', '10pkt')",
+                )
             )
         elif (pol.burst.value * wire if pol.burst.unit == "pkt" else pol.burst.value) < wire:
             p.append((f"{at}.policer.burst", f"must hold at least one full packet ({wire} bytes)"))
