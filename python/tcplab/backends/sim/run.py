@@ -11,7 +11,7 @@ from tcplab.errors import EngineError, SpecError
 from tcplab.lowering.resolve import resolve
 from tcplab.lowering.world_config import config_json, world_config
 from tcplab.specs.contract import spec_name
-from tcplab.specs.limits import BYTES_PER_PACKET_HELD, MEMORY_LIMIT_ENV, memory_limit_bytes
+from tcplab.specs.limits import BYTES_PER_PACKET_HELD, memory_limit
 from tcplab.specs.model import Spec
 
 
@@ -32,7 +32,7 @@ def run_config(
     """
     eng = engine()
     text = config_json(config)
-    limit = memory_limit_bytes()
+    limit, whence = memory_limit()
     try:
         return eng.run(text, progress, max_packets_held=limit // BYTES_PER_PACKET_HELD)
     except ValueError as exc:
@@ -48,9 +48,9 @@ def run_config(
             [
                 (
                     "bottleneck.buffer",
-                    f"{exc} (about {BYTES_PER_PACKET_HELD} B each, {limit / 1e9:.3g} GB; set "
-                    f"{MEMORY_LIMIT_ENV} to raise it): give the bottleneck a buffer, or the "
-                    "flows a receive buffer, so that the queue is bounded",
+                    f"{exc} (about {BYTES_PER_PACKET_HELD} B each, {limit / 1e9:.3g} GB: "
+                    f"{whence}): give the bottleneck a buffer, or the flows a receive "
+                    "buffer, so that the queue is bounded",
                 )
             ]
         ) from None
