@@ -61,13 +61,6 @@ MAX_ONOFF_CHANGES = 10_000_000
 MAX_PACKETS = 10_000_000_000
 """Packets one run may carry: the bottleneck's and the sources' rates over the run."""
 
-MAX_EVENTS = 10_000
-"""``[[events]]`` of one spec: a change of the bottleneck every 6 ms over a minute, far
-more than a scenario's steps. A capacity that varies faster is a trace
-(``rate = { trace = FILE }``, up to 50 M delivery opportunities: tcplab.specs.traces),
-which the engine reads as numbers, not one validated table per change: 10 000 events
-validate in about 0.25 s, 300 000 took 52 s and 1 GB."""
-
 BYTES_PER_PACKET_HELD = 400
 BYTES_PER_SERIES_ROW = 2_400
 
@@ -80,8 +73,8 @@ packets and series rows only: not what the run allocates after the engine stops 
 series as DataFrames and CSV), other processes of the same cgroup, or MemAvailable
 falling while the run grows. Measured: 4 CUBIC flows at 1 Gbit/s into an unlimited
 buffer under `ulimit -v` 5 GB stop at 9.45 M packets held (peak RSS 2.1 GB), exit 2;
-with the fixed 8 GB of 0.7.1 the same run aborted at 3.2 GB (exit 134). At 100 % of a
-3 GB limit it still stopped cleanly: the share is a margin, not a correction."""
+with the fixed 8 GB of 0.8.0 and before, the same run aborted at 3.2 GB (exit 134). At
+100 % of a 3 GB limit it still stopped cleanly: the share is a margin, not a correction."""
 
 
 def memory_limit() -> tuple[int, str]:
@@ -117,6 +110,14 @@ def memory_limit() -> tuple[int, str]:
             f"a default: this machine's memory could not be read; set {MEMORY_LIMIT_ENV}",
         )
     return min(limits)
+
+
+MAX_EVENTS = 10_000
+"""``[[events]]`` of one spec: a change of the bottleneck every 6 ms over a minute, far
+more than a scenario's steps. A capacity that varies faster is a trace
+(``rate = { trace = FILE }``, up to 50 M delivery opportunities: tcplab.specs.traces),
+which the engine reads as numbers, not one validated table per change: 10 000 events
+validate in about 0.25 s, 300 000 took 52 s and 1 GB."""
 
 
 def _too_many_events(n: int) -> list[tuple[str, str]]:

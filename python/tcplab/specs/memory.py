@@ -16,7 +16,7 @@ Three limits apply to a run, and the smallest is the one it meets first:
 
 The first two are hard: a run cannot pass them. MemAvailable is not (swap, other
 processes ending), so ``$TCPLAB_MEMORY_LIMIT_GB`` may replace it, up or down, but never
-raises the limit above a hard one (tcplab.specs.limits.memory_limit). Up to 0.7.1 the
+raises the limit above a hard one (tcplab.specs.limits.memory_limit). Up to 0.8.0 the
 limit was a fixed 8 GB unless that variable said otherwise, whatever the machine.
 
 Each reader returns None where its limit does not apply or cannot be read (no cgroup
