@@ -31,6 +31,7 @@ import json
 import math
 import statistics as st
 import sys
+from pathlib import Path
 
 from scipy.stats import t as student_t
 
@@ -38,15 +39,24 @@ CONFIDENCE = 0.95
 RELATIVE_GOAL = 0.05  # RTT, backlog, sojourn (docs/FIDELITY.md)
 SHARE_GOAL = 0.05  # absolute
 RETX_GOAL = 1.5  # ratio either way
+RUN_DIR = "_run_dir"  # the key load() adds: where a run's summary.json lies, resolved
 
 
 def load(patterns: list[str]) -> list[dict]:
-    runs = []
+    """The runs the patterns match, each once: a run directory that two patterns (or one
+    pattern by two routes, such as a symbolic link) both reach is one run, not two, so
+    its seed is not weighted twice. Runs are told apart by their resolved directory."""
+    runs, seen = [], set()
     for pattern in patterns:
         paths = sorted(glob.glob(pattern, recursive=True))
         if not paths:
             raise SystemExit(f"seed_spread.py: no summary.json matches {pattern!r}")
-        runs += [json.loads(open(p).read()) for p in paths]
+        for p in paths:
+            run_dir = Path(p).resolve().parent
+            if run_dir in seen:
+                continue
+            seen.add(run_dir)
+            runs.append({**json.loads(Path(p).read_text()), RUN_DIR: run_dir})
     return runs
 
 
@@ -150,6 +160,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kernel", required=True, nargs="+", help="globs of kernel summary.json")
     a = ap.parse_args(argv)
     sim, kern = load(a.sim), load(a.kernel)
+    both = {r[RUN_DIR] for r in sim} & {r[RUN_DIR] for r in kern}
+    if both:
+        first = sorted(map(str, both))[0]
+        raise SystemExit(f"seed_spread.py: the run {first} matches both --sim and --kernel")
     if len(sim[0]["flows"]) != len(kern[0]["flows"]):
         raise SystemExit("seed_spread.py: the two sets have different flows")
     print("\n".join(table(sim, kern)))

@@ -210,7 +210,9 @@ def object_for(source: Path, build: Build = NO_BUILD) -> Path:
                 "(a macro or include that expands without end?)"
             ) from None
         if r.returncode != 0:
-            own = [source.resolve().parent, *(Path(d).resolve() for d in build.include)]
+            # The program's own directory only: a spec's include directories are search
+            # paths, and may name any directory (clang_messages says why).
+            own = [source.resolve().parent]
             shown = clang_messages(r.stderr, own)
             raise BpfBuildError(f"{source} does not compile (clang):\n{shown}")
         deps = {str(p): _file_digest(p) for p in depfile_paths(dep.read_text(), Path.cwd())}
@@ -229,10 +231,19 @@ _SYSTEM_HEADERS = (Path("/usr/include"), Path("/usr/local/include"))
 
 def clang_messages(stderr: str, own: list[Path], limit: int = 3000) -> str:
     """clang's diagnostics for the user: those located in the user's own files (under a
-    directory of ``own``: the source's, the spec's include directories) in full; those in
-    tcplab's or libbpf's headers as their one-line message; of any other file (an
-    absolute ``#include`` of something outside, say) only where, never its text, which
-    clang would otherwise echo line by line."""
+    directory of ``own``) in full; those in tcplab's or libbpf's headers as their
+    one-line message; of any other file only where, never its text, which clang would
+    otherwise echo line by line (and whose message may quote it).
+
+    Own is what the program is known to be made of: the directory of its source and
+    everything below it (object_for passes that one), symbolic links resolved. A spec's
+    ``bpf.include`` directories are not own by being named: they are search paths a spec
+    may point anywhere (``../outside``, ``/etc``), and a header there that does not
+    compile would be shown in full; one inside the source's directory is own as that
+    directory's. The same holds for an absolute ``#include``. A header of one's own kept
+    beside the program's directory (``../include``) is located, not shown: keep it under
+    the program's directory to see its diagnostics.
+    """
     blocks: list[list[str]] = []
     for line in stderr.splitlines():
         starts = _DIAGNOSTIC.match(line) or _INCLUDED_FROM.match(line)
@@ -256,7 +267,7 @@ def clang_messages(stderr: str, own: list[Path], limit: int = 3000) -> str:
         else:
             out.append(
                 f"{head.split(': ', 1)[0]}: a diagnostic in a file outside the program's "
-                "directories (its text is not shown)"
+                "directory (its text is not shown; files under the program's directory are)"
             )
     text = "\n".join(out).strip()
     return text if len(text) <= limit else text[:limit] + "\n[...]"

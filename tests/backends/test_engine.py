@@ -288,14 +288,14 @@ duration = "6s"
 [bottleneck]
 rate = "10Mbps"
 delay = "5ms"
-buffer = "150KB"
+buffer = "150000B"
 [[flows]]
 cc = "cubic"
 rtt = "20ms"
 [[flows]]
 cc = "reno"
 rtt = "30ms"
-size = "100KB"
+size = "100000B"
 start = "1s"
 [[events]]
 at = "3s"

@@ -151,7 +151,7 @@ def test_a_policer_caps_bbr_at_its_rate(tmp_path):
 rate = "50Mbps"
 delay = "10ms"
 buffer = "1bdp"
-policer = { rate = "10Mbps", burst = "30KB" }
+policer = { rate = "10Mbps", burst = "30000B" }
 
 [[flows]]
 cc = "bbr"
@@ -175,7 +175,7 @@ def test_a_trace_driven_bottleneck_serves_at_the_trace_s_rate(tmp_path):
 [bottleneck]
 rate = {{ trace = "{trace}" }}
 delay = "10ms"
-buffer = "100KB"
+buffer = "100000B"
 
 [[flows]]
 cc = "cubic"
@@ -314,7 +314,7 @@ buffer = "1bdp"
 [[flows]]
 cc = "cubic"
 rtt = "40ms"
-size = "1MB"
+size = "1000000B"
 """
     )
     for backend, d in _both(tmp_path, text).items():

@@ -103,6 +103,17 @@ def test_overflow_and_wrong_types_name_the_users_field(tmp_path, capsys, overrid
     assert "app.finite" not in err and "receiver_access" not in err and "expected u64" not in err
 
 
+@pytest.mark.parametrize("value", ["{a=1}", "[1]", "[]", "4.9", "true"])
+def test_a_kernel_of_the_wrong_type_names_the_field(tmp_path, capsys, value):
+    # Before: a table or an array ({a=1}, [1]) reached the kernel release lookup of
+    # Tcp's stack defaults, unhashable: "internal error: TypeError", exit 1.
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    assert main(["validate", str(spec), "--set", f"tcp.kernel={value}"]) == 2
+    err = capsys.readouterr().err
+    assert f"{spec}: tcp.kernel: " in err and "internal error" not in err, err
+
+
 def test_output_paths_are_checked_before_simulating(tmp_path, capsys):
     spec = tmp_path / "s.toml"
     spec.write_text(LONG)  # 3000 s at 200 Mbit/s: seconds of work, were it started

@@ -476,7 +476,7 @@ FLOW = '\n[[flows]]\ncc = "reno"\nrtt = "20ms"\n'
         (
             BASE
             + WORKLOAD.replace("rate = 5", "rate = 1000000").replace(
-                "SIZE", '{ dist = "fixed", value = "10kB" }'
+                "SIZE", '{ dist = "fixed", value = "10000B" }'
             ),
             "workloads",
             "expected arrivals",

@@ -40,6 +40,23 @@ def test_an_unbounded_queue_stops_the_run_at_the_memory_limit(tmp_path, monkeypa
     assert not out.exists()
 
 
+def test_the_run_stops_at_the_machines_limit_without_the_variable(tmp_path, monkeypatch, capsys):
+    # Before: with no TCPLAB_MEMORY_LIMIT_GB the stop was at a fixed 8 GB, whatever the
+    # machine (under `ulimit -v` 5 GB this run's big brother aborted, exit 134). Now the
+    # machine's smallest limit is read when the run starts: here a hard one of 2.5 MB,
+    # 80 % of which is 5000 packets.
+    from tcplab.specs import memory
+
+    monkeypatch.delenv("TCPLAB_MEMORY_LIMIT_GB", raising=False)
+    room = memory.Headroom(2_500_000, "RLIMIT_AS 0.0 GB less 0.0 GB mapped", True)
+    monkeypatch.setattr(memory, "headrooms", lambda: [room])
+    spec = tmp_path / "unbounded.toml"
+    spec.write_text(SPEC)
+    assert main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "bottleneck.buffer" in err and "(5000)" in err and "RLIMIT_AS" in err, err
+
+
 def test_a_bounded_buffer_runs_under_the_same_limit(monkeypatch):
     # The same flow with a 1 BDP buffer holds at most ~700 packets: it is not stopped.
     monkeypatch.setenv("TCPLAB_MEMORY_LIMIT_GB", "0.002")

@@ -23,7 +23,7 @@ buffer = "10pkt"
 [[flows]]
 cc = "cubic"
 rtt = "20ms"
-size = "2MB"
+size = "2000000B"
 """
 
 

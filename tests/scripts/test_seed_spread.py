@@ -61,3 +61,33 @@ def test_table_rows_from_runs(tmp_path, capsys):
 def test_a_pattern_without_runs_is_an_error(tmp_path):
     with pytest.raises(SystemExit, match="no summary.json matches"):
         _spread().main(["--sim", str(tmp_path / "none*/summary.json"), "--kernel", "x"])
+
+
+def test_a_run_two_patterns_match_counts_once(tmp_path, capsys):
+    # Before: load() concatenated each pattern's matches, so a run that two globs (here
+    # "sim*" and "sim0") both matched was counted twice, its seed weighted double and the
+    # run count, hence the interval, wrong. Each run directory now counts once, also when
+    # reached through a symbolic link.
+    for k, b in enumerate([20, 21, 22]):
+        _run(tmp_path, f"sim{k}", b, 0.5)
+    (tmp_path / "alias").symlink_to(tmp_path / "sim1")
+    for k in range(3):
+        _run(tmp_path, f"kern{k}", 25 + k, 0.5)
+    mod = _spread()
+    runs = mod.load([str(tmp_path / "sim*/summary.json"), str(tmp_path / "sim0/summary.json"),
+                     str(tmp_path / "alias/summary.json")])  # fmt: skip
+    assert sorted(r["aggregate"]["mean_backlog_pkts"] for r in runs) == [20, 21, 22]
+    assert mod.main(["--sim", str(tmp_path / "sim*/summary.json"), str(tmp_path / "sim*/summary.json"),
+                     "--kernel", str(tmp_path / "kern*/summary.json")]) == 0  # fmt: skip
+    backlog = next(
+        r for r in capsys.readouterr().out.splitlines() if r.startswith("| mean_backlog_pkts")
+    )
+    assert "(3)" in backlog and "(6)" not in backlog
+
+
+def test_a_run_in_both_sets_is_an_error(tmp_path):
+    for k in range(2):
+        _run(tmp_path, f"run{k}", 20 + k, 0.5)
+    with pytest.raises(SystemExit, match="matches both --sim and --kernel"):
+        _spread().main(["--sim", str(tmp_path / "run*/summary.json"),
+                        "--kernel", str(tmp_path / "run1/summary.json")])  # fmt: skip

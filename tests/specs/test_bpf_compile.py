@@ -127,6 +127,37 @@ def test_clang_never_echoes_a_file_outside_the_programs_directory(tmp_path, prog
     assert f"{secret}:1:" in text  # where, so the user can look
 
 
+@pytest.mark.parametrize("where", ["sibling", "absolute"])
+def test_clang_never_echoes_a_header_found_through_an_include_directory_outside(
+    tmp_path, prog, where
+):
+    # Before: every bpf.include directory counted as the user's own, so
+    # bpf.include = ["../outside"] or ["/etc"] with `#include "passwd"` showed the
+    # file's text line by line in clang's diagnostics. Own is now the program's directory.
+    outside = tmp_path / "outside" if where == "sibling" else tmp_path / "abs" / "etc"
+    outside.mkdir(parents=True)
+    (outside / "passwd").write_text("root:SECRETHASH:19000:0:99999:7:::\n")
+    prog.write_text('#include "passwd"\n' + SOURCE)
+    include = str(outside if where == "absolute" else prog.parent / ".." / "outside")
+    with pytest.raises(bpf.BpfBuildError) as err:
+        bpf.object_for(prog, bpf.Build(include=(include,)))
+    text = str(err.value)
+    assert "SECRETHASH" not in text and "its text is not shown" in text, text
+    assert "passwd:1:" in text  # where, so the user can look
+
+
+def test_a_header_under_the_programs_directory_is_shown_through_an_include(prog):
+    # An include directory inside the program's directory is the program's own.
+    inc = prog.parent / "inc"
+    inc.mkdir()
+    (inc / "mine.h").write_text("int broken_decl = undeclared_in_my_header;\n")
+    prog.write_text('#include "mine.h"\n' + SOURCE)
+    with pytest.raises(bpf.BpfBuildError) as err:
+        bpf.object_for(prog, bpf.Build(include=(str(inc),)))
+    text = str(err.value)
+    assert "undeclared_in_my_header" in text and "int broken_decl" in text, text
+
+
 def test_the_users_own_errors_are_shown_in_full(prog):
     prog.write_text(SOURCE.replace("return tcp_sk(sk)->snd_cwnd;", "return snd_cwnd_typo;"))
     with pytest.raises(bpf.BpfBuildError) as err:

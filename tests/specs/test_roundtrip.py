@@ -27,7 +27,7 @@ def specs(draw):
     if draw(st.booleans()):
         flow["stagger"] = "100ms"
     if draw(st.booleans()):
-        flow["size"] = draw(st.sampled_from(["10MB", "1000pkt", "1448B"]))
+        flow["size"] = draw(st.sampled_from(["10000000B", "1000pkt", "1448B"]))
     if flow["cc"] == "cubic" and draw(st.booleans()):
         flow["params"] = {"beta": draw(st.floats(0.1, 0.9))}
     raw = {

@@ -197,3 +197,30 @@ def test_resolved_spec_round_trips(fake_engine, write_spec):
     again = parse_spec(tomllib.loads(spec_toml(s)))
     assert resolve(again) == s
     assert world_config(again) == world_config(s)
+
+
+def test_netems_percentages_are_probabilities(fake_engine, write_spec):
+    # Before: loss = "1%" (netem's `loss 1%`) was refused, "must be a number, got str",
+    # without suggesting 0.01. It is not ambiguous: it reads as 0.01, here and wherever a
+    # probability is asked (an event's loss, netem's reorder and correlations).
+    text = BASE.replace('buffer = "0.5bdp"', 'buffer = "0.5bdp"\nloss = "1%"\nreorder = "2.5%"')
+    s = load_spec(write_spec(text + '\n[[events]]\nat = "5s"\nloss = "0.5 %"\n'))
+    assert s.bottleneck.loss == 0.01 and s.bottleneck.reorder == 0.025
+    assert s.events[0].loss == 0.005
+    assert s.to_dict()["bottleneck"]["loss"] == 0.01  # the resolved spec writes the number
+    err = problems(write_spec(BASE.replace('buffer = "0.5bdp"', 'loss = "1 percent"')))
+    assert "bottleneck.loss" in str(err) and "'1%'" in str(err) and "0.01" in str(err)
+    err = problems(write_spec(BASE.replace('buffer = "0.5bdp"', 'loss = "100%"')))
+    assert "bottleneck.loss" in str(err) and "less than 1" in str(err)
+
+
+def test_a_table_where_a_list_of_tables_belongs_says_double_brackets(fake_engine, write_spec):
+    # Before: [flows] instead of [[flows]] answered "flows: Input should be a valid list",
+    # which does not say what TOML wants.
+    err = problems(write_spec(BASE.replace("[[flows]]", "[flows]", 1).split("[[flows]]")[0]))
+    assert "flows: a list of tables, written [[flows]] in TOML" in str(err), str(err)
+    assert "[flows] makes a single table" in str(err)
+    err = problems(write_spec(BASE + '\n[events]\nat = "1s"\nrate = "5Mbps"\n'))
+    assert "events: a list of tables, written [[events]]" in str(err), str(err)
+    err = problems(write_spec(BASE.replace('rtt = "40ms"', 'rtt = "40ms"\npath = "bottleneck"')))
+    assert "flows[1].path: a list, written [a, b, ...] in TOML; got a string" in str(err)

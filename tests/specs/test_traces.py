@@ -139,7 +139,7 @@ def test_constant_trace_runs_as_the_fixed_rate_link(tmp_path):
 def test_a_policed_bottleneck_engages_bbrs_lt_bw(tmp_path):
     # As crates/sim/tests/shaping_scenarios.rs, from a spec: 50 Mbit/s policed at 5 Mbit/s.
     p = spec_file(
-        tmp_path, '"50Mbps"', extra='policer = { rate = "5Mbps", burst = "20KB" }', cc="bbr"
+        tmp_path, '"50Mbps"', extra='policer = { rate = "5Mbps", burst = "20000B" }', cc="bbr"
     )
     r = tcplab.run(p, tmp_path / "run")
     assert r.series["cc_lt_use_bw"].max() == 1.0

@@ -20,7 +20,7 @@ def test_times_parse_to_exact_nanoseconds():
 
 def test_sizes_keep_their_kind():
     assert parse_size("100pkt") == Size(Decimal(100), "pkt")
-    assert parse_size("150KB") == Size(Decimal(150_000), "bytes")
+    assert parse_size("150000B") == Size(Decimal(150_000), "bytes")
     assert parse_size("64KiB") == Size(Decimal(65_536), "bytes")
     assert parse_size("1.5bdp") == Size(Decimal("1.5"), "bdp")
     assert parse_size("unlimited").unit == "unlimited"
@@ -46,7 +46,7 @@ def test_bare_number_rate_is_rejected_with_an_example():
         parse_rate(10_000_000)
 
 
-@pytest.mark.parametrize("text", ["0pkt", "0bdp", "0KB", "1.5pkt", "3 parsecs"])
+@pytest.mark.parametrize("text", ["0pkt", "0bdp", "0B", "0KiB", "1.5pkt", "3 parsecs"])
 def test_bad_sizes_are_rejected(text):
     with pytest.raises(ValueError):
         parse_size(text)
@@ -113,3 +113,66 @@ def test_byte_or_tc_spellings_of_bps_are_refused_as_ambiguous(text):
 )
 def test_the_papers_bit_spellings_still_read_as_bits(text, bps):
     assert parse_rate(text) == bps
+
+
+@pytest.mark.parametrize(
+    "text, tc, si, binary",
+    [
+        ("150KB", 153_600, 150_000, "150KiB"),
+        ("30kB", 30_720, 30_000, "30KiB"),
+        ("64kb", 65_536, 64_000, "64KiB"),
+        ("1.5MB", 1_572_864, 1_500_000, "1.5MiB"),
+        ("2gb", 2**31, 2 * 10**9, "2GiB"),
+    ],
+)
+def test_kb_mb_gb_sizes_are_refused_as_ambiguous(text, tc, si, binary):
+    # Before: "150KB" (any case) was 150 000 bytes (SI) while tc(8) reads it as 153 600
+    # (tc_util.c get_size: kb, mb, gb are 1024-based in any case), a silent 2.4 % (k) to
+    # 7.4 % (G) difference in a buffer or a bucket. As for rates' "mbps", neither reading
+    # is guessed: the message gives both, and the two unambiguous spellings.
+    with pytest.raises(ValueError, match="ambiguous size unit") as e:
+        parse_size(text)
+    msg = str(e.value)
+    assert f"{tc} bytes" in msg and f"SI as {si}" in msg, msg
+    assert f"'{binary}'" in msg and f"'{si}B'" in msg and "KiB, MiB, GiB" in msg, msg
+    assert parse_size(binary) == Size(Decimal(tc), "bytes")
+    assert parse_size(f"{si}B") == Size(Decimal(si), "bytes")
+
+
+def test_terabits_per_second_are_a_rate():
+    # Before: "1Tbps" was refused as ambiguous with a message about 'mbps' and 'MBps'
+    # (the bps pattern took T as a prefix the table did not have), although tc's "1tbit"
+    # was accepted. Tbps is the papers' spelling of the same 10**12 bit/s; what a link
+    # may carry is limits.check_rates' to say (tests/specs/test_limits.py).
+    assert parse_rate("1Tbps") == 10**12
+    assert parse_rate("2.5Tbps") == parse_rate("2.5tbit") == 2_500_000_000_000
+    with pytest.raises(ValueError, match="above the largest rate"):
+        parse_rate("1001Tbps")
+
+
+@pytest.mark.parametrize(
+    "text, name", [("1TBps", "terabytes"), ("1tbps", "terabytes"), ("50mbps", "megabytes")]
+)
+def test_an_ambiguous_rate_says_its_own_reading_and_the_allowed_units(text, name):
+    with pytest.raises(ValueError, match="ambiguous rate unit") as e:
+        parse_rate(text)
+    msg = str(e.value)
+    assert name in msg and "Tbps" in msg and "tbit" in msg, msg
+
+
+def test_an_ambiguous_size_in_a_spec_names_its_field():
+    # The parser's message gains the field's path where the spec is validated: the
+    # bottleneck's buffer and a policer's burst (k04's "30KB" is now "30000B").
+    from tcplab.errors import SpecError
+    from tcplab.specs.load import parse_spec
+
+    raw = {
+        "experiment": {"duration": "1s"},
+        "bottleneck": {"rate": "10Mbps", "buffer": "150KB"},
+        "flows": [{"cc": "cubic", "rtt": "20ms", "size": "2MB"}],
+    }
+    with pytest.raises(SpecError) as e:
+        parse_spec(raw, check_algorithms=False)
+    problems = dict(e.value.problems)
+    assert "ambiguous size unit 'KB'" in problems["bottleneck.buffer"]
+    assert "'2MiB'" in problems["flows[0].size"] and "'2000000B'" in problems["flows[0].size"]

@@ -23,7 +23,7 @@ buffer = "1bdp"
 cc = "cubic"
 rtt = "40ms"
 load = 0.5
-size = { dist = "exponential", mean = "100KB" }
+size = { dist = "exponential", mean = "100000B" }
 stop = "50s"
 """
 
@@ -72,8 +72,8 @@ def test_poisson_arrival_count():
 @pytest.mark.parametrize(
     "size, field, why",
     [
-        ({"dist": "pareto", "mean": "1KB"}, "workloads[0].size.shape", "required for pareto"),
-        ({"dist": "fixed", "mean": "1KB"}, "workloads[0].size", "takes value"),
+        ({"dist": "pareto", "mean": "1000B"}, "workloads[0].size.shape", "required for pareto"),
+        ({"dist": "fixed", "mean": "1000B"}, "workloads[0].size", "takes value"),
         ({"dist": "exponential", "mean": "3pkt"}, "workloads[0].size.mean", "bytes"),
     ],
 )

@@ -1,8 +1,9 @@
 //! `tcplab._engine`: PyO3 glue only. A JSON configuration in (the contract of
 //! `tcplab_sim::config`), the `RunOutput` out through its serde form (pythonize: the
 //! same shape as its JSON, described by `schema()`); errors mapped: a configuration
-//! error -> ValueError("field: message"), a failed conservation check or a Rust panic ->
-//! RuntimeError. No panic crosses into Python.
+//! error -> ValueError("field: message"), a flow's algorithm that failed during the run
+//! (a BPF program's fault) -> AlgorithmFault (a RuntimeError with `flow`, `message`), a failed
+//! conservation check or a Rust panic -> RuntimeError. No panic crosses into Python.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -16,6 +17,13 @@ use tcplab_sim::time::SimTime;
 use tcplab_sim::{SimError, World, WorldConfig};
 
 mod stepping;
+
+// A flow's algorithm failed during the run: the user's BPF program faulted (an
+// out-of-bounds access, a call depth over 8, ...). Its own type so that Python can tell
+// the user's program from tcplab's failures (exit 2, not 1). Its text is SimError's
+// ("flow 3: callback ..."); attributes `flow` (the engine's flat index) and `message`.
+// A RuntimeError, as every run failure was before.
+pyo3::create_exception!(_engine, AlgorithmFault, PyRuntimeError);
 
 /// How many progress callbacks a run makes (about).
 pub(crate) const PROGRESS_STEPS: u64 = 100;
@@ -37,9 +45,16 @@ pub(crate) fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 pub(crate) fn sim_err(e: SimError) -> PyErr {
     match e {
         SimError::Config(c) => PyValueError::new_err(c.to_string()),
-        SimError::Conservation(_) | SimError::Algorithm { .. } => {
-            PyRuntimeError::new_err(e.to_string())
-        }
+        SimError::Algorithm { flow, ref message } => Python::with_gil(|py| {
+            let err = AlgorithmFault::new_err(e.to_string());
+            let value = err.value(py);
+            // Setting an attribute on a fresh exception object cannot fail short of
+            // memory; the text above says the same either way.
+            let _ = value.setattr("flow", flow);
+            let _ = value.setattr("message", message.as_str());
+            err
+        }),
+        SimError::Conservation(_) => PyRuntimeError::new_err(e.to_string()),
     }
 }
 
@@ -365,6 +380,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_object, m)?)?;
     m.add_function(wrap_pyfunction!(bpf_patched, m)?)?;
+    m.add("AlgorithmFault", m.py().get_type::<AlgorithmFault>())?;
     m.add_class::<stepping::Stepper>()?;
     m.add_class::<stepping::AuroraObservation>()?;
     m.add_class::<stepping::Policy>()?;

@@ -3,8 +3,9 @@ doctor.
 
 Exit status: 0 success, 1 a ``[[checks]]`` entry failed (each is printed) or an internal
 failure, 2 a problem with the input (printed as ``file: field.path:
-message``; no output directory is left behind), 1 an internal failure of the simulator
-(reported in one line, never as a Rust panic), 130 interrupted.
+message``; no output directory is left behind; a user's BPF program that fails during
+the run is one, backends/sim/run.py), 1 an internal failure of the simulator (reported
+in one line, never as a Rust panic), 130 interrupted.
 """
 
 from __future__ import annotations

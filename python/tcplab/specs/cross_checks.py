@@ -114,7 +114,9 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                 )
             )
         if f.size is not None and f.size.unit not in ("bytes", "pkt"):
-            p.append((f"{at}.size", "a transfer size is bytes or packets (e.g. '10MB', '1000pkt')"))
+            p.append(
+                (f"{at}.size", "a transfer size is bytes or packets (e.g. '10MiB', '1000pkt')")
+            )
         if f.rtt is None and not (
             f.access
             and f.access.delay is not None
@@ -228,7 +230,10 @@ def _check_shaping(spec: Spec) -> list[tuple[str, str]]:
             continue
         if pol.burst.unit not in ("bytes", "pkt"):
             p.append(
-                (f"{at}.policer.burst", "a bucket depth is bytes or packets (e.g. '20KB', '10pkt')")
+                (
+                    f"{at}.policer.burst",
+                    "a bucket depth is bytes or packets (e.g. '20KiB', '10pkt')",
+                )
             )
         elif (pol.burst.value * wire if pol.burst.unit == "pkt" else pol.burst.value) < wire:
             p.append((f"{at}.policer.burst", f"must hold at least one full packet ({wire} bytes)"))
@@ -317,7 +322,7 @@ def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]
         for k in ("value", "mean"):
             v = getattr(s, k)
             if v is not None and (v.unit != "bytes" or v.value <= 0):
-                p.append((f"{at}.size.{k}", "a size in bytes > 0 (e.g. '100KB')"))
+                p.append((f"{at}.size.{k}", "a size in bytes > 0 (e.g. '100KiB')"))
         if s.dist == "empirical" and s.cdf is not None:
             try:
                 read_cdf(s.cdf)

@@ -15,9 +15,13 @@ limit in the message, rather than found out after minutes or gigabytes.
   a row through the engine's columns, the DataFrame and the CSV writer). An unlimited
   buffer counts nothing here (nothing bounds it before the run): the engine checks the
   packets its links hold between slices of the run and stops it, naming
-  ``bottleneck.buffer``, when they pass the same limit (backends/sim/run.py).
+  ``bottleneck.buffer``, when they pass the same limit (backends/sim/run.py). The limit
+  is the machine's, read when it is needed (tcplab.specs.memory: the cgroup's, RLIMIT_AS
+  and MemAvailable, the smallest; a share of it, MEMORY_SHARE), not a fixed guess.
 - **Series rows** are also capped on their own, since they are written to disk twice.
 - **Sweep runs** are counted before the grid is expanded.
+- **Events** are counted before the spec is validated (MAX_EVENTS): 300 000 ``[[events]]``
+  were accepted after 52 s and 1 GB of validation, one model object each.
 - **Flows, arrivals, on/off toggles, packets** (200 000 flows, a Poisson
   workload at 10**6 arrivals/s whose expansion alone took 4.8 GB, load 10 with 1-byte
   flows, on/off periods of 1 ns, a one-year run, each accepted and then running away).
@@ -37,8 +41,10 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import Any
 
+from tcplab.specs import memory
 from tcplab.specs.workload import mean_size
 
 MAX_PACKETS_PER_SECOND = 256_000_000
@@ -74,16 +80,87 @@ BYTES_PER_SERIES_ROW = 2_400
 
 MEMORY_LIMIT_ENV = "TCPLAB_MEMORY_LIMIT_GB"
 DEFAULT_MEMORY_LIMIT_GB = 8.0
+"""Only where the machine says nothing (no /proc, no limit of any kind)."""
+MEMORY_SHARE = 0.8
+"""The share of the machine's headroom a run's estimate may take. The estimate counts
+packets and series rows only: not what the run allocates after the engine stops (the
+series as DataFrames and CSV), other processes of the same cgroup, or MemAvailable
+falling while the run grows. Measured: 4 CUBIC flows at 1 Gbit/s into an unlimited
+buffer under `ulimit -v` 5 GB stop at 9.45 M packets held (peak RSS 2.1 GB), exit 2;
+with the fixed 8 GB of 0.8.0 and before, the same run aborted at 3.2 GB (exit 134). At
+100 % of a 3 GB limit it still stopped cleanly: the share is a margin, not a correction."""
 
 
-def memory_limit_bytes() -> int:
-    """The memory a run may be estimated to need: ``$TCPLAB_MEMORY_LIMIT_GB`` or 8 GB."""
+def memory_limit() -> tuple[int, str]:
+    """The memory a run may be estimated to need, in bytes, and whence, for messages.
+
+    MEMORY_SHARE of the smallest headroom of the machine (tcplab.specs.memory: the
+    cgroup's limit, RLIMIT_AS, MemAvailable). ``$TCPLAB_MEMORY_LIMIT_GB``, when set,
+    replaces MemAvailable (a soft limit: swap, other processes ending) but not a hard one,
+    which no run can pass. Without any reading: DEFAULT_MEMORY_LIMIT_GB.
+    """
+    rooms = memory.headrooms()
     text = os.environ.get(MEMORY_LIMIT_ENV)
     try:
-        gb = float(text) if text else DEFAULT_MEMORY_LIMIT_GB
+        gb = float(text) if text else math.nan
     except ValueError:
-        gb = DEFAULT_MEMORY_LIMIT_GB
-    return int(gb * 1e9) if math.isfinite(gb) and gb > 0 else int(DEFAULT_MEMORY_LIMIT_GB * 1e9)
+        gb = math.nan
+    if math.isfinite(gb) and gb > 0:
+        rooms = [h for h in rooms if h.hard]
+        cap = [(int(gb * 1e9), f"{MEMORY_LIMIT_ENV}={text}")]
+    else:
+        cap = []
+    limits = cap + [
+        (
+            int(h.bytes * MEMORY_SHARE),
+            f"{MEMORY_SHARE:.0%} of {h.source}"
+            + ("; a hard limit" if h.hard else f"; {MEMORY_LIMIT_ENV} replaces this reading"),
+        )
+        for h in rooms
+    ]
+    if not limits:
+        return (
+            int(DEFAULT_MEMORY_LIMIT_GB * 1e9),
+            f"a default: this machine's memory could not be read; set {MEMORY_LIMIT_ENV}",
+        )
+    return min(limits)
+
+
+MAX_EVENTS = 10_000
+"""``[[events]]`` of one spec: a change of the bottleneck every 6 ms over a minute, far
+more than a scenario's steps. A capacity that varies faster is a trace
+(``rate = { trace = FILE }``, up to 50 M delivery opportunities: tcplab.specs.traces),
+which the engine reads as numbers, not one validated table per change: 10 000 events
+validate in about 0.25 s, 300 000 took 52 s and 1 GB."""
+
+
+def _too_many_events(n: int) -> list[tuple[str, str]]:
+    if n <= MAX_EVENTS:
+        return []
+    return [
+        (
+            "events",
+            f"{n:,} events; the limit is {MAX_EVENTS:,} (a change every 6 ms over a minute): "
+            "for a capacity that varies faster use a trace, bottleneck.rate = { trace = FILE }",
+        )
+    ]
+
+
+def check_raw_counts(raw: Any) -> list[tuple[str, str]]:
+    """Arrays of a raw spec (as read from TOML) within their limits, counted before any
+    is validated: what validation would cost grows with them."""
+    events = raw.get("events") if isinstance(raw, dict) else None
+    return _too_many_events(len(events)) if isinstance(events, list) else []
+
+
+_EVENT_HEADER = re.compile(r"^[ \t]*\[\[[ \t]*events[ \t]*\]\]", re.MULTILINE)
+
+
+def check_event_headers(text: str) -> list[tuple[str, str]]:
+    """The ``[[events]]`` headers of a spec's text within MAX_EVENTS, counted before the
+    TOML is parsed: tomllib takes about 40 us a table (300 000 events: 13 s), and a
+    spec file may be 64 MB. Inline arrays are counted after parsing (check_raw_counts)."""
+    return _too_many_events(len(_EVENT_HEADER.findall(text)))
 
 
 def series_rows(spec: Any) -> int:
@@ -156,14 +233,14 @@ def check_resources(spec: Any) -> list[tuple[str, str]]:
         )
     held = packets_held(spec)
     need = held * BYTES_PER_PACKET_HELD + min(rows, MAX_SERIES_ROWS) * BYTES_PER_SERIES_ROW
-    limit = memory_limit_bytes()
+    limit, whence = memory_limit()
     if need > limit:
         out.append(
             (
                 "bottleneck",
                 f"the run would need about {need / 1e9:.1f} GB ({held:,} packets in flight "
                 f"and queued at {BYTES_PER_PACKET_HELD} B each, plus series); the limit is "
-                f"{limit / 1e9:.1f} GB (set {MEMORY_LIMIT_ENV} to raise it)",
+                f"{limit / 1e9:.1f} GB ({whence})",
             )
         )
     return out

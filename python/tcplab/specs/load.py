@@ -18,6 +18,7 @@ from tcplab.errors import SpecError
 from tcplab.policy import absolute_paths as absolute_policy_paths
 from tcplab.specs.cross_checks import cross_check
 from tcplab.specs.files import read_bounded
+from tcplab.specs.limits import check_event_headers, check_raw_counts
 from tcplab.specs.model import (
     Spec,
 )
@@ -81,6 +82,9 @@ def parse_spec(
     SpecError
         Naming every problem found, each with its field path.
     """
+    counts = check_raw_counts(raw)
+    if counts:  # before validation, whose cost grows with them
+        raise SpecError(counts, source)
     try:
         spec = Spec.model_validate(raw)
     except ValidationError as err:
@@ -122,6 +126,9 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             ],
             str(p),
         ) from None
+    counts = check_event_headers(text)
+    if counts:  # before parsing, whose cost grows with them
+        raise SpecError(counts, str(p))
     try:
         raw = absolute_bpf_paths(absolute_trace_paths(tomllib.loads(text), p.parent), p.parent)
         return absolute_policy_paths(raw, p.parent)

@@ -41,6 +41,7 @@ from tcplab.specs.units import (
     parse_rate,
     parse_size,
     parse_time,
+    probability,
     real_number,
 )
 
@@ -51,7 +52,8 @@ SizeField = Annotated[Size, BeforeValidator(parse_size), PlainSerializer(str, re
 # an int equal to the trace's mean rate).
 LinkRate = Annotated[Any, BeforeValidator(parse_link_rate), PlainSerializer(format_link_rate)]
 
-Probability = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, lt=1.0)]
+# A number or netem's percentage ("1%": tcplab.specs.units.probability).
+Probability = Annotated[float, BeforeValidator(probability), Field(ge=0.0, lt=1.0)]
 MAX_LINK_DELAY_NS = 3_600 * 10**9
 """The engine's longest one-way link delay (crates/sim/src/config.rs, check_link)."""
 # A string is a choice parameter's label (bbr's kernel = "4.9"); the engine checks it.
@@ -208,7 +210,15 @@ class Tcp(_Model):
     @classmethod
     def _kernel_stack_defaults(cls, data: Any) -> Any:
         kernel = data.get("kernel", DEFAULT_KERNEL) if isinstance(data, dict) else None
-        if isinstance(data, dict) and "sack_compression" not in data and kernel != DEFAULT_KERNEL:
+        # Only a string is looked up: a table or an array (`--set 'tcp.kernel={a=1}'`) is
+        # unhashable and ended in "internal error: TypeError"; the field's own validation
+        # then says what it must be.
+        if (
+            isinstance(data, dict)
+            and isinstance(kernel, str)
+            and "sack_compression" not in data
+            and kernel != DEFAULT_KERNEL
+        ):
             code = kernel_releases().get(kernel)
             if code is not None and code < _SACK_COMPRESSION_SINCE:
                 data = {**data, "sack_compression": False}

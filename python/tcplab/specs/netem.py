@@ -14,11 +14,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt
 
-from tcplab.specs.units import format_time, parse_time, real_number
+from tcplab.specs.units import format_time, parse_time, probability
 
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
-# netem's probabilities and correlations are percentages up to 100 %.
-Fraction = Annotated[float, BeforeValidator(real_number), Field(ge=0.0, le=1.0)]
+# netem's probabilities and correlations are percentages up to 100 %: a number in [0, 1]
+# or, as netem writes them, "25%".
+Fraction = Annotated[float, BeforeValidator(probability), Field(ge=0.0, le=1.0)]
 
 DISTRIBUTIONS = ("uniform", "normal", "pareto", "paretonormal")
 MAX_JITTER_NS = 2**31 - 1

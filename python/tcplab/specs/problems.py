@@ -37,6 +37,36 @@ def _model_at(loc: tuple) -> type[BaseModel] | None:
     return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
 
 
+def _toml_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return f"a {type(value).__name__}"
+
+
+def _list_expected(loc: tuple, path: str, value: Any) -> str:
+    """What a list field wants, in TOML's words: pydantic's "Input should be a valid
+    list" did not say that ``[flows]`` (a table) must be ``[[flows]]`` (a list of them)."""
+    got = _toml_kind(value)
+    if _model_at((*loc, 0)) is not None:  # a list of tables
+        if not all(isinstance(x, str) for x in loc):
+            return f"a list of tables, written [{{...}}, {{...}}] in TOML; got {got}"
+        if isinstance(value, dict):
+            return (
+                f"a list of tables, written [[{path}]] in TOML (the header once per entry); "
+                f"[{path}] makes a single table"
+            )
+        return (
+            f"a list of tables, written [[{path}]] in TOML (the header once per entry); got {got}"
+        )
+    return f"a list, written [a, b, ...] in TOML; got {got}"
+
+
 def field_problems(err: ValidationError) -> list[tuple[str, str]]:
     """(field path, message) for each of pydantic's errors, one per path."""
     out = []
@@ -74,6 +104,8 @@ def field_problems(err: ValidationError) -> list[tuple[str, str]]:
             msg = f"unknown field '{loc[-1]}'" + (f"; allowed: {known}" if known else "")
         elif kind == "missing":
             msg = "required field is missing"
+        elif kind == "list_type":
+            msg = _list_expected(loc, path, e.get("input"))
         elif msg.startswith("Value error, "):
             msg = msg[len("Value error, ") :]
         out.append((path, msg))

@@ -1,11 +1,12 @@
 """Units, parsed once.
 
 Every quantity in a spec is a string with a unit: rates (``"10Mbps"``, ``"500kbps"``),
-times (``"40ms"``, ``"2.5s"``) and sizes (``"100pkt"``, ``"150KB"``, ``"1.5bdp"``). They are
+times (``"40ms"``, ``"2.5s"``) and sizes (``"100pkt"``, ``"150KiB"``, ``"1.5bdp"``). They are
 parsed here with exact decimal arithmetic into the integer base units the engine takes
 (bit/s, ns, bytes, packets), so that no float rounding creeps into a configuration.
-Prefixes are SI (k = 1000); ``KiB``/``MiB`` are binary for sizes. Every parser raises
-``ValueError`` with a message saying what is allowed; the caller adds the field path.
+Rate prefixes are SI (k = 1000); sizes in bytes are ``B`` or binary ``KiB``/``MiB``/``GiB``
+(``KB``, ``MB``, ``GB`` in any case are refused as ambiguous: AMBIGUOUS_SIZE). Every parser
+raises ``ValueError`` with a message saying what is allowed; the caller adds the field path.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ RATE_UNITS: dict[str, int] = {
     "Kbps": 10**3,
     "Mbps": 10**6,
     "Gbps": 10**9,
+    # Tbit/s: the largest rate a spec can state is 1000Tbps (MAX_RATE_BPS); the engine's
+    # own limit on a link is lower and said by tcplab.specs.limits (check_rates).
+    "Tbps": 10**12,
 }
 RATE_UNITS_ANY_CASE: dict[str, int] = {
     "bit/s": 1,
@@ -59,12 +63,18 @@ TIME_UNITS: dict[str, int] = {
 }
 BYTE_UNITS: dict[str, int] = {
     "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
     "kib": 2**10,
     "mib": 2**20,
     "gib": 2**30,
+}
+AMBIGUOUS_SIZE: dict[str, tuple[int, int]] = {
+    # tc(8), "SIZES", reads kb, mb, gb in any case (and k, m, g) as 1024-based bytes
+    # (tc/tc_util.c get_size); SI and most papers read kB, MB, GB as 1000-based. A 2.4 %
+    # (k) to 7.4 % (G) difference in a buffer moves results, so neither is guessed:
+    # prefix -> (tc's bytes, SI's bytes).
+    "kb": (2**10, 10**3),
+    "mb": (2**20, 10**6),
+    "gb": (2**30, 10**9),
 }
 PACKET_UNITS = ("pkt", "pkts", "packet", "packets")
 
@@ -112,10 +122,34 @@ def real_number(v: object) -> float:
     return float(v)
 
 
+_PERCENT = re.compile(r"^\s*" + _NUMBER + r"\s*%\s*$")
+
+
+def probability(v: object) -> float:
+    """A probability: a TOML number (``0.01``) or netem's percentage (``"1%"``, as in
+    ``tc qdisc ... netem loss 1%``), which is not ambiguous. The range is the field's."""
+    if isinstance(v, str):
+        m = _PERCENT.match(v)
+        if m is None:
+            raise ValueError(
+                f"must be a number such as 0.01 or a percentage such as '1%', got {v!r}"
+            )
+        value = Decimal(m.group("num"))
+        if value.adjusted() > MAX_EXPONENT:
+            raise ValueError(f"{v[:40]!r} is not a probability")
+        return float(value / 100)
+    return real_number(v)
+
+
 def _whole(value: Decimal, text: str, base: str) -> int:
     if value != value.to_integral_value():
         raise ValueError(f"{text!r} is not a whole number of {base}")
     return int(value)
+
+
+ALLOWED_RATE_UNITS = (
+    "bps, kbps, Mbps, Gbps, Tbps (this case exactly) or tc's bit, kbit, mbit, gbit, tbit (any case)"
+)
 
 
 def parse_rate(text: Scalar) -> int:
@@ -124,7 +158,7 @@ def parse_rate(text: Scalar) -> int:
     Parameters
     ----------
     text : str
-        A number and one of ``bps, kbps, Mbps, Gbps`` (bits per second, this case
+        A number and one of ``bps, kbps, Mbps, Gbps, Tbps`` (bits per second, this case
         exactly: other cases such as ``mbps`` or ``MBps`` are refused as ambiguous) or
         ``bit/s, kbit/s, ..., bit, kbit, mbit, gbit, tbit`` (any case), e.g. ``"10Mbps"``.
 
@@ -136,17 +170,17 @@ def parse_rate(text: Scalar) -> int:
     value, unit = _split(text, "rate", "10Mbps")
     scale = RATE_UNITS.get(unit, RATE_UNITS_ANY_CASE.get(unit.lower()))
     if scale is None and AMBIGUOUS_RATE.match(unit):
+        prefix = unit[:-3].lower()
+        name = {"": "", "k": "kilo", "m": "mega", "g": "giga", "t": "tera"}[prefix]
+        paper = ("k" if prefix == "k" else prefix.upper()) + "bps"
         raise ValueError(
-            f"ambiguous rate unit '{unit}' in {text!r}: tc reads lowercase 'mbps' as "
-            "megabytes per second and 'MBps' reads as bytes, an 8x difference; write "
-            "bits per second as bps, kbps, Mbps, Gbps (this case exactly) or "
-            "bit, kbit, mbit, gbit (tc's bit units)"
+            f"ambiguous rate unit '{unit}' in {text!r}: tc reads '{unit.lower()}' as "
+            f"{name}bytes per second and most readers a capital B as bytes, while a paper's "
+            f"'{paper}' is {name}bits: an 8x difference; write bits per second as "
+            f"{ALLOWED_RATE_UNITS}"
         )
     if scale is None:
-        raise ValueError(
-            f"unknown rate unit '{unit}' in {text!r}; allowed: bps, kbps, Mbps, Gbps "
-            "(bits per second; also tc's bit, kbit, mbit, gbit, tbit)"
-        )
+        raise ValueError(f"unknown rate unit '{unit}' in {text!r}; allowed: {ALLOWED_RATE_UNITS}")
     bps = _whole(value * scale, text, "bit/s")
     if bps <= 0:
         raise ValueError(f"rate must be > 0, got {text!r}")
@@ -200,11 +234,15 @@ class Size:
         return f"{self.value}{self.unit}"
 
 
+ALLOWED_SIZE_UNITS = "pkt, B, KiB, MiB, GiB (1024-based), bdp, or 'unlimited'"
+
+
 def parse_size(text: Scalar) -> Size:
-    """Parse a size: ``"100pkt"``, ``"150KB"``, ``"64KiB"``, ``"1.5bdp"`` or ``"unlimited"``.
+    """Parse a size: ``"100pkt"``, ``"150000B"``, ``"64KiB"``, ``"1.5bdp"`` or ``"unlimited"``.
 
     Packet and byte counts must be whole numbers; every size must be > 0 (a zero buffer
-    would drop every packet, which is never what an experiment means).
+    would drop every packet, which is never what an experiment means). ``KB``, ``MB`` and
+    ``GB`` (any case) are refused, saying both readings (AMBIGUOUS_SIZE).
     """
     if isinstance(text, str) and text.strip().lower() in ("unlimited", "inf", "infinite"):
         return Size(Decimal(0), "unlimited")
@@ -216,10 +254,18 @@ def parse_size(text: Scalar) -> Size:
         size = Size(value, "bdp")
     elif u in BYTE_UNITS:
         size = Size(Decimal(_whole(value * BYTE_UNITS[u], text, "bytes")), "bytes")
-    else:
+    elif u in AMBIGUOUS_SIZE:
+        tc, si = AMBIGUOUS_SIZE[u]
+        binary = unit[0].upper() + "iB"
+        number = _PATTERN.match(str(text)).group("num")  # type: ignore[union-attr]
         raise ValueError(
-            f"unknown size unit '{unit}' in {text!r}; allowed: pkt, B, KB, MB, KiB, MiB, bdp, or 'unlimited'"
+            f"ambiguous size unit '{unit}' in {text!r}: tc reads it as {_trim(value * tc)} "
+            f"bytes (1024-based), SI as {_trim(value * si)} (1000-based); write "
+            f"'{number}{binary}' for tc's or '{_trim(value * si)}B' for SI's "
+            f"(allowed: {ALLOWED_SIZE_UNITS})"
         )
+    else:
+        raise ValueError(f"unknown size unit '{unit}' in {text!r}; allowed: {ALLOWED_SIZE_UNITS}")
     if size.value <= 0:
         raise ValueError(f"size must be > 0, got {text!r}")
     top = {

@@ -6,9 +6,9 @@ flows per second (or the rate that offers ``load`` x the bottleneck's rate:
 ``rate = load * bottleneck.rate / (8 * mean size)``) in ``[start, stop)``; each transfers
 a size drawn from ``size``, independently:
 
-- ``{ dist = "fixed", value = "100KB" }``
-- ``{ dist = "exponential", mean = "100KB" }``
-- ``{ dist = "pareto", mean = "100KB", shape = 1.5 }``: scale ``mean * (shape - 1) / shape``,
+- ``{ dist = "fixed", value = "100KiB" }``
+- ``{ dist = "exponential", mean = "100KiB" }``
+- ``{ dist = "pareto", mean = "100KiB", shape = 1.5 }``: scale ``mean * (shape - 1) / shape``,
   ``x = scale / U ** (1 / shape)`` (shape > 1 so the mean exists)
 - ``{ dist = "empirical", cdf = "FILE" }``: lines ``<size in bytes> <cumulative
   probability>`` (comma or space separated, ``#`` comments), sizes and probabilities

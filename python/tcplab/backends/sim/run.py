@@ -11,7 +11,7 @@ from tcplab.errors import EngineError, SpecError
 from tcplab.lowering.resolve import resolve
 from tcplab.lowering.world_config import config_json, world_config
 from tcplab.specs.contract import spec_name
-from tcplab.specs.limits import BYTES_PER_PACKET_HELD, MEMORY_LIMIT_ENV, memory_limit_bytes
+from tcplab.specs.limits import BYTES_PER_PACKET_HELD, memory_limit
 from tcplab.specs.model import Spec
 
 
@@ -29,10 +29,17 @@ def run_config(
         from when the spec is given, else at the config field.
     EngineError
         If the engine fails internally; no Rust panic reaches the caller.
+
+    A flow's BPF program that fails during the run (out-of-bounds access, instruction
+    budget, a kfunc's bad argument: the engine's AlgorithmFault) is the user's program,
+    not tcplab: a SpecError at that flow's ``cc`` with the program's message (exit 2; it
+    was an EngineError, exit 1, which the README keeps for tcplab's own failures).
     """
     eng = engine()
+    # `except ()` matches nothing: an engine without the type (tests' fake) never raises it.
+    algorithm_fault = getattr(eng, "AlgorithmFault", ())
     text = config_json(config)
-    limit = memory_limit_bytes()
+    limit, whence = memory_limit()
     try:
         return eng.run(text, progress, max_packets_held=limit // BYTES_PER_PACKET_HELD)
     except ValueError as exc:
@@ -40,6 +47,8 @@ def run_config(
         if spec is not None and msg and _SEGMENT.match(field):
             raise SpecError([(spec_field(field, spec), msg)]) from None
         raise SpecError([("engine config", str(exc))]) from None
+    except algorithm_fault as exc:
+        raise SpecError([_fault_problem(exc, spec)]) from None
     except MemoryError as exc:
         # An unlimited buffer (and receive buffer) lets the queue grow with the run: the
         # estimate before the run counts nothing for it, so the engine stops the run at
@@ -48,9 +57,9 @@ def run_config(
             [
                 (
                     "bottleneck.buffer",
-                    f"{exc} (about {BYTES_PER_PACKET_HELD} B each, {limit / 1e9:.3g} GB; set "
-                    f"{MEMORY_LIMIT_ENV} to raise it): give the bottleneck a buffer, or the "
-                    "flows a receive buffer, so that the queue is bounded",
+                    f"{exc} (about {BYTES_PER_PACKET_HELD} B each, {limit / 1e9:.3g} GB: "
+                    f"{whence}): give the bottleneck a buffer, or the flows a receive "
+                    "buffer, so that the queue is bounded",
                 )
             ]
         ) from None
@@ -58,6 +67,26 @@ def run_config(
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
         raise EngineError(f"the simulator failed: {type(exc).__name__}: {exc}") from None
+
+
+def _fault_problem(exc: Any, spec: Spec | None) -> tuple[str, str]:
+    """(field, message) of a flow's algorithm that failed during the run: the field is
+    its group's ``cc`` (flow ``exc.flow`` counts every group's flows)."""
+    flow = int(exc.flow)
+    if spec is None:
+        return f"flows[{flow}].cc", f"failed during the run: {exc.message}"
+    field = spec_field(f"flows[{flow}].cc", spec)
+    k, cc = flow, "the algorithm"
+    for group in spec.flows:
+        if k < group.count:
+            cc = group.cc
+            break
+        k -= group.count
+    return (
+        field,
+        f"{cc} failed during the run (flow {flow}): {exc.message}; the run stopped (the "
+        "algorithm cannot go on past such a failure) and nothing was written",
+    )
 
 
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
