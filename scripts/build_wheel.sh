@@ -37,7 +37,9 @@ fi
 # --strip: the release profile keeps line-table debug info for profiling (Cargo.toml);
 # a user's wheel does not need it (module 11 MB -> 1.9 MB, wheel 3.6 MB -> 1.2 MB).
 # The shipped BPF examples, compiled, for users without clang (tcplab/bpf_shipped.py):
-# written into the package for this build only, removed after it.
+# written into the package for this build only, removed after it. Not in .gitignore,
+# since maturin leaves gitignored files out of a wheel; tests/specs/test_bpf_shipped.py
+# fails if they are ever committed.
 if ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         apt-get install -y -q clang libbpf-dev >/dev/null \

@@ -68,3 +68,22 @@ def test_a_damaged_object_is_not_used(shipped, monkeypatch):
         bpf.object_for(bpf.EXAMPLES / "reno.bpf.c")
     # Nor one whose source differs from what it was built from.
     assert bpf_shipped.object_for(bpf.EXAMPLES / "cubic.bpf.c", b"// another\n") is None
+
+
+def test_the_objects_are_never_committed():
+    # scripts/build_wheel.sh writes them into the package for one build and removes them
+    # after; they are not in .gitignore because maturin leaves gitignored files out of
+    # the wheel. A `git add -A` during a wheel build once committed them: this says so.
+    import subprocess
+
+    from tcplab.bpf_shipped import OBJECTS
+
+    repo = OBJECTS.parents[4]
+    r = subprocess.run(
+        ["git", "-C", str(repo), "ls-files", str(OBJECTS.relative_to(repo))],
+        capture_output=True,
+        text=True,
+    )
+    if r.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert r.stdout == "", r.stdout
