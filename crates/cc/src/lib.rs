@@ -8,6 +8,7 @@
 //!   bandwidth filter and by the simulator's `tcp_min_rtt`.
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
+//! - [`bic`]: BIC (tcp_bic.c), binary search between the last loss and the cut.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -16,6 +17,7 @@
 
 pub mod bbr;
 pub mod bbr3;
+pub mod bic;
 pub mod cubic;
 pub mod dctcp;
 pub mod external;

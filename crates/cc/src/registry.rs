@@ -262,6 +262,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::cubic::SPEC,
     &crate::vegas::SPEC,
     &crate::illinois::SPEC,
+    &crate::bic::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
