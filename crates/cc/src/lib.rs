@@ -9,6 +9,7 @@
 //! - [`bbr`]: BBR v1 (tcp_bbr.c), one module per concern, and the `BbrVariant` hooks
 //!   the research variants build on.
 //! - [`bic`]: BIC (tcp_bic.c), binary search between the last loss and the cut.
+//! - [`highspeed`]: HighSpeed TCP (tcp_highspeed.c), RFC 3649's a(w)/b(w) table.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -22,6 +23,7 @@ pub mod cubic;
 pub mod dctcp;
 pub mod external;
 pub mod helpers;
+pub mod highspeed;
 pub mod illinois;
 pub mod minmax;
 pub mod ops;

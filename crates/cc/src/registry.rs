@@ -263,6 +263,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::vegas::SPEC,
     &crate::illinois::SPEC,
     &crate::bic::SPEC,
+    &crate::highspeed::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
