@@ -10,6 +10,7 @@
 //!   the research variants build on.
 //! - [`bic`]: BIC (tcp_bic.c), binary search between the last loss and the cut.
 //! - [`highspeed`]: HighSpeed TCP (tcp_highspeed.c), RFC 3649's a(w)/b(w) table.
+//! - [`htcp`]: H-TCP (tcp_htcp.c), increase by time since the last loss.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -24,6 +25,7 @@ pub mod dctcp;
 pub mod external;
 pub mod helpers;
 pub mod highspeed;
+pub mod htcp;
 pub mod illinois;
 pub mod minmax;
 pub mod ops;

@@ -264,6 +264,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::illinois::SPEC,
     &crate::bic::SPEC,
     &crate::highspeed::SPEC,
+    &crate::htcp::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
