@@ -11,6 +11,7 @@
 //! - [`bic`]: BIC (tcp_bic.c), binary search between the last loss and the cut.
 //! - [`highspeed`]: HighSpeed TCP (tcp_highspeed.c), RFC 3649's a(w)/b(w) table.
 //! - [`htcp`]: H-TCP (tcp_htcp.c), increase by time since the last loss.
+//! - [`scalable`]: Scalable TCP (tcp_scalable.c), MIMD.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -31,6 +32,7 @@ pub mod minmax;
 pub mod ops;
 pub mod registry;
 pub mod reno;
+pub mod scalable;
 pub mod variants;
 pub mod vegas;
 

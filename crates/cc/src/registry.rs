@@ -265,6 +265,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::bic::SPEC,
     &crate::highspeed::SPEC,
     &crate::htcp::SPEC,
+    &crate::scalable::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
