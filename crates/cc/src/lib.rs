@@ -12,6 +12,7 @@
 //! - [`highspeed`]: HighSpeed TCP (tcp_highspeed.c), RFC 3649's a(w)/b(w) table.
 //! - [`htcp`]: H-TCP (tcp_htcp.c), increase by time since the last loss.
 //! - [`scalable`]: Scalable TCP (tcp_scalable.c), MIMD.
+//! - [`westwood`]: Westwood+ (tcp_westwood.c), cwnd = bandwidth estimate * RTTmin after loss.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -35,6 +36,7 @@ pub mod reno;
 pub mod scalable;
 pub mod variants;
 pub mod vegas;
+pub mod westwood;
 
 pub use ops::{
     AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample,

@@ -266,6 +266,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::highspeed::SPEC,
     &crate::htcp::SPEC,
     &crate::scalable::SPEC,
+    &crate::westwood::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
