@@ -13,6 +13,7 @@
 //! - [`htcp`]: H-TCP (tcp_htcp.c), increase by time since the last loss.
 //! - [`scalable`]: Scalable TCP (tcp_scalable.c), MIMD.
 //! - [`westwood`]: Westwood+ (tcp_westwood.c), cwnd = bandwidth estimate * RTTmin after loss.
+//! - [`hybla`]: Hybla (tcp_hybla.c), increase scaled by RTT / 25 ms.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -28,6 +29,7 @@ pub mod external;
 pub mod helpers;
 pub mod highspeed;
 pub mod htcp;
+pub mod hybla;
 pub mod illinois;
 pub mod minmax;
 pub mod ops;

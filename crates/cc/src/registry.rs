@@ -267,6 +267,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::htcp::SPEC,
     &crate::scalable::SPEC,
     &crate::westwood::SPEC,
+    &crate::hybla::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
