@@ -268,6 +268,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::scalable::SPEC,
     &crate::westwood::SPEC,
     &crate::hybla::SPEC,
+    &crate::veno::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
