@@ -15,6 +15,7 @@
 //! - [`westwood`]: Westwood+ (tcp_westwood.c), cwnd = bandwidth estimate * RTTmin after loss.
 //! - [`hybla`]: Hybla (tcp_hybla.c), increase scaled by RTT / 25 ms.
 //! - [`veno`]: Veno (tcp_veno.c), Vegas's backlog tells random from congestive loss.
+//! - [`yeah`]: YeAH (tcp_yeah.c), Scalable/Reno modes from Vegas's queue estimate.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -41,6 +42,7 @@ pub mod variants;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;
+pub mod yeah;
 
 pub use ops::{
     AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, InfoValue, LostSkb, RateSample,

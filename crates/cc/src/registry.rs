@@ -269,6 +269,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::westwood::SPEC,
     &crate::hybla::SPEC,
     &crate::veno::SPEC,
+    &crate::yeah::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
