@@ -16,6 +16,7 @@
 //! - [`hybla`]: Hybla (tcp_hybla.c), increase scaled by RTT / 25 ms.
 //! - [`veno`]: Veno (tcp_veno.c), Vegas's backlog tells random from congestive loss.
 //! - [`yeah`]: YeAH (tcp_yeah.c), Scalable/Reno modes from Vegas's queue estimate.
+//! - [`lp`]: TCP-LP (tcp_lp.c), low priority by early delay congestion (RTT for OWD).
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -33,6 +34,7 @@ pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
+pub mod lp;
 pub mod minmax;
 pub mod ops;
 pub mod registry;

@@ -270,6 +270,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::hybla::SPEC,
     &crate::veno::SPEC,
     &crate::yeah::SPEC,
+    &crate::lp::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
