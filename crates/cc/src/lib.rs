@@ -17,6 +17,7 @@
 //! - [`veno`]: Veno (tcp_veno.c), Vegas's backlog tells random from congestive loss.
 //! - [`yeah`]: YeAH (tcp_yeah.c), Scalable/Reno modes from Vegas's queue estimate.
 //! - [`lp`]: TCP-LP (tcp_lp.c), low priority by early delay congestion (RTT for OWD).
+//! - [`nv`]: TCP-NV (tcp_nv.c), Vegas's successor with a rate-based decrease.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -36,6 +37,7 @@ pub mod hybla;
 pub mod illinois;
 pub mod lp;
 pub mod minmax;
+pub mod nv;
 pub mod ops;
 pub mod registry;
 pub mod reno;

@@ -271,6 +271,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::veno::SPEC,
     &crate::yeah::SPEC,
     &crate::lp::SPEC,
+    &crate::nv::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
