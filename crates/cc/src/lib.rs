@@ -18,6 +18,7 @@
 //! - [`yeah`]: YeAH (tcp_yeah.c), Scalable/Reno modes from Vegas's queue estimate.
 //! - [`lp`]: TCP-LP (tcp_lp.c), low priority by early delay congestion (RTT for OWD).
 //! - [`nv`]: TCP-NV (tcp_nv.c), Vegas's successor with a rate-based decrease.
+//! - [`cdg`]: CDG (tcp_cdg.c), probabilistic backoff on a positive delay gradient.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -27,6 +28,7 @@
 pub mod bbr;
 pub mod bbr3;
 pub mod bic;
+pub mod cdg;
 pub mod cubic;
 pub mod dctcp;
 pub mod external;

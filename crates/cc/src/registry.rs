@@ -272,6 +272,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::yeah::SPEC,
     &crate::lp::SPEC,
     &crate::nv::SPEC,
+    &crate::cdg::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
