@@ -24,8 +24,11 @@
 //! - `diff = cwnd * (rtt - baseRTT) / baseRTT` and `target_cwnd` are computed in 64 bits;
 //!   the kernel's u32 product would wrap when cwnd * (rtt - baseRTT) exceeds 2^32 us
 //!   (e.g. cwnd 1000 with 4.3 s of queueing), which no experiment here approaches.
-//! - Vegas is not combined with another algorithm here (the kernel exports these hooks
-//!   for Veno/YeAH to reuse); the hooks are the `tcp_vegas` ops only.
+//! - The kernel exports these hooks (tcp_vegas.h) for YeAH to reuse; here `yeah.rs` embeds
+//!   a `Vegas` and calls its `init`, `pkts_acked`, `set_state` and `cwnd_event`, reading
+//!   the round fields (`beg_snd_nxt`, `cnt_rtt`, `min_rtt`, `base_rtt`), which are
+//!   crate-visible for that. (Veno, though descended from Vegas, has its own in the
+//!   kernel, as here.)
 
 use crate::helpers::{
     after, tcp_current_ssthresh, tcp_in_slow_start, tcp_reno_cong_avoid, tcp_reno_ssthresh,
@@ -35,7 +38,7 @@ use crate::ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, 
 use crate::registry::{AlgorithmSpec, ParamKind, ParamSpec, Params};
 
 /// The "no sample yet" value of baseRTT and minRTT (us), as in the kernel.
-const RTT_NONE: u32 = 0x7fff_ffff;
+pub(crate) const RTT_NONE: u32 = 0x7fff_ffff;
 const I32_MAX: f64 = i32::MAX as f64;
 
 static PARAMS: [ParamSpec; 3] = [
@@ -119,15 +122,15 @@ pub struct Vegas {
     cfg: VegasConfig,
     /// `beg_snd_nxt`: right edge of the current round; the per-RTT decision runs when
     /// an ACK passes it.
-    beg_snd_nxt: u64,
+    pub(crate) beg_snd_nxt: u64,
     /// `doing_vegas_now`: false outside the Open state (Reno then).
     doing_vegas_now: bool,
     /// `cntRTT`: RTT samples in this round.
-    cnt_rtt: u32,
+    pub(crate) cnt_rtt: u32,
     /// `minRTT` (us): smallest RTT of this round (+1, see `pkts_acked`).
-    min_rtt: u32,
+    pub(crate) min_rtt: u32,
     /// `baseRTT` (us): smallest RTT since the last (re)start.
-    base_rtt: u32,
+    pub(crate) base_rtt: u32,
     /// Not in the kernel: the last per-RTT `diff`, for `info`.
     diff: Option<u32>,
 }
