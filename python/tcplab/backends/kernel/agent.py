@@ -3,7 +3,7 @@
 
 * ``receive`` (receiver namespace): listens on ``base_port + i`` for flow ``i`` with the
   algorithm run.py chose for its receiver (``TCP_CONGESTION``, inherited by the
-  accepted socket; a kernel module's own, a program's only when it needs ECN), reads
+  accepted socket: the flow's own), reads
   everything and throws it away, and records each flow's bytes read by the application
   (the simulator's ``delivered_bytes``: in order, each byte once) at every sample time.
 * ``send`` (sender namespace): at each flow's start connects with the flow's algorithm
@@ -73,9 +73,8 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         # The accepted socket inherits the listener's algorithm: the one run.py chose
-        # for the receiving host (_receiver_cc: a kernel module's own, for its CE
-        # handling such as dctcp's exact echo; a program only when it needs ECN), else
-        # the namespace's default.
+        # for the receiving host (_receiver_cc: the flow's own, for its CE handling
+        # such as dctcp's exact echo, and never the host's default).
         rcc = cfg["flows"][i].get("receiver_cc")
         if rcc:
             ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, rcc.encode())
