@@ -47,28 +47,16 @@ class BpfBuildError(ValueError):
     compile error)."""
 
 
-TCP_CONG_NEEDS_ECN = 0x2  # include/net/tcp.h
-
-
 @dataclass(frozen=True)
 class Program:
     """A compiled program: its ``tcp_congestion_ops`` name, cached object and
     parameters (``[{"name", "kind", "min", "max", "default"}]``), which of the
-    object's ``tcp_congestion_ops`` it is when the object has several (``ops``), and
-    its ``tcp_congestion_ops.flags``."""
+    object's ``tcp_congestion_ops`` it is when the object has several (``ops``)."""
 
     name: str
     object_path: Path
     params: tuple[dict[str, Any], ...]
     ops: str | None = None
-    flags: int = 0
-
-    @property
-    def needs_ecn(self) -> bool:
-        """``TCP_CONG_NEEDS_ECN`` (include/net/tcp.h): the receiving host runs the
-        program too, for its ECN echo (crates/sim world/mod.rs; the kernel backend's
-        listener, backends/kernel/run.py)."""
-        return bool(self.flags & TCP_CONG_NEEDS_ECN)
 
     @property
     def engine_ref(self) -> str:
@@ -395,12 +383,7 @@ def _program(object_ref: str) -> Program:
     except ValueError as exc:
         raise BpfBuildError(str(exc)) from None
     path, ops = split_ref(object_ref)
-    return Program(info["name"], Path(path), tuple(info["params"]), ops, int(info["flags"]))
-
-
-def program_at(object_ref: str) -> Program:
-    """The program an engine config's ``bpf_object`` (``PATH`` or ``PATH#OPS``) names."""
-    return _program(object_ref)
+    return Program(info["name"], Path(path), tuple(info["params"]), ops)
 
 
 def program(cc: str, build: Build = NO_BUILD) -> Program:

@@ -21,7 +21,7 @@ def test_the_kernels_maps_are_written_at_the_end(tmp_path):
 
     r = tcplab.run(spec("kernel"), out=tmp_path / "run", report=False)
     # In the kernel each flow's receiver accepts its connection on a socket running the
-    # program too (the listener's congestion control: run.py _receiver_cc says why): four
+    # program too (the listener's congestion control: agent.py receive says why): four
     # inits for two flows. The maps are read at the run's end, so the ssthresh calls of
     # the closing sockets' timeouts after it are not counted (calls <= retransmissions).
     check_counting_reno(tmp_path / "run", r.summary_json, sockets=4)

@@ -2,8 +2,7 @@
 (``ip netns exec NS python -m tcplab.backends.kernel.agent send|receive CONFIG.json``).
 
 * ``receive`` (receiver namespace): listens on ``base_port + i`` for flow ``i`` with the
-  algorithm run.py chose for its receiver (``TCP_CONGESTION``, inherited by the
-  accepted socket: the flow's own), reads
+  flow's algorithm (``TCP_CONGESTION``, inherited by the accepted socket), reads
   everything and throws it away, and records each flow's bytes read by the application
   (the simulator's ``delivered_bytes``: in order, each byte once) at every sample time.
 * ``send`` (sender namespace): at each flow's start connects with the flow's algorithm
@@ -72,12 +71,13 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
     for i in range(n):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # The accepted socket inherits the listener's algorithm: the one run.py chose
-        # for the receiving host (_receiver_cc: the flow's own, for its CE handling
-        # such as dctcp's exact echo, and never the host's default).
-        rcc = cfg["flows"][i].get("receiver_cc")
-        if rcc:
-            ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, rcc.encode())
+        # The accepted socket inherits the listener's algorithm: the flow's own, a
+        # program included, so the receiving host handles CE as that algorithm does
+        # (dctcp's exact echo) and never runs the namespace's default, which is the
+        # host's (bbr on the machine measured on 2026-12-02). Tried then: the receiver on
+        # the default, on Reno and on the program; the kernel's Reno loss epochs
+        # scattered with each (issue 39 keeps the receivers' algorithm open).
+        ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, cfg["flows"][i]["cc"].encode())
         ls.bind((cfg["receiver_addr"], cfg["base_port"] + i))
         ls.listen(4)
         ls.setblocking(False)

@@ -27,7 +27,7 @@ writing during the off periods, and the senders' ``tcp_slow_start_after_idle`` i
 simulator does not restart an idle cwnd). Each flow's listening
 socket runs the flow's algorithm (``TCP_CONGESTION``), so that the receiving host's
 instance handles CE as the simulator's receiver does (dctcp's exact echo), and so that
-the receiver's algorithm is never the host's default (see ``_receiver_cc``). Not mappable, hence errors:
+the receiver's algorithm is never the host's default (agent.py ``receive``). Not mappable, hence errors:
 ``params`` of the kernel's own algorithms (its modules take none per socket), an algorithm
 the kernel does not offer. A ``bpf:`` program's ``params`` are written into the copy the
 run registers (``bpf_ops``), so they apply on both backends.
@@ -112,21 +112,6 @@ def _bpf_hint(cc: str) -> str:
     if not src.is_file():
         return ""
     return f'; tcplab ships it as a BPF program: cc = "bpf:{src}" (on both backends)'
-
-
-def _receiver_cc(
-    flow: dict[str, Any], key: tuple[str, str] | None, kernel_name: dict[tuple[str, str], str]
-) -> str | None:
-    """The algorithm flow's listening socket (and so its accepted socket) runs: the
-    flow's own, a program included (``bpf:``, ``policy:``), so a program counts the
-    receivers' sockets too (issue 39 keeps this open). The namespace's default is not
-    used: it is inherited from the host (bbr on this machine), so the run would depend
-    on it. Tried on 2026-12-02 with the receiver on the default, on Reno and on the
-    program: the kernel's Reno example's loss epochs scattered in every case (regrowth
-    2.3-4.8 s against the simulator's 4.25 s), so no choice was shown to be closer."""
-    if key is None:
-        return flow["cc"]
-    return kernel_name[key]
 
 
 def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], dict[str, str]]:
@@ -300,7 +285,6 @@ def run_kernel(
     flows = [
         {
             "cc": kernel_name[key] if key is not None else f["cc"],
-            "receiver_cc": _receiver_cc(f, key, kernel_name),
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
             "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None,
