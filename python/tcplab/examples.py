@@ -3,8 +3,10 @@ README shows: the quickstart and sweep specs, the BPF spec, the first-hour noteb
 the BPF congestion controls (``cc = "bpf:NAME"``).
 
 In a checkout, ``experiments/quickstart.toml`` and ``examples/first_hour.ipynb`` are
-links to these files; ``tcplab examples`` lists them and copies them out
-(``tcplab examples quickstart``), refusing to replace a file that is already there.
+byte-identical copies of these files (copies, not links, so that a ``cp -r`` of the
+checkout's folders works; tests/cli/test_examples.py holds them equal). ``tcplab
+examples`` lists them and copies them out (``tcplab examples quickstart``), refusing to
+replace a file that is already there.
 """
 
 from __future__ import annotations
