@@ -4,8 +4,9 @@ pyproject.toml declares, and CITATION.cff names the version being released."""
 from __future__ import annotations
 
 import re
-import tomllib
 from pathlib import Path
+
+from tcplab.specs.load import tomllib  # tomli before Python 3.11
 
 REPO = Path(__file__).resolve().parents[1]
 
