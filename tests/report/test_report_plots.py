@@ -434,3 +434,25 @@ def test_the_throughput_delay_panel_has_a_point_per_flow_better_up_and_right():
     flows = result.summary
     expected = np.column_stack([flows["p95_rtt_ms"], flows["goodput_bps"] / 1e6])
     assert sorted(map(tuple, points.round(6))) == sorted(map(tuple, expected.round(6)))
+
+
+def test_the_sweeps_throughput_delay_points_are_means_over_seeds_with_intervals():
+    # Two points, two seeds each: means by hand, Student-t half-width
+    # t(0.975, 1) * s / sqrt(2) = 12.706 * |a - b| / 2.
+    plan = SimpleNamespace(axes={"bottleneck.buffer": ["1bdp", "4bdp"]}, repeat=2)
+    table = pd.DataFrame(
+        {
+            "bottleneck.buffer": ["1bdp", "1bdp", "4bdp", "4bdp"],
+            "mean_queueing_delay_ms": [30.0, 32.0, 130.0, 140.0],
+            "total_goodput_bps": [9.5e6, 9.7e6, 9.6e6, 9.6e6],
+        }
+    )
+    pts = sp.throughput_delay_points(plan, table).set_index("point")
+    one = pts.loc["bottleneck.buffer=1bdp"]
+    assert one["delay"] == pytest.approx(31.0)
+    assert one["goodput"] == pytest.approx(9.6e6)
+    assert one["delay_ci"] == pytest.approx(12.706 * 2.0 / 2, rel=1e-3)
+    four = pts.loc["bottleneck.buffer=4bdp"]
+    assert four["delay"] == pytest.approx(135.0)
+    assert four["goodput_ci"] == 0.0
+    assert list(pts["n"]) == [2, 2]
