@@ -34,11 +34,22 @@ def test_the_checkouts_experiments_are_the_shipped_files():
         (REPO / "experiments" / "buffer_sweep.toml", "buffer_sweep"),
         (REPO / "experiments" / "bpf_cubic.toml", "bpf_cubic"),
         (REPO / "examples" / "first_hour.ipynb", "first_hour"),
+        (REPO / "examples" / "gym_cem.py", "gym/gym_cem.py"),
+        (REPO / "examples" / "gym_cem.ipynb", "gym/gym_cem.ipynb"),
+        (REPO / "experiments" / "gym" / "train.toml", "gym/train.toml"),
+        (REPO / "experiments" / "gym" / "heldout.toml", "gym/heldout.toml"),
     ]:
         assert not copy.is_symlink(), f"{copy} must be a copy, not a link"
-        assert copy.read_bytes() == example_path(name).read_bytes(), (
-            f"{copy} differs from {example_path(name)}: cp the shipped file over it"
+        shipped = _shipped(name)
+        assert copy.read_bytes() == shipped.read_bytes(), (
+            f"{copy} differs from {shipped}: cp the shipped file over it"
         )
+
+
+def _shipped(name: str) -> Path:
+    """An example's file, or a file inside a bundle ("gym/train.toml")."""
+    bundle, _, inner = name.partition("/")
+    return example_path(bundle) / inner if inner else example_path(name)
 
 
 def test_copies_are_refused_whole_when_one_target_exists(tmp_path, capsys):
