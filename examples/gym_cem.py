@@ -21,7 +21,7 @@ Evaluation: each seed of experiments/gym/heldout.toml's [evaluation] gives a spe
 three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine,
 starting from the initial window over the first RTT), ``cubic`` and ``bbr`` (plain tcplab.run each). The table gives flow 0's goodput, mean RTT
 and retransmission rate. For real work, stable-baselines3 (PPO/SAC with torch) takes the
-same environment: see README, "Learning-based congestion control".
+same environment: see docs/learning.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The two shares summary.json reports, and why summing one does not give the other
-(README, "Python API"): a flow's ``share`` is its mean throughput over its own active time
+(docs/usage.md, "Python API"): a flow's ``share`` is its mean throughput over its own active time
 over the sum of all flows' (TUM Sec. 5.1); ``by_cc[ALG].share`` is the algorithm's received
 bytes over all received bytes. Checked by hand from the run's own per-flow table."""
 
