@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from tcplab.cli.app import main
@@ -184,8 +185,8 @@ def test_a_range_claim_compares_how_much_a_metric_varies_across_two_axes():
         weaker={"op": ">", "value": 1},
     )
 
-    class E:  # the entry is only carried along
-        pass
+    class E:  # the entry is only carried along (its paper: for the seed count)
+        meta = SimpleNamespace(paper="cws")  # a paper that states no count of seeds
 
     # 0.39 +- 0.127 (two seeds) against 2 x 0.11 = 0.22, theta 0.01 (a share): [0.263,
     # 0.517] lies beyond 0.22 + 0.01
