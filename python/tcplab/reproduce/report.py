@@ -365,7 +365,8 @@ def _explain(c: Any) -> str:
     """A claim's explanation, followed by its control's outcome when it has one, or by
     what was tried when no single setting can test it (``open``)."""
     tried = f"Open: {c.open_text}" if c.claim.open else ""
-    return " ".join(x for x in (c.explain_text, c.control_text(), tried) if x)
+    blind = f"Untestable: {c.claim.untestable}." if c.verdict == "untestable" else ""
+    return " ".join(x for x in (blind, c.explain_text, c.control_text(), tried) if x)
 
 
 OPEN_TRIED = "open, with what was tried: no single setting tests the cause"
