@@ -456,3 +456,25 @@ def test_the_sweeps_throughput_delay_points_are_means_over_seeds_with_intervals(
     assert four["delay"] == pytest.approx(135.0)
     assert four["goodput_ci"] == 0.0
     assert list(pts["n"]) == [2, 2]
+
+
+def _rtt_cwnd_run(rtt: list[float], cwnd: list[float]) -> Any:
+    t = pd.Index(np.round(np.arange(1, len(rtt) + 1) * 0.1, 6), name="time_s")
+    frames = {
+        "rtt_ms": pd.DataFrame({0: rtt}, index=t),
+        "cwnd_pkts": pd.DataFrame({0: cwnd}, index=t),
+    }
+    return SimpleNamespace(wide=lambda col: frames[col])
+
+
+def test_rtts_at_min_plus_40_ms_at_tiny_windows_are_named_as_delayed_acks():
+    # Issue 45: an RTT that jumps to the path + 40 ms at a window of 1-2 segments is the
+    # receiver's delayed-ACK timer. Min RTT 41 ms: 81 ms (within 8 ms of 81) at cwnd 2
+    # counts; 81 ms at cwnd 10 does not (a queue), nor 60 ms at cwnd 1.
+    rtt = [41, 81, 41, 79, 41, 85, 41, 81, 60, 41]
+    cwnd = [2, 2, 2, 1, 2, 2, 2, 10, 1, 2]
+    found = p.delayed_ack_intervals(_rtt_cwnd_run(rtt, cwnd))
+    assert list(found) == [0]
+    assert found[0].tolist() == [0.2, 0.4, 0.6]
+    # Two such intervals are noise: nothing is marked.
+    assert p.delayed_ack_intervals(_rtt_cwnd_run(rtt[:5], cwnd[:5])) == {}

@@ -502,3 +502,59 @@ def throughput_delay(ax: Any, summary: pd.DataFrame, run: RunData) -> None:
 
 # A marker per RTT group of an algorithm in throughput_delay (its k-th RTT).
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+# Delayed ACKs (Linux TCP_DELACK_MIN, include/net/tcp.h: HZ / 25 = 40 ms): at a window of
+# one or two segments the receiver holds its ACK for the timer, so the sender's RTT reads
+# the path plus up to 40 ms. Intervals whose RTT sits this close to min RTT + 40 ms at
+# such a window are marked on the RTT panel, naming the mechanism (issue 45).
+DELACK_MS = 40.0
+DELACK_TOLERANCE_MS = 8.0
+DELACK_MAX_CWND = 3.0
+# Marked only when at least this many intervals of a flow show it (one is noise).
+DELACK_MIN_INTERVALS = 3
+
+
+def delayed_ack_intervals(run: RunData) -> dict[int, np.ndarray]:
+    """Per flow, the sample times whose RTT is within DELACK_TOLERANCE_MS of the flow's
+    minimum RTT + DELACK_MS while its cwnd is at most DELACK_MAX_CWND segments."""
+    rtt, cwnd = run.wide("rtt_ms"), run.wide("cwnd_pkts")
+    out: dict[int, np.ndarray] = {}
+    if rtt.empty or cwnd.empty:
+        return out
+    for fid in rtt.columns:
+        if fid not in cwnd.columns:
+            continue
+        r = pd.to_numeric(rtt[fid], errors="coerce")
+        c = pd.to_numeric(cwnd[fid], errors="coerce").reindex(r.index)
+        if not r.notna().any():
+            continue
+        floor = float(r.min())
+        hit = (r - (floor + DELACK_MS)).abs().le(DELACK_TOLERANCE_MS) & c.le(DELACK_MAX_CWND)
+        if int(hit.sum()) >= DELACK_MIN_INTERVALS:
+            out[int(fid)] = r.index.to_numpy(dtype=float)[hit.to_numpy()]
+    return out
+
+
+def annotate_delayed_ack(ax: Any, run: RunData) -> bool:
+    """Mark the intervals of :func:`delayed_ack_intervals` on the RTT panel and say what
+    they are; False when there are none."""
+    found = delayed_ack_intervals(run)
+    if not found:
+        return False
+    styles = flow_styles(run)
+    rtt = run.wide("rtt_ms")
+    for fid, times in found.items():
+        ys = pd.to_numeric(rtt[fid], errors="coerce").reindex(times).to_numpy(dtype=float)
+        ax.scatter(times, ys, s=10, marker="x", color=styles[fid]["color"], zorder=5)
+    ax.text(
+        0.01,
+        0.97,
+        f"x: RTT = min + {DELACK_MS:g} ms at cwnd <= {DELACK_MAX_CWND:g}: the receiver's "
+        "delayed-ACK timer (Linux TCP_DELACK_MIN), not the path",
+        transform=ax.transAxes,
+        va="top",
+        fontsize=7,
+        color="0.3",
+    )
+    return True

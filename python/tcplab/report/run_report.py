@@ -232,6 +232,7 @@ def draw_report(result: Any) -> Any:
     ax = delay[0]
     if run.series["rtt_ms"].notna().any():
         p.per_flow(ax, run, "rtt_ms", 1.0, "RTT [ms]")
+        p.annotate_delayed_ack(ax, run)
         title(ax, sr.panel_title("rtt", "per ACK, averaged per interval"))
     else:  # a kernel run: TCP_INFO has the smoothed RTT only (docs/METRICS.md)
         p.per_flow(ax, run, "srtt_ms", 1.0, "smoothed RTT [ms]")
