@@ -311,7 +311,7 @@ class BpfBuild(_Model):
     an object with several ``tcp_congestion_ops``, which one the flow runs (``ops``: its
     variable name or its ``.name``). ``state`` names the C struct the program keeps in
     ``inet_csk_ca(sk)``, recorded each interval as ``cc_<struct>_<field>`` series in the
-    simulator (crates/bpf/src/state_series.rs); it is not a compile option."""
+    simulator (crates/bpf/src/object/state_series.rs); it is not a compile option."""
 
     include: list[StrictStr] = Field(default_factory=list, max_length=32)
     define: dict[StrictStr, StrictStr | StrictInt] = Field(default_factory=dict, max_length=64)

@@ -442,7 +442,7 @@ def kernel_metadata(spec: Spec) -> dict[str, Any]:
     warnings = [warning] if warning else []
     # A BPF flow's state struct (flows[i].bpf.state) lives in icsk_ca_priv, which the
     # kernel shows user space nowhere (BPF congestion controls have no get_info): its
-    # cc_<struct>_* columns stay empty here (crates/bpf/src/state_series.rs).
+    # cc_<struct>_* columns stay empty here (crates/bpf/src/object/state_series.rs).
     warnings += [
         f"flows[{i}].bpf.state: struct {f.bpf.state} is recorded in the simulator only; "
         f"its cc_{f.bpf.state}_* series are empty on the kernel backend"
