@@ -9,6 +9,7 @@ links to these files; ``tcplab examples`` lists them and copies them out
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,8 +32,6 @@ class Example:
 def _summary(path: Path) -> str:
     """The first line of a spec's or program's leading comment; a notebook's title."""
     if path.suffix == ".ipynb":
-        import json
-
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         first = "".join(cells[0]["source"]).splitlines()[0] if cells else ""
         return first.lstrip("# ").strip()

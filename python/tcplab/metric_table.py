@@ -1,7 +1,7 @@
 """The table of summary.json's metrics: each one's name, scope, the function that computes
 it, its unit, a one-sentence definition and where it is shown. Every list of metric names
 elsewhere is derived from it: the keys a ``[[checks]]`` expression may use
-(spec/checks.py), the aggregate block's keys in summary.json (analysis/summary.py), the
+(specs/checks.py), the aggregate block's keys in summary.json (analysis/summary.py), the
 metrics ``tcplab compare`` tabulates, a sweep's default metrics, the run report's summary
 panel, and the generated table in docs/METRICS.md (tests/analysis/test_metric_table.py fails when
 the doc and this table differ; ``python -m tcplab.metric_table docs/METRICS.md`` rewrites

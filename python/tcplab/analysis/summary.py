@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from tcplab.analysis import metrics as m
+from tcplab.analysis.caveats import run_warnings
 from tcplab.analysis.per_flow import (
     BW_ESTIMATE_COLUMNS,
     MODE_COLUMNS,
@@ -22,6 +23,8 @@ from tcplab.analysis.per_flow import (
 )
 from tcplab.analysis.rundata import RunData
 from tcplab.metric_table import AGGREGATE_KEYS
+from tcplab.specs.algorithms import registry
+from tcplab.specs.sources import summary as sources_summary
 
 __all__ = [
     "AGGREGATE_KEYS",
@@ -161,7 +164,6 @@ def summarize(run: RunData) -> dict[str, Any]:
         "queues": run.queues,
         "engine": run.extra,
     }
-    from tcplab.analysis.caveats import run_warnings
 
     if warnings := run_warnings(run.extra):
         doc["warnings"] = warnings
@@ -177,8 +179,6 @@ def summarize(run: RunData) -> dict[str, Any]:
     if not per_flow.empty and "fct_s" in per_flow:
         doc["fct"] = fct_summary(per_flow)
     if run.sources:  # constant-rate sources, apart from the TCP flows (specs/sources.py)
-        from tcplab.specs.sources import summary as sources_summary
-
         doc["sources"] = sources_summary(run.sources, dur)
     return _clean(doc)
 
@@ -344,7 +344,6 @@ BBR_FAMILIES = ("bbr", "bbr3")
 def family(cc: str) -> str | None:
     """The registry's family of an algorithm (``crates/cc/src/registry.rs``), or None for a
     name it does not know."""
-    from tcplab.specs.algorithms import registry
 
     algo = registry().get(cc)
     return algo.family if algo is not None else None
