@@ -2,6 +2,7 @@
 two cores, and evaluate it on held-out scenarios against CUBIC and BBR.
 
     python examples/gym_cem.py [--iterations 15] [--population 16] [--workers 2] [-o policy.json]
+    tcplab examples gym && python gym/gym_cem.py ...      (from an installed tcplab)
 
 The policy is linear (numpy only, no torch): Aurora's observation (the last 10 monitor
 intervals' latency gradient, latency ratio and sending ratio; tcplab.gym.presets.Aurora)
@@ -20,7 +21,7 @@ Evaluation: each seed of experiments/gym/heldout.toml's [evaluation] gives a spe
 three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine,
 starting from the initial window over the first RTT), ``cubic`` and ``bbr`` (plain tcplab.run each). The table gives flow 0's goodput, mean RTT
 and retransmission rate. For real work, stable-baselines3 (PPO/SAC with torch) takes the
-same environment: see README, "Learning-based congestion control".
+same environment: see docs/learning.md.
 """
 
 from __future__ import annotations
@@ -37,9 +38,12 @@ from tcplab.engine import engine
 from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
 from tcplab.specs.load import read_toml
 
-ROOT = Path(__file__).resolve().parent.parent
-TRAIN = ROOT / "experiments" / "gym" / "train.toml"
-HELDOUT = ROOT / "experiments" / "gym" / "heldout.toml"
+HERE = Path(__file__).resolve().parent
+# Beside this script in a copy made by `tcplab examples gym`; in a checkout, in
+# experiments/gym (this file is examples/gym_cem.py there, a copy of the shipped one).
+GYM = HERE if (HERE / "train.toml").is_file() else HERE.parent / "experiments" / "gym"
+TRAIN = GYM / "train.toml"
+HELDOUT = GYM / "heldout.toml"
 HISTORY = 10
 N_FEATURES = 3 * HISTORY + 1  # the observation, transformed, and a bias
 
@@ -168,13 +172,20 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("-o", "--out", type=Path, default=None, help="write the weights as JSON")
+    ap.add_argument(
+        "--eval-seeds",
+        type=int,
+        nargs="+",
+        default=None,
+        help="held-out seeds to evaluate (default: heldout.toml's [evaluation] seeds)",
+    )
     a = ap.parse_args()
     w, _ = train(a.iterations, a.population, a.episodes, a.workers)
     if a.out:  # run it with cc = "policy:FILE" in any spec
         a.out.write_text(json.dumps(policy_file(w), indent=1) + "\n")
     import pandas as pd
 
-    print(pd.DataFrame(evaluate(w)).to_string(index=False))
+    print(pd.DataFrame(evaluate(w, seeds=a.eval_seeds)).to_string(index=False))
 
 
 if __name__ == "__main__":

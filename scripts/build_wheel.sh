@@ -11,7 +11,7 @@
 #   bash scripts/build_wheel.sh [OUT_DIR]     # default: dist/
 #   pip install dist/tcplab-*-cp310-abi3-manylinux*.whl
 #
-# CARGO_TARGET_DIR is honoured (a cold build: see README, "Wheel", for its time here).
+# CARGO_TARGET_DIR is honoured (a cold build: see docs/install.md for its time here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out="${1:-dist}"

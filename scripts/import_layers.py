@@ -74,7 +74,13 @@ def module_name(path: Path) -> str:
 
 
 def modules() -> dict[str, Path]:
-    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+    # tcplab/data holds shipped examples (examples/gym/gym_cem.py): user scripts that
+    # import tcplab from outside, not modules of the package.
+    return {
+        module_name(p): p
+        for p in sorted(ROOT.rglob("*.py"))
+        if p.relative_to(ROOT).parts[0] != "data"
+    }
 
 
 def _resolve(name: str, known: dict[str, Path]) -> str | None:

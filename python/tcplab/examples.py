@@ -3,8 +3,10 @@ README shows: the quickstart and sweep specs, the BPF spec, the first-hour noteb
 the BPF congestion controls (``cc = "bpf:NAME"``).
 
 In a checkout, ``experiments/quickstart.toml`` and ``examples/first_hour.ipynb`` are
-links to these files; ``tcplab examples`` lists them and copies them out
-(``tcplab examples quickstart``), refusing to replace a file that is already there.
+byte-identical copies of these files (copies, not links, so that a ``cp -r`` of the
+checkout's folders works; tests/cli/test_examples.py holds them equal). ``tcplab
+examples`` lists them and copies them out (``tcplab examples quickstart``), refusing to
+replace a file that is already there.
 """
 
 from __future__ import annotations
@@ -15,6 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
+# Folders of data/examples copied whole, and the file whose docstring describes each:
+# "gym" is the learning example (gym_cem.py, its notebook, its training and held-out
+# scenarios), whose script finds the scenario files beside itself.
+BUNDLE_MAIN = {"gym": "gym_cem.py"}
 SPECS_AND_NOTEBOOKS = DATA / "examples"
 BPF_PROGRAMS = DATA / "bpf" / "examples"
 
@@ -24,13 +30,20 @@ class Example:
     """One shipped example: its short name, what it is, where it is and its first line."""
 
     name: str
-    kind: str  # "spec", "notebook" or "bpf"
+    kind: str  # "spec", "notebook", "bpf" or "bundle" (a folder, copied whole)
     path: Path
     summary: str
 
 
 def _summary(path: Path) -> str:
-    """The first line of a spec's or program's leading comment; a notebook's title."""
+    """The first line of a spec's or program's leading comment; a notebook's title; a
+    bundle's BUNDLE_MAIN file's docstring."""
+    if path.is_dir():
+        main = path / BUNDLE_MAIN.get(path.name, "")
+        if main.is_file():
+            doc = main.read_text(encoding="utf-8").split('"""')
+            return doc[1].strip().splitlines()[0].rstrip(",") if len(doc) > 1 else ""
+        return ""
     if path.suffix == ".ipynb":
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         first = "".join(cells[0]["source"]).splitlines()[0] if cells else ""
@@ -47,7 +60,9 @@ def examples() -> list[Example]:
     """Every shipped example, specs and notebooks first, then the BPF programs."""
     out = []
     for p in sorted(SPECS_AND_NOTEBOOKS.iterdir()):
-        if p.suffix in (".toml", ".ipynb"):
+        if p.is_dir() and p.name in BUNDLE_MAIN:
+            out.append(Example(p.name, "bundle", p, _summary(p)))
+        elif p.suffix in (".toml", ".ipynb"):
             kind = "spec" if p.suffix == ".toml" else "notebook"
             out.append(Example(p.stem, kind, p, _summary(p)))
     for p in sorted(BPF_PROGRAMS.glob("*.bpf.c")):
@@ -75,7 +90,7 @@ def example_path(name: str) -> Path:
 
 def copy_examples(names: list[str], dest: Path) -> list[Path]:
     """Copy the examples ``names`` into the directory ``dest`` (made if missing) under
-    their file names. Nothing is copied if any name is unknown or any target exists.
+    their file names (a bundle as its folder, whole). Nothing is copied if any name is unknown or any target exists.
 
     Raises
     ------
@@ -93,5 +108,8 @@ def copy_examples(names: list[str], dest: Path) -> list[Path]:
         )
     dest.mkdir(parents=True, exist_ok=True)
     for s, t in zip(sources, targets):
-        shutil.copyfile(s, t)
+        if s.is_dir():
+            shutil.copytree(s, t, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copyfile(s, t)
     return targets

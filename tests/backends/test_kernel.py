@@ -79,26 +79,35 @@ def test_unavailable_machine_is_an_input_error(tmp_path, monkeypatch, capsys):
     assert not (tmp_path / "out").exists()
 
 
-def test_dctcp_without_the_module_points_at_the_shipped_bpf_program(tmp_path, monkeypatch, capsys):
-    """This kernel has no tcp_dctcp: the refusal names the BPF program tcplab ships."""
+def test_dctcp_without_the_module_or_a_loader_is_refused_naming_the_twin(
+    tmp_path, monkeypatch, capsys
+):
+    """This kernel has no tcp_dctcp: its BPF twin would run (twins.py), but without the
+    BPF loader the refusal says so."""
+    from tcplab import bpf_loader
+
     monkeypatch.setattr(requirements, "missing", lambda: [])
     monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic", "bbr"])
+    monkeypatch.setattr(bpf_loader, "available", lambda: "no loader here")
     spec = tmp_path / "k.toml"
     spec.write_text(SPEC.format(duration="2s").replace('cc = "cubic"', 'cc = "dctcp"'))
     assert cli.main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
     err = capsys.readouterr().err
-    assert "flows[1].cc: 'dctcp' is not offered by this kernel" in err
-    assert "examples/dctcp.bpf.c" in err and "bpf:" in err
+    assert (
+        "flows[1].cc: 'dctcp' is not offered by this kernel and its BPF twin cannot be "
+        "loaded: no loader here"
+    ) in err
 
 
 def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(requirements, "missing", lambda: [])
     monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic"])
     spec = tmp_path / "k.toml"
-    spec.write_text(SPEC.format(duration="2s"))
+    # bbr3: no module here and no BPF twin shipped (bbr would run as bpf:bbr).
+    spec.write_text(SPEC.format(duration="2s").replace('cc = "bbr"', 'cc = "bbr3"'))
     assert cli.main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
     err = capsys.readouterr().err
-    assert "flows[0].cc: 'bbr' is not offered by this kernel" in err and "reno cubic" in err
+    assert "flows[0].cc: 'bbr3' is not offered by this kernel" in err and "reno cubic" in err
     assert not (tmp_path / "out").exists()
 
 

@@ -24,14 +24,32 @@ def test_the_list_names_each_kind_and_how_to_use_it(capsys):
 
 
 def test_the_checkouts_experiments_are_the_shipped_files():
-    # One copy: experiments/quickstart.toml and examples/first_hour.ipynb are links to the
-    # files the wheel ships, so the README's commands and the wheel's examples agree.
-    for link, name in [
+    # The README's commands and the wheel's examples agree: experiments/*.toml and
+    # examples/first_hour.ipynb are byte-identical copies of the files the wheel ships.
+    # Copies, not links, so that `cp -r examples/ elsewhere` gives working files
+    # (issue 45). After editing the shipped file, refresh the checkout's copy with
+    # `cp python/tcplab/data/examples/NAME experiments/NAME` (or examples/).
+    for copy, name in [
         (REPO / "experiments" / "quickstart.toml", "quickstart"),
         (REPO / "experiments" / "buffer_sweep.toml", "buffer_sweep"),
+        (REPO / "experiments" / "bpf_cubic.toml", "bpf_cubic"),
         (REPO / "examples" / "first_hour.ipynb", "first_hour"),
+        (REPO / "examples" / "gym_cem.py", "gym/gym_cem.py"),
+        (REPO / "examples" / "gym_cem.ipynb", "gym/gym_cem.ipynb"),
+        (REPO / "experiments" / "gym" / "train.toml", "gym/train.toml"),
+        (REPO / "experiments" / "gym" / "heldout.toml", "gym/heldout.toml"),
     ]:
-        assert link.resolve() == example_path(name), link
+        assert not copy.is_symlink(), f"{copy} must be a copy, not a link"
+        shipped = _shipped(name)
+        assert copy.read_bytes() == shipped.read_bytes(), (
+            f"{copy} differs from {shipped}: cp the shipped file over it"
+        )
+
+
+def _shipped(name: str) -> Path:
+    """An example's file, or a file inside a bundle ("gym/train.toml")."""
+    bundle, _, inner = name.partition("/")
+    return example_path(bundle) / inner if inner else example_path(name)
 
 
 def test_copies_are_refused_whole_when_one_target_exists(tmp_path, capsys):

@@ -325,3 +325,19 @@ def test_a_bad_scenario_range_is_refused_naming_the_field():
         Scenarios.from_dict({"bogus": 1})
     with pytest.raises(SpecError, match=r"preset"):
         CongestionControlEnv(scenarios=SMALL, preset="vivace")
+
+
+def test_make_without_arguments_draws_from_the_default_scenarios():
+    # Issue 38: gymnasium.make(ENV_ID) failed, though Scenarios() has documented defaults.
+    import tcplab.gym  # noqa: F401  (registers the environment)
+    from tcplab.errors import SpecError
+    from tcplab.gym import CongestionControlEnv, Scenarios
+
+    env = gymnasium.make("tcplab/CongestionControl-v0")
+    env.reset(seed=0)
+    spec = env.unwrapped.episode_spec
+    rate = float(str(spec["bottleneck"]["rate"]).removesuffix("Mbps"))
+    assert 10.0 <= rate <= 100.0  # Scenarios' default rate range
+    assert env.unwrapped.scenarios == Scenarios()
+    with pytest.raises(SpecError, match="scenarios: give at most one of scenarios= and spec="):
+        CongestionControlEnv(scenarios=Scenarios(), spec={"flows": []})

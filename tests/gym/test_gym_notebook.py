@@ -43,3 +43,30 @@ def test_the_gym_notebook_runs(tmp_path):
     assert table, texts
     for name in ("policy", "cubic", "bbr"):
         assert name in table[0]
+
+
+def test_the_copied_gym_bundle_trains_outside_the_checkout(tmp_path):
+    # Issue 38: the RL path shipped nothing a wheel user could run. `tcplab examples gym`
+    # copies the script, its notebook and its scenario files; the script finds them
+    # beside itself, with no checkout.
+    import subprocess
+    import sys
+
+    from tcplab.cli.app import main
+
+    assert main(["examples", "gym", "-o", str(tmp_path)]) == 0
+    gym = tmp_path / "gym"
+    names = sorted(p.name for p in gym.iterdir())
+    assert names == ["gym_cem.ipynb", "gym_cem.py", "heldout.toml", "train.toml"]
+    res = subprocess.run(
+        [sys.executable, "gym_cem.py", "--iterations", "1", "--population", "2"]
+        + ["--episodes", "1", "--workers", "1", "--eval-seeds", "1001", "-o", "p.json"],
+        cwd=gym,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr
+    assert (gym / "p.json").is_file()
+    for name in ("policy", "cubic", "bbr"):
+        assert name in res.stdout

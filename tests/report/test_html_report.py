@@ -110,9 +110,9 @@ def test_the_run_report_html_draws_its_plots_in_a_browser(tmp_path):
     for text in ('id="metrics"', 'id="spec"', "jain_index", "[experiment]"):
         assert text in html, text
     dom = _render(browser, page, tmp_path / "shot.png")
-    # Both figures (time series, CDFs) drawn: the page's script sets the marker only
+    # The three figures (time series, CDFs, throughput-delay) drawn: the page sets the marker only
     # after plotly.js resolved every plot.
-    assert 'data-plotted="2"' in dom
+    assert 'data-plotted="3"' in dom
     assert dom.count('class="main-svg"') >= 2
     _drawn_plot(tmp_path / "shot.png", (0x1F / 255, 0x77 / 255, 0xB4 / 255))  # BBR's blue
 

@@ -5,6 +5,7 @@ intervals over seeds and numeric sweep axes. No engine needed."""
 
 import math
 from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -178,26 +179,51 @@ def test_ecdf():
     assert prob.tolist() == pytest.approx([1 / 3, 2 / 3, 1.0])
 
 
-def _many_flows(n_bbr: int, n_cubic: int) -> SimpleNamespace:
+def _many_flows(n_bbr: int, n_cubic: int, bbr_rtts: tuple[float, ...] = (40.0,)) -> Any:
     flows = pd.DataFrame(
-        {"cc": ["bbr"] * n_bbr + ["cubic"] * n_cubic, "rtt_ms": 40.0},
+        {
+            "cc": ["bbr"] * n_bbr + ["cubic"] * n_cubic,
+            "rtt_ms": [bbr_rtts[k % len(bbr_rtts)] for k in range(n_bbr)] + [40.0] * n_cubic,
+        },
         index=pd.Index(range(n_bbr + n_cubic), name="flow"),
     )
     return SimpleNamespace(flows=flows)
 
 
-def test_twenty_flows_are_coloured_by_algorithm_and_told_apart_by_line_style():
-    run = _many_flows(10, 10)
+def test_up_to_six_flows_are_told_apart_by_line_style():
+    run = _many_flows(4, 2)
     styles = p.flow_styles(run)
-    assert len({str(styles[f]["color"]) for f in range(10)}) == 1
-    assert styles[0]["color"] != styles[10]["color"]
-    assert [styles[f]["ls"] for f in (0, 1, 2, 3, 4)] == ["-", "--", ":", "-.", "-"]
-    assert styles[10]["ls"] == "-"  # each algorithm's first flow is solid
-    handles, labels = _legend(run)
-    assert labels[:2] == ["bbr (10 flows)", "cubic (10 flows)"]
-    assert len(labels) == 6  # two algorithms and the four line styles, not 20 entries
+    assert [styles[f]["ls"] for f in (0, 1, 2, 3)] == ["-", "--", ":", "-."]
+    assert styles[4]["ls"] == "-"  # each algorithm's first flow is solid
+    assert styles[0]["color"] != styles[4]["color"]
     handles, labels = _legend(_many_flows(2, 1))
     assert labels == ["flow 0 (bbr, 40 ms)", "flow 1 (bbr, 40 ms)", "flow 2 (cubic, 40 ms)"]
+
+
+def test_many_flows_are_drawn_and_named_as_groups_of_algorithm_and_rtt():
+    # Ten flows were five shades by five line styles no reader could match (issue 45):
+    # beyond six flows a panel draws each (algorithm, RTT) group as one style, and the
+    # legend names the groups with their flow counts.
+    run = _many_flows(6, 4, bbr_rtts=(20.0, 60.0))  # bbr 20 ms: 0, 2, 4; 60 ms: 1, 3, 5
+    styles = p.flow_styles(run)
+    assert {styles[f]["ls"] for f in (0, 2, 4)} == {"-"}
+    assert {styles[f]["ls"] for f in (1, 3, 5)} == {"--"}
+    assert {styles[f]["ls"] for f in (6, 7, 8, 9)} == {"-"}
+    assert len({str(styles[f]["color"]) for f in range(6)}) == 1
+    assert styles[0]["color"] != styles[6]["color"]
+    handles, labels = _legend(run)
+    assert labels == ["bbr, 20 ms (3 flows)", "bbr, 60 ms (3 flows)", "cubic, 40 ms (4 flows)"]
+    assert [h.get_linestyle() for h in handles] == ["-", "--", "-"]
+
+
+def test_the_numbers_row_lists_every_flow_up_to_its_room_then_groups():
+    from tcplab.report import run_report as rr
+
+    result = handmade_run()
+    blocks = rr._numbers_blocks(result)
+    assert blocks[2][0].startswith("flow  cc")
+    assert len(blocks[2]) == 1 + 3  # header and the three flows, none cut
+    assert blocks[1][0] == "algorithm   flows  share (of bytes received)"
 
 
 def test_confidence_interval_is_student_t():
@@ -290,7 +316,7 @@ def test_run_html_is_self_contained_and_escapes_names(monkeypatch):
     page = html.replace(plotly_js(), "")
     assert len(html) - len(page) > 1_000_000
     assert "src=" not in page and "<link" not in page
-    for table in ("jain_index", "share of throughput", "goodput_bps", "[bottleneck]"):
+    for table in ("jain_index", "share of bytes received", "goodput_bps", "[bottleneck]"):
         assert table in html, table
 
 
@@ -361,3 +387,94 @@ def test_cdfs_split_an_algorithm_by_rtt_where_its_flows_differ():
     rtt_ax = next(ax for ax in fig.axes if ax.get_title(loc="left").startswith("RTT distribution"))
     labels = [t.get_text().split(" (n=")[0] for t in rtt_ax.get_legend().get_texts()]
     assert labels == ["bbr, 10 ms", "bbr, 50 ms", "cubic"]
+
+
+@pytest.mark.engine
+def test_thirty_flows_fit_the_numbers_row_as_groups(tmp_path):
+    import tcplab
+    from tcplab.report import run_report as rr
+
+    spec = {
+        "experiment": {"duration": "2s"},
+        "bottleneck": {"rate": "50Mbps", "delay": "2ms", "buffer": "1bdp"},
+        "flows": [
+            {"cc": "bbr", "rtt": "20ms", "count": 20},
+            {"cc": "cubic", "rtt": "40ms", "count": 10},
+        ],
+    }
+    res = tcplab.run(spec, report=False)
+    flows = rr._numbers_blocks(res)[2]
+    assert flows[0] == "30 flows in 2 groups (every flow: summary.json, report.html)"
+    assert [line.split()[:3] for line in flows[2:]] == [
+        ["bbr,", "20", "ms"],
+        ["cubic,", "40", "ms"],
+    ]
+    assert [int(line[18:24]) for line in flows[2:]] == [20, 10]
+
+
+def test_the_backlog_panel_reads_queueing_delay_in_ms():
+    # Before, a reader multiplied the backlog by the packet time (issue 45). The handmade
+    # link (20 Mbit/s, 1500-byte wire packets) gives 0.6 ms per packet: 1500 * 8 / 20e6.
+    fig = handmade_run().report()
+    backlog = next(a for a in fig.axes if a.get_ylabel() == "backlog [packets]")
+    assert "0.6 ms per packet" in backlog.get_title(loc="left")
+    right = [c for c in backlog.child_axes if c.get_ylabel() == "queueing delay [ms]"]
+    assert len(right) == 1
+    assert right[0]._functions[0](100.0) == pytest.approx(60.0)
+
+
+def test_the_throughput_delay_panel_has_a_point_per_flow_better_up_and_right():
+    result = handmade_run()
+    fig = result.report()
+    ax = next(a for a in fig.axes if a.get_title(loc="left").startswith("throughput against"))
+    assert ax.xaxis_inverted()  # lower delay to the right, as Pantheon draws it
+    from matplotlib.collections import PathCollection  # the scatters, not the grid's lines
+
+    points = np.vstack([c.get_offsets() for c in ax.collections if type(c) is PathCollection])
+    flows = result.summary
+    expected = np.column_stack([flows["p95_rtt_ms"], flows["goodput_bps"] / 1e6])
+    assert sorted(map(tuple, points.round(6))) == sorted(map(tuple, expected.round(6)))
+
+
+def test_the_sweeps_throughput_delay_points_are_means_over_seeds_with_intervals():
+    # Two points, two seeds each: means by hand, Student-t half-width
+    # t(0.975, 1) * s / sqrt(2) = 12.706 * |a - b| / 2.
+    plan = SimpleNamespace(axes={"bottleneck.buffer": ["1bdp", "4bdp"]}, repeat=2)
+    table = pd.DataFrame(
+        {
+            "bottleneck.buffer": ["1bdp", "1bdp", "4bdp", "4bdp"],
+            "mean_queueing_delay_ms": [30.0, 32.0, 130.0, 140.0],
+            "total_goodput_bps": [9.5e6, 9.7e6, 9.6e6, 9.6e6],
+        }
+    )
+    pts = sp.throughput_delay_points(plan, table).set_index("point")
+    one = pts.loc["bottleneck.buffer=1bdp"]
+    assert one["delay"] == pytest.approx(31.0)
+    assert one["goodput"] == pytest.approx(9.6e6)
+    assert one["delay_ci"] == pytest.approx(12.706 * 2.0 / 2, rel=1e-3)
+    four = pts.loc["bottleneck.buffer=4bdp"]
+    assert four["delay"] == pytest.approx(135.0)
+    assert four["goodput_ci"] == 0.0
+    assert list(pts["n"]) == [2, 2]
+
+
+def _rtt_cwnd_run(rtt: list[float], cwnd: list[float]) -> Any:
+    t = pd.Index(np.round(np.arange(1, len(rtt) + 1) * 0.1, 6), name="time_s")
+    frames = {
+        "rtt_ms": pd.DataFrame({0: rtt}, index=t),
+        "cwnd_pkts": pd.DataFrame({0: cwnd}, index=t),
+    }
+    return SimpleNamespace(wide=lambda col: frames[col])
+
+
+def test_rtts_at_min_plus_40_ms_at_tiny_windows_are_named_as_delayed_acks():
+    # Issue 45: an RTT that jumps to the path + 40 ms at a window of 1-2 segments is the
+    # receiver's delayed-ACK timer. Min RTT 41 ms: 81 ms (within 8 ms of 81) at cwnd 2
+    # counts; 81 ms at cwnd 10 does not (a queue), nor 60 ms at cwnd 1.
+    rtt = [41, 81, 41, 79, 41, 85, 41, 81, 60, 41]
+    cwnd = [2, 2, 2, 1, 2, 2, 2, 10, 1, 2]
+    found = p.delayed_ack_intervals(_rtt_cwnd_run(rtt, cwnd))
+    assert list(found) == [0]
+    assert found[0].tolist() == [0.2, 0.4, 0.6]
+    # Two such intervals are noise: nothing is marked.
+    assert p.delayed_ack_intervals(_rtt_cwnd_run(rtt[:5], cwnd[:5])) == {}

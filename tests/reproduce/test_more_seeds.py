@@ -69,6 +69,7 @@ paper = "tum"
 figure = "Fig. 98"
 title = "seeds test"
 max_seeds = 4
+max_seeds_why = "a test: the cap below TUM's five"
 
 [[catalogue.claims]]
 quote = "undecided"
@@ -116,7 +117,10 @@ def test_an_undecided_claim_gets_seeds_up_to_the_cap(reproduce_entry):
     a = entry / "runs" / shared / "summary.json"
     b = entry / "more-seeds" / "runs" / shared / "summary.json"
     assert a.stat().st_ino == b.stat().st_ino  # reused, not recomputed
-    assert "raised to 4 seeds, cap 4" in (out / "report.md").read_text()
+    md = (out / "report.md").read_text()
+    # the entry's line: its seeds, what undecided claims got, the paper's count and why
+    assert "seeds: 2 per point, raised to 4 at undecided claims' points (cap 4" in md
+    assert "the paper's 5; capped at 4 by the entry (`max_seeds`): a test" in md
     assert Path(out / "report.html").is_file()
 
 
@@ -270,7 +274,11 @@ def test_an_open_claim_is_listed_with_what_was_tried(reproduce_entry):
         "tried: no single setting tests the cause, 1 open: no control experiment yet." in md
     )
     row = next(line for line in md.splitlines() if line.startswith("| [tum-fig95-open #1]"))
-    assert "| disagree | open, with what was tried: no single setting tests the cause |" in row
+    # TUM used five seeds, the entry two: the label says so
+    assert (
+        "| disagree (2 of the paper's 5 seeds) | open, with what was tried: no single setting "
+        "tests the cause |" in row
+    )
     assert "A link cannot be used 150 %. Open: tried nothing: the paper's simulator" in row
     # A one-entry report's contents link to its one paper's section, not to four absent ones.
     contents = next(line for line in md.splitlines() if line.startswith("Contents:"))

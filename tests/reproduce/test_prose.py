@@ -81,7 +81,10 @@ def test_fill_prose_sets_the_texts_the_report_prints(res):
 @pytest.mark.parametrize(
     "text, says",
     [
-        ("{{ shar e }}", "neither 'ours', 'ci' nor a metric"),
+        (
+            "{{ shar e }}",
+            "neither one of the claim's row .ours, ci, n, holding, target. nor a metric",
+        ),
         ("{{ ours @ a=b }}", "drop '@'"),
         ("{{ share @ nonsense }}", "is not 'path = value'"),
         ("{{ share | %% }}", "option '%%' unknown"),

@@ -1,6 +1,6 @@
 """A user's BPF program that fails during a simulated run is the user's input, not a
 failure of tcplab: exit 2 with the program's own message at its flow group's ``cc``, no
-output left behind (the README keeps exit 1 for tcplab's own failures). The program is
+output left behind (docs/usage.md keeps exit 1 for tcplab's own failures). The program is
 tests/bpf_programs/spinning_reno.bpf.c: the kernel's verifier accepts it, the
 simulator's instruction budget per callback stops it at the first ACK."""
 

@@ -1,6 +1,8 @@
 //! Flows running compiled BPF objects (`cc = "bpf"`, `bpf_object`): on the quickstart's
 //! dumbbell (20 Mbit/s, 40 ms, one-BDP buffer) bpf/examples/reno.bpf.c and cubic.bpf.c
-//! give every counter and series value of the native `reno` and `cubic`; a run is a
+//! give every counter and series value of the native `reno` and `cubic`, and the BPF
+//! twins of Linux modules (scalable, highspeed, vegas, westwood, veno, illinois, bic,
+//! htcp) those of their ports; a run is a
 //! function of (config, seed, object); bad configurations name the field.
 //! The flows' controllers come from this crate's factory ([`Controllers`]).
 //! Needs clang (scripts/test.sh installs it); without it the tests say so and pass.
@@ -167,6 +169,65 @@ fn bpf_dctcp_gives_the_native_dctcps_run() {
         out.flows
     );
     assert!(out.queues[0].marked > 0);
+}
+
+/// 1 % random loss on the bottleneck: every recovery path (fast recovery, RTOs,
+/// undo) runs many times, whatever the algorithm's window does.
+fn random_loss(cfg: &mut WorldConfig) {
+    cfg.bottleneck.loss = 0.01;
+}
+
+// The BPF twins of Linux modules a kernel may lack (bpf/examples; the running kernel
+// builds only reno, cubic and bbr): each gives its native port's run, counter for
+// counter and sample for sample, on the lossless dumbbell and with random loss.
+
+#[test]
+fn bpf_scalable_gives_the_native_scalables_run() {
+    same_as_native("scalable", |_| {}).as_ref().map(lossy);
+    same_as_native("scalable", random_loss).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_highspeed_gives_the_native_highspeeds_run() {
+    same_as_native("highspeed", |_| {}).as_ref().map(lossy);
+    same_as_native("highspeed", random_loss).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_vegas_gives_the_native_vegass_run() {
+    // Vegas keeps 2-4 segments queued: no loss on the dumbbell after slow start.
+    same_as_native("vegas", |_| {});
+    same_as_native("vegas", random_loss).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_westwood_gives_the_native_westwoods_run() {
+    same_as_native("westwood", |_| {}).as_ref().map(lossy);
+    same_as_native("westwood", random_loss).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_veno_gives_the_native_venos_run() {
+    same_as_native("veno", |_| {}).as_ref().map(lossy);
+    same_as_native("veno", random_loss).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_illinois_gives_the_native_illinoiss_run() {
+    same_as_native("illinois", |_| {}).as_ref().map(lossy);
+    same_as_native("illinois", random_loss).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_bic_gives_the_native_bics_run() {
+    same_as_native("bic", |_| {}).as_ref().map(lossy);
+    same_as_native("bic", random_loss).as_ref().map(lossy);
+}
+
+#[test]
+fn bpf_htcp_gives_the_native_htcps_run() {
+    same_as_native("htcp", |_| {}).as_ref().map(lossy);
+    same_as_native("htcp", random_loss).as_ref().map(lossy);
 }
 
 #[test]

@@ -49,7 +49,9 @@ examples:
     "reproduce": """
 examples:
   tcplab reproduce --list
-  tcplab reproduce cws -o results/catalogue --quick
+  tcplab reproduce tum-fig05a -o results/catalogue     (one entry, ~20 s, a decided verdict)
+  tcplab reproduce cws -o results/catalogue --quick    (a smoke test: shortened runs whose
+                                                        verdicts are marked quick, never decided)
   tcplab reproduce acw-fig05d tum-fig06 -o results/catalogue
   tcplab reproduce -o results/catalogue --docs docs      (regenerates docs/RESULTS.md)
 """,

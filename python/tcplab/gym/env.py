@@ -73,8 +73,9 @@ def _interval_ns(interval: str | float, min_ns: int) -> int | None:
 
 
 class CongestionControlEnv(gymnasium.Env):
-    """See the module docs. Arguments: ``scenarios`` or ``spec`` (exactly one; a spec's
-    controlled flow must run the preset's ``controlled_cc``), ``preset`` ("aurora",
+    """See the module docs. Arguments: ``scenarios`` or ``spec`` (at most one; neither
+    means ``Scenarios()``, its defaults; a spec's controlled flow must run the preset's
+    ``controlled_cc``), ``preset`` ("aurora",
     "orca" or a :class:`~tcplab.gym.presets.Preset`), ``interval``, ``rtt_fraction``,
     ``flow``."""
 
@@ -89,8 +90,12 @@ class CongestionControlEnv(gymnasium.Env):
         rtt_fraction: float = 1.0,
         flow: int = 0,
     ) -> None:
-        if (scenarios is None) == (spec is None):
-            raise SpecError([("scenarios", "give exactly one of scenarios= and spec=")])
+        if scenarios is not None and spec is not None:
+            raise SpecError([("scenarios", "give at most one of scenarios= and spec=")])
+        if scenarios is None and spec is None:
+            # gymnasium.make(ENV_ID) with no arguments: Scenarios' documented defaults
+            # (10-100 Mbit/s, 20-80 ms, 0.5-2 BDP, one flow, 5 s episodes).
+            scenarios = Scenarios()
         if isinstance(scenarios, (str, Path)):
             scenarios = Scenarios.load(scenarios)
         self.scenarios = scenarios

@@ -378,6 +378,46 @@ def _cdfs(run: Any) -> dict[str, Any]:
     return {"data": data, "layout": layout}
 
 
+def _throughput_delay(result: Any) -> dict[str, Any]:
+    """The throughput-delay plot of report.png (plots.throughput_delay): one point per
+    flow, goodput against 95th-percentile RTT, the delay axis reversed."""
+    run = result.run
+    colors = {cc: _hex(c) for cc, c in p.algorithm_colors(run).items()}
+    summary = result.summary
+    rows = summary.set_index("flow") if "flow" in summary.columns else summary
+    data = []
+    if {"p95_rtt_ms", "goodput_bps"} <= set(rows.columns):
+        for _label, cc, fids, k in sr.cdf_groups(run):
+            ids = [f for f in fids if f in rows.index]
+            data.append(
+                {
+                    "type": "scatter",
+                    "mode": "markers",
+                    "x": _values(rows.loc[ids, "p95_rtt_ms"].to_numpy(dtype=float)),
+                    "y": _values(rows.loc[ids, "goodput_bps"].to_numpy(dtype=float) / MBIT),
+                    "text": [f"flow {f}" for f in ids],
+                    "name": sr.group_label(run, cc, fids),
+                    "marker": {"color": colors[cc], "symbol": PLOTLY_MARKERS[k % 8], "size": 8},
+                }
+            )
+    layout = {
+        "height": 360,
+        "margin": {"l": 70, "r": 20, "t": 30, "b": 50},
+        "xaxis": {
+            "title": {"text": "95th-percentile RTT [ms] (better ->)"},
+            "autorange": "reversed",
+        },
+        "yaxis": {"title": {"text": "goodput [Mbit/s]"}, "rangemode": "tozero"},
+    }
+    return {"data": data, "layout": layout}
+
+
+# plots.MARKERS in plotly's names.
+PLOTLY_MARKERS = (
+    "circle", "square", "triangle-up", "diamond", "triangle-down", "cross", "x", "star"
+)  # fmt: skip
+
+
 def _cell(v: Any) -> str:
     if v is None or isinstance(v, bool):
         return "" if v is None else str(v)
@@ -429,6 +469,7 @@ def run_html(result: Any) -> str:
     figures = {
         "fig-series": _stack(_time_panels(result), "time [s]"),
         "fig-cdfs": _cdfs(run),
+        "fig-tput-delay": _throughput_delay(result),
     }
     return (
         environment()

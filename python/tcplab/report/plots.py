@@ -58,21 +58,30 @@ def algorithm_palette() -> Any:
 
 
 def flow_styles(run: RunData) -> dict[int, dict[str, Any]]:
-    """Per flow: its algorithm's colour and a line style telling it from that algorithm's
-    other flows (their k-th flow gets ``LINE_STYLES[k % 4]``)."""
+    """Per flow: its algorithm's colour and a line style. Up to MANY_FLOWS flows the
+    style tells the flow from its algorithm's other flows (their k-th flow gets
+    ``LINE_STYLES[k % 4]``); beyond, flows are drawn as groups (issue 45: ten flows in
+    five shades by five styles could not be read): the style is the flow's RTT group
+    within its algorithm (series.cdf_groups), thin and translucent, so that a panel
+    shows each (algorithm, RTT) group as a bundle the legend names."""
     colors = algorithm_colors(run)
     many = len(run.flows) > MANY_FLOWS
-    seen: dict[str, int] = {}
     out = {}
+    if many:
+        for _label, cc, fids, k in sr.cdf_groups(run):
+            for fid in fids:
+                out[fid] = {
+                    "color": colors[cc],
+                    "ls": LINE_STYLES[k % len(LINE_STYLES)],
+                    "lw": 0.7,
+                    "alpha": 0.55,
+                }
+        return out
+    seen: dict[str, int] = {}
     for fid, cc in sr.algorithm_of(run).items():
         k = seen.get(cc, 0)
         seen[cc] = k + 1
-        out[fid] = {
-            "color": colors[cc],
-            "ls": LINE_STYLES[k % len(LINE_STYLES)],
-            "lw": 0.7 if many else 1.0,
-            "alpha": 0.55 if many else 1.0,
-        }
+        out[fid] = {"color": colors[cc], "ls": LINE_STYLES[k % len(LINE_STYLES)], "lw": 1.0}
     return out
 
 
@@ -420,4 +429,132 @@ def sojourn(ax: Any, run: RunData) -> bool:
     )
     tw.set_ylabel("sojourn [ms]", color="tab:blue", fontsize=9)
     tw.tick_params(labelsize=8, colors="tab:blue")
+    return True
+
+
+def queueing_delay(ax: Any, run: RunData) -> str:
+    """The bottleneck's queueing delay in ms beside its backlog in packets, so that no
+    reader multiplies by the packet time (issue 45): backlog bytes over the link's rate
+    at that moment (metrics.queueing_delay_ms, the summary's mean_queueing_delay_ms).
+    At a constant rate it is the backlog axis relabelled (a secondary axis: one curve);
+    with rate ``[[events]]`` the delay is its own line on a twin axis. Returns the
+    title's note ("" when nothing was drawn: no backlog recorded)."""
+    q = run.queue
+    if q.empty or "backlog_bytes" not in q or "backlog_pkts" not in q:
+        return ""
+    events = run.bottleneck_events()
+    rate = float(run.spec.bottleneck.rate)
+    if not events and rate > 0:
+        wire = float(run.spec.tcp.mss + run.spec.tcp.header)
+        ms_per_pkt = 8.0 * wire / rate * 1e3
+        sec = ax.secondary_yaxis(
+            "right", functions=(lambda p: p * ms_per_pkt, lambda d: d / ms_per_pkt)
+        )
+        sec.set_ylabel("queueing delay [ms]", fontsize=9)
+        sec.tick_params(labelsize=8)
+        return f"(right: queueing delay, {ms_per_pkt:.3g} ms per packet at the link rate)"
+    t = q["time_s"].to_numpy(dtype=float)
+    delay = m.queueing_delay_ms(q["backlog_bytes"], m.rate_at(t, rate, events))
+    tw = ax.twinx()
+    line(tw, t, delay, color="tab:purple", lw=0.8)
+    tw.set_ylabel("queueing delay [ms]", color="tab:purple", fontsize=9)
+    tw.tick_params(labelsize=8, colors="tab:purple")
+    return "and queueing delay at the rate of the moment (purple)"
+
+
+def throughput_delay(ax: Any, summary: pd.DataFrame, run: RunData) -> None:
+    """The field's throughput-delay plot (as Pantheon draws it, Yan et al. 2018 Fig. 2):
+    one point per flow, its goodput against its 95th-percentile RTT, the delay axis
+    reversed so that better lies up and to the right; a colour per algorithm and a
+    marker per RTT group (series.cdf_groups' grouping)."""
+    ax.set_xlabel("95th-percentile RTT [ms] (better ->)")
+    ax.set_ylabel("goodput [Mbit/s]")
+    if summary.empty or not {"p95_rtt_ms", "goodput_bps"} <= set(summary.columns):
+        _no_data(ax, "no per-flow RTT and goodput")
+        return
+    rows = summary.set_index("flow") if "flow" in summary.columns else summary
+    colors = algorithm_colors(run)
+    drawn = False
+    for _label, cc, fids, k in sr.cdf_groups(run):
+        ids = [f for f in fids if f in rows.index]
+        x = pd.to_numeric(rows.loc[ids, "p95_rtt_ms"], errors="coerce").to_numpy(dtype=float)
+        y = pd.to_numeric(rows.loc[ids, "goodput_bps"], errors="coerce").to_numpy(dtype=float)
+        keep = np.isfinite(x) & np.isfinite(y)
+        if not keep.any():
+            continue
+        ax.scatter(
+            x[keep],
+            y[keep] / MBIT,
+            s=18,
+            color=colors[cc],
+            marker=MARKERS[k % len(MARKERS)],
+            alpha=0.8,
+            label=f"{sr.group_label(run, cc, ids)} ({int(keep.sum())})",
+        )
+        drawn = True
+    if not drawn:
+        _no_data(ax, "no flow has both an RTT and a goodput")
+        return
+    ax.set_ylim(bottom=0)
+    ax.invert_xaxis()
+    ax.legend(loc="lower left", fontsize=7)
+
+
+# A marker per RTT group of an algorithm in throughput_delay (its k-th RTT).
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+# Delayed ACKs (Linux TCP_DELACK_MIN, include/net/tcp.h: HZ / 25 = 40 ms): at a window of
+# one or two segments the receiver holds its ACK for the timer, so the sender's RTT reads
+# the path plus up to 40 ms. Intervals whose RTT sits this close to min RTT + 40 ms at
+# such a window are marked on the RTT panel, naming the mechanism (issue 45).
+DELACK_MS = 40.0
+DELACK_TOLERANCE_MS = 8.0
+DELACK_MAX_CWND = 3.0
+# Marked only when at least this many intervals of a flow show it (one is noise).
+DELACK_MIN_INTERVALS = 3
+
+
+def delayed_ack_intervals(run: RunData) -> dict[int, np.ndarray]:
+    """Per flow, the sample times whose RTT is within DELACK_TOLERANCE_MS of the flow's
+    minimum RTT + DELACK_MS while its cwnd is at most DELACK_MAX_CWND segments."""
+    rtt, cwnd = run.wide("rtt_ms"), run.wide("cwnd_pkts")
+    out: dict[int, np.ndarray] = {}
+    if rtt.empty or cwnd.empty:
+        return out
+    for fid in rtt.columns:
+        if fid not in cwnd.columns:
+            continue
+        r = pd.to_numeric(rtt[fid], errors="coerce")
+        c = pd.to_numeric(cwnd[fid], errors="coerce").reindex(r.index)
+        if not r.notna().any():
+            continue
+        floor = float(r.min())
+        hit = (r - (floor + DELACK_MS)).abs().le(DELACK_TOLERANCE_MS) & c.le(DELACK_MAX_CWND)
+        if int(hit.sum()) >= DELACK_MIN_INTERVALS:
+            out[int(fid)] = r.index.to_numpy(dtype=float)[hit.to_numpy()]
+    return out
+
+
+def annotate_delayed_ack(ax: Any, run: RunData) -> bool:
+    """Mark the intervals of :func:`delayed_ack_intervals` on the RTT panel and say what
+    they are; False when there are none."""
+    found = delayed_ack_intervals(run)
+    if not found:
+        return False
+    styles = flow_styles(run)
+    rtt = run.wide("rtt_ms")
+    for fid, times in found.items():
+        ys = pd.to_numeric(rtt[fid], errors="coerce").reindex(times).to_numpy(dtype=float)
+        ax.scatter(times, ys, s=10, marker="x", color=styles[fid]["color"], zorder=5)
+    ax.text(
+        0.01,
+        0.97,
+        f"x: RTT = min + {DELACK_MS:g} ms at cwnd <= {DELACK_MAX_CWND:g}: the receiver's "
+        "delayed-ACK timer (Linux TCP_DELACK_MIN), not the path",
+        transform=ax.transAxes,
+        va="top",
+        fontsize=7,
+        color="0.3",
+    )
     return True

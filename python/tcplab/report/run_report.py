@@ -40,51 +40,78 @@ from tcplab.report import ticks
 from tcplab.report.html import run_html
 from tcplab.specs.units import format_time
 
-# Per-flow legend entries up to this many flows; beyond, the legend names the algorithms
-# and the line-style rule (20 flows' entries would cover the top of the figure).
-LEGEND_FLOWS = 12
 # The default report; PDF_FILE only when asked for (it repeats report.png as vectors).
 REPORT_FILES = ("report.png", "report.html")
 PDF_FILE = "report.pdf"
 
 
-def _summary_text(ax: Any, result: Any) -> None:
-    ax.axis("off")
-    lines = [
-        *panel_lines(result.aggregate),  # the metrics with a panel place (metric_table)
-        "",
-        "algorithm   flows  share (of throughput)",
-    ]
+# The numbers row lists every flow up to this many; beyond, one line per group of flows
+# (algorithm and RTT), so the table fits whatever the flow count (issue 45: 10 flows were
+# cut after the 6th).
+FLOW_TABLE_ROWS = 24
+# Inches per line of the numbers row's 8 pt monospace text, and its top and bottom margin.
+TEXT_LINE_IN = 0.145
+TEXT_MARGIN_IN = 0.35
+
+
+def _numbers_blocks(result: Any) -> list[list[str]]:
+    """The report's numbers as three text blocks: the aggregate metrics, each
+    algorithm's share, and the flows (each flow, or each group of flows when there are
+    more than FLOW_TABLE_ROWS)."""
+    aggregate = list(panel_lines(result.aggregate))  # the metrics with a panel place
+    algorithms = ["algorithm   flows  share (of bytes received)"]
     for cc, g in result.summary_json.get("by_cc", {}).items():
-        lines.append(f"{str(cc)[:10]:<10}  {g.get('flows', 0):>5}  {_fmt(g.get('share'), '.3f')}")
-    lines += [
-        "",
-        "flow  cc          goodput   share  retx   mean RTT",
-    ]
-    # The panel holds about 22 lines of 8 pt text: the flows that fit, then how many more.
-    room = max(1, 22 - len(lines))
-    n_flows = len(result.summary)
-    for k, (fid, row) in enumerate(result.summary.iterrows()):
-        if k == room - 1 and n_flows > room:
-            lines.append(f"  ... {n_flows - k} more flows in summary.json and report.html")
-            break
-        # A flow with nothing delivered has no goodput, share or RTT (null in
-        # summary.json): shown as n/a, not a TypeError.
-        lines.append(
-            f"{int(fid):>4}  {str(row['cc'])[:10]:<10} {_fmt(row.get('goodput_bps'), '7.2f', 1e6)}M"
-            f"  {_fmt(row.get('share'), '5.3f')}  {_fmt(row.get('retransmitted_packets'), '>5.0f')}"
-            f"  {_fmt(row.get('mean_rtt_ms'), '6.1f')} ms"
+        algorithms.append(
+            f"{str(cc)[:10]:<10}  {g.get('flows', 0):>5}  {_fmt(g.get('share'), '.3f')}"
         )
-    ax.text(
-        0.0,
-        1.0,
-        "\n".join(lines),
-        va="top",
-        ha="left",
-        family="monospace",
-        fontsize=8,
-        transform=ax.transAxes,
-    )
+    summary = result.summary
+    if len(summary) <= FLOW_TABLE_ROWS:
+        flows = ["flow  cc          goodput   share  retx   mean RTT"]
+        for fid, row in summary.iterrows():
+            # A flow with nothing delivered has no goodput, share or RTT (null in
+            # summary.json): shown as n/a, not a TypeError.
+            flows.append(
+                f"{int(fid):>4}  {str(row['cc'])[:10]:<10} "
+                f"{_fmt(row.get('goodput_bps'), '7.2f', 1e6)}M"
+                f"  {_fmt(row.get('share'), '5.3f')}"
+                f"  {_fmt(row.get('retransmitted_packets'), '>5.0f')}"
+                f"  {_fmt(row.get('mean_rtt_ms'), '6.1f')} ms"
+            )
+        return [aggregate, algorithms, flows]
+    flows = [
+        f"{len(summary)} flows in {{groups}} groups (every flow: summary.json, report.html)",
+        "group              flows  goodput median [min, max]   share  retx   mean RTT",
+    ]
+    by_flow = summary.set_index("flow") if "flow" in summary.columns else summary
+    groups = sr.cdf_groups(result.run)
+    for _label, cc, fids, _k in groups:
+        label = sr.group_label(result.run, str(cc), fids)
+        g = by_flow.loc[[f for f in fids if f in by_flow.index]]
+        gp = g["goodput_bps"].astype(float) / 1e6
+        flows.append(
+            f"{label[:18]:<18} {len(g):>5}  {_fmt(gp.median(), '7.2f')}M "
+            f"[{_fmt(gp.min(), '.2f')}, {_fmt(gp.max(), '.2f')}]"
+            f"  {_fmt(g['share'].astype(float).sum(), '5.3f')}"
+            f"  {_fmt(g['retransmitted_packets'].astype(float).sum(), '>5.0f')}"
+            f"  {_fmt(g['mean_rtt_ms'].astype(float).mean(), '6.1f')} ms"
+        )
+    flows[0] = flows[0].format(groups=len(groups))
+    return [aggregate, algorithms, flows]
+
+
+def _numbers_row(axes: Any, blocks: list[list[str]]) -> None:
+    for ax, lines in zip(axes, blocks):
+        ax.axis("off")
+        ax.text(
+            0.0,
+            1.0,
+            "\n".join(lines),
+            va="top",
+            ha="left",
+            family="monospace",
+            fontsize=8,
+            transform=ax.transAxes,
+        )
 
 
 def _fct_panels(ax_size: Any, ax_cdf: Any, summary: Any) -> None:
@@ -133,21 +160,26 @@ def draw_report(result: Any) -> Any:
     # keep the six-row report).
     fct = "fct_s" in result.summary and result.summary["fct_s"].notna().any()
     rows = 7 if fct else 6
-    fig = p.new_figure(figsize=(20, 3 * rows + 0.8))
+    # The numbers row at the bottom: as tall as its longest block (a table that fits).
+    blocks = _numbers_blocks(result)
+    text_h = TEXT_LINE_IN * max(len(b) for b in blocks) + TEXT_MARGIN_IN
+    height = 3 * rows + text_h + 0.8
+    fig = p.new_figure(figsize=(20, height))
     # Fixed margins (inches converted to fractions): tight_layout measured every label and
     # cost a third of the drawing time.
-    height = 3 * rows + 0.8
     grid = fig.add_gridspec(
-        rows,
+        rows + 1,
         3,
+        height_ratios=[3] * rows + [text_h],
         left=0.045,
         right=0.985,
-        bottom=0.55 / height,
+        bottom=0.2 / height,
         top=1 - 1.25 / height,
-        hspace=0.42,
+        hspace=0.42 * 3 / (3 * rows + text_h) * (rows + 1),
         wspace=0.2,
     )
     axes = np.array([[fig.add_subplot(grid[r, c]) for c in range(3)] for r in range(rows)])
+    _numbers_row([fig.add_subplot(grid[rows, c]) for c in range(3)], blocks)
     rates, delay, state = axes[:6, 0], axes[:6, 1], axes[:6, 2]
     if fct:
         _fct_panels(axes[6, 0], axes[6, 1], result.summary)
@@ -200,6 +232,7 @@ def draw_report(result: Any) -> Any:
     ax = delay[0]
     if run.series["rtt_ms"].notna().any():
         p.per_flow(ax, run, "rtt_ms", 1.0, "RTT [ms]")
+        p.annotate_delayed_ack(ax, run)
         title(ax, sr.panel_title("rtt", "per ACK, averaged per interval"))
     else:  # a kernel run: TCP_INFO has the smoothed RTT only (docs/METRICS.md)
         p.per_flow(ax, run, "srtt_ms", 1.0, "smoothed RTT [ms]")
@@ -238,10 +271,10 @@ def draw_report(result: Any) -> Any:
         p._no_data(ax, "not recorded")
     ax.set_ylabel("backlog [packets]")
     with_sojourn = p.sojourn(ax, run)
-    title(
-        ax,
-        sr.panel_title("backlog", "and qdisc sojourn time (blue)" if with_sojourn else ""),
-    )
+    # The qdisc's measured sojourn is the queueing delay where an AQM records it;
+    # elsewhere it is computed from the backlog at the link's rate.
+    note = "and qdisc sojourn time (blue)" if with_sojourn else p.queueing_delay(ax, run)
+    title(ax, sr.panel_title("backlog", note))
     p.drops(delay[4], run)
     title(delay[4], sr.panel_title("drops"))
     p.retransmissions(delay[5], run)
@@ -266,12 +299,13 @@ def draw_report(result: Any) -> Any:
     title(state[3], "RTT distribution per algorithm")
     p.throughput_cdf(state[4], run)
     title(state[4], "per-flow throughput distribution per algorithm")
-    cdfs = [state[3], state[4]]
+    cdfs = [state[3], state[4], state[5]]
     for ax in cdfs:
         ax.tick_params(labelsize=8)
         ax.yaxis.label.set_size(9)
         ax.xaxis.label.set_size(9)
-    _summary_text(state[5], result)
+    p.throughput_delay(state[5], result.summary, run)
+    title(state[5], "throughput against delay, per flow")
 
     bottom = {rates[-1], delay[-1], state[2]}
     # Few ticks, each built once (report/ticks.py): time ticks and their labels only
@@ -314,24 +348,21 @@ def draw_report(result: Any) -> Any:
 
 def _legend(run: Any) -> tuple[list[Any], list[str]]:
     """Per-flow entries (colour of the algorithm, line style of the flow) up to
-    LEGEND_FLOWS flows; beyond, one entry per algorithm and the line-style rule."""
+    plots.MANY_FLOWS flows; beyond, one entry per group of flows (algorithm and RTT,
+    the bundles plots.flow_styles draws) with its flow count."""
     styles = p.flow_styles(run)
-    if len(run.flows) <= LEGEND_FLOWS:
+    if len(run.flows) <= p.MANY_FLOWS:
         handles = [
             Line2D([], [], color=styles[int(f)]["color"], ls=styles[int(f)]["ls"], lw=1.5)
             for f in run.flows.index
         ]
         return handles, [p.flow_label(run, fid) for fid in run.flows.index]
-    colors = p.algorithm_colors(run)
-    counts = run.flows["cc"].astype(str).value_counts()
-    handles = [Line2D([], [], color=c, lw=2) for c in colors.values()]
-    labels = [f"{cc} ({int(counts[cc])} flows)" for cc in colors]
-    handles += [Line2D([], [], color="0.3", ls=ls, lw=1.2) for ls in p.LINE_STYLES]
-    labels += [
-        f"its {k + 1}{'st' if k == 0 else 'nd' if k == 1 else 'rd' if k == 2 else 'th'}, "
-        f"{k + 5}th, ... flow"
-        for k in range(len(p.LINE_STYLES))
-    ]
+    handles, labels = [], []
+    for _label, cc, fids, _k in sr.cdf_groups(run):
+        st = styles[fids[0]]
+        handles.append(Line2D([], [], color=st["color"], ls=st["ls"], lw=1.5))
+        n = f"{len(fids)} flow{'s' if len(fids) != 1 else ''}"
+        labels.append(f"{sr.group_label(run, str(cc), fids)} ({n})")
     return handles, labels
 
 

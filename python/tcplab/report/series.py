@@ -217,3 +217,12 @@ def cdf_groups(run: RunData) -> list[tuple[str, str, list[int], int]]:
             ids = [f for f in fids if float(run.flows.loc[f, "rtt_ms"]) == rtt]
             out.append((f"{cc}, {rtt:g} ms", cc, ids, k))
     return out
+
+
+def group_label(run: RunData, cc: str, fids: list[int]) -> str:
+    """A group of flows named by algorithm and RTT ("bbr, 20 ms"), the RTT given even
+    where the algorithm has one (cdf_groups' labels leave it out then), for the legend
+    and the numbers of a report with many flows."""
+    rtts = run.flows.loc[fids, "rtt_ms"] if "rtt_ms" in run.flows else None
+    distinct = [] if rtts is None else sorted({float(r) for r in rtts if r == r})
+    return f"{cc}, {distinct[0]:g} ms" if len(distinct) == 1 else cc

@@ -280,3 +280,84 @@ def caption(seeds: int, axis_name: str) -> str:
         else "one seed per point: no confidence interval"
     )
     return f"against {axis_name}: mean over {seeds} seed(s) per point; {interval}"
+
+
+# The throughput-delay plot of a sweep (throughput_delay.png), the field's standard view
+# of a set of runs (Pantheon, Yan et al., USENIX ATC 2018, Fig. 2).
+DELAY_METRIC = "mean_queueing_delay_ms"
+THROUGHPUT_METRIC = "total_goodput_bps"
+TPUT_DELAY_FILE = "throughput_delay.png"
+
+
+def throughput_delay_points(plan: Any, table: pd.DataFrame) -> pd.DataFrame:
+    """Per swept point (every combination of swept values): the mean over its seeds of
+    the bottleneck's queueing delay (ms) and the total goodput (bit/s), each with its 95 %
+    confidence half-width (Student t, as the other summary plots), and ``n`` seeds."""
+    cols = ["point", "delay", "delay_ci", "goodput", "goodput_ci", "n"]
+    names = [a for a in plan.axes if a in table.columns]
+    if table.empty or not {DELAY_METRIC, THROUGHPUT_METRIC} <= set(table.columns):
+        return pd.DataFrame(columns=cols)
+    df = table.copy()
+    df["_point"] = (
+        df[names].apply(lambda r: ", ".join(f"{o}={key(v)}" for o, v in r.items()), axis=1)
+        if names
+        else "all runs"
+    )
+    rows = []
+    for point, g in df.groupby("_point", sort=False):
+        d = pd.to_numeric(g[DELAY_METRIC], errors="coerce").dropna()
+        t = pd.to_numeric(g[THROUGHPUT_METRIC], errors="coerce").dropna()
+        if len(d) == 0 or len(t) == 0:
+            continue
+        rows.append(
+            {
+                "point": point,
+                "delay": float(d.mean()),
+                "delay_ci": ci_half_width(d),
+                "goodput": float(t.mean()),
+                "goodput_ci": ci_half_width(t),
+                "n": int(min(len(d), len(t))),
+            }
+        )
+    return pd.DataFrame(rows, columns=cols)
+
+
+def plot_throughput_delay(out: Path, plan: Any, table: pd.DataFrame) -> Path:
+    """Write throughput_delay.png: one point per swept point, total goodput against the
+    bottleneck's mean queueing delay (delay axis reversed: better lies up and right),
+    95 % confidence intervals both ways (none for one seed)."""
+    pts = throughput_delay_points(plan, table)
+    fig = new_figure(figsize=(7.5, 5.0), layout="constrained")
+    ax = fig.subplots()
+    scale, _ = units.unit(THROUGHPUT_METRIC)
+    for i, r in enumerate(pts.itertuples(index=False)):
+        ax.errorbar(
+            r.delay,
+            r.goodput / scale,
+            xerr=0 if r.delay_ci != r.delay_ci else r.delay_ci,
+            yerr=0 if r.goodput_ci != r.goodput_ci else r.goodput_ci / scale,
+            marker="o",
+            capsize=3,
+            color=f"C{i % 10}",
+            label=r.point if len(pts) <= LEGEND_LINES else None,
+        )
+    if pts.empty:
+        ax.text(0.5, 0.5, "no finished runs with a queueing delay", ha="center", va="center")
+    else:
+        ax.invert_xaxis()
+        top = float((pts["goodput"] + pts["goodput_ci"].fillna(0)).max()) / scale
+        ax.set_ylim(0, top * 1.15 if top > 0 else 1.0)
+    if 0 < len(pts) <= LEGEND_LINES:
+        ax.legend(fontsize=7, loc="lower left")
+    ax.set_xlabel("mean queueing delay at the bottleneck [ms] (better ->)")
+    ax.set_ylabel(metric_label(THROUGHPUT_METRIC), fontsize=9)
+    ax.grid(True, lw=0.3)
+    seeds = int(plan.repeat)
+    ci = "95 % confidence intervals of the mean" if seeds > 1 else "one seed: no interval"
+    fig.suptitle(
+        f"throughput against delay per swept point (mean over {seeds} seed(s); {ci})",
+        fontsize=9,
+    )
+    path = Path(out) / TPUT_DELAY_FILE
+    fig.savefig(path, dpi=90, metadata={"Software": None})
+    return path

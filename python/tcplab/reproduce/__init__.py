@@ -11,6 +11,7 @@ from pathlib import Path
 from tcplab.reproduce.catalogue import PAPERS, Entry, load_catalogue
 from tcplab.reproduce.report import (
     REPORT_FILES,
+    TALLY_COLUMNS,
     check_docs_results,
     copy_report,
     counts,
@@ -68,5 +69,5 @@ def reproduce(
     if docs is not None:
         copy_report(Path(out), Path(docs))
     for paper, c in counts(results).items():
-        say(f"{paper}: " + ", ".join(f"{c.get(v, 0)} {v}" for v in VERDICTS))
+        say(f"{paper}: " + ", ".join(f"{c.get(v, 0)} {v}" for v in TALLY_COLUMNS))
     return results

@@ -21,7 +21,13 @@ to plot, how to shorten it for ``--quick``, and the paper's claims about it::
     value = 0.8
     at = { "bottleneck.buffer" = "0.5bdp", "flows[0].cc" = "bbr" }   # a list: every value
     of_at = { "flows[0].cc" = "bbr" }      # with ``of``: the reference metric at another point
-    weaker = { op = ">=", value = 0.5 }    # the direction alone: "partly" when only this holds
+    weaker = { op = ">=", value = 0.5 }    # the same comparison, looser: "partly" when only this holds
+    baseline = { "flows[0].cc" = "bbr" }   # optional: the same check for the algorithm the
+                                           # variant changes; if it passes too, the report
+                                           # says the claim does not tell them apart
+    untestable = "..."                     # optional: why the metric cannot see the paper's
+                                           # effect (below its practical band): reported as
+                                           # "untestable with this metric", not counted
     across = "bottleneck.buffer"           # optional: the metric's range (max - min of the
                                            # points' means) over this axis, the others fixed by `at`
     of_across = "flows[0].rtt"             # optional, with ``of``: the reference's range likewise
@@ -87,14 +93,17 @@ class _Strict(BaseModel):
 
 
 class Weaker(_Strict):
-    """The claim's direction alone; ``of``/``of_at`` default to the claim's own.
+    """The same claim, weaker; ``of``/``of_at`` default to the claim's own.
 
-    A direction, not a looser level (checked on load, :func:`weaker_problems`): against a
-    reference, ``> 1`` x it ("more than") or ``< 1`` x it, never a factor that also
-    accepts the reverse order (``>= 0.99`` x); against a plain value, ``>`` or ``<`` the
-    no-effect point, which ``neutral`` names ("the fair share of two flows"). The report
-    gives the effect-size ratio beside a "partly": (ours - that point) / (the paper's -
-    that point)."""
+    The same comparison as the main check, looser (checked on load,
+    :func:`weaker_problems`): a claim against a reference keeps that reference (a
+    sentence about DA-BBR is not weakened into one about BBR); its weaker form is
+    ``> 1`` x it ("more than") or ``< 1`` x it, never a factor that also accepts the
+    reverse order (``>= 0.99`` x). A claim of a value ("about 35 ms") is weakened by a
+    wider band around the same value (``within``, a larger tolerance), or by ``>``/``<``
+    the no-effect point, which ``neutral`` names ("the fair share of two flows"). The
+    report gives the effect-size ratio beside a "partly": (ours - that point) / (the
+    paper's - that point), and "partly" stands only within thresholds.EFFECT_BAND of it."""
 
     op: Literal[">=", "<=", ">", "<", "within"]
     value: float
@@ -150,6 +159,14 @@ class Claim(_Strict):
     # simulator's code, or the swept axis itself): what was tried and why no control fits.
     # The report lists the claim as open with this text instead of "no control yet".
     open: StrictStr = ""
+    # The same check for the algorithm the variant changes (a point of the grid, as
+    # ``at`` writes it, over the claim's ``at``): if it passes too, the claim does not tell
+    # the two apart, and the report says so beside a "reproduced".
+    baseline: dict[str, Any] = Field(default_factory=dict)
+    # Why this metric cannot see the paper's effect (it is below the metric's practical
+    # band, thresholds.py): the claim is reported "untestable with this metric" and not
+    # counted in the tallies.
+    untestable: StrictStr = ""
 
     def check(self, loose: bool = False) -> Check:
         """The claim as a check; ``loose``: its weaker form."""
@@ -211,6 +228,9 @@ class Meta(_Strict):
     # At most this many seeds when a claim is inconclusive (reproduce/seeds.py; default
     # the paper's own repetitions, else 10): set only to shorten a long entry.
     max_seeds: int | None = Field(None, ge=1)
+    # Why the entry caps its seeds below the paper's count (required with max_seeds): the
+    # report gives it beside the entry's seed count.
+    max_seeds_why: StrictStr = ""
     # Not the paper's claims as the paper measured them, but the catalogue's own
     # experiment (a control, the authors' code) or the paper's sentences measured over a
     # network we made up (a synthetic trace): the reason. Reported with the rest, counted
@@ -291,6 +311,13 @@ def load_entry(path: Path) -> Entry:
                     "(its text, its kernel or simulator version), or call it 'diagnostic'",
                 )
             )
+    if meta.max_seeds is not None and not meta.max_seeds_why:
+        problems.append(
+            (
+                "catalogue.max_seeds_why",
+                "an entry that caps its seeds (max_seeds) must say why, for the report",
+            )
+        )
     if not meta.needs:
         problems += _grid_problems(meta, raw)
         if meta.timeseries is not None:
@@ -311,12 +338,28 @@ def weaker_problems(c: Claim) -> list[tuple[str, str]]:
     if w is None or c.op is None or c.value is None:
         return []
     out = []
+    same_subject = (w.of is None or w.of == c.of) and (w.of_at is None or w.of_at == c.of_at)
+    if c.of is not None and not same_subject:
+        field = "weaker.of" if w.of not in (None, c.of) else "weaker.of_at"
+        theirs = f"{w.of or c.of} at {w.of_at if w.of_at is not None else c.of_at}"
+        return [
+            (
+                field,
+                f"the weaker form compares with {theirs} where the claim compares with "
+                f"{c.of} at {c.of_at}: another claim, not this one weaker; keep the "
+                "claim's reference (a claim that is already a direction has no weaker form)",
+            )
+        ]
     if w.op == "within":
+        if c.op == "within" and same_subject and w.value == c.value and w.tolerance > c.tolerance:
+            return []  # the same comparison, a looser band
         return [
             (
                 "weaker.op",
-                "a weaker form is the paper's direction ('>' or '<' against the no-effect "
-                "point or a reference); a wider band is a looser level, not a direction",
+                "a weaker 'within' is the claim's own comparison with a wider band: the "
+                "claim's op 'within', its value and reference, and a tolerance above the "
+                "claim's; otherwise the paper's direction ('>' or '<' against the "
+                "no-effect point or the reference)",
             )
         ]
     relative = w.of is not None or c.of is not None
@@ -449,6 +492,7 @@ def _grid_problems(meta: Meta, raw: dict[str, Any]) -> list[tuple[str, str]]:
         for name, at in (
             ("at", c.at),
             ("of_at", c.of_at),
+            ("baseline", c.baseline),
             ("weaker.of_at", (c.weaker and c.weaker.of_at) or {}),
         ):
             for k, v in at.items():

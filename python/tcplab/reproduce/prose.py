@@ -9,9 +9,12 @@ when the report is written::
 * ``source`` (optional): omitted, the entry's own runs; ``control``, the runs of the
   claim's control; or another entry's name (its runs in the same ``tcplab reproduce``).
 * ``expr``: a metric expression as claims use it (``share[flow0]``,
-  ``window.throughput_bps[bbr]`` ...), or ``ours`` / ``ci``: the claim's own mean and the
-  half-width of its 95 % interval at the point it reports (with ``control:``, the
-  control's).
+  ``window.throughput_bps[bbr]`` ...), or one of the claim's own row (with ``control:``,
+  its control's): ``ours`` / ``ci``, its mean and the half-width of its 95 % interval at
+  the point it reports; ``n``, its number of seeds; ``holding``, the seeds at which its
+  check holds on its own; ``target``, the number it is compared with. An explanation
+  states its row's numbers through these, so that it cannot say "one seed" of a row with
+  three, or "all three seeds" of one with ten that holds in eight.
 * ``@ path = value, ...``: the grid point, as a claim's ``at`` writes it. Unnamed axes
   default to the claim's own point (the one it reports), with ``control:`` too; together
   they must fix every swept axis, or the template is refused on load.
@@ -38,6 +41,8 @@ from tcplab.runs.sweep import RESERVED
 from tcplab.specs.checks import METRIC_EXPR
 
 TEMPLATE = re.compile(r"\{\{(?P<body>.*?)\}\}")
+ROW = ("ours", "ci", "n", "holding", "target")
+"""The template expressions that read the claim's own row (ClaimResult), not the runs."""
 _SCALE = re.compile(r"(?P<op>[x/])(?P<k>[0-9.eE+-]+)")
 _FORMAT = re.compile(r"\.\d+[fge]")
 PLUSMINUS = "±"
@@ -75,12 +80,15 @@ def parse(text: str) -> list[Template]:
         if not sep:
             source, expr = "", head
         source, expr = source.strip(), expr.strip()
-        if expr not in ("ours", "ci") and not METRIC_EXPR.match(expr):
+        if expr not in ROW and not METRIC_EXPR.match(expr):
             raise TemplateError(
-                f"{m.group(0)}: {expr!r} is neither 'ours', 'ci' nor a metric expression"
+                f"{m.group(0)}: {expr!r} is neither one of the claim's row "
+                f"({', '.join(ROW)}) nor a metric expression"
             )
-        if expr in ("ours", "ci") and point.strip():
-            raise TemplateError(f"{m.group(0)}: 'ours' and 'ci' are at the claim's point; drop '@'")
+        if expr in ROW and point.strip():
+            raise TemplateError(
+                f"{m.group(0)}: {', '.join(ROW)} are at the claim's point; drop '@'"
+            )
         at = {}
         for part in filter(None, (p.strip() for p in point.split(","))):
             k, eq, v = part.partition("=")
@@ -123,9 +131,9 @@ def problems(
                 out.append((where, str(err)))
                 continue
             for t in temps:
-                if t.expr in ("ours", "ci"):
+                if t.expr in ROW:
                     if t.source not in ("", "control"):
-                        out.append((where, f"{t.text}: 'ours'/'ci' are this claim's own"))
+                        out.append((where, f"{t.text}: {'/'.join(ROW)} are this claim's own"))
                     elif t.source == "control" and c.control is None:
                         out.append((where, f"{t.text}: 'control:' needs the claim's control"))
                     continue
@@ -188,12 +196,14 @@ def render(text: str, claim_result: Any, entry_result: Any, by_name: dict[str, A
 
 
 def _value(t: Template, c: Any, res: Any, by_name: dict[str, Any]) -> str:
-    if t.expr in ("ours", "ci"):
+    if t.expr in ROW:
         r = c.control if t.source == "control" else c
         if r is None:
             return "(no control run)"
-        v = r.ours if t.expr == "ours" else r.ci
-        return _show(v, r.ci if t.spread else math.nan, t)
+        if t.expr in ("n", "holding"):
+            return str(r.seeds if t.expr == "n" else r.seeds_holding)
+        v = {"ours": r.ours, "ci": r.ci, "target": r.target}[t.expr]
+        return _show(v, r.ci if t.spread and t.expr == "ours" else math.nan, t)
     if t.source == "control":
         if c.control is None:
             return "(no control run)"

@@ -169,23 +169,41 @@ DIAGNOSTICS = "diagnostics"
 """The tally key of the catalogue's own diagnostics (entries with ``diagnostic``)."""
 
 
+FEWER_SEEDS = "fewer seeds than the paper"
+"""The tally column of the labels that rest on fewer seeds than the paper used."""
+
+TALLY_COLUMNS = (*VERDICTS, FEWER_SEEDS)
+"""The tallies' columns: each verdict, and apart from them the labels on too few seeds
+(``untestable`` is a verdict of its own column, not counted as agree or disagree)."""
+
+
+def tally_key(c: Any) -> str:
+    """The tally column of one claim result: its verdict, or :data:`FEWER_SEEDS` when the
+    label rests on fewer seeds than the paper used (an untestable claim stays untestable:
+    more seeds would not let the metric see it)."""
+    if c.short_of_paper and c.verdict != "untestable":
+        return FEWER_SEEDS
+    return c.verdict
+
+
 def counts(results: list[EntryResult]) -> dict[str, Counter]:
     """Verdict tallies per paper, each sentence of a paper counted once (a quote checked
     in several entries or at several points counts under the worst of its verdicts that
-    ran), and the catalogue's diagnostics apart under ``DIAGNOSTICS``."""
-    per_quote: dict[tuple[str, str], list[str]] = {}
+    ran; a label on fewer seeds than the paper's counts apart, :func:`tally_key`), and
+    the catalogue's diagnostics apart under ``DIAGNOSTICS``."""
+    per_quote: dict[tuple[str, str], list[Any]] = {}
     diag: Counter = Counter()
     for res in results:
         for c in res.claims:
             if res.entry.meta.diagnostic:
-                diag[c.verdict] += 1
+                diag[tally_key(c)] += 1
                 continue
             key = (res.entry.meta.paper, " ".join(c.claim.quote.split()))
-            per_quote.setdefault(key, []).append(c.verdict)
+            per_quote.setdefault(key, []).append(c)
     out: dict[str, Counter] = {p: Counter() for p in PAPERS}
-    for (paper, _), verdicts in per_quote.items():
-        ran = [v for v in verdicts if v != "not run"] or verdicts
-        out[paper][max(ran, key=VERDICTS.index)] += 1
+    for (paper, _), claims in per_quote.items():
+        ran = [c for c in claims if c.verdict != "not run"] or claims
+        out[paper][tally_key(max(ran, key=lambda c: VERDICTS.index(c.verdict)))] += 1
     tallies = {p: c for p, c in out.items() if c}
     if diag:
         tallies[DIAGNOSTICS] = diag
@@ -347,7 +365,8 @@ def _explain(c: Any) -> str:
     """A claim's explanation, followed by its control's outcome when it has one, or by
     what was tried when no single setting can test it (``open``)."""
     tried = f"Open: {c.open_text}" if c.claim.open else ""
-    return " ".join(x for x in (c.explain_text, c.control_text(), tried) if x)
+    blind = f"Untestable: {c.claim.untestable}." if c.verdict == "untestable" else ""
+    return " ".join(x for x in (blind, c.explain_text, c.control_text(), tried) if x)
 
 
 OPEN_TRIED = "open, with what was tried: no single setting tests the cause"
@@ -391,7 +410,7 @@ def _disagreements(results: list[EntryResult]) -> list[str]:
         if res.entry.meta.diagnostic:
             continue
         for k, c in enumerate(res.claims, 1):
-            if c.main != "fails":
+            if c.main != "fails" or c.verdict == "untestable":
                 continue
             status = control_status(c)
             status_count[status] += 1
@@ -531,19 +550,30 @@ HEADLINE_WORDS = {
     "partly": "direction only",
     "disagree": "not reproduced",
     "inconclusive": "undecided",
+    "untestable": "untestable with this metric",
     "not run": "not run",
 }
 """A headline claim's outcome in the words a reader wants first."""
 
 
 def headline_word(c: Any) -> str:
-    """``reproduced`` / ``direction only (effect 0.33x the paper's)`` / ``not
-    reproduced`` / ``undecided (n=1)`` ..., with ``(quick)`` on --quick runs."""
+    """``reproduced`` / ``direction only (effect 0.73x the paper's)`` / ``not
+    reproduced (effect 0.096x the paper's)`` / ``undecided (n=1)`` ..., with the seeds
+    when fewer than the paper's, ``(quick)`` on --quick runs, and a "reproduced" that
+    the baseline passes too says it does not tell the algorithms apart."""
     word = HEADLINE_WORDS[c.verdict]
-    if c.verdict == "partly" and not math.isnan(c.effect):
+    if (c.verdict == "partly" or c.outside_band) and not math.isnan(c.effect):
         word += f" (effect {c.effect:.2g}x the paper's)"
     if c.verdict == "inconclusive" and c.reason:
         word += f" ({'one value' if c.reason == 'n=1' else 'identical seeds'})"
+    if c.short_of_paper:
+        word += f" ({c.seeds} of the paper's {c.paper_seeds} seeds)"
+    if c.verdict == "agree" and c.baseline_passes:
+        base = ", ".join(f"{k} = {v}" for k, v in c.claim.baseline.items())
+        word += (
+            f", but it does not tell the algorithms apart: the baseline ({base}) passes "
+            f"too with {_fmt(c.baseline.ours)}"
+        )
     return word + (" (quick)" if c.quick and c.verdict != "not run" else "")
 
 
@@ -659,16 +689,24 @@ def _markdown(
         "against the metric's practical-significance threshold, the difference below which two "
         "values are the same (`reproduce/thresholds.py`: 0.01 of a share, a Jain index or the "
         "link's utilisation; 5 % of a retransmission count; 2 % of an RTT; 1 % of a rate): "
-        "**agree**: the check holds beyond the noise and the threshold; **partly**: the check "
-        "fails and only its weaker form, the paper's direction against the no-effect point, "
-        "holds (the effect-size ratio, ours / the paper's, is given beside it); "
-        "**inconclusive**: the seeds cannot decide even after they were doubled at the claim's "
-        "points up to the paper's own repetition count (ACD 30, ACW 10, TUM 5, else 10; "
-        "`reproduce/seeds.py`), or the claim rests on one value (n = 1, or seeds that are "
-        "identical because the runs draw no randomness: no decision from nothing); "
-        "**disagree**: the check and its direction fail, a decided null effect included (not "
-        "reproduced); **not run**: the experiment cannot be built yet, or our value is "
-        "undefined (said which). `--quick` verdicts are marked quick: shortened runs, never a "
+        "**agree**: the check holds beyond the noise and the threshold; **partly** (direction "
+        "only): the check fails and only its weaker form, the same comparison loosened, holds, "
+        "with ours within 0.5x-2x of the paper's effect (`thresholds.EFFECT_BAND`; the "
+        "effect-size ratio, ours / the paper's, is given beside it); "
+        "**inconclusive**: the seeds cannot decide the main check even after they were doubled "
+        "at the claim's points up to the paper's own repetition count (ACD 30, ACW 10, TUM 5, "
+        "else 10; `reproduce/seeds.py`), or the claim rests on one value (n = 1, or seeds that "
+        "are identical because the runs draw no randomness: no decision from nothing); "
+        "**disagree**: the main check fails beyond the noise (not reproduced), whatever its "
+        "weaker form says unless that holds within the effect band: a decided miss is never "
+        "inconclusive, and a direction at a tenth of the paper's effect is a miss (its factor "
+        "given); **untestable with this metric**: the paper's own effect is below the metric's "
+        "practical threshold, so no result of this check could show it (the entry says why); "
+        "**not run**: the experiment cannot be built yet, or our value is undefined (said "
+        'which). A label that rests on fewer seeds than the paper used says so ("agree (3 of '
+        'the paper\'s 10 seeds)") and is counted apart, under "fewer seeds than the paper"; '
+        'a "reproduced" headline whose check plain BBR passes too says it does not tell the '
+        "algorithms apart. `--quick` verdicts are marked quick: shortened runs, never a "
         "decision.",
         "",
         f"tcplab {header['version']}"
@@ -689,14 +727,17 @@ def _markdown(
         ),
         "",
         '<a id="tallies"></a>Each sentence of a paper counts once (under the worst verdict of '
-        "its checks); the catalogue's own diagnostics are counted apart.",
+        "its checks); the catalogue's own diagnostics are counted apart, and so are labels on "
+        "fewer seeds than the paper used (last column) and untestable checks.",
         "",
-        "| paper | " + " | ".join(VERDICTS) + " |",
-        "|---|" + "---|" * len(VERDICTS),
+        "| paper | " + " | ".join(TALLY_COLUMNS) + " |",
+        "|---|" + "---|" * len(TALLY_COLUMNS),
     ]
     for paper, c in counts(results).items():
         lines.append(
-            f"| {tally_label(paper)} | " + " | ".join(str(c.get(v, 0)) for v in VERDICTS) + " |"
+            f"| {tally_label(paper)} | "
+            + " | ".join(str(c.get(v, 0)) for v in TALLY_COLUMNS)
+            + " |"
         )
     lines += [""] + _headline_table(results)
     lines += [
@@ -838,6 +879,7 @@ def _html(
         scope=_scope(header),
         papers=PAPERS,
         verdicts=VERDICTS,
+        tally_columns=TALLY_COLUMNS,
         tallies=[(tally_label(k), c) for k, c in counts(results).items()],
         overview=overview,
         sections=sections,
@@ -845,16 +887,35 @@ def _html(
 
 
 def _status(res: EntryResult) -> str:
-    """How many runs an entry made, and whether undecided claims got more seeds."""
-    text = f"{len(res.runs)} runs"
-    if res.entry.meta.max_seeds is not None:
-        text += (
-            f"; seeds for undecided claims capped at {res.entry.meta.max_seeds} by the entry "
-            "(`max_seeds`: long runs)"
-        )
+    """How many runs an entry made, how many seeds it ran and why, against the paper's
+    count."""
+    text = f"{len(res.runs)} runs; {seed_line(res)}"
+    return text
+
+
+def seed_line(res: EntryResult) -> str:
+    """The entry's seeds: its sweep's repeat, what undecided claims were raised to, the
+    paper's count, and why fewer (the entry's ``max_seeds_why``, or the budget)."""
+    meta = res.entry.meta
+    base = int((res.entry.raw.get("sweep") or {}).get("repeat", 1))
+    paper = seeds.PAPER_SEEDS.get(meta.paper)
+    text = f"seeds: {base} per point"
     if res.more_seeds:
         text += (
-            f" (undecided claims' points raised to {res.more_seeds} seeds, "
-            f"cap {res.seed_cap}; `{seeds.MORE_SEEDS_DIR}/`)"
+            f", raised to {res.more_seeds} at undecided claims' points "
+            f"(cap {res.seed_cap}; `{seeds.MORE_SEEDS_DIR}/`)"
         )
+    if paper is None:
+        return text + "; the paper states no count"
+    text += f"; the paper's {paper}"
+    if meta.max_seeds is not None and meta.max_seeds < paper:
+        text += f"; capped at {meta.max_seeds} by the entry (`max_seeds`): {meta.max_seeds_why}"
+    elif max(base, res.more_seeds) < paper:
+        text += (
+            "; fewer for the catalogue's run-time budget, raised to the paper's count only "
+            "where the seeds cannot decide"
+        )
+    short = sum(c.short_of_paper for c in res.claims)
+    if short:
+        text += f"; {_plural(short, 'label')} on fewer seeds than the paper's, counted apart"
     return text

@@ -3,13 +3,23 @@ through :mod:`tcplab.runs.sweep`), each claim evaluated on the runs at its grid 
 mean and spread over seeds, and a verdict.
 
 Verdicts: **agree**, the claim's check holds beyond the seeds' noise and the metric's
-practical threshold (judge.py, thresholds.py); **partly**, the check fails but its weaker
-form, the paper's direction, holds (the report gives the effect-size ratio, ours / the
-paper's, beside it); **inconclusive**, the seeds cannot decide: the main check (or, when
-the main check fails, its direction) is undecided after the seeds were raised to the
-paper's count, or rests on one value (n = 1, identical seeds); **disagree**, the check
-fails and so does its direction (or it has none): not reproduced, a decided null effect
-included; **not run**, its experiment cannot be built yet (``needs`` says why).
+practical threshold (judge.py, thresholds.py); **partly** ("direction only"), the check
+fails but its weaker form (the same comparison, looser) holds, and ours is within
+``thresholds.EFFECT_BAND`` (0.5x-2x) of the paper's effect where that effect is defined;
+**inconclusive**, the seeds cannot decide the main check: it is undecided after the seeds
+were raised to the paper's count, or rests on one value (n = 1, identical seeds);
+**disagree** ("not reproduced"), the main check fails beyond the noise, whatever its weaker
+form says unless that holds within the effect band: a decided miss is never
+"inconclusive"; **untestable**, the metric cannot see the claim (the entry's
+``untestable`` says why: the paper's own effect is below the metric's practical band), so
+the check is reported and not counted; **not run**, its experiment cannot be built yet
+(``needs`` says why).
+
+A label that rests on fewer seeds than the paper used (``seeds.PAPER_SEEDS``) says so
+("agree (3 of the paper's 10 seeds)"), and the tallies count it apart
+(``ClaimResult.short_of_paper``). A claim with a ``baseline`` point is judged there too:
+when the baseline passes as well, the claim does not tell the algorithms apart, and the
+report says so beside a "reproduced".
 """
 
 from __future__ import annotations
@@ -31,7 +41,8 @@ from tcplab.specs.load import apply_overrides
 from tcplab.storage.files import read_json
 from tcplab.storage.ownership import run_problem
 
-VERDICTS = ("agree", "partly", "inconclusive", "disagree", "not run")
+VERDICTS = ("agree", "partly", "untestable", "inconclusive", "disagree", "not run")
+"""In order from best to worst: over several points the worst decides a claim."""
 
 
 @dataclass
@@ -71,6 +82,27 @@ class ClaimResult:
     effect: float = math.nan
     direction: str = ""  # the weaker form's own outcome ("" without one)
     quick: bool = False  # judged on --quick's shortened runs: never a decision
+    # the paper's own number of repetitions (seeds.PAPER_SEEDS; 0: it states none)
+    paper_seeds: int = 0
+    # the same check at the claim's ``baseline`` point (plain BBR), when it has one
+    baseline: ClaimResult | None = None
+
+    @property
+    def short_of_paper(self) -> bool:
+        """The label rests on fewer seeds than the paper used (and so is counted apart)."""
+        return self.verdict != "not run" and 0 < self.seeds < self.paper_seeds
+
+    @property
+    def outside_band(self) -> bool:
+        """A miss whose direction held but whose effect is outside the effect band."""
+        return (
+            self.verdict == "disagree" and self.direction == "holds" and not math.isnan(self.effect)
+        )
+
+    @property
+    def baseline_passes(self) -> bool:
+        """The claim holds for the baseline too: it does not tell the algorithms apart."""
+        return self.baseline is not None and self.baseline.verdict == "agree"
 
     def ours_text(self) -> str:
         if self.undefined:
@@ -81,10 +113,19 @@ class ClaimResult:
         worst = f"; worst at {self.where}" if self.where else ""
         eff = (
             f"; effect {_fmt(self.effect)}x the paper's"
-            if self.verdict == "partly" and not math.isnan(self.effect)
+            if (self.verdict == "partly" or self.outside_band) and not math.isnan(self.effect)
             else ""
         )
         quick = "; quick: shortened runs, not a decision" if self.quick else ""
+        if self.baseline is not None and not math.isnan(self.baseline.ours):
+            quick += (
+                f"; baseline ({_point_text(self.claim.baseline)}) {_fmt(self.baseline.ours)}: "
+                + (
+                    "passes too, so the check does not tell the algorithms apart"
+                    if self.baseline_passes
+                    else f"{self.baseline.verdict}"
+                )
+            )
         if self.reason == "identical":
             return (
                 f"{_fmt(self.ours)} in all n={self.seeds} seeds (identical: the runs draw no "
@@ -100,10 +141,12 @@ class ClaimResult:
 
     @property
     def label(self) -> str:
-        """The verdict as reported: ``quick`` ones say so."""
-        return (
-            f"{self.verdict} (quick)" if self.quick and self.verdict != "not run" else self.verdict
-        )
+        """The verdict as reported: ``quick`` ones say so, and so does one that rests on
+        fewer seeds than the paper used, or that the metric cannot see."""
+        word = "untestable with this metric" if self.verdict == "untestable" else self.verdict
+        if self.short_of_paper:
+            word += f" ({self.seeds} of the paper's {self.paper_seeds} seeds)"
+        return f"{word} (quick)" if self.quick and self.verdict != "not run" else word
 
     def control_text(self) -> str:
         """The control's outcome in words ("" without one): a condition the paper had
@@ -168,6 +211,10 @@ class EntryResult:
 
 def _fmt(x: float) -> str:
     return "nan" if math.isnan(x) else (f"{x:.0f}" if abs(x) >= 1000 else f"{x:.3g}")
+
+
+def _point_text(at: dict[str, Any] | None) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in (at or {}).items())
 
 
 def entry_spec(entry: Entry, quick: bool) -> dict[str, Any]:
@@ -341,6 +388,11 @@ def evaluate_claim(entry: Entry, claim: Claim, runs: list[Run]) -> ClaimResult:
         worst.where = ", ".join(
             f"{k} = {v}" for k, v in worst.point.items() if isinstance(claim.at.get(k), list)
         )
+    if claim.baseline:
+        # The same check with the baseline algorithm at the claim's points (no baseline of
+        # its own, so this recursion stops)
+        twin = claim.model_copy(update={"at": {**claim.at, **claim.baseline}, "baseline": {}})
+        worst.baseline = evaluate_claim(entry, twin, runs)
     return worst
 
 
@@ -398,20 +450,6 @@ def _evaluate_point(
             ours_each,
             claim.metric,
         )
-    # More seeds come before any label: an undecided main check is inconclusive whatever
-    # its direction says; only a decided miss may fall back on the direction.
-    if main.outcome == "undefined":
-        verdict = "not run"
-    elif main.outcome == "holds":
-        verdict = "agree"
-    elif main.outcome == "inconclusive":
-        verdict = "inconclusive"
-    elif weaker is not None and weaker.outcome == "holds":
-        verdict = "partly"
-    elif weaker is not None and weaker.outcome == "inconclusive":
-        verdict = "inconclusive"
-    else:
-        verdict = "disagree"
     target, _ = _reference(runs, sel, point, claim.of, claim.of_at, claim.value, claim.of_across)
     spread = (
         statistics.stdev(ours_each)
@@ -434,7 +472,9 @@ def _evaluate_point(
         )
         if not (math.isnan(n0) or math.isnan(target)) and target != n0:
             effect = (ours - n0) / (target - n0)
-    undecided = main if main.outcome == "inconclusive" else weaker
+    verdict = label(main.outcome, weaker.outcome if weaker is not None else "", effect)
+    if claim.untestable and verdict != "not run":
+        verdict = "untestable"
     return ClaimResult(
         entry,
         claim,
@@ -448,10 +488,31 @@ def _evaluate_point(
         seeds_holding=main.seeds_holding,
         undefined=main.outcome == "undefined",
         main=main.outcome,
-        reason=undecided.reason if verdict == "inconclusive" and undecided else "",
+        reason=main.reason if verdict == "inconclusive" else "",
         effect=effect,
         direction=weaker.outcome if weaker is not None else "",
+        paper_seeds=seeds.PAPER_SEEDS.get(entry.meta.paper, 0),
     )
+
+
+def label(main: str, weaker: str, effect: float) -> str:
+    """A claim's verdict from its main check's outcome, its weaker form's ("" without
+    one) and ours / the paper's effect (NaN where undefined).
+
+    More seeds come before any label: an undecided main check is inconclusive whatever
+    its weaker form says. A decided miss is a miss ("disagree"), whatever the weaker form
+    says, unless that form holds and the effect is within ``thresholds.EFFECT_BAND``
+    ("partly", direction only); a weaker form that the seeds cannot decide does not make
+    a decided miss "inconclusive"."""
+    if main == "undefined":
+        return "not run"
+    if main == "holds":
+        return "agree"
+    if main == "inconclusive":
+        return "inconclusive"
+    if weaker == "holds" and (math.isnan(effect) or thresholds.in_effect_band(effect)):
+        return "partly"
+    return "disagree"
 
 
 def _judge(

@@ -67,11 +67,13 @@ def restricted(raw: dict[str, Any], claims: list[Any], repeat: int) -> dict[str,
         # The weaker form's reference may sit at a point of its own (``weaker.of_at``):
         # without it a control's or extra seeds' weaker check had nothing to compare with.
         weaker_of_at = c.weaker.of_at if c.weaker and c.weaker.of_at is not None else {}
-        named = set(c.at) | set(c.of_at) | set(weaker_of_at)
+        baseline = getattr(c, "baseline", None) or {}
+        named = set(c.at) | set(c.of_at) | set(weaker_of_at) | set(baseline)
         for axis in axes:
             if axis not in named:
                 free.add(axis)
-        for where in (c.at, {**c.at, **c.of_at}, {**c.at, **weaker_of_at}):
+        # the baseline's points too: its check is read with the claim's seeds
+        for where in (c.at, {**c.at, **c.of_at}, {**c.at, **weaker_of_at}, {**c.at, **baseline}):
             for axis, v in where.items():
                 values = v if isinstance(v, list) else [v]
                 wanted.setdefault(axis, set()).update(str(x) for x in values)

@@ -27,6 +27,16 @@ other ratios (``*_mean``)               0.01        1 %        one percent
 The choices are the catalogue's, documented here and in the catalogue's README; none is
 tuned to a result. ``within`` checks carry their own band (the claim's ``tolerance``, the
 paper's "about"), so theta does not widen them.
+
+**The effect band of "direction only".** A claim whose main check fails but whose weaker
+form holds is labelled "partly" (direction only) only while ours is within
+:data:`EFFECT_BAND` of the paper's effect, both measured from the weaker form's
+no-effect point: (ours - n0) / (paper - n0) between 0.5 and 2. Outside it the effect is
+not the paper's (a tenth of it, or three times it), and the label is "not reproduced",
+with the factor. Why 0.5x-2x: a factor of two either way is the widest reading of "the
+same effect, smaller or larger" that still orders it with the paper's (half the paper's
+reduction is still a reduction of the paper's kind; a tenth is not), and it is symmetric
+on a log scale; it is the catalogue's choice, stated here, not fitted to any claim.
 """
 
 from __future__ import annotations
@@ -47,6 +57,17 @@ RULES: list[tuple[str, float, float]] = [
 ]
 DEFAULT = (0.01, 0.01)
 """Any other metric (dimensionless ratios such as ``bdp_overestimation_mean``)."""
+
+EFFECT_BAND = (0.5, 2.0)
+"""ours / the paper's effect within which a held direction reads "direction only"."""
+
+
+def in_effect_band(effect: float) -> bool:
+    """Whether ``effect`` (ours / the paper's, from the no-effect point) is within
+    :data:`EFFECT_BAND`."""
+    lo, hi = EFFECT_BAND
+    return lo <= effect <= hi
+
 
 _PREFIX = re.compile(r"^(window\.|windows\.[A-Za-z0-9_-]+\.)")
 _SELECTOR = re.compile(r"\[.*?\]")

@@ -67,15 +67,17 @@ def write_table(out: Path, table: pd.DataFrame) -> None:
 def write_summary(out: Path, plan: Any, table: pd.DataFrame) -> list[Path]:
     """Summary plots: for each swept parameter, the algorithms' shares and each metric's
     mean over seeds with 95 % confidence intervals, one line per combination of the other
-    parameters (report/sweep_plots.py); and the interactive report.html (report/html.py);
+    parameters (report/sweep_plots.py), and the throughput-delay plot of the swept points
+    (throughput_delay.png); and the interactive report.html (report/html.py);
     with table.csv and table.parquet. Returns their paths."""
     # Here, not at the top: matplotlib's import would slow every command that draws nothing.
     from tcplab.report.html import write_sweep_html
-    from tcplab.report.sweep_plots import plot_axis
+    from tcplab.report.sweep_plots import plot_axis, plot_throughput_delay
 
     def write(tmp: Path) -> list[str]:
         names = _write_table(tmp, table)
         names += [plot_axis(tmp, plan, table, axis).name for axis in plan.axes]
+        names.append(plot_throughput_delay(tmp, plan, table).name)
         return names + [write_sweep_html(tmp, plan, table).name]
 
     # One rule for every writer (storage/ownership.py): only files this sweep wrote

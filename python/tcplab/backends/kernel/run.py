@@ -51,7 +51,15 @@ from pathlib import Path
 from typing import Any
 
 from tcplab import bpf, bpf_loader, policy
-from tcplab.backends.kernel import bpf_ops, kconfig, netns, policy_agent, printk, requirements
+from tcplab.backends.kernel import (
+    bpf_ops,
+    kconfig,
+    netns,
+    policy_agent,
+    printk,
+    requirements,
+    twins,
+)
 from tcplab.backends.kernel.assemble import assemble
 from tcplab.backends.kernel.support import unsupported
 from tcplab.errors import EngineError, SpecError
@@ -80,18 +88,23 @@ def check_spec(spec: Spec) -> None:
         raise SpecError(problems)
     problems = unsupported(spec)
     offered = requirements.available_cc()
+    twin = twins.twins(spec, offered)
     for i, f in enumerate(spec.flows):
-        if bpf.is_bpf(f.cc) or policy.is_policy(f.cc):  # registered for the run (bpf_ops)
+        if bpf.is_bpf(f.cc) or policy.is_policy(f.cc) or i in twin:  # registered (bpf_ops)
             why = bpf_loader.available()
             if why is not None:
-                problems.append((f"flows[{i}].cc", f"a BPF program cannot be loaded: {why}"))
+                what = (
+                    f"'{f.cc}' is not offered by this kernel and its BPF twin"
+                    if i in twin
+                    else "a BPF program"
+                )
+                problems.append((f"flows[{i}].cc", f"{what} cannot be loaded: {why}"))
         elif f.cc not in offered:
             problems.append(
                 (
                     f"flows[{i}].cc",
                     f"'{f.cc}' is not offered by this kernel; "
-                    f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}"
-                    + _bpf_hint(f.cc),
+                    f"net.ipv4.tcp_available_congestion_control: {' '.join(offered)}",
                 )
             )
         if f.params and not bpf.is_bpf(f.cc):  # a BPF copy gets them in .rodata
@@ -104,15 +117,6 @@ def check_spec(spec: Spec) -> None:
             )
     if problems:
         raise SpecError(problems)
-
-
-def _bpf_hint(cc: str) -> str:
-    """Where tcplab ships the algorithm as a BPF program the kernel can load (e.g. dctcp,
-    tcp_dctcp.c as struct_ops, for a kernel built without the module), or ""."""
-    src = Path(bpf.__file__).resolve().parent / "data" / "bpf" / "examples" / f"{cc}.bpf.c"
-    if not src.is_file():
-        return ""
-    return f'; tcplab ships it as a BPF program: cc = "bpf:{src}" (on both backends)'
 
 
 def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], dict[str, str]]:
@@ -258,9 +262,14 @@ def run_kernel(
     # copy per (object, params) so that each flow runs its own parameters; flows a
     # trained policy drives run policy_agent's program (one copy for all of them).
     driven = {a["flow"] for a in config.get("agents", [])}
+    # Algorithms this kernel lacks run as tcplab's shipped BPF twins (twins.py).
+    twin = twins.twins(spec, requirements.available_cc())
+    twin_object = {i: str(bpf.program(f"bpf:{src}").object_path) for i, src in twin.items()}
     bpf_keys = [
         (f["bpf_object"], json.dumps(f.get("params") or {}, sort_keys=True))
         if f.get("bpf_object")
+        else (twin_object[i], "{}")
+        if i in twin_object
         else (policy_agent.PROGRAM_KEY if i in driven else None)
         for i, f in enumerate(config["flows"])
     ]
@@ -421,6 +430,11 @@ def run_kernel(
         raw["bpf_maps"] = registration.maps
     if reader.warning:
         raw["kernel"]["warnings"].append(reader.warning)
+    if twin:
+        raw["kernel"]["twins"] = {str(i): f"bpf:{spec.flows[i].cc}" for i in sorted(twin)}
+        for cc in sorted({spec.flows[i].cc for i in twin}):
+            flows_cc = [i for i in sorted(twin) if spec.flows[i].cc == cc]
+            raw["kernel"]["warnings"].append(twins.note(flows_cc, cc, twin[flows_cc[0]]))
     if pol_out is not None:
         policy_agent.report(raw, config, pol_out)
     for counters, f in zip(raw["flows"], config["flows"]):

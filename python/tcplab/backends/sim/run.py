@@ -33,7 +33,7 @@ def run_config(
     A flow's BPF program that fails during the run (out-of-bounds access, instruction
     budget, a kfunc's bad argument: the engine's AlgorithmFault) is the user's program,
     not tcplab: a SpecError at that flow's ``cc`` with the program's message (exit 2; it
-    was an EngineError, exit 1, which the README keeps for tcplab's own failures).
+    was an EngineError, exit 1, which docs/usage.md keeps for tcplab's own failures).
     """
     eng = engine()
     # `except ()` matches nothing: an engine without the type (tests' fake) never raises it.

@@ -143,7 +143,7 @@ pub fn over_limit(limit: Option<QueueLimit>, pkts: u64, bytes: u64, size: u64) -
 }
 
 /// The bottleneck's queue discipline, as the engine's JSON config gives it (Python
-/// resolves units and defaults; see README `[bottleneck] aqm`). Times in ns.
+/// resolves units and defaults; see docs/spec.md, `[bottleneck] aqm`). Times in ns.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AqmConfig {

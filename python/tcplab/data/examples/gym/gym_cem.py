@@ -1,0 +1,192 @@
+"""Train a small learned congestion controller with tcplab.gym, in a minute or two on
+two cores, and evaluate it on held-out scenarios against CUBIC and BBR.
+
+    python examples/gym_cem.py [--iterations 15] [--population 16] [--workers 2] [-o policy.json]
+    tcplab examples gym && python gym/gym_cem.py ...      (from an installed tcplab)
+
+The policy is linear (numpy only, no torch): Aurora's observation (the last 10 monitor
+intervals' latency gradient, latency ratio and sending ratio; tcplab.gym.presets.Aurora)
+through logarithms of the two ratios, times a weight vector, clipped to Aurora's action
+range [-10, 10] (a rate change of up to 25 % per interval). It is a tcplab policy file
+(tcplab/policy.py; ``-o policy.json`` writes it), evaluated by the engine's own network
+code both in training and when a spec runs it as ``cc = "policy:policy.json"``. It is trained by the
+cross-entropy method (Rubinstein 1999; as in Szita & Lorincz 2006 for Tetris): sample
+weight vectors from a Gaussian, score each on episodes drawn from
+experiments/gym/train.toml, refit the Gaussian to the best fifth, repeat. An episode's
+score is its mean Aurora reward divided by the reward of sending at the bottleneck rate
+with no delay or loss (10 x bottleneck packets/s x 0.001), so fast and slow links count
+alike; the monitor interval is half the flow's smoothed RTT, as PCC-RL's.
+
+Evaluation: each seed of experiments/gym/heldout.toml's [evaluation] gives a spec, run
+three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine,
+starting from the initial window over the first RTT), ``cubic`` and ``bbr`` (plain tcplab.run each). The table gives flow 0's goodput, mean RTT
+and retransmission rate. For real work, stable-baselines3 (PPO/SAC with torch) takes the
+same environment: see docs/learning.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+import tcplab
+from tcplab.engine import engine
+from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
+from tcplab.specs.load import read_toml
+
+HERE = Path(__file__).resolve().parent
+# Beside this script in a copy made by `tcplab examples gym`; in a checkout, in
+# experiments/gym (this file is examples/gym_cem.py there, a copy of the shipped one).
+GYM = HERE if (HERE / "train.toml").is_file() else HERE.parent / "experiments" / "gym"
+TRAIN = GYM / "train.toml"
+HELDOUT = GYM / "heldout.toml"
+HISTORY = 10
+N_FEATURES = 3 * HISTORY + 1  # the observation, transformed, and a bias
+
+
+def policy_file(w: np.ndarray, name: str = "cem-linear") -> dict:
+    """The policy as a tcplab policy file (tcplab/policy.py): one linear layer over
+    the "aurora_log" features (per interval: gradient clipped to [-1, 1], ln(latency
+    ratio), ln(1 + sending ratio); then a 1 for the bias)."""
+    return {
+        "format": "tcplab-policy/1",
+        "name": name,
+        "preset": "aurora",
+        "history": HISTORY,
+        "rtt_fraction": 0.5,
+        "transform": "aurora_log",
+        "layers": [{"weights": [list(map(float, w))], "bias": [0.0], "activation": "linear"}],
+    }
+
+
+def act(policy, obs: np.ndarray) -> np.ndarray:
+    """The action of ``policy`` (tcplab._engine.Policy: the network the engine runs for
+    cc = "policy:FILE") for an observation."""
+    return np.array([policy.act(obs.tolist())], np.float32)
+
+
+def make_env(scenarios: Scenarios | None = None, spec: dict | None = None) -> CongestionControlEnv:
+    # Episodes start as the deployed policy will (the initial window over the first RTT):
+    # no privileged_start_fraction, so what is trained is what runs as policy:FILE.
+    return CongestionControlEnv(
+        scenarios=scenarios,
+        spec=spec,
+        preset=Aurora(),
+        interval="rtt",
+        rtt_fraction=0.5,
+    )
+
+
+def episode_score(w: np.ndarray, env: CongestionControlEnv, seed: int) -> float:
+    policy = engine().Policy(json.dumps(policy_file(w)))
+    obs, _ = env.reset(seed=seed)
+    rate_bps = env.simulation.config["bottleneck"]["rate_bps"]
+    ideal = 10.0 * rate_bps / 8 / 1500 * 0.001  # Aurora's reward at the bottleneck rate
+    total, n = 0.0, 0
+    while True:
+        obs, r, term, trunc, _ = env.step(act(policy, obs))
+        total, n = total + r, n + 1
+        if term or trunc:
+            return total / n / ideal
+
+
+def _score(args: tuple[np.ndarray, list[int], str]) -> float:
+    w, seeds, scenarios_path = args
+    env = make_env(Scenarios.load(scenarios_path))
+    return float(np.mean([episode_score(w, env, s) for s in seeds]))
+
+
+def train(
+    iterations: int = 15,
+    population: int = 16,
+    episodes: int = 2,
+    workers: int = 2,
+    seed: int = 0,
+    scenarios: Path = TRAIN,
+    say=print,
+) -> tuple[np.ndarray, list[float]]:
+    """Cross-entropy method; returns the mean weight vector and the elite mean score per
+    iteration."""
+    rng = np.random.default_rng(seed)
+    mean, std = np.zeros(N_FEATURES), np.full(N_FEATURES, 1.0)
+    n_elite = max(2, population // 5)
+    curve = []
+    pool = Pool(workers) if workers > 1 else None
+    try:
+        for it in range(iterations):
+            ws = mean + std * rng.standard_normal((population, N_FEATURES))
+            # The same training episodes for every candidate of an iteration.
+            seeds = [int(s) for s in rng.integers(2**31, size=episodes)]
+            jobs = [(w, seeds, str(scenarios)) for w in ws]
+            scores = np.array(pool.map(_score, jobs) if pool else [_score(j) for j in jobs])
+            elite = ws[np.argsort(scores)[-n_elite:]]
+            mean, std = elite.mean(axis=0), elite.std(axis=0) + 0.05
+            curve.append(float(np.sort(scores)[-n_elite:].mean()))
+            say(f"iteration {it + 1}/{iterations}: elite score {curve[-1]:.3f}")
+    finally:
+        if pool:
+            pool.close()
+    return mean, curve
+
+
+def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = None) -> list[dict]:
+    """Flow 0 of each held-out spec as the trained policy (``cc = "policy:FILE"``, run by
+    the engine like any algorithm), CUBIC and BBR: plain tcplab.run each."""
+    raw = read_toml(heldout)  # tomllib on 3.11+, tomli on 3.10 (tcplab's own reader)
+    scenarios = Scenarios.from_dict(raw["scenarios"])
+    seeds = seeds if seeds is not None else raw["evaluation"]["seeds"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "policy.json"
+        path.write_text(json.dumps(policy_file(w)))
+        for seed in seeds:
+            spec = scenarios.sample(seed, "cubic")
+            b = spec["bottleneck"]
+            where = (
+                f"{b['rate']} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}"
+                + "".join(f" +{f['cc']}" for f in spec["flows"][1:])
+            )
+            for cc in (f"policy:{path}", "cubic", "bbr"):
+                spec["flows"][0]["cc"] = cc
+                f0 = tcplab.run(spec, report=False).summary.iloc[0]
+                rows.append(
+                    {
+                        "scenario": where,
+                        "algorithm": f0["cc"],
+                        "goodput_mbps": round(f0["goodput_bps"] / 1e6, 2),
+                        "mean_rtt_ms": round(float(f0["mean_rtt_ms"]), 1),
+                        "retransmission_rate": round(float(f0["retransmission_rate"]), 4),
+                    }
+                )
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iterations", type=int, default=15)
+    ap.add_argument("--population", type=int, default=16)
+    ap.add_argument("--episodes", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("-o", "--out", type=Path, default=None, help="write the weights as JSON")
+    ap.add_argument(
+        "--eval-seeds",
+        type=int,
+        nargs="+",
+        default=None,
+        help="held-out seeds to evaluate (default: heldout.toml's [evaluation] seeds)",
+    )
+    a = ap.parse_args()
+    w, _ = train(a.iterations, a.population, a.episodes, a.workers)
+    if a.out:  # run it with cc = "policy:FILE" in any spec
+        a.out.write_text(json.dumps(policy_file(w), indent=1) + "\n")
+    import pandas as pd
+
+    print(pd.DataFrame(evaluate(w, seeds=a.eval_seeds)).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
