@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 
-from tcplab import bpf, bpf_shipped  # noqa: E402
+from tcplab import bpf, bpf_build, bpf_shipped  # noqa: E402
 
 
 def build(out: Path) -> dict[str, dict[str, str]]:
@@ -35,7 +35,7 @@ def build(out: Path) -> dict[str, dict[str, str]]:
         with tempfile.TemporaryDirectory() as tmp:
             obj = Path(tmp) / "prog.o"
             subprocess.run(
-                [bpf._clang(), *flags, "-c", str(source), "-o", str(obj)],
+                [bpf_build._clang(), *flags, "-c", str(source), "-o", str(obj)],
                 check=True,
                 timeout=bpf.CLANG_TIMEOUT_S,
             )
@@ -46,7 +46,7 @@ def build(out: Path) -> dict[str, dict[str, str]]:
             "object_sha256": hashlib.sha256(data).hexdigest(),
             "inputs": bpf_shipped.inputs_sha256(source.read_bytes()),
         }
-    manifest = {"clang": bpf._clang_version(), "objects": objects}
+    manifest = {"clang": bpf_build._clang_version(), "objects": objects}
     (out / bpf_shipped.MANIFEST.name).write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return objects
 

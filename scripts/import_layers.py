@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab.engine",
             "tcplab._engine",
             "tcplab.bpf",
+            "tcplab.bpf_build",
             "tcplab.bpf_loader",
             "tcplab.bpf_shipped",
             "tcplab.policy",

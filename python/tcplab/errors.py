@@ -3,6 +3,7 @@ what is allowed; an engine failure is reported without a Rust backtrace."""
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable
 
 
@@ -44,7 +45,6 @@ class EngineError(RuntimeError):
 
 def disk_full(err: BaseException) -> bool:
     """Whether ``err`` says the disk is full (ENOSPC; pyarrow's errors carry only the text)."""
-    import errno
 
     return isinstance(err, OSError) and (
         err.errno == errno.ENOSPC or "No space left on device" in str(err)

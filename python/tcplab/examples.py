@@ -11,6 +11,7 @@ replace a file that is already there.
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +45,6 @@ def _summary(path: Path) -> str:
             return doc[1].strip().splitlines()[0].rstrip(",") if len(doc) > 1 else ""
         return ""
     if path.suffix == ".ipynb":
-        import json
-
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         first = "".join(cells[0]["source"]).splitlines()[0] if cells else ""
         return first.lstrip("# ").strip()

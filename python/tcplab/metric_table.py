@@ -1,14 +1,16 @@
 """The table of summary.json's metrics: each one's name, scope, the function that computes
 it, its unit, a one-sentence definition and where it is shown. Every list of metric names
 elsewhere is derived from it: the keys a ``[[checks]]`` expression may use
-(spec/checks.py), the aggregate block's keys in summary.json (analysis/summary.py), the
+(specs/checks.py), the aggregate block's keys in summary.json (analysis/summary.py), the
 metrics ``tcplab compare`` tabulates, a sweep's default metrics, the run report's summary
 panel, and the generated table in docs/METRICS.md (tests/analysis/test_metric_table.py fails when
 the doc and this table differ; ``python -m tcplab.metric_table docs/METRICS.md`` rewrites
 it).
 
-To add a metric: compute it (analysis/summary.py or analysis/per_flow.py), add its row
-here (naming where it is shown), and regenerate docs/METRICS.md.
+To add a metric: add its row here (naming where it is shown) and the function its row's
+``compute`` names; an aggregate row's function (analysis/summary.py ``aggregate_NAME``,
+over all flows at once) is called by ``summary.aggregate`` from the row itself, so that is
+all; a per-flow one is a column of analysis/per_flow.py. Then regenerate docs/METRICS.md.
 
 A leaf: it imports nothing from tcplab, so every stage (the spec's check grammar first)
 can read it. The unit rule by name suffix lives here too for that reason
@@ -121,70 +123,70 @@ F = "analysis.per_flow."
 # fmt: off
 # The aggregate block, in summary.json's order.
 AGGREGATE = [
-    _m("jain_index", "aggregate", M + "jain_index",
+    _m("jain_index", "aggregate", S + "aggregate_jain_index",
        "F_tp: Jain's index (sum x)^2 / (n sum x^2) of the flows' mean throughputs over their active time; null for one flow.",
        source="Jain 1984, TUM Sec. 5.1", checks=True, compare=3, sweep=2, panel=Panel(3, "Jain F_tp", ".3f")),
-    _m("jain_index_mean", "aggregate", M + "jain_over_time",
+    _m("jain_index_mean", "aggregate", S + "aggregate_jain_index_mean",
        "Mean of F, Jain's index of the active flows' throughputs at each sample.",
        source="TUM Sec. 3.4", checks=True, panel=Panel(3, "mean F", ".3f")),
-    _m("utilization", "aggregate", M + "utilization",
+    _m("utilization", "aggregate", S + "aggregate_utilization",
        "Goodput bits of the flows crossing the bottleneck over the bits its rate (with `[[events]]`) could carry in the run.",
        source="BBR-ACW Eq. 3", checks=True, compare=1, sweep=3, panel=Panel(2, "utilization", ".3f")),
-    _m("total_goodput_bps", "aggregate", M + "rate_bps",
+    _m("total_goodput_bps", "aggregate", S + "aggregate_total_goodput_bps",
        "All flows' in-order delivered bytes x 8 over the run's duration.",
        source="BBR-ACD Sec. 3.4", checks=True, compare=2, sweep=1, panel=Panel(1, "total goodput", ".2f")),
-    _m("total_throughput_bps", "aggregate", M + "rate_bps",
+    _m("total_throughput_bps", "aggregate", S + "aggregate_total_throughput_bps",
        "All flows' bytes reaching the receivers (duplicates included) x 8 over the run's duration.",
        source="BBR-ACD Sec. 3.4", checks=True),
-    _m("retransmitted_packets", "aggregate", S + "summarize",
+    _m("retransmitted_packets", "aggregate", S + "aggregate_retransmitted_packets",
        "Segments sent more than once, summed over the flows.",
        source="TUM Sec. 3.4", checks=True, compare=4, sweep=4, panel=Panel(5, "retransmitted", ".0f")),
-    _m("retransmission_rate", "aggregate", M + "retransmission_rate",
+    _m("retransmission_rate", "aggregate", S + "aggregate_retransmission_rate",
        "Retransmitted segments over segments sent, all flows together.",
        source="TUM Sec. 3.4", checks=True, compare=5),
-    _m("mean_backlog_pkts", "aggregate", S + "summarize",
+    _m("mean_backlog_pkts", "aggregate", S + "aggregate_mean_backlog_pkts",
        "Mean of the bottleneck queue's sampled backlog.",
        checks=True, compare=6, panel=Panel(6, "mean backlog", ".1f")),
-    _m("max_backlog_pkts", "aggregate", S + "summarize",
+    _m("max_backlog_pkts", "aggregate", S + "aggregate_max_backlog_pkts",
        "Largest sampled backlog of the bottleneck queue.",
        checks=True, compare=7, panel=Panel(6, "max", ".0f")),
-    _m("mean_queueing_delay_ms", "aggregate", M + "queueing_delay_ms",
+    _m("mean_queueing_delay_ms", "aggregate", S + "aggregate_mean_queueing_delay_ms",
        "Mean over the queue samples of backlog bytes over the bottleneck rate in force.",
        source="BBR-ACW Sec. 5.4", checks=True, compare=8, sweep=5, panel=Panel(7, "queueing delay", ".2f")),
-    _m("bottleneck_drops_packets", "aggregate", S + "summarize",
+    _m("bottleneck_drops_packets", "aggregate", S + "aggregate_bottleneck_drops_packets",
        "Packets the bottleneck queue dropped (the engine's `dropped` counter of the bottleneck).",
        checks=True, compare=9),
-    _m("t_join_s", "aggregate", S + "summarize",
+    _m("t_join_s", "aggregate", S + "aggregate_t_join_s",
        "T_join: the start of the last flow.",
        source="TUM Sec. 6.2", checks=True),
-    _m("t_f95_s", "aggregate", M + "t_f95",
+    _m("t_f95_s", "aggregate", S + "aggregate_t_f95_s",
        "T_F95: seconds after T_join from which F stays >= 0.95, dips of at most 2 s allowed.",
        source="TUM Sec. 6.2", checks=True, panel=Panel(4, "T_F95", ".1f")),
-    _m("f_avg", "aggregate", M + "f_avg",
+    _m("f_avg", "aggregate", S + "aggregate_f_avg",
        "F_avg: the mean of F over (T_join, T_join + 30 s].",
        source="TUM Sec. 6.2", checks=True, panel=Panel(4, "F_avg", ".3f")),
-    _m("equilibrium_time_s", "aggregate", M + "equilibrium_time",
+    _m("equilibrium_time_s", "aggregate", S + "aggregate_equilibrium_time_s",
        "T_F95 computed on throughput averaged over 1 s bins: the time to almost equal shares after a flow joins.",
        source="BBR-ACD Sec. 3.2", checks=True),
-    _m("bdp_overestimation_mean", "aggregate", M + "bdp_overestimation",
+    _m("bdp_overestimation_mean", "aggregate", S + "aggregate_bdp_overestimation_mean",
        "Mean over the samples of the flows' summed inflight (wire bytes) over the BDP (bottleneck rate x `bdp_rtt`, the RTT `bdp` sizes refer to).",
        source="TUM Sec. 4.3, Hock et al. 2017", checks=True, compare=10),
-    _m("probe_rtt_overlap_s", "aggregate", M + "probe_rtt_overlap_s",
+    _m("probe_rtt_overlap_s", "aggregate", S + "aggregate_probe_rtt_overlap_s",
        "Seconds during which every running BBR-family flow is in PROBE_RTT at once.",
        source="TUM Sec. 4.3.1", checks=True, compare=11),
-    _m("p10_backlog_pkts", "aggregate", S + "persistent_backlog_pkts",
+    _m("p10_backlog_pkts", "aggregate", S + "aggregate_p10_backlog_pkts",
        "The 10th percentile of the sampled backlog: the persistent queue that does not drain.",
        source="TUM Sec. 4.4", checks=True),
-    _m("bw_estimate_sum_over_rate_mean", "aggregate", S + "bw_estimate_sum_over_rate",
+    _m("bw_estimate_sum_over_rate_mean", "aggregate", S + "aggregate_bw_estimate_sum_over_rate_mean",
        "Mean, over the samples where every BBR-family flow is past start-up, of their summed bandwidth estimates over the bottleneck rate.",
        source="TUM Sec. 4.3", checks=True),
-    _m("probe_rtt_sync_s", "aggregate", S + "probe_rtt_sync_s",
+    _m("probe_rtt_sync_s", "aggregate", S + "aggregate_probe_rtt_sync_s",
        "Time from the last BBR-family flow's start to the first sample at which all of them are in PROBE_RTT.",
        source="TUM Sec. 6.4", checks=True),
-    _m("marked_packets", "aggregate", S + "summarize",
+    _m("marked_packets", "aggregate", S + "aggregate_marked_packets",
        "Packets the bottleneck's AQM marked CE; null without an AQM.",
        checks=True),
-    _m("mean_sojourn_ms", "aggregate", S + "summarize",
+    _m("mean_sojourn_ms", "aggregate", S + "aggregate_mean_sojourn_ms",
        "Mean of the per-packet queue sojourn time the AQM measures (recorded with an AQM only).",
        checks=True),
 ]

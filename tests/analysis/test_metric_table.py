@@ -161,3 +161,32 @@ def test_report_panel_lines():
         "mean backlog    3.2 packets   max 9 packets",
         "queueing delay  1.50 ms",
     ]
+
+
+def test_every_aggregate_row_names_the_function_that_fills_it():
+    from tcplab.analysis import summary
+
+    for x in t.AGGREGATE:
+        assert x.compute == f"analysis.summary.aggregate_{x.name}", x.name
+    assert list(summary._row_functions()) == t.AGGREGATE_KEYS
+
+
+@pytest.mark.engine
+def test_a_row_added_to_the_table_is_computed(monkeypatch):
+    """The table drives the aggregate block: a row added (here a second name for
+    jain_index's function) appears in the block, after the others, with that function's
+    value, and nothing else has to change."""
+    import tcplab
+    from tcplab.analysis import per_flow, summary
+
+    r = tcplab.run(FIXTURES / "sync.toml", report=False)
+    extra = t.Metric("jain_again", "aggregate", "analysis.summary.aggregate_jain_index", "x.")
+    monkeypatch.setattr(summary, "AGGREGATE", [*t.AGGREGATE, extra])
+    summary._row_functions.cache_clear()
+    try:
+        agg = summary.aggregate(summary.AggregateInputs(r.run, per_flow.flow_metrics(r.run)))
+    finally:
+        monkeypatch.undo()
+        summary._row_functions.cache_clear()
+    assert list(agg) == [*t.AGGREGATE_KEYS, "jain_again"]
+    assert agg["jain_again"] == r.summary_json["aggregate"]["jain_index"] > 0.5

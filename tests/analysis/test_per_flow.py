@@ -7,7 +7,8 @@ windows, a rate change); NAME.summary.json is what main at 5f864bf (before the
 vectorised analysis) wrote for them. The whole document must come out equal, every float
 bit for bit (JSON keeps a float's shortest repr, which reads back to the same double).
 If an engine change moves these runs, regenerate the files with the analysis code of the
-commit before the change and say so in the commit."""
+commit before the change and say so in the commit: ``python scripts/summary_fixtures.py``
+(all four; or name some) writes each NAME.summary.json from its NAME.toml."""
 
 from __future__ import annotations
 

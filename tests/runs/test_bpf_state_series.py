@@ -1,6 +1,6 @@
 """A BPF flow's own state as series: ``flows[i].bpf.state`` names the struct the program
 keeps in ``inet_csk_ca(sk)`` and each of its fields is recorded as
-``cc_<struct>_<field>`` (crates/bpf/src/state_series.rs). The shipped cubic.bpf.c keeps
+``cc_<struct>_<field>`` (crates/bpf/src/object/state_series.rs). The shipped cubic.bpf.c keeps
 ``struct bictcp``; a run of it is the native CUBIC's bit for bit, so its fields must read
 what native CUBIC's own info reports at every sample."""
 

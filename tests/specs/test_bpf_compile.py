@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tcplab import bpf
+from tcplab import bpf, bpf_build
 
 pytestmark = pytest.mark.skipif(
     shutil.which("clang") is None or not Path("/usr/include/bpf/bpf_helpers.h").is_file(),
@@ -215,7 +215,7 @@ def test_a_source_written_against_vmlinux_h_compiles(tmp_path, monkeypatch):
 
 def test_the_shipped_vmlinux_h_is_used_without_kernel_btf(tmp_path, monkeypatch):
     monkeypatch.setenv("TCPLAB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(bpf, "KERNEL_BTF", tmp_path / "no-btf")
+    monkeypatch.setattr(bpf_build, "KERNEL_BTF", tmp_path / "no-btf")
     where = bpf.vmlinux_dir()
     assert where.name.startswith("shipped-")
     assert b"struct tcp_sock {" in (where / "vmlinux.h").read_bytes()

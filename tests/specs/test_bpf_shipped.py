@@ -12,7 +12,7 @@ import shutil
 
 import pytest
 from script_module import script_module
-from tcplab import bpf, bpf_shipped
+from tcplab import bpf, bpf_build, bpf_shipped
 
 pytestmark = pytest.mark.skipif(
     bpf.compiler_missing() is not None,
@@ -28,7 +28,7 @@ def shipped(tmp_path, monkeypatch):
     monkeypatch.setattr(bpf_shipped, "OBJECTS", out)
     monkeypatch.setattr(bpf_shipped, "MANIFEST", out / "objects.json")
     script_module("build_bpf_objects").build(out)
-    monkeypatch.setattr(bpf, "compiler_missing", lambda: "clang")
+    monkeypatch.setattr(bpf_build, "compiler_missing", lambda: "clang")  # object_for asks there
     return out
 
 

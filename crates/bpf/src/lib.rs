@@ -4,45 +4,51 @@
 //! the simulator, the same object file that bpftool loads into a kernel.
 //!
 //! ```text
-//! BpfObject::parse(bytes)  loader.rs: ELF, kfunc/helper/global/map/kconfig relocations,
-//! (or parse_named)         struct_ops (one of several, by name), license
-//!                          core.rs + layout.rs: CO-RE against the simulator's socket,
-//!                          writes outside the kernel's writable fields refused
+//! BpfObject::parse(bytes)  object/loader.rs: ELF, kfunc/helper/global/map/kconfig
+//! (or parse_named)         relocations, struct_ops (one of several, by name), license
+//!                          object/core.rs + layout.rs: CO-RE against the simulator's
+//!                          socket, writes outside the kernel's writable fields refused
 //!                          vm/verify.rs: opcodes, registers, jump targets; the
 //!                          verifier's stack-size and recursion rules
 //!                          vm/track.rs: value tracking for the verifier's stack and
 //!                          map value bounds, and the loops it cannot bound
-//! obj.params()             the .rodata `const volatile` globals: the program's knobs
-//! obj.load(&params, &env)  program.rs: one LoadedProgram (globals shared by its sockets,
-//!                          kconfig externs from the KernelEnv, printk output)
-//! loaded.instantiate(seed) one BpfCongestionOps per socket (ops.rs): socket image
-//!                          (sock_image.rs), interpreter (vm/), helpers and kfuncs
-//!                          (host.rs, maps.rs, printk.rs, native.rs)
+//! obj.params()             object/params.rs: the .rodata `const volatile` globals
+//! obj.load(&params, &env)  host/program.rs: one LoadedProgram (globals shared by its
+//!                          sockets, kconfig externs from the KernelEnv, printk output)
+//! loaded.instantiate(seed) one BpfCongestionOps per socket (host/ops.rs): socket image
+//!                          (host/sock_image.rs), interpreter (vm/), helpers and kfuncs
+//!                          (host/sim_host.rs, maps.rs, printk.rs, native.rs)
 //! ```
+//!
+//! Three rooms, each with a mod.rs saying what it holds and what it uses:
+//!
+//! ```text
+//! object/  reading the object: ELF, BTF, CO-RE, DWARF, parameters, state layout
+//! vm/      the machine: instructions, call table, verifier, memory, interpreter, JIT
+//! host/    the kernel around it: helper and kfunc bodies, maps, the socket image,
+//!          the loaded program and the per-socket CongestionOps
+//! ```
+//!
+//! error.rs and layout.rs (the simulator's layout of the kernel structures) stay here,
+//! used by all three. The dependencies as the code has them: vm -> layout only;
+//! object -> vm (instruction format, call table, load-time checks, global regions) and,
+//! for declarations, host/maps.rs and host/native.rs; host -> vm and object. Every
+//! module keeps its old path (`tcplab_bpf::loader`, `tcplab_bpf::insn`, ...) through the
+//! re-exports below, so no other crate names a room.
 //!
 //! Nothing a program does can panic or reach memory outside its regions: loading refuses
 //! what we cannot run (naming it), running reports the callback and pc of a fault.
 
-pub mod btf;
-pub mod btf_ext;
-pub mod calls;
-pub mod core;
-pub mod dwarf_types;
 pub mod error;
-pub mod helper_names;
 pub mod host;
-pub mod insn;
 pub mod layout;
-pub mod loader;
-pub mod maps;
-pub mod native;
-pub mod ops;
-pub mod params;
-pub mod printk;
-pub mod program;
-pub mod sock_image;
-pub mod state_series;
+pub mod object;
 pub mod vm;
+
+// The paths these modules had before they moved into rooms.
+pub use host::{maps, native, ops, printk, program, sock_image};
+pub use object::{btf, btf_ext, core, dwarf_types, helper_names, loader, params, state_series};
+pub use vm::{calls, insn};
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -51,10 +57,10 @@ use tcplab_cc::ops::CongestionOps;
 use tcplab_cc::ParamValue;
 
 pub use error::BpfError;
-pub use ops::BpfCongestionOps;
-pub use params::{BpfParam, BpfParamKind};
-pub use program::{KernelEnv, LoadedProgram, MapDump, PrintkLine};
-pub use state_series::StateLayout;
+pub use host::ops::BpfCongestionOps;
+pub use host::program::{KernelEnv, LoadedProgram, MapDump, PrintkLine};
+pub use object::params::{BpfParam, BpfParamKind};
+pub use object::state_series::StateLayout;
 
 /// Splits an engine config's `bpf_object` into the object file and the chosen
 /// `tcp_congestion_ops`: `"x.bpf.o#dctcp"` is x.bpf.o's struct_ops `dctcp` (variable or

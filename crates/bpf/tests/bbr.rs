@@ -1,5 +1,5 @@
 //! bpf/examples/bbr.bpf.c outside the engine: values worked by hand. (The engine test
-//! crates/sim/tests/bpf_flows.rs runs it against the native bbr, bit for bit.)
+//! crates/controllers/tests/bpf_flows.rs runs it against the native bbr, bit for bit.)
 
 mod common;
 

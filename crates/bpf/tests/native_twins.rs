@@ -3,7 +3,7 @@
 //! reduction), fast-retransmit losses, RTOs, returns to Open, undos, idle restarts and
 //! receiver-side CE events, in the order tcp_input.c calls the hooks. After every step
 //! the fields the sender reads back must be equal, and the program must not fault.
-//! (The engine-level twin runs are crates/sim/tests/bpf_flows.rs.)
+//! (The engine-level twin runs are crates/controllers/tests/bpf_flows.rs.)
 
 mod common;
 

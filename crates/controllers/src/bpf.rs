@@ -5,7 +5,7 @@
 //! the flow: `bpf_object` for the file and the object, `params.NAME` for a parameter the
 //! object does not have or a value of the wrong kind. `bpf_state` names the struct the
 //! program keeps in `icsk_ca_priv`, recorded as `cc_<struct>_<field>` series
-//! (crates/bpf/src/state_series.rs); a struct the object lacks is refused there.
+//! (crates/bpf/src/object/state_series.rs); a struct the object lacks is refused there.
 //!
 //! A callback that faults at run time (out-of-bounds access, instruction budget) makes
 //! the algorithm inert; `World::finish` then fails the run with

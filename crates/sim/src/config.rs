@@ -233,7 +233,7 @@ pub struct FlowConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bpf_object: Option<String>,
     /// With `bpf_object`: the C struct the program keeps in `icsk_ca_priv`, recorded
-    /// each interval as `cc_<struct>_<field>` series (crates/bpf/src/state_series.rs).
+    /// each interval as `cc_<struct>_<field>` series (crates/bpf/src/object/state_series.rs).
     /// Absent from the JSON unless set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-spec" = "bpf.state"))]

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tcplab.specs.traces import OPPORTUNITY_BYTES
+
 # ---------------------------------------------------------------------------- fairness
 
 
@@ -220,7 +222,6 @@ def trace_bits(trace: Any, t_s: float) -> float:
     """Bits a traced link (specs/traces.py TraceRate) can deliver over ``[0, t_s]``: its
     delivery opportunities up to then, the trace repeating with its period (the last
     timestamp), 1500 bytes each (crates/sim/src/net/trace.rs)."""
-    from tcplab.specs.traces import OPPORTUNITY_BYTES
 
     opp = trace.opportunities_ms
     period_ms = opp[-1]

@@ -5,13 +5,17 @@ key is listed, with its definition, in :mod:`tcplab.metric_table`."""
 
 from __future__ import annotations
 
+import functools
+import importlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from tcplab.analysis import metrics as m
+from tcplab.analysis.caveats import run_warnings
 from tcplab.analysis.per_flow import (
     BW_ESTIMATE_COLUMNS,
     MODE_COLUMNS,
@@ -21,7 +25,9 @@ from tcplab.analysis.per_flow import (
     window_flows,
 )
 from tcplab.analysis.rundata import RunData
-from tcplab.metric_table import AGGREGATE_KEYS
+from tcplab.metric_table import AGGREGATE, AGGREGATE_KEYS
+from tcplab.specs.algorithms import registry
+from tcplab.specs.sources import summary as sources_summary
 
 __all__ = [
     "AGGREGATE_KEYS",
@@ -74,65 +80,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     per_flow = flow_metrics(run)
     spec = run.spec
     dur = run.duration_s
-    b = spec.bottleneck
-    events = run.bottleneck_events()
-    agg: dict[str, Any] = {k: math.nan for k in AGGREGATE_KEYS}
-    if not per_flow.empty:
-        agg["jain_index"] = (
-            m.jain_index(per_flow["throughput_bps"]) if len(per_flow) >= 2 else math.nan
-        )
-        agg["total_goodput_bps"] = m.rate_bps(float(per_flow["delivered_bytes"].sum()), dur)
-        agg["total_throughput_bps"] = m.rate_bps(float(per_flow["received_bytes"].sum()), dur)
-        agg["retransmitted_packets"] = int(per_flow["retransmitted_packets"].sum())
-        agg["retransmission_rate"] = m.retransmission_rate(
-            agg["retransmitted_packets"], per_flow["sent_packets"].sum()
-        )
-        # Only the flows whose data crosses the bottleneck count against its capacity:
-        # flows routed over other [[links]] only made it 4.38 with an idle bottleneck.
-        # Each of those links has its own figure (doc["links"]).
-        through = per_flow[[crosses(spec, g, "bottleneck") for g in per_flow["group"]]]
-        agg["utilization"] = m.utilization(
-            float(through["delivered_bytes"].sum()), m.capacity_bits(b.rate, events, dur)
-        )
-    thr = run.wide("throughput_bps")
-    if not thr.empty and len(run.flows) >= 2:
-        fair = m.jain_over_time(thr, run.flows)
-        agg["jain_index_mean"] = float(np.nanmean(fair)) if fair.notna().any() else math.nan
-        t_join = float(run.flows["start_s"].max())
-        agg["t_join_s"] = t_join
-        agg["t_f95_s"] = m.t_f95(fair.index, fair.to_numpy(), t_join, interval_s=run.interval_s)
-        agg["f_avg"] = m.f_avg(fair.index, fair.to_numpy(), t_join)
-        agg["equilibrium_time_s"] = m.equilibrium_time(thr, run.flows, t_join)
-    q = run.queue
-    if not q.empty and "backlog_pkts" in q:
-        agg["mean_backlog_pkts"] = float(q["backlog_pkts"].mean())
-        agg["max_backlog_pkts"] = float(q["backlog_pkts"].max())
-        agg["p10_backlog_pkts"] = persistent_backlog_pkts(q["backlog_pkts"])
-        if "backlog_bytes" in q:
-            rates = m.rate_at(q["time_s"].to_numpy(), b.rate, events)
-            agg["mean_queueing_delay_ms"] = float(
-                np.mean(m.queueing_delay_ms(q["backlog_bytes"], rates))
-            )
-    bq = next((x for x in run.queues if x.get("name") == "bottleneck"), None)
-    if bq is not None:
-        agg["bottleneck_drops_packets"] = int(bq.get("dropped", 0))
-        # CE marks by the bottleneck's qdisc; null without one (drop-tail never marks).
-        if b.aqm is not None:
-            agg["marked_packets"] = int(bq.get("marked", 0))
-    if not q.empty and "sojourn_ms" in q and q["sojourn_ms"].notna().any():
-        # Queueing delay measured per packet by the qdisc (only recorded with an aqm).
-        agg["mean_sojourn_ms"] = float(q["sojourn_ms"].mean())
-    infl = run.wide("inflight_pkts")
-    if not infl.empty and b.bdp_rtt:
-        total = infl.fillna(0).sum(axis=1)
-        rates = m.rate_at(total.index.to_numpy(), b.rate, events)
-        ratio = m.bdp_overestimation(total, spec.tcp.mss + spec.tcp.header, rates, b.bdp_rtt / 1e9)
-        agg["bdp_overestimation_mean"] = float(np.mean(ratio))
-    modes = bbr_modes(run)
-    if modes is not None:
-        agg["probe_rtt_overlap_s"] = m.probe_rtt_overlap_s(modes, run.interval_s)
-        agg["bw_estimate_sum_over_rate_mean"] = bw_estimate_sum_over_rate(run, modes, events)
-        agg["probe_rtt_sync_s"] = probe_rtt_sync_s(modes, run.flows.loc[modes.columns, "start_s"])
+    agg = aggregate(AggregateInputs(run, per_flow))
     groups: dict[str, Any] = {}
     if not per_flow.empty:
         gb = per_flow.groupby("cc")["received_bytes"].sum().to_dict()
@@ -161,7 +109,6 @@ def summarize(run: RunData) -> dict[str, Any]:
         "queues": run.queues,
         "engine": run.extra,
     }
-    from tcplab.analysis.caveats import run_warnings
 
     if warnings := run_warnings(run.extra):
         doc["warnings"] = warnings
@@ -177,10 +124,215 @@ def summarize(run: RunData) -> dict[str, Any]:
     if not per_flow.empty and "fct_s" in per_flow:
         doc["fct"] = fct_summary(per_flow)
     if run.sources:  # constant-rate sources, apart from the TCP flows (specs/sources.py)
-        from tcplab.specs.sources import summary as sources_summary
-
         doc["sources"] = sources_summary(run.sources, dur)
     return _clean(doc)
+
+
+class AggregateInputs:
+    """What the aggregate rows read, each computed once per run on first use: the run,
+    its per-flow table, and the series several rows share (the flows' fairness over
+    time, the bottleneck queue, the BBR modes)."""
+
+    def __init__(self, run: RunData, per_flow: pd.DataFrame) -> None:
+        self.run = run
+        self.per_flow = per_flow
+        self.spec = run.spec
+        self.dur = run.duration_s
+        self.b = run.spec.bottleneck
+        self.events = run.bottleneck_events()
+        self.q = run.queue
+
+    @functools.cached_property
+    def thr(self) -> pd.DataFrame:
+        return self.run.wide("throughput_bps")
+
+    @functools.cached_property
+    def fairness(self) -> pd.Series | None:
+        """Jain's index of the active flows at each sample (TUM Sec. 3.4), where there is
+        a throughput series and two flows or more; else None."""
+        if self.thr.empty or len(self.run.flows) < 2:
+            return None
+        return m.jain_over_time(self.thr, self.run.flows)
+
+    @functools.cached_property
+    def t_join(self) -> float:
+        return float(self.run.flows["start_s"].max())
+
+    @functools.cached_property
+    def has_backlog(self) -> bool:
+        return not self.q.empty and "backlog_pkts" in self.q
+
+    @functools.cached_property
+    def bottleneck_queue(self) -> dict[str, Any] | None:
+        return next((x for x in self.run.queues if x.get("name") == "bottleneck"), None)
+
+    @functools.cached_property
+    def modes(self) -> pd.DataFrame | None:
+        return bbr_modes(self.run)
+
+
+# One function per row of metric_table.AGGREGATE, named by the row's ``compute``; each
+# returns NaN (null in summary.json) where its metric is undefined for the run.
+
+
+def aggregate_jain_index(x: AggregateInputs) -> Any:
+    if x.per_flow.empty or len(x.per_flow) < 2:
+        return math.nan
+    return m.jain_index(x.per_flow["throughput_bps"])
+
+
+def aggregate_jain_index_mean(x: AggregateInputs) -> Any:
+    fair = x.fairness
+    if fair is None:
+        return math.nan
+    return float(np.nanmean(fair)) if fair.notna().any() else math.nan
+
+
+def aggregate_utilization(x: AggregateInputs) -> Any:
+    if x.per_flow.empty:
+        return math.nan
+    # Only the flows whose data crosses the bottleneck count against its capacity:
+    # flows routed over other [[links]] only made it 4.38 with an idle bottleneck.
+    # Each of those links has its own figure (doc["links"]).
+    pf = x.per_flow
+    through = pf[[crosses(x.spec, g, "bottleneck") for g in pf["group"]]]
+    return m.utilization(
+        float(through["delivered_bytes"].sum()), m.capacity_bits(x.b.rate, x.events, x.dur)
+    )
+
+
+def aggregate_total_goodput_bps(x: AggregateInputs) -> Any:
+    if x.per_flow.empty:
+        return math.nan
+    return m.rate_bps(float(x.per_flow["delivered_bytes"].sum()), x.dur)
+
+
+def aggregate_total_throughput_bps(x: AggregateInputs) -> Any:
+    if x.per_flow.empty:
+        return math.nan
+    return m.rate_bps(float(x.per_flow["received_bytes"].sum()), x.dur)
+
+
+def aggregate_retransmitted_packets(x: AggregateInputs) -> Any:
+    if x.per_flow.empty:
+        return math.nan
+    return int(x.per_flow["retransmitted_packets"].sum())
+
+
+def aggregate_retransmission_rate(x: AggregateInputs) -> Any:
+    if x.per_flow.empty:
+        return math.nan
+    return m.retransmission_rate(
+        aggregate_retransmitted_packets(x), x.per_flow["sent_packets"].sum()
+    )
+
+
+def aggregate_mean_backlog_pkts(x: AggregateInputs) -> Any:
+    return float(x.q["backlog_pkts"].mean()) if x.has_backlog else math.nan
+
+
+def aggregate_max_backlog_pkts(x: AggregateInputs) -> Any:
+    return float(x.q["backlog_pkts"].max()) if x.has_backlog else math.nan
+
+
+def aggregate_p10_backlog_pkts(x: AggregateInputs) -> Any:
+    return persistent_backlog_pkts(x.q["backlog_pkts"]) if x.has_backlog else math.nan
+
+
+def aggregate_mean_queueing_delay_ms(x: AggregateInputs) -> Any:
+    if not x.has_backlog or "backlog_bytes" not in x.q:
+        return math.nan
+    rates = m.rate_at(x.q["time_s"].to_numpy(), x.b.rate, x.events)
+    return float(np.mean(m.queueing_delay_ms(x.q["backlog_bytes"], rates)))
+
+
+def aggregate_bottleneck_drops_packets(x: AggregateInputs) -> Any:
+    bq = x.bottleneck_queue
+    return int(bq.get("dropped", 0)) if bq is not None else math.nan
+
+
+def aggregate_marked_packets(x: AggregateInputs) -> Any:
+    # CE marks by the bottleneck's qdisc; null without one (drop-tail never marks).
+    bq = x.bottleneck_queue
+    if bq is None or x.b.aqm is None:
+        return math.nan
+    return int(bq.get("marked", 0))
+
+
+def aggregate_mean_sojourn_ms(x: AggregateInputs) -> Any:
+    # Queueing delay measured per packet by the qdisc (only recorded with an aqm).
+    q = x.q
+    if q.empty or "sojourn_ms" not in q or not q["sojourn_ms"].notna().any():
+        return math.nan
+    return float(q["sojourn_ms"].mean())
+
+
+def aggregate_t_join_s(x: AggregateInputs) -> Any:
+    return x.t_join if x.fairness is not None else math.nan
+
+
+def aggregate_t_f95_s(x: AggregateInputs) -> Any:
+    fair = x.fairness
+    if fair is None:
+        return math.nan
+    return m.t_f95(fair.index, fair.to_numpy(), x.t_join, interval_s=x.run.interval_s)
+
+
+def aggregate_f_avg(x: AggregateInputs) -> Any:
+    fair = x.fairness
+    return m.f_avg(fair.index, fair.to_numpy(), x.t_join) if fair is not None else math.nan
+
+
+def aggregate_equilibrium_time_s(x: AggregateInputs) -> Any:
+    if x.fairness is None:
+        return math.nan
+    return m.equilibrium_time(x.thr, x.run.flows, x.t_join)
+
+
+def aggregate_bdp_overestimation_mean(x: AggregateInputs) -> Any:
+    infl = x.run.wide("inflight_pkts")
+    if infl.empty or not x.b.bdp_rtt:
+        return math.nan
+    total = infl.fillna(0).sum(axis=1)
+    rates = m.rate_at(total.index.to_numpy(), x.b.rate, x.events)
+    tcp = x.spec.tcp
+    ratio = m.bdp_overestimation(total, tcp.mss + tcp.header, rates, x.b.bdp_rtt / 1e9)
+    return float(np.mean(ratio))
+
+
+def aggregate_probe_rtt_overlap_s(x: AggregateInputs) -> Any:
+    modes = x.modes
+    return m.probe_rtt_overlap_s(modes, x.run.interval_s) if modes is not None else math.nan
+
+
+def aggregate_bw_estimate_sum_over_rate_mean(x: AggregateInputs) -> Any:
+    modes = x.modes
+    return bw_estimate_sum_over_rate(x.run, modes, x.events) if modes is not None else math.nan
+
+
+def aggregate_probe_rtt_sync_s(x: AggregateInputs) -> Any:
+    modes = x.modes
+    if modes is None:
+        return math.nan
+    return probe_rtt_sync_s(modes, x.run.flows.loc[modes.columns, "start_s"])
+
+
+@functools.cache
+def _row_functions() -> dict[str, Callable[[AggregateInputs], Any]]:
+    """Each AGGREGATE row's ``compute`` resolved: the table names the function that fills
+    its key (``analysis.summary.aggregate_NAME``), and this is what calls it."""
+    out = {}
+    for row in AGGREGATE:
+        module, _, name = ("tcplab." + row.compute).rpartition(".")
+        out[row.name] = getattr(importlib.import_module(module), name)
+    return out
+
+
+def aggregate(x: AggregateInputs) -> dict[str, Any]:
+    """summary.json's ``aggregate`` block: every row of metric_table.AGGREGATE, in its
+    order, each by the function its row names."""
+    fns = _row_functions()
+    return {row.name: fns[row.name](x) for row in AGGREGATE}
 
 
 def persistent_backlog_pkts(backlog: pd.Series) -> float:
@@ -344,7 +496,6 @@ BBR_FAMILIES = ("bbr", "bbr3")
 def family(cc: str) -> str | None:
     """The registry's family of an algorithm (``crates/cc/src/registry.rs``), or None for a
     name it does not know."""
-    from tcplab.specs.algorithms import registry
 
     algo = registry().get(cc)
     return algo.family if algo is not None else None

@@ -250,6 +250,7 @@ class Simulation:
                     for t_ns, flow, field, value in actions:
                         w.writerow([f"{t_ns / 1e9:.9f}", flow, field, repr(value)])
                 if report:
+                    # why: start-up time; the report pulls in matplotlib, and most episodes draw none
                     from tcplab.report.run_report import save_report
 
                     save_report(result, tmp, pdf=pdf)

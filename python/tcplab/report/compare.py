@@ -46,7 +46,9 @@ from tcplab.errors import SpecError
 from tcplab.metric_table import COMPARE_AGGREGATE, COMPARE_FLOW
 from tcplab.report.spec_diff import diff_docs, read_resolved
 from tcplab.report.units import unit
+from tcplab.storage.directory import is_run_dir
 from tcplab.storage.files import read_json
+from tcplab.storage.ownership import write_owned
 
 # What a researcher checks first when two runs of one scenario disagree:
 # shares and rates, losses, delay and queue, and BBR's state timings. The rows of the
@@ -164,8 +166,6 @@ def _read_json(d: Path, name: str) -> dict[str, Any]:
 
 
 def _read_summary(d: Path) -> dict[str, Any]:
-    from tcplab.storage.directory import is_run_dir
-
     if not is_run_dir(d):
         raise SpecError(
             [("", "not a tcplab run or sweep directory (no manifest.json or sweep.json)")],
@@ -254,7 +254,6 @@ def is_sweep_dir(d: Path) -> bool:
 def compare_sweeps(dirs: Sequence[Path], labels: Sequence[str]) -> Comparison:
     """Sweeps point by point: runs matched by (swept values, seed); the first sweep is the
     reference. Only finished runs (``runs/<digest>`` with a manifest) take part."""
-    from tcplab.storage.directory import is_run_dir
 
     plans = [_read_json(d, "sweep.json") for d in dirs]
     notes: list[str] = []
@@ -339,7 +338,6 @@ def compare_runs(dirs: Sequence[str | Path], out: str | Path | None = None) -> C
         result = compare_summaries([_read_summary(d) for d in paths], labels)
         result.spec_diff = diff_docs([read_resolved(d) for d in paths])
     if out is not None:
-        from tcplab.storage.ownership import write_owned
 
         def write(tmp: Path) -> list[str]:
             result.table.to_csv(tmp / "compare.csv", index=False)
@@ -367,6 +365,7 @@ def draw_overlay(paths: Sequence[Path], labels: Sequence[str], target: Path) -> 
     Runs are told apart by line style; flows by their algorithm's colour, the run
     report's (the k-th algorithm of the first run gets tab10's k-th colour), with an
     algorithm's later flows in a run drawn lighter; the legend names each flow's algorithm."""
+    # why: start-up time; plots imports matplotlib, which only drawing needs
     from tcplab.report.plots import algorithm_palette, new_figure
 
     styles = ["-", "--", ":", "-."]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +72,14 @@ def environment() -> jinja2.Environment:
 @functools.lru_cache(maxsize=1)
 def plotly_js() -> str:
     """plotly.js, minified, from the plotly package (embedded in every page)."""
+    # why: start-up time; plotly is heavy and read once per process (lru_cache)
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs()
 
 
 def _hex(color: Any) -> str:
+    # why: start-up time; matplotlib only where a colour is converted
     from matplotlib.colors import to_hex
 
     return to_hex(color)
@@ -499,8 +502,6 @@ def run_html(result: Any) -> str:
 def write_sweep_html(out: Any, plan: Any, table: pd.DataFrame) -> Any:
     """Write ``out/report.html`` for a sweep (atomically: a reader never sees half a page);
     return its path."""
-    import os
-    from pathlib import Path
 
     # Titled with the experiment's name, as a run's report is ("sweep" only for a
     # sweep.json written before it recorded the name).

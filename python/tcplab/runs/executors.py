@@ -63,6 +63,7 @@ def _die_with_parent() -> None:
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         try:
+            # why: used only on Linux, for prctl(PR_SET_PDEATHSIG)
             import ctypes
 
             libc = ctypes.CDLL(None, use_errno=True)
@@ -151,6 +152,7 @@ def execute_ray(
     the cluster needs no shared disk."""
     failed: list[tuple[Any, str]] = []
     try:
+        # why: ray is an optional, heavy dependency (the ray executor only)
         import ray
     except ImportError:
         raise RuntimeError("--executor ray needs Ray: pip install 'tcplab[ray]'") from None

@@ -328,6 +328,7 @@ def _locked(out: Path) -> Iterator[None]:
     """Hold an exclusive lock on a sweep directory: a second sweep on it is refused
     rather than deleting the first one's work or mixing two grids in one table. The lock
     is the kernel's (flock), so it is released when its holder dies, however it dies."""
+    # why: POSIX-only; the module stays importable where flock is missing
     import fcntl
 
     fh = open(out / LOCK, "a+")
@@ -382,6 +383,7 @@ def _run_plan(
     say(f"sweep: {len(plan.jobs)} runs, {cached} cached, {len(todo)} to run", quiet)
     bar = None
     if progress:
+        # why: start-up time; only when a progress bar is shown
         from tqdm import tqdm
 
         bar = tqdm(total=len(todo), unit="run", file=sys.stderr)

@@ -13,6 +13,7 @@ red and step have none, so the bottleneck's default buffer of 1 BDP applies).
 from __future__ import annotations
 
 import typing
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -93,8 +94,6 @@ class CodelAqm(_Aqm):
     ecn: StrictBool = _engine_default("codel", "ecn")
 
     def default_limit(self) -> Size | None:
-        from decimal import Decimal
-
         return Size(Decimal(1000), "pkt")  # sch_codel.c: sch->limit = DEFAULT_CODEL_LIMIT
 
 
@@ -109,8 +108,6 @@ class FqCodelAqm(_Aqm):
     ecn: StrictBool = _engine_default("fq_codel", "ecn")
 
     def default_limit(self) -> Size | None:
-        from decimal import Decimal
-
         return Size(Decimal(10240), "pkt")  # fq_codel_init: sch->limit = 10*1024
 
 
@@ -125,8 +122,6 @@ class PieAqm(_Aqm):
     ecn: StrictBool = _engine_default("pie", "ecn")
 
     def default_limit(self) -> Size | None:
-        from decimal import Decimal
-
         return Size(Decimal(1000), "pkt")  # pie_init: sch->limit = 1000
 
 

@@ -44,6 +44,7 @@ import os
 import re
 from typing import Any
 
+from tcplab import policy
 from tcplab.specs import memory
 from tcplab.specs.workload import mean_size
 
@@ -268,7 +269,6 @@ def policy_steps(spec: Any) -> tuple[float, list[tuple[str, str]]]:
     """The policy steps of a spec's ``policy:`` flows (an upper bound; see the module
     docs), and problems: a policy whose fixed interval is longer than the run. A policy
     file that cannot be read is left to the policy's own check."""
-    from tcplab import policy
 
     steps, out = 0.0, []
     dur = spec.experiment.duration

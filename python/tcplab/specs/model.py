@@ -29,7 +29,9 @@ from pydantic import (
     model_validator,
 )
 
+from tcplab.bpf import Build
 from tcplab.specs import contract
+from tcplab.specs.algorithms import registry
 from tcplab.specs.aqm import Aqm
 from tcplab.specs.checks import Check
 from tcplab.specs.netem import NetemFields
@@ -130,7 +132,6 @@ def kernel_releases() -> dict[str, int]:
     `kernel` parameter's value (major*100+minor): the choices of that parameter in the
     engine's registry (crates/cc bbr/kernel.rs ``KernelRelease::CHOICES``, the one list;
     docs/BBR_KERNELS.md)."""
-    from tcplab.specs.algorithms import registry
 
     kernel = registry()["bbr"].param("kernel")
     assert kernel is not None and kernel.choices, "the engine's bbr has a kernel choice"
@@ -311,7 +312,7 @@ class BpfBuild(_Model):
     an object with several ``tcp_congestion_ops``, which one the flow runs (``ops``: its
     variable name or its ``.name``). ``state`` names the C struct the program keeps in
     ``inet_csk_ca(sk)``, recorded each interval as ``cc_<struct>_<field>`` series in the
-    simulator (crates/bpf/src/state_series.rs); it is not a compile option."""
+    simulator (crates/bpf/src/object/state_series.rs); it is not a compile option."""
 
     include: list[StrictStr] = Field(default_factory=list, max_length=32)
     define: dict[StrictStr, StrictStr | StrictInt] = Field(default_factory=dict, max_length=64)
@@ -319,8 +320,6 @@ class BpfBuild(_Model):
     state: StrictStr | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
     def build(self) -> Any:
-        from tcplab.bpf import Build
-
         return Build(
             tuple(self.include),
             tuple(sorted((k, str(v)) for k, v in self.define.items())),

@@ -4,6 +4,7 @@ answered with the fields allowed there, one message per path."""
 
 from __future__ import annotations
 
+import typing
 from typing import Any
 
 from pydantic import (
@@ -20,8 +21,6 @@ from tcplab.specs.paths import _unwrap, format_path
 
 
 def _model_at(loc: tuple) -> type[BaseModel] | None:
-    import typing
-
     tp: Any = Spec
     for seg in loc:
         tp = _unwrap(tp)

@@ -24,7 +24,7 @@ writes only in on periods, from the flow's start (RNG stream ``onoff/flow<k>``);
 sent is still retransmitted while off. A flow resumes with the cwnd it had: the engine
 does not model Linux's idle restart (``tcp_cwnd_restart``, RFC 2861, with
 ``tcp_slow_start_after_idle = 1``, the default), so it behaves as Linux with
-``net.ipv4.tcp_slow_start_after_idle = 0`` (crates/sim/src/world_onoff.rs).
+``net.ipv4.tcp_slow_start_after_idle = 0`` (crates/sim/src/world/onoff.rs).
 """
 
 from __future__ import annotations

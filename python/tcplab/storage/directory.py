@@ -17,7 +17,10 @@ holds a whole run or does not exist.
 
 from __future__ import annotations
 
+import datetime
+import importlib.metadata
 import json
+import platform
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -44,9 +47,6 @@ def provenance() -> dict[str, Any]:
     where it ran, and the versions of Python and of the libraries its numbers pass
     through. Only the manifest holds these; the other files stay a function of (spec,
     seed, tcplab version)."""
-    import datetime
-    import importlib.metadata
-    import platform
 
     def version(pkg: str) -> str | None:
         try:

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::insn::*;
+use crate::vm::insn::*;
 
 use super::memory::{addr, REGION_FUNC};
 
@@ -40,7 +40,7 @@ pub struct Code {
     /// `Code` of the same program in the process).
     pub(super) jit: OnceLock<Arc<super::jit::Slot>>,
     /// Per map (by handle index): a PROG_ARRAY's slots, the entry pc of the program in
-    /// each (maps.rs `prog_slots`); empty for other maps. What `bpf_tail_call` jumps to.
+    /// each (host/maps.rs `prog_slots`); empty for other maps. What `bpf_tail_call` jumps to.
     pub(super) tail_slots: Vec<Vec<Option<usize>>>,
 }
 

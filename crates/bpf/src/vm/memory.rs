@@ -46,6 +46,22 @@ pub const fn addr(region: u64, offset: usize) -> u64 {
     region << 32 | offset as u64
 }
 
+/// The first region id of map handles (a map as a program holds it, host/maps.rs): far
+/// above any real region.
+const HANDLE_REGION0: u64 = 0x4000_0000;
+
+/// What a program holds for map `k`.
+pub const fn map_handle(k: usize) -> u64 {
+    addr(HANDLE_REGION0 + k as u64, 0)
+}
+
+/// The map a handle names, if it is one.
+pub fn map_of_handle(a: u64, n: usize) -> Option<usize> {
+    let r = a >> 32;
+    (a & 0xffff_ffff == 0 && r >= HANDLE_REGION0 && ((r - HANDLE_REGION0) as usize) < n)
+        .then(|| (r - HANDLE_REGION0) as usize)
+}
+
 /// The address of value `slot` of the map whose storage is global `global`.
 pub const fn map_value_addr(global: usize, slot: usize) -> u64 {
     addr(REGION_MAP_VALUE | (global as u64) << 20 | slot as u64, 0)
@@ -64,7 +80,7 @@ pub struct Global {
     pub name: String,
     pub data: Vec<u8>,
     pub writable: bool,
-    /// A map's values (maps.rs), each `value_size` bytes at a multiple of 8: reached
+    /// A map's values (host/maps.rs), each `value_size` bytes at a multiple of 8: reached
     /// only through `map_value_addr`, one value per region. None: a global section.
     pub value_size: Option<usize>,
 }

@@ -1,3 +1,14 @@
+//! The machine: the eBPF instruction set and what runs it. This room holds insn.rs (one
+//! instruction and the opcode fields), calls.rs (the call table: which helper and kfunc
+//! ids exist and which the kernel allows a tcp_congestion_ops; the `Host` trait below is
+//! how a call leaves the machine), verify.rs and track.rs (the load-time checks),
+//! code.rs (the decoded form), memory.rs (regions, addresses, map handles), jit/ and
+//! this file, the interpreter.
+//!
+//! Dependencies: layout.rs only (memory's socket and rate_sample region
+//! sizes, the socket's writable fields); neither the object (object/) nor the host
+//! (host/) is used here; both use this room.
+//!
 //! The interpreter: runs one callback of a loaded program over a `Memory`.
 //!
 //! Why our own and not rbpf: rbpf's helpers are plain `fn(u64 x5) -> u64` with no access
@@ -32,7 +43,9 @@
 //! 32-bit ALU results are zero-extended, shifts use the low 5/6 bits of the amount,
 //! division by zero gives 0 and modulo by zero leaves the dividend.
 
+pub mod calls;
 mod code;
+pub mod insn;
 pub mod jit;
 pub mod memory;
 #[cfg(test)]
@@ -40,9 +53,9 @@ mod tests;
 pub mod track;
 pub mod verify;
 
-use crate::calls::Call;
-use crate::insn::*;
-use crate::maps::map_of_handle;
+use crate::vm::calls::Call;
+use crate::vm::insn::*;
+use crate::vm::memory::map_of_handle;
 pub use code::Code;
 use code::*;
 use memory::{addr, Memory, FRAME_SIZE, MAX_FRAMES, REGION_FUNC, REGION_STACK};

@@ -27,9 +27,9 @@
 //! (a constant out-of-bounds access behind such a branch is refused here and not
 //! there; clang leaves no such code behind a constant condition).
 
-use crate::calls::Call;
-use crate::insn::*;
-use crate::maps::map_of_handle;
+use crate::vm::calls::Call;
+use crate::vm::insn::*;
+use crate::vm::memory::map_of_handle;
 
 /// What the tracking knows of one register.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,7 +61,7 @@ fn join(a: Val, b: Val) -> Val {
 
 /// The maps and global regions the tracking needs from the loader.
 pub struct Env<'a> {
-    /// Each map's value_size, by map index (maps.rs `map_handle`).
+    /// Each map's value_size, by map index (memory.rs `map_handle`).
     pub value_sizes: &'a [usize],
     /// Each map's `enum bpf_map_type` number, by map index.
     pub map_types: &'a [u32],

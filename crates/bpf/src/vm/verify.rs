@@ -6,8 +6,8 @@
 //! at run time, and the budget bounds loops; track.rs refuses the constant
 //! out-of-bounds accesses and the loops the kernel verifier refuses that it can decide.
 
-use crate::calls::Call;
-use crate::insn::*;
+use crate::vm::calls::Call;
+use crate::vm::insn::*;
 
 /// Checks all of `insns`; on failure, the pc and why.
 pub fn check(insns: &[Insn]) -> Result<(), (usize, String)> {

@@ -1,5 +1,5 @@
 """The kernel run's records reshaped into the engine's raw result format (what
-``tcplab._engine.run`` returns, see ``crates/py``), so :func:`tcplab.rundata.from_engine`
+``tcplab._engine.run`` returns, see ``crates/py``), so :func:`tcplab.analysis.rundata.from_engine`
 and every metric, report and sweep read a kernel run exactly as a simulated one.
 
 Where each column comes from (the simulator's definitions: ``crates/sim/src/record.rs``):
@@ -55,6 +55,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tcplab.engine import engine
+from tcplab.lowering import config_json
 from tcplab.specs.model import Spec
 
 NAN = math.nan
@@ -65,8 +67,6 @@ def simulator_columns(config: dict[str, Any]) -> tuple[list[str], set[str]]:
     """The series columns the simulator writes for this config, and which are labels, as
     the engine announces them (``tcplab_sim::world::series_columns``, checked against real
     runs of every algorithm by ``crates/sim/tests/all_algorithms.rs``)."""
-    from tcplab.engine import engine
-    from tcplab.lowering import config_json
 
     cols = engine().series_columns(config_json(config))
     return [name for name, _ in cols], {name for name, kind in cols if kind == "str"}

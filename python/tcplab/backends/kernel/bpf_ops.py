@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import os
+import selectors
 import signal
 import subprocess
 import tempfile
@@ -80,8 +81,6 @@ def _record(pid: int) -> Path:
 
 
 def _read_line(p: subprocess.Popen, timeout_s: float) -> str:
-    import selectors
-
     sel = selectors.DefaultSelector()
     sel.register(p.stdout, selectors.EVENT_READ)
     if not sel.select(timeout_s):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from tcplab.engine import engine
+
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
@@ -16,7 +18,6 @@ def main(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 2
-    from tcplab.engine import engine
 
     problem = engine().emulate(argv[0])
     if problem is not None:

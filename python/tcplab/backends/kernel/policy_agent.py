@@ -41,8 +41,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tcplab import bpf
 from tcplab.backends.kernel.agent import die_with_parent, write_result
 from tcplab.backends.kernel.policy_maps import PolicyMaps, find
+from tcplab.engine import engine as get_engine
+from tcplab.lowering import config_json
 
 MODULE = "tcplab.backends.kernel.policy_agent"
 SOURCE = Path(__file__).resolve().parents[2] / "data" / "bpf" / "policy" / "policy_rate.bpf.c"
@@ -55,7 +58,6 @@ def program() -> tuple[bytes, str]:
     """The compiled policy program (tcplab.bpf's compile cache) and its name. Not
     through ``bpf.kernel_object``: that checks the object against the simulator, which
     does not model the fields this kernel-only program reads."""
-    from tcplab import bpf
 
     return bpf.object_for(SOURCE).read_bytes(), PROGRAM_NAME
 
@@ -203,10 +205,7 @@ class Driver:
 def run(cfg: dict[str, Any], t0: int | None = None, engine: Any = None) -> dict[str, Any]:
     """Drive the flows of ``cfg["agents"]`` until ``cfg["duration_ns"]``; the record."""
     if engine is None:
-        from tcplab.engine import engine as get_engine
-
         engine = get_engine()
-    from tcplab.lowering import config_json
 
     world_json = config_json(cfg["world"])
     drivers = [Driver(engine, world_json, a["index"], a["port"]) for a in cfg["agents"]]

@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcplab.engine import engine
+
 AVAILABLE_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
@@ -37,8 +39,6 @@ def emulator_command() -> list[str] | None:
     if env:
         return [env] if Path(env).is_file() else None
     try:
-        from tcplab.engine import engine
-
         if hasattr(engine(), "emulate"):
             return [sys.executable, "-m", "tcplab.backends.kernel.emulator"]
     except RuntimeError:

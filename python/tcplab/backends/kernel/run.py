@@ -38,7 +38,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,8 +51,17 @@ from pathlib import Path
 from typing import Any
 
 from tcplab import bpf, bpf_loader, policy
-from tcplab.backends.kernel import bpf_ops, netns, policy_agent, printk, requirements, twins
+from tcplab.backends.kernel import (
+    bpf_ops,
+    kconfig,
+    netns,
+    policy_agent,
+    printk,
+    requirements,
+    twins,
+)
 from tcplab.backends.kernel.assemble import assemble
+from tcplab.backends.kernel.support import unsupported
 from tcplab.errors import EngineError, SpecError
 from tcplab.specs.model import Spec
 
@@ -75,8 +86,6 @@ def check_spec(spec: Spec) -> None:
     problems = [("experiment.backend", f"kernel: {r.detail}") for r in requirements.missing()]
     if problems:
         raise SpecError(problems)
-    from tcplab.backends.kernel.support import unsupported
-
     problems = unsupported(spec)
     offered = requirements.available_cc()
     twin = twins.twins(spec, offered)
@@ -178,8 +187,6 @@ def _agent(
 
 
 def _expect_ready(p: subprocess.Popen, what: str, err: Path, timeout_s: float = 15.0) -> None:
-    import selectors
-
     sel = selectors.DefaultSelector()
     sel.register(p.stdout, selectors.EVENT_READ)
     if not sel.select(timeout_s):
@@ -440,15 +447,13 @@ def kernel_metadata(spec: Spec) -> dict[str, Any]:
     """What the run's summary records about the kernel it ran on: its CONFIG_HZ (and
     where that was read) beside the spec's simulated one, and a warning when they
     differ (kconfig.hz_warning)."""
-    from tcplab.backends.kernel import kconfig
-
     hz, source = kconfig.kernel_hz()
     spec_hz = int(getattr(spec.tcp, "hz", None) or kconfig.SIMULATED_DEFAULT_HZ)
     warning = kconfig.hz_warning(spec_hz, hz)
     warnings = [warning] if warning else []
     # A BPF flow's state struct (flows[i].bpf.state) lives in icsk_ca_priv, which the
     # kernel shows user space nowhere (BPF congestion controls have no get_info): its
-    # cc_<struct>_* columns stay empty here (crates/bpf/src/state_series.rs).
+    # cc_<struct>_* columns stay empty here (crates/bpf/src/object/state_series.rs).
     warnings += [
         f"flows[{i}].bpf.state: struct {f.bpf.state} is recorded in the simulator only; "
         f"its cc_{f.bpf.state}_* series are empty on the kernel backend"
@@ -468,7 +473,6 @@ def _refused(
 ) -> list[tuple[str, str]]:
     """A refusal by the loader, said at the flows whose object it names (the loader sees
     the k-th distinct object as ``.../<k>.bpf.o``), else at the first BPF flow."""
-    import re
 
     m = re.search(r"\S*/(\d+)\.bpf\.o", message)
     k = int(m.group(1)) if m and int(m.group(1)) < len(distinct) else 0
@@ -482,7 +486,6 @@ def exit_message(what: str, code: int, stderr_file: Path) -> str:
     """Why a helper process failed, in words: a signal by name (SIGKILL with no output is
     most often the kernel's out-of-memory killer), and its last output, or that it wrote
     none ("the emulator failed (exit -9):" said nothing)."""
-    import signal
 
     try:
         text = stderr_file.read_text(errors="replace").strip()[-800:]

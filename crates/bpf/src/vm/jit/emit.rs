@@ -16,9 +16,9 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{default_libcall_names, FuncId, Linkage, Module as _};
 
 use super::*;
-use crate::calls::Call;
-use crate::insn::{CALL, EXIT, LD_IMM64, PSEUDO_CALL};
+use crate::vm::calls::Call;
 use crate::vm::code::{Op, END};
+use crate::vm::insn::{CALL, EXIT, LD_IMM64, PSEUDO_CALL};
 use crate::vm::memory::{FRAME_SIZE, MAX_FRAMES, REGION_STACK};
 
 /// The compiled code's memory, freed when the `Jit` goes.

@@ -67,8 +67,8 @@ use std::time::{Duration, Instant};
 
 use super::memory::{Memory, FRAME_SIZE, MAX_FRAMES};
 use super::{bpf_loop, Code, Fault, Host};
-use crate::calls::Call;
 use crate::layout::SOCK_SIZE;
+use crate::vm::calls::Call;
 
 /// Compiled code: `(ctx, record) -> 0` (r0 in `record[0]`) or 1 (a fault, in `ctx`).
 pub(super) type EntryFn = unsafe extern "C" fn(*mut Ctx<'_>, *mut u64) -> u32;

@@ -9,9 +9,9 @@ use std::collections::BTreeMap;
 
 use tcplab_cc::ParamValue;
 
-use crate::btf::BtfType;
 use crate::error::BpfError;
-use crate::loader::{GlobalVar, Program};
+use crate::object::btf::BtfType;
+use crate::object::loader::{GlobalVar, Program};
 use crate::vm::memory::Global;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,9 +25,9 @@ use std::sync::{Mutex, OnceLock};
 
 use tcplab_cc::ops::{InfoField, InfoValue};
 
-use crate::btf::{Btf, BtfType};
 use crate::error::BpfError;
 use crate::layout::ICSK_CA_PRIV_SIZE;
+use crate::object::btf::{Btf, BtfType};
 
 /// Fields recorded per flow at most: a 104-byte struct of bytes would give 104.
 pub const MAX_FIELDS: usize = 128;
@@ -78,11 +78,11 @@ impl StateLayout {
         if btf.find_struct(name).is_some() {
             return StateLayout::new(&btf, name);
         }
-        match crate::dwarf_types::struct_btf(elf, name)? {
+        match crate::object::dwarf_types::struct_btf(elf, name)? {
             Some(from_dwarf) => StateLayout::new(&from_dwarf, name),
             None => {
                 let mut have = btf_struct_names(&btf);
-                have.extend(crate::dwarf_types::struct_names(
+                have.extend(crate::object::dwarf_types::struct_names(
                     elf,
                     ICSK_CA_PRIV_SIZE as u64,
                 )?);
@@ -284,7 +284,7 @@ fn read_bits(bytes: &[u8], f: &StateField) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::btf::Member;
+    use crate::object::btf::Member;
 
     fn int(size: u32, signed: bool) -> BtfType {
         BtfType::Int {

@@ -1,7 +1,7 @@
 //! The kfuncs and helpers a program may call, resolved at load time: a kfunc by its
 //! extern symbol's name, a helper by its number (include/uapi/linux/bpf.h). Anything
 //! else is refused when the object is loaded, naming it. Their Rust bodies are in
-//! host.rs.
+//! host/sim_host.rs.
 
 /// Everything callable. The discriminant is what the loader writes into the call
 /// instruction's imm.
@@ -48,7 +48,7 @@ pub enum Call {
     /// helpers 8 `bpf_get_smp_processor_id` and 42 `bpf_get_numa_node_id`: 0, the
     /// simulator's one CPU and node.
     CpuZero = 18,
-    /// A kfunc of the kernel's own algorithms (native.rs); the call instruction's `off`
+    /// A kfunc of the kernel's own algorithms (host/native.rs); the call instruction's `off`
     /// holds its index in `native::KFUNCS`.
     Native = 19,
     /// helper 181 `bpf_loop(nr_loops, callback, ctx, flags)`, run by the interpreter.

@@ -1,4 +1,4 @@
-//! The Rust side of the kfuncs and helpers (calls.rs) a program calls. The kfuncs work on
+//! The Rust side of the kfuncs and helpers (vm/calls.rs) a program calls. The kfuncs work on
 //! the socket image directly, with the kernel's u32 wrapping arithmetic, so a program
 //! that feeds them odd values gets the kernel's odd result and never a Rust overflow.
 //!
@@ -23,15 +23,15 @@ use tcplab_cc::bbr::rng::CycleRng;
 
 use tcplab_cc::ops::{AckSample, CcView, RateSample};
 
-use crate::calls::Call;
+use crate::host::maps::{self, MapKind};
+use crate::host::native::{CallCtx, Natives};
+use crate::host::printk;
+use crate::host::program::{PrintkLine, Shared, PRINTK_MAX_LINES};
+use crate::host::sock_image;
+use crate::host::sock_image::get32;
 use crate::layout::*;
-use crate::loader::Program;
-use crate::maps::{self, MapKind};
-use crate::native::{CallCtx, Natives};
-use crate::printk;
-use crate::program::{PrintkLine, Shared, PRINTK_MAX_LINES};
-use crate::sock_image;
-use crate::sock_image::get32;
+use crate::object::loader::Program;
+use crate::vm::calls::Call;
 use crate::vm::memory::{addr, Memory, REGION_SOCK};
 use crate::vm::Host;
 

@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use gimli::{AttributeValue, EndianSlice, LittleEndian, UnitOffset};
 use object::{Object, ObjectSection};
 
-use crate::btf::{Btf, BtfType, Member};
 use crate::error::BpfError;
+use crate::object::btf::{Btf, BtfType, Member};
 
 type R<'a> = EndianSlice<'a, LittleEndian>;
 

@@ -24,9 +24,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tcplab_cc::ops::CongestionOps;
 
 use crate::error::BpfError;
-use crate::loader::Program;
-use crate::maps::MapState;
-use crate::ops::BpfCongestionOps;
+use crate::host::maps::MapState;
+use crate::host::ops::BpfCongestionOps;
+use crate::object::loader::Program;
 use crate::vm::memory::Global;
 
 /// `KERNEL_VERSION(a, b, c)` of include/generated/uapi/linux/version.h.
@@ -206,7 +206,7 @@ impl LoadedProgram {
             .filter(|(i, g)| !map_regions.contains(i) && g.name.starts_with('.'))
             .map(|(_, g)| MapDump {
                 name: g.name.clone(),
-                map_type: crate::maps::MapKind::Array as u32,
+                map_type: crate::host::maps::MapKind::Array as u32,
                 key_size: 4,
                 value_size: g.data.len(),
                 max_entries: 1,

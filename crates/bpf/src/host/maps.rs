@@ -27,9 +27,12 @@
 
 use std::collections::HashMap;
 
-use crate::btf::{Btf, BtfType};
 use crate::error::BpfError;
-use crate::vm::memory::{addr, map_value_addr, Global, MAX_VALUE_GLOBAL};
+use crate::object::btf::{Btf, BtfType};
+// The handle encoding is the machine's (an address the interpreter and verifier decode);
+// re-exported so the loader and the helpers keep asking maps for it.
+pub use crate::vm::memory::{map_handle, map_of_handle};
+use crate::vm::memory::{map_value_addr, Global, MAX_VALUE_GLOBAL};
 
 /// `enum bpf_map_type` numbers (include/uapi/linux/bpf.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,21 +59,6 @@ pub struct MapDef {
 
 /// The largest values region of a map (as for global sections): 1 MiB.
 const MAX_MAP_BYTES: usize = 1 << 20;
-
-/// The first region id of map handles: far above any real region.
-const HANDLE_REGION0: u64 = 0x4000_0000;
-
-/// What a program holds for map `k`.
-pub const fn map_handle(k: usize) -> u64 {
-    addr(HANDLE_REGION0 + k as u64, 0)
-}
-
-/// The map a handle names, if it is one.
-pub fn map_of_handle(a: u64, n: usize) -> Option<usize> {
-    let r = a >> 32;
-    (a & 0xffff_ffff == 0 && r >= HANDLE_REGION0 && ((r - HANDLE_REGION0) as usize) < n)
-        .then(|| (r - HANDLE_REGION0) as usize)
-}
 
 fn bad(name: &str, why: impl Into<String>) -> BpfError {
     BpfError::Map {
@@ -139,7 +127,7 @@ pub fn define(btf: &Btf, name: &str, globals: &mut Vec<Global>) -> Result<MapDef
             "value_size" => value_size = uint_member(btf, m.type_id),
             "key" => key_size = type_member(btf, m.type_id),
             "value" => value_size = type_member(btf, m.type_id),
-            // `__array(values, ...)`: a PROG_ARRAY's initial programs (loader.rs).
+            // `__array(values, ...)`: a PROG_ARRAY's initial programs (object/loader.rs).
             "values" => has_values = true,
             "map_flags" => flags = uint_member(btf, m.type_id).unwrap_or(0),
             "pinning" | "numa_node" | "map_extra" => {}

@@ -5,8 +5,8 @@
 //! (`struct bpf_line_info`), which load-time errors use to name the source line.
 //! func_info is skipped.
 
-use crate::btf::{cstr, Btf};
 use crate::error::BpfError;
+use crate::object::btf::{cstr, Btf};
 
 /// `enum bpf_core_relo_kind`: the field-based kinds we apply; type- and enum-based
 /// kinds are refused at load time.

@@ -9,11 +9,11 @@
 //! anonymous members by their inner fields, no type-id/enum-value relocations, and a load
 //! whose width differs from our field is an error instead of being resized.
 
-use crate::btf::{Btf, BtfType};
-use crate::btf_ext::{CoreKind, CoreRelo};
 use crate::error::BpfError;
-use crate::insn::Insn;
 use crate::layout::{self, Kind, TField};
+use crate::object::btf::{Btf, BtfType};
+use crate::object::btf_ext::{CoreKind, CoreRelo};
+use crate::vm::insn::Insn;
 
 /// The field a relocation resolved to: its byte offset from the root struct, and the
 /// final field (None when the access is the root itself or an array element of a

@@ -30,13 +30,13 @@ use tcplab_cc::bbr::rng::CycleRng;
 use tcplab_cc::ops::{AckSample, CaEvent, CaState, CcView, CongestionOps, InfoField, RateSample};
 
 use crate::error::BpfError;
+use crate::host::native::Natives;
+use crate::host::program::{self, LoadedProgram};
+use crate::host::sock_image::{self, seq_bytes};
 use crate::host::{SimHost, SOCK_ADDR};
 use crate::layout::*;
-use crate::loader::{Callback, Program, CALLBACKS};
-use crate::native::Natives;
-use crate::program::{self, LoadedProgram};
-use crate::sock_image::{self, seq_bytes};
-use crate::state_series::StateLayout;
+use crate::object::loader::{Callback, Program, CALLBACKS};
+use crate::object::state_series::StateLayout;
 use crate::vm::memory::{addr, Memory, REGION_CTX, REGION_SAMPLE};
 use crate::vm::{self};
 

@@ -6,7 +6,7 @@
 //!
 //! - every executable section is appended to one array (so bpf-to-bpf calls between
 //!   sections become plain pc-relative calls);
-//! - `call` relocations to an undefined symbol are kfuncs, resolved by name (calls.rs);
+//! - `call` relocations to an undefined symbol are kfuncs, resolved by name (vm/calls.rs);
 //!   helper calls are resolved by number; anything unknown is refused here, naming it;
 //! - `ld_imm64` relocations to .rodata/.data/.bss become pointers into that global's
 //!   region (vm/memory.rs);
@@ -15,7 +15,7 @@
 //!   fills which member of `struct tcp_congestion_ops` (by the member's offset in the
 //!   object's own BTF); its `name` and `flags` members are read from the section data.
 //!
-//! - `ld_imm64` relocations to a `.maps` variable define that map (maps.rs) and load
+//! - `ld_imm64` relocations to a `.maps` variable define that map (host/maps.rs) and load
 //!   its handle; to an undefined `__kconfig` extern, its slot in `.kconfig`.
 //!
 //! - an object may hold several `tcp_congestion_ops` variables (in `.struct_ops` and/or
@@ -28,15 +28,17 @@ use object::{
     Object, ObjectSection, ObjectSymbol, RelocationFlags, RelocationTarget, SectionKind, SymbolKind,
 };
 
-use crate::btf::{Btf, BtfType};
-use crate::btf_ext;
-use crate::calls::{self, Call};
-use crate::core;
 use crate::error::BpfError;
-use crate::helper_names;
-use crate::insn::{decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_FUNC, PSEUDO_KFUNC_CALL};
-use crate::maps::{self, MapDef};
-use crate::native;
+use crate::host::maps::{self, MapDef};
+use crate::host::native;
+use crate::object::btf::{Btf, BtfType};
+use crate::object::btf_ext;
+use crate::object::core;
+use crate::object::helper_names;
+use crate::vm::calls::{self, Call};
+use crate::vm::insn::{
+    decode_all, Insn, CALL, LD_IMM64, PSEUDO_CALL, PSEUDO_FUNC, PSEUDO_KFUNC_CALL,
+};
 use crate::vm::memory::{addr, Global, REGION_GLOBAL0};
 use crate::vm::{track, verify};
 
@@ -365,7 +367,7 @@ pub fn load(bytes: &[u8], ops_name: Option<&str>) -> Result<Program, BpfError> {
     )?;
 
     // Helper calls: by number, from the set the kernel allows a tcp_congestion_ops
-    // program (calls.rs helper_allowed; setsockopt/getsockopt not in release).
+    // program (vm/calls.rs helper_allowed; setsockopt/getsockopt not in release).
     let functions = functions(&symbols, &code_base);
     let release = callbacks[Callback::Release as usize]
         .as_ref()
