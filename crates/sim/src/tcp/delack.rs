@@ -13,7 +13,8 @@
 //!   Apparently sender failed to restart window": quick-ACK mode again
 //!   (`tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`); otherwise ato is kept.
 //! - `tcp_enter_quickack_mode` (a duplicate segment, a CE mark) resets ato to
-//!   `TCP_ATO_MIN` and leaves pingpong mode.
+//!   `TCP_ATO_MIN` and leaves pingpong mode; so does the ACK that ends quick-ACK mode
+//!   (`tcp_dec_quickack_mode`: "Leaving quickack mode we deflate ATO").
 //! - The timer's delay (`tcp_send_delayed_ack`): ato, except that an ato above
 //!   `TCP_DELACK_MIN` is bounded by `max_ato` = HZ / 2 (500 ms; `TCP_DELACK_MAX` =
 //!   200 ms in pingpong mode or for a pushed segment) and by the receiver's smoothed RTT
@@ -123,7 +124,8 @@ impl AckTiming {
         quick
     }
 
-    /// `tcp_enter_quickack_mode`'s ato reset (pingpong mode is never on here).
+    /// `tcp_enter_quickack_mode`'s ato reset (pingpong mode is never on here), also
+    /// `tcp_dec_quickack_mode`'s when the last quick ACK goes.
     pub fn enter_quickack_mode(&mut self) {
         self.ato = TCP_ATO_MIN;
     }

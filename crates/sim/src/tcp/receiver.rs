@@ -492,6 +492,10 @@ impl Receiver {
     fn make_ack(&mut self) -> Packet {
         self.unacked = 0;
         self.rcv_wup = self.rcv_nxt;
+        if self.quick == 1 {
+            // tcp_dec_quickack_mode: "Leaving quickack mode we deflate ATO."
+            self.timing.enter_quickack_mode();
+        }
         self.quick = self.quick.saturating_sub(1);
         self.delack.cancel();
         self.stats.acks_compressed += self.comp.on_ack_sent() as u64;
@@ -941,6 +945,29 @@ mod tests {
         assert_eq!(r.timing.ato(), Dur::from_ms(300));
         // A duplicate (tcp_enter_quickack_mode) resets ato to TCP_ATO_MIN.
         r.on_data(ms(402), &seg(3));
+        assert_eq!(r.timing.ato(), Dur::from_ms(40));
+    }
+
+    #[test]
+    fn the_last_quick_ack_deflates_ato() {
+        // RTO 300 ms, srtt 100 ms. 16 at 100 ms waits for the timer (140 ms), whose
+        // expiry doubles ato to 80 ms.
+        let mut r = rx_warm();
+        r.set_rtt(Dur::from_ms(300), Dur::from_ms(100));
+        r.on_data(ms(100), &seg(16));
+        r.on_delack_timer(ms(140)).unwrap();
+        // 17 at 500 ms: gap 400 > RTO, 16 quick ACKs; the gap leaves ato at 80.
+        assert!(r.on_data(ms(500), &seg(17)).ack.is_some());
+        assert_eq!(r.timing.ato(), Dur::from_ms(80));
+        // 18..=31 back to back halve the excess over 20 ms fourteen times: 40 ms +
+        // 40 ms / 2^14 (2441 ns, integer halving). 32 would leave 40 ms + 1220 ns, but
+        // its ACK is the last quick one and resets ato to TCP_ATO_MIN
+        // (tcp_dec_quickack_mode).
+        for s in 18..32 {
+            r.on_data(ms(500), &seg(s));
+        }
+        assert_eq!(r.timing.ato(), Dur(40_002_441));
+        assert!(r.on_data(ms(500), &seg(32)).ack.is_some());
         assert_eq!(r.timing.ato(), Dur::from_ms(40));
     }
 
