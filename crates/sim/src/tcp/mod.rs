@@ -68,7 +68,8 @@
 //! - Reordering ([`reorder`]): D-SACK (RFC 2883) from the receiver, `tp->reordering`
 //!   and `reord_seen` from `tcp_check_sack_reordering`, RACK's D-SACK-widened window.
 //! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks (a D-SACK first), delayed ACKs (every
-//!   2nd full segment or 40 ms), quick-ACK mode for the first 16 segments, immediate
+//!   2nd full segment or Linux's adaptive `ato`, 40 ms for bulk data; [`delack`]),
+//!   quick-ACK mode for the first 16 segments and after a gap longer than the RTO, immediate
 //!   ACKs for filled holes and duplicates; ACKs for out-of-order data under SACK
 //!   compression ([`sack_compress`], `tcp.sack_compression`, default on as in Linux
 //!   since 4.18): 3 immediate per value of rcv_nxt, then up to 44 withheld for
@@ -128,6 +129,7 @@
 //!   `cong_control` or `cong_avoid`/PRR. Older kernels called `in_ack_event` before
 //!   `tcp_clean_rtx_queue`.
 
+pub mod delack;
 pub mod pacing;
 pub mod rack;
 pub mod rate;

@@ -6,7 +6,9 @@
 //!   is unacknowledged (i.e. every 2nd full segment), in quick-ACK mode, when a hole is
 //!   closed (no out-of-order data left, `ICSK_ACK_NOW`), for duplicates, and for the
 //!   last (PSH) segment of a finite transfer (`ICSK_ACK_PUSHED`); otherwise, with no
-//!   out-of-order data held, the delayed-ACK timer (`TCP_DELACK_MIN` = 40 ms) sends it.
+//!   out-of-order data held, the delayed-ACK timer sends it, after the adaptive `ato`
+//!   ([`super::delack`]: 40 ms for back-to-back data, adapted to the arrival gaps,
+//!   doubled on each expiry up to the RTO, bounded by the receiver's srtt and 200 ms).
 //!   With out-of-order data held the ACK is subject to SACK compression
 //!   ([`super::sack_compress`], Linux >= 4.18 default): the first 3 ACKs per value of
 //!   `rcv_nxt` go at once, later ones are withheld up to 44 and sent by a timer of
@@ -16,8 +18,11 @@
 //!   compression).
 //! - Quick-ACK mode: the first data segment arms `TCP_MAX_QUICKACKS` = 16 immediate
 //!   ACKs (`tcp_event_data_recv` -> `tcp_incr_quickack`: min(rcv_wnd / (2 * mss), 16),
-//!   16 for Linux's 64 KB initial window), and so does a duplicate segment
-//!   (`tcp_enter_quickack_mode`); each ACK sent uses one (`tcp_dec_quickack_mode`).
+//!   16 for Linux's 64 KB initial window), and so do in-order data after a gap longer
+//!   than the receiver's RTO (`tcp_event_data_recv`: "Too long gap. Apparently sender
+//!   failed to restart window"; [`super::delack`]) and a duplicate segment
+//!   (`tcp_enter_quickack_mode`, which also resets `ato`); each ACK sent uses one
+//!   (`tcp_dec_quickack_mode`).
 //!   A segment that grows the receive window (`tcp_grow_window`: `icsk_ack.quick |= 1`)
 //!   is ACKed at once too; the window and the receive-buffer autotuning that gives it
 //!   room are in [`super::rcv_space`] (`tcp.receive_buffer = "linux"`, the default).
@@ -44,9 +49,10 @@
 //!   forgotten; a second duplicate before that ACK replaces it, as the kernel's single
 //!   `duplicate_sack`.
 //!
-//! Deviations: no adaptive ATO (the delayed ACK timeout is fixed at 40 ms) and no
-//! quick-ACK re-entry after an idle gap longer than the RTO; the window's memory
-//! accounting is [`super::rcv_space`]'s (an application that reads at once).
+//! Deviations: the delayed-ACK timing's own (in [`super::delack`]: ns rather than
+//! jiffies, and the receiver's srtt and RTO fixed from the handshake RTT, which is what a
+//! receiver that sends no data has); the window's memory accounting is
+//! [`super::rcv_space`]'s (an application that reads at once).
 //! SACK compression: the RTT behind its delay is the flow's base RTT fixed at build
 //! time (standing in for the receiver's handshake `srtt_us`, which caps the kernel's
 //! min(`rcv_rtt_est`, `srtt_us`)), and the timer has no slack (see
@@ -58,14 +64,14 @@ use tcplab_cc::{CaEvent, CcView, CongestionOps};
 
 use crate::net::packet::{ts_clock, Ecn, Packet, SackBlock, MAX_SACK_BLOCKS, NO_WINDOW};
 use crate::sched::Timer;
+use crate::tcp::delack::AckTiming;
 use crate::tcp::rcv_space::{tun_truesize, RcvSpace, GROW_MIN_LEN, RCV_WSCALE};
 use crate::tcp::sack_compress::{
     CompDecision, SackCompress, TCP_COMP_SACK_NR, TCP_SACK_BLOCKS_EXPECTED,
 };
 use crate::time::{Dur, SimTime};
 
-/// `TCP_DELACK_MIN` (include/net/tcp.h): HZ / 25 = 40 ms.
-pub const TCP_DELACK_MIN: Dur = Dur::from_ms(40);
+pub use crate::tcp::delack::TCP_DELACK_MIN;
 /// `TCP_MAX_QUICKACKS` (include/net/tcp.h): at most 16 ACKs in quick-ACK mode.
 pub const TCP_MAX_QUICKACKS: u32 = 16;
 
@@ -178,6 +184,8 @@ pub struct Receiver {
     /// phase; set by [`Receiver::set_ts_phase`] (0 until then).
     ts_phase_ns: u64,
     pub delack: Timer,
+    /// `icsk_ack.ato` and the RTT state behind the delayed-ACK timer ([`AckTiming`]).
+    pub timing: AckTiming,
     /// SACK compression state and its timer.
     pub comp: SackCompress,
     /// ECN negotiated (see [`Receiver::enable_ecn`]); everything below is unused without.
@@ -232,6 +240,7 @@ impl Receiver {
             ts_recent: 0,
             ts_phase_ns: 0,
             delack: Timer::default(),
+            timing: AckTiming::default(),
             comp: SackCompress::disabled(),
             ecn: false,
             ecn_seen: false,
@@ -254,6 +263,12 @@ impl Receiver {
         self.rcv_space = Some(rs);
         self.handshake_rtt = rtt;
         self.set_ts_phase(ts_phase);
+    }
+
+    /// The receiving socket's RTO and smoothed RTT, from its handshake sample (see
+    /// [`crate::tcp::delack`]): the gap that re-arms quick ACKs, the bound of `ato`.
+    pub fn set_rtt(&mut self, rto: Dur, srtt: Dur) {
+        self.timing.set_rtt(rto, srtt);
     }
 
     /// The phase of this host's timestamp clock (below 1 ms; the engine draws it per
@@ -307,6 +322,7 @@ impl Receiver {
     /// `tcp_enter_quickack_mode(sk, 2)`: at least 2 immediate ACKs.
     fn quickack_2(&mut self) {
         self.quick = self.quick.max(2);
+        self.timing.enter_quickack_mode();
     }
 
     /// `tcp_ecn_check_ce` for a segment that just arrived (`rcv_nxt` already advanced
@@ -476,6 +492,10 @@ impl Receiver {
     fn make_ack(&mut self) -> Packet {
         self.unacked = 0;
         self.rcv_wup = self.rcv_nxt;
+        if self.quick == 1 {
+            // tcp_dec_quickack_mode: "Leaving quickack mode we deflate ATO."
+            self.timing.enter_quickack_mode();
+        }
         self.quick = self.quick.saturating_sub(1);
         self.delack.cancel();
         self.stats.acks_compressed += self.comp.on_ack_sent() as u64;
@@ -624,8 +644,10 @@ impl Receiver {
                 end: seq + 1,
             });
             if seq < self.rcv_nxt {
-                // tcp_data_queue's "retransmit" case: quick-ACK mode, an ACK at once.
+                // tcp_data_queue's "retransmit" case: quick-ACK mode
+                // (tcp_enter_quickack_mode, which also resets ato), an ACK at once.
                 self.quick = TCP_MAX_QUICKACKS;
+                self.timing.enter_quickack_mode();
                 return RxOut::ack(self.make_ack());
             }
             // A duplicate of a segment held out of order (tcp_data_queue_ofo: dropped,
@@ -679,7 +701,11 @@ impl Receiver {
         let had_ooo = !self.ooo.is_empty();
         self.rcv_nxt += 1;
         self.stats.delivered_bytes += pkt.payload as u64;
-        // tcp_event_data_recv -> tcp_ecn_check_ce, before the out-of-order merge.
+        // tcp_event_data_recv: the ato update (and quick ACKs after a gap longer than
+        // the RTO), then tcp_ecn_check_ce, before the out-of-order merge.
+        if self.timing.on_data(now) {
+            self.quick = self.quick.max(TCP_MAX_QUICKACKS);
+        }
         if self.ecn {
             self.ecn_flush = self.ecn_check_ce(pkt);
         }
@@ -720,7 +746,11 @@ impl Receiver {
         if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || pushed || self.ack_now {
             return RxOut::ack(self.make_ack());
         }
-        RxOut::timer(self.delack.arm(now + TCP_DELACK_MIN), RxTimer::DelAck)
+        // tcp_send_delayed_ack: ato-based deadline, or now if the pending timer is due.
+        match self.timing.deadline(now, self.delack.deadline()) {
+            Some(at) => RxOut::timer(self.delack.arm(at), RxTimer::DelAck),
+            None => RxOut::ack(self.make_ack()),
+        }
     }
 
     /// Memory charged for a segment of `payload` bytes: the configured truesize for a
@@ -792,10 +822,15 @@ impl Receiver {
         Some(self.make_ack())
     }
 
-    /// The delayed-ACK timer expired.
+    /// The delayed-ACK timer expired (`tcp_delack_timer_handler`): an ACK owed goes
+    /// out, and ato is inflated ("Delayed ACK missed").
     pub fn on_delack_timer(&mut self, now: SimTime) -> Option<Packet> {
         self.ts_now = self.ts_at(now.0 as i64);
-        (self.unacked > 0).then(|| self.make_ack())
+        if self.unacked == 0 {
+            return None;
+        }
+        self.timing.on_timer_ack();
+        Some(self.make_ack())
     }
 }
 
@@ -856,6 +891,84 @@ mod tests {
             );
         }
         assert!(r.on_data(SimTime(0), &seg(31)).ack.is_none());
+    }
+
+    fn ms(ms: u64) -> SimTime {
+        SimTime(ms * 1_000_000)
+    }
+
+    #[test]
+    fn data_after_a_gap_longer_than_the_rto_is_acked_at_once() {
+        // Warm at 0 (ato 40 ms after back-to-back data); the receiver's RTO 241 ms.
+        let mut r = rx_warm();
+        r.set_rtt(Dur::from_ms(241), Dur::from_ms(41));
+        // 16 at 100 ms: a gap of 100 ms (not below ato, not above the RTO): delayed,
+        // the timer at 100 + 40 ms; it sends the ACK.
+        assert!(r.on_data(ms(100), &seg(16)).ack.is_none());
+        assert_eq!(r.delack.deadline(), Some(ms(140)));
+        assert_eq!(r.on_delack_timer(ms(140)).unwrap().seq, 17);
+        // 17 at 342 ms: 242 ms after 16 > RTO: quick-ACK mode again (16 ACKs), ACKed
+        // at once, and so are the next 15 (18..=32) at the same instant.
+        assert_eq!(r.on_data(ms(342), &seg(17)).ack.map(|a| a.seq), Some(18));
+        for s in 18..33 {
+            assert!(r.on_data(ms(342), &seg(s)).ack.is_some(), "quick ACK {s}");
+        }
+        assert!(r.on_data(ms(342), &seg(33)).ack.is_none());
+        // A gap of exactly the RTO is not "too long": delayed.
+        r.on_data(ms(342), &seg(34)); // completes the pair
+        assert!(r.on_data(ms(583), &seg(35)).ack.is_none());
+    }
+
+    #[test]
+    fn the_delayed_ack_timer_runs_on_the_adapted_ato() {
+        // Receiver RTO 300 ms, srtt 100 ms; warm at 0 with ato 40 ms.
+        let mut r = rx_warm();
+        r.set_rtt(Dur::from_ms(300), Dur::from_ms(100));
+        // 16 at 100 ms: timer at 140 ms; its expiry ACKs and inflates ato to 80 ms.
+        r.on_data(ms(100), &seg(16));
+        assert_eq!(r.delack.deadline(), Some(ms(140)));
+        r.on_delack_timer(ms(140)).unwrap();
+        assert_eq!(r.timing.ato(), Dur::from_ms(80));
+        // 17 at 200 ms (gap 100 >= ato 80: kept): delay min(80, srtt 100) = 80 ms.
+        r.on_data(ms(200), &seg(17));
+        assert_eq!(r.delack.deadline(), Some(ms(280)));
+        r.on_delack_timer(ms(280)).unwrap();
+        assert_eq!(r.timing.ato(), Dur::from_ms(160));
+        // 18 at 300 ms: gap 100 < 160: ato = 80 + 100 = 180; delay min(180, 100) = 100.
+        r.on_data(ms(300), &seg(18));
+        assert_eq!(r.timing.ato(), Dur::from_ms(180));
+        assert_eq!(r.delack.deadline(), Some(ms(400)));
+        // Its expiry: ato = min(2 x 180, RTO 300) = 300; a timer with nothing owed
+        // leaves ato alone.
+        r.on_delack_timer(ms(400)).unwrap();
+        assert!(r.on_delack_timer(ms(401)).is_none());
+        assert_eq!(r.timing.ato(), Dur::from_ms(300));
+        // A duplicate (tcp_enter_quickack_mode) resets ato to TCP_ATO_MIN.
+        r.on_data(ms(402), &seg(3));
+        assert_eq!(r.timing.ato(), Dur::from_ms(40));
+    }
+
+    #[test]
+    fn the_last_quick_ack_deflates_ato() {
+        // RTO 300 ms, srtt 100 ms. 16 at 100 ms waits for the timer (140 ms), whose
+        // expiry doubles ato to 80 ms.
+        let mut r = rx_warm();
+        r.set_rtt(Dur::from_ms(300), Dur::from_ms(100));
+        r.on_data(ms(100), &seg(16));
+        r.on_delack_timer(ms(140)).unwrap();
+        // 17 at 500 ms: gap 400 > RTO, 16 quick ACKs; the gap leaves ato at 80.
+        assert!(r.on_data(ms(500), &seg(17)).ack.is_some());
+        assert_eq!(r.timing.ato(), Dur::from_ms(80));
+        // 18..=31 back to back halve the excess over 20 ms fourteen times: 40 ms +
+        // 40 ms / 2^14 (2441 ns, integer halving). 32 would leave 40 ms + 1220 ns, but
+        // its ACK is the last quick one and resets ato to TCP_ATO_MIN
+        // (tcp_dec_quickack_mode).
+        for s in 18..32 {
+            r.on_data(ms(500), &seg(s));
+        }
+        assert_eq!(r.timing.ato(), Dur(40_002_441));
+        assert!(r.on_data(ms(500), &seg(32)).ack.is_some());
+        assert_eq!(r.timing.ato(), Dur::from_ms(40));
     }
 
     #[test]

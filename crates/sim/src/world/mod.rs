@@ -280,6 +280,14 @@ impl World {
             if t.sack_compression {
                 receiver.enable_sack_compression(rtt);
             }
+            // The receiving socket's own srtt and RTO, for its delayed-ACK timing: its one
+            // RTT sample is the handshake's (tcp_synack_rtt_meas), the same first-sample
+            // rule as the sender's (tcp/delack.rs).
+            let mut rx_rtt = crate::tcp::rtt::RttEstimator::with_rto_min(Dur(t.rto_min_ns));
+            rx_rtt.hz = t.hz;
+            rx_rtt.on_sample(rtt, 0, 0);
+            let srtt_j = tcplab_cc::ops::usecs_to_jiffies(u64::from(rx_rtt.srtt_us()), t.hz);
+            receiver.set_rtt(rx_rtt.rto(), Dur::from_jiffies(srtt_j, t.hz));
             // The timestamp clock's phase against the flow's start: uniform in [0, 1 ms),
             // from the run seed (stream "ts/<flow>"); the flow's two hosts share it, as
             // the kernel backend's namespaces share one kernel's clock.
