@@ -284,8 +284,10 @@ def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command
             *tb,
         ]
     doc.parent.mkdir(parents=True, exist_ok=True)
-    findings = REPO / "experiments" / "fidelity" / "FINDINGS.md"
-    notes = [findings.read_text().rstrip(), ""] if findings.is_file() else []
+    # The hand-written findings of the specs' own folder (experiments/fidelity/FINDINGS.md
+    # for the suite, experiments/fidelity/twins/FINDINGS.md for the BPF twins).
+    findings = specs[0].resolve().parent / "FINDINGS.md" if specs else None
+    notes = [findings.read_text().rstrip(), ""] if findings and findings.is_file() else []
     doc.write_text("\n".join(head + summary + [""] + notes + body) + "\n")
 
 
