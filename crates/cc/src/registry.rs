@@ -273,6 +273,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::lp::SPEC,
     &crate::nv::SPEC,
     &crate::cdg::SPEC,
+    &crate::ledbat::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
