@@ -274,6 +274,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::nv::SPEC,
     &crate::cdg::SPEC,
     &crate::ledbat::SPEC,
+    &crate::copa::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
