@@ -33,8 +33,10 @@
 //! - Loss: the paper's default mode ignores it; mvfst only drops cwnd to its minimum on
 //!   persistent congestion. Here an RTO (`CaEvent::Loss`) does that (cwnd = 2); fast
 //!   recovery leaves cwnd to the rule.
-//! - Pacing before RTTstanding is known (the first ACK) is off; afterwards every ACK
-//!   sets it (mvfst uses srtt in place of RTTstanding there).
+//! - Before the first ACK's RTTstanding, `init` paces at 2 cwnd / srtt (the handshake's
+//!   RTT), or over a nominal 1 ms without one, as BBR's `bbr_init_pacing_rate_from_rtt`
+//!   (the paper does not say; the seam requires a rate once pacing is needed). Every
+//!   ACK with an RTT sample then sets 2 cwnd / RTTstanding (mvfst uses srtt there).
 
 use crate::minmax::Minmax;
 use crate::ops::{CaEvent, CcView, CongestionOps, InfoField, InfoValue, RateSample};
@@ -202,6 +204,13 @@ impl Copa {
         Some(standing)
     }
 
+    /// 2 * cwnd / `rtt_us` in bytes per second (at least 1: the seam's pacing needs a
+    /// rate), capped by `sk_max_pacing_rate`.
+    fn set_pacing_rate(&self, tp: &mut CcView, rtt_us: u32) {
+        let rate = PACING_GAIN * self.cwnd * tp.mss_cache as f64 * 1e6 / rtt_us as f64;
+        tp.pacing_rate = (rate.round() as u64).clamp(1, tp.max_pacing_rate.max(1));
+    }
+
     /// v / (delta * cwnd) per acked packet (Sec. 2.1, step 3).
     fn step(&self, acked: u32) -> f64 {
         acked as f64 * self.velocity / (self.delta * self.cwnd)
@@ -222,7 +231,9 @@ impl CongestionOps for Copa {
         *self = Copa::new(self.delta);
         self.cwnd = tp.snd_cwnd as f64;
         tp.pacing_needed = true; // SK_PACING_NEEDED, as BBR
-        tp.pacing_rate = 0; // unpaced until RTTstanding is known
+                                 // srtt from the handshake, else BBR's nominal 1 ms (USEC_PER_MSEC).
+        let rtt_us = if tp.srtt_us > 0 { tp.srtt_us } else { 1000 };
+        self.set_pacing_rate(tp, rtt_us);
     }
 
     /// Not used to set cwnd (Copa owns it); the kernel's value is kept.
@@ -243,9 +254,7 @@ impl CongestionOps for Copa {
             let rtt = rs.rtt_us.min(u32::MAX as i64) as u32;
             let srtt = if tp.srtt_us > 0 { tp.srtt_us } else { rtt };
             if let Some(standing) = self.on_ack(tp.now_us, rtt, srtt, rs.acked_sacked) {
-                // 2 * cwnd / RTTstanding, in bytes per second.
-                let rate = PACING_GAIN * self.cwnd * tp.mss_cache as f64 * 1e6 / standing as f64;
-                tp.pacing_rate = (rate.round() as u64).min(tp.max_pacing_rate);
+                self.set_pacing_rate(tp, standing);
             }
         }
         self.write_cwnd(tp);
@@ -402,6 +411,8 @@ mod tests {
         let mut c = Copa::new(DELTA);
         c.init(&mut tp);
         assert!(tp.pacing_needed);
+        // Before any ACK: 2 * 10 * 1000 B / srtt 0.05 s = 400 000 B/s.
+        assert_eq!(tp.pacing_rate, 400_000);
         c.slow_start = false;
         let rs = RateSample {
             rtt_us: 40_000,
@@ -412,6 +423,15 @@ mod tests {
         // d_q 0: cwnd 10 + 1 / 5 = 10.2; 2 * 10.2 * 1000 B / 0.04 s = 510 000 B/s.
         assert_eq!(tp.snd_cwnd, 10);
         assert_eq!(tp.pacing_rate, 510_000);
+    }
+
+    #[test]
+    fn copa_without_an_rtt_paces_over_a_nominal_millisecond() {
+        // No handshake RTT: 2 * 10 * 1448 B / 0.001 s = 28 960 000 B/s.
+        let mut tp = CcView::new(1448, 0);
+        let mut c = Copa::new(DELTA);
+        c.init(&mut tp);
+        assert_eq!(tp.pacing_rate, 28_960_000);
     }
 
     #[test]
