@@ -286,6 +286,12 @@ def test_algorithms_lists_the_registry(capsys):
     out = capsys.readouterr().out
     assert out.startswith("reno: ")
     assert "cubic: " in out
+    # The provenance line: what each implementation has been held against.
+    reno = out.split("\n\n")[0]
+    assert "    held against: kernel tcp_cong.c via sim-vs-kernel comparison" in reno
+    ledbat = next(b for b in out.split("\n\n") if b.startswith("ledbat: "))
+    assert "    source: RFC 6817" in ledbat
+    assert "    held against: RFC 6817's claims in scenario tests" in ledbat
 
 
 def test_engine_complaints_name_the_spec_field(tmp_path, capsys):

@@ -19,6 +19,10 @@
 //! - [`lp`]: TCP-LP (tcp_lp.c), low priority by early delay congestion (RTT for OWD).
 //! - [`nv`]: TCP-NV (tcp_nv.c), Vegas's successor with a rate-based decrease.
 //! - [`cdg`]: CDG (tcp_cdg.c), probabilistic backoff on a positive delay gradient.
+//! - [`ledbat`]: LEDBAT (RFC 6817, ns-3 tcp-ledbat.cc), background transport at a
+//!   100 ms queueing-delay target (RTT for OWD).
+//! - [`copa`]: Copa's default mode (NSDI 2018, mvfst Copa.cpp), target rate
+//!   1 / (delta * queueing delay), paced.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -29,6 +33,7 @@ pub mod bbr;
 pub mod bbr3;
 pub mod bic;
 pub mod cdg;
+pub mod copa;
 pub mod cubic;
 pub mod dctcp;
 pub mod external;
@@ -37,6 +42,7 @@ pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
+pub mod ledbat;
 pub mod lp;
 pub mod minmax;
 pub mod nv;

@@ -171,7 +171,7 @@ fn validate(config_json: &str) -> PyResult<()> {
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
 }
 
-/// The registered algorithms: [{name, summary, source, params: [{name, kind, default,
+/// The registered algorithms: [{name, summary, source, held_against, params: [{name, kind, default,
 /// min, max, doc, and for kind "choice" choices: [(label, value)]}]}].
 #[pyfunction]
 fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -182,6 +182,7 @@ fn algorithms(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("family", spec.family.name())?;
         d.set_item("summary", spec.summary)?;
         d.set_item("source", spec.source)?;
+        d.set_item("held_against", tcplab_cc::registry::held_against(spec.name))?;
         let params = PyList::empty(py);
         for p in spec.params {
             let pd = PyDict::new(py);

@@ -416,6 +416,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
                         "name": a.name,
                         "summary": a.summary,
                         "source": a.source,
+                        "held_against": a.held_against,
                         "params": [p.__dict__ for p in a.params],
                     }
                     for a in reg.values()
@@ -427,6 +428,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     for a in reg.values():
         print(f"{a.name}: {a.summary}")
         print(f"    source: {a.source}")
+        print(f"    held against: {a.held_against or 'none yet'}")
         for p in a.params:
             d = p.default_value()
             d = str(d).lower() if isinstance(d, bool) else d  # as written in TOML

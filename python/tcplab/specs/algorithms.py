@@ -52,6 +52,9 @@ class Algorithm:
     family: str = ""
     """``loss``, ``delay``, ``loss_delay``, ``bbr``, ``bbr3`` or ``ecn``
     (``registry::Family``)."""
+    held_against: str = ""
+    """What the implementation has been checked against (``registry::held_against``):
+    the kernel module, a BPF twin, a paper's claims, or "none yet"."""
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)
@@ -80,6 +83,7 @@ def _from_engine(entry: dict) -> Algorithm:
         str(entry.get("source", "")),
         params,
         str(entry.get("family", "")),
+        str(entry.get("held_against", "")),
     )
 
 
