@@ -98,6 +98,12 @@ fn on_cpu_ns() -> Option<u64> {
 }
 
 fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
+    // TCPLAB_BENCH_REPS=1 runs each case once, for an outside timer (alternated runs of two
+    // builds) or a profiler.
+    let reps = std::env::var("TCPLAB_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(reps);
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
     let mut last = None;
