@@ -30,13 +30,7 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
 }
 
 /// `n` flows over one bottleneck; flow i runs `ccs[i % ccs.len()]`.
-fn mixed(
-    n: usize,
-    rate_bps: u64,
-    access_bps: u64,
-    duration_s: u64,
-    ccs: &[&str],
-) -> WorldConfig {
+fn mixed(n: usize, rate_bps: u64, access_bps: u64, duration_s: u64, ccs: &[&str]) -> WorldConfig {
     let rtt_ns = 40_000_000u64;
     let bdp = rate_bps * rtt_ns / 1_000_000_000 / 8;
     let access = LinkConfig {
