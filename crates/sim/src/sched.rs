@@ -1,7 +1,5 @@
-//! The event queue: a 4-ary min-heap ordered by (time, insertion sequence), so events at
-//! the same instant run in the order they were scheduled and every run is deterministic.
-//! Any correct priority queue on that unique key pops the same sequence, so the heap's
-//! shape (binary until 0.8.0) does not change results.
+//! The event queue: a binary heap ordered by (time, insertion sequence), so events at the
+//! same instant run in the order they were scheduled and every run is deterministic.
 //!
 //! Timers (RTO, delayed ACK, pacing) are re-armed on almost every ACK, so cancelling must
 //! be cheap. [`Timer`] never removes anything from the heap: it keeps its deadline and a
@@ -9,102 +7,65 @@
 //! cancellation). Moving a deadline *later* does not touch the heap at all: the pending
 //! (earlier) entry fires, sees the deadline has moved, and re-schedules itself once.
 
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
 use crate::time::SimTime;
 
-#[derive(Clone, Copy)]
 struct Entry<E> {
     time: SimTime,
     seq: u64,
     event: E,
 }
 
-impl<E> Entry<E> {
-    /// Strictly earlier in (time, insertion sequence) order; `seq` is unique, so this is
-    /// a total order and the pop order does not depend on the heap's shape.
-    #[inline(always)]
-    fn before(&self, o: &Self) -> bool {
-        (self.time, self.seq) < (o.time, o.seq)
+impl<E> PartialEq for Entry<E> {
+    fn eq(&self, o: &Self) -> bool {
+        self.time == o.time && self.seq == o.seq
+    }
+}
+impl<E> Eq for Entry<E> {}
+impl<E> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl<E> Ord for Entry<E> {
+    // Reversed: BinaryHeap is a max-heap and we want the earliest (time, seq) first.
+    fn cmp(&self, o: &Self) -> Ordering {
+        o.time.cmp(&self.time).then_with(|| o.seq.cmp(&self.seq))
     }
 }
 
-/// Children per node. A 4-ary heap is half as deep as a binary one, and a node's four
-/// children (4 x 32 bytes) share two cache lines, so a pop touches about half as many
-/// lines of a large heap (1000 flows keep thousands of events pending).
-const ARITY: usize = 4;
-
-/// A deterministic priority queue of events: a 4-ary min-heap on (time, sequence).
+/// A deterministic priority queue of events.
 pub struct EventQueue<E> {
-    heap: Vec<Entry<E>>,
+    heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
 }
 
-impl<E: Copy> Default for EventQueue<E> {
+impl<E> Default for EventQueue<E> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<E: Copy> EventQueue<E> {
+impl<E> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: Vec::with_capacity(256),
+            heap: BinaryHeap::with_capacity(256),
             next_seq: 0,
         }
     }
-    #[inline]
     pub fn push(&mut self, time: SimTime, event: E) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let e = Entry { time, seq, event };
-        // Sift up: move parents down into the hole until e's place is found.
-        let mut i = self.heap.len();
-        self.heap.push(e);
-        while i > 0 {
-            let p = (i - 1) / ARITY;
-            if !e.before(&self.heap[p]) {
-                break;
-            }
-            self.heap[i] = self.heap[p];
-            i = p;
-        }
-        self.heap[i] = e;
+        self.heap.push(Entry { time, seq, event });
     }
     /// Time of the earliest event.
-    #[inline]
     pub fn peek_time(&self) -> Option<SimTime> {
-        self.heap.first().map(|e| e.time)
+        self.heap.peek().map(|e| e.time)
     }
-    #[inline]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let last = self.heap.pop()?;
-        let n = self.heap.len();
-        if n == 0 {
-            return Some((last.time, last.event));
-        }
-        let top = self.heap[0];
-        // Sift down: `last` goes into the hole at the root, which sinks past every child
-        // that comes before it.
-        let mut i = 0;
-        loop {
-            let c = ARITY * i + 1;
-            if c >= n {
-                break;
-            }
-            let end = (c + ARITY).min(n);
-            let mut m = c;
-            for j in c + 1..end {
-                if self.heap[j].before(&self.heap[m]) {
-                    m = j;
-                }
-            }
-            if !self.heap[m].before(&last) {
-                break;
-            }
-            self.heap[i] = self.heap[m];
-            i = m;
-        }
-        self.heap[i] = last;
-        Some((top.time, top.event))
+        self.heap.pop().map(|e| (e.time, e.event))
     }
     pub fn len(&self) -> usize {
         self.heap.len()
