@@ -9,6 +9,11 @@
 //! `... --bench bottleneck -- memory SECONDS` runs (a) for SECONDS simulated seconds and
 //! prints the peak resident set size, to show that memory stays flat as the simulated
 //! duration grows.
+//! `... -- bbr600` runs 2 BBR flows at 10 Mbit/s for 600 s (issue 41's 2-flow figure), and
+//! `... -- wide10 wide100 wide1000` run 10, 100 and 1000 flows (half BBR, half CUBIC) over a
+//! 10 Gbit/s bottleneck for 2 s with 100 Gbit/s access links (issue 41's scaling figures).
+//! `... -- digest` prints a hash of the whole output (counters and 10 ms series) of several
+//! of these worlds: an engine optimisation must leave every hash and event count unchanged.
 //! BPF objects against their native twins: `cargo bench -p tcplab-controllers --bench bpf`
 //! (crates/controllers/benches/bpf.rs, where the BPF loader lives).
 
@@ -21,10 +26,15 @@ use tcplab_sim::NativeCc;
 use tcplab_sim::World;
 
 fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
+    mixed(n, rate_bps, 1_000_000_000, duration_s, &["cubic"])
+}
+
+/// `n` flows over one bottleneck; flow i runs `ccs[i % ccs.len()]`.
+fn mixed(n: usize, rate_bps: u64, access_bps: u64, duration_s: u64, ccs: &[&str]) -> WorldConfig {
     let rtt_ns = 40_000_000u64;
     let bdp = rate_bps * rtt_ns / 1_000_000_000 / 8;
     let access = LinkConfig {
-        rate_bps: 1_000_000_000,
+        rate_bps: access_bps,
         delay_ns: rtt_ns / 8,
         buffer: None,
         loss: 0.0,
@@ -46,8 +56,8 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
         },
         bottleneck_reverse: None,
         flows: (0..n)
-            .map(|_| FlowConfig {
-                cc: "cubic".into(),
+            .map(|i| FlowConfig {
+                cc: ccs[i % ccs.len()].into(),
                 params: Default::default(),
                 sender_access: access.clone(),
                 receiver_access: access.clone(),
@@ -82,6 +92,12 @@ fn on_cpu_ns() -> Option<u64> {
 }
 
 fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
+    // TCPLAB_BENCH_REPS=1 runs each case once, for an outside timer (alternated runs of two
+    // builds) or a profiler.
+    let reps = std::env::var("TCPLAB_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(reps);
     let mut walls = Vec::new();
     let mut cpus = Vec::new();
     let mut last = None;
@@ -126,6 +142,50 @@ fn bench(name: &str, cfg: &WorldConfig, reps: usize) {
     println!();
 }
 
+/// Hash of the JSON of each world's whole output, with series sampled every 10 ms.
+fn digest() {
+    use std::hash::{Hash, Hasher};
+    let mut fq = dumbbell(10, 100_000_000, 10);
+    fq.bottleneck.buffer = Some(QueueLimit::Packets(10240));
+    fq.bottleneck.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+        target_ns: 5_000_000,
+        interval_ns: 100_000_000,
+        quantum_bytes: 1514,
+        flows: 1024,
+        ecn: true,
+    }));
+    let mut lossy = mixed(4, 50_000_000, 1_000_000_000, 20, &["bbr", "cubic"]);
+    lossy.bottleneck.loss = 0.01;
+    let cases = [
+        ("a", dumbbell(2, 10_000_000, 60)),
+        ("bbr", mixed(2, 10_000_000, 1_000_000_000, 60, &["bbr"])),
+        ("c", fq),
+        ("lossy", lossy),
+        (
+            "wide100",
+            mixed(100, 10_000_000_000, 100_000_000_000, 2, &["bbr", "cubic"]),
+        ),
+        (
+            "wide1000",
+            mixed(1000, 10_000_000_000, 100_000_000_000, 1, &["bbr", "cubic"]),
+        ),
+    ];
+    for (name, mut cfg) in cases {
+        cfg.sample_interval_ns = 10_000_000;
+        let out = World::run_config(&cfg, &NativeCc).expect("run");
+        let json = serde_json::to_string(&out).expect("serialize");
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        json.hash(&mut h);
+        println!(
+            "{name}: events {} bottleneck packets {} output hash {:016x} ({} bytes)",
+            out.events_processed,
+            out.bottleneck_packets,
+            h.finish(),
+            json.len()
+        );
+    }
+}
+
 fn peak_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -141,6 +201,10 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    if args.first().map(String::as_str) == Some("digest") {
+        digest();
+        return;
+    }
     if args.first().map(String::as_str) == Some("memory") {
         let secs: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(60);
         let out = World::run_config(&dumbbell(2, 10_000_000, secs), &NativeCc).expect("run");
@@ -166,6 +230,22 @@ fn main() {
             &dumbbell(10, 100_000_000, 30),
             5,
         );
+    }
+    if args.iter().any(|a| a == "bbr600") {
+        bench(
+            "bbr600: 2 bbr flows, 10 Mbit/s, 600 s",
+            &mixed(2, 10_000_000, 1_000_000_000, 600, &["bbr"]),
+            3,
+        );
+    }
+    for n in [10, 100, 1000] {
+        if args.iter().any(|a| *a == format!("wide{n}")) {
+            bench(
+                &format!("wide{n}: {n} flows (half bbr, half cubic), 10 Gbit/s, 2 s"),
+                &mixed(n, 10_000_000_000, 100_000_000_000, 2, &["bbr", "cubic"]),
+                3,
+            );
+        }
     }
     if !want("c") {
         return;
