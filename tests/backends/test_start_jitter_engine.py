@@ -5,7 +5,9 @@ different runs of a scenario that draws nothing else, and one seed repeats exact
 snapshots/no_jitter_digests.json holds three engine configs and the sha256 of the
 engine's raw output for each, made with tcplab 0.5.2 (main at dfc8471, before the
 field): two CUBIC flows due at the same instant, BBR against CUBIC with random loss, and
-two staggered Reno flows."""
+two staggered Reno flows. BBR against CUBIC was re-recorded with 0.9.0, whose receiver
+ACK timing (crates/sim/src/tcp/delack.rs) changed its events_processed by one (55312 ->
+55311) and no counter or series value."""
 
 import copy
 import hashlib
