@@ -141,8 +141,9 @@ def test_report_plots_fct_against_size(tmp_path):
     fig = draw_report(r)
     titles = [ax.get_title(loc="left") for ax in fig.axes]
     assert any(t.startswith("FCT against size") for t in titles) and "FCT distribution" in titles
-    # A run without finite flows keeps the six-row, three-column report: no FCT panels.
+    # A run without finite flows keeps the six-row, three-column report and its numbers
+    # row (three text axes): no FCT panels.
     q = tmp_path / "bulk.toml"
     q.write_text(BASE.split("[[workloads]]")[0] + '[[flows]]\ncc = "cubic"\nrtt = "40ms"\n')
     q.write_text(q.read_text().replace('duration = "60s"', 'duration = "2s"'))
-    assert len(draw_report(tcplab.run(q, tmp_path / "bulk", report=False)).axes) == 18
+    assert len(draw_report(tcplab.run(q, tmp_path / "bulk", report=False)).axes) == 18 + 3
