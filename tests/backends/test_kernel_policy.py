@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from kernel_skips import NEEDS_BPF_ON_KERNEL
 from tcplab import api
 from tcplab.backends.kernel import bpf_ops, policy_agent, tcpinfo
