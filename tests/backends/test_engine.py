@@ -240,7 +240,7 @@ def test_a_ray_worker_killed_mid_sweep_is_retried_and_the_runs_are_the_same(tmp_
     spec = tmp_path / "sweep.toml"
     # 20 s runs: long enough that a worker is seen computing one.
     small = SMALL.replace('duration = "3s"', 'duration = "20s"')
-    spec.write_text(small + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp", "4bdp"]\n')
+    spec.write_text(small + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp"]\n')
     out = tmp_path / "ray"
     cmd = [sys.executable, "-m", "tcplab", "sweep", str(spec), "-o", str(out)]
     cmd += ["--executor", "ray", "--workers", "2", "-q"]
