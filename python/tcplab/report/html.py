@@ -383,23 +383,18 @@ def _throughput_delay(result: Any) -> dict[str, Any]:
     flow, goodput against 95th-percentile RTT, the delay axis reversed."""
     run = result.run
     colors = {cc: _hex(c) for cc, c in p.algorithm_colors(run).items()}
-    summary = result.summary
-    rows = summary.set_index("flow") if "flow" in summary.columns else summary
-    data = []
-    if {"p95_rtt_ms", "goodput_bps"} <= set(rows.columns):
-        for _label, cc, fids, k in sr.cdf_groups(run):
-            ids = [f for f in fids if f in rows.index]
-            data.append(
-                {
-                    "type": "scatter",
-                    "mode": "markers",
-                    "x": _values(rows.loc[ids, "p95_rtt_ms"].to_numpy(dtype=float)),
-                    "y": _values(rows.loc[ids, "goodput_bps"].to_numpy(dtype=float) / MBIT),
-                    "text": [f"flow {f}" for f in ids],
-                    "name": sr.group_label(run, cc, fids),
-                    "marker": {"color": colors[cc], "symbol": PLOTLY_MARKERS[k % 8], "size": 8},
-                }
-            )
+    data = [
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "x": _values(x),
+            "y": _values(y / MBIT),
+            "text": [f"flow {f}" for f in ids],
+            "name": label,
+            "marker": {"color": colors[cc], "symbol": PLOTLY_MARKERS[k % 8], "size": 8},
+        }
+        for cc, k, label, ids, x, y in sr.throughput_delay_groups(run, result.summary)
+    ]
     layout = {
         "height": 360,
         "margin": {"l": 70, "r": 20, "t": 30, "b": 50},

@@ -469,16 +469,13 @@ def throughput_delay(ax: Any, summary: pd.DataFrame, run: RunData) -> None:
     marker per RTT group (series.cdf_groups' grouping)."""
     ax.set_xlabel("95th-percentile RTT [ms] (better ->)")
     ax.set_ylabel("goodput [Mbit/s]")
-    if summary.empty or not {"p95_rtt_ms", "goodput_bps"} <= set(summary.columns):
+    groups = sr.throughput_delay_groups(run, summary)
+    if not groups:
         _no_data(ax, "no per-flow RTT and goodput")
         return
-    rows = summary.set_index("flow") if "flow" in summary.columns else summary
     colors = algorithm_colors(run)
     drawn = False
-    for _label, cc, fids, k in sr.cdf_groups(run):
-        ids = [f for f in fids if f in rows.index]
-        x = pd.to_numeric(rows.loc[ids, "p95_rtt_ms"], errors="coerce").to_numpy(dtype=float)
-        y = pd.to_numeric(rows.loc[ids, "goodput_bps"], errors="coerce").to_numpy(dtype=float)
+    for cc, k, label, _ids, x, y in groups:
         keep = np.isfinite(x) & np.isfinite(y)
         if not keep.any():
             continue
@@ -489,7 +486,7 @@ def throughput_delay(ax: Any, summary: pd.DataFrame, run: RunData) -> None:
             color=colors[cc],
             marker=MARKERS[k % len(MARKERS)],
             alpha=0.8,
-            label=f"{sr.group_label(run, cc, ids)} ({int(keep.sum())})",
+            label=f"{label} ({int(keep.sum())})",
         )
         drawn = True
     if not drawn:

@@ -226,3 +226,20 @@ def group_label(run: RunData, cc: str, fids: list[int]) -> str:
     rtts = run.flows.loc[fids, "rtt_ms"] if "rtt_ms" in run.flows else None
     distinct = [] if rtts is None else sorted({float(r) for r in rtts if r == r})
     return f"{cc}, {distinct[0]:g} ms" if len(distinct) == 1 else cc
+
+
+def throughput_delay_groups(run: RunData, summary: pd.DataFrame) -> list[tuple]:
+    """The points of the throughput-delay plot, shared by report.png and report.html:
+    per group of cdf_groups (algorithm, RTT), (algorithm, its index among that
+    algorithm's groups, the group's label, flow ids, 95th-percentile RTTs in ms,
+    goodputs in bit/s); [] when the summary lacks either metric."""
+    if summary.empty or not {"p95_rtt_ms", "goodput_bps"} <= set(summary.columns):
+        return []
+    rows = summary.set_index("flow") if "flow" in summary.columns else summary
+    out = []
+    for _label, cc, fids, k in cdf_groups(run):
+        ids = [f for f in fids if f in rows.index]
+        x = pd.to_numeric(rows.loc[ids, "p95_rtt_ms"], errors="coerce").to_numpy(dtype=float)
+        y = pd.to_numeric(rows.loc[ids, "goodput_bps"], errors="coerce").to_numpy(dtype=float)
+        out.append((cc, k, group_label(run, cc, ids), ids, x, y))
+    return out
