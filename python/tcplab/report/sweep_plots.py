@@ -137,6 +137,15 @@ def ci_half_width(values: Any, confidence: float = CONFIDENCE) -> float:
     return float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
 
 
+def values_label(df: pd.DataFrame, names: list[str], none: str) -> Any:
+    """Per row, its values of the parameters ``names`` as "a=1, b=2" (``none`` when there
+    are no such parameters): a line's name in point_stats, a point's in the
+    throughput-delay plot."""
+    if not names:
+        return none
+    return df[names].apply(lambda r: ", ".join(f"{o}={key(v)}" for o, v in r.items()), axis=1)
+
+
 def point_stats(table: pd.DataFrame, axis: Axis, metric: str, others: list[str]) -> pd.DataFrame:
     """Per combination of the other parameters (column ``line``, "" without any) and value
     of ``axis`` (``x``: the number, or the value's position for categories): ``mean``,
@@ -146,11 +155,7 @@ def point_stats(table: pd.DataFrame, axis: Axis, metric: str, others: list[str])
         return pd.DataFrame(columns=cols)
     df = table.copy()
     df["_value"] = df[axis.name].map(key)
-    df["_line"] = (
-        df[others].apply(lambda r: ", ".join(f"{o}={key(v)}" for o, v in r.items()), axis=1)
-        if others
-        else ""
-    )
+    df["_line"] = values_label(df, others, "")
     rows = []
     xs = axis.numbers or list(range(len(axis.values)))
     for line_name in dict.fromkeys(df["_line"]):
@@ -298,11 +303,7 @@ def throughput_delay_points(plan: Any, table: pd.DataFrame) -> pd.DataFrame:
     if table.empty or not {DELAY_METRIC, THROUGHPUT_METRIC} <= set(table.columns):
         return pd.DataFrame(columns=cols)
     df = table.copy()
-    df["_point"] = (
-        df[names].apply(lambda r: ", ".join(f"{o}={key(v)}" for o, v in r.items()), axis=1)
-        if names
-        else "all runs"
-    )
+    df["_point"] = values_label(df, names, "all runs")
     rows = []
     for point, g in df.groupby("_point", sort=False):
         d = pd.to_numeric(g[DELAY_METRIC], errors="coerce").dropna()
