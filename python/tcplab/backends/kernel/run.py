@@ -73,8 +73,9 @@ HARD_TIMEOUT_GRACE_S = 30.0
 KERNEL_HEADER = 52  # 20 IP + 20 TCP + 12 timestamp option, what Linux sends with timestamps
 
 
-def check_spec(spec: Spec) -> None:
-    """Whether this machine can run ``spec`` on the kernel.
+def check_spec(spec: Spec) -> dict[int, Path]:
+    """Whether this machine can run ``spec`` on the kernel; returns the flows that will run
+    a shipped BPF twin (twins.twins: flow index -> the twin's source).
 
     Raises
     ------
@@ -117,6 +118,7 @@ def check_spec(spec: Spec) -> None:
             )
     if problems:
         raise SpecError(problems)
+    return twin
 
 
 def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], dict[str, str]]:
@@ -249,7 +251,7 @@ def run_kernel(
     EngineError
         A process failed or the hard timeout passed; everything is removed either way.
     """
-    check_spec(spec)
+    twin = check_spec(spec)  # the flows that run a twin (twins.py)
     emu_cmd = _emulator()
     netns.clean_stale()
     bpf_ops.clean_stale()
@@ -263,7 +265,6 @@ def run_kernel(
     # trained policy drives run policy_agent's program (one copy for all of them).
     driven = {a["flow"] for a in config.get("agents", [])}
     # Algorithms this kernel lacks run as tcplab's shipped BPF twins (twins.py).
-    twin = twins.twins(spec, requirements.available_cc())
     twin_object = {i: str(bpf.program(f"bpf:{src}").object_path) for i, src in twin.items()}
     bpf_keys = [
         (f["bpf_object"], json.dumps(f.get("params") or {}, sort_keys=True))
