@@ -225,10 +225,15 @@ def test_a_label_on_fewer_seeds_than_the_papers_says_so_and_is_counted_apart():
 
 
 def test_seed_counts_come_from_the_paper_and_the_runs():
-    runs = [_run("acw", s, 0.95) for s in (1, 2, 3)]
+    runs = [_run("acw", s, v) for s, v in ((1, 0.95), (2, 0.96), (3, 0.94))]
     r = evaluate_claim(_entry("acw"), _claim(at={"cc": "acw"}), runs)
     assert (r.seeds, r.paper_seeds, r.short_of_paper) == (3, 10, True)
     assert evaluate_claim(_entry("tum"), _claim(at={"cc": "acw"}), runs).paper_seeds == 5
+    # Seeds that all give one value (runs that draw no randomness): more would repeat it,
+    # so the label does not say it rests on fewer seeds.
+    same = [_run("acw", s, 0.95) for s in (1, 2, 3)]
+    r = evaluate_claim(_entry("acw"), _claim(at={"cc": "acw"}), same)
+    assert (r.reason, r.short_of_paper) == ("identical", False)
 
 
 def test_the_report_says_per_entry_how_many_seeds_and_why(tmp_path):

@@ -48,8 +48,8 @@ def test_only_the_points_the_claims_read_get_seeds():
 # 0.511 +- 0.004 at 1 BDP), so "share within 0.006 of 0.505" sits on the band's edge and
 # stays undecided up to the cap; "share >= 0.3" holds at any seed (judged on the
 # extra seeds of its point too). At 2 BDP their utilisation is the same in every seed
-# while the runs differ (RTT, backlog): a value the seeds agree on, decided, and no seeds
-# are added for it. The entry runs 2 seeds at each of two buffers, max_seeds = 4.
+# while the runs differ (RTT, backlog): a value the seeds agree on, decided, and raised to
+# the cap all the same (every judged claim runs at the paper's count, here capped). The entry runs 2 seeds at each of two buffers, max_seeds = 4.
 ENTRY = """
 [experiment]
 duration = "3s"
@@ -104,22 +104,23 @@ def test_an_undecided_claim_gets_seeds_up_to_the_cap(reproduce_entry):
     assert "n=4" in rows["undecided"]["ours"]  # raised from 2 to the cap, 4, and judged
     assert rows["undecided"]["verdict"] == "inconclusive"
     # The same utilisation in every seed of runs that differ (their RTTs and backlogs do):
-    # a value the seeds agree on, decided, and given no more seeds (2bdp stays at 2). Runs
-    # that are copies of one another stay undecided (test_judge.py).
+    # a value the seeds agree on, decided; it is still raised to the paper's count (the
+    # cap, 4) so that its label does not rest on fewer seeds. Runs that are copies of one
+    # another stay undecided and get none (test_judge.py).
     assert rows["identical"]["verdict"] == "agree"
-    assert "n=2" in rows["identical"]["ours"]
+    assert "n=4" in rows["identical"]["ours"]
     entry = out / "tum" / "tum-fig98-seeds"
     more = sorted(p.name for p in (entry / "more-seeds" / "runs").iterdir())
     ours = sorted(p.name for p in (entry / "runs").iterdir())
-    # The extra sweep holds the 1bdp point only: its 2 shared runs (hard links) + 2 new.
-    assert len(more) == 4 and len(set(more) & set(ours)) == 2
+    # The extra sweep holds both points at 4 seeds: 2 shared runs each (hard links) + 2 new.
+    assert len(more) == 8 and len(set(more) & set(ours)) == 4
     shared = (set(more) & set(ours)).pop()
     a = entry / "runs" / shared / "summary.json"
     b = entry / "more-seeds" / "runs" / shared / "summary.json"
     assert a.stat().st_ino == b.stat().st_ino  # reused, not recomputed
     md = (out / "report.md").read_text()
     # the entry's line: its seeds, what undecided claims got, the paper's count and why
-    assert "seeds: 2 per point, raised to 4 at undecided claims' points (cap 4" in md
+    assert "seeds: 2 per point, raised to 4 at the claims' points (cap 4" in md
     assert "the paper's 5; capped at 4 by the entry (`max_seeds`): a test" in md
     assert Path(out / "report.html").is_file()
 
@@ -274,11 +275,9 @@ def test_an_open_claim_is_listed_with_what_was_tried(reproduce_entry):
         "tried: no single setting tests the cause, 1 open: no control experiment yet." in md
     )
     row = next(line for line in md.splitlines() if line.startswith("| [tum-fig95-open #1]"))
-    # TUM used five seeds, the entry two: the label says so
-    assert (
-        "| disagree (2 of the paper's 5 seeds) | open, with what was tried: no single setting "
-        "tests the cause |" in row
-    )
+    # TUM used five seeds, the entry two: the claim was raised to five, so its label
+    # stands on the paper's count and says nothing of seeds
+    assert "| disagree | open, with what was tried: no single setting tests the cause |" in row
     assert "A link cannot be used 150 %. Open: tried nothing: the paper's simulator" in row
     # A one-entry report's contents link to its one paper's section, not to four absent ones.
     contents = next(line for line in md.splitlines() if line.startswith("Contents:"))

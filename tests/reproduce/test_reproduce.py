@@ -39,6 +39,8 @@ repeat = 2
 paper = "tum"
 figure = "Fig. 99"
 title = "a test entry"
+max_seeds = 2
+max_seeds_why = "a test: two seeds keep it short, and its labels say so"
 x = "bottleneck.buffer"
 plot = ["utilization"]
 quick = { "experiment.duration" = "2s" }

@@ -469,7 +469,7 @@ def _shortened(results: list[EntryResult]) -> list[str]:
                 for x in (f"{want_n} seeds" if want_n else "", f"{want_d:g} s" if want_d else "")
                 if x
             )
-            more = f"; undecided claims: up to {res.more_seeds} seeds" if res.more_seeds else ""
+            more = f"; the claims' points: {res.more_seeds} seeds" if res.more_seeds else ""
             rows.append(
                 f"| [{res.entry.name}](#{res.entry.name}) | {base} seeds x {dur:g} s{more} "
                 f"| {paper_says} |"
@@ -481,10 +481,11 @@ def _shortened(results: list[EntryResult]) -> list[str]:
         "## Seeds and durations against the papers'",
         "",
         "The papers state their repetitions (ACD 30 simulations, ACW 10 runs of 300 s, TUM five) "
-        f"for all their experiments; run that way, this catalogue would simulate {factor:.1f}x "
-        "the traffic it does, beyond its 15-minute budget on 2 cores. So the entries below run "
-        "fewer seeds or shorter runs, and a claim whose seeds cannot decide gets more, up to "
-        "the paper's count (`reproduce/seeds.py`).",
+        "for all their experiments. Every judged claim runs at that count at the grid points "
+        "it reads (`reproduce/seeds.py`); the rest of an entry's grid, drawn in its figures "
+        "and read by no claim, keeps the entry's first pass (below), and some entries run "
+        "shorter than the paper. Run whole at the papers' counts and lengths, this catalogue "
+        f"would simulate {factor:.1f}x the traffic it does.",
         "",
         "| entry | ours | the paper's |",
         "|---|---|---|",
@@ -894,15 +895,16 @@ def _status(res: EntryResult) -> str:
 
 
 def seed_line(res: EntryResult) -> str:
-    """The entry's seeds: its sweep's repeat, what undecided claims were raised to, the
-    paper's count, and why fewer (the entry's ``max_seeds_why``, or the budget)."""
+    """The entry's seeds: its sweep's repeat, what the claims' points were raised to, the
+    paper's count, and why fewer (the entry's ``max_seeds_why``)."""
     meta = res.entry.meta
     base = int((res.entry.raw.get("sweep") or {}).get("repeat", 1))
     paper = seeds.PAPER_SEEDS.get(meta.paper)
     text = f"seeds: {base} per point"
     if res.more_seeds:
+        where = "the claims' points" if paper else "undecided claims' points"
         text += (
-            f", raised to {res.more_seeds} at undecided claims' points "
+            f", raised to {res.more_seeds} at {where} "
             f"(cap {res.seed_cap}; `{seeds.MORE_SEEDS_DIR}/`)"
         )
     if paper is None:
@@ -911,10 +913,7 @@ def seed_line(res: EntryResult) -> str:
     if meta.max_seeds is not None and meta.max_seeds < paper:
         text += f"; capped at {meta.max_seeds} by the entry (`max_seeds`): {meta.max_seeds_why}"
     elif max(base, res.more_seeds) < paper:
-        text += (
-            "; fewer for the catalogue's run-time budget, raised to the paper's count only "
-            "where the seeds cannot decide"
-        )
+        text += "; not raised: every claim's seeds gave one value, or it did not run"
     short = sum(c.short_of_paper for c in res.claims)
     if short:
         text += f"; {_plural(short, 'label')} on fewer seeds than the paper's, counted apart"

@@ -15,7 +15,9 @@ form says unless that holds within the effect band: a decided miss is never
 the check is reported and not counted; **not run**, its experiment cannot be built yet
 (``needs`` says why).
 
-A label that rests on fewer seeds than the paper used (``seeds.PAPER_SEEDS``) says so
+Every judged claim runs at its paper's seed count (``seeds.PAPER_SEEDS``) at the points it
+reads, decided or not: the entry's own ``repeat`` is a first pass. A label that still rests
+on fewer seeds than the paper used (an entry's ``max_seeds``, or runs that failed) says so
 ("agree (3 of the paper's 10 seeds)"), and the tallies count it apart
 (``ClaimResult.short_of_paper``). A claim with a ``baseline`` point is judged there too:
 when the baseline passes as well, the claim does not tell the algorithms apart, and the
@@ -89,8 +91,14 @@ class ClaimResult:
 
     @property
     def short_of_paper(self) -> bool:
-        """The label rests on fewer seeds than the paper used (and so is counted apart)."""
-        return self.verdict != "not run" and 0 < self.seeds < self.paper_seeds
+        """The label rests on fewer seeds than the paper used (and so is counted apart);
+        not when every seed gave the same value (the runs draw no randomness, so more seeds
+        would repeat it)."""
+        return (
+            self.verdict != "not run"
+            and self.reason != "identical"
+            and 0 < self.seeds < self.paper_seeds
+        )
 
     @property
     def outside_band(self) -> bool:
@@ -331,18 +339,34 @@ def _collect(res: EntryResult, plan: Any, out: Path) -> None:
 def _more_seeds(
     res: EntryResult, entry: Entry, out: Path, workers: int | None, executor: str, progress: bool
 ) -> None:
-    """Double the seeds at the points of inconclusive claims up to the cap, and judge
-    every claim again on all runs (reproduce/seeds.py)."""
+    """Raise every judged claim's points to the paper's seed count, then double the seeds
+    at the points of inconclusive claims up to the cap, and judge every claim again on all
+    runs (reproduce/seeds.py)."""
     raw = entry_spec(entry, False)
     repeat = raw["sweep"]["repeat"]
     res.seed_cap = seeds.seed_cap(entry.meta.paper, entry.meta.max_seeds)
+    paper = min(seeds.PAPER_SEEDS.get(entry.meta.paper, 0), res.seed_cap)
     while True:
         # identical seeds would stay identical: more of them decide nothing
         undecided = [
             c.claim for c in res.claims if c.verdict == "inconclusive" and c.reason != "identical"
         ]
-        more = seeds.next_repeat(repeat, res.seed_cap) if undecided else None
-        sub = seeds.restricted(raw, undecided, more) if more else None
+        # No label stands on fewer seeds than the paper used (issue 43): every judged claim
+        # whose seeds vary gets the paper's count at its points, decided or not.
+        short = [
+            c.claim
+            for c in res.claims
+            if c.verdict not in ("not run", "untestable")
+            and c.reason != "identical"
+            and 0 < c.seeds < paper
+        ]
+        if short and repeat < paper:
+            more = paper
+            wanted = short + [c for c in undecided if all(c is not d for d in short)]
+        else:
+            more = seeds.next_repeat(repeat, res.seed_cap) if undecided else None
+            wanted = undecided
+        sub = seeds.restricted(raw, wanted, more) if more else None
         if sub is None:
             return
         repeat = more

@@ -1,8 +1,10 @@
-"""More seeds where the seeds cannot decide.
+"""The papers' seed counts, and more seeds where the seeds cannot decide.
 
-A claim is *inconclusive* when the 95 % interval of its margin over the seeds straddles
-the check's edge (``judge.py``). Before saying so, the runner gives it more seeds: the
-entry's ``repeat`` is doubled, up to a cap, but only at the grid points the undecided
+Every judged claim is first raised to its paper's number of repetitions at the grid points
+it reads (``runner._more_seeds``): an entry's ``repeat`` is a first pass, never the count a
+label stands on. Then a claim is *inconclusive* when the 95 % interval of its margin over
+the seeds straddles the check's edge (``judge.py``). Before saying so, the runner gives it
+more seeds: the entry's ``repeat`` is doubled, up to a cap, but only at the grid points the undecided
 claims read (their ``at`` and ``of_at`` points; an axis they do not name, or one they
 compare ``across``, keeps all its values). The extra runs form a sweep of their own in
 ``<entry dir>/more-seeds/`` next to the entry's sweep, so each directory stays an ordinary
@@ -19,7 +21,8 @@ The cap is the paper's own number of repetitions where it states one, else
 * CWS and BBR' state no count: 10, our choice (a 95 % interval over 10 seeds is within
   ~1.4x of its width at 30, so more seeds rarely decide a claim that 10 could not).
 
-An entry may set ``[catalogue] max_seeds`` to lower it (a long entry; the report says so).
+An entry may set ``[catalogue] max_seeds`` to lower it (the report says so, and its labels
+are counted apart as resting on fewer seeds than the paper's); no shipped entry does.
 ``--quick`` never adds seeds.
 """
 
