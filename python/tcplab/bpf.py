@@ -97,6 +97,14 @@ class Program:
     object_path: Path
     params: tuple[dict[str, Any], ...]
     ops: str | None = None
+    flags: int = 0  # tcp_congestion_ops.flags
+
+    @property
+    def needs_ecn(self) -> bool:
+        """``TCP_CONG_NEEDS_ECN`` (include/net/tcp.h: 0x2) in the program's flags: it
+        requests ECN, and the receiving host runs it too for its CE echo, as in a DCTCP
+        deployment (the simulator's ``world::build``, the kernel backend's receivers)."""
+        return bool(self.flags & 0x2)
 
     @property
     def engine_ref(self) -> str:
@@ -176,7 +184,12 @@ def _program(object_ref: str) -> Program:
     except ValueError as exc:
         raise BpfBuildError(str(exc)) from None
     path, ops = split_ref(object_ref)
-    return Program(info["name"], Path(path), tuple(info["params"]), ops)
+    return Program(info["name"], Path(path), tuple(info["params"]), ops, int(info["flags"]))
+
+
+def program_at(object_ref: str) -> Program:
+    """The program an engine config's ``bpf_object`` names (``PATH`` or ``PATH#OPS``)."""
+    return _program(object_ref)
 
 
 def program(cc: str, build: Build = NO_BUILD) -> Program:

@@ -20,8 +20,9 @@ def test_the_kernels_maps_are_written_at_the_end(tmp_path):
     import tcplab
 
     r = tcplab.run(spec("kernel"), out=tmp_path / "run", report=False)
-    # In the kernel each flow's receiver accepts its connection on a socket running the
-    # program too (the listener's congestion control: agent.py receive says why): four
-    # inits for two flows. The maps are read at the run's end, so the ssthresh calls of
-    # the closing sockets' timeouts after it are not counted (calls <= retransmissions).
-    check_counting_reno(tmp_path / "run", r.summary_json, sockets=4)
+    # Each flow's receiver accepts its connection on a Reno socket, not the program (the
+    # program does not need ECN: run.py receiver_cc), so two inits for two flows, as in
+    # the simulator (issue 39 measured four when the receivers ran it too). The maps are
+    # read at the run's end, so the ssthresh calls of the closing sockets' timeouts after
+    # it are not counted (calls <= retransmissions).
+    check_counting_reno(tmp_path / "run", r.summary_json, sockets=2)

@@ -71,13 +71,11 @@ def receive(cfg: dict[str, Any]) -> dict[str, Any]:
     for i in range(n):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # The accepted socket inherits the listener's algorithm: the flow's own, a
-        # program included, so the receiving host handles CE as that algorithm does
-        # (dctcp's exact echo) and never runs the namespace's default, which is the
-        # host's (bbr on the machine measured on 2026-12-02). Tried then: the receiver on
-        # the default, on Reno and on the program; the kernel's Reno loss epochs
-        # scattered with each (issue 39 keeps the receivers' algorithm open).
-        ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, cfg["flows"][i]["cc"].encode())
+        # The accepted socket inherits the listener's algorithm: the flow's own only when
+        # it needs ECN (dctcp's exact CE echo), else Reno; never the namespace's default,
+        # which is the host's (run.py ``receiver_cc``).
+        rx_cc = cfg["flows"][i]["receiver_cc"]
+        ls.setsockopt(socket.IPPROTO_TCP, tcpinfo.TCP_CONGESTION, rx_cc.encode())
         ls.bind((cfg["receiver_addr"], cfg["base_port"] + i))
         ls.listen(4)
         ls.setblocking(False)

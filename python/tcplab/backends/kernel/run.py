@@ -24,10 +24,11 @@ false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver); ``tcp.ecn`` / ``flows[i
 -> the senders' ``net.ipv4.tcp_ecn`` 1 (else 0), the receivers' 2. ``flows[i].onoff``: the
 emulator draws the periods (the simulator's code and RNG stream), the sending agent stops
 writing during the off periods, and the senders' ``tcp_slow_start_after_idle`` is 0 (the
-simulator does not restart an idle cwnd). Each flow's listening
-socket runs the flow's algorithm (``TCP_CONGESTION``), so that the receiving host's
-instance handles CE as the simulator's receiver does (dctcp's exact echo), and so that
-the receiver's algorithm is never the host's default (agent.py ``receive``). Not mappable, hence errors:
+simulator does not restart an idle cwnd). Each flow's listening socket runs the flow's
+algorithm (``TCP_CONGESTION``) only when that needs ECN (dctcp, or a program with
+``TCP_CONG_NEEDS_ECN``), so that the receiving host handles CE as the simulator's receiver
+does (dctcp's exact echo); every other receiver runs Reno, never the sender's program nor
+the host's default (``receiver_cc``). Not mappable, hence errors:
 ``params`` of the kernel's own algorithms (its modules take none per socket), an algorithm
 the kernel does not offer. A ``bpf:`` program's ``params`` are written into the copy the
 run registers (``bpf_ops``), so they apply on both backends.
@@ -294,6 +295,7 @@ def run_kernel(
     flows = [
         {
             "cc": kernel_name[key] if key is not None else f["cc"],
+            "receiver_cc": receiver_cc(f, key, kernel_name),
             "start_ns": f["start_ns"],
             "stop_ns": f["stop_ns"],
             "bytes": f["app"]["finite"]["bytes"] if isinstance(f["app"], dict) else None,
@@ -442,6 +444,30 @@ def run_kernel(
         if f.get("bpf_object"):  # reported by the program's name, as in the simulator
             counters["cc"] = program_name[f["bpf_object"]]
     return raw
+
+
+# The kernel's own algorithms that set TCP_CONG_NEEDS_ECN (net/ipv4/tcp_dctcp.c's
+# dctcp_reno ops: ``.flags = TCP_CONG_NEEDS_ECN``; no other module of 6.18 sets it).
+NEEDS_ECN_MODULES = frozenset({"dctcp"})
+# What a receiver runs otherwise: Reno, built into every kernel (tcp_cong.c's
+# tcp_reno), not the namespace's default, which a new namespace inherits from the host.
+RECEIVER_DEFAULT_CC = "reno"
+
+
+def receiver_cc(
+    flow: dict[str, Any], key: tuple[str, str] | None, kernel_name: dict[tuple[str, str], str]
+) -> str:
+    """The algorithm of a flow's receiving socket, as the simulator's receiver has it
+    (``world::build``): the flow's own only when it needs ECN (its CE echo, DCTCP's exact
+    one), else Reno, which a receiver that sends only ACKs never calls but to set up and
+    release. So a program runs on the sockets that send its flow's data (plus, for one
+    that needs ECN, the receiving ones, as on the simulator's receiver), never on a socket
+    the spec does not give it, and the host's default never enters a run."""
+    if key is None:
+        return flow["cc"] if flow["cc"] in NEEDS_ECN_MODULES else RECEIVER_DEFAULT_CC
+    if key == policy_agent.PROGRAM_KEY:
+        return RECEIVER_DEFAULT_CC
+    return kernel_name[key] if bpf.program_at(key[0]).needs_ecn else RECEIVER_DEFAULT_CC
 
 
 def kernel_metadata(spec: Spec) -> dict[str, Any]:
