@@ -158,7 +158,9 @@ def test_the_agent_writes_what_the_controller_decides_by_hand(tmp_path):
     raw = {"flows": [{"cc": "cubic"}, {"cc": "external"}]}
     report(raw, config, {"agents": [{"index": 0, "steps": d.steps}]})
     assert raw["flows"][1]["cc"] == "policy:by-hand"  # as the simulator names it
-    # One acting step, run 0 ms after the 26 ms the controller had planned.
+    # One acting step, run 0 ms after the 26 ms the controller had planned. MEAS_1 says
+    # the socket had applied generation 1 only, so the 2 ms write (generation 2) was still
+    # pending at that step: counted.
     assert raw["kernel"]["policy_agents"] == [
-        {"flow": 1, "steps": 1, "late_ms_mean": 0.0, "late_ms_max": 0.0}
+        {"flow": 1, "steps": 1, "writes_pending": 1, "late_ms_mean": 0.0, "late_ms_max": 0.0}
     ]

@@ -86,10 +86,13 @@ def report(raw: dict[str, Any], config: dict[str, Any], out: dict[str, Any]) -> 
     for a, rec in zip(config["agents"], out["agents"]):
         raw["flows"][a["flow"]]["cc"] = f"policy:{a['policy']['name']}"
         late = [(r["t_ns"] - r["planned_ns"]) / 1e6 for r in rec["steps"] if "action" in r]
+        pending = sum(bool(r.get("pending")) for r in rec["steps"] if "action" in r)
         summary.append(
             {
                 "flow": a["flow"],
                 "steps": len(late),
+                # steps at which the previous write had not reached the socket yet
+                "writes_pending": pending,
                 "late_ms_mean": round(sum(late) / len(late), 3) if late else 0.0,
                 "late_ms_max": round(max(late), 3) if late else 0.0,
             }
@@ -168,7 +171,12 @@ class Driver:
         self.steps.append({"t_ns": 0, "rate_bps": rate, "cwnd": cwnd})
 
     def step(self, maps: PolicyMaps, now_ns: int, last: bool) -> None:
-        now = counters(maps.read(self.port))
+        meas = maps.read(self.port)
+        now = counters(meas)
+        # Whether the socket has applied this agent's last write (the program's
+        # ``applied`` generation): a write still pending one step later means the flow
+        # ran without the policy for that interval (report() counts them).
+        pending = meas is None or meas["applied"] != (self.gen & 0xFFFFFFFF)
         iv = interval(self.prev, now, now_ns - self.prev_ns)
         self.prev, self.prev_ns = now, now_ns
         srtt = int(now["srtt_us"])
@@ -194,6 +202,7 @@ class Driver:
             "planned_ns": self.next_ns,
             "interval": iv,
             "srtt_us": srtt,
+            "pending": pending,
         }
         if not last:
             action, rate, cwnd, self.next_ns = self.ctl.act(now_ns, srtt)
