@@ -3,6 +3,7 @@ dumbbell (1 BDP buffer) with one controlled flow and one CUBIC flow; memory per
 environment; the cost of a reset. Not a test: figures for benches/RESULTS.md.
 
     python benches/gym_speed.py [--seconds 20] [--envs 20]
+    python benches/gym_speed.py --rates 10Mbps,100Mbps,1Gbps,10Gbps [--seconds 5]
 
 Three levels, each over the same simulated seconds (one step = 10 ms of simulated time):
 - engine: ``tcplab._engine.Stepper`` alone (advance, one state and one interval read,
@@ -10,6 +11,9 @@ Three levels, each over the same simulated seconds (one step = 10 ms of simulate
 - simulation: the same through ``tcplab.gym.Simulation`` (named tuples, action log);
 - env: ``CongestionControlEnv.step`` with the Aurora preset (its numpy observation and
   reward), without gymnasium's checking wrappers, and with them (``gymnasium.make``).
+With ``--rates``: the unwrapped environment's steps per CPU second at each bottleneck rate
+(the same dumbbell and CUBIC flow; the packet rate is what a step's cost follows), and
+the resident set's growth per step over the measured steps of one environment.
 Memory: the process's resident set before and after holding ``--envs`` environments
 reset and run 1 s each, divided by their number. Reset: ``env.reset`` (builds the spec,
 resolves, validates and builds the engine's world), median of 20.
@@ -25,6 +29,7 @@ import gymnasium
 import numpy as np
 import tcplab.gym as tg
 from tcplab.gym.simulation import Simulation
+from tcplab.specs.units import parse_rate
 
 SPEC = {
     "experiment": {"duration": "1000s", "seed": 1, "sample_interval": "100ms"},
@@ -117,11 +122,35 @@ def bench_reset(k: int = 20) -> float:
     return statistics.median(times)
 
 
+def bench_rate(rate: str, seconds: float) -> tuple[float, float]:
+    """Steps per CPU second of the unwrapped environment at bottleneck ``rate``, and the
+    resident set's growth per step (KB) over those steps."""
+    spec = {**SPEC, "bottleneck": {**SPEC["bottleneck"], "rate": rate}}
+    env = tg.CongestionControlEnv(spec=spec, preset="aurora", interval="10ms")
+    env.reset(seed=0)
+    zero = np.zeros(1, np.float32)
+    for _ in range(200):  # 2 s: past start-up
+        env.step(zero)
+    n = int(seconds * 1e9 / STEP_NS)
+    rss0, c0 = rss_kb(), time.process_time()
+    for _ in range(n):
+        env.step(zero)
+    return n / (time.process_time() - c0), (rss_kb() - rss0) / n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--envs", type=int, default=20)
+    ap.add_argument("--rates", help="comma-separated bottleneck rates: steps/s at each")
     a = ap.parse_args()
+    if a.rates:
+        print(f"{'rate':>9s} {'packets/s':>10s} {'steps/s CPU':>12s} {'KB/step':>8s}")
+        for rate in a.rates.split(","):
+            cpu, kb = bench_rate(rate, a.seconds)
+            pkts = parse_rate(rate) / (1500 * 8)
+            print(f"{rate:>9s} {pkts:10.0f} {cpu:12.0f} {kb:8.3f}")
+        return
     for name, fn in (
         ("engine (Stepper)", lambda: bench_engine(a.seconds)),
         ("Simulation", lambda: bench_simulation(a.seconds)),
