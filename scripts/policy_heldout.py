@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 HELDOUT = ROOT / "experiments" / "gym" / "heldout.toml"
 TRAINED = ROOT / "experiments" / "gym" / "cem-linear.json"
-MIN_STEP_NS = 1_000_000  # the RTT interval's floor (crates/sim/src/world/agent.rs)
+MIN_STEP_NS = 1_000_000  # the RTT interval's floor (crates/controllers/src/policy/mod.rs)
 
 
 def seeds_arg(text: str) -> list[int]:

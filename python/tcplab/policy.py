@@ -1,12 +1,12 @@
 """``cc = "policy:FILE"``: a trained policy (a JSON file, ``format = "tcplab-policy/1"``)
 driving the flow from inside the engine, with the observation and action code
-tcplab.gym trains with (crates/sim/src/world/agent.rs). The flow runs ``external``
-underneath, its rate and window written by the policy at each monitor interval; it is
-reported as ``policy:<name>``. A relative FILE is taken against the spec file's
-directory. The file's contents (not its path) go into the engine config, so a run's
-digest covers the weights that ran.
+tcplab.gym trains with (crates/controllers/src/policy/, an interval agent the engine
+drives). The flow runs ``external`` underneath, its rate and window written by the
+policy at each monitor interval; it is reported as ``policy:<name>``. A relative FILE
+is taken against the spec file's directory. The file's contents (not its path) go into
+the engine config, so a run's digest covers the weights that ran.
 
-The format (see ``PolicyConfig`` in agent.rs)::
+The format (see ``PolicyConfig`` in crates/controllers/src/policy/mod.rs)::
 
     {"format": "tcplab-policy/1", "name": "cem-linear", "preset": "aurora",
      "history": 10, "rtt_fraction": 0.5,          # or "interval_ns": 10000000 (>= 1 ms)

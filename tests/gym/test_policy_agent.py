@@ -1,8 +1,8 @@
 """The kernel backend's policy agent (tcplab/backends/kernel/policy_agent.py) without a
 kernel: from fixed snapshots of the BPF program's measurement map it makes the
 intervals, observations and writes the simulator's agent makes, computed by hand here.
-The agent and the simulator run one controller (world/agent.rs PolicyController, through
-tcplab._engine.PolicyAgent), so what is checked is the map-to-interval step and the
+The agent and the simulator run one controller (crates/controllers/src/policy's
+PolicyController, through tcplab._engine.PolicyAgent), so what is checked is the map-to-interval step and the
 loop around the controller. tests/backends/test_kernel_policy.py runs it on a kernel."""
 
 from __future__ import annotations

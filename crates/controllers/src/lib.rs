@@ -5,14 +5,17 @@
 //! - the native registry (crates/cc, through `tcplab_sim::NativeCc`): `cc` names a
 //!   registered algorithm;
 //! - a compiled BPF struct_ops object (crates/bpf, [`bpf`]): `cc = "bpf"` with
-//!   `bpf_object = "path/to/x.bpf.o"`.
+//!   `bpf_object = "path/to/x.bpf.o"`;
+//! - a trained policy ([`policy`]): an interval agent for a config's `agents[i]` entry
+//!   (a spec's `cc = "policy:FILE"`), driving an `external` flow.
 //!
 //! Hand a fresh [`Controllers`] to each run: it keeps what it loaded for that run.
 
 pub mod bpf;
+pub mod policy;
 
 use tcplab_cc::ops::CongestionOps;
-use tcplab_sim::{CcChoice, ConfigError, ControllerFactory, NativeCc};
+use tcplab_sim::{CcChoice, ConfigError, ControllerFactory, IntervalAgent, NativeCc};
 
 /// The native registry and the BPF loader, for one run.
 #[derive(Default)]
@@ -48,5 +51,13 @@ impl ControllerFactory for Controllers {
         } else {
             NativeCc.build(choice, seed)
         }
+    }
+
+    fn agent(
+        &self,
+        policy: &serde_json::Value,
+        duration_ns: u64,
+    ) -> Result<Box<dyn IntervalAgent>, ConfigError> {
+        Ok(Box::new(policy::PolicyAgent::new(policy, duration_ns)?))
     }
 }

@@ -84,9 +84,6 @@ fn run<'py>(
     let mut world = catch_unwind(AssertUnwindSafe(|| World::new(&cfg, &controllers)))
         .map_err(|p| PyRuntimeError::new_err(format!("engine panic: {}", panic_message(p))))?
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if !cfg.agents.is_empty() {
-        return stepping::run_with_agents(py, &cfg, world, progress);
-    }
     let end = world.end().ns();
     let every = SLICES / PROGRESS_STEPS;
     for k in 1..=SLICES {
@@ -391,8 +388,11 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stepping::aurora_write, m)?)?;
     m.add_function(wrap_pyfunction!(stepping::aurora_start, m)?)?;
     // The shortest monitor interval (ns) and how often a waiting policy looks for its
-    // first RTT sample (world/agent.rs), for tcplab.gym and the kernel agent.
-    m.add("POLICY_MIN_STEP_NS", tcplab_sim::world::agent::MIN_STEP_NS)?;
+    // first RTT sample (crates/controllers' policy), for tcplab.gym and the kernel agent.
+    m.add(
+        "POLICY_MIN_STEP_NS",
+        tcplab_controllers::policy::MIN_STEP_NS,
+    )?;
     m.add_function(wrap_pyfunction!(stepping::check_policy, m)?)?;
     Ok(())
 }

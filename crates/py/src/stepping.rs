@@ -15,10 +15,9 @@ use tcplab_sim::time::SimTime;
 use tcplab_sim::world::stepping::{FlowState, IntervalStats, StepError, Stepper as Inner};
 use tcplab_sim::World;
 
-use tcplab_sim::world::agent;
-use tcplab_sim::WorldConfig;
+use tcplab_controllers::policy as agent;
 
-use crate::{panic_message, parse, sim_err, PROGRESS_STEPS, SLICES};
+use crate::{panic_message, parse, sim_err};
 
 fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
     catch_unwind(AssertUnwindSafe(f))
@@ -236,34 +235,6 @@ impl Stepper {
     }
 }
 
-/// `run` for a config with agents (trained policies, world/agent.rs): the agents step
-/// their flows at their intervals in Rust; progress and signals between slices as `run`.
-pub(crate) fn run_with_agents<'py>(
-    py: Python<'py>,
-    cfg: &WorldConfig,
-    world: World,
-    progress: Option<PyObject>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let mut agents = agent::Agents::new(cfg).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let mut s = Inner::new(world);
-    let every = SLICES / PROGRESS_STEPS;
-    let mut k = 0u64;
-    guard(|| {
-        agent::run(&mut s, &mut agents, SLICES, |t| -> PyResult<()> {
-            k += 1;
-            py.check_signals()?;
-            if let (Some(cb), true) = (&progress, k.is_multiple_of(every)) {
-                cb.call1(py, (t.secs_f64(),))?;
-            }
-            Ok(())
-        })
-    })??;
-    let out = py
-        .allow_threads(|| guard(|| s.finish()))?
-        .map_err(sim_err)?;
-    pythonize::pythonize(py, &out).map_err(|e| PyRuntimeError::new_err(e.to_string()))
-}
-
 fn interval_from(t: [f64; 10]) -> IntervalStats {
     IntervalStats {
         duration_us: t[0] as u64,
@@ -279,7 +250,7 @@ fn interval_from(t: [f64; 10]) -> IntervalStats {
     }
 }
 
-/// Aurora's observation history (world/agent.rs), the one code the training environment
+/// Aurora's observation history (crates/controllers' policy), the one code the training environment
 /// and an in-engine policy use: `push(interval, srtt_us)` takes an interval in
 /// INTERVAL_FIELDS order and returns the observation (float32 values).
 #[pyclass(module = "tcplab._engine")]
@@ -362,7 +333,7 @@ pub(crate) fn check_policy(policy_json: &str) -> PyResult<()> {
     guard(|| parse_policy(policy_json).map(|_| ()))?
 }
 
-/// A policy (JSON text, world/agent.rs's PolicyConfig): `act(observation) -> action`, the
+/// A policy (JSON text, crates/controllers' policy's PolicyConfig): `act(observation) -> action`, the
 /// network the engine evaluates for `cc = "policy:FILE"`.
 #[pyclass(module = "tcplab._engine")]
 pub struct Policy {
@@ -393,7 +364,7 @@ impl Policy {
 }
 
 /// One policy's loop for one flow of a world config (`agents[index]`), apart from the
-/// world: world/agent.rs's `PolicyController`, the code the simulator's agents run. The
+/// world: crates/controllers' policy's `PolicyController`, the code the simulator's agents run. The
 /// kernel backend's agent (tcplab/backends/kernel/policy_agent.py) drives a real socket
 /// with it. `start(now_ns, srtt_us)` and `act(now_ns, srtt_us)` return what to write
 /// (rate bit/s, cwnd segments) and when to act next (ns); `observe(interval, srtt_us)`
@@ -410,7 +381,7 @@ impl PolicyAgent {
     #[new]
     fn new(config_json: &str, index: usize) -> PyResult<Self> {
         let cfg = parse(config_json)?;
-        let inner = agent::PolicyController::for_agent(&cfg, index)
+        let inner = agent::PolicyAgent::controller_for(&cfg, index)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(PolicyAgent {
             inner,

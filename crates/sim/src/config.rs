@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use crate::net::netem::{JitterDistribution, NetemConfig};
 
 pub use crate::contract::{
-    AppConfig, CcChoice, ConfigError, LinkEvent, OnOffConfig, QueueLimit, ReceiveBuffer, TcpConfig,
+    AgentConfig, AppConfig, CcChoice, ConfigError, LinkEvent, OnOffConfig, QueueLimit,
+    ReceiveBuffer, TcpConfig,
 };
 
 /// A dumbbell: N sender/receiver pairs, each with its own access links, sharing one
@@ -60,11 +61,11 @@ pub struct WorldConfig {
     /// Constant-rate UDP-like sources, optionally on/off (source.rs); dumbbell only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceConfig>,
-    /// Trained policies driving `external` flows from inside the engine (world/agent.rs;
-    /// a spec's `cc = "policy:FILE"`).
+    /// Interval agents (trained policies) driving `external` flows from inside the engine
+    /// (world/agents.rs; a spec's `cc = "policy:FILE"`), built by the controller factory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-spec" = "flows"))]
-    pub agents: Vec<crate::world::agent::AgentConfig>,
+    pub agents: Vec<AgentConfig>,
 }
 
 /// A constant-rate source (source.rs): fixed-size packets at a fixed rate, no ACKs.

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use tcplab_cc::ops::CongestionOps;
 
+use crate::interval::IntervalAgent;
 use crate::time::NS_PER_MS;
 
 /// A configuration error: the field path (`flows[1].cc`) and what is allowed.
@@ -218,4 +219,33 @@ pub trait ControllerFactory {
         choice: &CcChoice<'_>,
         seed: u64,
     ) -> Result<Box<dyn CongestionOps>, ConfigError>;
+
+    /// The interval agent of a config's `agents[i]` entry (interval.rs), from its opaque
+    /// `policy` in a run of `duration_ns`. An error names the field relative to the entry
+    /// (`policy.<field>`); the caller prefixes `agents[i].`. By default a factory builds
+    /// none.
+    fn agent(
+        &self,
+        policy: &serde_json::Value,
+        duration_ns: u64,
+    ) -> Result<Box<dyn IntervalAgent>, ConfigError> {
+        let _ = (policy, duration_ns);
+        Err(ConfigError {
+            field: "policy".into(),
+            message: "this engine's controllers build no agents (policy files run through \
+                      tcplab-controllers)"
+                .into(),
+        })
+    }
+}
+
+/// An agent in the world config: the flow it drives (which must run `external`) and its
+/// policy, which the engine does not read: the [`ControllerFactory`] builds the agent from
+/// it (crates/controllers: a `tcplab-policy/1` policy file's contents).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// Index into `flows`.
+    pub flow: usize,
+    pub policy: serde_json::Value,
 }

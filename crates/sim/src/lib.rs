@@ -21,6 +21,7 @@
 pub mod app;
 pub mod config;
 pub mod contract;
+pub mod interval;
 pub mod native_cc;
 pub mod net;
 pub mod onoff;
@@ -36,7 +37,8 @@ pub mod validate;
 pub mod world;
 
 pub use config::{ConfigError, WorldConfig};
-pub use contract::{CcChoice, ControllerFactory};
+pub use contract::{AgentConfig, CcChoice, ControllerFactory};
+pub use interval::{AgentStep, AgentWrite, FlowState, IntervalAgent, IntervalStats};
 pub use native_cc::NativeCc;
 pub use record::RunOutput;
 pub use world::{SimError, World};

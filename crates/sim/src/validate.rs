@@ -31,8 +31,8 @@ impl WorldConfig {
     /// first problem found is reported with its path.
     pub fn validate(&self, cc: &dyn ControllerFactory) -> Result<(), ConfigError> {
         self.check(Some(cc))?;
-        // Trained policies (world/agent.rs): shapes, and flows that run `external`.
-        crate::world::agent::Agents::new(self).map(|_| ())
+        // Interval agents (world/agents.rs): built by `cc`, on flows that run `external`.
+        crate::world::check_agents(self, cc)
     }
 
     /// Check every field but the flows' algorithms: for a caller that carries packets

@@ -15,8 +15,8 @@ engine's ``MIN_STEP_NS``, a policy file's floor) and no longer than the episode
 (checked at ``reset()``). An episode ends by truncation when the spec's duration is
 reached (``terminated`` is never set: congestion control has no terminal state).
 
-``reset()`` starts an episode as a deployed policy starts (crates/sim/src/world/
-agent.rs): the preset's ``reset`` writes what the flow sends before it knows anything of
+``reset()`` starts an episode as a deployed policy starts (crates/controllers/src/
+policy/mod.rs): the preset's ``reset`` writes what the flow sends before it knows anything of
 the path (Aurora: TCP's initial window), the simulation runs in 1 ms looks until the
 flow has its first RTT sample (the handshake's), what happened meanwhile is dropped, the
 preset's ``start`` writes the initial control, and the first observation is of the
@@ -161,7 +161,7 @@ class CongestionControlEnv(gymnasium.Env):
                 ]
             )
         self.preset.reset(sim, self.flow, self.np_random)
-        # As a deployed policy (agent.rs Agents::step_due): look every MIN_STEP_NS for the
+        # As a deployed policy (policy/mod.rs PolicyAgent::step): look every MIN_STEP_NS for the
         # flow's first RTT sample, drop what happened until then, start.
         while sim.state(self.flow).srtt_us == 0:
             if sim.advance_ns(sim._s.now_ns + self._min_step_ns):

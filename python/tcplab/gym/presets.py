@@ -13,7 +13,7 @@ Observation: the last 10 monitor intervals' (latency gradient, latency ratio, se
 ratio). Action a: rate x (1 + 0.025 a) for a >= 0, rate / (1 - 0.025 a) below.
 Reward: 10 x throughput (packets/s of 1500 bytes) - 1000 x latency (s) - 2000 x loss
 ratio, times 0.001 (PCC-RL's REWARD_SCALE). These are computed by the engine
-(crates/sim/src/world/agent.rs), the code a trained policy runs with as
+(crates/controllers/src/policy/), the code a trained policy runs with as
 ``cc = "policy:FILE"``. Deviations:
 
 - The latency gradient is the change of the interval's mean RTT from the previous
@@ -24,7 +24,7 @@ ratio, times 0.001 (PCC-RL's REWARD_SCALE). These are computed by the engine
   Box is +-1e12. PCC-RL clamps the rate to an absolute [40, 1000] packets/s (MIN_RATE,
   MAX_RATE) for links of 100-500 packets/s; ours is absolute too, in segments per srtt
   (rates tcplab specs use span 1 Mbit/s to 10 Gbit/s): at least 4 per srtt (BBR's
-  smallest window), at most the rate whose window is 1 000 000 segments (agent.rs
+  smallest window), at most the rate whose window is 1 000 000 segments (policy/aurora.rs
   ``aurora_bounds``). Neither bound reads the path's configuration.
 - A real TCP flow (`cc = "external"`: SACK, RACK, RTO) carries the rate, paced by the
   kernel's internal pacing, with cwnd written each interval to 2 x rate x srtt (at least
@@ -133,7 +133,7 @@ def _fraction(value: Any) -> float | tuple[float, float] | None:
 
 class Aurora(Preset):
     """Aurora (Jay et al., ICML 2019); see the module docs. The observation, reward, rate
-    change, start and what is written are the engine's (crates/sim/src/world/agent.rs),
+    change, start and what is written are the engine's (crates/controllers/src/policy/),
     the code a trained policy runs with in ``cc = "policy:FILE"``.
 
     ``privileged_start_fraction``: a training option a deployed policy cannot have. None
@@ -151,7 +151,7 @@ class Aurora(Preset):
     # PCC-RL sender_obs min/max of the three features.
     FEATURE_LOW = (-1.0, 1.0, 0.0)
     FEATURE_HIGH = (10.0, 10000.0, 1000.0)
-    INIT_CWND = 10  # agent.rs INIT_CWND (TCP_INIT_CWND): the first window
+    INIT_CWND = 10  # policy/aurora.rs INIT_CWND (TCP_INIT_CWND): the first window
 
     def __init__(
         self,
@@ -173,7 +173,7 @@ class Aurora(Preset):
     def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
         self._obs = self._eng.AuroraObservation(self.history)
         self._used = None
-        # Until the first RTT sample: TCP's initial window, unpaced (agent.rs start).
+        # Until the first RTT sample: TCP's initial window, unpaced (policy/mod.rs PolicyController::start).
         self.rate_bps = 0.0
         sim.set_pacing_rate(flow, 0.0)
         sim.set_cwnd(flow, self.INIT_CWND)

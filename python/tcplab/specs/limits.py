@@ -74,7 +74,7 @@ the example's linear policy (31 weights) costs about 1.7 us of CPU (measured: 10
 three minutes; a larger network costs more per step (the count does not weigh it)."""
 
 MIN_POLICY_STEP_NS = 1_000_000
-"""The shortest monitor interval (crates/sim/src/world/agent.rs MIN_STEP_NS)."""
+"""The shortest monitor interval (crates/controllers/src/policy/mod.rs MIN_STEP_NS)."""
 
 BYTES_PER_PACKET_HELD = 400
 BYTES_PER_SERIES_ROW = 2_400

@@ -20,7 +20,8 @@ use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, Rate, SimTime};
 
-pub mod agent;
+mod agents;
+mod measure;
 mod onoff;
 mod sources;
 pub mod stepping;
@@ -36,6 +37,11 @@ pub fn series_columns(
         infos.push(build_cc(cc, f, i, cfg.tcp.hz, 0)?.info());
     }
     Ok(crate::record::series_columns(&infos))
+}
+
+/// Check the config's agents by building them with `cc` (errors name `agents[i].…`).
+pub fn check_agents(cfg: &WorldConfig, cc: &dyn ControllerFactory) -> Result<(), ConfigError> {
+    agents::build(cfg, cc).map(|_| ())
 }
 
 /// Why a run failed.
@@ -165,6 +171,10 @@ pub struct World {
     sources: Vec<crate::source::Source>,
     /// Per flow, its on/off periods (world/onoff.rs); empty if no flow has any.
     onoff: Vec<Option<crate::onoff::Periods>>,
+    /// The interval agents (world/agents.rs), in config order; empty for most runs.
+    agents: Vec<agents::Slot>,
+    /// Indices into `agents` in flow order (the order their waiting writes apply).
+    agents_by_flow: Vec<usize>,
 }
 
 /// Flow `i`'s algorithm as `cc` builds it, errors prefixed with the flow's path.
@@ -326,10 +336,13 @@ impl World {
         for (i, e) in cfg.events.iter().enumerate() {
             queue.push(SimTime(e.at_ns), Event::LinkChange(i as u32));
         }
-        // A flow a trained policy drives is reported by the policy's name (world/agent.rs).
-        for a in &cfg.agents {
-            flows[a.flow].cc_name = format!("policy:{}", a.policy.name);
+        // A flow an agent drives is reported by the agent's name (world/agents.rs).
+        let agents = agents::build(cfg, cc)?;
+        for (a, slot) in cfg.agents.iter().zip(&agents) {
+            flows[a.flow].cc_name = slot.name();
         }
+        let mut agents_by_flow: Vec<usize> = (0..agents.len()).collect();
+        agents_by_flow.sort_by_key(|&k| cfg.agents[k].flow);
         let recorder = (cfg.sample_interval_ns > 0)
             .then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
         Ok(World {
@@ -347,6 +360,12 @@ impl World {
             routes,
             sources,
             onoff,
+            agents,
+            agents_by_flow,
+        })
+        .map(|mut w| {
+            w.start_agents();
+            w
         })
     }
 
@@ -376,8 +395,26 @@ impl World {
 
     /// Process every event before `t` (capped at the run's end) and take the samples due
     /// at or before `t`. A sample at time T sees exactly the events before T, however the
-    /// run is chunked; the run covers [0, duration).
+    /// run is chunked; the run covers [0, duration). With agents, it also stops at each
+    /// agent's time and steps it there (world/agents.rs), so a run steps its agents the
+    /// same whichever caller drives it.
     pub fn run_until(&mut self, t: SimTime) {
+        if self.agents.is_empty() {
+            return self.run_events_until(t);
+        }
+        // Stop at each agent's time: the events before it, then the agents (agents.rs).
+        loop {
+            let next = self.next_agent_time().min(t);
+            self.run_events_until(next);
+            self.step_agents();
+            if self.now >= t.min(self.end) {
+                return;
+            }
+        }
+    }
+
+    /// Run every event before `t` (capped at the end); now becomes `t`.
+    fn run_events_until(&mut self, t: SimTime) {
         let t = t.min(self.end);
         while let Some(et) = self.queue.peek_time() {
             if et >= t {

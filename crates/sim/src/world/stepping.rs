@@ -26,60 +26,11 @@
 //! them), which has no clone; adding one to every algorithm is the price, not the copy
 //! of the queues (a few hundred KB).
 
-use tcplab_cc::ops::CcView;
+pub use crate::interval::{FlowState, IntervalStats};
 
 use super::{SimError, World};
 use crate::record::RunOutput;
 use crate::time::SimTime;
-
-/// A flow's state now: the socket's view and its cumulative counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct FlowState {
-    /// The connection is established (its algorithm's `init` has run).
-    pub started: bool,
-    pub cwnd_pkts: u32,
-    pub ssthresh_pkts: u32,
-    pub inflight_pkts: u32,
-    /// `sk_pacing_rate` in bit/s (0: none set).
-    pub pacing_rate_bps: f64,
-    /// Smoothed RTT (us), 0 before the first sample.
-    pub srtt_us: u64,
-    /// Windowed minimum RTT (us), 0 before the first sample.
-    pub min_rtt_us: u64,
-    /// Latest RTT sample (us), 0 before the first.
-    pub latest_rtt_us: u64,
-    /// `tcp_rate.c`'s latest delivery rate (bit/s).
-    pub delivery_rate_bps: f64,
-    /// `icsk_ca_state` as the kernel's number (0 Open .. 4 Loss).
-    pub ca_state: u8,
-    pub sent_bytes: u64,
-    /// Segments delivered (`tp->delivered`: cumulatively acked or SACKed) x MSS.
-    pub acked_bytes: u64,
-    /// Bytes the receiver delivered in order to the application (goodput).
-    pub delivered_bytes: u64,
-    /// Segments marked lost (`tp->lost`).
-    pub lost_pkts: u64,
-    pub retransmitted_pkts: u64,
-    pub rto_count: u64,
-}
-
-/// What happened to one flow between two reads.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct IntervalStats {
-    /// Simulated time since the previous read (us).
-    pub duration_us: u64,
-    pub sent_bytes: u64,
-    pub acked_bytes: u64,
-    pub delivered_bytes: u64,
-    pub lost_pkts: u64,
-    pub retransmitted_pkts: u64,
-    pub rto_count: u64,
-    /// RTT samples taken in the interval (one per ACK with a valid sample).
-    pub rtt_samples: u64,
-    /// Their mean and minimum (us); 0 when there were none.
-    pub rtt_mean_us: f64,
-    pub rtt_min_us: u64,
-}
 
 /// A write that waits for its flow's connection.
 #[derive(Clone, Copy, Debug, Default)]
@@ -167,61 +118,19 @@ impl Stepper {
 
     pub fn state(&self, flow: usize) -> Result<FlowState, StepError> {
         self.check_flow(flow)?;
-        let f = &self.world.flows[flow];
-        let s = &f.sender;
-        let tp: &CcView = &s.tp;
-        let started = s.is_started();
-        Ok(FlowState {
-            started,
-            cwnd_pkts: tp.snd_cwnd,
-            ssthresh_pkts: tp.snd_ssthresh,
-            inflight_pkts: s.packets_in_flight(),
-            pacing_rate_bps: tp.pacing_rate as f64 * 8.0,
-            srtt_us: s.rtt.srtt_ns() / 1000,
-            min_rtt_us: if tp.min_rtt_us == u32::MAX {
-                0
-            } else {
-                tp.min_rtt_us as u64
-            },
-            latest_rtt_us: s.rtt.latest_us.max(0) as u64,
-            delivery_rate_bps: s.rate.delivery_rate_bps(tp.mss_cache),
-            ca_state: tp.ca_state as u8,
-            sent_bytes: s.stats.sent_bytes,
-            acked_bytes: if started {
-                tp.delivered * tp.mss_cache as u64
-            } else {
-                0
-            },
-            delivered_bytes: f.receiver.stats.delivered_bytes,
-            lost_pkts: if started { tp.lost } else { 0 },
-            retransmitted_pkts: s.stats.retransmitted_packets,
-            rto_count: s.stats.rto_count,
-        })
+        Ok(self.world.flow_state(flow))
     }
 
     /// The statistics of `flow` since the previous call for it (since the start at the
     /// first), and the RTT sample accumulator reset.
     pub fn take_interval(&mut self, flow: usize) -> Result<IntervalStats, StepError> {
-        let now_state = self.state(flow)?;
+        self.check_flow(flow)?;
         let now = self.world.now;
-        let samples = std::mem::take(&mut self.world.flows[flow].sender.rtt.samples);
-        let (prev, since) = std::mem::replace(&mut self.marks[flow], (now_state, now));
-        Ok(IntervalStats {
-            duration_us: (now.ns() - since.ns()) / 1000,
-            sent_bytes: now_state.sent_bytes - prev.sent_bytes,
-            acked_bytes: now_state.acked_bytes.saturating_sub(prev.acked_bytes),
-            delivered_bytes: now_state.delivered_bytes - prev.delivered_bytes,
-            lost_pkts: now_state.lost_pkts.saturating_sub(prev.lost_pkts),
-            retransmitted_pkts: now_state.retransmitted_pkts - prev.retransmitted_pkts,
-            rto_count: now_state.rto_count - prev.rto_count,
-            rtt_samples: samples.count,
-            rtt_mean_us: if samples.count > 0 {
-                samples.sum_us as f64 / samples.count as f64
-            } else {
-                0.0
-            },
-            rtt_min_us: if samples.count > 0 { samples.min_us } else { 0 },
-        })
+        let (iv, state) = self
+            .world
+            .interval_since(flow, &self.marks[flow].0, self.marks[flow].1);
+        self.marks[flow] = (state, now);
+        Ok(iv)
     }
 
     /// Write cwnd (segments, >= 1) of any flow.
@@ -303,22 +212,8 @@ impl Stepper {
     }
 
     fn apply(&mut self, flow: usize, w: Pending) {
-        let now = self.world.now;
-        let s = &mut self.world.flows[flow].sender;
-        if let Some(c) = w.ssthresh {
-            s.tp.snd_ssthresh = c;
-        }
-        if let Some(b) = w.pacing_bytes {
-            tcplab_cc::external::set_pacing(&mut s.tp, b);
-        }
-        if let Some(c) = w.cwnd {
-            s.tp.snd_cwnd = c.min(s.tp.snd_cwnd_clamp);
-            s.tp.snd_cwnd_stamp_us = now.us();
-            // A larger window may let segments go now, as the next ACK would.
-            let mut io = std::mem::take(&mut self.world.io);
-            s.try_send(now, &mut io);
-            self.world.flush_sender(flow as u32, io);
-        }
+        self.world
+            .apply_write(flow, w.ssthresh, w.pacing_bytes, w.cwnd);
     }
 
     /// Run to the end, check conservation and produce the output, as `World::run_config`.

@@ -8,8 +8,8 @@ applies the pacing rate and cwnd this agent writes (its module docs). At each mo
 interval, for each policy flow, the agent reads the flow's measurements
 (:mod:`.policy_maps`), makes the interval's statistics from them as the simulator's
 ``Stepper::take_interval`` does (:func:`interval`), and hands them to the policy's
-controller: ``tcplab._engine.PolicyAgent``, the Rust code (crates/sim/src/world/agent.rs,
-``PolicyController``) the simulator's in-engine agent runs, so the observation, the
+controller: ``tcplab._engine.PolicyAgent``, the Rust code
+(crates/controllers/src/policy/mod.rs, ``PolicyController``) the simulator's in-engine agent runs, so the observation, the
 network's action, the rate rule and the interval rule are the same code on both
 backends, not a copy. It writes what the controller returns.
 
@@ -184,7 +184,7 @@ class Driver:
             self.done = True
         if self.ctl.waiting:
             # Looking for the first RTT sample; the interval so far is dropped, as the
-            # simulator's agent drops it (agent.rs Agents::step_due).
+            # simulator's agent drops it (policy/mod.rs PolicyAgent::step).
             if not last:
                 begun = self.ctl.begin(now_ns, srtt)
                 if begun is None:
