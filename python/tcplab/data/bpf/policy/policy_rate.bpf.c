@@ -15,8 +15,8 @@
  *   sk_pacing_rate = min(rate, sk_max_pacing_rate), SK_PACING_NEEDED when the rate is
  *   above 0 (else SK_PACING_NONE), snd_cwnd = min(cwnd, snd_cwnd_clamp) and its stamp,
  *   as Stepper::set_pacing_rate / set_cwnd do.
- * - It measures what Aurora's observation and reward read (crates/sim/src/world/
- *   agent.rs, AuroraObservation::push, aurora_reward), in map policy_meas under the
+ * - It measures what Aurora's observation and reward read (crates/controllers/src/
+ *   policy/aurora.rs, AuroraObservation::push, aurora_reward), in map policy_meas under the
  *   same key, on every ACK: the socket's cumulative counters tp->bytes_sent (the
  *   simulator's sent_bytes: payload, retransmissions included), tp->delivered and
  *   tp->mss_cache (acked_bytes = delivered x MSS), tp->lost, tp->total_retrans, srtt
