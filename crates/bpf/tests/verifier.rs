@@ -176,3 +176,28 @@ fn a_tail_call_into_an_empty_slot_falls_through() {
     assert_eq!(cc.ssthresh(&view(20, 10)), 7);
     assert_eq!(bss_u32(&prog), 1);
 }
+
+/// The load checks refuse nothing the kernel accepts: every shipped example (all pass
+/// the 6.18 verifier, tests/kernel_load.rs) loads.
+#[test]
+fn every_shipped_example_loads() {
+    let mut paths = Vec::new();
+    for dir in ["bpf/examples"] {
+        for e in std::fs::read_dir(common::repo().join(dir)).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".bpf.c") {
+                paths.push(format!("{dir}/{name}"));
+            }
+        }
+    }
+    paths.sort();
+    assert!(paths.len() >= 14, "{paths:?}");
+    for name in paths {
+        let Some(bytes) = common::compile(&name) else {
+            return;
+        };
+        if let Err(e) = BpfObject::parse(&bytes) {
+            panic!("{name}: refused: {e}");
+        }
+    }
+}
