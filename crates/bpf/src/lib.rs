@@ -10,8 +10,9 @@
 //!                          socket, writes outside the kernel's writable fields refused
 //!                          vm/verify.rs: opcodes, registers, jump targets; the
 //!                          verifier's stack-size and recursion rules
-//!                          vm/track.rs: value tracking for the verifier's stack and
-//!                          map value bounds, and the loops it cannot bound
+//!                          vm/track.rs: value tracking (ranges: vm/scalar.rs) for
+//!                          the verifier's stack and map value bounds, and the loops
+//!                          it cannot bound (vm/loop_walk.rs)
 //! obj.params()             object/params.rs: the .rodata `const volatile` globals
 //! obj.load(&params, &env)  host/program.rs: one LoadedProgram (globals shared by its
 //!                          sockets, kconfig externs from the KernelEnv, printk output)

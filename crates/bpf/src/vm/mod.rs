@@ -47,7 +47,9 @@ pub mod calls;
 mod code;
 pub mod insn;
 pub mod jit;
+mod loop_walk;
 pub mod memory;
+mod scalar;
 #[cfg(test)]
 mod tests;
 pub mod track;

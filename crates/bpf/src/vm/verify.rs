@@ -3,8 +3,9 @@
 //! every register 0..=10 (r10, the frame pointer, never written), every jump and call
 //! target inside the code, every LD_IMM64 followed by its second slot, every call
 //! resolved (calls.rs). Memory safety is not proven here: memory.rs checks each access
-//! at run time, and the budget bounds loops; track.rs refuses the constant
-//! out-of-bounds accesses and the loops the kernel verifier refuses that it can decide.
+//! at run time, and the budget bounds loops; track.rs refuses the out-of-bounds
+//! accesses (constant, or by a range it tracks) and the loops the kernel verifier
+//! refuses that it can decide (scalar.rs, loop_walk.rs).
 
 use crate::vm::calls::Call;
 use crate::vm::insn::*;

@@ -99,9 +99,9 @@ impl HostParts {
 /// The cases of tests/progs/verifier.bpf.c (its `-D` define, "" for none) with the
 /// verdict each side gives when the object loads: None (it loads) or part of the
 /// message it is refused with. The kernel's are what the 6.18 verifier and libbpf say
-/// (tests/kernel_load.rs checks them on the running kernel); where the two differ the
-/// simulator decides at run time instead (docs/WRITING_ALGORITHMS.md, "What still
-/// differs").
+/// (tests/kernel_load.rs checks them on the running kernel); the simulator's are held
+/// to the same verdicts (docs/WRITING_ALGORITHMS.md, "What still differs", for what its
+/// load-time checks leave to run time).
 pub struct VerifierCase {
     pub define: &'static str,
     pub kernel: Option<&'static str>,
@@ -122,11 +122,29 @@ pub const VERIFIER_CASES: &[VerifierCase] = &[
         kernel: Some("invalid access to map value, value_size=16 off=16 size=8"),
         simulator: Some("invalid access to map value, value_size=16 off=16 size=8"),
     },
-    // v[cwnd % 4]: offsets 0..=24, the verifier's range says 24 + 8 > 16. The simulator
-    // does not track ranges: it faults when an index leaves the value.
+    // v[cwnd % 4] (clang: `& 3`): offsets 0..=24, the verifier's range says 24 + 8 > 16,
+    // and so does the simulator's (vm/scalar.rs).
     VerifierCase {
         define: "CASE_MAP_VAR_OOB",
         kernel: Some("invalid access to map value, value_size=16 off=24 size=8"),
+        simulator: Some("invalid access to map value, value_size=16 off=24 size=8"),
+    },
+    // v[cwnd & 1]: offsets 0..=8, inside.
+    VerifierCase {
+        define: "CASE_MAP_VAR_AND",
+        kernel: None,
+        simulator: None,
+    },
+    // v[cwnd]: cwnd * 8 up to 2^35 - 8, past BPF_MAX_VAR_OFF (2^29).
+    VerifierCase {
+        define: "CASE_MAP_VAR_UNBOUNDED",
+        kernel: Some("R0 unbounded memory access, make sure to bounds check any such access"),
+        simulator: Some("R0 unbounded memory access, make sure to bounds check any such access"),
+    },
+    // if (k < 2) v[k]: the branch's fall-through edge leaves 0..=1.
+    VerifierCase {
+        define: "CASE_MAP_VAR_CHECKED",
+        kernel: None,
         simulator: None,
     },
     VerifierCase {
@@ -146,11 +164,30 @@ pub const VERIFIER_CASES: &[VerifierCase] = &[
         kernel: Some("BPF program is too large"),
         simulator: Some("unbounded loop"),
     },
-    // Counted to cwnd, which the verifier does not know: too large too. The
-    // simulator's check sees a counter and lets the budget decide.
+    // Counted to cwnd, which the verifier does not know: each pass's counter is a new
+    // constant, the exit `cwnd > i` undecided, until the 1M-instruction limit; the
+    // simulator walks it the same way (vm/loop_walk.rs).
     VerifierCase {
         define: "CASE_LOOP_COUNTED",
         kernel: Some("BPF program is too large"),
+        simulator: Some("BPF program is too large"),
+    },
+    // Counted to 64: the exit decides at the 64th pass.
+    VerifierCase {
+        define: "CASE_LOOP_CONST",
+        kernel: None,
+        simulator: None,
+    },
+    // i < cwnd && i < 16: the second exit decides at the 16th pass.
+    VerifierCase {
+        define: "CASE_LOOP_CLAMPED",
+        kernel: None,
+        simulator: None,
+    },
+    // n = min(cwnd, 64) first, then i < n: n is 0..=64 on the path, decided by pass 64.
+    VerifierCase {
+        define: "CASE_LOOP_MIN",
+        kernel: None,
         simulator: None,
     },
     VerifierCase {

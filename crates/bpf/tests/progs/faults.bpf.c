@@ -52,7 +52,7 @@ __u32 BPF_PROG(faults_ssthresh, struct sock *sk)
 	volatile __u64 *priv = inet_csk_ca(sk);
 	return priv[200];
 #elif defined(CASE_LOOP)
-	volatile __u32 spins = 0; /* counted to a bound the verifier cannot know */
+	volatile __u32 spins = 0; /* counted to a bound the verifier cannot know: refused */
 	for (__u32 i = 0; i < tp->snd_cwnd * 1000; i++)
 		spins++;
 	return spins;

@@ -11,15 +11,21 @@
  *   CASE_MAP_CONST_OOB   v[2] of vals[1]: off 16, one past the value; the kernel
  *                        refuses it at load ("invalid access to map value,
  *                        value_size=16 off=16 size=8");
- *   CASE_MAP_VAR_OOB     v[cwnd % 4]: the kernel refuses the unbounded index at load,
- *                        the simulator faults when the index leaves the value (cwnd %
- *                        4 >= 2) and runs otherwise;
+ *   CASE_MAP_VAR_OOB     v[cwnd % 4] (clang: `& 3`): offsets 0..24, the last past the
+ *                        value; both refuse it at load ("invalid access to map value,
+ *                        value_size=16 off=24 size=8");
+ *   CASE_MAP_VAR_AND     v[cwnd & 1]: offsets 0..8, inside: both accept it;
+ *   CASE_MAP_VAR_UNBOUNDED v[cwnd]: offsets up to 8 * (2^32 - 1), past BPF_MAX_VAR_OFF:
+ *                        "R0 unbounded memory access";
+ *   CASE_MAP_VAR_CHECKED if (cwnd < 2) v[cwnd]: the branch bounds the index: accepted;
  *   CASE_STACK_FP0/_FP8  a store at r10 + 0 / r10 + 8, above the frame;
  *   CASE_LOOP_FRESH      while (cwnd > 1) spins++: every pass reads cwnd afresh, so
  *                        the verifier cannot bound it;
- *   CASE_LOOP_COUNTED    for (i = 0; i < cwnd; i++): the verifier cannot bound it
- *                        (cwnd is any u32) but the simulator's check cannot tell: it
- *                        runs, ending when i reaches cwnd;
+ *   CASE_LOOP_COUNTED    for (i = 0; i < cwnd; i++): cwnd is any u32, so no pass
+ *                        decides the exit; both refuse it ("BPF program is too large");
+ *   CASE_LOOP_CONST      for (i = 0; i < 64; i++): accepted, returns 64;
+ *   CASE_LOOP_CLAMPED    for (i = 0; i < cwnd && i < 16; i++): accepted, min(cwnd, 16);
+ *   CASE_LOOP_MIN        n = min(cwnd, 64), then i < n: accepted, min(cwnd, 64);
  *   CASE_TAIL_CALL       bpf_tail_call into `jmp`, whose slot 0 holds ssthresh itself:
  *                        `calls` counts the passes, 1 + MAX_TAIL_CALL_CNT (33) = 34,
  *                        then the last call falls through and ssthresh returns 7;
@@ -80,6 +86,18 @@ __u32 BPF_PROG(verifier_ssthresh, struct sock *sk)
 #elif defined(CASE_MAP_VAR_OOB)
 	v[tp->snd_cwnd % 4] = tp->snd_cwnd;
 	return 3;
+#elif defined(CASE_MAP_VAR_AND)
+	v[tp->snd_cwnd & 1] = tp->snd_cwnd;
+	return 3;
+#elif defined(CASE_MAP_VAR_UNBOUNDED)
+	v[tp->snd_cwnd] = tp->snd_cwnd;
+	return 3;
+#elif defined(CASE_MAP_VAR_CHECKED)
+	__u32 k = tp->snd_cwnd;
+
+	if (k < 2)
+		v[k] = tp->snd_cwnd;
+	return 3;
 #elif defined(CASE_STACK_FP0)
 	asm volatile("*(u64 *)(r10 + 0) = %[x]" ::[x] "r"((__u64)tp->snd_cwnd) : "memory");
 	return 3;
@@ -96,6 +114,32 @@ __u32 BPF_PROG(verifier_ssthresh, struct sock *sk)
 	volatile __u32 spins = 0;
 	__u32 i, n = tp->snd_cwnd;
 
+#pragma clang loop unroll(disable)
+	for (i = 0; i < n; i++)
+		spins++;
+	return spins;
+#elif defined(CASE_LOOP_CONST)
+	volatile __u32 spins = 0;
+	__u32 i;
+
+#pragma clang loop unroll(disable)
+	for (i = 0; i < 64; i++)
+		spins++;
+	return spins;
+#elif defined(CASE_LOOP_CLAMPED)
+	volatile __u32 spins = 0;
+	__u32 i, n = tp->snd_cwnd;
+
+#pragma clang loop unroll(disable)
+	for (i = 0; i < n && i < 16; i++)
+		spins++;
+	return spins;
+#elif defined(CASE_LOOP_MIN)
+	volatile __u32 spins = 0;
+	__u32 i, n = tp->snd_cwnd;
+
+	if (n > 64)
+		n = 64;
 #pragma clang loop unroll(disable)
 	for (i = 0; i < n; i++)
 		spins++;
