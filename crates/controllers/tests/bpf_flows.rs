@@ -2,7 +2,7 @@
 //! dumbbell (20 Mbit/s, 40 ms, one-BDP buffer) bpf/examples/reno.bpf.c and cubic.bpf.c
 //! give every counter and series value of the native `reno` and `cubic`, and the BPF
 //! twins of Linux modules (scalable, highspeed, vegas, westwood, veno, illinois, bic,
-//! htcp, yeah, lp) those of their ports; a run is a
+//! htcp, yeah, lp, hybla) those of their ports; a run is a
 //! function of (config, seed, object); bad configurations name the field.
 //! The flows' controllers come from this crate's factory ([`Controllers`]).
 //! Needs clang (scripts/test.sh installs it); without it the tests say so and pass.
@@ -242,6 +242,14 @@ fn bpf_yeah_gives_the_native_yeahs_run() {
 fn bpf_lp_gives_the_native_lps_run() {
     same_as_native("lp", |_| {});
     same_as_native("lp", random_loss).as_ref().map(lossy);
+}
+
+/// Hybla reads tp->srtt_us as the kernel keeps it (us << 3); the simulator's socket
+/// image holds the port's plain-us srtt shifted by 3, so both compute the same rho.
+#[test]
+fn bpf_hybla_gives_the_native_hyblas_run() {
+    same_as_native("hybla", |_| {}).as_ref().map(lossy);
+    same_as_native("hybla", random_loss).as_ref().map(lossy);
 }
 
 #[test]
