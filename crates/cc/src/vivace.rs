@@ -1,25 +1,25 @@
 //! `vivace`: PCC Vivace (Dong et al., "PCC Vivace: Online-Learning Congestion
-//! Control", NSDI 2018, Sec. 3-4), with PCCproject/PCC-Uspace's QUIC-side sender as the
+//! Control", NSDI 2018), with PCCproject/PCC-Uspace's QUIC-side sender as the
 //! implementation reference (src/pcc/pcc_vivace_sender.cpp for the rate control,
 //! pcc_sender.cpp for the monitor intervals, pcc_utility_manager.cpp for the utility).
 //!
 //! Model. Vivace is rate-based and learns online: it sends at a rate for a monitor
 //! interval (MI), observes what that rate earned, u(x) = x^0.9 - 900 x dRTT/dT -
 //! 11.35 x L (x the MI's sending rate in Mbit/s, dRTT/dT the RTT's slope over the MI,
-//! L its loss rate; Sec. 3, `CalculateUtilityVivace`), and moves the rate by gradient
+//! L its loss rate; `CalculateUtilityVivace`), and moves the rate by gradient
 //! ascent on u. Start-up doubles the rate every MI while u grows and halves it back
-//! when u falls (Sec. 4.1). Probing sends two pairs of MIs at r(1 + eps) and r(1 - eps)
-//! (eps = 0.05) and decides only if both pairs agree which is better (Sec. 4.2). Moving
+//! when u falls. Probing sends two pairs of MIs at r(1 + eps) and r(1 - eps)
+//! (eps = 0.05) and decides only if both pairs agree which is better. Moving
 //! (`DECISION_MADE`) then steps the rate by theta * gamma, gamma the utility gradient
 //! measured by the last two MIs, theta growing with the number of consecutive steps in
 //! one direction (the confidence amplifier, ((tau + 1) / 2)^1.2 with integer
 //! halving) and bounded by omega * r, omega = 0.05 + 0.05 k growing by one step each
 //! time the bound binds and shrinking by one when it does not (the dynamic change
-//! boundary, Sec. 4.2). When u stops rising in the direction of motion, the rate steps
+//! boundary). When u stops rising in the direction of motion, the rate steps
 //! back once and probing starts again. Because the loss term is linear in x with
 //! coefficient 11.35, u'(x) = 0.9 x^-0.1 - 11.35 L stays positive below the link
 //! rate up to L ~ 6 % at 10 Mbit/s: random loss alone does not make Vivace slow down
-//! (Sec. 3, "loss-resilience"); the RTT term (slope 900) does above the link rate.
+//! (the paper's loss resilience); the RTT term (slope 900) does above the link rate.
 //!
 //! Followed: `PccVivaceSender::OnUtilityAvailable`, `CanMakeDecision`,
 //! `SetRateChangeDirection`, `EnterProbing`, `EnterDecisionMade`, `ComputeRateChange`;
@@ -28,6 +28,9 @@
 //! `PccUtilityManager::CalculateUtilityProportional`, `ComputeSimpleMetrics`,
 //! `ComputeRttGradient`, `ComputeRttGradientError`, `DetermineToleranceGeneral`.
 //! `cong_control` owns the pacing rate and cwnd, as BBR's module does.
+//! The paper's text was not at hand for this port: the model above is its utility and
+//! rate-control rules as the reference code implements them, every constant is the
+//! code's (named beside it), and no section numbers are cited.
 //!
 //! Deviations:
 //! - MIs are delimited by sequence numbers, as PCC's kernel module does: an MI's send
@@ -57,11 +60,11 @@ use crate::ops::{CaEvent, CcView, CongestionOps, InfoField, InfoValue, RateSampl
 use crate::registry::{AlgorithmSpec, Params};
 
 /// The utility's exponent on the sending rate (pcc_utility_manager.cpp
-/// `kSendingRateExponent` 0.9; paper Sec. 3, t = 0.9).
+/// `kSendingRateExponent` 0.9, the paper's t).
 pub const RATE_EXPONENT: f64 = 0.9;
-/// The latency term's coefficient (`kLatencyCoefficient` 900; paper b = 900).
+/// The latency term's coefficient (`kLatencyCoefficient` 900, the paper's b).
 pub const LATENCY_COEFFICIENT: f64 = 900.0;
-/// The loss term's coefficient (`kVivaceLossCoefficient` 11.35; paper c = 11.35).
+/// The loss term's coefficient (`kVivaceLossCoefficient` 11.35, the paper's c).
 pub const LOSS_COEFFICIENT: f64 = 11.35;
 /// The utility's rate unit: `actual_sending_rate_mbps` is bytes x 8 / us, i.e. 10^6
 /// bit/s.
@@ -69,17 +72,17 @@ pub const UTILITY_MBPS: f64 = 1e6;
 /// The rate controller's megabit, `kMegabit` = 1024 x 1024 bits (pcc_vivace_sender.cpp):
 /// gradients are per such megabit per second and rate changes are in them.
 pub const MEGABIT: f64 = 1024.0 * 1024.0;
-/// Probing's rate step (`kProbingStepSize` 0.05; paper eps = 0.05).
+/// Probing's rate step (`kProbingStepSize` 0.05).
 pub const PROBING_STEP: f64 = 0.05;
 /// MI pairs per probing round (pcc_sender.cpp `kNumIntervalGroupsInProbing` 2).
 pub const PROBING_PAIRS: usize = 2;
 /// Rate change per utility gradient, megabits per second per (utility per megabit per
-/// second) (`kUtilityGradientToRateChangeFactor` 1; paper theta_0 = 1).
+/// second) (`kUtilityGradientToRateChangeFactor` 1, the paper's theta_0).
 pub const GRADIENT_TO_RATE: f64 = 1.0;
 /// The confidence amplifier's exponent (`kRateChangeAmplifyExponent` 1.2).
 pub const AMPLIFY_EXPONENT: f64 = 1.2;
 /// The dynamic change boundary's initial value and step, as proportions of the rate
-/// (`kInitialMaxStepSize` 0.05, `kIncrementalStepSize` 0.05; paper omega_0 = delta = 0.05).
+/// (`kInitialMaxStepSize` 0.05, `kIncrementalStepSize` 0.05).
 pub const CHANGE_BOUND_INITIAL: f64 = 0.05;
 pub const CHANGE_BOUND_STEP: f64 = 0.05;
 /// The smallest rate change and the smallest rate, bit/s (`kMinRateChange`,
@@ -107,7 +110,7 @@ pub static SPEC: AlgorithmSpec = AlgorithmSpec {
     // Its utility weighs both loss and delay; the registry has no rate-based family.
     family: crate::registry::Family::LossDelay,
     summary: "PCC Vivace: online gradient ascent on a rate/latency/loss utility over monitor intervals, paced",
-    source: "Dong et al., NSDI 2018, Sec. 3-4; PCCproject/PCC-Uspace pcc_vivace_sender.cpp, pcc_utility_manager.cpp",
+    source: "Dong et al., NSDI 2018; PCCproject/PCC-Uspace pcc_vivace_sender.cpp, pcc_utility_manager.cpp",
     params: &[],
     build: |_: &Params| Box::new(Vivace::new()),
 };
@@ -535,8 +538,9 @@ impl Vivace {
         };
         let mut change = gradient * MEGABIT * GRADIENT_TO_RATE;
         if self.mode == Mode::DecisionMade {
-            // pow(static_cast<float>((rounds_ + 1) / 2), 1.2): integer halving.
-            change *= f64::from((self.rounds + 1) / 2).powf(AMPLIFY_EXPONENT);
+            // pow(static_cast<float>((rounds_ + 1) / 2), 1.2): the integer (rounds + 1) / 2
+            // is rounds / 2 rounded up.
+            change *= f64::from(self.rounds.div_ceil(2)).powf(AMPLIFY_EXPONENT);
         } else {
             self.allowance = 0;
         }

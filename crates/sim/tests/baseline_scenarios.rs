@@ -125,10 +125,10 @@ fn copa_alone_keeps_a_few_packets_queued_at_near_full_utilisation() {
 
 // ---- PCC Vivace (NSDI 2018) -----------------------------------------------------------
 
-/// Alone on a one-BDP buffer (50 000 B, 40 ms): Sec. 3's utility penalises a rising
+/// Alone on a one-BDP buffer (50 000 B, 40 ms): Vivace's utility penalises a rising
 /// RTT (900 x dRTT/dT per Mbit/s), so above the link rate u falls at once and the
-/// gradient ascent settles at the link rate with little queue (Sec. 5.1: high
-/// utilisation at a low queueing delay).
+/// gradient ascent settles at the link rate with little queue (the paper's claim:
+/// high utilisation at a low queueing delay).
 #[test]
 fn vivace_alone_fills_the_link_with_a_small_queue() {
     let cfg = dumbbell("vivace", 1, 10_000_000, 40 * MS, 1.0, 30 * S);
@@ -149,7 +149,7 @@ fn vivace_alone_fills_the_link_with_a_small_queue() {
     assert!(q <= 10.0, "queueing delay {q} ms");
 }
 
-/// 1 % random loss on the same path. By hand from Sec. 3's utility: below the link
+/// 1 % random loss on the same path. By hand from the utility: below the link
 /// rate the RTT term is 0 and L = 0.01, so u(x) = x^0.9 - 11.35 * 0.01 x and u'(x) =
 /// 0.9 x^-0.1 - 0.1135, which at 10 Mbit/s is 0.9 * 0.794 - 0.1135 = 0.601 > 0: the
 /// gradient still points up, and it stays positive up to L = 0.9 x^-0.1 / 11.35 =
