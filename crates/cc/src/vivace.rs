@@ -143,6 +143,7 @@ struct Mi {
     /// Counted by the rate controller (else sent at the central rate while waiting).
     useful: bool,
     start_us: u64,
+    /// The send phase's deadline while sending; when it ended once it has.
     end_us: u64,
     seq_start: u64,
     /// snd_nxt when the send phase ended; None while sending.
@@ -297,7 +298,10 @@ impl Vivace {
         }
         if let Some(cur) = self.mis.back_mut() {
             if cur.seq_end.is_none() {
+                // The send phase ends now (the first ACK past its deadline): its
+                // length is from here (`last_packet_sent_time`), not the deadline.
                 cur.seq_end = Some(tp.snd_nxt);
+                cur.end_us = tp.now_us;
             }
         }
         let useful = self.useful_started < self.useful_needed();
