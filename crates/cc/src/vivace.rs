@@ -334,13 +334,13 @@ impl Vivace {
 
     /// What MI `mi` measured, with packets of `mss` bytes.
     fn stats(mi: &Mi, mss: u32) -> Option<MiStats> {
-        let sent = mi.seq_end? - mi.seq_start;
+        let sent = mi.seq_end?.saturating_sub(mi.seq_start);
         if sent == 0 {
             return None;
         }
         // ComputeSimpleMetrics: the send phase plus one packet's transfer time.
-        let dur_us =
-            (mi.end_us - mi.start_us) as f64 + f64::from(mss) * 8.0 * 1e6 / mi.rate.max(1.0);
+        let dur_us = mi.end_us.saturating_sub(mi.start_us) as f64
+            + f64::from(mss) * 8.0 * 1e6 / mi.rate.max(1.0);
         Some(MiStats {
             rate_mbps: (sent * u64::from(mss)) as f64 * 8.0 / dur_us * (1e6 / UTILITY_MBPS),
             rtt_gradient: rtt_gradient(&mi.rtts),
@@ -369,6 +369,9 @@ impl Vivace {
                 continue;
             }
             let Some(s) = Self::stats(&mi, tp.mss_cache) else {
+                // Nothing sent in it (application-limited): no utility to compare, so
+                // the round starts over with fresh useful MIs.
+                self.new_round();
                 continue;
             };
             let u = utility(&s);
