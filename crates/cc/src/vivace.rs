@@ -5,13 +5,13 @@
 //!
 //! Model. Vivace is rate-based and learns online: it sends at a rate for a monitor
 //! interval (MI), observes what that rate earned, u(x) = x^0.9 - 900 x dRTT/dT -
-//! 11.35 x L (x the MI's sending rate in Mbit/s, dRTT/dT the RTT's slope over the MI,
+//! 11.35 x L (x the MI's sending rate in 10^6 bit/s, dRTT/dT the RTT's slope over the MI,
 //! L its loss rate; `CalculateUtilityVivace`), and moves the rate by gradient
 //! ascent on u. Start-up doubles the rate every MI while u grows and halves it back
 //! when u falls. Probing sends two pairs of MIs at r(1 + eps) and r(1 - eps)
 //! (eps = 0.05) and decides only if both pairs agree which is better. Moving
 //! (`DECISION_MADE`) then steps the rate by theta * gamma, gamma the utility gradient
-//! measured by the last two MIs, theta growing with the number of consecutive steps in
+//! measured by the probing pairs, then by each MI against the previous one, theta growing with the number of consecutive steps in
 //! one direction (the confidence amplifier, ((tau + 1) / 2)^1.2 with integer
 //! halving) and bounded by omega * r, omega = 0.05 + 0.05 k growing by one step each
 //! time the bound binds and shrinking by one when it does not (the dynamic change
@@ -33,7 +33,7 @@
 //! code's (named beside it), and no section numbers are cited.
 //!
 //! Deviations:
-//! - MIs are delimited by sequence numbers, as PCC's kernel module does: an MI's send
+//! - MIs are delimited by sequence numbers: an MI's send
 //!   phase runs from snd_nxt at its start to snd_nxt when its duration has passed
 //!   (checked on ACKs, the seam has no per-packet send hook), and its packets' fates
 //!   are the ACKs (acked, SACKed, newly marked lost) that arrive while snd_una is in
@@ -53,6 +53,10 @@
 //! - Before any RTT sample the initial rate is 10 segments per handshake RTT, or per
 //!   QUIC's default initial RTT of 100 ms without one (the reference's
 //!   `initial_rtt_us`), with the MSS in place of its fixed 1400 B.
+//! - x counts payload (segments x MSS), not the packets' bytes on the wire.
+//! - A useful MI in which nothing was sent (the application had no data) restarts the
+//!   round; the reference never meets this case, as a sent packet opens its intervals
+//!   (`PccSender::OnPacketSent`).
 
 use std::collections::VecDeque;
 
