@@ -19,8 +19,9 @@
  * Deviations (the native port's, so that the two give one run):
  * - The delay sample is the ACK's RTT in the kernel's timestamp unit (ms,
  *   TCP_TS_HZ 1000, truncated), not TSval - TSecr: the simulator carries no TCP
- *   timestamps, and a struct_ops program cannot read rx_opt.rcv_tsval on a
- *   kernel either (bpf_tcp_ca's BTF access list has no rx_opt). The remote-HZ
+ *   timestamps (its socket image has no rx_opt), so a twin that read
+ *   rx_opt.rcv_tsval/rcv_tsecr, as it could on a kernel, could not give the port's
+ *   run in the simulator. The remote-HZ
  *   estimator (tcp_lp_remote_hz_estimator) is therefore not ported, and the
  *   inference time is 3 x that RTT (the kernel's 3 x (now - TSecr)), updated on
  *   ACKs with an RTT sample. On a kernel the twin thus behaves as the port, not
