@@ -33,6 +33,7 @@ rtt = "40ms"
         ("htcp", True),
         ("vegas", True),
         ("lp", True),
+        ("nv", True),
         ("ledbatx", False),
         ("../x", False),
     ],
