@@ -28,7 +28,15 @@ rtt = "40ms"
 
 @pytest.mark.parametrize(
     "cc, shipped",
-    [("westwood", True), ("htcp", True), ("vegas", True), ("ledbatx", False), ("../x", False)],
+    [
+        ("westwood", True),
+        ("htcp", True),
+        ("vegas", True),
+        ("lp", True),
+        ("nv", True),
+        ("ledbatx", False),
+        ("../x", False),
+    ],
 )
 def test_a_twin_is_a_shipped_example_of_that_name(cc, shipped):
     src = twins.twin_source(cc)

@@ -152,6 +152,7 @@ fn run_side_by_side(
                 pkts_acked: acked,
                 rtt_us: if r < 20 { -1 } else { rtt },
                 in_flight: a.snd_cwnd,
+                prior_in_flight: a.snd_cwnd,
             };
             for (cc, tp) in [(&mut *bpf, &mut a), (&mut *native, &mut b)] {
                 tp.snd_una += u64::from(acked);
@@ -227,6 +228,7 @@ fn hystart_ack_train_ends_slow_start_at_the_hand_computed_ack() {
                 pkts_acked: 1,
                 rtt_us: 10_000,
                 in_flight: tp.snd_cwnd,
+                prior_in_flight: tp.snd_cwnd,
             };
             cc.pkts_acked(&mut tp, &sample);
             if exit_at.is_none() && tp.snd_ssthresh != 0x7fff_ffff {

@@ -51,6 +51,7 @@ fn a_program_of_cubictcp_kfuncs_is_cubic() {
             pkts_acked: 1,
             rtt_us: 40_000 + (step as i64 % 7) * 1_000,
             in_flight: a.snd_cwnd,
+            prior_in_flight: a.snd_cwnd,
         };
         bpf.pkts_acked(&mut a, &s);
         native.pkts_acked(&mut b, &s);

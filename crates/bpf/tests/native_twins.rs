@@ -116,6 +116,7 @@ fn apply(cc: &mut dyn CongestionOps, tp: &mut CcView, op: &Op) {
                 pkts_acked: acked,
                 rtt_us: i64::from(rtt),
                 in_flight: prior_in_flight,
+                prior_in_flight,
             };
             cc.pkts_acked(tp, &sample);
             if ece && tp.ca_state == CaState::Open {

@@ -446,6 +446,7 @@ mod tests {
             pkts_acked: 1,
             rtt_us: 10_000,
             in_flight: 100,
+            prior_in_flight: 100,
         };
         c.pkts_acked(&mut tp, &one);
         assert_eq!(c.delayed_ack, 31);

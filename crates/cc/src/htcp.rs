@@ -399,6 +399,7 @@ mod tests {
                 pkts_acked: pkts,
                 rtt_us,
                 in_flight: 100,
+                prior_in_flight: 100,
             },
         );
     }

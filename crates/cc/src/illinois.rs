@@ -339,6 +339,7 @@ mod tests {
                     pkts_acked: 1,
                     rtt_us,
                     in_flight: 100,
+                    prior_in_flight: 100,
                 },
             );
         }
@@ -443,6 +444,7 @@ mod tests {
                     pkts_acked: 1,
                     rtt_us: 100_000,
                     in_flight: 100,
+                    prior_in_flight: 100,
                 },
             );
             c.cong_avoid(&mut tp, i, 1);
@@ -455,6 +457,7 @@ mod tests {
                     pkts_acked: 1,
                     rtt_us: 100_000,
                     in_flight: 100,
+                    prior_in_flight: 100,
                 },
             );
             c.cong_avoid(&mut tp, i, 1);

@@ -124,7 +124,8 @@ pub struct Ledbat {
     current_delays: VecDeque<u32>,
     /// ns-3's `LEDBAT_CAN_SS`: slow start is still allowed.
     can_ss: bool,
-    /// `flightsize` before this ACK (segments): the sample's `in_flight`.
+    /// `flightsize` before this ACK (segments): the sample's `prior_in_flight` (ns-3's
+    /// bytes in flight; not the kernel's `ack_sample.in_flight`, which is data delivered).
     flightsize: u32,
     /// The fraction of a segment cwnd holds beyond `snd_cwnd`, in [0, 1).
     cwnd_frac: f64,
@@ -216,7 +217,7 @@ impl CongestionOps for Ledbat {
 
     /// ns-3 `PktsAcked`: every ACK with a delay sample updates both filters.
     fn pkts_acked(&mut self, tp: &mut CcView, sample: &AckSample) {
-        self.flightsize = sample.in_flight;
+        self.flightsize = sample.prior_in_flight;
         if sample.rtt_us >= 0 {
             let delay_ms = (sample.rtt_us / 1000) as u32;
             self.update_base_delay(delay_ms, tp.now_us);
@@ -278,6 +279,7 @@ mod tests {
                 pkts_acked: 1,
                 rtt_us: rtt_ms * 1000,
                 in_flight,
+                prior_in_flight: in_flight,
             },
         );
     }

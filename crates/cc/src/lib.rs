@@ -23,6 +23,8 @@
 //!   100 ms queueing-delay target (RTT for OWD).
 //! - [`copa`]: Copa's default mode (NSDI 2018, mvfst Copa.cpp), target rate
 //!   1 / (delta * queueing delay), paced.
+//! - [`vivace`]: PCC Vivace (NSDI 2018, PCC-Uspace), gradient ascent on a utility of
+//!   rate, RTT slope and loss over monitor intervals, paced.
 //! - [`dctcp`]: DCTCP (tcp_dctcp.c), the ECN-driven algorithm.
 //! - [`bbr3`]: BBRv3 (google/bbr branch v3, tcp_bbr.c), one module per concern; also
 //!   BBRv2 (`bbr3::v2`, branch v2alpha tcp_bbr2.c) where its code differs.
@@ -53,6 +55,7 @@ pub mod scalable;
 pub mod variants;
 pub mod vegas;
 pub mod veno;
+pub mod vivace;
 pub mod westwood;
 pub mod yeah;
 

@@ -207,6 +207,7 @@ mod tests {
                 pkts_acked: 1,
                 rtt_us: rtt_ms * 1000,
                 in_flight: 100,
+                prior_in_flight: 100,
             },
         );
     }
@@ -318,6 +319,7 @@ mod tests {
                 pkts_acked: 1,
                 rtt_us: 900,
                 in_flight: 10,
+                prior_in_flight: 10,
             },
         );
         assert_eq!(

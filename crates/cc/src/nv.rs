@@ -14,6 +14,11 @@
 //! goes negative: one segment per 2^k windows) until enough uncongested rounds pass.
 //! Losses cut cwnd to 80 %. min_rtt is renewed every 5 s (randomised to [3.75, 6.25) s).
 //!
+//! The rate is `ack_sample.in_flight` as the kernel defines it (tcp_clean_rtx_queue:
+//! `mss_cache * (delivered - rate->prior_delivered)`, bytes delivered during the sampled
+//! segment's RTT), which the simulator passes as such; before it did, this port took
+//! packets in flight before the ACK times the MSS.
+//!
 //! Kernel functions followed: `tcpnv_reset`, `tcpnv_init`, `tcpnv_cong_avoid`,
 //! `tcpnv_recalc_ssthresh`, `tcpnv_state`, `tcpnv_acked`; `undo_cwnd` is
 //! `tcp_reno_undo_cwnd`. The module parameters (`nv_pad`, `nv_reset_period`,
@@ -21,11 +26,6 @@
 //! constants here.
 //!
 //! Deviations:
-//! - `AckSample::in_flight` is the packets in flight before the ACK, where the kernel's
-//!   `ack_sample.in_flight` is `mss * (delivered - prior_delivered)` of the sampled
-//!   segment (data delivered during its RTT); this port uses `in_flight * mss_cache`.
-//!   Both are about a window while cwnd-limited; ours also counts what was sent after
-//!   the sampled segment, so the rate can read a little high while cwnd grows.
 //! - Randomness: the min_rtt reset period draws a random byte (`get_random_u8`); here it
 //!   comes from a SplitMix64 stream (`bbr::rng::CycleRng`, as BBR's PROBE_BW phase)
 //!   seeded by the `seed` parameter, which the engine fills per flow from the run seed,
@@ -381,9 +381,9 @@ impl CongestionOps for Nv {
         };
         self.nv_last_rtt = avg_rtt;
 
-        // Rate in 100s of bit/s: bytes * 8 / avg_rtt.
-        let in_flight_bytes = u64::from(sample.in_flight) * u64::from(tp.mss_cache);
-        let rate = (in_flight_bytes * 8_000_000 / (u64::from(avg_rtt.max(1)) * 100)) as u32;
+        // Rate in 100s of bit/s: in_flight (bytes) * 8 * 10^6 / 100 / avg_rtt (us),
+        // tcp_nv.c's `rate64 = (u64)sample->in_flight * 80000; do_div(rate64, avg_rtt ?: 1)`.
+        let rate = (u64::from(sample.in_flight) * 80_000 / u64::from(avg_rtt.max(1))) as u32;
         self.nv_rtt_max_rate = self.nv_rtt_max_rate.max(rate);
         self.nv_eval_call_cnt = self.nv_eval_call_cnt.saturating_add(1);
 
@@ -457,9 +457,10 @@ mod tests {
         (c, tp)
     }
 
-    /// An ACK at `t_ms` advancing snd_una by `segs`, with RTT `rtt_us` and `in_flight`
-    /// packets in flight before it.
-    fn ack(c: &mut Nv, tp: &mut CcView, t_ms: u64, segs: u64, rtt_us: i64, in_flight: u32) {
+    /// An ACK at `t_ms` advancing snd_una by `segs`, with RTT `rtt_us` and `delivered`
+    /// segments delivered during the sampled segment's RTT: the kernel's in_flight is
+    /// `delivered * MSS` bytes.
+    fn ack(c: &mut Nv, tp: &mut CcView, t_ms: u64, segs: u64, rtt_us: i64, delivered: u32) {
         tp.now_us = t_ms * 1000;
         tp.snd_una += segs;
         c.pkts_acked(
@@ -467,7 +468,8 @@ mod tests {
             &AckSample {
                 pkts_acked: segs as u32,
                 rtt_us,
-                in_flight,
+                in_flight: delivered * MSS,
+                prior_in_flight: 0,
             },
         );
     }
@@ -487,9 +489,9 @@ mod tests {
 
     #[test]
     fn nv_decreases_by_30_percent_of_the_excess_over_rate_times_min_rtt() {
-        // ACK at 1 s: avg = (200000 * 128 + 200000 * 128) >> 8 = 200000; 150 packets in
-        // flight = 217200 bytes: rate = 217200 * 8000000 / (200000 * 100) = 86880 (100s of
-        // bit/s); 60th sample. Round ends (0 < snd_una 1), 2nd RTT:
+        // ACK at 1 s: avg = (200000 * 128 + 200000 * 128) >> 8 = 200000; 150 segments
+        // delivered in the RTT = 217200 bytes: rate = 217200 * 80000 / 200000 = 86880 (100s
+        // of bit/s); 60th sample. Round ends (0 < snd_una 1), 2nd RTT:
         // cwnd_by_slope = 86880 * 100000 / (80000 * 1448) = 8688000000 / 115840000 = 75
         // (= 150 * 100 / 200), max_win = 85 < cwnd 150: congested, ssthresh 85,
         // dec = max(2, (65 * 38) >> 7 = 2470 >> 7 = 19) = 19: cwnd 131.

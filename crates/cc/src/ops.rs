@@ -183,8 +183,18 @@ pub struct AckSample {
     pub pkts_acked: u32,
     /// RTT of this ACK (us), from a never-retransmitted segment (Karn); -1 if none.
     pub rtt_us: i64,
-    /// Packets in flight before this ACK.
+    /// The kernel's `in_flight` (net/ipv4/tcp_input.c, `tcp_clean_rtx_queue`:
+    /// `sample.in_flight = tp->mss_cache * (tp->delivered - sack->rate->prior_delivered)`):
+    /// bytes delivered since the most recently sent segment this ACK (s)acks was sent,
+    /// this ACK's included, i.e. data delivered during that segment's RTT. u32 arithmetic
+    /// as the kernel's (wraps as it does). `prior_delivered` is 0 when the ACK (s)acks no
+    /// segment with a send snapshot (tcp_ack's `rs = { .prior_delivered = 0 }`), and then
+    /// this is mss * all delivered, as in the kernel.
     pub in_flight: u32,
+    /// Packets in flight before this ACK (`tcp_packets_in_flight` when tcp_ack starts).
+    /// Not a kernel field: the seam's own, for algorithms whose reference reads the
+    /// flight size (LEDBAT's, RFC 6817 / ns-3); BPF programs do not see it.
+    pub prior_in_flight: u32,
 }
 
 /// The socket fields an algorithm may read or set: the part of `struct tcp_sock` /

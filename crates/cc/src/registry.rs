@@ -275,6 +275,7 @@ pub static ALGORITHMS: &[&AlgorithmSpec] = &[
     &crate::cdg::SPEC,
     &crate::ledbat::SPEC,
     &crate::copa::SPEC,
+    &crate::vivace::SPEC,
     &crate::dctcp::SPEC,
     &crate::bbr::SPEC,
     &crate::bbr3::SPEC,
@@ -306,6 +307,9 @@ pub fn held_against(name: &str) -> &'static str {
         | "yeah" => {
             "its BPF twin (bpf/examples) on the kernel backend, where this kernel lacks the module (docs/FIDELITY-twins.md); the twin gives the port's run in the simulator bit for bit"
         }
+        "lp" | "hybla" | "nv" => {
+            "its BPF twin (bpf/examples; the port's run in the simulator bit for bit; passes this kernel's verifier; not yet run on the kernel backend)"
+        }
         "da-bbr" => "paper's claims (docs/variants.md); its BPF version bpf/examples/da_bbr.bpf.c is not twin-tested",
         "bbr-acd" | "bbr-cws" | "bbr-acw" | "modest-bbr" | "bbq" => {
             "paper's claims in its scenario (docs/variants.md, variant_scenarios.rs)"
@@ -313,6 +317,7 @@ pub fn held_against(name: &str) -> &'static str {
         "bbr3" | "bbr2" => "draft-ietf-ccwg-bbr's claims in scenario tests (docs/bbr3.md)",
         "ledbat" => "RFC 6817's claims in scenario tests (baseline_scenarios.rs); not run against ns-3",
         "copa" => "the paper's claims in a scenario test (baseline_scenarios.rs); not run against mvfst",
+        "vivace" => "the paper's claims in scenario tests (baseline_scenarios.rs); not run against PCC-Uspace",
         "external" => "not applicable (set from outside)",
         _ => "none yet",
     }
@@ -360,9 +365,13 @@ mod tests {
         assert!(held_against("cubic").starts_with("kernel tcp_cubic.c via sim-vs-kernel"));
         assert!(held_against("reno").contains("BPF twin bpf/examples/reno.bpf.c"));
         // Ported Linux modules with a BPF twin are held against the kernel through it;
-        // those without one (cdg, lp, nv, hybla) have not been compared with anything yet.
+        // those without one (cdg) have not been compared with anything yet.
         assert!(held_against("westwood").contains("docs/FIDELITY-twins.md"));
         assert_eq!(held_against("cdg"), "none yet");
+        assert!(held_against("lp").starts_with("its BPF twin (bpf/examples"));
+        assert_eq!(held_against("hybla"), held_against("lp"));
+        assert_eq!(held_against("nv"), held_against("lp"));
+        assert!(held_against("vivace").contains("scenario tests"));
         assert!(held_against("ledbat").contains("not run against ns-3"));
         // Every registered algorithm gets a non-empty entry.
         for spec in ALGORITHMS {

@@ -298,6 +298,7 @@ mod tests {
                     pkts_acked: 1,
                     rtt_us: vrtt_us as i64 - 1,
                     in_flight: 20,
+                    prior_in_flight: 20,
                 },
             );
         }
@@ -428,6 +429,7 @@ mod tests {
                 pkts_acked: 1,
                 rtt_us: 0,
                 in_flight: 1,
+                prior_in_flight: 1,
             },
         );
         assert_eq!((c.base_rtt, c.min_rtt, c.cnt_rtt), (1, 1, 1));
@@ -437,6 +439,7 @@ mod tests {
                 pkts_acked: 1,
                 rtt_us: -1,
                 in_flight: 1,
+                prior_in_flight: 1,
             },
         );
         assert_eq!(c.cnt_rtt, 1);

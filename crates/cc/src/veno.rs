@@ -246,6 +246,7 @@ mod tests {
                 pkts_acked: 1,
                 rtt_us: vrtt_us as i64 - 1,
                 in_flight: 100,
+                prior_in_flight: 100,
             },
         );
     }

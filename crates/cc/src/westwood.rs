@@ -273,6 +273,7 @@ mod tests {
                 pkts_acked: acked,
                 rtt_us: rtt_ms * 1000,
                 in_flight: 100,
+                prior_in_flight: 100,
             },
         );
         c.in_ack_event(tp, flags);

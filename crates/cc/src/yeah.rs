@@ -243,6 +243,7 @@ mod tests {
                     pkts_acked: 1,
                     rtt_us: vrtt_us as i64 - 1,
                     in_flight: 100,
+                    prior_in_flight: 100,
                 },
             );
         }
@@ -383,6 +384,7 @@ mod tests {
                 pkts_acked: 1,
                 rtt_us: 200_000,
                 in_flight: 100,
+                prior_in_flight: 100,
             },
         );
         c.cong_avoid(&mut tp, 1, 1);

@@ -263,6 +263,7 @@ impl Flow {
             pkts_acked: acked,
             rtt_us: rtt,
             in_flight: prior_in_flight,
+            prior_in_flight,
         };
         self.cc.pkts_acked(&mut self.tp, &sample);
         self.check("pkts_acked");

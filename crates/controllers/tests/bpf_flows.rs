@@ -2,7 +2,7 @@
 //! dumbbell (20 Mbit/s, 40 ms, one-BDP buffer) bpf/examples/reno.bpf.c and cubic.bpf.c
 //! give every counter and series value of the native `reno` and `cubic`, and the BPF
 //! twins of Linux modules (scalable, highspeed, vegas, westwood, veno, illinois, bic,
-//! htcp, yeah) those of their ports; a run is a
+//! htcp, yeah, lp, hybla, nv) those of their ports; a run is a
 //! function of (config, seed, object); bad configurations name the field.
 //! The flows' controllers come from this crate's factory ([`Controllers`]).
 //! Needs clang (scripts/test.sh installs it); without it the tests say so and pass.
@@ -234,6 +234,32 @@ fn bpf_htcp_gives_the_native_htcps_run() {
 fn bpf_yeah_gives_the_native_yeahs_run() {
     same_as_native("yeah", |_| {}).as_ref().map(lossy);
     same_as_native("yeah", random_loss).as_ref().map(lossy);
+}
+
+/// TCP-LP reacts to its own queue (early congestion from the RTT), so the
+/// lossless dumbbell sees few losses: compare what runs, then 1 % loss.
+#[test]
+fn bpf_lp_gives_the_native_lps_run() {
+    same_as_native("lp", |_| {});
+    same_as_native("lp", random_loss).as_ref().map(lossy);
+}
+
+/// Hybla reads tp->srtt_us as the kernel keeps it (us << 3); the simulator's socket
+/// image holds the port's plain-us srtt shifted by 3, so both compute the same rho.
+#[test]
+fn bpf_hybla_gives_the_native_hyblas_run() {
+    same_as_native("hybla", |_| {}).as_ref().map(lossy);
+    same_as_native("hybla", random_loss).as_ref().map(lossy);
+}
+
+/// NV reads ack_sample.in_flight, which the simulator passes as the kernel defines it
+/// (bytes delivered during the sampled RTT), and draws its min_rtt reset period from
+/// bpf_get_prandom_u32, seeded per flow as the port's `seed` (renewals at 2 s and
+/// every 3.75-6.25 s after: several in the 20 s run).
+#[test]
+fn bpf_nv_gives_the_native_nvs_run() {
+    same_as_native("nv", |_| {});
+    same_as_native("nv", random_loss).as_ref().map(lossy);
 }
 
 #[test]

@@ -306,3 +306,46 @@ fn an_ack_of_a_retransmission_samples_rtt_from_the_echoed_timestamp() {
     s.on_ack(SimTime(437_300_000), &ack(2, None), &mut io);
     assert_eq!((s.tp.srtt_us, s.tp.min_rtt_us), (100_000, 100_000));
 }
+
+/// Reno that records `(in_flight, prior_in_flight)` of every `pkts_acked`.
+struct FlightLog(Arc<Mutex<Vec<(u32, u32)>>>);
+
+impl tcplab_cc::CongestionOps for FlightLog {
+    fn name(&self) -> &'static str {
+        "flight-log"
+    }
+    fn ssthresh(&mut self, tp: &tcplab_cc::CcView) -> u32 {
+        tcplab_cc::reno::Reno.ssthresh(tp)
+    }
+    fn cong_avoid(&mut self, tp: &mut tcplab_cc::CcView, ack: u64, acked: u32) {
+        tcplab_cc::reno::Reno.cong_avoid(tp, ack, acked)
+    }
+    fn pkts_acked(&mut self, _tp: &mut tcplab_cc::CcView, s: &tcplab_cc::AckSample) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((s.in_flight, s.prior_in_flight));
+    }
+}
+
+/// tcp_clean_rtx_queue's `sample.in_flight = tp->mss_cache * (tp->delivered -
+/// sack->rate->prior_delivered)`: bytes delivered since the most recently sent segment
+/// this ACK covers was sent; `prior_in_flight` is the seam's packets in flight before it.
+#[test]
+fn ack_sample_in_flight_is_the_kernels_bytes_delivered_during_the_sampled_rtt() {
+    let samples = Arc::new(Mutex::new(Vec::new()));
+    let mut s = sender_with(Box::new(FlightLog(samples.clone())), AppConfig::Bulk);
+    let mut io = SenderIo::default();
+    s.start(SimTime(0), &mut io); // segments 0..9 at 0, each with tx.delivered 0
+    sent(&mut io);
+    // 100 ms: ack 1 delivers segment 0 (tx.delivered 0): delivered 1, in_flight =
+    // 1448 * (1 - 0) = 1448; 10 in flight before. Slow start cwnd 11: segments 10, 11
+    // go out with tx.delivered 1.
+    s.on_ack(SimTime(100 * MS), &ack(1, None), &mut io);
+    assert_eq!(sent(&mut io), vec![(10, false), (11, false)]);
+    // 200 ms: ack 11 delivers segments 1..10; the most recently sent is 10 (at 100 ms,
+    // tx.delivered 1): delivered 11, in_flight = 1448 * (11 - 1) = 14480; 9 + 2 = 11
+    // in flight before.
+    s.on_ack(SimTime(200 * MS), &ack(11, None), &mut io);
+    assert_eq!(*samples.lock().unwrap(), vec![(1448, 10), (14_480, 11)]);
+}

@@ -264,6 +264,7 @@ fn cubic_ignores_delay_samples_in_the_first_second_of_an_epoch() {
         pkts_acked: 1,
         rtt_us,
         in_flight: 10,
+        prior_in_flight: 10,
     };
     c.pkts_acked(&mut tp, &ack(40_000)); // no epoch yet: taken
     assert_eq!(c.ca.delay_min, 40_000);
@@ -299,6 +300,7 @@ fn samples(c: &mut Cubic, tp: &mut CcView, n: u32, rtt_us: i64, gap_us: u64) {
                 pkts_acked: 1,
                 rtt_us,
                 in_flight: 20,
+                prior_in_flight: 20,
             },
         );
     }
@@ -444,6 +446,7 @@ fn cwnd_per_second(cfg: CubicConfig, rtt_us: u64, secs: u64) -> Vec<u32> {
             pkts_acked: 1,
             rtt_us: rtt_us as i64,
             in_flight: 100,
+            prior_in_flight: 100,
         },
     );
     let ss = c.ssthresh(&tp);
@@ -463,6 +466,7 @@ fn cwnd_per_second(cfg: CubicConfig, rtt_us: u64, secs: u64) -> Vec<u32> {
                     pkts_acked: 1,
                     rtt_us: rtt_us as i64,
                     in_flight: w as u32,
+                    prior_in_flight: w as u32,
                 },
             );
             let una = tp.snd_una;

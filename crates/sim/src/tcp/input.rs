@@ -208,12 +208,19 @@ impl Sender {
                 && self.tp.packets_out > 0
                 && sack_rtt_us as u64 > now_us.saturating_sub(self.sb.get(self.tp.snd_una).tx_us));
 
+        // tcp_clean_rtx_queue: sample.in_flight = tp->mss_cache * (tp->delivered -
+        // sack->rate->prior_delivered), in the kernel's u32 arithmetic.
+        let in_flight = self
+            .tp
+            .mss_cache
+            .wrapping_mul((self.tp.delivered as u32).wrapping_sub(acc.rs.prior_delivered as u32));
         self.cc.pkts_acked(
             &mut self.tp,
             &AckSample {
                 pkts_acked,
                 rtt_us: ca_rtt_us,
-                in_flight: prior_in_flight,
+                in_flight,
+                prior_in_flight,
             },
         );
         // Fast path (pure cumulative advance): CA_ACK_WIN_UPDATE; slow path (SACK

@@ -63,8 +63,9 @@
 //! - `pkts_acked` on every ACK with `AckSample { pkts_acked: segments cumulatively
 //!   acked, rtt_us: RTT of the newest (s)acked never-retransmitted segment, or the
 //!   timestamp sample above (ca_rtt),
-//!   in_flight: packets in flight before the ACK }` (the seam's definition; recent
-//!   kernels pass `mss * (delivered - prior_delivered)` as `in_flight`).
+//!   in_flight: mss * (delivered - the rate sample's prior_delivered) in bytes, as
+//!   tcp_clean_rtx_queue computes it, prior_in_flight: packets in flight before the
+//!   ACK (the seam's own field, for LEDBAT) }`.
 //! - Reordering ([`reorder`]): D-SACK (RFC 2883) from the receiver, `tp->reordering`
 //!   and `reord_seen` from `tcp_check_sack_reordering`, RACK's D-SACK-widened window.
 //! - Receiver ([`receiver`]): cumulative ACK + up to 3 SACK blocks (a D-SACK first), delayed ACKs (every
