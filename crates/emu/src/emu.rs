@@ -662,6 +662,7 @@ mod tests {
             links: Default::default(),
             paths: Default::default(),
             sources: Default::default(),
+            probes: Default::default(),
             agents: Default::default(),
         }
     }

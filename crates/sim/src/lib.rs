@@ -24,6 +24,7 @@ pub mod contract;
 pub mod native_cc;
 pub mod net;
 pub mod onoff;
+pub mod probe;
 pub mod record;
 pub mod rng;
 pub mod sched;

@@ -162,6 +162,7 @@ fn world() -> impl Strategy<Value = WorldConfig> {
                 links: vec![],
                 paths: vec![],
                 sources: vec![],
+                probes: vec![],
                 agents: vec![],
             },
         )
