@@ -3,7 +3,9 @@
 mod common;
 
 use common::{dumbbell, link, MS, S};
-use tcplab_sim::config::{ProbeConfig, WorldConfig};
+use tcplab_sim::config::{ProbeConfig, QueueLimit, WorldConfig};
+use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
+use tcplab_sim::net::aqm::AqmConfig;
 use tcplab_sim::world::World;
 use tcplab_sim::NativeCc;
 
@@ -75,6 +77,39 @@ fn a_probe_beside_a_cubic_flow_sees_the_standing_queue() {
         rtts[0] >= 20_137_088,
         "no probe is faster than the empty path"
     );
+}
+
+#[test]
+fn fq_codel_gives_the_probe_its_own_queue_and_it_skips_cubics() {
+    // fq_codel (sch_fq_codel.c defaults: 5 ms target, 100 ms interval, quantum 1514, 1024
+    // queues) hashes the probe apart from the CUBIC flow; the probe's queue is empty when
+    // it arrives, so it joins the new flows and leaves after the 1500-byte packet in
+    // service (up to 1.2 ms at 10 Mbit/s) and, when CUBIC's queue has just emptied and
+    // refilled (new again, RFC 8290 Sec. 4.1), one quantum of CUBIC's ahead of it (1.2 ms
+    // more). Its echo meets at most an ACK in service on the reverse direction (under
+    // 0.06 ms). So every RTT lies in [20.137, 20.137 + 2.46] ms however long CUBIC's own
+    // queue grows, and the median waits about half a packet (at most 1.2 ms).
+    let mut cfg = world(1, 20 * S);
+    cfg.bottleneck.buffer = Some(QueueLimit::Packets(10240));
+    cfg.bottleneck.aqm = Some(AqmConfig::FqCodel(FqCodelConfig {
+        target_ns: 5 * MS,
+        interval_ns: 100 * MS,
+        quantum_bytes: 1514,
+        flows: 1024,
+        ecn: false,
+    }));
+    cfg.probes[0].start_ns = 2 * S;
+    let out = World::run_config(&cfg, &NativeCc).unwrap();
+    let p = &out.probes[0];
+    assert_eq!((p.sent_packets, p.echoed_packets), (180, 180));
+    let mut rtts = p.rtt_ns.clone();
+    rtts.sort_unstable();
+    let (lo, med, hi) = (rtts[0], rtts[rtts.len() / 2], rtts[rtts.len() - 1]);
+    assert!(
+        lo >= 20_137_088 && hi <= 20_137_088 + 2_460_000,
+        "{lo} {hi}"
+    );
+    assert!(med <= 20_137_088 + 1_200_000, "median {med}");
 }
 
 #[test]
