@@ -378,7 +378,7 @@ def feature_specs(draw):
         if draw(st.booleans()):
             src["onoff"] = {"on": "0.2s", "off": "0.1s"}
         doc["sources"] = [src]
-    if not links and draw(st.integers(0, 2)) == 0:  # probes run on the dumbbell only
+    if not links and draw(st.booleans()):  # probes run on the dumbbell only
         doc["probes"] = [
             {
                 "interval": draw(st.sampled_from(["10ms", "50ms", "200ms"])),

@@ -162,3 +162,16 @@ def test_two_probes_need_two_names_and_probes_need_the_dumbbell():
     text = BASE + '[[links]]\nname = "l2"\nrate = "5Mbps"\n' + CUBIC + "[[probes]]\n"
     with pytest.raises(SpecError, match="probes run on the dumbbell only"):
         spec(text)
+
+
+@pytest.mark.engine
+def test_tcplab_run_prints_the_probes_rtt_and_losses(tmp_path, capsys):
+    from tcplab.cli.app import main
+
+    (tmp_path / "p.toml").write_text(BASE + PROBE)
+    assert main(["run", str(tmp_path / "p.toml"), "-o", str(tmp_path / "o"), "--no-report"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "probe (ping) RTT ping: median 20.1 ms, p95 20.1 ms, p99 20.1 ms; 0 of 10 probes lost"
+        in out
+    )
