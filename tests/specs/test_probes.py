@@ -175,3 +175,13 @@ def test_tcplab_run_prints_the_probes_rtt_and_losses(tmp_path, capsys):
         "probe (ping) RTT ping: median 20.1 ms, p95 20.1 ms, p99 20.1 ms; 0 of 10 probes lost"
         in out
     )
+
+
+@pytest.mark.engine
+def test_same_spec_and_seed_give_identical_probe_files(tmp_path):
+    # A lossy bottleneck (5 %) so that the seed matters: the same seed twice gives
+    # byte-identical probes.parquet, probes.csv and summary.json.
+    text = BASE.replace('buffer = "1bdp"', 'buffer = "1bdp"\nloss = 0.05') + CUBIC + PROBE
+    a, b = run(tmp_path, text, "a"), run(tmp_path, text, "b")
+    for name in ("probes.parquet", "probes.csv", "summary.json"):
+        assert a.manifest["sha256"][name] == b.manifest["sha256"][name], name
