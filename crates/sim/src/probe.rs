@@ -9,10 +9,10 @@
 //! request (icmp_echo() in net/ipv4/icmp.c: no timer, no delayed reply), with a packet of
 //! the same size back over the reverse directions (receiver access -> bottleneck reverse
 //! -> sender access). The probe's round trip is the echo's arrival time minus the
-//! request's send time, what iputils `ping` prints as `time=`. Both packets share every
-//! queue with the TCP flows' packets, so they wait behind the standing queue and can be
-//! dropped (drop-tail, random loss, a queue discipline) like any packet: a probe whose
-//! request or echo is dropped is lost, and counted so.
+//! request's send time, what iputils `ping` prints as `time=`. Both packets share the
+//! bottleneck's queues (each direction) with the TCP flows' packets, so they wait behind
+//! the standing queue and can be dropped (drop-tail, random loss, a queue discipline)
+//! like any packet: a probe whose request or echo is dropped is lost, and counted so.
 //!
 //! Follows: Flent's RRUL test (flent/tests/rrul.conf, its "Ping (ms) ICMP" series, run
 //! by iputils `ping -i STEP_SIZE`, Flent's default step 0.2 s) and iputils ping's
@@ -35,7 +35,7 @@ use crate::rng::RunRng;
 use crate::time::SimTime;
 
 /// What a probe source reports at the end of a run: its counters and, per probe that
-/// came back, its send time and round trip (in send order of the echoes' arrivals).
+/// came back, its send time and round trip (in the order the echoes arrived).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct ProbeReport {
     pub interval_ns: u64,
