@@ -124,7 +124,8 @@ def test_the_report_draws_the_probe_rtt_and_lists_its_numbers(tmp_path):
     from tcplab.report import run_report as rr
 
     lines = rr._numbers_blocks(r)[0]
-    assert any(line.startswith("probe (ping) RTT ping: median") for line in lines)
+    k = lines.index("probe (ping) RTT ping:")
+    assert lines[k + 1].startswith("  median ") and lines[k + 1].endswith(" lost 0/10")
 
 
 def test_rtt_stats_are_linear_percentiles():

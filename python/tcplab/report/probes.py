@@ -39,13 +39,14 @@ def _ms(v: Any) -> str:
 
 
 def number_lines(result: Any) -> list[str]:
-    """Lines for report.png's numbers table: per probe its RTT median/p95/p99 and losses."""
+    """Lines for report.png's numbers table: per probe its name, then its RTT
+    median/p95/p99 and losses (two lines, so the block keeps its column's width)."""
     out = []
     for s in stats(result):
+        out.append(f"{LABEL} {str(s.get('name', ''))[:24]}:")
         out.append(
-            f"{LABEL} {str(s.get('name', ''))[:12]}: median {_ms(s.get('median_ms'))}"
-            f"  p95 {_ms(s.get('p95_ms'))}  p99 {_ms(s.get('p99_ms'))} ms,"
-            f" lost {s.get('lost', 0)}/{s.get('count', 0)}"
+            f"  median {_ms(s.get('median_ms'))}  p95 {_ms(s.get('p95_ms'))}"
+            f"  p99 {_ms(s.get('p99_ms'))} ms, lost {s.get('lost', 0)}/{s.get('count', 0)}"
         )
     return out
 
