@@ -160,6 +160,8 @@ def test_bad_probes_are_refused_naming_the_field(table, field, words):
 def test_two_probes_need_two_names_and_probes_need_the_dumbbell():
     with pytest.raises(SpecError, match=r"probes\[1\].name.*names two probes"):
         spec(BASE + '[[probes]]\nname = "p"\n[[probes]]\nname = "p"\n')
+    with pytest.raises(SpecError, match=r"experiment.pcap: not with \[\[probes\]\]"):
+        spec(BASE.replace("seed = 1", 'seed = 1\npcap = ["bottleneck"]') + "[[probes]]\n")
     text = BASE + '[[links]]\nname = "l2"\nrate = "5Mbps"\n' + CUBIC + "[[probes]]\n"
     with pytest.raises(SpecError, match="probes run on the dumbbell only"):
         spec(text)

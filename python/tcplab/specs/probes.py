@@ -54,6 +54,13 @@ def check(spec: Any) -> list[tuple[str, str]]:
     p: list[tuple[str, str]] = []
     if spec.probes and (spec.links or any(f.path for f in spec.flows)):
         p.append(("probes", "probes run on the dumbbell only (no [[links]] or flow paths)"))
+    if spec.probes and spec.experiment.pcap:
+        p.append(
+            (
+                "experiment.pcap",
+                "not with [[probes]]: pcap.py writes no ICMP frames yet; leave out pcap or probes",
+            )
+        )
     dur = spec.experiment.duration
     floor = 2 * spec.bottleneck.delay
     seen: set[str] = set()
