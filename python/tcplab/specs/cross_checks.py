@@ -16,6 +16,7 @@ from tcplab.specs.model import (
     Spec,
 )
 from tcplab.specs.probes import check as _check_probes
+from tcplab.specs.probes import names as probe_names
 from tcplab.specs.sources import check as _check_sources
 from tcplab.specs.traces import TraceRate
 from tcplab.specs.units import (
@@ -184,6 +185,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                         AGGREGATE_KEYS,
                         window=spec.experiment.analysis is not None,
                         windows=set(spec.experiment.windows),
+                        probes=probe_names(spec),
                     )
                     if expr is not None
                     else None
