@@ -3,17 +3,19 @@
 # system libraries its build links: the kernel backend's BPF loader (crates/bpfload,
 # inside the extension module) builds libbpf 1.7 from libbpf-sys's sources over the
 # system's libelf and zlib, found with pkg-config. As root on Debian they are installed
-# with apt-get when missing; elsewhere a missing one is named, with the command that
+# with apt-get when missing (and iputils-ping, the kernel backend's [[probes]]); elsewhere a missing one is named, with the command that
 # installs it, before anything is built. Needs Python >= 3.10 and Rust (rust-version in
 # Cargo.toml). A machine without Rust installs the wheel instead (scripts/build_wheel.sh).
 #
 #   bash scripts/install.sh [PIP_ARGS ...]     # e.g. -e '.[dev]' instead of '.'
 set -euo pipefail
 cd "$(dirname "$0")/.."
-pkgs="pkg-config libelf-dev zlib1g-dev make"
+pkgs="pkg-config libelf-dev zlib1g-dev make iputils-ping"
 missing=""
 command -v pkg-config >/dev/null 2>&1 || missing="$missing pkg-config"
 command -v make >/dev/null 2>&1 || missing="$missing make"
+# ping: the kernel backend's latency probes ([[probes]], backends/kernel/ping.py).
+command -v ping >/dev/null 2>&1 || missing="$missing iputils-ping"
 [ -f /usr/include/libelf.h ] || missing="$missing libelf-dev"
 [ -f /usr/include/zlib.h ] || missing="$missing zlib1g-dev"
 if [ -n "$missing" ]; then

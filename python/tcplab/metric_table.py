@@ -35,6 +35,7 @@ SCOPES = {
     "window": "`window` (`[experiment] analysis`) and `windows.NAME`: `aggregate`",
     "window_flow": "`window` and `windows.NAME`: `flows[]`",
     "window_by_cc": "`window` and `windows.NAME`: `by_cc`",
+    "probe": "summary.json `probes[]`, per `[[probes]]` entry: `NAME[probe]` names the probe's (`probe_median_rtt_ms[ping]`)",
 }
 
 
@@ -78,10 +79,11 @@ class Metric:
     """One metric of summary.json.
 
     ``compute`` is the function (under ``tcplab.``) that computes it; ``source`` the paper
-    section or ``tcplab`` for a definition of ours. Where it is shown: ``checks`` (a
+    section or ``tcplab`` for a definition of ours; ``key`` the summary.json key when it
+    differs from the name (a probe's ``median_ms`` is ``probe_median_rtt_ms``). Where it is shown: ``checks`` (a
     ``[[checks]]`` / catalogue expression may name it; a per-flow one as ``NAME[flowN]``
     and ``NAME[cc]``, where ``summed`` adds the group's flows up instead of averaging
-    them), ``compare`` and ``sweep`` (position in ``tcplab compare``'s table and in a
+    them; a probe one as ``NAME[probe]``), ``compare`` and ``sweep`` (position in ``tcplab compare``'s table and in a
     sweep's default metrics), ``panel`` (the run report's summary panel). summary.json and
     report.html show every metric.
     """
@@ -91,6 +93,7 @@ class Metric:
     compute: str
     definition: str
     source: str = "tcplab"
+    key: str | None = None
     checks: bool = False
     summed: bool = False
     compare: int | None = None
@@ -394,10 +397,37 @@ WINDOW_BY_CC = [
        "The algorithm's flows' summed mean throughput in the window over all flows'.",
        checks=True),
 ]
+
+# A latency probe's statistics (specs/probes.py), named ``NAME[probe]`` after the probe's
+# name; ``probe_`` and ``_rtt_`` in the names so they read apart from the flows' RTTs and
+# from BBR's PROBE_RTT (``probe_rtt_*``). Over the whole run: probes have no window block.
+P = "specs.probes."
+PROBE = [
+    _m("probe_sent_packets", "probe", P + "summary",
+       "Probe requests sent (ping's transmitted).", key="count", checks=True),
+    _m("probe_lost_packets", "probe", P + "summary",
+       "Probes whose request or echo was dropped.", key="lost", checks=True),
+    _m("probe_loss_rate", "probe", P + "summary",
+       "Lost probes over probes sent; null when none was sent.",
+       source="Flent RRUL (ping)", key="loss_rate", checks=True, compare=4),
+    _m("probe_min_rtt_ms", "probe", P + "rtt_stats",
+       "Shortest round trip of the probe's echoes.", key="min_ms", checks=True),
+    _m("probe_median_rtt_ms", "probe", P + "rtt_stats",
+       "Median round trip of the probe's echoes (numpy's linear percentile); null without an echo.",
+       source="Flent RRUL (ping)", key="median_ms", checks=True, compare=1),
+    _m("probe_p95_rtt_ms", "probe", P + "rtt_stats",
+       "95th percentile of the echoes' round trips (linear).",
+       key="p95_ms", checks=True, compare=2),
+    _m("probe_p99_rtt_ms", "probe", P + "rtt_stats",
+       "99th percentile of the echoes' round trips (linear).",
+       key="p99_ms", checks=True, compare=3),
+    _m("probe_max_rtt_ms", "probe", P + "rtt_stats",
+       "Longest round trip of the probe's echoes.", key="max_ms", checks=True),
+]
 # fmt: on
 
 TABLE: list[Metric] = (
-    AGGREGATE + FLOW + BY_CC_ROWS + FCT + LINK + WINDOW + WINDOW_FLOW + WINDOW_BY_CC
+    AGGREGATE + FLOW + BY_CC_ROWS + FCT + LINK + WINDOW + WINDOW_FLOW + WINDOW_BY_CC + PROBE
 )
 """Every metric of summary.json, by scope."""
 
@@ -427,8 +457,11 @@ SUMMED = set(names("flow", checks=True, summed=True))
 """Per-flow metrics that ``NAME[cc]`` adds up over the algorithm's flows (others: averaged)."""
 WINDOW_PER_FLOW = set(names("window_flow", checks=True))
 BY_CC = set(names("by_cc", checks=True))
+PER_PROBE = {x.name: x.key or x.name for x in PROBE if x.checks}
+"""Probe metrics a check may name (``NAME[probe]``), each with its key in ``probes[]``."""
 COMPARE_AGGREGATE = _placed("aggregate", "compare")
 COMPARE_FLOW = _placed("flow", "compare")
+COMPARE_PROBE = _placed("probe", "compare")
 SWEEP_DEFAULT = _placed("aggregate", "sweep")
 PANEL = sorted(
     ((x.panel, x.name) for x in AGGREGATE if x.panel is not None), key=lambda p: p[0].line
@@ -474,8 +507,9 @@ def markdown() -> str:
         ]
         for x in rows:
             shown = ", ".join(x.shown) or "-"
+            stored = f" (stored as `{x.key}`)" if x.key else ""
             out.append(
-                f"| `{x.name}` | {x.unit or '-'} | {x.definition} | {x.source} | "
+                f"| `{x.name}`{stored} | {x.unit or '-'} | {x.definition} | {x.source} | "
                 f"`{x.compute}` | {shown} |"
             )
         out.append("")

@@ -41,6 +41,7 @@ BASE = {
         {"cc": "bbr", "rtt": "40ms", "count": 2, "stagger": "0.1s"},
     ],
     "events": [{"at": "0.25s", "rate": "5Mbps"}],
+    "probes": [{"name": "ping", "interval": "50ms"}],
 }
 
 PATHS = [
@@ -87,6 +88,15 @@ PATHS = [
     "events[0].delay",
     "events[0].loss",
     "events[1].at",
+    "probes[0].name",
+    "probes[0].interval",
+    "probes[0].size",
+    "probes[0].rtt",
+    "probes[0].start",
+    "probes[0].stop",
+    "probes[0].extra",
+    "probes[1].name",
+    "probes",
     "sweep",
     "flows",
     "events",
@@ -368,6 +378,15 @@ def feature_specs(draw):
         if draw(st.booleans()):
             src["onoff"] = {"on": "0.2s", "off": "0.1s"}
         doc["sources"] = [src]
+    if not links and draw(st.booleans()):  # probes run on the dumbbell only
+        doc["probes"] = [
+            {
+                "interval": draw(st.sampled_from(["10ms", "50ms", "200ms"])),
+                "size": draw(st.sampled_from(["28B", "84B", "1500B"])),
+                "start": draw(st.sampled_from(["0s", "0.3s"])),
+            }
+            for _ in range(draw(st.integers(1, 2)))
+        ]
     if not traced and draw(st.booleans()):
         at = draw(st.sampled_from(["0.3s", "0.5s"]))
         rates = draw(
@@ -436,6 +455,10 @@ def _check_invariants(res) -> None:
     for f in doc["flows"]:
         for key in ("goodput_bps", "throughput_bps"):
             assert f[key] is not None and not math.isnan(f[key]), f"flow {f['flow']} {key}"
+    for p in doc.get("probes", []):  # count = echoed + lost + in flight (the engine's check)
+        assert p["count"] == p["echoed"] + p["lost"] + p["in_flight_at_end"], p
+        if p["echoed"]:
+            assert p["min_ms"] <= p["median_ms"] <= p["p95_ms"] <= p["p99_ms"] <= p["max_ms"], p
     s = res.series
     if "rtt_ms" in s:
         for fid, f in res.summary.iterrows():

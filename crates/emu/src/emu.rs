@@ -24,7 +24,12 @@
 //! RTT samples (`Series::rtt_ms`, the simulator's `rtt_ms`, the latest sample at each
 //! sample time) are taken on the wire as the sender's `ca_rtt_us` would be (rtt.rs).
 //! Constant-rate sources (`sources`) run here as in the simulator (`source::Source`): their
-//! packets exist in the model only and are never written to a namespace.
+//! packets exist in the model only and are never written to a namespace. Latency probes
+//! (`probes`) are real: the kernel backend runs iputils ping in the sender's namespace
+//! with ICMP identifier `base_port + probe`; its echo requests enter the probe's links
+//! (`probe::Probe`, built as World::new builds them) and are written to the receiver's
+//! namespace, whose kernel answers; the replies cross the reverse links back. The
+//! emulator counts them (`Report::probes`); ping measures the round trips.
 //!
 //! Link times are kept in model time (each event is handled at its scheduled time,
 //! however late the process wakes up), so a late wake-up delays the packet's delivery to
@@ -49,6 +54,7 @@ use tcplab_sim::net::dumbbell::{self, Dumbbell};
 use tcplab_sim::net::link::{Link, NextHop, Offer};
 use tcplab_sim::net::topology::Routes;
 use tcplab_sim::net::{Ecn, Packet, PacketKind};
+use tcplab_sim::probe::{Probe, ProbeReport};
 use tcplab_sim::record::QueueReport;
 use tcplab_sim::rng::RunRng;
 use tcplab_sim::source::{Source, SourceCounters};
@@ -140,6 +146,8 @@ pub struct Report {
     pub cpu_s: f64,
     /// Constant-rate sources' counters (the simulator's `sources`).
     pub sources: Vec<SourceCounters>,
+    /// Latency probes' counters (ping's echoes; the round trips are ping's own).
+    pub probes: Vec<ProbeReport>,
 }
 
 pub struct Emulator {
@@ -166,6 +174,8 @@ pub struct Emulator {
     /// Constant-rate sources (`sources`) and each one's next send time.
     sources: Vec<Source>,
     source_next: Vec<Option<SimTime>>,
+    /// Latency probes' links and counters (`probes`).
+    probes: Vec<Probe>,
     base_port: u16,
     /// Packets that left their last link, with the side to write them to and their model
     /// delivery time; `run` writes them out after each round of events.
@@ -239,6 +249,13 @@ impl Emulator {
             })
             .collect();
         let source_next = sources.iter().map(|s| Some(s.first_send())).collect();
+        // Latency probes' four access-link directions, as World::new builds them.
+        let probes: Vec<Probe> = (cfg.probes.iter().enumerate())
+            .map(|(i, c)| {
+                let ends = (net.bottleneck, net.bottleneck_rev);
+                Probe::build(i, c, cfg.duration_ns, ends.0, ends.1, &mut net.links, &rng)
+            })
+            .collect();
         let n = net.links.len();
         let flows = cfg.flows.len();
         let interval = cfg.sample_interval_ns;
@@ -258,6 +275,7 @@ impl Emulator {
             routes,
             sources,
             source_next,
+            probes,
             base_port,
             out: Vec::new(),
             report: Report {
@@ -423,6 +441,9 @@ impl Emulator {
 
     fn forward(&mut self, t: SimTime, pkt: Packet, hop: NextHop) {
         let f = pkt.flow as usize;
+        if pkt.kind.is_probe() {
+            return self.forward_probe(t, pkt, hop);
+        }
         if pkt.kind == PacketKind::Datagram {
             // A source's packet: model only, never written to a namespace (as
             // World::forward_datagram; sources run on the dumbbell only).
@@ -484,6 +505,35 @@ impl Emulator {
         }
     }
 
+    /// A ping request or reply reached the far end of a link: on along its probe's
+    /// links, or written to the namespace it is for.
+    fn forward_probe(&mut self, t: SimTime, pkt: Packet, hop: NextHop) {
+        let p = &mut self.probes[pkt.flow as usize];
+        let to = match hop {
+            NextHop::Link(j) => return self.offer(j, t, pkt),
+            NextHop::FlowReceiverAccess => {
+                let l = p.receiver_access;
+                return self.offer(l, t, pkt);
+            }
+            NextHop::FlowSenderAccess => {
+                let l = p.sender_access_rev;
+                return self.offer(l, t, pkt);
+            }
+            NextHop::Receiver => {
+                p.report.reached_packets += 1;
+                Side::Receiver
+            }
+            NextHop::Sender => {
+                p.report.echoed_packets += 1;
+                Side::Sender
+            }
+            NextHop::Route => unreachable!("probes run on the dumbbell only"),
+        };
+        if let Some((_, b)) = self.bytes.remove(&pkt.seq) {
+            self.out.push((to, t, b));
+        }
+    }
+
     fn offer(&mut self, link: usize, t: SimTime, pkt: Packet) {
         match self.net.links[link].offer(t, pkt) {
             Offer::Dropped { .. } => match pkt.kind {
@@ -495,6 +545,8 @@ impl Emulator {
                     self.bytes.remove(&pkt.seq);
                     if kind == PacketKind::Data {
                         self.report.flows[pkt.flow as usize].dropped_packets += 1;
+                    } else if kind.is_probe() {
+                        self.probes[pkt.flow as usize].report.dropped_packets += 1;
                     }
                 }
             },
@@ -506,6 +558,10 @@ impl Emulator {
     /// A packet read from a device at `now` enters its flow's first link.
     pub fn inject(&mut self, now: SimTime, side: Side, data: &[u8]) {
         self.report.max_packet_bytes = self.report.max_packet_bytes.max(data.len() as u64);
+        let n_probes = self.probes.len() as u32;
+        if let Some((probe, wire, ecn)) = ip::classify_echo(data, side, self.base_port, n_probes) {
+            return self.inject_echo(now, side, data, (probe, wire, ecn));
+        }
         let Some(c) = ip::classify(data, side, self.base_port, self.cfg.flows.len() as u32) else {
             self.report.foreign_packets += 1;
             return;
@@ -542,6 +598,26 @@ impl Emulator {
         self.offer(first, now, pkt);
     }
 
+    /// A ping request (sender side) or reply (receiver side) of probe `probe` enters the
+    /// probe's first link, as the simulator's probe packets do (world/probes.rs).
+    fn inject_echo(&mut self, now: SimTime, side: Side, data: &[u8], echo: (u32, u32, u8)) {
+        let (probe, wire, ecn) = echo;
+        let id = self.next_id;
+        self.next_id += 1;
+        self.bytes.insert(id, (side, data.to_vec()));
+        let mut pkt = Packet::data(probe, id, wire, 0, false);
+        pkt.set_ecn(if ecn == 0b11 { Ecn::Ce } else { Ecn::NotEct });
+        let p = &mut self.probes[probe as usize];
+        let (kind, first) = if side == Side::Sender {
+            p.report.sent_packets += 1;
+            (PacketKind::Probe, p.sender_access)
+        } else {
+            (PacketKind::ProbeEcho, p.receiver_access_rev)
+        };
+        pkt.kind = kind;
+        self.offer(first, now, pkt);
+    }
+
     /// Close the run: final counters, what is still inside the links.
     pub fn finish(mut self) -> Report {
         for l in &self.net.links {
@@ -554,6 +630,15 @@ impl Emulator {
             for (k, n) in l.qdisc_datagram_drops().iter().enumerate() {
                 self.sources[k].counters.dropped_packets += n;
             }
+            for (k, n) in l.qdisc_probe_drops().iter().enumerate() {
+                self.probes[k].report.dropped_packets += n;
+            }
+            let probes = &mut self.probes;
+            l.for_each_inside(&mut |p| {
+                if p.kind.is_probe() {
+                    probes[p.flow as usize].report.in_flight_packets_at_end += 1;
+                }
+            });
             let sources = &mut self.sources;
             l.for_each_inside(&mut |p| {
                 if p.kind == PacketKind::Datagram {
@@ -568,6 +653,7 @@ impl Emulator {
         }
         self.report.queues = self.net.links.iter().map(Link::report).collect();
         self.report.sources = self.sources.iter().map(|s| s.counters.clone()).collect();
+        self.report.probes = self.probes.iter().map(|p| p.report.clone()).collect();
         self.report.bottleneck_packets = self.net.links[self.net.bottleneck].counters.data_departed;
         self.report
     }
@@ -662,8 +748,59 @@ mod tests {
             links: Default::default(),
             paths: Default::default(),
             sources: Default::default(),
+            probes: Default::default(),
             agents: Default::default(),
         }
+    }
+
+    #[test]
+    fn a_ping_request_crosses_the_probe_links_and_its_reply_comes_back() {
+        // One probe with the flow's access links (1.2 Gbit/s; 0 ms, 15 ms): an 84-byte
+        // request read at 0 reaches the receiver after 0 + 5 + 15 ms of propagation plus
+        // 84 B at 1.2 Gbit/s (560 ns, twice) and 12 Mbit/s (56 us): 20_057_120 ns. The
+        // reply, read at 30 ms, is back at 50_057_120 ns.
+        let mut w = world(vec![]);
+        w.probes = vec![tcplab_sim::config::ProbeConfig {
+            interval_ns: 200_000_000,
+            packet_bytes: 84,
+            sender_access: w.flows[0].sender_access.clone(),
+            receiver_access: w.flows[0].receiver_access.clone(),
+            start_ns: 0,
+            stop_ns: None,
+        }];
+        let mut e = Emulator::new(w, 5000);
+        let echo = |kind: u8| {
+            let mut p = vec![0u8; 84];
+            p[0] = 0x45;
+            p[2..4].copy_from_slice(&84u16.to_be_bytes());
+            p[9] = 1;
+            p[20] = kind;
+            p[24..26].copy_from_slice(&5000u16.to_be_bytes());
+            p
+        };
+        e.inject(SimTime(0), Side::Sender, &echo(8));
+        e.run_due(SimTime(20_057_119));
+        assert!(e.out.is_empty());
+        e.run_due(SimTime(20_057_120));
+        assert_eq!(e.out.len(), 1);
+        assert_eq!(
+            (e.out[0].0, e.out[0].1),
+            (Side::Receiver, SimTime(20_057_120))
+        );
+        e.out.clear();
+        e.inject(SimTime(30_000_000), Side::Receiver, &echo(0));
+        e.run_due(SimTime(50_057_120));
+        assert_eq!(
+            (e.out[0].0, e.out[0].1),
+            (Side::Sender, SimTime(50_057_120))
+        );
+        let rep = e.finish();
+        let p = &rep.probes[0];
+        assert_eq!(
+            (p.sent_packets, p.reached_packets, p.echoed_packets),
+            (1, 1, 1)
+        );
+        assert_eq!((p.dropped_packets, rep.foreign_packets), (0, 0));
     }
 
     /// A 1500-byte IPv4 TCP segment to port 5000 (flow 0) with 1448 payload bytes.

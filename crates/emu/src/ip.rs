@@ -70,6 +70,35 @@ pub fn classify(pkt: &[u8], side: Side, base_port: u16, n_flows: u32) -> Option<
     })
 }
 
+/// An ICMP echo of one of our probes ([[probes]], iputils ping): a request read from the
+/// sender's device or a reply read from the receiver's, whose identifier is `id_base +
+/// probe` (the kernel backend runs each probe's ping with `-e`). Returns the probe index,
+/// the IP total length and the ECN field; `None` for anything else.
+pub fn classify_echo(
+    pkt: &[u8],
+    side: Side,
+    id_base: u16,
+    n_probes: u32,
+) -> Option<(u32, u32, u8)> {
+    if pkt.len() < 20 || pkt[0] >> 4 != 4 || pkt[9] != 1 {
+        return None;
+    }
+    let ihl = usize::from(pkt[0] & 0x0f) * 4;
+    let total = usize::from(u16::from_be_bytes([pkt[2], pkt[3]]));
+    if ihl < 20 || total > pkt.len() || total < ihl + 8 {
+        return None;
+    }
+    let icmp = &pkt[ihl..total];
+    // Type 8: echo request (towards the receiver); 0: echo reply (RFC 792).
+    let want = if side == Side::Sender { 8 } else { 0 };
+    if icmp[0] != want || icmp[1] != 0 {
+        return None;
+    }
+    let id = u16::from_be_bytes([icmp[4], icmp[5]]);
+    let probe = u32::from(id.checked_sub(id_base)?);
+    (probe < n_probes).then_some((probe, total as u32, pkt[1] & 0b11))
+}
+
 /// The TCP flags byte of an IPv4 TCP packet (already classified).
 pub fn tcp_flags(pkt: &[u8]) -> u8 {
     pkt[usize::from(pkt[0] & 0x0f) * 4 + 13]
@@ -157,6 +186,40 @@ mod tests {
         p[22..24].copy_from_slice(&dport.to_be_bytes());
         p[32] = 8 << 4; // data offset 8 words = 32 bytes
         p
+    }
+
+    /// An 84-byte IPv4 ICMP echo (ping's default: 20 IP + 8 ICMP + 56 data) of `kind`
+    /// (8 request, 0 reply) with identifier `id`.
+    fn echo(kind: u8, id: u16) -> Vec<u8> {
+        let mut p = vec![0u8; 84];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&84u16.to_be_bytes());
+        p[9] = 1;
+        p[20] = kind;
+        p[24..26].copy_from_slice(&id.to_be_bytes());
+        p
+    }
+
+    #[test]
+    fn ping_echoes_are_told_by_direction_and_identifier() {
+        // Identifier base_port + probe: 5001 is probe 1 of 2; a request only from the
+        // sender, a reply only from the receiver; other identifiers and TCP are not ours.
+        assert_eq!(
+            classify_echo(&echo(8, 5001), Side::Sender, 5000, 2),
+            Some((1, 84, 0))
+        );
+        assert_eq!(
+            classify_echo(&echo(0, 5000), Side::Receiver, 5000, 2),
+            Some((0, 84, 0))
+        );
+        assert_eq!(classify_echo(&echo(0, 5000), Side::Sender, 5000, 2), None);
+        assert_eq!(classify_echo(&echo(8, 5000), Side::Receiver, 5000, 2), None);
+        assert_eq!(classify_echo(&echo(8, 5002), Side::Sender, 5000, 2), None);
+        assert_eq!(classify_echo(&echo(8, 4999), Side::Sender, 5000, 2), None);
+        assert_eq!(
+            classify_echo(&packet(1, 5000, 0), Side::Sender, 5000, 2),
+            None
+        );
     }
 
     #[test]

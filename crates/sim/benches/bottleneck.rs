@@ -76,6 +76,7 @@ fn mixed(n: usize, rate_bps: u64, access_bps: u64, duration_s: u64, ccs: &[&str]
         links: vec![],
         paths: vec![],
         sources: vec![],
+        probes: vec![],
         agents: vec![],
     }
 }

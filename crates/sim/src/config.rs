@@ -61,6 +61,10 @@ pub struct WorldConfig {
     /// Constant-rate UDP-like sources, optionally on/off (source.rs); dumbbell only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceConfig>,
+    /// Latency probes: small packets at a fixed interval, echoed by the receiving host
+    /// (probe.rs, ping's model); dumbbell only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<ProbeConfig>,
     /// Interval agents (trained policies) driving `external` flows from inside the engine
     /// (world/agents.rs; a spec's `cc = "policy:FILE"`), built by the controller factory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -93,6 +97,31 @@ pub struct SourceConfig {
 
 fn default_packet_bytes() -> u32 {
     1500
+}
+
+/// A latency probe (probe.rs): a `packet_bytes` packet every `interval_ns` from
+/// `start_ns` to `stop_ns`, echoed at once by the receiving host; each echo's round trip
+/// is recorded.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProbeConfig {
+    /// Time between probes (ns), > 0.
+    #[schemars(extend("x-spec" = "interval"))]
+    pub interval_ns: u64,
+    /// Wire bytes of a probe and of its echo (IP total length), in [1, 65535].
+    #[schemars(extend("x-spec" = "size"))]
+    pub packet_bytes: u32,
+    /// Probing host -> router A (the echo comes back at the same rate and delay).
+    #[schemars(extend("x-spec" = "rtt"))]
+    pub sender_access: LinkConfig,
+    /// Router B -> echoing host (and back).
+    #[schemars(extend("x-spec" = "rtt"))]
+    pub receiver_access: LinkConfig,
+    #[serde(default)]
+    pub start_ns: u64,
+    /// No probe is sent at or after it; default: the end of the run.
+    #[serde(default)]
+    pub stop_ns: Option<u64>,
 }
 
 /// One direction of a point-to-point link and the queue at its sending side.

@@ -164,6 +164,9 @@ pub struct RunOutput {
     /// Constant-rate sources (source.rs), apart from the TCP flows.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<SourceCounters>,
+    /// Latency probes (probe.rs): counters and each echo's round trip.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<crate::probe::ProbeReport>,
     pub queues: Vec<QueueReport>,
     /// One row per (sample time, flow).
     pub series: Table,

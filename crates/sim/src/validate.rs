@@ -103,10 +103,14 @@ impl WorldConfig {
         if let Some(r) = &self.bottleneck_reverse {
             check_link("bottleneck_reverse", r, t)?;
         }
-        if self.flows.is_empty() && self.sources.is_empty() {
-            return Err(err("flows", "at least one flow or source is required"));
+        if self.flows.is_empty() && self.sources.is_empty() && self.probes.is_empty() {
+            return Err(err(
+                "flows",
+                "at least one flow, source or probe is required",
+            ));
         }
         self.check_sources()?;
+        self.check_probes()?;
         if let Some(samples) = self.duration_ns.checked_div(self.sample_interval_ns) {
             let rows = samples.saturating_mul(self.flows.len() as u64);
             if rows > MAX_SERIES_ROWS {
@@ -235,6 +239,52 @@ impl WorldConfig {
             }
             if let Some(o) = s.onoff {
                 check_onoff(&format!("{p}.onoff"), o)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl WorldConfig {
+    fn check_probes(&self) -> Result<(), ConfigError> {
+        if !self.probes.is_empty() && (!self.links.is_empty() || !self.paths.is_empty()) {
+            return Err(err(
+                "probes",
+                "probes run on the dumbbell only (no links or paths)",
+            ));
+        }
+        if !self.probes.is_empty() && !self.capture.is_empty() {
+            return Err(err(
+                "capture",
+                "links carrying probes cannot be captured (pcap has no ICMP frames yet); \
+                 leave out capture or probes",
+            ));
+        }
+        for (i, s) in self.probes.iter().enumerate() {
+            let p = format!("probes[{i}]");
+            if s.interval_ns == 0 {
+                return Err(err(format!("{p}.interval_ns"), "must be > 0"));
+            }
+            if !(1..=65_535).contains(&s.packet_bytes) {
+                return Err(err(format!("{p}.packet_bytes"), "must be in [1, 65535]"));
+            }
+            check_link(&format!("{p}.sender_access"), &s.sender_access, &self.tcp)?;
+            check_link(
+                &format!("{p}.receiver_access"),
+                &s.receiver_access,
+                &self.tcp,
+            )?;
+            if s.start_ns >= self.duration_ns {
+                return Err(err(
+                    format!("{p}.start_ns"),
+                    format!("must be before duration_ns ({})", self.duration_ns),
+                ));
+            }
+            if s.stop_ns.is_some_and(|t| t <= s.start_ns) {
+                return Err(err(
+                    format!("{p}.stop_ns"),
+                    format!("must be after start_ns ({})", s.start_ns),
+                ));
             }
         }
         Ok(())

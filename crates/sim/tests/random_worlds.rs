@@ -2,12 +2,12 @@
 //! delays, byte or packet buffers down to one packet, random loss in both directions,
 //! staggered start/stop, finite flows, mid-run rate/delay/loss changes, RACK on/off,
 //! delayed ACKs on/off, ECN on/off per run and per flow, a bottleneck queue discipline
-//! or none) run to the end without a panic and with every conservation
+//! or none, latency probes) run to the end without a panic and with every conservation
 //! identity holding (`World::finish` checks them and returns an error otherwise).
 
 use proptest::prelude::*;
 use tcplab_sim::config::{
-    AppConfig, FlowConfig, LinkConfig, LinkEvent, QueueLimit, TcpConfig, WorldConfig,
+    AppConfig, FlowConfig, LinkConfig, LinkEvent, ProbeConfig, QueueLimit, TcpConfig, WorldConfig,
 };
 use tcplab_sim::net::aqm::codel::CodelConfig;
 use tcplab_sim::net::aqm::fq_codel::FqCodelConfig;
@@ -123,6 +123,11 @@ fn world() -> impl Strategy<Value = WorldConfig> {
         any::<bool>(),
         aqm(),
         any::<bool>(),
+        // Latency probes (probe.rs): interval 1-500 ms, 28-1499 bytes, random access links.
+        proptest::collection::vec(
+            (1..500u64, 28u32..1500, 0..duration_ns, link(), link()),
+            0..3,
+        ),
     )
         .prop_map(
             move |(
@@ -135,6 +140,7 @@ fn world() -> impl Strategy<Value = WorldConfig> {
                 delayed_ack,
                 aqm,
                 ecn,
+                probes,
             )| WorldConfig {
                 duration_ns,
                 seed,
@@ -162,6 +168,17 @@ fn world() -> impl Strategy<Value = WorldConfig> {
                 links: vec![],
                 paths: vec![],
                 sources: vec![],
+                probes: probes
+                    .into_iter()
+                    .map(|(ms, packet_bytes, start_ns, a, b)| ProbeConfig {
+                        interval_ns: ms * MS,
+                        packet_bytes,
+                        sender_access: a,
+                        receiver_access: b,
+                        start_ns,
+                        stop_ns: None,
+                    })
+                    .collect(),
                 agents: vec![],
             },
         )

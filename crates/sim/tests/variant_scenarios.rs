@@ -88,6 +88,7 @@ fn acd_scenario(cc: &str) -> WorldConfig {
         links: vec![],
         paths: vec![],
         sources: vec![],
+        probes: vec![],
         agents: vec![],
     }
 }

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from tcplab.metric_table import BY_CC, SUMMED
+from tcplab.metric_table import BY_CC, PER_PROBE, SUMMED
 from tcplab.specs.checks import METRIC_EXPR, WINDOWS_EXPR, Check
 
 
@@ -26,6 +26,8 @@ def metric_value(summary: dict[str, Any], expr: str) -> float:
     if not m:
         raise ValueError(f"cannot parse metric {expr!r}")
     name, sel = m.group("name"), m.group("sel")
+    if name in PER_PROBE:
+        return probe_value(summary, name, sel)
     if sel is None:
         return _num(summary.get("aggregate", {}).get(name))
     flows = summary.get("flows", [])
@@ -50,6 +52,15 @@ def metric_value(summary: dict[str, Any], expr: str) -> float:
     vals = [_num(f.get(name)) for f in group]
     vals = [v for v in vals if not math.isnan(v)]
     return sum(vals) / len(vals) if vals else math.nan
+
+
+def probe_value(summary: dict[str, Any], name: str, probe: str | None) -> float:
+    """Probe metric ``name`` (metric_table.PER_PROBE) of the probe named ``probe`` in
+    summary.json's ``probes`` list; NaN when the run has no such probe."""
+    for entry in summary.get("probes") or []:
+        if entry.get("name") == probe:
+            return _num(entry.get(PER_PROBE[name]))
+    return math.nan
 
 
 def _num(x: Any) -> float:

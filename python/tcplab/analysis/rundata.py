@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from tcplab.specs.model import Spec
+from tcplab.specs.probes import names as probe_names
 
 SERIES_FIRST = [
     "time_s",
@@ -28,6 +29,8 @@ SERIES_FIRST = [
     "ca_state",
 ]
 QUEUE_COLUMNS = ["time_s", "backlog_pkts", "backlog_bytes", "drops"]
+# probes.parquet: one row per probe echo (tcplab.specs.probes).
+PROBE_COLUMNS = ["probe", "name", "seq", "time_s", "rtt_ms"]
 
 
 @dataclass
@@ -85,6 +88,11 @@ class RunData:
     # Every map of each loaded BPF program at the end of the run ([{program, maps}],
     # storage writes bpf_maps.json); empty when the run loaded none.
     bpf_maps: list[dict[str, Any]] = field(default_factory=list)
+    # Latency probes (specs/probes.py): one row per echo (PROBE_COLUMNS), and the
+    # engine's per-probe counters (empty when read back from a run directory: the
+    # summary holds them).
+    probe_rtts: pd.DataFrame = field(default_factory=lambda: empty_probe_rtts())
+    probes: list[dict[str, Any]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return (
@@ -191,6 +199,41 @@ def flow_groups(spec: Spec) -> list[dict[str, Any]]:
     return out
 
 
+def empty_probe_rtts() -> pd.DataFrame:
+    """A probes table without rows, its columns typed."""
+    return pd.DataFrame(
+        {
+            "probe": pd.Series([], dtype="int64"),
+            "name": pd.Series([], dtype="string"),
+            "seq": pd.Series([], dtype="int64"),
+            "time_s": pd.Series([], dtype="float64"),
+            "rtt_ms": pd.Series([], dtype="float64"),
+        }
+    )
+
+
+def probe_rtts(raw_probes: list[dict[str, Any]], names: list[str]) -> pd.DataFrame:
+    """The engine's per-probe echoes as one table (PROBE_COLUMNS), by probe then send time."""
+    frames = [empty_probe_rtts()]
+    for i, p in enumerate(raw_probes):
+        n = len(p.get("rtt_ns", []))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "probe": np.full(n, i, dtype="int64"),
+                    "name": pd.Series(
+                        [names[i] if i < len(names) else f"probe{i}"] * n, dtype="string"
+                    ),
+                    "seq": np.asarray(p.get("seq", []), dtype="int64"),
+                    "time_s": np.asarray(p.get("sent_ns", []), dtype="int64") / 1e9,
+                    "rtt_ms": np.asarray(p.get("rtt_ns", []), dtype="int64") / 1e6,
+                }
+            )
+        )
+    out = pd.concat(frames, ignore_index=True)
+    return out.sort_values(["probe", "time_s"], kind="stable").reset_index(drop=True)
+
+
 def _frame(columns: dict[str, Any]) -> pd.DataFrame:
     data = {}
     for k, v in columns.items():
@@ -277,4 +320,6 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
         list(raw.get("bpf_printk") or []),
         int(raw.get("bpf_printk_dropped") or 0),
         list(raw.get("bpf_maps") or []),
+        probe_rtts(list(raw.get("probes") or []), probe_names(spec)),
+        list(raw.get("probes") or []),
     )

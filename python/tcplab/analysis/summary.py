@@ -27,6 +27,8 @@ from tcplab.analysis.per_flow import (
 from tcplab.analysis.rundata import RunData
 from tcplab.metric_table import AGGREGATE, AGGREGATE_KEYS
 from tcplab.specs.algorithms import registry
+from tcplab.specs.probes import names as probe_names
+from tcplab.specs.probes import summary as probes_summary
 from tcplab.specs.sources import summary as sources_summary
 
 __all__ = [
@@ -125,6 +127,8 @@ def summarize(run: RunData) -> dict[str, Any]:
         doc["fct"] = fct_summary(per_flow)
     if run.sources:  # constant-rate sources, apart from the TCP flows (specs/sources.py)
         doc["sources"] = sources_summary(run.sources, dur)
+    if run.probes:  # latency probes' counters and RTT statistics (specs/probes.py)
+        doc["probes"] = probes_summary(run.probes, probe_names(run.spec))
     return _clean(doc)
 
 

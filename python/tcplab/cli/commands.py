@@ -270,6 +270,15 @@ def _print_summary(result: Any) -> None:
             f"source {s['source']}: {s['rate_bps'] / 1e6:.2f} Mbps offered, {s['delivered_bps'] / 1e6:.2f} Mbps "
             f"delivered, {s['dropped_packets']} of {s['sent_packets']} packets dropped"
         )
+    for s in (result.summary_json or {}).get("probes", []):  # [[probes]]: RTT under load
+        ms = {
+            k: "n/a" if s.get(k) is None else f"{s[k]:.1f}"
+            for k in ("median_ms", "p95_ms", "p99_ms")
+        }
+        print(
+            f"probe (ping) RTT {s['name']}: median {ms['median_ms']} ms, p95 {ms['p95_ms']} ms, "
+            f"p99 {ms['p99_ms']} ms; {s['lost']} of {s['count']} probes lost"
+        )
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -54,11 +54,12 @@ def _flow_rtt_ns(f: Any, path_delay: int) -> int:
 
 def bdp_rtt_ns(spec: Spec) -> int:
     """The RTT that ``bdp`` refers to: ``bottleneck.bdp_rtt`` or the smallest flow RTT
-    (without flows: the smallest source RTT, tcplab.specs.sources)."""
+    (without flows: the smallest source or probe RTT, tcplab.specs.sources)."""
     if spec.bottleneck.bdp_rtt is not None:
         return spec.bottleneck.bdp_rtt
     if not spec.flows:
-        return min(s.rtt if s.rtt is not None else 2 * spec.bottleneck.delay for s in spec.sources)
+        others = list(spec.sources) + list(spec.probes)  # (tcplab.specs.probes)
+        return min(s.rtt if s.rtt is not None else 2 * spec.bottleneck.delay for s in others)
     return min(_flow_rtt_ns(f, spec.path_delay(f)) for f in spec.flows)
 
 

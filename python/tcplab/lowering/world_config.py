@@ -15,6 +15,7 @@ from tcplab.specs.algorithms import registry
 from tcplab.specs.aqm import engine_config as aqm_engine_config
 from tcplab.specs.model import DEFAULT_KERNEL, Spec, kernel_releases
 from tcplab.specs.netem import engine_fields as netem_fields
+from tcplab.specs.probes import engine_config as probes_config
 from tcplab.specs.sources import engine_config as sources_config
 from tcplab.specs.sources import onoff_config
 from tcplab.specs.traces import TraceRate
@@ -184,6 +185,9 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     if s.sources:  # only when used, so other specs keep their engine config
         top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
         config["sources"] = sources_config(s, ACCESS_RATE_FACTOR * top_rate)
+    if s.probes:  # only when used, as sources
+        top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
+        config["probes"] = probes_config(s, ACCESS_RATE_FACTOR * top_rate)
     if any(f.path for f in s.flows):
         config["paths"] = [list(f.path or ["bottleneck"]) for f in s.flows for _ in range(f.count)]
     return config

@@ -14,7 +14,8 @@ What is printed, in order:
    side);
 3. the table: each run's value, ``LABEL - REF`` and ``LABEL / REF``. Rates are in Mbit/s
    (a metric ``goodput_bps`` of summary.json appears as ``goodput_mbps``), in the printed
-   text and in compare.csv alike, so the numbers read the same everywhere.
+   text and in compare.csv alike, so the numbers read the same everywhere. Latency
+   probes (``[[probes]]``) add rows ``probe:NAME``, matched by the probe's name.
 
 Flows are matched by their index. Runs of different specs can be compared, but a flow
 whose algorithm differs between the runs is reported, and flows present in only some of
@@ -42,8 +43,9 @@ from typing import Any
 import pandas as pd
 from tabulate import tabulate
 
+from tcplab.analysis.checks import probe_value
 from tcplab.errors import SpecError
-from tcplab.metric_table import COMPARE_AGGREGATE, COMPARE_FLOW
+from tcplab.metric_table import COMPARE_AGGREGATE, COMPARE_FLOW, COMPARE_PROBE
 from tcplab.report.spec_diff import diff_docs, read_resolved
 from tcplab.report.units import unit
 from tcplab.storage.directory import is_run_dir
@@ -55,6 +57,13 @@ from tcplab.storage.ownership import write_owned
 # table of metrics with a ``compare`` position.
 FLOW_METRICS = COMPARE_FLOW
 AGGREGATE_METRICS = COMPARE_AGGREGATE
+PROBE_METRICS = COMPARE_PROBE  # per latency probe, matched by name
+
+
+def _probe_names(summaries: Sequence[dict[str, Any]]) -> list[str]:
+    """The probes' names in any of the runs, in first-seen order."""
+    seen = [p.get("name") for s in summaries for p in s.get("probes") or []]
+    return list(dict.fromkeys(n for n in seen if n is not None))
 
 
 SHOWN_SUFFIX = {"Mbit/s": "_mbps", "ms": "_ms"}
@@ -244,6 +253,9 @@ def compare_summaries(summaries: Sequence[dict[str, Any]], labels: Sequence[str]
         scope = f"flow{i} ({present[0]})" if len(set(present)) == 1 else f"flow{i}"
         for metric in FLOW_METRICS:
             add(scope, metric, [f.get(metric) for f in flows])
+    for name in _probe_names(summaries):
+        for metric in PROBE_METRICS:
+            add(f"probe:{name}", metric, [probe_value(s, metric, name) for s in summaries])
     return Comparison(list(labels), pd.DataFrame(rows), notes)
 
 
@@ -304,6 +316,10 @@ def compare_sweeps(dirs: Sequence[Path], labels: Sequence[str]) -> Comparison:
                     labels,
                 )
             )
+        for name in _probe_names(sums):
+            for metric in PROBE_METRICS:
+                values = [probe_value(s, metric, name) for s in sums]
+                rows.append(_row(cell, f"{metric}[{name}]", values, labels))
     if not rows:
         notes.append("no point of the sweeps is present (finished) in all of them")
     spec_diff = [(path, list(values)) for path, values in diffs]

@@ -37,6 +37,7 @@ import pandas as pd
 
 from tcplab.analysis import metrics as m
 from tcplab.report import plots as p
+from tcplab.report import probes as probe_report
 from tcplab.report import series as sr
 from tcplab.report import sweep_plots as sp
 from tcplab.report.units import unit
@@ -234,7 +235,7 @@ def _time_panels(result: Any) -> list[tuple[str, list[dict[str, Any]], dict[str,
         built["fairness"] = ("(needs two or more flows)", [], {})
     built["rtt"] = (
         "[ms]" if rtt_col == "rtt_ms" else "smoothed (tcpi_rtt) [ms]",
-        flows(run.wide(rtt_col), 1),
+        flows(run.wide(rtt_col), 1) + probe_report.html_traces(run, _values),
         {},
     )
     built["cwnd"] = ("[packets]", flows(run.wide("cwnd_pkts"), 1), {})
@@ -482,6 +483,7 @@ def run_html(result: Any) -> str:
                 )
                 for cc, g in result.summary_json.get("by_cc", {}).items()
             ],
+            probes=probe_report.html_rows(result),
             flow_columns=[_header(str(c)) for c in flow_cols],
             flow_rows=[
                 [_scaled(str(c), v) for c, v in zip(flow_cols, row)]

@@ -35,6 +35,7 @@ from matplotlib.ticker import MaxNLocator
 
 from tcplab.metric_table import panel_lines
 from tcplab.report import plots as p
+from tcplab.report import probes as probe_report
 from tcplab.report import series as sr
 from tcplab.report import ticks
 from tcplab.report.html import run_html
@@ -59,6 +60,7 @@ def _numbers_blocks(result: Any) -> list[list[str]]:
     algorithm's share, and the flows (each flow, or each group of flows when there are
     more than FLOW_TABLE_ROWS)."""
     aggregate = list(panel_lines(result.aggregate))  # the metrics with a panel place
+    aggregate += probe_report.number_lines(result)  # [[probes]]: RTT under load
     algorithms = ["algorithm   flows  share (of bytes received)"]
     for cc, g in result.summary_json.get("by_cc", {}).items():
         algorithms.append(
@@ -237,6 +239,8 @@ def draw_report(result: Any) -> Any:
     else:  # a kernel run: TCP_INFO has the smoothed RTT only (docs/METRICS.md)
         p.per_flow(ax, run, "srtt_ms", 1.0, "smoothed RTT [ms]")
         title(ax, sr.panel_title("rtt", "smoothed (tcpi_rtt)"))
+    if probes := probe_report.draw(ax, run):  # [[probes]]: each echo's RTT, black dots
+        ax.legend(handles=probes, loc="upper right", fontsize=7)
     p.per_flow(delay[1], run, "cwnd_pkts", 1.0, "cwnd [packets]")
     title(delay[1], sr.panel_title("cwnd"))
     ax = delay[2]

@@ -112,6 +112,8 @@ def load_run(path: str | Path) -> Result:
     run = RunData(
         spec, series, queue, flows, summary_json.get("queues", []), summary_json.get("engine", {})
     )
+    if (p / "probes.parquet").is_file():  # [[probes]]: one row per echo
+        run.probe_rtts = pd.read_parquet(p / "probes.parquet")
     per_flow = flows if not flows.empty else flow_metrics(run)
     return Result(
         spec,

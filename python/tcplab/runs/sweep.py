@@ -47,6 +47,7 @@ from tcplab.specs.limits import MAX_SWEEP_RUNS
 from tcplab.specs.load import apply_overrides, parse_spec, read_toml
 from tcplab.specs.model import Spec
 from tcplab.specs.paths import check_path, expand_path, parse_path
+from tcplab.specs.probes import names as probe_names
 from tcplab.storage.directory import is_run_dir
 from tcplab.storage.files import check_output_dir, clean_stale_tmp, tmp_prefix
 from tcplab.storage.ownership import MAX_MANIFEST_BYTES, run_problem
@@ -220,6 +221,7 @@ def _metric_problems(metrics: list[str], jobs: list[Job]) -> list[str]:
                 AGGREGATE_KEYS,
                 window=s.experiment.analysis is not None,
                 windows=set(s.experiment.windows),
+                probes=probe_names(s),
             )
             if why is None:
                 break

@@ -32,6 +32,10 @@ Metric expressions:
   retransmitted over sent; other per-flow metrics (``mean_rtt_ms``, ``p95_rtt_ms``)
   averaged over the group's flows.
 - ``NAME[flowN]``: one flow's per-flow metric (flows numbered from 0 as expanded).
+- ``NAME[probe]``: a latency probe's statistic (``[[probes]]``, named by its ``name`` or
+  ``probeI``): ``probe_median_rtt_ms[ping]``, ``probe_p95_rtt_ms[ping]``,
+  ``probe_loss_rate[ping]``, ... (the ``probe`` rows of tcplab/metric_table.py); over
+  the whole run only (no ``window.`` form).
 - ``window.`` before any of these: the same over the spec's analysis window
   (``[experiment] analysis = ["10s", "60s"]``): ``window.jain_index``,
   ``window.share[bbr]``, ``window.throughput_bps[flow1]``, ``window.retransmitted_packets``.
@@ -47,6 +51,7 @@ transperf's pass/fail checks gate a run).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
@@ -54,7 +59,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr
 from tcplab.metric_table import (  # the names a check may use: the one table of metrics
     AGGREGATE_KEYS as AGGREGATE_KEYS,  # re-exported: specs/model.py reads it from here
 )
-from tcplab.metric_table import BY_CC, PER_FLOW, WINDOW_AGGREGATE, WINDOW_PER_FLOW
+from tcplab.metric_table import BY_CC, PER_FLOW, PER_PROBE, WINDOW_AGGREGATE, WINDOW_PER_FLOW
 from tcplab.specs.units import real_number
 
 Number = Annotated[float, BeforeValidator(real_number)]
@@ -94,10 +99,12 @@ def check_expression(
     aggregate_keys: list[str],
     window: bool = False,
     windows: set[str] = frozenset(),
+    probes: Sequence[str] = (),
 ) -> str | None:
     """Why ``expr`` names no metric of a run with these algorithms and flows, or None.
     ``window``: the spec has an analysis window, so ``window.`` metrics exist;
-    ``windows``: the names of its named windows (``windows.NAME.`` metrics)."""
+    ``windows``: the names of its named windows (``windows.NAME.`` metrics);
+    ``probes``: its probes' names (``NAME[probe]`` metrics)."""
     if expr.startswith("window."):
         if not window:
             return f'{expr}: window metrics need [experiment] analysis = ["from", "to"]'
@@ -112,6 +119,8 @@ def check_expression(
     if not m:
         return f"cannot parse metric {expr!r}; write e.g. 'jain_index', 'share[bbr]' or 'goodput_bps[flow0]'"
     name, sel = m.group("name"), m.group("sel")
+    if name in PER_PROBE:
+        return _probe_expression(expr, name, sel, probes)
     if sel is None:
         if name not in aggregate_keys:
             return f"unknown aggregate metric '{name}'; known: {', '.join(aggregate_keys)}"
@@ -123,6 +132,8 @@ def check_expression(
         if name not in PER_FLOW:
             return f"unknown per-flow metric '{name}'; known: {', '.join(sorted(PER_FLOW))}"
         return None
+    if sel not in ccs and sel in probes:
+        return _probe_expression(expr, name, sel, probes)
     if sel not in ccs:
         return f"{expr}: no flow runs '{sel}'; the spec's algorithms: {', '.join(sorted(ccs))}"
     if name not in PER_FLOW | BY_CC:
@@ -132,9 +143,23 @@ def check_expression(
     return None
 
 
+def _probe_expression(expr: str, name: str, sel: str | None, probes: Sequence[str]) -> str | None:
+    """Why ``expr``, a probe metric or a metric of a probe, names no probe statistic."""
+    known = ", ".join(probes) or "none; add [[probes]]"
+    if name not in PER_PROBE:
+        return f"unknown probe metric '{name}'; known: {', '.join(PER_PROBE)}"
+    if sel is None:
+        return f"{expr}: a probe metric names its probe: {name}[NAME] (the spec's probes: {known})"
+    if sel not in probes:
+        return f"{expr}: no probe is named '{sel}' (the spec's probes: {known})"
+    return None
+
+
 def _window_expression(inner: str, ccs: set[str], n_flows: int) -> str | None:
-    why = check_expression(inner, ccs, n_flows, WINDOW_AGGREGATE)
     m = METRIC_EXPR.match(inner)
+    if m and m.group("name") in PER_PROBE:
+        return f"{m.group('name')}: probe metrics are over the whole run, not in a window"
+    why = check_expression(inner, ccs, n_flows, WINDOW_AGGREGATE)
     if why is None and m and m.group("sel") and m.group("name") not in WINDOW_PER_FLOW | BY_CC:
         why = f"unknown window metric '{m.group('name')}'; known: {', '.join(sorted(WINDOW_PER_FLOW))}"
     return why

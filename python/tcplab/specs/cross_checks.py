@@ -15,6 +15,8 @@ from tcplab.specs.model import (
     MAX_LINK_DELAY_NS,
     Spec,
 )
+from tcplab.specs.probes import check as _check_probes
+from tcplab.specs.probes import names as probe_names
 from tcplab.specs.sources import check as _check_sources
 from tcplab.specs.traces import TraceRate
 from tcplab.specs.units import (
@@ -138,6 +140,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
     p += _check_topology(spec)
     p += _check_workloads(spec, check_algorithms)
     p += _check_sources(spec)
+    p += _check_probes(spec)
     if spec.experiment.pcap:
         names = link_names(spec.flow_count(), [nl.name for nl in spec.links])
         for i, name in enumerate(spec.experiment.pcap):
@@ -182,6 +185,7 @@ def cross_check(spec: Spec, check_algorithms: bool = True) -> list[tuple[str, st
                         AGGREGATE_KEYS,
                         window=spec.experiment.analysis is not None,
                         windows=set(spec.experiment.windows),
+                        probes=probe_names(spec),
                     )
                     if expr is not None
                     else None
@@ -290,9 +294,12 @@ def _check_topology(spec: Spec) -> list[tuple[str, str]]:
 def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]]:
     """At least one flow or workload; each workload's rate or load, size and times."""
     p: list[tuple[str, str]] = []
-    if not spec.flows and not spec.workloads and not spec.sources:
+    if not spec.flows and not spec.workloads and not spec.sources and not spec.probes:
         p.append(
-            ("flows", "at least one [[flows]], [[workloads]] or [[sources]] table is required")
+            (
+                "flows",
+                "at least one [[flows]], [[workloads]], [[sources]] or [[probes]] table is required",
+            )
         )
     dur = spec.experiment.duration
     for i, w in enumerate(spec.workloads):

@@ -180,6 +180,7 @@ def packets_held(spec: Any) -> int:
     max_rtt = max(
         [f.rtt for f in spec.flows]
         + [s.rtt if s.rtt is not None else 2 * b.delay for s in spec.sources]
+        + [p.rtt if p.rtt is not None else 2 * b.delay for p in spec.probes]
     )
     pipe = top_rate * max_rtt // (8 * wire * 10**9)
     buf = spec.bottleneck.buffer

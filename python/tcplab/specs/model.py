@@ -400,6 +400,17 @@ class Source(_Model):
     onoff: OnOff | None = None
 
 
+class Probe(_Model):
+    """``[[probes]]``: a latency probe, ping beside the flows (tcplab.specs.probes)."""
+
+    name: StrictStr | None = None  # default "probe<i>"
+    interval: Time = 200_000_000  # Flent's RRUL ping interval (its default step, 0.2 s)
+    size: SizeField = Size(84, "bytes")  # type: ignore[arg-type]  # iputils ping's default packet
+    rtt: Time | None = None  # the path's base RTT as a flow's (default 2 x bottleneck.delay)
+    start: Time = 0
+    stop: Time | None = None
+
+
 class Event(_Model):
     """``[[events]]``: a change of the bottleneck at ``at``."""
 
@@ -420,6 +431,7 @@ class Spec(_Model):
     flows: list[Flow] = Field(default_factory=list)
     workloads: list[Workload] = Field(default_factory=list)
     sources: list[Source] = Field(default_factory=list)
+    probes: list[Probe] = Field(default_factory=list)
     events: list[Event] = Field(default_factory=list)
     checks: list[Check] = Field(default_factory=list)
     sweep: dict[str, Any] | None = None
@@ -441,7 +453,7 @@ class Spec(_Model):
         """The spec with canonical unit strings, ``None`` fields left out (and ``links``
         when there are none, so that a dumbbell's resolved spec is as it was)."""
         d = _drop_none(self.model_dump(mode="json"))
-        for key in ("links", "workloads", "sources"):
+        for key in ("links", "workloads", "sources", "probes"):
             if not d.get(key):
                 d.pop(key, None)
         return d

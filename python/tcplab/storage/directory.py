@@ -5,6 +5,7 @@ DIR/spec.toml       the resolved spec          DIR/series.parquet, series.csv
 DIR/world.json      the engine config it ran   DIR/queue.parquet,  queue.csv
 DIR/summary.json    metrics                    DIR/report.png, report.html
 DIR/manifest.json   version, commit, seed, wall time, sha256 of every other file
+                                               DIR/probes.parquet, probes.csv (with [[probes]])
                                                DIR/report.pdf (only when asked for)
                                                DIR/bpf_printk.log (when a BPF program printed)
                                                DIR/bpf_maps.json (BPF programs' maps at the end)
@@ -149,6 +150,8 @@ def write_run(
         (tmp / "summary.json").write_text(json.dumps(result.summary_json, indent=1) + "\n")
         _write_frame(result.series, tmp / "series")
         _write_frame(result.queue, tmp / "queue")
+        if result.spec.probes and result.run is not None:  # one row per echo (specs/probes.py)
+            _write_frame(result.run.probe_rtts, tmp / PROBES)
         if result.run is not None and result.run.captures:
             write_captures(tmp, result.run.captures, config)
         if result.run is not None and (result.run.printk or result.run.printk_dropped):
@@ -175,6 +178,8 @@ def write_run(
     return out
 
 
+PROBES = "probes"
+"""The probes' table's stem: probes.parquet, probes.csv (analysis/rundata.py PROBE_COLUMNS)."""
 PRINTK_LOG = "bpf_printk.log"
 MAPS_JSON = "bpf_maps.json"
 """Every map of each BPF program the run loaded, at its end: {"programs": [{"program",

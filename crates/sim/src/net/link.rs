@@ -138,6 +138,8 @@ pub struct AqmSlot {
     data_drops: Vec<u64>,
     /// The same for constant-rate sources' datagrams, indexed by source.
     datagram_drops: Vec<u64>,
+    /// The same for latency probes and their echoes, indexed by probe source.
+    probe_drops: Vec<u64>,
 }
 
 impl Link {
@@ -190,6 +192,7 @@ impl Link {
             out: AqmOut::default(),
             data_drops: Vec::new(),
             datagram_drops: Vec::new(),
+            probe_drops: Vec::new(),
         }));
         self.slow = true;
     }
@@ -203,6 +206,10 @@ impl Link {
     pub fn qdisc_datagram_drops(&self) -> &[u64] {
         self.aqm.as_ref().map_or(&[], |a| &a.datagram_drops)
     }
+    /// The same for latency probes and their echoes (index: probe source).
+    pub fn qdisc_probe_drops(&self) -> &[u64] {
+        self.aqm.as_ref().map_or(&[], |a| &a.probe_drops)
+    }
     pub fn has_qdisc(&self) -> bool {
         self.aqm.is_some()
     }
@@ -215,7 +222,8 @@ impl Link {
             let per = match p.kind {
                 PacketKind::Data => &mut a.data_drops,
                 PacketKind::Datagram => &mut a.datagram_drops,
-                _ => continue,
+                PacketKind::Probe | PacketKind::ProbeEcho => &mut a.probe_drops,
+                PacketKind::Ack => continue,
             };
             let f = p.flow as usize;
             if per.len() <= f {

@@ -9,6 +9,11 @@ pub enum PacketKind {
     Ack,
     /// A constant-rate source's packet (source.rs): `flow` is the source's index.
     Datagram,
+    /// A latency probe on its way to the echoing host (probe.rs): `flow` is the probe
+    /// source's index, `seq` the probe's number.
+    Probe,
+    /// A probe's echo on its way back (the same `flow` and `seq`).
+    ProbeEcho,
 }
 
 /// The IP header's ECN field (RFC 3168 Sec. 5): Not-ECT, ECT(1), ECT(0), CE, with the
@@ -90,6 +95,13 @@ pub const NO_WINDOW: u32 = u32::MAX;
 /// used), so that 0 never occurs as a TSval in a run.
 pub fn ts_clock(ns: i64) -> u32 {
     (ns.div_euclid(1_000_000) + 1_000_000) as u32
+}
+
+impl PacketKind {
+    /// A latency probe or its echo (probe.rs).
+    pub fn is_probe(self) -> bool {
+        matches!(self, PacketKind::Probe | PacketKind::ProbeEcho)
+    }
 }
 
 impl Packet {

@@ -23,6 +23,7 @@ use crate::time::{Dur, Rate, SimTime};
 mod agents;
 mod measure;
 mod onoff;
+mod probes;
 mod sources;
 pub mod stepping;
 
@@ -98,6 +99,8 @@ enum Event {
     LinkChange(u32),
     /// A constant-rate source sends its next packet (source.rs).
     SourceSend(u32),
+    /// A latency probe source sends its next probe (probe.rs).
+    ProbeSend(u32),
     /// An on/off flow's application starts (`on`) or stops (`!on`) writing.
     FlowOnOff {
         flow: u32,
@@ -169,6 +172,8 @@ pub struct World {
     routes: Option<crate::net::topology::Routes>,
     /// Constant-rate sources (source.rs); their packets' `flow` indexes this.
     sources: Vec<crate::source::Source>,
+    /// Latency probes (probe.rs); their packets' `flow` indexes this.
+    probes: Vec<crate::probe::Probe>,
     /// Per flow, its on/off periods (world/onoff.rs); empty if no flow has any.
     onoff: Vec<Option<crate::onoff::Periods>>,
     /// The interval agents (world/agents.rs), in config order; empty for most runs.
@@ -211,6 +216,8 @@ impl World {
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
         let sources = sources::build(cfg, &mut net.links, net.bottleneck, &rng, &mut queue);
+        let bottlenecks = (net.bottleneck, net.bottleneck_rev);
+        let probes = probes::build(cfg, &mut net.links, bottlenecks, &rng, &mut queue);
         let onoff = onoff::build(cfg, &rng, &mut queue);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -359,6 +366,7 @@ impl World {
             io: SenderIo::default(),
             routes,
             sources,
+            probes,
             onoff,
             agents,
             agents_by_flow,
@@ -598,6 +606,7 @@ impl World {
                 self.links[self.bottleneck].apply_event(&self.link_events[i as usize])
             }
             Event::SourceSend(i) => self.source_send(i),
+            Event::ProbeSend(i) => self.probe_send(i),
             Event::FlowOnOff { flow, on } => self.flow_onoff(flow, on),
         }
     }
@@ -620,6 +629,9 @@ impl World {
     fn forward(&mut self, pkt: Packet, hop: NextHop) {
         if pkt.kind == PacketKind::Datagram {
             return self.forward_datagram(pkt, hop);
+        }
+        if pkt.kind.is_probe() {
+            return self.forward_probe(pkt, hop);
         }
         let f = pkt.flow as usize;
         match hop {
@@ -678,6 +690,8 @@ impl World {
                     self.flows[flow].dropped_data += 1;
                 } else if kind == PacketKind::Datagram {
                     self.sources[flow].counters.dropped_packets += 1;
+                } else if kind.is_probe() {
+                    self.probes[flow].report.dropped_packets += 1;
                 }
             }
         }
@@ -698,6 +712,9 @@ impl World {
             }
             for (k, n) in l.qdisc_datagram_drops().iter().enumerate() {
                 self.sources[k].counters.dropped_packets += n;
+            }
+            for (k, n) in l.qdisc_probe_drops().iter().enumerate() {
+                self.probes[k].report.dropped_packets += n;
             }
         }
         let mut in_net = vec![0u64; self.flows.len()];
@@ -778,6 +795,7 @@ impl World {
             });
         }
         let sources = sources::finish(&self.sources, &self.links, &mut problems);
+        let probes = probes::finish(&self.probes, &self.links, &mut problems);
         if !problems.is_empty() {
             return Err(SimError::Conservation(problems.join("; ")));
         }
@@ -789,6 +807,7 @@ impl World {
         Ok(RunOutput {
             flows,
             sources,
+            probes,
             queues,
             series,
             queue_series,

@@ -71,6 +71,7 @@ pub fn dumbbell(
         links: vec![],
         paths: vec![],
         sources: vec![],
+        probes: vec![],
         agents: vec![],
     }
 }

@@ -56,6 +56,7 @@ from tcplab.backends.kernel import (
     bpf_ops,
     kconfig,
     netns,
+    ping,
     policy_agent,
     printk,
     requirements,
@@ -316,6 +317,11 @@ def run_kernel(
     # The programs' bpf_printk lines, from a trace instance of the run's own (printk.py).
     reader = printk.Reader(registration.tags if registration is not None else {})
     end_dump: threading.Timer | None = None
+    # [[probes]]: one ping per probe in the sender's namespace (ping.py), started at its
+    # start by a timer and interrupted at the run's end, apart from the helpers' wait.
+    probes = config.get("probes", [])
+    pings: list[subprocess.Popen] = []
+    ping_timers: list[threading.Timer] = []
     t0 = time.monotonic_ns()
     try:
         reader.start()
@@ -377,6 +383,23 @@ def run_kernel(
         for p, _, _ in helpers:
             p.stdin.write(f"start {t0}\n")
             p.stdin.flush()
+        for i, probe in enumerate(probes):
+            argv = [
+                "ip",
+                "netns",
+                "exec",
+                pair.sender,
+                *ping.command(probe, i, duration_ns, netns.RECEIVER_ADDR, BASE_PORT),
+            ]
+            out_path = work / f"ping{i}.out"
+
+            def start_ping(argv: list[str] = argv, out_path: Path = out_path) -> None:
+                with open(out_path, "w") as f:
+                    pings.append(subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT))
+
+            at = (t0 + int(probe["start_ns"]) - time.monotonic_ns()) / 1e9
+            ping_timers.append(threading.Timer(max(0.0, at), start_ping))
+            ping_timers[-1].start()
         if registration is not None:
             # The programs' maps as they are at the run's end, where the simulator's run
             # ends: the connections closing after it call the programs again.
@@ -399,11 +422,27 @@ def run_kernel(
         for p, what, err in helpers:
             if p.returncode != 0:
                 raise EngineError(exit_message(what, p.returncode, work / err))
+        for tm in ping_timers:
+            tm.join()
+        for pg in pings:  # the run is over: ping prints its totals on SIGINT
+            if pg.poll() is None:
+                pg.send_signal(signal.SIGINT)
+            try:
+                pg.wait(5)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pg.kill()
+        ping_out = [(work / f"ping{i}.out").read_text() for i in range(len(probes))]
         emu_out = json.loads((work / "emu.json").read_text())
         snd_out = json.loads((work / "snd-out.json").read_text())
         rcv_out = json.loads((work / "rcv-out.json").read_text())
         pol_out = json.loads((work / "pol-out.json").read_text()) if driven else None
     finally:
+        for tm in ping_timers:
+            tm.cancel()
+        for pg in pings:
+            if pg.poll() is None:
+                pg.kill()
+                pg.wait(5)
         for p in procs:
             if p.poll() is None:
                 p.kill()
@@ -427,6 +466,8 @@ def run_kernel(
     if snd_out.get("errors"):
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
+    if probes:
+        raw["probes"] = ping.reports(probes, ping_out, emu_out.get("probes", []))
     raw["kernel"] = kernel_metadata(spec)
     raw["bpf_printk"], raw["bpf_printk_dropped"] = printed, printk_dropped
     if registration is not None and registration.maps:

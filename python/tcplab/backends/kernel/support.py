@@ -8,7 +8,9 @@ of its links (the simulator's ``shaping``), the bottleneck's separately configur
 direction (``bottleneck.reverse``), named links and per-flow paths (``links``,
 ``flows[i].path``: the simulator's ``net::topology``), constant-rate sources (``sources``:
 the simulator's ``Source`` run inside the emulator, their packets model-only, as the
-simulator's have no host stack either), the bottleneck's [[events]], and trained
+simulator's have no host stack either), latency probes (``probes``: iputils ping from
+the sender's namespace over the probe's emulated links, ping.py; at least 44 bytes, so
+ping can time them), the bottleneck's [[events]], and trained
 policies (``cc = "policy:FILE"``: policy_agent.py and its BPF program). ECN is
 negotiated by the namespaces' ``net.ipv4.tcp_ecn`` and on/off flows stop writing during
 their off periods (run.py, agent.py). What it cannot run (flows that differ in ECN; a
@@ -19,6 +21,9 @@ silently differs from its simulated twin.
 
 from __future__ import annotations
 
+import shutil
+
+from tcplab.backends.kernel.ping import MIN_TIMED_SIZE
 from tcplab.specs.model import Spec
 
 
@@ -89,4 +94,15 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                     "the host's own kernel (618)",
                 )
             )
+    for i, pr in enumerate(spec.probes):
+        if pr.size.unit == "bytes" and pr.size.value < MIN_TIMED_SIZE:
+            p.append(
+                (
+                    f"probes[{i}].size",
+                    f"at least {MIN_TIMED_SIZE}B on the kernel backend: ping carries its send "
+                    "time in 16 data bytes after the 28 bytes of IPv4 and ICMP headers",
+                )
+            )
+    if spec.probes and shutil.which("ping") is None:
+        p.append(("probes", "iputils ping is not installed (apt-get install iputils-ping)"))
     return p + _ecn_problems(spec)

@@ -209,10 +209,14 @@ impl Qdisc for FqCodel {
         // index): with a power-of-two queue count (default 1024) they share no TCP flow's
         // queue while flows + sources <= the count. Linux hashes 5-tuples (collisions are
         // possible there too).
-        let key = if pkt.kind == crate::net::PacketKind::Datagram {
-            u32::MAX - pkt.flow
-        } else {
-            pkt.flow
+        // A probe's packets (probe.rs) count down from the middle (2^31 - index): a queue
+        // of their own too while flows, sources and probes fit the count.
+        let key = match pkt.kind {
+            crate::net::PacketKind::Datagram => u32::MAX - pkt.flow,
+            crate::net::PacketKind::Probe | crate::net::PacketKind::ProbeEcho => {
+                (1u32 << 31) - 1 - pkt.flow
+            }
+            _ => pkt.flow,
         };
         let idx = key as usize % self.flows.len();
         let f = &mut self.flows[idx];
