@@ -11,6 +11,11 @@ cd "$(dirname "$0")/.."
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q iproute2 >/dev/null || (apt-get update -q && apt-get install -y -q iproute2)
 fi
+# The kernel backend's latency probes (tests/backends/test_kernel_probes.py) run iputils
+# ping; likewise.
+if ! command -v ping >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    apt-get install -y -q iputils-ping >/dev/null || (apt-get update -q && apt-get install -y -q iputils-ping)
+fi
 # The HTML reports' browser test (tests/report/test_html_report.py) needs Chromium; likewise.
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     apt-get install -y -q chromium >/dev/null || (apt-get update -q && apt-get install -y -q chromium >/dev/null)
