@@ -48,4 +48,5 @@ python3 -m pip install --quiet --upgrade pip
 python3 -m pip install --quiet -e ".[dev,ray]"
 python3 -m ruff check python tests scripts
 python3 -m ruff format --check python tests scripts
-python3 -m pytest -q tests
+# The slowest tests are listed at the end, so CI time (under 30 min) can be watched.
+python3 -m pytest -q --durations=25 tests

@@ -49,7 +49,8 @@ def test_only_the_points_the_claims_read_get_seeds():
 # stays undecided up to the cap; "share >= 0.3" holds at any seed (judged on the
 # extra seeds of its point too). At 2 BDP their utilisation is the same in every seed
 # while the runs differ (RTT, backlog): a value the seeds agree on, decided, and raised to
-# the cap all the same (every judged claim runs at the paper's count, here capped). The entry runs 2 seeds at each of two buffers, max_seeds = 4.
+# the cap all the same (every judged claim runs at the paper's count, here capped). The
+# entry runs 2 seeds at each of two buffers, max_seeds = 4.
 ENTRY = """
 [experiment]
 duration = "3s"
