@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kernel_skips import NEEDS_BPF_ON_KERNEL
+from kernel_skips import MEASUREMENT, NEEDS_BPF_ON_KERNEL
 from tcplab import api
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "bpf" / "examples"
@@ -139,6 +139,7 @@ def test_bbr_probes_rtt_when_the_simulator_does():
     assert all(0.5 * typical <= x <= 1.5 * typical for x in lk), (lk, ls)
 
 
+@MEASUREMENT
 @pytest.mark.xfail(
     strict=False,
     reason="on 2026-12-02 the kernel's Reno loss epochs scattered from run to run "

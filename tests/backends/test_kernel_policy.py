@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from kernel_skips import NEEDS_BPF_ON_KERNEL
+from kernel_skips import MEASUREMENT, NEEDS_BPF_ON_KERNEL
 from tcplab import api
 from tcplab.backends.kernel import bpf_ops, policy_agent, tcpinfo
 
@@ -107,6 +107,7 @@ def _upward_crossings(x: np.ndarray) -> int:
     return int(np.count_nonzero(above[1:] & ~above[:-1]))
 
 
+@MEASUREMENT
 @pytest.mark.xfail(
     strict=False,
     reason=(
