@@ -204,6 +204,35 @@ impl WorldConfig {
 }
 
 impl WorldConfig {
+    /// What a constant-rate source and a probe share: their packet size, their two access
+    /// links, and a send window inside the run (`p` names the entry, e.g. `probes[0]`).
+    fn check_sender(
+        &self,
+        p: &str,
+        packet_bytes: u32,
+        (sender_access, receiver_access): (&LinkConfig, &LinkConfig),
+        (start_ns, stop_ns): (u64, Option<u64>),
+    ) -> Result<(), ConfigError> {
+        if !(1..=65_535).contains(&packet_bytes) {
+            return Err(err(format!("{p}.packet_bytes"), "must be in [1, 65535]"));
+        }
+        check_link(&format!("{p}.sender_access"), sender_access, &self.tcp)?;
+        check_link(&format!("{p}.receiver_access"), receiver_access, &self.tcp)?;
+        if start_ns >= self.duration_ns {
+            return Err(err(
+                format!("{p}.start_ns"),
+                format!("must be before duration_ns ({})", self.duration_ns),
+            ));
+        }
+        if stop_ns.is_some_and(|t| t <= start_ns) {
+            return Err(err(
+                format!("{p}.stop_ns"),
+                format!("must be after start_ns ({start_ns})"),
+            ));
+        }
+        Ok(())
+    }
+
     fn check_sources(&self) -> Result<(), ConfigError> {
         if !self.sources.is_empty() && (!self.links.is_empty() || !self.paths.is_empty()) {
             return Err(err(
@@ -216,27 +245,12 @@ impl WorldConfig {
             if s.rate_bps == 0 {
                 return Err(err(format!("{p}.rate_bps"), "must be > 0"));
             }
-            if !(1..=65_535).contains(&s.packet_bytes) {
-                return Err(err(format!("{p}.packet_bytes"), "must be in [1, 65535]"));
-            }
-            check_link(&format!("{p}.sender_access"), &s.sender_access, &self.tcp)?;
-            check_link(
-                &format!("{p}.receiver_access"),
-                &s.receiver_access,
-                &self.tcp,
+            self.check_sender(
+                &p,
+                s.packet_bytes,
+                (&s.sender_access, &s.receiver_access),
+                (s.start_ns, s.stop_ns),
             )?;
-            if s.start_ns >= self.duration_ns {
-                return Err(err(
-                    format!("{p}.start_ns"),
-                    format!("must be before duration_ns ({})", self.duration_ns),
-                ));
-            }
-            if s.stop_ns.is_some_and(|t| t <= s.start_ns) {
-                return Err(err(
-                    format!("{p}.stop_ns"),
-                    format!("must be after start_ns ({})", s.start_ns),
-                ));
-            }
             if let Some(o) = s.onoff {
                 check_onoff(&format!("{p}.onoff"), o)?;
             }
@@ -265,27 +279,12 @@ impl WorldConfig {
             if s.interval_ns == 0 {
                 return Err(err(format!("{p}.interval_ns"), "must be > 0"));
             }
-            if !(1..=65_535).contains(&s.packet_bytes) {
-                return Err(err(format!("{p}.packet_bytes"), "must be in [1, 65535]"));
-            }
-            check_link(&format!("{p}.sender_access"), &s.sender_access, &self.tcp)?;
-            check_link(
-                &format!("{p}.receiver_access"),
-                &s.receiver_access,
-                &self.tcp,
+            self.check_sender(
+                &p,
+                s.packet_bytes,
+                (&s.sender_access, &s.receiver_access),
+                (s.start_ns, s.stop_ns),
             )?;
-            if s.start_ns >= self.duration_ns {
-                return Err(err(
-                    format!("{p}.start_ns"),
-                    format!("must be before duration_ns ({})", self.duration_ns),
-                ));
-            }
-            if s.stop_ns.is_some_and(|t| t <= s.start_ns) {
-                return Err(err(
-                    format!("{p}.stop_ns"),
-                    format!("must be after start_ns ({})", s.start_ns),
-                ));
-            }
         }
         Ok(())
     }
