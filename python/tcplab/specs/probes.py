@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tcplab.specs.units import format_time
+from tcplab.specs.sources import path_and_window
 
 DEFAULT_INTERVAL_NS = 200_000_000  # Flent's default STEP_SIZE, 0.2 s (see the module doc)
 DEFAULT_SIZE_BYTES = 84  # iputils ping's default: 56 + 8 (ICMP) + 20 (IPv4)
@@ -77,25 +77,7 @@ def check(spec: Any) -> list[tuple[str, str]]:
             p.append((f"{at}.interval", "at least 1ms (a probe measures; [[sources]] load)"))
         if s.size.unit != "bytes" or not MIN_SIZE_BYTES <= s.size.value <= 65_535:
             p.append((f"{at}.size", f"a size in bytes in [{MIN_SIZE_BYTES}, 65535] (e.g. '84B')"))
-        if s.rtt is not None and s.rtt < floor:
-            p.append(
-                (
-                    f"{at}.rtt",
-                    f"{format_time(s.rtt)} is shorter than 2 x bottleneck.delay ({format_time(floor)})",
-                )
-            )
-        elif s.rtt is not None and s.rtt % 2:
-            p.append(
-                (f"{at}.rtt", f"{s.rtt} ns is odd; an RTT must split into two equal one-way delays")
-            )
-        stop = s.stop if s.stop is not None else dur
-        if not 0 <= s.start < stop <= dur:
-            p.append(
-                (
-                    f"{at}.stop",
-                    f"need 0 <= start < stop <= experiment.duration ({format_time(dur)})",
-                )
-            )
+        p += path_and_window(at, s, floor, dur)
     return p
 
 

@@ -47,25 +47,7 @@ def check(spec: Any) -> list[tuple[str, str]]:
             p.append((f"{at}.rate", "must be > 0"))
         if s.packet.unit != "bytes" or not 1 <= s.packet.value <= 65_535:
             p.append((f"{at}.packet", "a size in bytes in [1, 65535] (e.g. '1500B')"))
-        if s.rtt is not None and s.rtt < floor:
-            p.append(
-                (
-                    f"{at}.rtt",
-                    f"{format_time(s.rtt)} is shorter than 2 x bottleneck.delay ({format_time(floor)})",
-                )
-            )
-        elif s.rtt is not None and s.rtt % 2:
-            p.append(
-                (f"{at}.rtt", f"{s.rtt} ns is odd; an RTT must split into two equal one-way delays")
-            )
-        stop = s.stop if s.stop is not None else dur
-        if not 0 <= s.start < stop <= dur:
-            p.append(
-                (
-                    f"{at}.stop",
-                    f"need 0 <= start < stop <= experiment.duration ({format_time(dur)})",
-                )
-            )
+        p += path_and_window(at, s, floor, dur)
         if s.onoff is not None:
             p += check_onoff(at, s.onoff)
     for i, f in enumerate(spec.flows):
@@ -137,3 +119,30 @@ def summary(raw_sources: list[dict[str, Any]], duration_s: float) -> list[dict[s
             }
         )
     return out
+
+
+def path_and_window(at: str, s: Any, floor: int, dur: int) -> list[tuple[str, str]]:
+    """What a source and a probe share (problems as (field, message) under ``at``): an
+    ``rtt`` of at least 2 x bottleneck.delay (``floor``) that splits into two equal
+    one-way delays, and a window ``0 <= start < stop <= experiment.duration`` (``dur``)."""
+    p: list[tuple[str, str]] = []
+    if s.rtt is not None and s.rtt < floor:
+        p.append(
+            (
+                f"{at}.rtt",
+                f"{format_time(s.rtt)} is shorter than 2 x bottleneck.delay ({format_time(floor)})",
+            )
+        )
+    elif s.rtt is not None and s.rtt % 2:
+        p.append(
+            (f"{at}.rtt", f"{s.rtt} ns is odd; an RTT must split into two equal one-way delays")
+        )
+    stop = s.stop if s.stop is not None else dur
+    if not 0 <= s.start < stop <= dur:
+        p.append(
+            (
+                f"{at}.stop",
+                f"need 0 <= start < stop <= experiment.duration ({format_time(dur)})",
+            )
+        )
+    return p
