@@ -297,3 +297,50 @@ def test_a_claim_has_a_control_or_says_why_none_fits_not_both(tmp_path):
     )
     with pytest.raises(SpecError, match=r"claims\[0\]\.open"):
         load_entry(path)
+
+
+# A control under which the claim's number has no value (here a ratio of two zero
+# retransmission counts: no random loss and a buffer nothing overflows): it decides
+# nothing, so the report neither says the verdict moves nor that it stands.
+NO_VALUE = """
+[experiment]
+duration = "2s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+loss = 0.02
+buffer = "unlimited"
+[[flows]]
+cc = "bbr"
+rtt = "40ms"
+[sweep]
+repeat = 1
+"flows[0].cc" = ["bbr", "cubic"]
+
+[catalogue]
+paper = "tum"
+figure = "Fig. 93"
+title = "no value under the control"
+
+[[catalogue.claims]]
+quote = "bbr retransmits a tenth of cubic"
+where = "here"
+metric = "retransmitted_packets"
+op = "within"
+value = 0.1
+tolerance = 0.01
+of = "retransmitted_packets"
+of_at = { "flows[0].cc" = "cubic" }
+at = { "flows[0].cc" = "bbr" }
+control = { set = { "bottleneck.loss" = 0.0 }, cause = "no random loss", kind = "condition", evidence = "a lossless link" }
+"""
+
+
+def test_a_control_with_no_value_gives_no_verdict(reproduce_entry):
+    out, rows = reproduce_entry("tum-fig93-novalue.toml", NO_VALUE)
+    row = rows["bbr retransmits a tenth of cubic"]
+    assert row["control_verdict"] == "not run"
+    assert row["control"].endswith("the control gives no verdict.")
+    assert "moves" not in row["control"] and "does not move" not in row["control"]
+    md = (out / "report.md").read_text()
+    assert "open: its control gave no value" in md

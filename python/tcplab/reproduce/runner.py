@@ -164,6 +164,13 @@ class ClaimResult:
         ctl = self.claim.control
         what = ", ".join(f"{k} = {json.dumps(v)}" for k, v in ctl.set.items())
         moved = self.control.verdict != self.verdict
+        if self.control.verdict == "not run":
+            # No value under the control (e.g. a ratio of two zeros): it decides nothing,
+            # so it neither moves the verdict nor leaves it standing.
+            return (
+                f"{'Control' if ctl.kind == 'condition' else 'Diagnostic'} ({ctl.cause}): "
+                f"with {what}, ours {self.control.ours_text()}; the control gives no verdict."
+            )
         if ctl.kind == "condition":
             head = f"Control, a condition the paper had ({ctl.cause}; evidence: {ctl.evidence})"
             tail = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from tcplab.reproduce import seeds
+from tcplab.reproduce.kernel_profile import profile_line
 from tcplab.reproduce.report_text import _plural, _seconds
 from tcplab.reproduce.runner import EntryResult
 
@@ -63,8 +64,7 @@ def _shortened(results: list[EntryResult]) -> list[str]:
 def _status(res: EntryResult) -> str:
     """How many runs an entry made, how many seeds it ran and why, against the paper's
     count."""
-    text = f"{len(res.runs)} runs; {seed_line(res)}"
-    return text
+    return f"{len(res.runs)} runs; {seed_line(res)}; {profile_line(res.entry.raw)}"
 
 
 def seed_line(res: EntryResult) -> str:
