@@ -37,9 +37,13 @@ rtt = "20ms"
 """
 
 
-def _run(cmd: list[str], cwd: Path, timeout: float = 900) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+def _run(
+    cmd: list[str], cwd: Path, timeout: float = 900, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run(
+        cmd, cwd=cwd, env=clean | (env or {}), capture_output=True, text=True, timeout=timeout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +52,15 @@ def installed(tmp_path_factory) -> Path:
     if shutil.which("cargo") is None:
         pytest.skip("building the wheel needs a Rust toolchain (cargo)")
     work = tmp_path_factory.mktemp("wheel")
+    # Built with Cargo.toml's `ci` profile (release's optimisation, no LTO, one line of
+    # maturin arguments): what is packaged and how it installs are the same as a release
+    # wheel's, and scripts/test.sh's `cargo test --profile ci` has already compiled most
+    # of it. The release profile's thin LTO over one codegen unit cost ~150 CPU s here,
+    # the ci profile ~60 (benches/RESULTS.md, "Build cost").
     built = _run(
         [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(work)],
         REPO,
+        env={"MATURIN_PEP517_ARGS": "--profile ci"},
     )
     assert built.returncode == 0, built.stderr[-2000:]
     wheel = next(work.glob("tcplab-*.whl"))
