@@ -8,11 +8,13 @@
 //! the link's jitter and reordering, net/netem.rs: arrivals in time order), next
 //! hop (`NextHop`), the bottleneck in the middle, the scheduled `[[events]]` applied to
 //! the bottleneck at their time (as `World::dispatch` does for `LinkChange`). A packet that
-//! leaves the last link is written to the other namespace's device. The bottleneck's
-//! queue discipline (`bottleneck.aqm`) and the links' traces and policers (`shaping`) are
-//! attached exactly as `World::new` attaches them, from the same config and RNG streams,
-//! and so are named links and per-flow paths (`net::topology`: a link whose next hop is
-//! `Route` hands the packet to the next link of its flow's route).
+//! leaves the last link is written to the other namespace's device. The whole network
+//! (the bottleneck's queue discipline `bottleneck.aqm`, the links' traces and policers
+//! `shaping`, named links and per-flow paths `net::topology`, sources' and probes' links)
+//! is built by the simulator's own builder, `net::network::build`, which `World::new`
+//! calls too, from the same config and RNG streams; a link whose next hop is `Route`
+//! hands the packet to the next link of its flow's route. Packet captures (`capture`) are
+//! refused (`Emulator::new`; why in net/network.rs).
 //!
 //! ECN: the model packet carries the real packet's ECN field (read from the IP header);
 //! a CE mark a qdisc sets on it is written into the real packet (`ip::set_ce`, checksum
@@ -27,7 +29,7 @@
 //! packets exist in the model only and are never written to a namespace. Latency probes
 //! (`probes`) are real: the kernel backend runs iputils ping in the sender's namespace
 //! with ICMP identifier `base_port + probe`; its echo requests enter the probe's links
-//! (`probe::Probe`, built as World::new builds them) and are written to the receiver's
+//! (`probe::Probe`, built with the network) and are written to the receiver's
 //! namespace, whose kernel answers; the replies cross the reverse links back. The
 //! emulator counts them (`Report::probes`); ping measures the round trips.
 //!
@@ -49,16 +51,16 @@ use std::collections::HashMap;
 use std::os::fd::OwnedFd;
 
 use serde::Serialize;
-use tcplab_sim::config::WorldConfig;
-use tcplab_sim::net::dumbbell::{self, Dumbbell};
+use tcplab_sim::config::{ConfigError, WorldConfig};
+use tcplab_sim::net::dumbbell::Dumbbell;
 use tcplab_sim::net::link::{Link, NextHop, Offer};
+use tcplab_sim::net::network::Network;
 use tcplab_sim::net::topology::Routes;
 use tcplab_sim::net::{Ecn, Packet, PacketKind};
 use tcplab_sim::probe::{Probe, ProbeReport};
 use tcplab_sim::record::QueueReport;
 use tcplab_sim::rng::RunRng;
 use tcplab_sim::source::{Source, SourceCounters};
-use tcplab_sim::time::Rate;
 use tcplab_sim::time::SimTime;
 
 use crate::clock;
@@ -226,40 +228,34 @@ enum Due {
 }
 
 impl Emulator {
-    pub fn new(cfg: WorldConfig, base_port: u16) -> Emulator {
-        let rng = RunRng::new(cfg.seed);
-        let mut net = dumbbell::build(&cfg, &rng);
-        // As World::new: the bottleneck's qdisc (its own RNG stream), the topology, the
-        // shaping.
-        if let Some(aqm) = &cfg.bottleneck.aqm {
-            let qdisc = aqm.build(
-                cfg.bottleneck.buffer,
-                Rate(cfg.bottleneck.rate_bps),
-                rng.stream("aqm/bottleneck"),
-            );
-            net.links[net.bottleneck].set_qdisc(qdisc);
+    /// Check `cfg` (the network's fields: the kernel runs the flows' algorithms) and
+    /// build its network as the simulator does (`net::network::build`). A config with a
+    /// feature the emulator cannot carry is refused, naming the field.
+    pub fn new(cfg: WorldConfig, base_port: u16) -> Result<Emulator, ConfigError> {
+        cfg.validate_network()?;
+        if !cfg.capture.is_empty() {
+            // Not dropped silently: a kernel run would lack what its simulated twin has.
+            return Err(ConfigError {
+                field: "capture".into(),
+                message: "packet captures are recorded by the simulator only: the \
+                          emulator's model packets carry an id, not the TCP sequence, and \
+                          the real packets are the kernel's (capture them with tcpdump in \
+                          a namespace); leave out capture"
+                    .into(),
+            });
         }
-        // Named links and per-flow paths ([[links]], flows' path), routed as in World.
-        let routes = tcplab_sim::net::topology::build(&cfg, &mut net, &rng);
-        tcplab_sim::net::shaping::apply(&cfg.shaping, &mut net.links);
-        // Constant-rate sources and their two access links, as World::new builds them.
-        let sources: Vec<Source> = (cfg.sources.iter().enumerate())
-            .map(|(i, c)| {
-                Source::build(i, c, cfg.duration_ns, net.bottleneck, &mut net.links, &rng)
-            })
-            .collect();
+        let rng = RunRng::new(cfg.seed);
+        let Network {
+            dumbbell: net,
+            routes,
+            sources,
+            probes,
+        } = tcplab_sim::net::network::build(&cfg, &rng);
         let source_next = sources.iter().map(|s| Some(s.first_send())).collect();
-        // Latency probes' four access-link directions, as World::new builds them.
-        let probes: Vec<Probe> = (cfg.probes.iter().enumerate())
-            .map(|(i, c)| {
-                let ends = (net.bottleneck, net.bottleneck_rev);
-                Probe::build(i, c, cfg.duration_ns, ends.0, ends.1, &mut net.links, &rng)
-            })
-            .collect();
         let n = net.links.len();
         let flows = cfg.flows.len();
         let interval = cfg.sample_interval_ns;
-        Emulator {
+        Ok(Emulator {
             cfg,
             net,
             tx_end: vec![None; n],
@@ -287,7 +283,7 @@ impl Emulator {
                 },
                 ..Default::default()
             },
-        }
+        })
     }
 
     /// The earliest pending model event.
@@ -768,7 +764,7 @@ mod tests {
             start_ns: 0,
             stop_ns: None,
         }];
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         let echo = |kind: u8| {
             let mut p = vec![0u8; 84];
             p[0] = 0x45;
@@ -817,7 +813,7 @@ mod tests {
 
     #[test]
     fn a_segment_takes_serializations_plus_propagation_and_arrives_unchanged() {
-        let mut e = Emulator::new(world(vec![]), 5000);
+        let mut e = Emulator::new(world(vec![]), 5000).unwrap();
         e.inject(SimTime(0), Side::Sender, &segment(7));
         e.run_due(SimTime(100_000_000));
         // 10 us (sender access) + 1 ms + 5 ms (bottleneck) + 10 us + 15 ms (receiver access).
@@ -830,7 +826,7 @@ mod tests {
 
     #[test]
     fn a_burst_is_paced_by_the_bottleneck_and_tail_dropped_beyond_its_buffer() {
-        let mut e = Emulator::new(world(vec![]), 5000);
+        let mut e = Emulator::new(world(vec![]), 5000).unwrap();
         for i in 0..5 {
             e.inject(SimTime(0), Side::Sender, &segment(i));
         }
@@ -855,7 +851,7 @@ mod tests {
             delay_ns: None,
             loss: None,
         };
-        let mut e = Emulator::new(world(vec![ev]), 5000);
+        let mut e = Emulator::new(world(vec![ev]), 5000).unwrap();
         e.run_due(SimTime(600_000_000));
         e.inject(SimTime(600_000_000), Side::Sender, &segment(1));
         e.run_due(SimTime(700_000_000));
@@ -874,7 +870,7 @@ mod tests {
         let mut w = world(vec![]);
         w.bottleneck.reorder = 1.0;
         w.bottleneck.reorder_gap = 2;
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         e.inject(SimTime(0), Side::Sender, &segment(0));
         e.inject(SimTime(0), Side::Sender, &segment(1));
         e.run_due(SimTime(100_000_000));
@@ -884,7 +880,7 @@ mod tests {
 
     #[test]
     fn foreign_packets_are_counted_and_dropped() {
-        let mut e = Emulator::new(world(vec![]), 5000);
+        let mut e = Emulator::new(world(vec![]), 5000).unwrap();
         let mut p = segment(0);
         p[22..24].copy_from_slice(&6000u16.to_be_bytes());
         e.inject(SimTime(0), Side::Sender, &p);
@@ -938,7 +934,7 @@ mod tests {
             k_pkts: 1,
             ecn: true,
         });
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         for i in 0..3 {
             e.inject(SimTime(0), Side::Sender, &ect_segment(i * 1448, 0b10));
         }
@@ -961,6 +957,19 @@ mod tests {
     }
 
     #[test]
+    fn a_capture_is_refused_naming_the_field_not_dropped() {
+        let mut w = world(vec![]);
+        w.capture = vec!["bottleneck".into()];
+        let e = Emulator::new(w, 5000).err().expect("refused");
+        assert_eq!(e.field, "capture");
+        // What the simulator would refuse too is named as it names it.
+        let mut w = world(vec![]);
+        w.capture = vec!["bottlenek".into()];
+        let e = Emulator::new(w, 5000).err().expect("refused");
+        assert_eq!(e.field, "capture[0]");
+    }
+
+    #[test]
     fn a_policer_drops_what_exceeds_its_bucket() {
         use tcplab_sim::net::policer::PolicerConfig;
         use tcplab_sim::net::shaping::Shaping;
@@ -977,7 +986,7 @@ mod tests {
                 }),
             },
         );
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         for i in 0..5 {
             e.inject(SimTime(0), Side::Sender, &segment(i));
         }
@@ -988,7 +997,7 @@ mod tests {
 
     #[test]
     fn the_latest_rtt_sample_is_the_newest_acked_segment_never_retransmitted() {
-        let mut e = Emulator::new(world(vec![]), 5000);
+        let mut e = Emulator::new(world(vec![]), 5000).unwrap();
         // Two segments read at 0 and 1 ms; the ACK of both is read at 30 ms and reaches
         // the sender after 15 ms (receiver access reverse), 5 ms
         // (bottleneck reverse at 12 Mbit/s), 0 ms (sender access reverse): the newest
@@ -1028,7 +1037,7 @@ mod tests {
         // (34.7 us at the forward 12 Mbit/s), rounded up to 346_667 ns.
         let mut w = world(vec![]);
         w.bottleneck_reverse = Some(link(1_200_000, 5_000_000, None));
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         e.inject(SimTime(0), Side::Receiver, &ack_packet(1, false));
         e.run_due(SimTime(99_000_000));
         assert_eq!(
@@ -1050,7 +1059,7 @@ mod tests {
             reverse: None,
         }];
         w.paths = vec![vec!["bottleneck".into(), "l2".into()]];
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         e.inject(SimTime(0), Side::Sender, &segment(1));
         e.run_due(SimTime(50_000_000));
         assert_eq!(
@@ -1094,7 +1103,7 @@ mod tests {
             stop_ns: Some(100_000_000),
             onoff: None,
         }];
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         // A TCP segment at 50 ms shares the queue with the source's packets: it waits
         // behind at most one, so it arrives at most 1 ms later than alone.
         e.run_due(SimTime(50_000_000));
@@ -1150,7 +1159,7 @@ mod tests {
             interval_ns: 100_000_000,
             ecn: false,
         }));
-        let mut e = Emulator::new(w, 5000);
+        let mut e = Emulator::new(w, 5000).unwrap();
         for i in 0..200u32 {
             e.inject(SimTime(0), Side::Sender, &ect_segment(i * 1448, 0));
         }

@@ -79,10 +79,10 @@ pub fn run(path: &str) -> Result<(), EmuError> {
     let text = std::fs::read_to_string(path).map_err(|e| fail(2, format!("{path}: {e}")))?;
     let cfg: EmuConfig =
         serde_json::from_str(&text).map_err(|e| fail(2, format!("{path}: {e}")))?;
-    // The kernel runs the flows' algorithms; the emulator checks what it carries.
-    if let Err(e) = cfg.world.validate_network() {
-        return Err(fail(2, format!("{path}: world.{e}")));
-    }
+    // Built (and so checked: the network's fields, what it cannot carry) before anything
+    // is written or any device made, so a refused config exits 2 at once.
+    let emulator = emu::Emulator::new(cfg.world.clone(), cfg.base_port)
+        .map_err(|e| fail(2, format!("{path}: world.{e}")))?;
     if let Some(out) = &cfg.onoff_out {
         let json = serde_json::to_string(&emu::onoff_schedule(&cfg.world))
             .map_err(|e| fail(1, e.to_string()))?;
@@ -107,7 +107,6 @@ pub fn run(path: &str) -> Result<(), EmuError> {
     if cfg.realtime {
         set_realtime();
     }
-    let emulator = emu::Emulator::new(cfg.world, cfg.base_port);
     let report = emu::run(emulator, t0, &snd, &rcv);
     let tmp = format!("{}.tmp", cfg.out);
     let json = serde_json::to_string(&report).map_err(|e| fail(1, e.to_string()))?;

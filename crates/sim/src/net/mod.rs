@@ -1,12 +1,13 @@
 //! The network: packets, point-to-point links with a drop-tail queue at their sending
 //! side (or, on the bottleneck, an AQM queue discipline from [`aqm`]), and the dumbbell
-//! topology builder.
+//! topology builder; [`network`] builds a run's whole network for both backends.
 
 pub mod aqm;
 pub mod capture;
 pub mod dumbbell;
 pub mod link;
 pub mod netem;
+pub mod network;
 pub mod packet;
 pub mod policer;
 pub mod shaping;

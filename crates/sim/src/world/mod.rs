@@ -8,7 +8,7 @@ use std::fmt;
 use crate::app::App;
 use crate::config::{ConfigError, LinkEvent, WorldConfig};
 use crate::contract::ControllerFactory;
-use crate::net::dumbbell::{self, FlowLinks};
+use crate::net::dumbbell::FlowLinks;
 use crate::net::link::{Link, NextHop, Offer};
 use crate::net::{Packet, PacketKind};
 use crate::record::{FlowCounters, FlowSample, Recorder, RunOutput};
@@ -18,7 +18,7 @@ use crate::start_jitter;
 use crate::tcp::receiver::{Receiver, RxTimer};
 use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
-use crate::time::{Dur, Rate, SimTime};
+use crate::time::{Dur, SimTime};
 
 mod agents;
 mod measure;
@@ -201,23 +201,22 @@ impl World {
     pub fn new(cfg: &WorldConfig, cc: &dyn ControllerFactory) -> Result<World, ConfigError> {
         cfg.validate(cc)?;
         let rng = RunRng::new(cfg.seed);
-        let mut net = dumbbell::build(cfg, &rng);
-        if let Some(aqm) = &cfg.bottleneck.aqm {
-            let qdisc = aqm.build(
-                cfg.bottleneck.buffer,
-                Rate(cfg.bottleneck.rate_bps),
-                rng.stream("aqm/bottleneck"),
-            );
-            net.links[net.bottleneck].set_qdisc(qdisc);
-        }
-        let routes = crate::net::topology::build(cfg, &mut net, &rng);
-        crate::net::shaping::apply(&cfg.shaping, &mut net.links);
-        crate::net::shaping::attach_captures(&cfg.capture, &mut net.links);
+        // The network (links, qdisc, routes, shaping, captures, sources, probes) as the
+        // emulator builds it too (net/network.rs).
+        let crate::net::network::Network {
+            dumbbell: net,
+            routes,
+            sources,
+            probes,
+        } = crate::net::network::build(cfg, &rng);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
-        let sources = sources::build(cfg, &mut net.links, net.bottleneck, &rng, &mut queue);
-        let bottlenecks = (net.bottleneck, net.bottleneck_rev);
-        let probes = probes::build(cfg, &mut net.links, bottlenecks, &rng, &mut queue);
+        for (i, s) in sources.iter().enumerate() {
+            queue.push(s.first_send(), Event::SourceSend(i as u32));
+        }
+        for (i, p) in probes.iter().enumerate() {
+            queue.push(p.first_send(), Event::ProbeSend(i as u32));
+        }
         let onoff = onoff::build(cfg, &rng, &mut queue);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {

@@ -1,40 +1,13 @@
-//! The world's side of latency probes (probe.rs): building them, their send events,
-//! forwarding a probe and its echo, and their conservation check. Kept apart from
+//! The world's side of latency probes (probe.rs; built with the network,
+//! net/network.rs): their send events, forwarding a probe and its echo, and their conservation check. Kept apart from
 //! world/mod.rs as sources are (world/sources.rs), so TCP's paths stay as they were; a
 //! probe's packets are told apart by their kind (`PacketKind::Probe` on the way out,
 //! `ProbeEcho` on the way back), their `flow` being the probe source's index.
 
 use super::{Event, World};
-use crate::config::WorldConfig;
 use crate::net::link::{Link, NextHop};
 use crate::net::{Packet, PacketKind};
 use crate::probe::{Probe, ProbeReport};
-use crate::rng::RunRng;
-use crate::sched::EventQueue;
-
-pub(super) fn build(
-    cfg: &WorldConfig,
-    links: &mut Vec<Link>,
-    (bottleneck, bottleneck_rev): (usize, usize),
-    rng: &RunRng,
-    queue: &mut EventQueue<Event>,
-) -> Vec<Probe> {
-    let mut out = Vec::with_capacity(cfg.probes.len());
-    for (i, c) in cfg.probes.iter().enumerate() {
-        let p = Probe::build(
-            i,
-            c,
-            cfg.duration_ns,
-            bottleneck,
-            bottleneck_rev,
-            links,
-            rng,
-        );
-        queue.push(p.first_send(), Event::ProbeSend(i as u32));
-        out.push(p);
-    }
-    out
-}
 
 impl World {
     #[cold]

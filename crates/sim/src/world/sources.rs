@@ -1,31 +1,12 @@
-//! The world's side of constant-rate sources (source.rs): building them, their send
-//! events, delivering their packets, and their conservation check. Kept apart from
+//! The world's side of constant-rate sources (source.rs; built with the network,
+//! net/network.rs): their send events, delivering their packets, and their conservation check. Kept apart from
 //! world/mod.rs so that TCP's paths stay as they were; a source's packet is told apart by
 //! its kind (`PacketKind::Datagram`), its `flow` being the source's index.
 
 use super::{Event, World};
-use crate::config::WorldConfig;
 use crate::net::link::{Link, NextHop};
 use crate::net::{Packet, PacketKind};
-use crate::rng::RunRng;
-use crate::sched::EventQueue;
 use crate::source::{Source, SourceCounters};
-
-pub(super) fn build(
-    cfg: &WorldConfig,
-    links: &mut Vec<Link>,
-    bottleneck: usize,
-    rng: &RunRng,
-    queue: &mut EventQueue<Event>,
-) -> Vec<Source> {
-    let mut out = Vec::with_capacity(cfg.sources.len());
-    for (i, c) in cfg.sources.iter().enumerate() {
-        let s = Source::build(i, c, cfg.duration_ns, bottleneck, links, rng);
-        queue.push(s.first_send(), Event::SourceSend(i as u32));
-        out.push(s);
-    }
-    out
-}
 
 impl World {
     #[cold]
