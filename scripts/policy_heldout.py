@@ -132,6 +132,13 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=seeds_arg, default=seeds_arg("1001-1012"))
     ap.add_argument("--json", type=Path, default=None, help="write every row as JSON")
+    ap.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="also evaluate this policy file (repeatable); default: the shipped cem-linear",
+    )
     a = ap.parse_args(argv)
     try:
         import tomllib
@@ -141,6 +148,10 @@ def main(argv: list[str]) -> int:
 
     scenarios = Scenarios.from_dict(tomllib.loads(HELDOUT.read_text())["scenarios"])
     policies = {"do-nothing": do_nothing(), "cem-linear": trained()}
+    for item in a.policy:
+        name, _, path = item.partition("=")
+        policies[name] = json.loads(Path(path).read_text())
+    names = [*policies, "cubic", "bbr"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         files = {}
@@ -155,7 +166,7 @@ def main(argv: list[str]) -> int:
                 f"{b['rate']} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}"
                 + "".join(f" +{f['cc']}" for f in spec["flows"][1:])
             )
-            for name in ("do-nothing", "cem-linear", "cubic", "bbr"):
+            for name in names:
                 if name in policies:
                     row = deployed(f"policy:{files[name]}", spec)
                     row["reward"] = policy_reward(policies[name], spec, ideal)
@@ -170,7 +181,7 @@ def main(argv: list[str]) -> int:
     print(f"medians over {len(a.seeds)} held-out specs (seeds {a.seeds[0]}-{a.seeds[-1]}):")
     print("| algorithm | " + " | ".join(keys) + " |")
     print("|---" * (len(keys) + 1) + "|")
-    for name in ("do-nothing", "cem-linear", "cubic", "bbr"):
+    for name in names:
         mine = [r for r in rows if r["algorithm"] == name]
         cells = [f"{statistics.median(r[k] for r in mine):.3f}" for k in keys]
         print(f"| {name} | " + " | ".join(cells) + " |")

@@ -1,6 +1,7 @@
 """examples/gym_cem.ipynb runs from top to bottom with a tiny budget (2 CEM iterations
-of 4 candidates, one episode each, one held-out seed), executed by nbclient in a fresh
-kernel: the example's training loop and evaluation against CUBIC and BBR work."""
+of 4 candidates, one episode each, one validation episode, one held-out seed), executed
+by nbclient in a fresh kernel: the example's training loop and evaluation against CUBIC
+and BBR work."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def test_the_gym_notebook_runs(tmp_path):
             "ITERATIONS = 2",
             "POPULATION = 4",
             "EPISODES = 1",
+            "VALIDATION = 1",
             "WORKERS = 1",
             "EVAL_SEEDS = [1001]",
         ],

@@ -17,10 +17,16 @@ The TOML form (``experiments/gym/*.toml``)::
     competing = [0, 1]              # how many competing flows, uniform integer
     competing_cc = ["cubic", "bbr"] # each competing flow's algorithm, uniform choice
     competing_start_s = [0.0, 1.0]  # uniform start time of each competing flow
+    rate_changes = [0, 2]           # how many step changes of the bottleneck rate, uniform
+                                    # integer, at uniform times in the run's middle 80 %
+    rate_change_factor = [0.5, 2.0] # each step multiplies the rate by a log-uniform
+                                    # factor, kept within rate_mbps
 
 A range with equal ends (or a single number) is a constant. Sampled values are rounded
 (rate to 0.1 Mbit/s, RTT to 1 ms, buffer to 0.01 BDP, loss to 1e-4, starts to 1 ms) so the
-spec reads as one a person would write.
+spec reads as one a person would write. Rate changes are drawn after everything else and
+only when ``rate_changes`` allows one, so distributions without them sample the episodes
+they always did; they are the spec's ``[[events]]``.
 """
 
 from __future__ import annotations
@@ -65,6 +71,8 @@ class Scenarios:
     competing: tuple[int, int] = (0, 0)
     competing_cc: tuple[str, ...] = ("cubic",)
     competing_start_s: tuple[float, float] = (0.0, 0.0)
+    rate_changes: tuple[int, int] = (0, 0)
+    rate_change_factor: tuple[float, float] = (0.5, 2.0)
     sample_interval: str = "100ms"
     name: str = "gym"
     extra: dict[str, Any] = field(default_factory=dict)
@@ -80,6 +88,8 @@ class Scenarios:
             "competing",
             "competing_cc",
             "competing_start_s",
+            "rate_changes",
+            "rate_change_factor",
             "sample_interval",
             "name",
         }
@@ -92,6 +102,9 @@ class Scenarios:
         comp = _range("competing", raw.get("competing", 0), 0, 64)
         if comp[0] != int(comp[0]) or comp[1] != int(comp[1]):
             raise SpecError([("scenarios.competing", "must be whole numbers of flows")])
+        changes = _range("rate_changes", raw.get("rate_changes", 0), 0, 100)
+        if changes[0] != int(changes[0]) or changes[1] != int(changes[1]):
+            raise SpecError([("scenarios.rate_changes", "must be whole numbers of changes")])
         ccs = raw.get("competing_cc", ["cubic"])
         if isinstance(ccs, str):
             ccs = [ccs]
@@ -107,6 +120,10 @@ class Scenarios:
             competing_cc=tuple(ccs),
             competing_start_s=_range(
                 "competing_start_s", raw.get("competing_start_s", 0.0), 0.0, duration
+            ),
+            rate_changes=(int(changes[0]), int(changes[1])),
+            rate_change_factor=_range(
+                "rate_change_factor", raw.get("rate_change_factor", [0.5, 2.0]), 0.01, 100.0
             ),
             sample_interval=str(raw.get("sample_interval", "100ms")),
             name=str(raw.get("name", "gym")),
@@ -135,7 +152,7 @@ class Scenarios:
             cc = str(self.competing_cc[int(rng.integers(len(self.competing_cc)))])
             start = round(float(rng.uniform(*self.competing_start_s)), 3)
             flows.append({"cc": cc, "rtt": f"{rtt}ms", "start": f"{start * 1000:g}ms"})
-        return {
+        spec: dict[str, Any] = {
             "experiment": {
                 "name": f"{self.name} episode {seed}",
                 "duration": f"{self.duration:g}s",
@@ -149,3 +166,21 @@ class Scenarios:
             },
             "flows": flows,
         }
+        if self.rate_changes[1] > 0:
+            events = self._rate_events(rng, max(rate, 0.1))
+            if events:
+                spec["events"] = events
+        return spec
+
+    def _rate_events(self, rng: np.random.Generator, rate: float) -> list[dict[str, Any]]:
+        """Step changes of the bottleneck rate: how many, when (the run's middle 80 %, to
+        the ms) and by what factor (log-uniform, the rate kept within ``rate_mbps``)."""
+        n = int(rng.integers(self.rate_changes[0], self.rate_changes[1] + 1))
+        times = sorted(round(float(t), 3) for t in rng.uniform(0.1, 0.9, n) * self.duration)
+        events = []
+        lo, hi = self.rate_change_factor
+        for t in times:
+            factor = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+            rate = round(min(max(rate * factor, self.rate_mbps[0]), self.rate_mbps[1]), 1)
+            events.append({"at": f"{t * 1000:g}ms", "rate": f"{max(rate, 0.1):g}Mbps"})
+        return events

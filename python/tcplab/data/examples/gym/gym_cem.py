@@ -1,7 +1,8 @@
-"""Train a small learned congestion controller with tcplab.gym, in a minute or two on
-two cores, and evaluate it on held-out scenarios against CUBIC and BBR.
+"""Train a small learned congestion controller with tcplab.gym, in about a minute of CPU,
+and evaluate it on held-out scenarios against CUBIC and BBR.
 
-    python examples/gym_cem.py [--iterations 15] [--population 16] [--workers 2] [-o policy.json]
+    python examples/gym_cem.py [--iterations 25] [--population 32] [--episodes 8]
+                               [--validation 32] [--seed 0] [--workers 2] [-o policy.json]
     tcplab examples gym && python gym/gym_cem.py ...      (from an installed tcplab)
 
 The policy is linear (numpy only, no torch): Aurora's observation (the last 10 monitor
@@ -11,8 +12,12 @@ range [-10, 10] (a rate change of up to 25 % per interval). It is a tcplab polic
 (tcplab/policy.py; ``-o policy.json`` writes it), evaluated by the engine's own network
 code both in training and when a spec runs it as ``cc = "policy:policy.json"``. It is trained by the
 cross-entropy method (Rubinstein 1999; as in Szita & Lorincz 2006 for Tetris): sample
-weight vectors from a Gaussian, score each on episodes drawn from
-experiments/gym/train.toml, refit the Gaussian to the best fifth, repeat. An episode's
+weight vectors from a Gaussian, score each on the same fresh episodes drawn from
+experiments/gym/train.toml (rates, RTTs, buffers, loss, a CUBIC competitor and up to two
+step changes of the rate), refit the Gaussian to the best fifth, repeat. The curve is the
+mean weight vector's score on 32 fixed episodes of the same distribution after each
+iteration: with 8 episodes per candidate it rises over every training seed tried
+(docs/FIDELITY-policy.md), where the elite's score on 2 fresh episodes was noise. An episode's
 score is its mean Aurora reward divided by the reward of sending at the bottleneck rate
 with no delay or loss (10 x bottleneck packets/s x 0.001), so fast and slow links count
 alike; the monitor interval is half the flow's smoothed RTT, as PCC-RL's.
@@ -101,16 +106,20 @@ def _score(args: tuple[np.ndarray, list[int], str]) -> float:
 
 
 def train(
-    iterations: int = 15,
-    population: int = 16,
-    episodes: int = 2,
+    iterations: int = 25,
+    population: int = 32,
+    episodes: int = 8,
     workers: int = 2,
     seed: int = 0,
     scenarios: Path = TRAIN,
     say=print,
+    validation: int = 0,
 ) -> tuple[np.ndarray, list[float]]:
-    """Cross-entropy method; returns the mean weight vector and the elite mean score per
-    iteration."""
+    """Cross-entropy method; returns the mean weight vector and, per iteration, the
+    elite's mean score or, with ``validation`` > 0, the mean weight vector's score on that
+    many fixed training-distribution episodes (seeds 1..validation, the same every
+    iteration and every training seed): the curve that shows whether the policy improves,
+    without the noise of each iteration's fresh episodes."""
     rng = np.random.default_rng(seed)
     mean, std = np.zeros(N_FEATURES), np.full(N_FEATURES, 1.0)
     n_elite = max(2, population // 5)
@@ -125,8 +134,12 @@ def train(
             scores = np.array(pool.map(_score, jobs) if pool else [_score(j) for j in jobs])
             elite = ws[np.argsort(scores)[-n_elite:]]
             mean, std = elite.mean(axis=0), elite.std(axis=0) + 0.05
-            curve.append(float(np.sort(scores)[-n_elite:].mean()))
-            say(f"iteration {it + 1}/{iterations}: elite score {curve[-1]:.3f}")
+            if validation:
+                curve.append(_score((mean, list(range(1, validation + 1)), str(scenarios))))
+                say(f"iteration {it + 1}/{iterations}: validation score {curve[-1]:.3f}")
+            else:
+                curve.append(float(np.sort(scores)[-n_elite:].mean()))
+                say(f"iteration {it + 1}/{iterations}: elite score {curve[-1]:.3f}")
     finally:
         if pool:
             pool.close()
@@ -167,9 +180,13 @@ def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = N
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--iterations", type=int, default=15)
-    ap.add_argument("--population", type=int, default=16)
-    ap.add_argument("--episodes", type=int, default=2)
+    ap.add_argument("--iterations", type=int, default=25)
+    ap.add_argument("--population", type=int, default=32)
+    ap.add_argument("--episodes", type=int, default=8, help="per candidate and iteration")
+    ap.add_argument(
+        "--validation", type=int, default=32, help="fixed episodes the curve is scored on"
+    )
+    ap.add_argument("--seed", type=int, default=0, help="the training seed")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("-o", "--out", type=Path, default=None, help="write the weights as JSON")
     ap.add_argument(
@@ -180,7 +197,7 @@ def main() -> None:
         help="held-out seeds to evaluate (default: heldout.toml's [evaluation] seeds)",
     )
     a = ap.parse_args()
-    w, _ = train(a.iterations, a.population, a.episodes, a.workers)
+    w, _ = train(a.iterations, a.population, a.episodes, a.workers, a.seed, validation=a.validation)
     if a.out:  # run it with cc = "policy:FILE" in any spec
         a.out.write_text(json.dumps(policy_file(w), indent=1) + "\n")
     import pandas as pd
