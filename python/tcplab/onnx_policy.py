@@ -16,6 +16,8 @@ value and constants (initializers or ``Constant`` nodes) and becomes dense layer
   an ``Add`` of a constant after anything else is an identity layer with that bias;
 - ``Relu``, ``Tanh``, ``Sigmoid``: the activation of the layer the node before made, or
   an identity layer carrying it (after another activation);
+- ``Sub``, ``Mul``, ``Div`` by a constant (observation normalisation written into the
+  graph, ``(obs - mean) / std``): a diagonal layer each (``Div`` as a product by 1 / c);
 - ``Clip(x, lo, hi)``: two layers, ``lo + relu(x - lo) - relu(x - hi)`` (equal to the clip
   within a rounding of f64; one of the two terms when a bound is absent);
 - ``Identity``, ``Flatten`` and a ``Reshape`` keeping a ``[1, n]`` row: nothing.
@@ -33,10 +35,11 @@ What the policy file says beyond the network comes from the model's metadata
 what the JSON fields mean (tcplab.policy). Another ``tcplab.`` key is refused, naming it.
 
 Deviations: the engine evaluates in f64 what ONNX Runtime or PyTorch evaluate in float32
-(the weights are float32 values, carried exactly), so actions agree to float32's rounding
-(tests/gym/test_onnx_policy.py: 1e-6), not bit for bit. Observation normalisation
-(SB3's VecNormalize) is not read from a separate file: a graph that normalises with
-``Sub``/``Div`` nodes is refused (fold the statistics into the first Gemm).
+(the weights are float32 values, carried exactly; ``Div`` by c becomes a product by the
+f64 1 / c), so actions agree to float32's rounding (tests/gym/test_onnx_policy.py:
+1e-6), not bit for bit. Observation normalisation kept outside the graph (SB3's
+VecNormalize statistics, a pickle) is not read: export it into the graph as
+``Sub``/``Div`` nodes.
 """
 
 from __future__ import annotations
@@ -44,10 +47,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-ALLOWED = "Gemm, MatMul, Add, Relu, Tanh, Sigmoid, Clip, Identity, Flatten, Reshape"
+ALLOWED = "Gemm, MatMul, Add, Sub, Mul, Div, Relu, Tanh, Sigmoid, Clip, Identity, Flatten, Reshape"
 INSTALL = "pip install 'tcplab[onnx]'"
 ACTIVATIONS = {"Relu": "relu", "Tanh": "tanh", "Sigmoid": "sigmoid"}
 PASS_THROUGH = {"Identity", "Flatten", "Reshape"}
+ELEMENTWISE = {"Sub", "Mul", "Div"}  # with a constant
 META_KEYS = ("name", "preset", "history", "transform", "rtt_fraction", "interval_ns")
 
 
@@ -211,6 +215,23 @@ def _layers(graph: Any, meta: dict[str, Any], numpy_helper: Any) -> list[dict[st
                 last["bias"] = [float(v) for v in bias]
             else:
                 layers.append(identity(bias))
+            fresh = True
+        elif op in ELEMENTWISE:
+            # Observation normalisation exported inside the graph ((obs - mean) / std, or
+            # * scale): one diagonal layer each, so the float32 evaluator's order holds.
+            c = _row(where, [a for a in args if a is not None][0], width)
+            first = node.input[0] == cur
+            if op == "Sub":
+                w, b = (np.eye(width), -c) if first else (-np.eye(width), c)
+            elif op == "Mul":
+                w, b = np.diag(c), np.zeros(width)
+            elif first and not c.all():
+                raise ValueError(f"{where}: divides by 0")
+            elif first:  # Div(x, c)
+                w, b = np.diag(1.0 / c), np.zeros(width)
+            else:
+                raise ValueError(f"{where}: divides a constant by the chain's value")
+            layers.append(_layer(w, b, "linear"))
             fresh = True
         elif op in ACTIVATIONS:
             if fresh and layers[-1]["activation"] == "linear":

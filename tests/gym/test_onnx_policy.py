@@ -128,6 +128,38 @@ def test_the_engine_acts_as_onnx_reference_evaluator(tmp_path):
     assert len(np.unique(want)) > 50
 
 
+def test_normalisation_inside_the_graph_runs_as_the_reference_evaluates_it(tmp_path):
+    """(obs - mean) / std, then x 0.5, a Gemm and Tanh, as a policy wrapping its
+    observation normaliser exports it; a constant divided by the observation is refused."""
+    rng = np.random.default_rng(5)
+    mean, std = rng.normal(1, 0.5, 30), rng.uniform(0.1, 2.0, 30)
+    nodes = [
+        helper.make_node("Sub", ["obs", "mean"], ["c"], name="center"),
+        helper.make_node("Div", ["c", "std"], ["z"], name="scale"),
+        helper.make_node("Mul", ["half", "z"], ["h"], name="half"),
+        helper.make_node("Gemm", ["h", "w"], ["g"], name="fc", transB=1),
+        helper.make_node("Tanh", ["g"], ["action"], name="tanh"),
+    ]
+    inits = [
+        _const("mean", mean),
+        _const("std", std),
+        _const("half", np.float32(0.5)),
+        _const("w", rng.normal(0, 0.3, (1, 30))),
+    ]
+    m = _model(nodes, inits)
+    net = engine().Policy(json.dumps(policy.load(_save(m, tmp_path))))
+    ref = ReferenceEvaluator(m)
+    obs = _observations(100)
+    want = np.array([ref.run(None, {"obs": o[None, :]})[0][0, 0] for o in obs], dtype=float)
+    got = np.array([net.act(o.tolist()) for o in obs])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert want.std() > 0.1  # the actions vary: the normaliser is not a no-op
+    nodes[1] = helper.make_node("Div", ["std", "c"], ["z"], name="scale")
+    assert "node 'scale' (op Div): divides a constant by the chain's value" in _refused(
+        _model(nodes, inits), tmp_path
+    )
+
+
 def _spec(cc: str) -> dict:
     return {
         "experiment": {"duration": "3s", "sample_interval": "100ms", "seed": 3},
@@ -182,7 +214,7 @@ def test_a_conv_node_is_refused_naming_it(tmp_path):
     m = _model(nodes, [_const("k", np.ones((1, 1, 1))), _const("w", np.ones((1, 30)))])
     msg = _refused(m, tmp_path)
     assert "node 'conv0' (op Conv): not supported" in msg
-    assert "Gemm, MatMul, Add, Relu, Tanh, Sigmoid, Clip" in msg
+    assert "Gemm, MatMul, Add, Sub, Mul, Div, Relu, Tanh, Sigmoid, Clip" in msg
 
 
 def test_a_branch_is_refused_naming_the_node(tmp_path):
