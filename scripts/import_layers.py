@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab.bpf_build",
             "tcplab.bpf_loader",
             "tcplab.bpf_shipped",
+            "tcplab.onnx_policy",
             "tcplab.policy",
             "tcplab.metric_table",
             "tcplab.examples",

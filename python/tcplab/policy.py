@@ -14,7 +14,7 @@ The format (see ``PolicyConfig`` in crates/controllers/src/policy/mod.rs)::
      "layers": [{"weights": [[...]], "bias": [...], "activation": "linear"}]}
 
 The last layer has one output, Aurora's action (clamped to [-10, 10]); activations are
-"linear", "tanh" or "relu". ``tcplab.gym.presets.Aurora`` with the same history and
+"linear", "tanh", "relu" or "sigmoid". ``tcplab.gym.presets.Aurora`` with the same history and
 interval computes the same observations: a policy trained there runs here unchanged.
 
 A deployed policy knows what a sender knows (issue 38): its flow's ACK-derived
@@ -25,6 +25,10 @@ the rate that window makes over that round trip, 10 x 1448 B x 8 / srtt (1.93 Mb
 rate whose window (2 x rate x srtt) is 1 000 000 segments. A file carrying tcplab.gym's
 training-only ``privileged_start_fraction`` (or 0.7's ``start_fraction``) is refused,
 naming the field.
+
+FILE may also be an ONNX model (``.onnx``, e.g. from ``torch.onnx.export``): an MLP
+graph translated into this format when it is read (tcplab.onnx_policy; needs
+``pip install 'tcplab[onnx]'``), so it runs wherever a JSON policy runs.
 
 On the kernel backend the same file drives real Linux TCP: the flow runs the BPF program
 tcplab/data/bpf/policy/policy_rate.bpf.c and an agent in the sender's namespace steps the
@@ -38,6 +42,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tcplab import onnx_policy
 from tcplab.cc_names import map_cc
 from tcplab.engine import engine
 
@@ -66,12 +71,18 @@ def _absolute(cc: str, base: Path) -> str:
 
 
 def load(cc: str) -> dict[str, Any]:
-    """The policy file of ``cc`` as a dictionary (ValueError naming what is wrong)."""
+    """The policy file of ``cc`` as a dictionary (ValueError naming what is wrong); an
+    ``.onnx`` file translated into the same dictionary (tcplab.onnx_policy)."""
     p = path(cc)
     if not p.is_file():
         raise ValueError(f"'{p}': no such policy file")
     if p.stat().st_size > MAX_BYTES:
         raise ValueError(f"'{p}': larger than {MAX_BYTES} bytes")
+    if onnx_policy.is_onnx(p):
+        try:
+            return onnx_policy.load(p)
+        except ValueError as exc:
+            raise ValueError(f"'{p}': {exc}") from None
     try:
         data = json.loads(p.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -1,5 +1,5 @@
-//! The JSON MLP of a policy file (`layers`): dense layers with linear, tanh or ReLU
-//! activations evaluated in f64, and the input transform (`transform`) that turns
+//! The JSON MLP of a policy file (`layers`): dense layers with linear, tanh, ReLU or
+//! sigmoid activations evaluated in f64, and the input transform (`transform`) that turns
 //! Aurora's observation into the network's input. Shapes are checked when the file is
 //! read, errors naming the field.
 
@@ -25,6 +25,9 @@ pub enum Activation {
     Linear,
     Tanh,
     Relu,
+    /// 1 / (1 + e^-y): ONNX's Sigmoid, which a PyTorch MLP exports for `nn.Sigmoid`
+    /// (python/tcplab/onnx_policy.py translates ONNX graphs into these layers).
+    Sigmoid,
 }
 
 /// How the observation becomes the network's input.
@@ -166,6 +169,7 @@ impl Mlp {
                         Activation::Linear => y,
                         Activation::Tanh => y.tanh(),
                         Activation::Relu => y.max(0.0),
+                        Activation::Sigmoid => 1.0 / (1.0 + (-y).exp()),
                     }
                 })
                 .collect();

@@ -41,6 +41,19 @@ fn the_network_computes_by_hand() {
 }
 
 #[test]
+fn sigmoid_computes_by_hand() {
+    // One observation (1, 0, 0), weight 1 on its first value, bias 0: sigmoid(1) =
+    // 1 / (1 + e^-1) = 0.7310585786300049; sigmoid(-1) = 0.2689414213699951.
+    let mut p = policy(vec![vec![1.0, 0.0, 0.0]], vec![0.0], Transform::None);
+    p.layers[0].activation = Activation::Sigmoid;
+    let m = Mlp::new(&p).unwrap();
+    let got = m.act(&[1.0, 0.0, 0.0]);
+    assert!((got - 0.731_058_578_630_004_9).abs() < 1e-12, "{got}");
+    let got = m.act(&[-1.0, 0.0, 0.0]);
+    assert!((got - 0.268_941_421_369_995_1).abs() < 1e-12, "{got}");
+}
+
+#[test]
 fn shapes_are_checked_naming_the_field() {
     let p = policy(vec![vec![1.0, 2.0]], vec![0.0], Transform::None);
     let e = Mlp::new(&p).unwrap_err();
