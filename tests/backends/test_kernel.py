@@ -115,8 +115,6 @@ def test_an_algorithm_the_kernel_lacks_names_the_flow_and_the_offer(tmp_path, mo
     "edit, field",
     [
         (('backend = "kernel"', 'backend = "kernel"\npcap = ["bottleneck"]'), "experiment.pcap"),
-        # net.ipv4.tcp_ecn is one setting for all senders: flows that differ are refused.
-        (('cc = "cubic"', 'cc = "cubic"\necn = true'), "flows[1].ecn"),
         (
             ("[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\n\n[bottleneck]'),
             "tcp.receive_buffer",
@@ -387,25 +385,58 @@ def test_tcp_frto_is_the_sender_namespace_s_sysctl(tmp_path, frto, sysctl):
 
 
 @pytest.mark.parametrize(
-    "tcp, flow, sysctl",
+    "tcp, bbr, cubic, sysctl, ports",
     [
-        ("", "", "0"),
-        ("ecn = true", "", "1"),
-        ("", "ecn = true", "1"),
-        ("ecn = true", "ecn = true", "1"),
+        ("", "", "", "0", []),
+        ("ecn = true", "", "", "1", []),
+        ("", "ecn = true", "ecn = true", "1", []),
+        ("ecn = true", "ecn = true", "ecn = true", "1", []),
+        # Flows that differ: the sysctl is 0 and the ECN flow's port (base 5000 + its
+        # index) is routed over the ECN route, whichever flow it is.
+        ("", "", "ecn = true", "0", [5001]),
+        ("", "ecn = true", "", "0", [5000]),
+        ("ecn = true", "ecn = false", "", "0", [5001]),
     ],
 )
-def test_ecn_is_the_senders_tcp_ecn(tmp_path, tcp, flow, sysctl):
-    """ECN on the kernel: the senders' net.ipv4.tcp_ecn is 1 when the spec asks for it
-    (tcp.ecn, or every flow's ecn), else 0; the receivers accept when asked (2)."""
-    from tcplab.backends.kernel.run import _route_options
+def test_ecn_is_the_senders_tcp_ecn_or_the_flows_route(tmp_path, tcp, bbr, cubic, sysctl, ports):
+    """ECN on the kernel: the senders' net.ipv4.tcp_ecn is 1 when every flow asks for it
+    (tcp.ecn, or every flow's ecn), else 0, and when only some ask, their ports get the
+    ECN route; the receivers accept when asked (2)."""
+    from tcplab.backends.kernel.run import _route_options, ecn_ports
     from tcplab.specs.load import load_spec
 
     text = SPEC.format(duration="2s").replace("[bottleneck]", f"[tcp]\n{tcp}\n\n[bottleneck]", 1)
-    text = text.replace('cc = "bbr"', f'cc = "bbr"\n{flow}', 1)
-    text = text.replace('cc = "cubic"', f'cc = "cubic"\n{flow}', 1)
+    text = text.replace('cc = "bbr"', f'cc = "bbr"\n{bbr}', 1)
+    text = text.replace('cc = "cubic"', f'cc = "cubic"\n{cubic}', 1)
     path = tmp_path / "k.toml"
     path.write_text(text)
-    _, _, snd_sys, rcv_sys = _route_options(load_spec(path))
+    spec = load_spec(path)
+    _, _, snd_sys, rcv_sys = _route_options(spec)
     assert snd_sys["net.ipv4.tcp_ecn"] == sysctl
     assert rcv_sys["net.ipv4.tcp_ecn"] == "2"
+    assert ecn_ports(spec) == ports
+
+
+def test_the_ecn_flows_route_commands():
+    """What the backend issues for two flows of which the second asks for ECN (written
+    out by hand from ip-route(8) / ip-rule(8)): the usual six commands, then one route in
+    table 100 that repeats the sender's options and adds ``features ecn``, and one rule
+    sending TCP to port 5001 there, before the main table's rule (32766)."""
+    pair = netns.Pair("s", "r", "ts", "tr")
+    opts = ["initcwnd", "10", "rto_min", "200ms"]
+    plain = pair.commands(1500, opts, [])
+    assert plain == [
+        ["-n", "s", "addr", "add", "10.201.0.1/24", "dev", "ts"],
+        ["-n", "s", "link", "set", "dev", "ts", "mtu", "1500", "gso_max_segs", "1", "up"],
+        ["-n", "s", "route", "add", "10.201.1.0/24", "dev", "ts", *opts],
+        ["-n", "r", "addr", "add", "10.201.1.1/24", "dev", "tr"],
+        ["-n", "r", "link", "set", "dev", "tr", "mtu", "1500", "gso_max_segs", "1", "up"],
+        ["-n", "r", "route", "add", "10.201.0.0/24", "dev", "tr"],
+    ]
+    assert pair.commands(1500, opts, [], [5001]) == [
+        *plain,
+        ["-n", "s", "route", "add", "10.201.1.0/24", "dev", "ts", "table", "100", *opts]
+        + ["features", "ecn"],
+        ["-n", "s", "rule", "add", "pref", "6001", "ipproto", "tcp", "dport", "5001"]
+        + ["table", "100"],
+    ]

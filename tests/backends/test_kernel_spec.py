@@ -111,6 +111,45 @@ rtt = "40ms"
         assert bn["dropped"] < bn["marked"], (backend, bn)
 
 
+def test_ecn_per_flow_one_flow_marked_the_other_dropped(tmp_path):
+    # Two CUBIC flows through CoDel with ECN, only the first asking for ECN: on the kernel
+    # its connection is routed over the route with ``features ecn`` (the senders'
+    # tcp_ecn is 0), so only its SYN requests ECN. CoDel marks the first flow's ECT
+    # packets (CE at the receiver, echoed as ECE, answered by CWR: all three counted on
+    # the wire, and a receiver echoes ECE and a sender sets CWR only on a connection that
+    # negotiated ECN) and drops the second's Not-ECT ones: the second sees no CE, no ECE,
+    # no CWR, and loses packets. The first may lose a few Not-ECT retransmissions.
+    text = (
+        HEAD.format(duration="6s")
+        + """
+[bottleneck]
+rate = "20Mbps"
+delay = "10ms"
+buffer = "4bdp"
+aqm = { kind = "codel", ecn = true }
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+ecn = true
+
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+"""
+    )
+    for backend, d in _both(tmp_path, text).items():
+        ecn, plain = _summary(d)["flows"]
+        assert ecn["ce_packets"] > 0 and ecn["ece_acks"] > 0, (backend, ecn)
+        assert ecn["ecn_reductions"] > 0, (backend, ecn)
+        assert ecn["dropped_packets"] < ecn["ce_packets"], (backend, ecn)
+        assert plain["ce_packets"] == plain["ece_acks"] == plain["ecn_reductions"] == 0, (
+            backend,
+            plain,
+        )
+        assert plain["dropped_packets"] > 0, (backend, plain)
+
+
 def test_bpf_dctcp_holds_the_queue_near_the_marking_threshold(tmp_path):
     # DCTCP (the shipped BPF program; this kernel has no tcp_dctcp module) against a step
     # marker at K = 20 packets: it negotiates ECN itself (TCP_CONG_NEEDS_ECN), reacts to

@@ -15,7 +15,16 @@
 //!   left by 3.
 //! - The jiffies clock (`tcp_jiffies32`) runs at `CcView::hz` (the simulated CONFIG_HZ,
 //!   `[tcp] hz`, default 1000) and starts at 0, where the kernel starts it 300 s before
-//!   wrapping (`INITIAL_JIFFIES`).
+//!   wrapping (`INITIAL_JIFFIES`) and a connection meets it at its host's uptime. Its
+//!   ticks begin at exactly k / HZ of simulated time; the kernel's tick grid has an
+//!   arbitrary phase against a connection's packets. Durations converted to jiffies
+//!   (`usecs_to_jiffies` of a min RTT) do not depend on the phase; the difference of two
+//!   stamps (`tcp_jiffies32 - epoch_start`) can read one tick more or less than on a
+//!   kernel whose grid is shifted. `usecs_to_jiffies` / `msecs_to_jiffies` round up as
+//!   include/linux/jiffies.h does (exactly its `(u + USEC_PER_SEC / HZ - 1) /
+//!   (USEC_PER_SEC / HZ)` at HZ 100, 250 and 1000; at 300 the kernel's fixed-point form
+//!   from kernel/time/timeconst.bc gives the same ceiling for the values a run produces)
+//!   and take u64 where the kernel takes `unsigned int` (the same below 2^32).
 
 /// TCP congestion-avoidance states, `enum tcp_ca_state` (include/net/tcp.h).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -533,5 +542,43 @@ mod jiffies_tests {
         assert_eq!(usecs_to_jiffies(4_001, 250), 2);
         assert_eq!(jiffies_to_usecs(1, 250), 4_000);
         assert_eq!(jiffies_to_usecs(1, 300), 3_333);
+    }
+
+    /// A minimum RTT turned into jiffies (`usecs_to_jiffies`, as H-TCP's `measure_rtt`
+    /// and CUBIC's `t += usecs_to_jiffies(delay_min)` do) rounds up, so 1 us past a
+    /// whole tick is one tick more. By hand, ceil(us x HZ / 10^6):
+    /// 10 000 us: 10 (1000 Hz), 2.5 -> 3 (250), 3.0 -> 3 (300), 1 (100);
+    /// 10 001 us: 10.001 -> 11, 2.50025 -> 3, 3.0003 -> 4, 1.0001 -> 2.
+    #[test]
+    fn a_min_rtt_one_microsecond_past_a_tick_is_one_tick_more() {
+        for (hz, at_10ms, at_10_001ms) in [(1000, 10, 11), (250, 3, 3), (300, 3, 4), (100, 1, 2)] {
+            assert_eq!(usecs_to_jiffies(10_000, hz), at_10ms, "HZ {hz}");
+            assert_eq!(usecs_to_jiffies(10_001, hz), at_10_001ms, "HZ {hz}");
+        }
+        // msecs_to_jiffies of whole ms: 10 ms at 250 Hz is 2.5 ticks -> 3; at 300, 3.
+        assert_eq!(msecs_to_jiffies(10, 250), 3);
+        assert_eq!(msecs_to_jiffies(10, 300), 3);
+        assert_eq!(msecs_to_jiffies(11, 300), 4); // 3.3 -> 4
+                                                  // Zero stays zero (the kernel's (0 + 4000 - 1) / 4000 = 0 at 250 Hz).
+        assert_eq!(usecs_to_jiffies(0, 250), 0);
+        assert_eq!(msecs_to_jiffies(0, 250), 0);
+    }
+
+    /// The clock's phase: tick k starts at exactly k / HZ s of simulated time, tick 0 at
+    /// time 0 (the kernel's ticks have an arbitrary phase against a flow's packets and
+    /// start at INITIAL_JIFFIES; the module's Deviations). At 250 Hz a tick is 4 ms:
+    /// 3.999 ms is tick 0, 4.000 ms tick 1; at 300 Hz ticks start at 10/3 ms, so
+    /// 3.333 ms is still tick 0 and 3.334 ms tick 1.
+    #[test]
+    fn ticks_start_at_multiples_of_one_over_hz_from_time_zero() {
+        assert_eq!(jiffies32_at(0, 250), 0);
+        assert_eq!(jiffies32_at(3_999, 250), 0);
+        assert_eq!(jiffies32_at(4_000, 250), 1);
+        assert_eq!(jiffies32_at(3_333, 300), 0);
+        assert_eq!(jiffies32_at(3_334, 300), 1);
+        assert_eq!(jiffies32_at(999, 1000), 0);
+        assert_eq!(jiffies32_at(1_000, 1000), 1);
+        // tcp_jiffies32 wraps at 2^32 ticks: 2^32 ms at 1000 Hz reads 0 again.
+        assert_eq!(jiffies32_at((1u64 << 32) * 1000, 1000), 0);
     }
 }

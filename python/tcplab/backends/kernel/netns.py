@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,6 +37,12 @@ PREFIX = "tcplab-"
 NETNS_DIR = Path("/run/netns")
 SENDER_ADDR, RECEIVER_ADDR = "10.201.0.1", "10.201.1.1"
 SENDER_NET, RECEIVER_NET = "10.201.0.0/24", "10.201.1.0/24"
+ECN_TABLE = 100
+"""The sender namespace's routing table of the flows that request ECN when others do not
+(any number below 253, the kernel's ``default``/``main``/``local``: the namespace is ours)."""
+ECN_RULE_PREF = 1000
+"""Their policy rules' priorities start here (plus the port), before the ``main`` rule
+(32766)."""
 _OURS = re.compile(r"^tcplab-(\d+)-(snd|rcv)$")
 GSO_MAX_SEGS = 1
 """Segments per GSO packet on our devices. The TUN devices carry no offload, so every
@@ -120,29 +127,87 @@ class Pair:
             ip("netns", "add", ns)
             ip("-n", ns, "link", "set", "lo", "up")
 
-    def configure(self, mtu: int, sender_route: list[str], receiver_route: list[str]) -> None:
+    def configure(
+        self,
+        mtu: int,
+        sender_route: list[str],
+        receiver_route: list[str],
+        ecn_ports: Sequence[int] = (),
+    ) -> None:
         """Addresses, MTU and routes on the TUN devices (after the emulator made them),
         with per-route TCP options (``initcwnd N``, ``rto_min T`` on the sender's route,
-        ``quickack 1`` on the receiver's)."""
+        ``quickack 1`` on the receiver's), and the per-flow ECN routes (:meth:`commands`)."""
+        for args in self.commands(mtu, sender_route, receiver_route, ecn_ports):
+            ip(*args)
+
+    def commands(
+        self,
+        mtu: int,
+        sender_route: list[str],
+        receiver_route: list[str],
+        ecn_ports: Sequence[int] = (),
+    ) -> list[list[str]]:
+        """The ``ip`` arguments :meth:`configure` runs, in order.
+
+        ``ecn_ports``: the receiving ports of the flows that request ECN when the others
+        do not. Linux requests ECN in a SYN when the namespace's ``net.ipv4.tcp_ecn`` is
+        1, the algorithm needs it, or the socket's route has the ``ecn`` feature
+        (RTAX_FEATURE_ECN: ``tcp_ecn_send_syn``, include/net/tcp_ecn.h). With the sysctl
+        at 0, those flows' connections are routed by their destination port (a policy
+        rule, ``ip rule ... dport P``: tcp_v4_connect's ``ip_route_connect`` looks the
+        route up with the ports in the flow key) to a table whose one route is the
+        sender's, options included, plus ``features ecn``; every other flow keeps the
+        main table's route. The receivers' ``tcp_ecn = 2`` accepts a request whatever
+        the route (``tcp_ecn_create_request``: any non-zero value). Checked on 6.18 over
+        a veth pair, sysctl 0: the connection to the routed port reads TCPI_OPT_ECN in
+        ``tcpi_options`` (0b1111), the other not (0b111)."""
+        cmds: list[list[str]] = []
         for ns, dev, addr, peer, opts in (
             (self.sender, self.sender_tun, SENDER_ADDR, RECEIVER_NET, sender_route),
             (self.receiver, self.receiver_tun, RECEIVER_ADDR, SENDER_NET, receiver_route),
         ):
-            ip("-n", ns, "addr", "add", f"{addr}/24", "dev", dev)
-            ip(
-                "-n",
-                ns,
-                "link",
-                "set",
-                "dev",
-                dev,
-                "mtu",
-                str(mtu),
-                "gso_max_segs",
-                str(GSO_MAX_SEGS),
-                "up",
+            cmds.append(["-n", ns, "addr", "add", f"{addr}/24", "dev", dev])
+            cmds.append(
+                [
+                    "-n",
+                    ns,
+                    "link",
+                    "set",
+                    "dev",
+                    dev,
+                    "mtu",
+                    str(mtu),
+                    "gso_max_segs",
+                    str(GSO_MAX_SEGS),
+                    "up",
+                ]
             )
-            ip("-n", ns, "route", "add", peer, "dev", dev, *opts)
+            cmds.append(["-n", ns, "route", "add", peer, "dev", dev, *opts])
+        if ecn_ports:
+            table = str(ECN_TABLE)
+            cmds.append(
+                [
+                    "-n",
+                    self.sender,
+                    "route",
+                    "add",
+                    RECEIVER_NET,
+                    "dev",
+                    self.sender_tun,
+                    "table",
+                    table,
+                    *sender_route,
+                    "features",
+                    "ecn",
+                ]
+            )
+            for port in ecn_ports:
+                pref = str(ECN_RULE_PREF + port)
+                cmds.append(
+                    ["-n", self.sender, "rule", "add", "pref", pref, "ipproto", "tcp"]
+                    + ["dport", str(port), "table", table]
+                )
+        return cmds
 
     def delete(self) -> None:
         for ns in (self.sender, self.receiver):

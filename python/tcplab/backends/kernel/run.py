@@ -21,7 +21,9 @@ the kernel's MSS is then ``mss``); ``tcp.initial_cwnd`` -> route ``initcwnd``;
 ``net.ipv4.tcp_frto = 0`` (true sets it to 2, Linux's default, so that a changed host
 default cannot leak into a namespace); ``tcp.sack_compression =
 false`` -> ``net.ipv4.tcp_comp_sack_nr = 0`` (receiver); ``tcp.ecn`` / ``flows[i].ecn``
--> the senders' ``net.ipv4.tcp_ecn`` 1 (else 0), the receivers' 2. ``flows[i].onoff``: the
+-> the senders' ``net.ipv4.tcp_ecn`` 1 when every flow asks (else 0), the receivers' 2;
+when only some flows ask, theirs are routed (by destination port) over a route with
+``features ecn`` (``ecn_ports``, netns.Pair.commands). ``flows[i].onoff``: the
 emulator draws the periods (the simulator's code and RNG stream), the sending agent stops
 writing during the off periods, and the senders' ``tcp_slow_start_after_idle`` is 0 (the
 simulator does not restart an idle cwnd). Each flow's listening socket runs the flow's
@@ -147,12 +149,14 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
     snd_sys["net.ipv4.tcp_frto"] = "2" if t.frto else "0"
     if not t.sack_compression:
         rcv_sys["net.ipv4.tcp_comp_sack_nr"] = "0"
-    # ECN (RFC 3168): the senders request it when the spec asks (1), else not (0; an
-    # algorithm that needs it, dctcp, requests it anyway, tcp_ecn_send_syn); the receivers
-    # accept it when requested (2, Linux's default, set so no host default leaks in), as
-    # the simulator's receiver follows its sender. Flows that differ are refused (support).
-    wants = [t.ecn if f.ecn is None else f.ecn for f in spec.flows]
-    snd_sys["net.ipv4.tcp_ecn"] = "1" if any(wants) else "0"
+    # ECN (RFC 3168): the senders request it when every flow asks (1), else not (0; an
+    # algorithm that needs it, dctcp, requests it anyway, tcp_ecn_send_syn); when only some
+    # flows ask, theirs request it through their own route (ecn_ports). The receivers
+    # accept it when requested (2, Linux's default, set so no host default leaks in;
+    # tcp_ecn_create_request accepts for any non-zero value), as the simulator's receiver
+    # follows its sender.
+    wanted = _ecn_wanted(spec)
+    snd_sys["net.ipv4.tcp_ecn"] = "1" if wanted and all(wanted) else "0"
     rcv_sys["net.ipv4.tcp_ecn"] = "2"
     # On/off flows idle between their on periods: the simulator does not restart an idle
     # cwnd (RFC 2861, tcp_cwnd_restart; world/onoff.rs deviations), i.e. it models Linux
@@ -160,6 +164,21 @@ def _route_options(spec: Spec) -> tuple[list[str], list[str], dict[str, str], di
     if any(f.onoff is not None for f in spec.flows):
         snd_sys["net.ipv4.tcp_slow_start_after_idle"] = "0"
     return snd, rcv, snd_sys, rcv_sys
+
+
+def _ecn_wanted(spec: Spec) -> list[bool]:
+    """Per flow, whether the spec asks for ECN (the flow's ``ecn``, else ``tcp.ecn``)."""
+    return [spec.tcp.ecn if f.ecn is None else f.ecn for f in spec.flows]
+
+
+def ecn_ports(spec: Spec) -> list[int]:
+    """The receiving ports of the flows that request ECN by their route (netns.Pair.commands:
+    ``features ecn``, RTAX_FEATURE_ECN), i.e. those that ask for it when some other flow
+    does not; empty when all flows agree (the namespace's ``net.ipv4.tcp_ecn`` says it)."""
+    wanted = _ecn_wanted(spec)
+    if all(wanted) or not any(wanted):
+        return []
+    return [BASE_PORT + i for i, w in enumerate(wanted) if w]
 
 
 def _agent(
@@ -352,7 +371,7 @@ def run_kernel(
         if onoff:
             offs = json.loads((work / "onoff.json").read_text())
             common["flows"] = [{**f, "offs": o} for f, o in zip(common["flows"], offs)]
-        pair.configure(spec.tcp.mss + KERNEL_HEADER, snd_route, rcv_route)
+        pair.configure(spec.tcp.mss + KERNEL_HEADER, snd_route, rcv_route, ecn_ports(spec))
         (work / "rcv.json").write_text(
             json.dumps({**common, "sysctls": rcv_sys, "out": str(work / "rcv-out.json")})
         )

@@ -12,8 +12,9 @@ simulator's have no host stack either), latency probes (``probes``: iputils ping
 the sender's namespace over the probe's emulated links, ping.py; at least 44 bytes, so
 ping can time them), the bottleneck's [[events]], and trained
 policies (``cc = "policy:FILE"``: policy_agent.py and its BPF program). ECN is
-negotiated by the namespaces' ``net.ipv4.tcp_ecn`` and on/off flows stop writing during
-their off periods (run.py, agent.py). What it cannot run (flows that differ in ECN; a
+negotiated by the namespaces' ``net.ipv4.tcp_ecn``, or per flow by the flow's route when
+flows differ (``features ecn``: run.ecn_ports, netns.Pair.commands), and on/off flows
+stop writing during their off periods (run.py, agent.py). What it cannot run (a
 packet capture; the simulator's models of things a real kernel does its own way) is
 refused (exit 2, the field named) rather than run without it, so that a kernel run never
 silently differs from its simulated twin.
@@ -25,23 +26,6 @@ import shutil
 
 from tcplab.backends.kernel.ping import MIN_TIMED_SIZE
 from tcplab.specs.model import Spec
-
-
-def _ecn_problems(spec: Spec) -> list[tuple[str, str]]:
-    """ECN is requested per namespace (``net.ipv4.tcp_ecn`` of the senders' namespace), so
-    every flow must ask the same; an algorithm that needs ECN (TCP_CONG_NEEDS_ECN: dctcp)
-    negotiates it whatever the sysctl, as in the simulator."""
-    wanted = [spec.tcp.ecn if f.ecn is None else f.ecn for f in spec.flows]
-    if len(set(wanted)) <= 1:
-        return []
-    i = next(i for i, f in enumerate(spec.flows) if f.ecn is not None and f.ecn != wanted[0])
-    return [
-        (
-            f"flows[{i}].ecn",
-            "flows that differ in ECN are not supported by the kernel backend: "
-            "net.ipv4.tcp_ecn is one setting for all senders (set tcp.ecn for all flows)",
-        )
-    ]
 
 
 def unsupported(spec: Spec) -> list[tuple[str, str]]:
@@ -105,4 +89,4 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
             )
     if spec.probes and shutil.which("ping") is None:
         p.append(("probes", "iputils ping is not installed (apt-get install iputils-ping)"))
-    return p + _ecn_problems(spec)
+    return p
