@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tcplab.engine import engine
@@ -116,9 +117,44 @@ def spec_toml(spec: Spec) -> str:
     )
 
 
+CSV_FLOAT = "%.9g"
+
+
 def _write_frame(df: pd.DataFrame, stem: Path) -> None:
     df.to_parquet(stem.with_suffix(".parquet"), index=False)
-    df.to_csv(stem.with_suffix(".csv"), index=False, float_format="%.9g")
+    # float_format still applies to a float column left as numbers (non-unique names)
+    csv_text_floats(df).to_csv(stem.with_suffix(".csv"), index=False, float_format=CSV_FLOAT)
+
+
+def csv_text_floats(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each float64 column as the text ``to_csv(float_format="%.9g")`` writes
+    for it, byte for byte: NaN as an empty field; a whole number below 1e9 in magnitude
+    (which %.9g prints as its digits, no exponent, no point) by numpy's integer-to-text
+    conversion; any other value (and -0.0, printed "-0") by ``%.9g`` itself. Pandas
+    formats every float through a Python call, which made series.csv a catalogue run's
+    largest cost after the engine, larger than it for 10 flows over 300 s (most series
+    values are whole: packets, bits per second; benches/RESULTS.md, "Engine speed, third
+    step")."""
+    if not df.columns.is_unique:  # df[name] would be a table: pandas formats it all
+        return df
+    out = df.copy(deep=False)
+    for name in df.columns:
+        if df[name].dtype != np.float64:
+            continue
+        values = df[name].to_numpy()
+        text = np.full(len(values), "", dtype=object)
+        nan = np.isnan(values)
+        whole = (
+            ~nan
+            & (np.abs(values) < 1e9)
+            & (values == np.trunc(values))
+            & ~((values == 0) & np.signbit(values))
+        )
+        text[whole] = values[whole].astype(np.int64).astype(str).astype(object)
+        other = ~nan & ~whole
+        text[other] = [CSV_FLOAT % v for v in values[other].tolist()]
+        out[name] = text
+    return out
 
 
 def write_run(
