@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
+import pandas as pd
 import pytest
 from tcplab.cli.app import main
 from tcplab.errors import SpecError
@@ -226,6 +227,19 @@ def test_a_rerun_is_cached(cat, tmp_path):
     assert "4 runs (3 cached, 1 damaged and computed again)" in " ".join(said)
     md = (out / "report.md").read_text()
     assert "1 computed in it, 3 reused" in md and "1 of those computed were stored runs" in md
+
+
+def test_an_entrys_sweep_keeps_its_table_and_draws_no_sweep_plots(cat, tmp_path):
+    # The report draws the entry's own plot; the sweep's summary plots and report.html
+    # cost more CPU than a short entry's runs (benches/RESULTS.md, "Engine speed, third
+    # step"), so reproduce leaves them to `tcplab report DIR` on demand.
+    out = tmp_path / "out"
+    reproduce(["tum"], out, root=cat, workers=1, say=lambda *_: None)
+    sweep = out / "tum" / "tum-fig99-test"
+    assert (sweep / "table.csv").is_file() and (sweep / "table.parquet").is_file()
+    assert not list(sweep.glob("*.png")) and not (sweep / "report.html").exists()
+    assert len(pd.read_csv(sweep / "table.csv")) == 4  # 2 buffers x 2 seeds
+    assert (out / "plots" / "tum-fig99-test.png").stat().st_size > 0
 
 
 def test_quick_uses_the_entrys_overrides(cat, tmp_path):

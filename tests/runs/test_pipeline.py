@@ -226,6 +226,44 @@ def test_sweep_runs_grid_and_never_recomputes(fake_engine, write_spec, tmp_path)
     pd.testing.assert_frame_equal(again, table)
 
 
+def test_a_sweep_without_plots_writes_its_table_and_drops_older_plots(
+    fake_engine, write_spec, tmp_path
+):
+    from tcplab.runs.sweep import run_sweep
+
+    spec = write_spec(SWEEP)
+    out = tmp_path / "sw"
+    tcplab.sweep(spec, out, workers=1)
+    assert (out / "summary_bottleneck.buffer.png").is_file() and (out / "report.html").is_file()
+    table = run_sweep(spec, out, workers=1, plots=False)
+    assert fake_engine.CALLS["run"] == 4  # the runs are the cached ones
+    assert len(pd.read_csv(out / "table.csv")) == len(table) == 4
+    # plots older than the table, which this sweep wrote, are removed, not left stale
+    assert not (out / "summary_bottleneck.buffer.png").exists()
+    assert not (out / "report.html").exists()
+    assert not (out / "throughput_delay.png").exists()
+
+
+def test_a_sweep_asks_git_once_and_each_run_records_the_commit(
+    fake_engine, write_spec, tmp_path, monkeypatch
+):
+    import json
+
+    from tcplab.runs import executors
+
+    asked = []
+
+    def commit() -> str:
+        asked.append(1)
+        return "abc123-dirty"
+
+    monkeypatch.setattr(executors, "git_commit", commit)
+    tcplab.sweep(write_spec(SWEEP), tmp_path / "sw", workers=1)
+    manifests = sorted((tmp_path / "sw" / "runs").glob("*/manifest.json"))
+    assert len(manifests) == 4 and len(asked) == 1
+    assert {json.loads(m.read_text())["git_commit"] for m in manifests} == {"abc123-dirty"}
+
+
 def test_sweep_digest_depends_on_resolved_spec_and_seed(fake_engine, write_spec):
     from tcplab.runs.sweep import plan_sweep
     from tcplab.specs.load import read_toml

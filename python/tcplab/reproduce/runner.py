@@ -268,6 +268,7 @@ def run_entry(
         source=str(entry.path),
         quiet=True,
         progress=progress,
+        plots=False,  # the entry's plots are drawn from the claims (entry_plot.py)
     )
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
@@ -314,7 +315,15 @@ def _run_control(
     assert sub is not None  # the claim's points are in the grid (checked on load)
     sub = apply_overrides(sub, claim.control.set, f"{entry.name}: control")
     before = _finished(out)
-    run_sweep(sub, out, workers=workers, executor=executor, source=str(entry.path), quiet=True)
+    run_sweep(
+        sub,
+        out,
+        workers=workers,
+        executor=executor,
+        source=str(entry.path),
+        quiet=True,
+        plots=False,
+    )
     runs = EntryResult(entry)
     plan = load_plan(out)
     _collect(runs, plan, out)
@@ -389,6 +398,7 @@ def _more_seeds(
             source=str(entry.path),
             quiet=True,
             progress=progress,
+            plots=False,
         )
         _collect(res, load_plan(extra), extra)
         res.cached += sum(d in before and d not in have for d in digests)

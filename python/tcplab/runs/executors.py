@@ -15,23 +15,33 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
+from types import EllipsisType
 from typing import Any
 
 from tcplab.errors import SpecError
 from tcplab.runs.execute import execute
 from tcplab.runs.result import store_run
 from tcplab.specs.load import parse_spec
+from tcplab.storage.directory import git_commit
 from tcplab.storage.files import atomic_dir
 
 
 def run_job(
-    spec_dict: dict[str, Any], out_dir: str, report: bool = False, pdf: bool = False
+    spec_dict: dict[str, Any],
+    out_dir: str,
+    report: bool = False,
+    pdf: bool = False,
+    commit: str | None | EllipsisType = ...,
 ) -> str:
-    """Run one job into ``out_dir`` (atomic); a worker-process entry point."""
+    """Run one job into ``out_dir`` (atomic); a worker-process entry point. ``commit``:
+    the git commit the sweep runs from, asked once by :func:`execute_local` for all its
+    jobs (by default, asked of git for this run: on another machine, Ray's)."""
     spec = parse_spec(spec_dict, check_algorithms=False)
     result, config, wall = execute(spec)
     try:
-        store_run(result, out_dir, config, wall, replace=False, report=report, pdf=pdf)
+        store_run(
+            result, out_dir, config, wall, replace=False, report=report, pdf=pdf, commit=commit
+        )
     except FileExistsError:
         pass  # another worker finished the same digest first
     return out_dir
@@ -91,10 +101,13 @@ def execute_local(
 ) -> list[tuple[Any, str]]:
     """Run jobs on local processes; a failing run is recorded, the others go on."""
     failed: list[tuple[Any, str]] = []
+    # The workers run this process's code (forked from it, or started from the same
+    # tree): one commit for the sweep, not two git processes per run.
+    commit = git_commit()
     if workers <= 1:
         for job in todo:
             try:
-                run_job(job.spec.to_dict(), str(runs / job.digest), reports, pdf)
+                run_job(job.spec.to_dict(), str(runs / job.digest), reports, pdf, commit)
             except (SpecError, RuntimeError) as exc:
                 failed.append((job, str(exc)))
                 continue
@@ -103,7 +116,7 @@ def execute_local(
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
     try:
         pending = {
-            pool.submit(run_job, j.spec.to_dict(), str(runs / j.digest), reports, pdf): j
+            pool.submit(run_job, j.spec.to_dict(), str(runs / j.digest), reports, pdf, commit): j
             for j in todo
         }
         while pending:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import EllipsisType
 from typing import Any
 
 import pandas as pd
@@ -137,9 +138,11 @@ def store_run(
     report: bool = True,
     flag: str = "-o",
     pdf: bool = False,
+    commit: str | None | EllipsisType = ...,
 ) -> Path:
     """Write ``result`` as a run directory (storage/directory.py write_run) with its
-    report: report.png and report.html with ``report``, plus report.pdf with ``pdf``."""
+    report: report.png and report.html with ``report``, plus report.pdf with ``pdf``;
+    ``commit`` as write_run's (by default, asked of git)."""
 
     def draw(tmp: Path) -> None:
         # Here, not at the top: matplotlib's import would slow every `import tcplab.cli`.
@@ -148,7 +151,14 @@ def store_run(
         save_report(result, tmp, pdf=pdf)
 
     return write_run(
-        result, out, config, wall_time_s, replace=replace, flag=flag, extra=draw if report else None
+        result,
+        out,
+        config,
+        wall_time_s,
+        replace=replace,
+        flag=flag,
+        extra=draw if report else None,
+        commit=commit,
     )
 
 

@@ -244,6 +244,7 @@ def run_sweep(
     quiet: bool = True,
     reports: bool = False,
     pdf: bool = False,
+    plots: bool = True,
 ) -> pd.DataFrame:
     """Run (or resume) a sweep into ``out``; return the table (one row per run).
 
@@ -264,6 +265,11 @@ def run_sweep(
     pdf : bool
         Also each computed run's report.pdf; implies ``reports``. The report files are
         not part of a run's digest: a cached run is reused with or without them.
+    plots : bool
+        Draw the summary plots and report.html beside table.csv (runs/sweep_table.py
+        write_summary). ``tcplab reproduce`` turns them off: it draws its own plots, and
+        these cost more CPU than a short entry's runs (benches/RESULTS.md, "Engine speed,
+        third step"); ``tcplab report DIR`` draws them from the table at any time.
     """
     reports = reports or pdf
     if isinstance(spec, (str, Path)):
@@ -319,7 +325,7 @@ def run_sweep(
             )
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
-        return _run_plan(plan, out, workers, executor, progress, quiet, reports, pdf)
+        return _run_plan(plan, out, workers, executor, progress, quiet, reports, pdf, plots)
 
 
 LOCK = ".lock"
@@ -367,6 +373,7 @@ def _run_plan(
     quiet: bool,
     reports: bool,
     pdf: bool = False,
+    plots: bool = True,
 ) -> pd.DataFrame:
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -424,7 +431,10 @@ def _run_plan(
         if bar is not None:
             bar.close()
     table = build_table(out, plan)
-    write_summary(out, plan, table)
+    if plots:
+        write_summary(out, plan, table)
+    else:
+        write_table(out, table, remove_stale=True)
     if failed:
         lines = [
             f"[{', '.join(f'{k}={v}' for k, v in j.point.items())}] seed={j.seed}: {msg.splitlines()[0]}"

@@ -59,9 +59,17 @@ def _write_table(tmp: Path, table: pd.DataFrame) -> list[str]:
     return list(TABLE_FILES)
 
 
-def write_table(out: Path, table: pd.DataFrame) -> None:
-    """table.csv and table.parquet alone (when drawing may fail: a full disk)."""
-    write_owned(Path(out), lambda tmp: _write_table(tmp, table), "-o", kind="sweep")
+def write_table(out: Path, table: pd.DataFrame, remove_stale: bool = False) -> None:
+    """table.csv and table.parquet alone (when drawing may fail: a full disk; or a sweep
+    without plots, whose ``remove_stale`` drops summary plots an earlier sweep of the same
+    directory drew, so that none is left older than the table)."""
+    write_owned(
+        Path(out),
+        lambda tmp: _write_table(tmp, table),
+        "-o",
+        kind="sweep",
+        remove_stale=remove_stale,
+    )
 
 
 def write_summary(out: Path, plan: Any, table: pd.DataFrame) -> list[Path]:

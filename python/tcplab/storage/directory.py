@@ -19,14 +19,17 @@ holds a whole run or does not exist.
 from __future__ import annotations
 
 import datetime
+import functools
 import importlib.metadata
 import json
 import platform
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
+from types import EllipsisType
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tcplab.engine import engine
@@ -49,19 +52,28 @@ def provenance() -> dict[str, Any]:
     through. Only the manifest holds these; the other files stay a function of (spec,
     seed, tcplab version)."""
 
+    return {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "libraries": dict(_library_versions()),
+    }
+
+
+@functools.cache
+def _library_versions() -> tuple[tuple[str, str | None], ...]:
+    """The installed versions of the libraries a run's numbers pass through, read once
+    per process (3 ms a run, from the packages' metadata): the libraries this process
+    imported do not change under it, whatever is installed meanwhile."""
+
     def version(pkg: str) -> str | None:
         try:
             return importlib.metadata.version(pkg)
         except importlib.metadata.PackageNotFoundError:
             return None
 
-    return {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "host": platform.node(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "libraries": {p: version(p) for p in ("numpy", "pandas", "pyarrow", "pydantic")},
-    }
+    return tuple((p, version(p)) for p in ("numpy", "pandas", "pyarrow", "pydantic"))
 
 
 def git_commit() -> str | None:
@@ -116,9 +128,44 @@ def spec_toml(spec: Spec) -> str:
     )
 
 
+CSV_FLOAT = "%.9g"
+
+
 def _write_frame(df: pd.DataFrame, stem: Path) -> None:
     df.to_parquet(stem.with_suffix(".parquet"), index=False)
-    df.to_csv(stem.with_suffix(".csv"), index=False, float_format="%.9g")
+    # float_format still applies to a float column left as numbers (non-unique names)
+    csv_text_floats(df).to_csv(stem.with_suffix(".csv"), index=False, float_format=CSV_FLOAT)
+
+
+def csv_text_floats(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with each float64 column as the text ``to_csv(float_format="%.9g")`` writes
+    for it, byte for byte: NaN as an empty field; a whole number below 1e9 in magnitude
+    (which %.9g prints as its digits, no exponent, no point) by numpy's integer-to-text
+    conversion; any other value (and -0.0, printed "-0") by ``%.9g`` itself. Pandas
+    formats every float through a Python call, which made series.csv a catalogue run's
+    largest cost after the engine, larger than it for 10 flows over 300 s (most series
+    values are whole: packets, bits per second; benches/RESULTS.md, "Engine speed, third
+    step")."""
+    if not df.columns.is_unique:  # df[name] would be a table: pandas formats it all
+        return df
+    out = df.copy(deep=False)
+    for name in df.columns:
+        if df[name].dtype != np.float64:
+            continue
+        values = df[name].to_numpy()
+        text = np.full(len(values), "", dtype=object)
+        nan = np.isnan(values)
+        whole = (
+            ~nan
+            & (np.abs(values) < 1e9)
+            & (values == np.trunc(values))
+            & ~((values == 0) & np.signbit(values))
+        )
+        text[whole] = values[whole].astype(np.int64).astype(str).astype(object)
+        other = ~nan & ~whole
+        text[other] = [CSV_FLOAT % v for v in values[other].tolist()]
+        out[name] = text
+    return out
 
 
 def write_run(
@@ -129,6 +176,7 @@ def write_run(
     replace: bool = True,
     flag: str = "-o",
     extra: Callable[[Path], object] | None = None,
+    commit: str | None | EllipsisType = ...,
 ) -> Path:
     """Write a run directory atomically; return its path. With ``replace``, an existing
     ``out`` is replaced only if it is a run tcplab wrote with nothing of the user's in it
@@ -139,7 +187,9 @@ def write_run(
     version, so their sha256 digests in the manifest are identical across runs.
     ``extra(tmp)`` writes further files (the caller's report) before the manifest is made;
     the manifest lists the files written, so a run without a report is as complete as
-    one with.
+    one with. ``commit`` is the manifest's ``git_commit`` when the caller knows it (a
+    sweep asks git once for all its runs: two git processes, 8 ms of CPU a run); by
+    default it is asked for here (:func:`git_commit`).
     """
     out = Path(out)
     if replace:
@@ -165,7 +215,7 @@ def write_run(
         outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
         manifest = {
             "tcplab_version": __version__,
-            "git_commit": git_commit(),
+            "git_commit": git_commit() if commit is ... else commit,
             "experiment": result.spec.experiment.name,
             "seed": result.spec.experiment.seed,
             "wall_time_s": round(wall_time_s, 3),
