@@ -102,7 +102,11 @@ def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:
     if given:
         return [(f"params.{next(iter(given))}", "a policy takes no params (its file is all)")]
     try:
-        engine().check_policy(json.dumps(load(cc)))
+        data = load(cc)  # its messages name the file already
+    except ValueError as exc:
+        return [("cc", str(exc))]
+    try:
+        engine().check_policy(json.dumps(data))
     except ValueError as exc:
         return [("cc", f"{path(cc)}: {exc}")]
     return []

@@ -203,6 +203,8 @@ def _refused(m: onnx.ModelProto, tmp_path: Path) -> str:
     # And through the spec check a user meets: the same words under the flow's cc.
     (problem,) = policy.check(cc, {})
     assert problem[0] == "cc" and str(e.value).split(": ", 1)[1] in problem[1]
+    # The file is named once (the check once prefixed it to load's words, which name it).
+    assert problem[1].count(str(policy.path(cc))) == 1, problem[1]
     return str(e.value)
 
 
