@@ -440,10 +440,15 @@ def main(argv: list[str] | None = None) -> int:
                 samples = tcplab_samples(MAPPING[name])
                 extra = {}
             row = {"ns3": name, "tcplab": MAPPING[name], **summarize(samples), **extra}
+            # The samples themselves, for statistics the table does not hold.
+            csv_name = "ns3-prr" if side == "ns3" and args.recovery == "prr" else side
+            dump = args.out / "samples" / f"{csv_name}-{name}.json"
+            dump.parent.mkdir(parents=True, exist_ok=True)
+            dump.write_text(json.dumps(samples))
             print(side, json.dumps(row), flush=True)
             rows.append(row)
-        name = "ns3-prr" if side == "ns3" and args.recovery == "prr" else side
-        write_csv(args.out / f"{name}.csv", rows)
+        csv_name = "ns3-prr" if side == "ns3" and args.recovery == "prr" else side
+        write_csv(args.out / f"{csv_name}.csv", rows)
     for ns3_csv in ("ns3", "ns3-prr"):
         if (args.out / f"{ns3_csv}.csv").exists() and (args.out / "tcplab.csv").exists():
             table = comparison_table(
