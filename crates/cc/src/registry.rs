@@ -315,7 +315,7 @@ pub fn held_against(name: &str) -> &'static str {
             "paper's claims in its scenario (docs/variants.md, variant_scenarios.rs)"
         }
         "bbr3" | "bbr2" => "draft-ietf-ccwg-bbr's claims in scenario tests (docs/bbr3.md)",
-        "ledbat" => "RFC 6817's claims in scenario tests (baseline_scenarios.rs); not run against ns-3",
+        "ledbat" => "RFC 6817's claims in scenario tests (baseline_scenarios.rs); ns-3's TcpLedbat in tcp-variants-comparison (docs/FIDELITY-ns3.md)",
         "copa" => "the paper's claims in a scenario test (baseline_scenarios.rs); not run against mvfst",
         "vivace" => "the paper's claims in scenario tests (baseline_scenarios.rs); not run against PCC-Uspace",
         "external" => "not applicable (set from outside)",
@@ -372,7 +372,7 @@ mod tests {
         assert_eq!(held_against("hybla"), held_against("lp"));
         assert_eq!(held_against("nv"), held_against("lp"));
         assert!(held_against("vivace").contains("scenario tests"));
-        assert!(held_against("ledbat").contains("not run against ns-3"));
+        assert!(held_against("ledbat").contains("docs/FIDELITY-ns3.md"));
         // Every registered algorithm gets a non-empty entry.
         for spec in ALGORITHMS {
             assert!(!held_against(spec.name).is_empty(), "{}", spec.name);
