@@ -124,7 +124,9 @@ mod tests {
             "flows": [{"cc": "reno", "sender_access": {"rate_bps": 1000000000, "delay_ns": 5000000},
                        "receiver_access": {"rate_bps": 1000000000, "delay_ns": 2000000}}]}"#;
         let out = crate::run_json(text, &crate::NativeCc).unwrap();
-        let got: Vec<(&str, u64, u64, f64, Option<&str>, usize)> = (out.links.iter())
+        // name, rate, delay, loss, trace, events
+        type Row<'a> = (&'a str, u64, u64, f64, Option<&'a str>, usize);
+        let got: Vec<Row> = (out.links.iter())
             .map(|l| {
                 let t = l.trace.as_deref();
                 (
