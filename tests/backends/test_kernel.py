@@ -170,6 +170,10 @@ def test_ten_second_bbr_cubic_run_has_the_simulators_schema(tmp_path):
     assert metric_keys <= set(jk["flows"][0])
     assert jk["engine"]["backend"] == "kernel"
     assert 'backend = "kernel"' in (ker / "spec.toml").read_text()
+    # The emulator reports the links it emulated, built as the simulator builds them.
+    assert (ker / "links.json").read_text() == (sim / "links.json").read_text()
+    bn = json.loads((ker / "links.json").read_text())["links"][0]
+    assert (bn["name"], bn["rate_bps"], bn["delay_ns"]) == ("bottleneck", 10_000_000, 5_000_000)
 
     s = pd.read_parquet(ker / "series.parquet")
     bbr, cubic = s[s["flow"] == 0], s[s["flow"] == 1]
@@ -365,6 +369,11 @@ def test_assemble_maps_kernel_records_onto_the_simulators_columns():
         f["received_bytes"],
     ) == (30_000, 2, 20_000, 25_000)
     assert raw["queue_series"]["drops"] == [0, 1]
+    # An emulator too old to report its links: none, and the analysis reads the spec.
+    assert raw["links"] == []
+    link = {"name": "bottleneck", "rate_bps": 10_000_000, "delay_ns": 5_000_000, "loss": 0.0}
+    raw = assemble(spec, config, emu | {"links": [link | {"events": []}]}, snd, rcv)
+    assert raw["links"] == [link | {"events": []}]
 
 
 @pytest.mark.parametrize("frto, sysctl", [(None, "2"), ("true", "2"), ("false", "0")])

@@ -58,7 +58,7 @@ use tcplab_sim::net::network::Network;
 use tcplab_sim::net::topology::Routes;
 use tcplab_sim::net::{Ecn, Packet, PacketKind};
 use tcplab_sim::probe::{Probe, ProbeReport};
-use tcplab_sim::record::QueueReport;
+use tcplab_sim::record::{LinkReport, QueueReport};
 use tcplab_sim::rng::RunRng;
 use tcplab_sim::source::{Source, SourceCounters};
 use tcplab_sim::time::SimTime;
@@ -150,6 +150,8 @@ pub struct Report {
     pub sources: Vec<SourceCounters>,
     /// Latency probes' counters (ping's echoes; the round trips are ping's own).
     pub probes: Vec<ProbeReport>,
+    /// The links it emulated, as the simulator's `RunOutput::links` (net/network.rs).
+    pub links: Vec<LinkReport>,
 }
 
 pub struct Emulator {
@@ -250,6 +252,7 @@ impl Emulator {
             routes,
             sources,
             probes,
+            links,
         } = tcplab_sim::net::network::build(&cfg, &rng);
         let source_next = sources.iter().map(|s| Some(s.first_send())).collect();
         let n = net.links.len();
@@ -281,6 +284,7 @@ impl Emulator {
                     rtt_ms: vec![Vec::new(); flows],
                     ..Default::default()
                 },
+                links,
                 ..Default::default()
             },
         })
@@ -859,6 +863,37 @@ mod tests {
             e.out[0].1,
             SimTime(600_000_000 + 10_000 + 2_000_000 + 5_000_000 + 10_000 + 15_000_000)
         );
+    }
+
+    #[test]
+    fn the_report_names_the_links_it_emulated_with_their_events() {
+        // world(): bottleneck 12 Mbit/s, 5 ms; its reverse the same (dumbbell default);
+        // access links 1.2 Gbit/s, 0 ms (sender) and 15 ms (receiver); one event at 0.5 s.
+        let ev = LinkEvent {
+            at_ns: 500_000_000,
+            rate_bps: Some(6_000_000),
+            delay_ns: None,
+            loss: None,
+        };
+        let rep = Emulator::new(world(vec![ev.clone()]), 5000)
+            .unwrap()
+            .finish();
+        let got: Vec<(&str, u64, u64)> = (rep.links.iter())
+            .map(|l| (l.name.as_str(), l.rate_bps, l.delay_ns))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("bottleneck", 12_000_000, 5_000_000),
+                ("bottleneck_reverse", 12_000_000, 5_000_000),
+                ("flow0.sender_access", 1_200_000_000, 0),
+                ("flow0.sender_access_reverse", 1_200_000_000, 0),
+                ("flow0.receiver_access", 1_200_000_000, 15_000_000),
+                ("flow0.receiver_access_reverse", 1_200_000_000, 15_000_000),
+            ]
+        );
+        assert_eq!(rep.links[0].events, [ev]);
+        assert!(rep.links[1..].iter().all(|l| l.events.is_empty()));
     }
 
     #[test]

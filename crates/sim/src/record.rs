@@ -157,6 +157,29 @@ pub struct QueueReport {
     pub backlog_bytes: u64,
 }
 
+/// One link direction as the engine built and ran it (net/network.rs `link_reports`), so
+/// the analysis reads the capacity the run had rather than trusting the spec to match.
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct LinkReport {
+    /// As the topology builder names it, like the queue reports: `bottleneck`,
+    /// `bottleneck_reverse`, `flow3.receiver_access`, a named link and its `_reverse`, ...
+    pub name: String,
+    /// Line rate at the start of the run (bit/s); a traced link's is its trace's mean
+    /// rate over one period (net/trace.rs `mean_rate_bps`).
+    pub rate_bps: u64,
+    /// One-way propagation delay at the start of the run (ns).
+    pub delay_ns: u64,
+    /// Random-loss probability at the start of the run.
+    pub loss: f64,
+    /// The trace (by its name) that serves the link in place of the line rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// Changes of rate, delay or loss during the run (`[[events]]`, the bottleneck's only),
+    /// in the order the engine applies them; an event at `duration_ns` is listed although
+    /// the run ends at it.
+    pub events: Vec<crate::contract::LinkEvent>,
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct RunOutput {
@@ -168,6 +191,8 @@ pub struct RunOutput {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<crate::probe::ProbeReport>,
     pub queues: Vec<QueueReport>,
+    /// Every link direction as built, in the order of `queues` (net/network.rs).
+    pub links: Vec<LinkReport>,
     /// One row per (sample time, flow).
     pub series: Table,
     /// One row per sample time: the bottleneck queue.

@@ -93,6 +93,10 @@ class RunData:
     # summary holds them).
     probe_rtts: pd.DataFrame = field(default_factory=lambda: empty_probe_rtts())
     probes: list[dict[str, Any]] = field(default_factory=list)
+    # The links the engine ran (RunOutput.links, links.json of a stored run): per link
+    # direction its name, rate_bps, delay_ns, loss, trace and events. Empty for a run
+    # stored before the engine reported them; the metrics then read the spec (link()).
+    links: list[dict[str, Any]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return (
@@ -176,9 +180,45 @@ class RunData:
                     wide.loc[idle, fid] = np.nan
         return wide
 
+    def link(self, name: str) -> dict[str, Any] | None:
+        """The engine's report of link direction ``name`` (``bottleneck``, ``l2``,
+        ``flow3.receiver_access``, ...): what it ran, not what the spec asked. None when
+        the output has no ``links``: a run stored before the engine reported them
+        (tcplab <= 0.10.0), whose metrics fall back to the spec, which lowering then
+        passed to the engine unchanged."""
+        return next((ln for ln in self.links if ln.get("name") == name), None)
+
+    def link_rate(self, name: str, spec_rate: Any) -> Any:
+        """The rate (bit/s) the metrics take for link ``name``: the engine's, else
+        ``spec_rate`` (see :meth:`link`). A traced link's is the spec's TraceRate: the
+        metrics count its delivery opportunities (metrics.trace_bits), which the output
+        names (``trace``) but does not carry, up to millions of them per run."""
+        ln = self.link(name)
+        if ln is None or ln.get("trace") is not None:
+            return spec_rate
+        return int(ln["rate_bps"])
+
+    def link_delay_ns(self, name: str, spec_delay: int) -> int:
+        """The one-way delay (ns) link ``name`` started the run with: the engine's, else
+        ``spec_delay`` (see :meth:`link`)."""
+        ln = self.link(name)
+        return int(ln["delay_ns"]) if ln is not None else int(spec_delay)
+
+    def bottleneck_rate(self) -> Any:
+        """The bottleneck's rate at the start of the run (:meth:`link_rate`)."""
+        return self.link_rate("bottleneck", self.spec.bottleneck.rate)
+
     def bottleneck_events(self) -> list[tuple[float, float]]:
-        """(time_s, rate_bps) of every bottleneck rate change."""
-        return [(e.at / 1e9, float(e.rate)) for e in self.spec.events if e.rate is not None]
+        """(time_s, rate_bps) of every bottleneck rate change: the engine's, else (a run
+        stored before the engine reported its links, :meth:`link`) the spec's."""
+        ln = self.link("bottleneck")
+        if ln is None:
+            return [(e.at / 1e9, float(e.rate)) for e in self.spec.events if e.rate is not None]
+        return [
+            (int(e["at_ns"]) / 1e9, float(e["rate_bps"]))
+            for e in ln.get("events", [])
+            if e.get("rate_bps") is not None
+        ]
 
 
 def flow_groups(spec: Spec) -> list[dict[str, Any]]:
@@ -322,4 +362,5 @@ def from_engine(spec: Spec, raw: dict[str, Any]) -> RunData:
         list(raw.get("bpf_maps") or []),
         probe_rtts(list(raw.get("probes") or []), probe_names(spec)),
         list(raw.get("probes") or []),
+        list(raw.get("links") or []),
     )

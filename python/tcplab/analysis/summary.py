@@ -115,7 +115,7 @@ def summarize(run: RunData) -> dict[str, Any]:
     if warnings := run_warnings(run.extra):
         doc["warnings"] = warnings
     if spec.links and not per_flow.empty:
-        doc["links"] = link_utilization(spec, per_flow, dur)
+        doc["links"] = link_utilization(run, per_flow, dur)
     if spec.experiment.analysis is not None:
         doc["window"] = window_metrics(run, *spec.experiment.analysis_s(dur))
     if spec.experiment.windows:
@@ -143,6 +143,8 @@ class AggregateInputs:
         self.spec = run.spec
         self.dur = run.duration_s
         self.b = run.spec.bottleneck
+        # The bottleneck's rate and rate changes as the engine ran them (rundata.link).
+        self.rate = run.bottleneck_rate()
         self.events = run.bottleneck_events()
         self.q = run.queue
 
@@ -201,7 +203,7 @@ def aggregate_utilization(x: AggregateInputs) -> Any:
     pf = x.per_flow
     through = pf[[crosses(x.spec, g, "bottleneck") for g in pf["group"]]]
     return m.utilization(
-        float(through["delivered_bytes"].sum()), m.capacity_bits(x.b.rate, x.events, x.dur)
+        float(through["delivered_bytes"].sum()), m.capacity_bits(x.rate, x.events, x.dur)
     )
 
 
@@ -246,7 +248,7 @@ def aggregate_p10_backlog_pkts(x: AggregateInputs) -> Any:
 def aggregate_mean_queueing_delay_ms(x: AggregateInputs) -> Any:
     if not x.has_backlog or "backlog_bytes" not in x.q:
         return math.nan
-    rates = m.rate_at(x.q["time_s"].to_numpy(), x.b.rate, x.events)
+    rates = m.rate_at(x.q["time_s"].to_numpy(), x.rate, x.events)
     return float(np.mean(m.queueing_delay_ms(x.q["backlog_bytes"], rates)))
 
 
@@ -298,7 +300,7 @@ def aggregate_bdp_overestimation_mean(x: AggregateInputs) -> Any:
     if infl.empty or not x.b.bdp_rtt:
         return math.nan
     total = infl.fillna(0).sum(axis=1)
-    rates = m.rate_at(total.index.to_numpy(), x.b.rate, x.events)
+    rates = m.rate_at(total.index.to_numpy(), x.rate, x.events)
     tcp = x.spec.tcp
     ratio = m.bdp_overestimation(total, tcp.mss + tcp.header, rates, x.b.bdp_rtt / 1e9)
     return float(np.mean(ratio))
@@ -382,18 +384,22 @@ def bw_estimate_sum_over_rate(run: RunData, modes: pd.DataFrame, events: Any) ->
     if not steady.any():
         return math.nan
     total = wide[steady].astype(float).sum(axis=1)
-    rates = m.rate_at(total.index.to_numpy(dtype=float), run.spec.bottleneck.rate, events)
+    rates = m.rate_at(total.index.to_numpy(dtype=float), run.bottleneck_rate(), events)
     return float(np.mean(total.to_numpy() / rates))
 
 
-def _downstream_delay_s(spec: Any, group: Any) -> float:
-    """One-way propagation delay (s) from the bottleneck's sending side to flow group
-    ``group``'s receiver: the bottleneck, the path's later hops, the receiver access."""
+def _downstream_delay_s(run: RunData, flow: int, group: Any) -> float:
+    """One-way propagation delay (s) from the bottleneck's sending side to flow ``flow``'s
+    receiver (of group ``group``): the bottleneck, the path's later hops, the receiver
+    access, each as the engine built it (rundata.link_delay_ns; the spec's for a run
+    stored before the engine reported its links)."""
+    spec = run.spec
     f = spec.flows[int(group)]
     hops = list(f.path or ["bottleneck"])
     after = hops[hops.index("bottleneck") :] if "bottleneck" in hops else hops
     rcv = f.receiver_access.delay if f.receiver_access and f.receiver_access.delay else 0
-    return (sum(spec.link_delay(h) for h in after) + rcv) / 1e9
+    rcv = run.link_delay_ns(f"flow{flow}.receiver_access", rcv)
+    return (sum(run.link_delay_ns(h, spec.link_delay(h)) for h in after) + rcv) / 1e9
 
 
 def crosses(spec: Any, group: Any, link: str) -> bool:
@@ -404,18 +410,21 @@ def crosses(spec: Any, group: Any, link: str) -> bool:
     return link in (path or ["bottleneck"])
 
 
-def link_utilization(spec: Any, per_flow: pd.DataFrame, dur: float) -> dict[str, Any]:
+def link_utilization(run: RunData, per_flow: pd.DataFrame, dur: float) -> dict[str, Any]:
     """Each [[links]] entry's data direction: the goodput of the flows crossing it over its
     capacity (rate x duration), so that no figure counts flows that never used the link.
     Goodput, not what the link carried: a link's utilisation is below 1 whenever some of
-    what it carried was lost later on the path."""
+    what it carried was lost later on the path. The rate is the engine's
+    (rundata.link_rate)."""
+    spec = run.spec
     out: dict[str, Any] = {}
     for ln in spec.links:
         through = per_flow[[crosses(spec, g, ln.name) for g in per_flow["group"]]]
         out[ln.name] = {
             "flows": len(through),
             "utilization": m.utilization(
-                float(through["delivered_bytes"].sum()), m.capacity_bits(ln.rate, [], dur)
+                float(through["delivered_bytes"].sum()),
+                m.capacity_bits(run.link_rate(ln.name, ln.rate), [], dur),
             ),
         }
     return out
@@ -464,12 +473,11 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
     # union of the window shifted back by each flow's d. Against [t0, t1] itself a rate
     # drop at the window's start left up to d x (old - new rate) bits over capacity
     # (utilisation 1.04 in tests/cli/test_fuzz.py).
-    delays = [_downstream_delay_s(run.spec, group_of[f]) for f in through]
+    delays = [_downstream_delay_s(run, f, group_of[f]) for f in through]
     d_min, d_max = (min(delays), max(delays)) if delays else (0.0, 0.0)
     lo, hi = max(0.0, t0 - d_max), max(0.0, t1 - d_min)
-    cap = m.capacity_bits(run.spec.bottleneck.rate, events, hi) - m.capacity_bits(
-        run.spec.bottleneck.rate, events, lo
-    )
+    rate = run.bottleneck_rate()
+    cap = m.capacity_bits(rate, events, hi) - m.capacity_bits(rate, events, lo)
     # A window that holds no sample measured nothing: undefined, not 0.0.
     agg["utilization"] = bits_through / cap if cap > 0 and len(sel) else math.nan
     agg["total_goodput_bps"] = bits / (t1 - t0) if t1 > t0 and len(sel) else math.nan
@@ -479,7 +487,7 @@ def window_metrics(run: RunData, t0: float, t1: float) -> dict[str, Any]:
         agg["mean_backlog_pkts"] = float(qs["backlog_pkts"].mean()) if len(qs) else math.nan
         agg["p10_backlog_pkts"] = persistent_backlog_pkts(qs["backlog_pkts"])
         if "backlog_bytes" in qs and len(qs):
-            rates = m.rate_at(qs["time_s"].to_numpy(), run.spec.bottleneck.rate, events)
+            rates = m.rate_at(qs["time_s"].to_numpy(), rate, events)
             agg["mean_queueing_delay_ms"] = float(
                 np.mean(m.queueing_delay_ms(qs["backlog_bytes"], rates))
             )

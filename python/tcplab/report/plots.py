@@ -185,7 +185,7 @@ def total_line(ax: Any, run: RunData, column: str, scale: float, label: str = "t
 def bottleneck_rate(ax: Any, run: RunData) -> None:
     """The bottleneck rate as a grey step line (changes with events)."""
     t = np.array([0.0] + [e[0] for e in run.bottleneck_events()] + [run.duration_s])
-    r = m.rate_at(t, run.spec.bottleneck.rate, run.bottleneck_events()) / MBIT
+    r = m.rate_at(t, run.bottleneck_rate(), run.bottleneck_events()) / MBIT
     ax.step(t, r, where="post", color="0.6", lw=1.0, label="bottleneck rate")
 
 
@@ -237,7 +237,7 @@ def link_rate_at(run: RunData, t: Any) -> np.ndarray:
     the next sample on (the lower of the two rates would be stricter for one sample)."""
     t = np.asarray(t, dtype=float)
     return np.asarray(
-        m.rate_at(t - run.interval_s / 2, run.spec.bottleneck.rate, run.bottleneck_events()),
+        m.rate_at(t - run.interval_s / 2, run.bottleneck_rate(), run.bottleneck_events()),
         dtype=float,
     )
 
@@ -443,7 +443,7 @@ def queueing_delay(ax: Any, run: RunData) -> str:
     if q.empty or "backlog_bytes" not in q or "backlog_pkts" not in q:
         return ""
     events = run.bottleneck_events()
-    rate = float(run.spec.bottleneck.rate)
+    rate = float(run.bottleneck_rate())
     if not events and rate > 0:
         wire = float(run.spec.tcp.mss + run.spec.tcp.header)
         ms_per_pkt = 8.0 * wire / rate * 1e3

@@ -17,7 +17,7 @@ from tcplab.analysis.rundata import RunData
 from tcplab.analysis.summary import flow_metrics
 from tcplab.specs.load import parse_spec, read_toml
 from tcplab.specs.model import Spec
-from tcplab.storage.directory import is_run_dir, rewrite_files, write_run
+from tcplab.storage.directory import LINKS_JSON, is_run_dir, rewrite_files, write_run
 from tcplab.storage.files import MANIFEST, read_json
 
 
@@ -115,6 +115,10 @@ def load_run(path: str | Path) -> Result:
     )
     if (p / "probes.parquet").is_file():  # [[probes]]: one row per echo
         run.probe_rtts = pd.read_parquet(p / "probes.parquet")
+    # The links the engine ran; absent from runs stored by tcplab <= 0.10.0, whose metrics
+    # then read the spec (analysis/rundata.py RunData.link).
+    if (p / LINKS_JSON).is_file():
+        run.links = list(read_json(p / LINKS_JSON).get("links", []))
     per_flow = flows if not flows.empty else flow_metrics(run)
     return Result(
         spec,

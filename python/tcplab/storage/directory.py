@@ -9,6 +9,7 @@ DIR/manifest.json   version, commit, seed, wall time, sha256 of every other file
                                                DIR/report.pdf (only when asked for)
                                                DIR/bpf_printk.log (when a BPF program printed)
                                                DIR/bpf_maps.json (BPF programs' maps at the end)
+                                               DIR/links.json (the links the engine ran)
 ```
 
 A directory is written under a temporary name beside ``DIR`` and renamed into place
@@ -210,6 +211,8 @@ def write_run(
             (tmp / MAPS_JSON).write_text(
                 json.dumps({"programs": result.run.bpf_maps}, indent=1) + "\n"
             )
+        if result.run is not None and result.run.links:
+            (tmp / LINKS_JSON).write_text(json.dumps({"links": result.run.links}, indent=1) + "\n")
         if extra is not None:
             extra(tmp)
         outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
@@ -231,6 +234,11 @@ def write_run(
 PROBES = "probes"
 """The probes' table's stem: probes.parquet, probes.csv (analysis/rundata.py PROBE_COLUMNS)."""
 PRINTK_LOG = "bpf_printk.log"
+LINKS_JSON = "links.json"
+"""The links the engine ran (RunOutput.links, net/network.rs): {"links": [{"name",
+"rate_bps", "delay_ns", "loss", "trace" (when traced), "events": [{"at_ns", "rate_bps",
+"delay_ns", "loss"}]}]}, what the analysis reads the capacity from (rundata.link). Runs
+stored by tcplab <= 0.10.0 have none."""
 MAPS_JSON = "bpf_maps.json"
 """Every map of each BPF program the run loaded, at its end: {"programs": [{"program",
 "maps": [{"name", "type" (enum bpf_map_type), "key_size", "value_size", "max_entries",

@@ -164,6 +164,8 @@ pub struct World {
     bottleneck: usize,
     flows: Vec<Flow>,
     link_events: Vec<LinkEvent>,
+    /// The links as built, for the output (net/network.rs `link_reports`).
+    link_reports: Vec<crate::record::LinkReport>,
     recorder: Option<Recorder>,
     next_sample: SimTime,
     events_processed: u64,
@@ -208,6 +210,7 @@ impl World {
             routes,
             sources,
             probes,
+            links: link_reports,
         } = crate::net::network::build(cfg, &rng);
         let end = SimTime(cfg.duration_ns);
         let mut queue = EventQueue::new();
@@ -359,6 +362,7 @@ impl World {
             bottleneck: net.bottleneck,
             flows,
             link_events: cfg.events.clone(),
+            link_reports,
             recorder,
             next_sample: SimTime(cfg.sample_interval_ns),
             events_processed: 0,
@@ -808,6 +812,7 @@ impl World {
             sources,
             probes,
             queues,
+            links: self.link_reports,
             series,
             queue_series,
             bottleneck_packets: self.links[self.bottleneck].counters.data_departed,

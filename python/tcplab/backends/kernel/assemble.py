@@ -179,6 +179,9 @@ def assemble(
     return {
         "flows": flows,
         "queues": emu["queues"],
+        # The links the emulator built and ran (tcplab-emu's Report::links, the same
+        # builder as the simulator's); absent from an older emulator's report.
+        "links": emu.get("links", []),
         "series": series,
         "queue_series": {
             "time_ns": q["time_ns"],
