@@ -182,14 +182,10 @@ def test_ten_second_bbr_cubic_run_has_the_simulators_schema(tmp_path):
         assert bbr[c].iloc[1:].notna().all(), c
     # The path's propagation RTT is 2 x (5 ms + 15 ms) = 40 ms; BBR's min_rtt adds the
     # serialization of one segment and its ACK (1.2 ms + 0.04 ms at 10 Mbit/s) and the
-    # emulator's wake-up lateness: between 40 and 43 ms. On 2026-12-02 afternoon this VM
-    # gave min_rtt under 40 ms in 5 of 12 runs (33.4-38.1 ms), on this stop's build and on
-    # the morning's 0.10.0 wheel alike, not tracking the emulator's reported lateness: an
-    # open finding (docs/FIDELITY-gaps.md), so the lower bound is checked only when
-    # measuring (TCPLAB_KERNEL_MEASUREMENTS=1), the upper bound always.
-    assert bbr["cc_min_rtt_ms"].iloc[-1] <= 43.0
-    if os.environ.get("TCPLAB_KERNEL_MEASUREMENTS"):
-        assert bbr["cc_min_rtt_ms"].iloc[-1] >= 40.0
+    # emulator's wake-up lateness: between 40 and 43 ms. Below 40 ms is the emulator's
+    # fault: up to 0.10.0 it stamped packets with a clock reading taken before they were
+    # read and gave 33.4-38.1 ms in 5 of 12 runs of a loaded afternoon (FIDELITY-gaps.md).
+    assert 40.0 <= bbr["cc_min_rtt_ms"].iloc[-1] <= 43.0
     modes = list(dict.fromkeys(bbr["cc_mode"].dropna()))
     assert modes[0] == "STARTUP" and "PROBE_BW" in modes
     assert cubic["cc_bw_bps"].isna().all() and cubic["cc_mode"].fillna("").eq("").all()

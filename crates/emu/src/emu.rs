@@ -36,7 +36,10 @@
 //! Link times are kept in model time (each event is handled at its scheduled time,
 //! however late the process wakes up), so a late wake-up delays the packet's delivery to
 //! the kernel but never shifts the queue's schedule; how late we wake up is measured
-//! (`Lateness`).
+//! (`Lateness`). A packet enters the model at the clock reading taken when it is read
+//! from its device, after the model has been brought up to that time: never before it
+//! existed, so no round trip is shorter than the path (up to 0.10.0 a whole read batch
+//! took the loop's earlier reading, `Report::read_after_clock`).
 //!
 //! Deviations from the simulator: packets are real IP packets, so their sizes are the
 //! kernel's (1500 bytes for a full segment with timestamps, 52 + SACK options for an
@@ -138,6 +141,10 @@ pub struct Report {
     pub series: Series,
     pub bottleneck_packets: u64,
     pub lateness: Lateness,
+    /// How long after the loop's clock reading each packet was read from a device: what
+    /// stamping packets with that reading, as the emulator did up to 0.10.0, backdated
+    /// them by (FIDELITY-gaps.md).
+    pub read_after_clock: Lateness,
     /// Largest IP packet read from a device (1500 unless offloads leaked through).
     pub max_packet_bytes: u64,
     /// Packets read that belong to none of our flows (dropped), and failed writes.
@@ -687,7 +694,14 @@ pub fn run(mut emu: Emulator, t0_ns: u64, snd: &OwnedFd, rcv: &OwnedFd) -> Repor
         }
         for (fd, side) in [(snd, Side::Sender), (rcv, Side::Receiver)] {
             while let Ok(Some(n)) = tun::read_packet(fd, &mut buf) {
-                emu.inject(now, side, &buf[..n]);
+                // Stamped when read, not with `now`: the packets our own writes made the
+                // kernels send (an ACK for the data just written, data the ACK released)
+                // and those sent while we were held up were not there at `now`, and
+                // stamped with it they crossed the path early (FIDELITY-gaps.md).
+                let t = SimTime(clock::now_ns().saturating_sub(t0_ns));
+                emu.report.read_after_clock.add(t.0.saturating_sub(now.0));
+                emu.run_due(t);
+                emu.inject(t, side, &buf[..n]);
             }
         }
         let now = SimTime(clock::now_ns().saturating_sub(t0_ns));

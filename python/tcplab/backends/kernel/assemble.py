@@ -197,6 +197,7 @@ def assemble(
             k: emu[k]
             for k in (
                 "lateness",
+                "read_after_clock",
                 "max_packet_bytes",
                 "foreign_packets",
                 "write_errors",
