@@ -260,16 +260,7 @@ def run_entry(
         return res
     done_before = _finished(out)
     damaged = _damaged(out)
-    run_sweep(
-        entry_spec(entry, quick),
-        out,
-        workers=workers,
-        executor=executor,
-        source=str(entry.path),
-        quiet=True,
-        progress=progress,
-        plots=False,  # the entry's plots are drawn from the claims (entry_plot.py)
-    )
+    _entry_sweep(entry, entry_spec(entry, quick), out, workers, executor, progress)
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
     res.repaired = sum(job.digest in damaged for job in {j.digest: j for j in plan.jobs}.values())
@@ -303,6 +294,29 @@ def _damaged(out: Path) -> set[str]:
     return {p.name for p in runs.glob("[!.]*") if run_problem(p) not in (None, "missing")}
 
 
+def _entry_sweep(
+    entry: Entry,
+    raw: dict[str, Any],
+    out: Path,
+    workers: int | None,
+    executor: str,
+    progress: bool = False,
+) -> None:
+    """Run (or reuse) a sweep of ``entry``'s runs into ``out``: the first pass, a
+    control's points, or more seeds. Quiet and without the sweep's plots: the entry's
+    plots are drawn from the claims (entry_plot.py)."""
+    run_sweep(
+        raw,
+        out,
+        workers=workers,
+        executor=executor,
+        source=str(entry.path),
+        quiet=True,
+        progress=progress,
+        plots=False,
+    )
+
+
 def _run_control(
     res: EntryResult, claim: Claim, out: Path, quick: bool, workers: int | None, executor: str
 ) -> tuple[ClaimResult, list[Run]]:
@@ -315,15 +329,7 @@ def _run_control(
     assert sub is not None  # the claim's points are in the grid (checked on load)
     sub = apply_overrides(sub, claim.control.set, f"{entry.name}: control")
     before = _finished(out)
-    run_sweep(
-        sub,
-        out,
-        workers=workers,
-        executor=executor,
-        source=str(entry.path),
-        quiet=True,
-        plots=False,
-    )
+    _entry_sweep(entry, sub, out, workers, executor)
     runs = EntryResult(entry)
     plan = load_plan(out)
     _collect(runs, plan, out)
@@ -390,16 +396,7 @@ def _more_seeds(
         have = {r.digest for r in res.runs}
         before = _finished(out / seeds.MORE_SEEDS_DIR) | have
         extra = seeds.seed_cache(out, digests)
-        run_sweep(
-            sub,
-            extra,
-            workers=workers,
-            executor=executor,
-            source=str(entry.path),
-            quiet=True,
-            progress=progress,
-            plots=False,
-        )
+        _entry_sweep(entry, sub, extra, workers, executor, progress)
         _collect(res, load_plan(extra), extra)
         res.cached += sum(d in before and d not in have for d in digests)
         res.more_seeds = repeat
