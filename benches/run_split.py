@@ -26,7 +26,7 @@ from tcplab.backends import backend_of
 from tcplab.lowering import resolve, world_config
 from tcplab.reproduce.catalogue import load_catalogue
 from tcplab.reproduce.runner import entry_spec
-from tcplab.runs.result import Result, store_run
+from tcplab.runs.result import Result, Storing, store_run
 from tcplab.runs.sweep import plan_sweep
 from tcplab.specs.load import parse_spec
 
@@ -55,7 +55,7 @@ def main() -> None:
             t3 = clock()
             tmp = tempfile.mkdtemp()
             try:
-                store_run(res, Path(tmp) / "run", cfg, 0.0, replace=False, report=False)
+                store_run(res, Path(tmp) / "run", cfg, 0.0, replace=False, storing=Storing())
             finally:
                 t4 = clock()
                 shutil.rmtree(tmp, ignore_errors=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from tcplab.errors import SpecError
 from tcplab.runs.execute import execute
-from tcplab.runs.result import Result, load_run, store_run
+from tcplab.runs.result import Result, Storing, load_run, store_run
 from tcplab.runs.sweep import run_sweep
 from tcplab.runs.sweep_data import load_sweep as _load_sweep
 from tcplab.specs.load import SpecLike
@@ -124,7 +124,7 @@ def run(
             raise failure[0] from None
         raise
     if out is not None:
-        store_run(result, out, config, wall, replace=True, report=report, flag="out", pdf=pdf)
+        store_run(result, out, config, wall, flag="out", storing=Storing(report=report, pdf=pdf))
     return result
 
 

@@ -244,6 +244,34 @@ def test_a_sweep_without_plots_writes_its_table_and_drops_older_plots(
     assert not (out / "throughput_delay.png").exists()
 
 
+def test_a_sweep_without_csv_stores_the_same_runs_as_parquet_only(
+    fake_engine, write_spec, tmp_path
+):
+    # tcplab reproduce's runs (runner.py _entry_sweep): no series/queue CSV, the manifest
+    # lists what is there, and every other file is byte for byte the CSV sweep's.
+    from tcplab.runs.sweep import run_sweep
+
+    spec = write_spec(SWEEP)
+    with_csv = run_sweep(spec, tmp_path / "a", workers=1)
+    without = run_sweep(spec, tmp_path / "b", workers=1, csv=False)
+    pd.testing.assert_frame_equal(with_csv, without)
+    runs_a = sorted((tmp_path / "a" / "runs").iterdir())
+    runs_b = sorted((tmp_path / "b" / "runs").iterdir())
+    assert [r.name for r in runs_a] == [r.name for r in runs_b] and len(runs_b) == 4
+    for a, b in zip(runs_a, runs_b, strict=True):
+        files_a = {p.name for p in a.iterdir()}
+        files_b = {p.name for p in b.iterdir()}
+        assert files_a - files_b == {"series.csv", "queue.csv"}
+        assert files_b <= files_a and "series.parquet" in files_b
+        listed = json.loads((b / "manifest.json").read_text())["sha256"]
+        assert set(listed) == files_b - {"manifest.json"}
+        for name in files_b - {"manifest.json"}:
+            assert (a / name).read_bytes() == (b / name).read_bytes(), name
+    # A cached run is reused whichever way it was stored.
+    run_sweep(spec, tmp_path / "b", workers=1)
+    assert fake_engine.CALLS["run"] == 8
+
+
 def test_a_sweep_asks_git_once_and_each_run_records_the_commit(
     fake_engine, write_spec, tmp_path, monkeypatch
 ):

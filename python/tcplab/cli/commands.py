@@ -163,7 +163,7 @@ HZ_WARNING_PREFIX = "this kernel runs CONFIG_HZ="
 def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
     from tcplab.backends import backend_of
     from tcplab.runs.execute import execute
-    from tcplab.runs.result import store_run
+    from tcplab.runs.result import Storing, store_run
 
     backend = backend_of(spec)
     bar, update = _progress_bar(
@@ -175,7 +175,7 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
         if bar is not None:
             bar.n = bar.total
             bar.close()
-    store_run(result, out, config, wall, replace=True, report=not args.no_report, pdf=args.pdf)
+    store_run(result, out, config, wall, storing=Storing(report=not args.no_report, pdf=args.pdf))
     for w in result.summary_json.get("warnings", []):
         if _worth_saying(w, args, spec):
             print(f"tcplab: warning: {w}", file=sys.stderr)

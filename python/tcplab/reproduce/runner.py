@@ -304,7 +304,10 @@ def _entry_sweep(
 ) -> None:
     """Run (or reuse) a sweep of ``entry``'s runs into ``out``: the first pass, a
     control's points, or more seeds. Quiet and without the sweep's plots: the entry's
-    plots are drawn from the claims (entry_plot.py)."""
+    plots are drawn from the claims (entry_plot.py). Runs keep their tables as Parquet
+    only (no CSV copies): nothing of reproduce reads CSV, and a catalogue run's
+    series.csv cost about twice its engine time and five times its Parquet's disk
+    (benches/RESULTS.md, "Catalogue runs without CSV")."""
     run_sweep(
         raw,
         out,
@@ -314,6 +317,7 @@ def _entry_sweep(
         quiet=True,
         progress=progress,
         plots=False,
+        csv=False,
     )
 
 

@@ -14,47 +14,38 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import replace
 from pathlib import Path
-from types import EllipsisType
 from typing import Any
 
 from tcplab.errors import SpecError
 from tcplab.runs.execute import execute
-from tcplab.runs.result import store_run
+from tcplab.runs.result import DATA_ONLY, Storing, store_run
 from tcplab.specs.load import parse_spec
 from tcplab.storage.directory import git_commit
 from tcplab.storage.files import atomic_dir
 
 
-def run_job(
-    spec_dict: dict[str, Any],
-    out_dir: str,
-    report: bool = False,
-    pdf: bool = False,
-    commit: str | None | EllipsisType = ...,
-) -> str:
-    """Run one job into ``out_dir`` (atomic); a worker-process entry point. ``commit``:
-    the git commit the sweep runs from, asked once by :func:`execute_local` for all its
-    jobs (by default, asked of git for this run: on another machine, Ray's)."""
+def run_job(spec_dict: dict[str, Any], out_dir: str, storing: Storing = DATA_ONLY) -> str:
+    """Run one job into ``out_dir`` (atomic); a worker-process entry point. ``storing``:
+    what the run keeps beside its data, with the git commit the sweep runs from, asked
+    once by :func:`execute_local` for all its jobs (left unknown, git is asked for this
+    run: on another machine, Ray's)."""
     spec = parse_spec(spec_dict, check_algorithms=False)
     result, config, wall = execute(spec)
     try:
-        store_run(
-            result, out_dir, config, wall, replace=False, report=report, pdf=pdf, commit=commit
-        )
+        store_run(result, out_dir, config, wall, replace=False, storing=storing)
     except FileExistsError:
         pass  # another worker finished the same digest first
     return out_dir
 
 
-def run_job_files(
-    spec_dict: dict[str, Any], report: bool = False, pdf: bool = False
-) -> dict[str, bytes]:
+def run_job_files(spec_dict: dict[str, Any], storing: Storing = DATA_ONLY) -> dict[str, bytes]:
     """Run one job and return its files' bytes (for executors without a shared disk)."""
     tmp = tempfile.mkdtemp(prefix="tcplab-job-")
     try:
         out = os.path.join(tmp, "run")
-        run_job(spec_dict, out, report, pdf)
+        run_job(spec_dict, out, storing)
         return {name: Path(out, name).read_bytes() for name in os.listdir(out)}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -96,18 +87,17 @@ def execute_local(
     runs: Path,
     workers: int,
     report: Callable[[Any], None],
-    reports: bool,
-    pdf: bool = False,
+    storing: Storing = DATA_ONLY,
 ) -> list[tuple[Any, str]]:
     """Run jobs on local processes; a failing run is recorded, the others go on."""
     failed: list[tuple[Any, str]] = []
     # The workers run this process's code (forked from it, or started from the same
     # tree): one commit for the sweep, not two git processes per run.
-    commit = git_commit()
+    storing = replace(storing, commit=git_commit())
     if workers <= 1:
         for job in todo:
             try:
-                run_job(job.spec.to_dict(), str(runs / job.digest), reports, pdf, commit)
+                run_job(job.spec.to_dict(), str(runs / job.digest), storing)
             except (SpecError, RuntimeError) as exc:
                 failed.append((job, str(exc)))
                 continue
@@ -116,8 +106,7 @@ def execute_local(
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
     try:
         pending = {
-            pool.submit(run_job, j.spec.to_dict(), str(runs / j.digest), reports, pdf, commit): j
-            for j in todo
+            pool.submit(run_job, j.spec.to_dict(), str(runs / j.digest), storing): j for j in todo
         }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
@@ -158,8 +147,7 @@ def execute_ray(
     runs: Path,
     workers: int,
     report: Callable[[Any], None],
-    reports: bool,
-    pdf: bool = False,
+    storing: Storing = DATA_ONLY,
 ) -> list[tuple[Any, str]]:
     """Run jobs as Ray tasks; workers return the run's files, written here atomically, so
     the cluster needs no shared disk."""
@@ -182,7 +170,7 @@ def execute_ray(
         started = True
     try:
         remote = ray.remote(run_job_files)
-        pending = {remote.remote(j.spec.to_dict(), reports, pdf): j for j in todo}
+        pending = {remote.remote(j.spec.to_dict(), storing): j for j in todo}
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)
             for ref in ready:

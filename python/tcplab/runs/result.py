@@ -133,20 +133,35 @@ def load_run(path: str | Path) -> Result:
     )
 
 
+@dataclass(frozen=True)
+class Storing:
+    """What a stored run holds beside its data, as a sweep hands it to its workers:
+    report.png and report.html (``report``), report.pdf too (``pdf``), the tables as CSV
+    beside their Parquet (``csv``; write_run), and the manifest's git commit when the
+    caller knows it (``commit``; ``...``: ask git for this run)."""
+
+    report: bool = False
+    pdf: bool = False
+    csv: bool = True
+    commit: str | None | EllipsisType = ...
+
+
+DATA_ONLY = Storing()
+"""A run's data with no report: a sweep's default (``tcplab report`` draws one later)."""
+
+
 def store_run(
     result: Result,
     out: str | Path,
     config: dict[str, Any],
     wall_time_s: float,
     replace: bool = True,
-    report: bool = True,
     flag: str = "-o",
-    pdf: bool = False,
-    commit: str | None | EllipsisType = ...,
+    storing: Storing = Storing(report=True),
 ) -> Path:
-    """Write ``result`` as a run directory (storage/directory.py write_run) with its
-    report: report.png and report.html with ``report``, plus report.pdf with ``pdf``;
-    ``commit`` as write_run's (by default, asked of git)."""
+    """Write ``result`` as a run directory (storage/directory.py write_run) with what
+    ``storing`` asks for (by default its report.png and report.html)."""
+    pdf = storing.pdf
 
     def draw(tmp: Path) -> None:
         # Here, not at the top: matplotlib's import would slow every `import tcplab.cli`.
@@ -161,8 +176,9 @@ def store_run(
         wall_time_s,
         replace=replace,
         flag=flag,
-        extra=draw if report else None,
-        commit=commit,
+        extra=draw if storing.report else None,
+        commit=storing.commit,
+        csv=storing.csv,
     )
 
 

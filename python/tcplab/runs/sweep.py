@@ -40,6 +40,7 @@ from tcplab.errors import EngineError, SpecError
 from tcplab.lowering import config_json, resolve, world_config
 from tcplab.metric_table import AGGREGATE_KEYS, SWEEP_DEFAULT
 from tcplab.runs.executors import execute_local, execute_ray, say
+from tcplab.runs.result import Storing
 from tcplab.runs.sweep_table import build_table, write_summary, write_table
 from tcplab.specs.checks import check_expression
 from tcplab.specs.files import read_bounded
@@ -245,6 +246,7 @@ def run_sweep(
     reports: bool = False,
     pdf: bool = False,
     plots: bool = True,
+    csv: bool = True,
 ) -> pd.DataFrame:
     """Run (or resume) a sweep into ``out``; return the table (one row per run).
 
@@ -270,6 +272,11 @@ def run_sweep(
         write_summary). ``tcplab reproduce`` turns them off: it draws its own plots, and
         these cost more CPU than a short entry's runs (benches/RESULTS.md, "Engine speed,
         third step"); ``tcplab report DIR`` draws them from the table at any time.
+    csv : bool
+        Store each computed run's series, queue and probes as CSV beside their Parquet
+        (storage/directory.py write_run). ``tcplab reproduce`` stores Parquet only. Like
+        the reports, not part of a run's digest: a cached run is reused either way.
+    table.csv is written in any case.
     """
     reports = reports or pdf
     if isinstance(spec, (str, Path)):
@@ -325,7 +332,9 @@ def run_sweep(
             )
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
-        return _run_plan(plan, out, workers, executor, progress, quiet, reports, pdf, plots)
+        return _run_plan(
+            plan, out, workers, executor, progress, quiet, Storing(reports, pdf, csv), plots
+        )
 
 
 LOCK = ".lock"
@@ -371,8 +380,7 @@ def _run_plan(
     executor: str,
     progress: bool,
     quiet: bool,
-    reports: bool,
-    pdf: bool = False,
+    storing: Storing,
     plots: bool = True,
 ) -> pd.DataFrame:
     runs = out / "runs"
@@ -419,7 +427,7 @@ def _run_plan(
     try:
         if todo:
             failed = (execute_ray if executor == "ray" else execute_local)(
-                todo, runs, workers, report, reports, pdf
+                todo, runs, workers, report, storing
             )
     except Exception:
         # A full disk or a bug: the runs that finished are stored; tabulate them before
