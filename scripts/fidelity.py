@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 import tcplab  # noqa: E402
 from seed_spread import RELATIVE_GOAL, RETX_GOAL, SHARE_GOAL, judged  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
-from tcplab.runs.sweep import run_digest  # noqa: E402
+from tcplab.runs.digest import run_digest  # noqa: E402
 from tcplab.specs.load import load_spec  # noqa: E402
 from tcplab.storage.directory import is_run_dir  # noqa: E402
 
@@ -82,7 +82,7 @@ def _version(d: Path) -> str:
 
 def _reusable(d: Path, spec: Path, seed: int, backend: str, keep_kernel: bool) -> bool:
     """A stored run is this spec's run: the same resolved spec (seed and backend included)
-    and the same tcplab version, which stands for the code (runs/sweep.py run_digest); a
+    and the same tcplab version, which stands for the code (runs/digest.py run_digest); a
     kernel run with ``keep_kernel`` whatever version ran it."""
     if not is_run_dir(d):
         return False

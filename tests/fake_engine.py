@@ -14,6 +14,13 @@ from tcplab import _engine as _real_engine
 
 CALLS = {"run": 0}
 
+
+def _real_param(cc: str, name: str) -> dict:
+    """A parameter of the compiled engine's algorithm, as it describes it."""
+    algo = next(a for a in _real_engine.algorithms() if a["name"] == cc)
+    return next(p for p in algo["params"] if p["name"] == name)
+
+
 ALGOS = [
     {"name": "reno", "family": "loss", "summary": "Reno", "source": "RFC 5681", "params": []},
     {
@@ -62,6 +69,8 @@ ALGOS = [
                 "max": 10000,
                 "doc": "ms",
             },
+            # The engine's own: the choice `[tcp] kernel` is written into (world_config).
+            _real_param("bbr", "kernel"),
         ],
     },
 ]

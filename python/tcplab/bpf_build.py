@@ -4,8 +4,8 @@ structures a congestion control touches, marked for CO-RE relocation), libbpf's
 ``bpf_helpers.h`` and a ``vmlinux.h``; a flow's compile options (:class:`Build`).
 
 Objects are cached under ``$TCPLAB_CACHE/bpf`` (default ``~/.cache/tcplab/bpf``) by the
-sha256 of their own bytes, so the engine config names ``<sha256>.o`` and a run's digest
-covers the object the run executed; a cached object is checked against that sha256
+sha256 of their own bytes, so the engine config names ``<sha256>.o`` (and a run's digest,
+tcplab.runs.digest, covers the object the run executed); a cached object is checked against that sha256
 whenever it is used. An index keyed by the source, the compiler and the flags, holding the
 sha256 of every file clang's depfile lists, avoids recompiling while none of them changed.
 

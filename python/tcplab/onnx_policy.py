@@ -3,8 +3,8 @@
 (``format = "tcplab-policy/1"``, crates/controllers/src/policy/mlp.rs), so that both
 backends run it with the code that runs JSON policies: the simulator's in-engine agent
 and the kernel backend's agent (tcplab/backends/kernel/policy_agent.py) read the
-translated policy from the engine config, and a run's digest covers its weights as it
-covers a JSON policy's (the translation is what enters the config, not the path).
+translated policy from the engine config (the translation enters the config, not the
+path), and a run's digest covers the model file's bytes as it covers a JSON policy's.
 
 The model: the graph is read with the ``onnx`` package (``pip install 'tcplab[onnx]'``)
 and walked as a chain from its one input to its one output. Each node takes the chain's

@@ -4,7 +4,7 @@ tcplab.gym trains with (crates/controllers/src/policy/, an interval agent the en
 drives). The flow runs ``external`` underneath, its rate and window written by the
 policy at each monitor interval; it is reported as ``policy:<name>``. A relative FILE
 is taken against the spec file's directory. The file's contents (not its path) go into
-the engine config, so a run's digest covers the weights that ran.
+the engine config, and their sha256 into the run's digest (tcplab.runs.digest).
 
 The format (see ``PolicyConfig`` in crates/controllers/src/policy/mod.rs)::
 

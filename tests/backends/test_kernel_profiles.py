@@ -28,13 +28,14 @@ def _spec(tcp: dict | None = None, flows: list[dict] | None = None):
     return parse_spec(raw)
 
 
-def test_default_is_today_and_adds_nothing_to_the_engine_config():
+def test_default_is_today_written_as_its_code():
     s = _spec()
     assert s.tcp.kernel == "6.18"
     assert s.tcp.sack_compression is True
     cfg = world_config(s)
-    assert [f["params"] for f in cfg["flows"]] == [{}, {}]
-    assert "kernel" not in cfg["tcp"]
+    # One form, the engine's code, for the stack and for the BBR flow (cubic has no kernel).
+    assert [f["params"] for f in cfg["flows"]] == [{"kernel": 618}, {}]
+    assert cfg["tcp"]["kernel"] == 618
 
 
 def test_old_kernel_reaches_bbr_flows_only_and_a_flows_own_value_wins():
@@ -48,13 +49,13 @@ def test_old_kernel_reaches_bbr_flows_only_and_a_flows_own_value_wins():
         ],
     )
     params = [f["params"] for f in world_config(s)["flows"]]
-    # The release travels as its label; the engine resolves it (a flow's own number stays).
-    assert params == [{"kernel": "4.9"}, {}, {"kernel": "4.9"}, {"kernel": 618}]
+    # The release travels as its code, as tcp.kernel does (a flow's own value stays).
+    assert params == [{"kernel": 409}, {}, {"kernel": 409}, {"kernel": 618}]
 
 
 def test_old_kernel_reaches_the_stack_as_its_code():
     # The stack (rate sampling, loss detection) follows the release too: tcp.kernel is its
-    # major*100+minor, written only when not 6.18.
+    # major*100+minor.
     assert world_config(_spec({"kernel": "4.9"}))["tcp"]["kernel"] == 409
     assert world_config(_spec({"kernel": "4.17"}))["tcp"]["kernel"] == 417
 

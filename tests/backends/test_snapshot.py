@@ -7,7 +7,7 @@ with the change:
     TCPLAB_UPDATE_SNAPSHOT=1 python -m pytest tests/backends/test_snapshot.py
 
 Results that move need a new tcplab version: a stored run's digest covers the version,
-not the code (runs/sweep.py run_digest), so a sweep or catalogue cache would otherwise
+not the code (runs/digest.py run_digest), so a sweep or catalogue cache would otherwise
 serve runs of the old engine as if they were the new one's. The table records the
 version it was made with (scenario_table.version) and refuses to be regenerated with
 other numbers under the same version. Say what moved in docs/CHANGELOG.md.

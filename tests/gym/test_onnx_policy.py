@@ -23,7 +23,7 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 from tcplab import api, policy  # noqa: E402
 from tcplab.engine import engine  # noqa: E402
 from tcplab.lowering import world_config  # noqa: E402
-from tcplab.runs.sweep import run_digest  # noqa: E402
+from tcplab.runs.digest import run_digest  # noqa: E402
 from tcplab.specs.load import as_spec  # noqa: E402
 
 pytestmark = pytest.mark.engine

@@ -23,8 +23,10 @@ def _spec(**bottleneck):
 
 
 def test_zero_jitter_is_the_run_without_the_field():
-    # Same engine config (no netem keys but the explicit 0) and bit-identical counters.
-    assert "jitter_ns" not in world_config(parse_spec(_spec()))["bottleneck"]
+    # The same engine config (netem's defaults written out: no jitter) and bit-identical
+    # counters.
+    assert world_config(parse_spec(_spec())) == world_config(parse_spec(_spec(jitter="0ms")))
+    assert world_config(parse_spec(_spec()))["bottleneck"]["jitter_ns"] == 0
     plain = tcplab.run(_spec(), seed=1).summary
     zero = tcplab.run(_spec(jitter="0ms"), seed=1).summary
     assert plain.equals(zero)
@@ -71,7 +73,9 @@ def test_access_link_jitter_reaches_the_engine():
     cfg = world_config(parse_spec(spec))
     assert cfg["flows"][0]["sender_access"]["jitter_ns"] == 1_000_000
     assert cfg["flows"][0]["sender_access"]["jitter_distribution"] == "pareto"
-    assert "jitter_ns" not in cfg["flows"][0]["receiver_access"]
+    # The other direction has netem's defaults (the engine's schema), written out.
+    rcv = cfg["flows"][0]["receiver_access"]
+    assert (rcv["jitter_ns"], rcv["jitter_distribution"], rcv["reorder_gap"]) == (0, "uniform", 1)
 
 
 def test_the_kernel_backend_runs_jitter_and_reordering():

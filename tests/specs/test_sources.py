@@ -98,9 +98,9 @@ def test_same_seed_same_output(tmp_path):
     assert c["sources"][0]["sent_packets"] != a["sources"][0]["sent_packets"]
 
 
-def test_specs_without_sources_keep_their_engine_config():
+def test_specs_without_sources_have_none_in_the_engine_config():
     cfg = world_config(parse_spec(tomllib.loads(BASE + CUBIC)))
-    assert "sources" not in cfg
+    assert cfg["sources"] == []
 
 
 @pytest.mark.parametrize(

@@ -84,8 +84,9 @@ def test_receive_buffer_model_and_truesize_are_checked(fake_engine, write_spec):
     assert "tcp.rcv_truesize: must be > mss (1000) and <= 256 x mss bytes, got 1000" in str(err)
 
 
-def test_receive_buffer_reaches_the_engine_only_when_not_linuxs(fake_engine, write_spec):
-    assert "receive_buffer" not in world_config(load_spec(write_spec(BASE)))["tcp"]
+def test_receive_buffer_reaches_the_engine(fake_engine, write_spec):
+    tcp = world_config(load_spec(write_spec(BASE)))["tcp"]
+    assert tcp["receive_buffer"] == "linux" and tcp["rcv_truesize"] is None
     text = BASE.replace(
         "[bottleneck]", '[tcp]\nreceive_buffer = "unlimited"\nrcv_truesize = 4096\n\n[bottleneck]'
     )

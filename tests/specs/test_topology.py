@@ -78,11 +78,12 @@ def test_engine_config_has_links_and_a_path_per_flow():
     cfg = world_config(spec())
     assert [link["name"] for link in cfg["links"]] == ["l2"]
     assert cfg["paths"] == [["bottleneck", "l2"], ["bottleneck"], ["l2"]]
-    # A spec without links or paths keeps its dumbbell config.
+    # A spec without links or paths is the dumbbell: none, and an empty paths (which the
+    # engine reads as every flow on the bottleneck).
     plain = world_config(
         spec(PARKING_LOT.split("[[links]]")[0] + '[[flows]]\ncc = "cubic"\nrtt = "40ms"\n')
     )
-    assert "links" not in plain and "paths" not in plain
+    assert plain["links"] == [] and plain["paths"] == []
 
 
 @pytest.mark.engine

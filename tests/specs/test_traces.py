@@ -98,11 +98,12 @@ def test_field_errors(tmp_path):
     assert 'trace = "FILE"' in got["bottleneck.rate"]
 
 
-def test_a_plain_dumbbell_config_is_unchanged():
-    # No new keys unless used: existing specs keep their engine config and run digests.
+def test_a_plain_dumbbell_config_shapes_nothing():
+    # Both keys are written; nothing shapes a link and the ACK direction is the engine's
+    # default (null): the data direction's rate and delay, unlimited.
     spec = load_spec(Path(__file__).resolve().parents[2] / "experiments" / "quickstart.toml")
     cfg = world_config(spec)
-    assert "shaping" not in cfg and "bottleneck_reverse" not in cfg
+    assert cfg["shaping"] == {} and cfg["bottleneck_reverse"] is None
 
 
 def test_engine_config_names_each_shaped_link(tmp_path):
@@ -115,8 +116,10 @@ def test_engine_config_names_each_shaped_link(tmp_path):
     )
     cfg = world_config(load_spec(p))
     assert cfg["shaping"]["bottleneck"] == {
-        "policer": {"rate_bps": 5_000_000, "burst_bytes": 15_000}
+        "trace": None,
+        "policer": {"rate_bps": 5_000_000, "burst_bytes": 15_000},
     }
+    assert cfg["shaping"]["bottleneck_reverse"]["policer"] is None
     assert cfg["shaping"]["bottleneck_reverse"]["trace"]["opportunities_ms"] == list(range(1, 1001))
     assert cfg["bottleneck_reverse"]["rate_bps"] == 12_000_000
 

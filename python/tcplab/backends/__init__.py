@@ -49,10 +49,6 @@ class Backend(ABC):
         """Run the resolved ``spec`` whose engine config is ``config``: the raw result (the
         engine's ``RunOutput`` form) and what the run adds to summary.json's ``engine``."""
 
-    def digest_tag(self) -> str:
-        """What a run digest adds for this backend (the simulator's digests add nothing)."""
-        return f"\nbackend {self.name}"
-
 
 class SimBackend(Backend):
     """The Rust simulator (crates/sim)."""
@@ -67,9 +63,6 @@ class SimBackend(Backend):
         self, spec: Spec, config: dict[str, Any], progress: Progress = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         return run_config(config, progress, spec), {}
-
-    def digest_tag(self) -> str:
-        return ""
 
 
 class KernelBackend(Backend):

@@ -1,6 +1,12 @@
 """The engine's ``WorldConfig`` (``crates/sim/src/config.rs``: integers in ns, bit/s, bytes,
 packets) from a resolved spec: a copy of its fields under the engine's names, flow groups
 expanded into flows. Everything that depends on other fields happens in :mod:`.resolve`.
+
+The config is written whole: every key of every engine type, its default included, and
+``null`` for an option that is off, so what the engine runs can be read off it. A key is
+left out only where the engine itself gives absence a meaning; each such place says so.
+A run's digest is not made from this config (tcplab.runs.digest), so nothing here is
+shaped by digests.
 """
 
 from __future__ import annotations
@@ -10,11 +16,10 @@ from typing import Any
 
 from tcplab import bpf, policy
 from tcplab.lowering.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
-from tcplab.specs import contract
 from tcplab.specs.algorithms import registry
 from tcplab.specs.aqm import engine_config as aqm_engine_config
-from tcplab.specs.model import DEFAULT_KERNEL, Spec, kernel_releases
-from tcplab.specs.netem import engine_fields as netem_fields
+from tcplab.specs.model import Spec, kernel_releases
+from tcplab.specs.netem import engine_link
 from tcplab.specs.probes import engine_config as probes_config
 from tcplab.specs.sources import engine_config as sources_config
 from tcplab.specs.sources import onoff_config
@@ -22,27 +27,29 @@ from tcplab.specs.traces import TraceRate
 from tcplab.specs.units import Size
 
 
-def _link(rate: int, delay: int, buffer: Size, loss: float, link: Any = None) -> dict[str, Any]:
+def _link(
+    rate: int, delay: int, buffer: Size, loss: float, link: Any = None, aqm: Any = None
+) -> dict[str, Any]:
     """An engine ``LinkConfig``; ``link``: the spec's link whose jitter and reorder fields
-    (tcplab.specs.netem) apply to this direction."""
-    return {
-        "rate_bps": int(rate),
-        "delay_ns": int(delay),
-        "buffer": _queue_limit(buffer),
-        "loss": float(loss),
-        **netem_fields(link),
-    }
+    (tcplab.specs.netem) apply to this direction; ``aqm``: its engine ``aqm`` table."""
+    return engine_link(int(rate), int(delay), _queue_limit(buffer), float(loss), link, aqm)
 
 
 def _shaping(rate: Any, policer: Any, wire: int) -> dict[str, Any] | None:
-    """The engine's ``Shaping`` of a link (net/shaping.rs), or None."""
-    out: dict[str, Any] = {}
-    if isinstance(rate, TraceRate):
-        out["trace"] = rate.engine_config()
-    if policer is not None:
-        burst = int(policer.burst.value) * (wire if policer.burst.unit == "pkt" else 1)
-        out["policer"] = {"rate_bps": int(policer.rate), "burst_bytes": burst}
-    return out or None
+    """The engine's ``Shaping`` of a link (net/shaping.rs), or None when nothing shapes it:
+    the engine refuses an entry that shapes nothing ("shapes nothing: give trace and/or
+    policer"), so an unshaped link has no entry in ``shaping``."""
+    if not isinstance(rate, TraceRate) and policer is None:
+        return None
+    return {
+        "trace": rate.engine_config() if isinstance(rate, TraceRate) else None,
+        "policer": None
+        if policer is None
+        else {
+            "rate_bps": int(policer.rate),
+            "burst_bytes": int(policer.burst.value) * (wire if policer.burst.unit == "pkt" else 1),
+        },
+    }
 
 
 def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
@@ -53,6 +60,10 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     s = resolve(spec)
     b = s.bottleneck
     wire = s.tcp.mss + s.tcp.header
+    # The stack's release (rate sampling, loss detection; docs/BBR_KERNELS.md) as the
+    # engine's code (major*100+minor), the one form it travels in: tcp.kernel and the
+    # `kernel` parameter of the flows whose algorithm has one.
+    kernel = kernel_releases()[s.tcp.kernel]
     shaping: dict[str, Any] = {}
     for name, rate, pol in (
         ("bottleneck", b.rate, b.policer),
@@ -78,29 +89,47 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             flows.append(
                 {
                     **_cc_config(f.cc, f.bpf.build() if f.bpf is not None else bpf.NO_BUILD),
-                    "params": _params_with_kernel(f.cc, dict(f.params), s.tcp.kernel),
+                    "params": _params_with_kernel(f.cc, dict(f.params), kernel),
                     "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss, snd),
                     "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss, rcv),
                     "start_ns": int(f.start + k * f.stagger),
                     "stop_ns": int(f.stop),
                     "app": app,
+                    "ecn": f.ecn,  # null: the run's tcp.ecn
+                    "onoff": onoff_config(f.onoff) if f.onoff is not None else None,
+                    "bpf_state": f.bpf.state if f.bpf is not None else None,
                 }
             )
-            if (
-                f.ecn is not None
-            ):  # absent unless set: configs (and digests) of older specs stay as they were
-                flows[-1]["ecn"] = f.ecn
-            if f.onoff is not None:  # likewise
-                flows[-1]["onoff"] = onoff_config(f.onoff)
-            if f.bpf is not None and f.bpf.state is not None:  # likewise
-                flows[-1]["bpf_state"] = f.bpf.state
-    # Trained policies (tcplab.policy): the file's contents, so the digest covers them.
+    # Trained policies (tcplab.policy): the file's contents, which the engine's controller
+    # factory builds the agent from.
     agents = [
         {"flow": i, "policy": policy.load(cc)}
         for i, cc in enumerate(c for f in s.flows for c in [f.cc] * f.count)
         if policy.is_policy(cc)
     ]
-    config: dict[str, Any] = {
+    links = []
+    for nl in s.links:
+        r = nl.reverse
+        links.append(
+            {
+                "name": nl.name,
+                "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss, nl),
+                "reverse": _link(
+                    r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss, r
+                )
+                if r
+                else None,  # the engine's default: the forward rate and delay, unlimited
+            }
+        )
+        for name, rate, pol in (
+            (nl.name, nl.rate, nl.policer),
+            (f"{nl.name}_reverse", r.rate if r else None, r.policer if r else None),
+        ):
+            if (sh := _shaping(rate, pol, wire)) is not None:
+                shaping[name] = sh
+    top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
+    r = b.reverse
+    return {
         "duration_ns": int(s.experiment.duration),
         "seed": int(s.experiment.seed if seed is None else seed),
         "sample_interval_ns": int(s.experiment.sample_interval),
@@ -114,12 +143,29 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             "rto_min_ns": int(s.tcp.rto_min),
             "tlp": s.tcp.tlp,
             "frto": s.tcp.frto,
+            "ecn": s.tcp.ecn,
+            "receive_buffer": s.tcp.receive_buffer,
+            "rcv_truesize": s.tcp.rcv_truesize,  # null: the engine's TUN-path truesize
             "handshake": s.tcp.handshake,
-            # Always written (unlike the keys below): its default moved every result, so
-            # every run digest must move with it.
+            "hz": s.tcp.hz,
             "start_jitter_ns": int(s.tcp.start_jitter),
+            "kernel": kernel,
         },
-        "bottleneck": _link(b.rate, b.delay, b.buffer, b.loss, b),
+        "bottleneck": _link(
+            b.rate,
+            b.delay,
+            b.buffer,
+            b.loss,
+            b,
+            aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9) if b.aqm is not None else None,
+        ),
+        # null: the engine's default reverse direction (the data direction's rate and
+        # delay, lossless, unlimited).
+        "bottleneck_reverse": _link(
+            r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss, r
+        )
+        if r is not None
+        else None,
         "flows": flows,
         "events": [
             {"at_ns": int(e.at), "rate_bps": e.rate, "delay_ns": e.delay, "loss": e.loss}
@@ -128,86 +174,36 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             # backend's emulator needs, since it applies its events by index.
             for e in sorted(s.events, key=lambda e: e.at)
         ],
+        "shaping": shaping,
+        "capture": list(s.experiment.pcap or []),
+        "links": links,
+        # Empty unless a flow names a path: the engine reads an empty list as every flow on
+        # the dumbbell, and refuses sources and probes beside a non-empty one
+        # (validate.rs check_sources, check_probes), so a dumbbell's is left empty.
+        "paths": [list(f.path or ["bottleneck"]) for f in s.flows for _ in range(f.count)]
+        if any(f.path for f in s.flows)
+        else [],
+        "sources": sources_config(s, ACCESS_RATE_FACTOR * top_rate),
+        "probes": probes_config(s, ACCESS_RATE_FACTOR * top_rate),
+        "agents": agents,
     }
-    if agents:  # only when used, so other specs keep their engine config and digests
-        config["agents"] = agents
-    # The stack's release (rate sampling, loss detection; docs/BBR_KERNELS.md), only when
-    # not today's, so specs without `[tcp] kernel` keep their configs and digests.
-    if s.tcp.kernel != DEFAULT_KERNEL:
-        config["tcp"]["kernel"] = kernel_releases()[s.tcp.kernel]
-    # ECN and AQM keys only when used, so configs of specs without them are unchanged.
-    if s.tcp.ecn:
-        config["tcp"]["ecn"] = True
-    if s.tcp.receive_buffer != "linux":
-        config["tcp"]["receive_buffer"] = s.tcp.receive_buffer
-    if s.tcp.rcv_truesize is not None:
-        config["tcp"]["rcv_truesize"] = s.tcp.rcv_truesize
-    # Only when not the engine's default, so a default spec's engine config (and the run
-    # digest made from it) is what it was before `[tcp] hz` existed.
-    if s.tcp.hz != contract.default("TcpConfig", "hz"):
-        config["tcp"]["hz"] = s.tcp.hz
-    if b.aqm is not None:
-        wire = s.tcp.mss + s.tcp.header
-        config["bottleneck"]["aqm"] = aqm_engine_config(b.aqm, wire, b.rate * b.bdp_rtt / 8e9)
-    # Only when used, so that existing specs keep their engine config and run digests.
-    if b.reverse is not None:
-        r = b.reverse
-        config["bottleneck_reverse"] = _link(
-            r.rate if r.rate is not None else b.rate, b.delay, r.buffer, r.loss, r
-        )
-    if shaping:
-        config["shaping"] = shaping
-    if s.experiment.pcap:
-        config["capture"] = list(s.experiment.pcap)
-    if s.links:
-        config["links"] = []
-        for nl in s.links:
-            r = nl.reverse
-            config["links"].append(
-                {
-                    "name": nl.name,
-                    "forward": _link(nl.rate, nl.delay, nl.buffer, nl.loss, nl),
-                    "reverse": _link(
-                        r.rate if r.rate is not None else nl.rate, nl.delay, r.buffer, r.loss, r
-                    )
-                    if r
-                    else None,
-                }
-            )
-            for name, rate, pol in (
-                (nl.name, nl.rate, nl.policer),
-                (f"{nl.name}_reverse", r.rate if r else None, r.policer if r else None),
-            ):
-                if (sh := _shaping(rate, pol, wire)) is not None:
-                    shaping[name] = sh
-        if shaping:
-            config["shaping"] = shaping
-    if s.sources:  # only when used, so other specs keep their engine config
-        top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
-        config["sources"] = sources_config(s, ACCESS_RATE_FACTOR * top_rate)
-    if s.probes:  # only when used, as sources
-        top_rate = max([b.rate] + [e.rate for e in s.events if e.rate is not None])
-        config["probes"] = probes_config(s, ACCESS_RATE_FACTOR * top_rate)
-    if any(f.path for f in s.flows):
-        config["paths"] = [list(f.path or ["bottleneck"]) for f in s.flows for _ in range(f.count)]
-    return config
 
 
 def config_json(config: dict[str, Any]) -> str:
-    """Canonical JSON of a config (sorted keys, no spaces): the basis of run digests."""
+    """Canonical JSON of a config (sorted keys, no spaces), as the engine is handed it."""
     return json.dumps(config, sort_keys=True, separators=(",", ":"))
 
 
-def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[str, Any]:
-    """A flow's parameters with ``[tcp] kernel`` as its ``kernel`` parameter, for algorithms
-    that take one (the BBR family) and flows that do not set their own: the release's
-    label ("4.9"), a choice the engine resolves (crates/cc KernelRelease), so the release
-    travels as written. Left out for 6.18, the engine's default."""
-    if kernel == "6.18" or "kernel" in params or bpf.is_bpf(cc) or policy.is_policy(cc):
+def _params_with_kernel(cc: str, params: dict[str, Any], kernel: int) -> dict[str, Any]:
+    """A flow's parameters with the run's release (``[tcp] kernel`` as its code, the form
+    tcp.kernel has) as its ``kernel`` parameter, for algorithms that take one (the BBR
+    family) and flows that do not set their own. Other algorithms get no ``kernel``: the
+    engine refuses a parameter an algorithm does not have, and fills the rest of the
+    parameters' defaults itself (a `seed` only when absent: crates/sim native_cc.rs)."""
+    if "kernel" in params or bpf.is_bpf(cc) or policy.is_policy(cc):
         return params
     algo = registry().get(cc)
-    choice = algo.param("kernel") if algo is not None else None
-    if choice is not None:
+    if algo is not None and algo.param("kernel") is not None:
         params["kernel"] = kernel
     return params
 
@@ -215,9 +211,9 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: str) -> dict[st
 def _cc_config(cc: str, build: bpf.Build = bpf.NO_BUILD) -> dict[str, Any]:
     """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
     the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
-    sha256, so the run digest covers the code that ran)."""
+    sha256); ``bpf_object`` is null for every other flow."""
     if policy.is_policy(cc):  # an `external` flow the policy drives (config["agents"])
-        return {"cc": "external"}
+        return {"cc": "external", "bpf_object": None}
     if not bpf.is_bpf(cc):
-        return {"cc": cc}
+        return {"cc": cc, "bpf_object": None}
     return {"cc": "bpf", "bpf_object": bpf.program(cc, build).engine_ref}

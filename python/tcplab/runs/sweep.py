@@ -9,9 +9,9 @@ The ``[sweep]`` table of a spec::
     "flows[0].cc" = ["bbr", "cubic"]
     metrics = ["jain_index", "utilization"]     # optional: what the summary plots show
 
-Every run is stored in ``DIR/runs/<digest>/`` where the digest is the sha256 of the
-engine config it runs (which holds the seed and every resolved quantity) and the tcplab
-version. A run directory appears atomically when complete, so after a kill the sweep
+Every run is stored in ``DIR/runs/<digest>/`` where the digest (tcplab.runs.digest) is
+a versioned sha256 of the resolved spec (which holds the seed and every resolved
+quantity), the files the run reads, the backend and the tcplab version. A run directory appears atomically when complete, so after a kill the sweep
 resumes by skipping every digest already present: a finished run is never recomputed or
 lost. ``DIR/table.csv`` (and ``.parquet``) has one row per run; ``DIR/summary_<axis>.png``
 plots each metric against each swept parameter with error bars over seeds.
@@ -19,7 +19,6 @@ plots each metric against each swept parameter with error bars over seeds.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import math
@@ -37,8 +36,9 @@ import pandas as pd
 
 from tcplab.backends import backend_of
 from tcplab.errors import EngineError, SpecError
-from tcplab.lowering import config_json, resolve, world_config
+from tcplab.lowering import resolve
 from tcplab.metric_table import AGGREGATE_KEYS, SWEEP_DEFAULT
+from tcplab.runs.digest import run_digest
 from tcplab.runs.executors import execute_local, execute_ray, say
 from tcplab.runs.result import Storing
 from tcplab.runs.sweep_table import build_table, write_summary, write_table
@@ -80,20 +80,6 @@ class Plan:
     metrics: list[str]
     jobs: list[Job]
     name: str = ""
-
-
-def run_digest(spec: Spec) -> str:
-    """sha256 of everything a stored run's files depend on: the tcplab version, the engine
-    config (resolved spec + seed), the resolved spec itself (what the analysis reads:
-    ``[experiment] analysis`` and ``windows``, flow groups, checks) and the backend's tag
-    (a kernel run of the same config is a different run). A cached run is reused only
-    when all of them are equal, so no result computed under other settings is served."""
-    spec_text = json.dumps(spec.to_dict(), sort_keys=True, separators=(",", ":"))
-    text = (
-        f"tcplab {__version__}\n{config_json(world_config(spec))}\n{spec_text}"
-        f"{backend_of(spec).digest_tag()}"
-    )
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:

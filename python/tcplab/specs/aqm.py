@@ -152,7 +152,7 @@ def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
             qmax = 3 * qmin
         if qmin is None and qmax is not None:
             qmin = qmax // 3
-        out: dict[str, Any] = {
+        return {
             "kind": "red",
             "min_bytes": qmin,
             "max_bytes": qmax,
@@ -160,10 +160,8 @@ def engine_config(aqm: Any, wire: int, bdp_bytes: float) -> dict[str, Any]:
             "avpkt_bytes": aqm.avpkt,
             "ecn": aqm.ecn,
             "harddrop": aqm.harddrop,
+            "burst_pkts": aqm.burst,  # null: the engine's (2 min + max) / (3 avpkt)
         }
-        if aqm.burst is not None:
-            out["burst_pkts"] = aqm.burst
-        return out
     if isinstance(aqm, _MODELS):
         # The others' settings are the engine's fields under the spec's names (target_ns
         # is `target`, quantum_bytes `quantum`): read the table off the engine's schema,

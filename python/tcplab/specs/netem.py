@@ -2,10 +2,10 @@
 ``reorder P [C] gap G`` (Linux net/sched/sch_netem.c, iproute2 tc/q_netem.c); the engine
 models them in crates/sim/src/net/netem.rs.
 
-Every field defaults to ``None`` (off), so that a spec without them dumps, resolves and
-hashes exactly as before they existed; their effective defaults are netem's: no jitter,
-uniform distribution, no correlation, no reordering, gap 1 (tc's default when only a
-probability is given).
+Every field defaults to ``None`` (not set), so that a resolved spec without them lists
+none of them; the engine config (:func:`engine_link`) writes their effective defaults,
+netem's as the engine's schema gives them: no jitter, uniform distribution, no
+correlation, no reordering, gap 1 (tc's default when only a probability is given).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, StrictInt
 
+from tcplab.specs.contract import default
 from tcplab.specs.units import format_time, parse_time, probability
 
 Time = Annotated[int, BeforeValidator(parse_time), PlainSerializer(format_time, return_type=str)]
@@ -82,16 +83,28 @@ def problems(at: str, link: Any, delay: int | None) -> list[tuple[str, str]]:
     return p
 
 
-def engine_fields(link: Any) -> dict[str, Any]:
-    """The engine's ``LinkConfig`` keys for the fields that are set (none if none are, so
-    that configs and run digests of specs without them are unchanged)."""
-    if link is None:
-        return {}
-    out: dict[str, Any] = {}
-    if link.jitter is not None:
-        out["jitter_ns"] = int(link.jitter)
-    for name in FIELDS[1:]:
-        v = getattr(link, name)
-        if v is not None:
-            out[name] = v
+def engine_link(
+    rate_bps: int,
+    delay_ns: int,
+    buffer: dict[str, int] | None = None,
+    loss: float = 0.0,
+    link: Any = None,
+    aqm: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An engine ``LinkConfig`` (crates/sim/src/config.rs), whole: every key, with this
+    module's fields from ``link`` (a spec link) where set and the engine's defaults (its
+    exported schema, tcplab.specs.contract: netem's, above) where not or without a link;
+    ``buffer`` None is unlimited, ``aqm`` None drop-tail."""
+    out: dict[str, Any] = {
+        "rate_bps": rate_bps,
+        "delay_ns": delay_ns,
+        "buffer": buffer,
+        "loss": loss,
+        "aqm": aqm,
+    }
+    for name in FIELDS:
+        key = "jitter_ns" if name == "jitter" else name
+        v = getattr(link, name) if link is not None else None
+        out[key] = default("LinkConfig", key) if v is None else v
+    out["jitter_ns"] = int(out["jitter_ns"])
     return out

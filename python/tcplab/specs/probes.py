@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tcplab.specs.netem import engine_link
 from tcplab.specs.sources import path_and_window
 
 DEFAULT_INTERVAL_NS = 200_000_000  # Flent's default STEP_SIZE, 0.2 s (see the module doc)
@@ -91,18 +92,8 @@ def engine_config(spec: Any, access_rate: int) -> list[dict[str, Any]]:
             {
                 "interval_ns": int(s.interval),
                 "packet_bytes": int(s.size.value),
-                "sender_access": {
-                    "rate_bps": int(access_rate),
-                    "delay_ns": 0,
-                    "buffer": None,
-                    "loss": 0.0,
-                },
-                "receiver_access": {
-                    "rate_bps": int(access_rate),
-                    "delay_ns": int(rtt // 2 - b.delay),
-                    "buffer": None,
-                    "loss": 0.0,
-                },
+                "sender_access": engine_link(int(access_rate), 0),
+                "receiver_access": engine_link(int(access_rate), int(rtt // 2 - b.delay)),
                 "start_ns": int(s.start),
                 "stop_ns": int(s.stop if s.stop is not None else spec.experiment.duration),
             }

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tcplab.specs.netem import engine_link
 from tcplab.specs.units import format_time
 
 
@@ -77,23 +78,12 @@ def engine_config(spec: Any, access_rate: int) -> list[dict[str, Any]]:
             c: dict[str, Any] = {
                 "rate_bps": int(s.rate),
                 "packet_bytes": int(s.packet.value),
-                "sender_access": {
-                    "rate_bps": int(access_rate),
-                    "delay_ns": 0,
-                    "buffer": None,
-                    "loss": 0.0,
-                },
-                "receiver_access": {
-                    "rate_bps": int(access_rate),
-                    "delay_ns": int(rtt // 2 - b.delay),
-                    "buffer": None,
-                    "loss": 0.0,
-                },
+                "sender_access": engine_link(int(access_rate), 0),
+                "receiver_access": engine_link(int(access_rate), int(rtt // 2 - b.delay)),
                 "start_ns": int(s.start),
                 "stop_ns": int(s.stop if s.stop is not None else spec.experiment.duration),
+                "onoff": onoff_config(s.onoff) if s.onoff is not None else None,
             }
-            if s.onoff is not None:
-                c["onoff"] = onoff_config(s.onoff)
             out.append(c)
     return out
 

@@ -9,7 +9,8 @@ The engine's model of delivery is in ``crates/sim/src/net/trace.rs``.
 
 Paths in a spec are relative to the spec file (:func:`absolute_trace_paths` rewrites them
 when the file is read); the resolved spec a run writes names the absolute path. The trace's
-content, not its path, goes into the engine config, so a run's digest changes with it.
+content goes into the engine config, and its sha256 into the run's digest
+(tcplab.runs.digest), so a changed trace is another run.
 
 Where to find public traces: Mahimahi's repository ``traces/`` (Verizon, AT&T and
 T-Mobile LTE, driving and short, uplink and downlink, recorded with Saturator, Winstein et
