@@ -1,6 +1,7 @@
 """The Aurora preset's opt-in reward, PCC Vivace's utility (tcplab.gym.rewards): values
 computed by hand from u(x) = x^0.9 - 900 x g - 11.35 x L (Dong et al., NSDI 2018, 2.1),
-with WebRTC's gradient filter (|g| < 0.01 counts as 0, g >= -10)."""
+with WebRTC's gradient filter (|g| < 0.01 counts as 0, g >= -10), and Vivace-Loss
+(the same without the latency term)."""
 
 from __future__ import annotations
 
@@ -50,6 +51,25 @@ def test_vivace_reward_of_intervals_by_hand():
     assert r(_iv(150_000), 150_000) == pytest.approx(TEN_TO_09 - 11.35, abs=1e-9)
 
 
+def test_vivace_loss_has_no_latency_term():
+    # Vivace-Loss (b = 0): the 1.5 ms rise of the second interval costs nothing.
+    r = VivaceReward(latency=False)
+    assert r(_iv(100_000), 100_000) == pytest.approx(TEN_TO_09 - 11.35, abs=1e-9)
+    assert r(_iv(101_500), 100_000) == pytest.approx(TEN_TO_09 - 11.35, abs=1e-9)
+
+
+def test_the_preset_pays_the_chosen_reward():
+    from tcplab.gym import Aurora
+    from tcplab.gym.simulation import FlowState
+
+    st = FlowState(*([0] * len(FlowState._fields)))._replace(srtt_us=100_000)
+    for name, second in (("vivace", TEN_TO_09 - 270 - 11.35), ("vivace-loss", TEN_TO_09 - 11.35)):
+        a = Aurora(reward=name)
+        a._vivace.reset()
+        assert a.reward(_iv(100_000), st) == pytest.approx(TEN_TO_09 - 11.35, abs=1e-9)
+        assert a.reward(_iv(101_500), st) == pytest.approx(second, abs=1e-9)
+
+
 def test_ideal_rewards_by_hand():
     # Aurora: 12 Mbit/s = 1000 packets/s of 1500 B; 10 x 1000 x 0.001 = 10.
     assert ideal_reward("aurora", 12e6) == pytest.approx(10.0, abs=1e-12)
@@ -59,7 +79,9 @@ def test_ideal_rewards_by_hand():
 def test_an_unknown_reward_is_refused_naming_the_field():
     from tcplab.gym import Aurora
 
-    with pytest.raises(ValueError, match=r"reward: one of 'aurora', 'vivace'; got 'loss'"):
+    with pytest.raises(
+        ValueError, match=r"reward: one of 'aurora', 'vivace', 'vivace-loss'; got 'loss'"
+    ):
         check_reward("loss")
     with pytest.raises(ValueError, match="reward"):
         Aurora(reward="Vivace")

@@ -13,8 +13,9 @@ Observation: the last 10 monitor intervals' (latency gradient, latency ratio, se
 ratio). Action a: rate x (1 + 0.025 a) for a >= 0, rate / (1 - 0.025 a) below.
 Reward: 10 x throughput (packets/s of 1500 bytes) - 1000 x latency (s) - 2000 x loss
 ratio, times 0.001 (PCC-RL's REWARD_SCALE); checked against PCC-RL's code, units and
-scale included. Opt-in, ``reward="vivace"``: PCC Vivace's utility, whose loss term
-scales with the rate sent (:mod:`tcplab.gym.rewards`). Observation, action and Aurora's
+scale included. Opt-in, ``reward="vivace"`` or ``"vivace-loss"``: PCC Vivace's utility
+(with or without its latency term), whose loss term scales with the rate sent
+(:mod:`tcplab.gym.rewards`). Observation, action and Aurora's
 reward are computed by the engine (crates/controllers/src/policy/), the code a trained
 policy runs with as ``cc = "policy:FILE"``. Deviations:
 
@@ -147,8 +148,9 @@ class Aurora(Preset):
     ``privileged_start_fraction`` (the fraction used) and ``finish`` records it in the
     run's summary.json.
 
-    ``reward``: "aurora" (the default, PCC-RL's) or "vivace" (PCC Vivace's utility, whose
-    loss term scales with the rate sent; opt-in, :mod:`tcplab.gym.rewards`). Only the
+    ``reward``: "aurora" (the default, PCC-RL's), "vivace" (PCC Vivace's utility, whose
+    loss term scales with the rate sent) or "vivace-loss" (the same without its latency
+    term); opt-in, :mod:`tcplab.gym.rewards`. Only the
     training signal differs: observation, action and what a deployed policy does are
     the same."""
 
@@ -169,7 +171,7 @@ class Aurora(Preset):
     ) -> None:
         self.history = history
         self.reward_name = check_reward(reward)
-        self._vivace = VivaceReward()
+        self._vivace = VivaceReward(latency=self.reward_name == "vivace")
         self.privileged_start_fraction = _fraction(privileged_start_fraction)
         self.observation_space = spaces.Box(
             np.tile(np.array(self.FEATURE_LOW, np.float32), history),
@@ -216,7 +218,7 @@ class Aurora(Preset):
         return np.asarray(self._obs.push(tuple(iv), st.srtt_us), np.float32)
 
     def reward(self, iv: Interval, st: FlowState) -> float:
-        if self.reward_name == "vivace":
+        if self.reward_name != "aurora":
             return self._vivace(iv, st.srtt_us)
         return self._eng.aurora_reward(tuple(iv), st.srtt_us)
 

@@ -18,7 +18,12 @@ own code also tried as a reward (network_sim.py's commented "2e14" line, with c 
     u(x) = x^t - b x dRTT/dT - c x L,    t = 0.9, b = 900, c = 11.35
 
 with x the sending rate in Mbit/s, dRTT/dT the RTT gradient (s per s) and L the loss
-rate. Its loss term scales with the rate sent, so a sender losing a fraction L of what it
+rate. ``reward="vivace-loss"`` is the paper's loss-based utility, without the latency
+term (b = 0: "Vivace-Loss", the authors' pcc-gradient sender with latency_based = 0):
+a flow beside a competitor is then not charged for the queue the competitor builds,
+which the gradient term charges it x 900 for (a do-nothing policy's mean Vivace score
+on the training distribution is -2.0, down to -18 on an episode with CUBIC filling 3
+BDP). Its loss term scales with the rate sent, so a sender losing a fraction L of what it
 sends is charged the same fraction of its rate at any link rate: u falls once L passes
 ~0.9 x^-0.1 / 11.35 (6 % at 10 Mbit/s). The gradient filter is WebRTC's Vivace
 (modules/congestion_controller/pcc/utility_function.cc and monitor_interval.cc: a
@@ -38,7 +43,7 @@ from __future__ import annotations
 
 from tcplab.gym.simulation import Interval
 
-REWARDS = ("aurora", "vivace")
+REWARDS = ("aurora", "vivace", "vivace-loss")
 
 # Vivace's utility, NSDI 2018 section 2.1 (t, b, c).
 VIVACE_EXPONENT = 0.9
@@ -76,9 +81,11 @@ def vivace_utility(send_mbps: float, rtt_gradient: float, loss: float) -> float:
 
 class VivaceReward:
     """Vivace's utility per interval (module docs); keeps the previous interval's latency
-    for the gradient. ``reset`` at each episode's start."""
+    for the gradient. ``latency=False``: Vivace-Loss (no gradient term). ``reset`` at
+    each episode's start."""
 
-    def __init__(self) -> None:
+    def __init__(self, latency: bool = True) -> None:
+        self.latency = latency
         self.reset()
 
     def reset(self) -> None:
@@ -90,7 +97,7 @@ class VivaceReward:
             return 0.0
         latency_us = iv.rtt_mean_us if iv.rtt_samples > 0 else srtt_us
         gradient = 0.0
-        if self.prev_latency_us is not None and latency_us > 0:
+        if self.latency and self.prev_latency_us is not None and latency_us > 0:
             gradient = (latency_us - self.prev_latency_us) / dur_us
         if latency_us > 0:
             self.prev_latency_us = latency_us
