@@ -3,7 +3,7 @@ and evaluate it on held-out scenarios against CUBIC and BBR.
 
     python examples/gym_cem.py [--iterations 25] [--population 32] [--episodes 8]
                                [--validation 32] [--seed 0] [--workers 2] [-o policy.json]
-                               [--reward aurora|vivace]
+                               [--reward aurora|vivace-loss|vivace]
     tcplab examples gym && python gym/gym_cem.py ...      (from an installed tcplab)
 
 The policy is linear (numpy only, no torch): Aurora's observation (the last 10 monitor
@@ -22,9 +22,10 @@ iteration: with 8 episodes per candidate it rises over every training seed tried
 score is its mean Aurora reward divided by the reward of sending at the bottleneck rate
 with no delay or loss (10 x bottleneck packets/s x 0.001), so fast and slow links count
 alike; the monitor interval is half the flow's smoothed RTT, as PCC-RL's. ``--reward
-vivace`` trains for PCC Vivace's utility instead (tcplab.gym.rewards: its loss term
-scales with the rate sent, where Aurora's stops mattering above ~6 Mbit/s), its score
-divided by the utility of the bottleneck rate without loss or RTT gradient.
+vivace-loss`` trains for PCC Vivace's loss-based utility instead (tcplab.gym.rewards:
+its loss term scales with the rate sent, where Aurora's stops mattering above ~6
+Mbit/s; ``vivace`` adds Vivace's latency term), its score divided by the utility of
+the bottleneck rate without loss or RTT gradient.
 
 Evaluation: each seed of experiments/gym/heldout.toml's [evaluation] gives a spec, run
 three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine,
