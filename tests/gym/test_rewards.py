@@ -85,3 +85,29 @@ def test_an_unknown_reward_is_refused_naming_the_field():
         check_reward("loss")
     with pytest.raises(ValueError, match="reward"):
         Aurora(reward="Vivace")
+
+
+def test_the_reward_changes_only_the_training_signal():
+    """Same episode, same actions: the observations are identical under every reward (the
+    deployed policy sees what it saw in training); the rewards are not."""
+    import numpy as np
+    from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
+
+    small = Scenarios(duration=1.0, rate_mbps=(10.0, 20.0), rtt_ms=(20.0, 40.0), loss=(0.0, 0.01))
+    runs = {}
+    for name in ("aurora", "vivace-loss", "vivace"):
+        env = CongestionControlEnv(scenarios=small, preset=Aurora(reward=name), interval="rtt")
+        obs, _ = env.reset(seed=7)
+        observations, rewards = [obs], []
+        for k in range(40):
+            obs, r, _, trunc, _ = env.step(np.array([3.0 if k % 4 else -2.0], np.float32))
+            observations.append(obs)
+            rewards.append(r)
+            if trunc:
+                break
+        runs[name] = (np.array(observations), np.array(rewards))
+    base_obs, base_rewards = runs["aurora"]
+    for name in ("vivace-loss", "vivace"):
+        np.testing.assert_array_equal(runs[name][0], base_obs)
+        assert not np.allclose(runs[name][1], base_rewards)
+    assert not np.allclose(runs["vivace"][1], runs["vivace-loss"][1])
