@@ -10,7 +10,9 @@ Per spec and algorithm, one deployed run (``tcplab.run``, the policy as
 goodput, mean RTT and retransmission rate; a second, stepped run gives flow 0's Aurora
 reward: the mean over monitor intervals of half the flow's srtt (PCC-RL's interval, as
 examples/gym_cem.py trains) of ``tcplab._engine.aurora_reward``, over the reward of
-sending at the bottleneck rate with no delay or loss (gym_cem.py's score). A policy's
+sending at the bottleneck rate with no delay or loss (gym_cem.py's score), and the same
+of PCC Vivace's utility without and with its latency term (columns ``vivace_loss`` and
+``vivace``; tcplab.gym.rewards, ``gym_cem.py --reward vivace-loss | vivace``). A policy's
 stepped run is the environment's (``CongestionControlEnv`` with the policy's actions,
 the run ``policy:FILE`` makes, tests/gym/test_gym_env.py); CUBIC's and BBR's is a
 ``Simulation`` read at the same intervals. Prints per-algorithm medians and per-spec rows.
@@ -70,18 +72,29 @@ def aurora_preset(history: int) -> Any:
     return Aurora(history=history)
 
 
-def policy_reward(policy: dict[str, Any], spec: dict[str, Any], ideal: float) -> float:
+def policy_reward(
+    policy: dict[str, Any], spec: dict[str, Any], rate_bps: float
+) -> tuple[float, float, float]:
+    """(Aurora's, Vivace-Loss's, Vivace's score) of the policy's stepped run."""
     from tcplab.engine import engine
     from tcplab.gym import CongestionControlEnv
+    from tcplab.gym.rewards import VivaceReward
 
     spec = copy.deepcopy(spec)
     spec["flows"][0]["cc"] = "external"
     net = engine().Policy(json.dumps(policy))
+    preset = aurora_preset(policy["history"])
+    vivaces, utilities = (VivaceReward(latency=False), VivaceReward()), ([], [])
+    aurora_reward = preset.reward
+
+    def both(iv: Any, st: Any) -> float:  # Vivace's utilities of the same intervals
+        for v, u in zip(vivaces, utilities):
+            u.append(v(iv, st.srtt_us))
+        return aurora_reward(iv, st)
+
+    preset.reward = both
     env = CongestionControlEnv(
-        spec=spec,
-        preset=aurora_preset(policy["history"]),
-        interval="rtt",
-        rtt_fraction=policy["rtt_fraction"],
+        spec=spec, preset=preset, interval="rtt", rtt_fraction=policy["rtt_fraction"]
     )
     obs, _ = env.reset(seed=spec["experiment"]["seed"])
     rewards = []
@@ -89,28 +102,46 @@ def policy_reward(policy: dict[str, Any], spec: dict[str, Any], ideal: float) ->
         obs, r, _, trunc, _ = env.step([net.act([float(x) for x in obs])])
         rewards.append(r)
         if trunc:
-            return statistics.fmean(rewards) / ideal
+            return scores(rewards, utilities, rate_bps)
 
 
-def native_reward(cc: str, spec: dict[str, Any], ideal: float) -> float:
+def native_reward(cc: str, spec: dict[str, Any], rate_bps: float) -> tuple[float, float, float]:
+    """(Aurora's, Vivace-Loss's, Vivace's score) of a native algorithm's run."""
     from tcplab.engine import engine
     from tcplab.gym import Simulation
+    from tcplab.gym.rewards import VivaceReward
 
     spec = copy.deepcopy(spec)
     spec["flows"][0]["cc"] = cc
     sim = Simulation(spec)
     eng = engine()
-    rewards = []
+    rewards, vivaces, utilities = [], (VivaceReward(latency=False), VivaceReward()), ([], [])
     while not sim.done:
         srtt_us = sim.state(0).srtt_us
         step = max(MIN_STEP_NS, round(0.5 * srtt_us * 1000)) if srtt_us > 0 else MIN_STEP_NS
         sim.advance_ns(sim._s.now_ns + step)
         st = sim.state(0)
+        iv = sim.interval(0)
         if st.srtt_us > 0:  # intervals after the first RTT sample, as a policy's
-            rewards.append(eng.aurora_reward(tuple(sim.interval(0)), st.srtt_us))
-        else:
-            sim.interval(0)
-    return statistics.fmean(rewards) / ideal
+            rewards.append(eng.aurora_reward(tuple(iv), st.srtt_us))
+            for v, u in zip(vivaces, utilities):
+                u.append(v(iv, st.srtt_us))
+    return scores(rewards, utilities, rate_bps)
+
+
+def scores(
+    rewards: list[float], utilities: tuple[list[float], list[float]], rate_bps: float
+) -> tuple[float, float, float]:
+    """Mean Aurora reward and mean Vivace-Loss and Vivace utilities, each over its value
+    at the bottleneck rate without delay or loss (tcplab.gym.rewards.ideal_reward)."""
+    from tcplab.gym.rewards import ideal_reward
+
+    vivace_ideal = ideal_reward("vivace", rate_bps)
+    return (
+        statistics.fmean(rewards) / ideal_reward("aurora", rate_bps),
+        statistics.fmean(utilities[0]) / vivace_ideal,
+        statistics.fmean(utilities[1]) / vivace_ideal,
+    )
 
 
 def deployed(cc: str, spec: dict[str, Any]) -> dict[str, float]:
@@ -161,7 +192,7 @@ def main(argv: list[str]) -> int:
         for seed in a.seeds:
             spec = scenarios.sample(seed, "cubic")
             b = spec["bottleneck"]
-            ideal = 10.0 * float(bottleneck_bps(spec)) / 8 / 1500 * 0.001
+            rate_bps = bottleneck_bps(spec)
             where = (
                 f"{b['rate']} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}"
                 + "".join(f" +{f['cc']}" for f in spec["flows"][1:])
@@ -169,15 +200,20 @@ def main(argv: list[str]) -> int:
             for name in names:
                 if name in policies:
                     row = deployed(f"policy:{files[name]}", spec)
-                    row["reward"] = policy_reward(policies[name], spec, ideal)
+                    row["reward"], row["vivace_loss"], row["vivace"] = policy_reward(
+                        policies[name], spec, rate_bps
+                    )
                 else:
                     row = deployed(name, spec)
-                    row["reward"] = native_reward(name, spec, ideal)
+                    row["reward"], row["vivace_loss"], row["vivace"] = native_reward(
+                        name, spec, rate_bps
+                    )
                 rows.append({"seed": seed, "spec": where, "algorithm": name, **row})
                 print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1) + "\n")
-    keys = ("utilization", "goodput_mbps", "mean_rtt_ms", "retransmission_rate", "reward")
+    keys = ("utilization", "goodput_mbps", "mean_rtt_ms", "retransmission_rate")
+    keys += ("reward", "vivace_loss", "vivace")
     print(f"medians over {len(a.seeds)} held-out specs (seeds {a.seeds[0]}-{a.seeds[-1]}):")
     print("| algorithm | " + " | ".join(keys) + " |")
     print("|---" * (len(keys) + 1) + "|")

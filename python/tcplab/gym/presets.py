@@ -12,9 +12,12 @@ github.com/PCCproject/PCC-RL, src/gym/network_sim.py): the agent sets the sendin
 Observation: the last 10 monitor intervals' (latency gradient, latency ratio, sending
 ratio). Action a: rate x (1 + 0.025 a) for a >= 0, rate / (1 - 0.025 a) below.
 Reward: 10 x throughput (packets/s of 1500 bytes) - 1000 x latency (s) - 2000 x loss
-ratio, times 0.001 (PCC-RL's REWARD_SCALE). These are computed by the engine
-(crates/controllers/src/policy/), the code a trained policy runs with as
-``cc = "policy:FILE"``. Deviations:
+ratio, times 0.001 (PCC-RL's REWARD_SCALE); checked against PCC-RL's code, units and
+scale included. Opt-in, ``reward="vivace"`` or ``"vivace-loss"``: PCC Vivace's utility
+(with or without its latency term), whose loss term scales with the rate sent
+(:mod:`tcplab.gym.rewards`). Observation, action and Aurora's
+reward are computed by the engine (crates/controllers/src/policy/), the code a trained
+policy runs with as ``cc = "policy:FILE"``. Deviations:
 
 - The latency gradient is the change of the interval's mean RTT from the previous
   interval's, over the interval's length; PCC-RL takes the last minus the first sample
@@ -69,6 +72,7 @@ import numpy as np
 from gymnasium import spaces
 
 from tcplab.engine import engine
+from tcplab.gym.rewards import VivaceReward, check_reward
 from tcplab.gym.simulation import FlowState, Interval, Simulation
 
 PCC_PACKET_BYTES = 1500  # PCC-RL's BYTES_PER_PACKET
@@ -142,7 +146,13 @@ class Aurora(Preset):
     (drawn per episode for a range, as PCC-RL draws 0.3-1.5) of the configured
     bottleneck rate, which no sender knows; the environment's info then carries
     ``privileged_start_fraction`` (the fraction used) and ``finish`` records it in the
-    run's summary.json."""
+    run's summary.json.
+
+    ``reward``: "aurora" (the default, PCC-RL's), "vivace" (PCC Vivace's utility, whose
+    loss term scales with the rate sent) or "vivace-loss" (the same without its latency
+    term); opt-in, :mod:`tcplab.gym.rewards`. Only the
+    training signal differs: observation, action and what a deployed policy does are
+    the same."""
 
     name = "aurora"
     controlled_cc = "external"
@@ -157,8 +167,11 @@ class Aurora(Preset):
         self,
         history: int = 10,
         privileged_start_fraction: float | tuple[float, float] | None = None,
+        reward: str = "aurora",
     ) -> None:
         self.history = history
+        self.reward_name = check_reward(reward)
+        self._vivace = VivaceReward(latency=self.reward_name == "vivace")
         self.privileged_start_fraction = _fraction(privileged_start_fraction)
         self.observation_space = spaces.Box(
             np.tile(np.array(self.FEATURE_LOW, np.float32), history),
@@ -172,6 +185,7 @@ class Aurora(Preset):
 
     def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
         self._obs = self._eng.AuroraObservation(self.history)
+        self._vivace.reset()
         self._used = None
         # Until the first RTT sample: TCP's initial window, unpaced (policy/mod.rs PolicyController::start).
         self.rate_bps = 0.0
@@ -204,6 +218,8 @@ class Aurora(Preset):
         return np.asarray(self._obs.push(tuple(iv), st.srtt_us), np.float32)
 
     def reward(self, iv: Interval, st: FlowState) -> float:
+        if self.reward_name != "aurora":
+            return self._vivace(iv, st.srtt_us)
         return self._eng.aurora_reward(tuple(iv), st.srtt_us)
 
     def info(self) -> dict[str, Any]:

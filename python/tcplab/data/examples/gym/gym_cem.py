@@ -3,6 +3,7 @@ and evaluate it on held-out scenarios against CUBIC and BBR.
 
     python examples/gym_cem.py [--iterations 25] [--population 32] [--episodes 8]
                                [--validation 32] [--seed 0] [--workers 2] [-o policy.json]
+                               [--reward aurora|vivace-loss|vivace]
     tcplab examples gym && python gym/gym_cem.py ...      (from an installed tcplab)
 
 The policy is linear (numpy only, no torch): Aurora's observation (the last 10 monitor
@@ -20,7 +21,11 @@ iteration: with 8 episodes per candidate it rises over every training seed tried
 (docs/FIDELITY-policy.md), where the elite's score on 2 fresh episodes was noise. An episode's
 score is its mean Aurora reward divided by the reward of sending at the bottleneck rate
 with no delay or loss (10 x bottleneck packets/s x 0.001), so fast and slow links count
-alike; the monitor interval is half the flow's smoothed RTT, as PCC-RL's.
+alike; the monitor interval is half the flow's smoothed RTT, as PCC-RL's. ``--reward
+vivace-loss`` trains for PCC Vivace's loss-based utility instead (tcplab.gym.rewards:
+its loss term scales with the rate sent, where Aurora's stops mattering above ~6
+Mbit/s; ``vivace`` adds Vivace's latency term), its score divided by the utility of
+the bottleneck rate without loss or RTT gradient.
 
 Evaluation: each seed of experiments/gym/heldout.toml's [evaluation] gives a spec, run
 three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine,
@@ -41,6 +46,7 @@ import numpy as np
 import tcplab
 from tcplab.engine import engine
 from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
+from tcplab.gym.rewards import REWARDS, ideal_reward
 from tcplab.specs.load import read_toml
 
 HERE = Path(__file__).resolve().parent
@@ -74,13 +80,15 @@ def act(policy, obs: np.ndarray) -> np.ndarray:
     return np.array([policy.act(obs.tolist())], np.float32)
 
 
-def make_env(scenarios: Scenarios | None = None, spec: dict | None = None) -> CongestionControlEnv:
+def make_env(
+    scenarios: Scenarios | None = None, spec: dict | None = None, reward: str = "aurora"
+) -> CongestionControlEnv:
     # Episodes start as the deployed policy will (the initial window over the first RTT):
     # no privileged_start_fraction, so what is trained is what runs as policy:FILE.
     return CongestionControlEnv(
         scenarios=scenarios,
         spec=spec,
-        preset=Aurora(),
+        preset=Aurora(reward=reward),
         interval="rtt",
         rtt_fraction=0.5,
     )
@@ -90,7 +98,7 @@ def episode_score(w: np.ndarray, env: CongestionControlEnv, seed: int) -> float:
     policy = engine().Policy(json.dumps(policy_file(w)))
     obs, _ = env.reset(seed=seed)
     rate_bps = env.simulation.config["bottleneck"]["rate_bps"]
-    ideal = 10.0 * rate_bps / 8 / 1500 * 0.001  # Aurora's reward at the bottleneck rate
+    ideal = ideal_reward(env.preset.reward_name, rate_bps)  # the bottleneck rate's reward
     total, n = 0.0, 0
     while True:
         obs, r, term, trunc, _ = env.step(act(policy, obs))
@@ -99,9 +107,9 @@ def episode_score(w: np.ndarray, env: CongestionControlEnv, seed: int) -> float:
             return total / n / ideal
 
 
-def _score(args: tuple[np.ndarray, list[int], str]) -> float:
-    w, seeds, scenarios_path = args
-    env = make_env(Scenarios.load(scenarios_path))
+def _score(args: tuple[np.ndarray, list[int], str, str]) -> float:
+    w, seeds, scenarios_path, reward = args
+    env = make_env(Scenarios.load(scenarios_path), reward=reward)
     return float(np.mean([episode_score(w, env, s) for s in seeds]))
 
 
@@ -114,6 +122,7 @@ def train(
     scenarios: Path = TRAIN,
     say=print,
     validation: int = 0,
+    reward: str = "aurora",
 ) -> tuple[np.ndarray, list[float]]:
     """Cross-entropy method; returns the mean weight vector and, per iteration, the
     elite's mean score or, with ``validation`` > 0, the mean weight vector's score on that
@@ -130,12 +139,13 @@ def train(
             ws = mean + std * rng.standard_normal((population, N_FEATURES))
             # The same training episodes for every candidate of an iteration.
             seeds = [int(s) for s in rng.integers(2**31, size=episodes)]
-            jobs = [(w, seeds, str(scenarios)) for w in ws]
+            jobs = [(w, seeds, str(scenarios), reward) for w in ws]
             scores = np.array(pool.map(_score, jobs) if pool else [_score(j) for j in jobs])
             elite = ws[np.argsort(scores)[-n_elite:]]
             mean, std = elite.mean(axis=0), elite.std(axis=0) + 0.05
             if validation:
-                curve.append(_score((mean, list(range(1, validation + 1)), str(scenarios))))
+                fixed = list(range(1, validation + 1))
+                curve.append(_score((mean, fixed, str(scenarios), reward)))
                 say(f"iteration {it + 1}/{iterations}: validation score {curve[-1]:.3f}")
             else:
                 curve.append(float(np.sort(scores)[-n_elite:].mean()))
@@ -190,6 +200,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("-o", "--out", type=Path, default=None, help="write the weights as JSON")
     ap.add_argument(
+        "--reward", choices=REWARDS, default="aurora", help="the reward trained for (Aurora's)"
+    )
+    ap.add_argument(
         "--eval-seeds",
         type=int,
         nargs="+",
@@ -197,7 +210,15 @@ def main() -> None:
         help="held-out seeds to evaluate (default: heldout.toml's [evaluation] seeds)",
     )
     a = ap.parse_args()
-    w, _ = train(a.iterations, a.population, a.episodes, a.workers, a.seed, validation=a.validation)
+    w, _ = train(
+        a.iterations,
+        a.population,
+        a.episodes,
+        a.workers,
+        a.seed,
+        validation=a.validation,
+        reward=a.reward,
+    )
     if a.out:  # run it with cc = "policy:FILE" in any spec
         a.out.write_text(json.dumps(policy_file(w), indent=1) + "\n")
     import pandas as pd
