@@ -34,6 +34,8 @@ rtt = "40ms"
         ("vegas", True),
         ("lp", True),
         ("nv", True),
+        ("hybla", True),
+        ("cdg", True),
         ("ledbatx", False),
         ("../x", False),
     ],
@@ -45,7 +47,7 @@ def test_a_twin_is_a_shipped_example_of_that_name(cc, shipped):
         assert src.name == f"{cc}.bpf.c" and src.parent == twins.EXAMPLES
 
 
-@pytest.mark.parametrize("cc", ["westwood", "vegas"])
+@pytest.mark.parametrize("cc", ["westwood", "vegas", "cdg"])
 @NEEDS_BPF_ON_KERNEL[1]
 @pytest.mark.engine
 def test_a_module_the_kernel_lacks_runs_as_its_twin(cc, tmp_path, capsys):

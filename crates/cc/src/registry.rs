@@ -304,11 +304,11 @@ pub fn held_against(name: &str) -> &'static str {
         "bbr" => "kernel tcp_bbr.c via sim-vs-kernel comparison (docs/FIDELITY.md); BPF twin bpf/examples/bbr.bpf.c",
         "dctcp" => "BPF twin bpf/examples/dctcp.bpf.c (the twin also runs on the kernel backend)",
         "scalable" | "highspeed" | "vegas" | "westwood" | "veno" | "illinois" | "bic" | "htcp"
-        | "yeah" => {
+        | "yeah" | "hybla" | "nv" | "cdg" => {
             "its BPF twin (bpf/examples) on the kernel backend, where this kernel lacks the module (docs/FIDELITY-twins.md); the twin gives the port's run in the simulator bit for bit"
         }
-        "lp" | "hybla" | "nv" => {
-            "its BPF twin (bpf/examples; the port's run in the simulator bit for bit; passes this kernel's verifier; not yet run on the kernel backend)"
+        "lp" => {
+            "its BPF twin (bpf/examples) on the kernel backend, where this kernel lacks the module (docs/FIDELITY-twins.md); the twin gives the port's run in the simulator bit for bit; both take the delay from the RTT, not tcp_lp.c's TCP timestamps"
         }
         "da-bbr" => "paper's claims (docs/variants.md); its BPF version bpf/examples/da_bbr.bpf.c is not twin-tested",
         "bbr-acd" | "bbr-cws" | "bbr-acw" | "modest-bbr" | "bbq" => {
@@ -364,13 +364,15 @@ mod tests {
     fn provenance_names_the_kernel_comparison_or_says_none_yet() {
         assert!(held_against("cubic").starts_with("kernel tcp_cubic.c via sim-vs-kernel"));
         assert!(held_against("reno").contains("BPF twin bpf/examples/reno.bpf.c"));
-        // Ported Linux modules with a BPF twin are held against the kernel through it;
-        // those without one (cdg) have not been compared with anything yet.
+        // Ported Linux modules with a BPF twin are held against the kernel through it
+        // (all twelve the kernel lacks; lp's twin, as its port, reads no timestamps).
         assert!(held_against("westwood").contains("docs/FIDELITY-twins.md"));
-        assert_eq!(held_against("cdg"), "none yet");
-        assert!(held_against("lp").starts_with("its BPF twin (bpf/examples"));
-        assert_eq!(held_against("hybla"), held_against("lp"));
-        assert_eq!(held_against("nv"), held_against("lp"));
+        for name in ["hybla", "nv", "cdg"] {
+            assert_eq!(held_against(name), held_against("westwood"), "{name}");
+        }
+        assert!(held_against("lp").contains("docs/FIDELITY-twins.md"));
+        assert!(held_against("lp").contains("not tcp_lp.c's TCP timestamps"));
+        assert_eq!(held_against("no-such-algorithm"), "none yet");
         assert!(held_against("vivace").contains("scenario tests"));
         assert!(held_against("ledbat").contains("docs/FIDELITY-ns3.md"));
         // Every registered algorithm gets a non-empty entry.

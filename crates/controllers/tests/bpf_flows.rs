@@ -2,7 +2,7 @@
 //! dumbbell (20 Mbit/s, 40 ms, one-BDP buffer) bpf/examples/reno.bpf.c and cubic.bpf.c
 //! give every counter and series value of the native `reno` and `cubic`, and the BPF
 //! twins of Linux modules (scalable, highspeed, vegas, westwood, veno, illinois, bic,
-//! htcp, yeah, lp, hybla, nv) those of their ports; a run is a
+//! htcp, yeah, lp, hybla, nv, cdg) those of their ports; a run is a
 //! function of (config, seed, object); bad configurations name the field.
 //! The flows' controllers come from this crate's factory ([`Controllers`]).
 //! Needs clang (scripts/test.sh installs it); without it the tests say so and pass.
@@ -260,6 +260,17 @@ fn bpf_hybla_gives_the_native_hyblas_run() {
 fn bpf_nv_gives_the_native_nvs_run() {
     same_as_native("nv", |_| {});
     same_as_native("nv", random_loss).as_ref().map(lossy);
+}
+
+/// CDG draws its backoff decisions from bpf_get_prandom_u32, which the simulator
+/// serves from the flow's seeded stream, the one the port's `seed` seeds: the same
+/// draws, so the same backoffs (the queue CDG grows on the dumbbell gives positive
+/// gradients: one flow alone there has about 20 delay backoffs in 20 s and no loss),
+/// and its gradient ring is socket storage.
+#[test]
+fn bpf_cdg_gives_the_native_cdgs_run() {
+    same_as_native("cdg", |_| {});
+    same_as_native("cdg", random_loss).as_ref().map(lossy);
 }
 
 #[test]
