@@ -199,10 +199,13 @@ def test_an_onnx_policy_runs_on_the_kernel(tmp_path):
     """experiments/gym/cem-linear.json exported as ONNX (float32 weights), 5 s on each
     backend: the kernel's agent steps the translated policy about every half srtt and
     the flow is reported under the model's name on both. Measured (2026-12-02, load ~4 on
-    2 cores, three kernel runs): goodput 4.41-4.43 Mbit/s against the simulator's 5.10
-    (0.865-0.870; the 20 s run above gives 0.94-0.99: the kernel's first seconds climb
-    slower), mean RTT 61.4 vs 62.1 ms, 150-151 steps. A run whose writes are not applied
-    gave 0.26 (the test above's reason): the bound tells them apart."""
+    2 cores, three kernel runs, 0.10.0's emulator): goodput 4.41-4.43 Mbit/s against the
+    simulator's 5.10 (0.865-0.870; the 20 s run above gives 0.94-0.99: the kernel's first
+    seconds climb slower), mean RTT 61.4 vs 62.1 ms, 150-151 steps. With 0.11.0's
+    emulator, which no longer lets a packet cross the path before it was sent
+    (docs/FIDELITY-gaps.md gap 12), seven runs gave 0.706-0.876 (3.60-4.47 Mbit/s; load
+    0.6-3, the two lowest beside a full test run), mean RTT 61.4-61.8 ms. A run whose
+    writes are not applied gave 0.26 (the test above's reason): 0.6 tells them apart."""
     model = _onnx_of(POLICY, tmp_path / "cem.onnx", "cem-linear-onnx")
     spec = {
         "experiment": {"duration": "5s", "sample_interval": "100ms"},
@@ -219,4 +222,4 @@ def test_an_onnx_policy_runs_on_the_kernel(tmp_path):
     # About every half srtt (~31 ms at the 62 ms mean RTT: ~160 steps in 5 s), with
     # the test above's allowance for a late agent (15-35 steps a second).
     assert 75 <= agent["steps"] <= 200, agent
-    assert 0.75 <= k["goodput_bps"] / s["goodput_bps"] <= 1.1, (k, s)
+    assert 0.6 <= k["goodput_bps"] / s["goodput_bps"] <= 1.1, (k, s)

@@ -264,11 +264,11 @@ def test_a_full_disk_in_a_serial_sweep_says_so_and_tabulates_what_finished(
     real = directory._write_frame
     calls = [0]
 
-    def fill_up(df, stem):
+    def fill_up(df, stem, csv=True):
         calls[0] += 1
         if calls[0] > 2:  # the first run's two frames fit, the second run's do not
             raise OSError(errno.ENOSPC, "No space left on device")
-        real(df, stem)
+        real(df, stem, csv)
 
     monkeypatch.setattr(directory, "_write_frame", fill_up)
     spec = tmp_path / "s.toml"
