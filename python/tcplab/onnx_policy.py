@@ -167,9 +167,18 @@ def _layers(graph: Any, meta: dict[str, Any], numpy_helper: Any) -> list[dict[st
         where = f"node {node.name or '(unnamed)'!r} (op {node.op_type})"
         if node.op_type == "Constant":
             (out,) = node.output
-            consts[out] = np.asarray(_attr(node.attribute[0]))
+            value = _attr(node.attribute[0])
+            # value (a TensorProto, as torch.onnx.export writes Clip's bounds) or
+            # value_float(s) / value_int(s) (plain numbers).
+            tensor = hasattr(value, "raw_data")
+            consts[out] = numpy_helper.to_array(value) if tensor else np.asarray(value)
             continue
         chain = [x for x in node.input if x and x not in consts]
+        if not chain and node.op_type == "Identity":
+            # torch's TorchScript exporter shares equal initializers (e.g. two zero
+            # biases) through Identity nodes: a copy of a constant is that constant.
+            consts[node.output[0]] = consts[node.input[0]]
+            continue
         if not chain:
             raise ValueError(f"{where}: computes from constants only; allowed: {ALLOWED}")
         for x in chain:
