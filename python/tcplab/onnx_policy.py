@@ -8,7 +8,8 @@ path), and a run's digest covers the model file's bytes as it covers a JSON poli
 
 The model: the graph is read with the ``onnx`` package (``pip install 'tcplab[onnx]'``)
 and walked as a chain from its one input to its one output. Each node takes the chain's
-value and constants (initializers or ``Constant`` nodes) and becomes dense layers
+value and constants (initializers, ``Constant`` nodes, or an ``Identity`` of either, as
+torch's TorchScript exporter shares equal initializers) and becomes dense layers
 ``activation(W x + b)``:
 
 - ``Gemm`` (ONNX operator spec: ``alpha * A' B' + beta * C``, transB as torch's
