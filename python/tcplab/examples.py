@@ -18,8 +18,8 @@ from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data"
 # Folders of data/examples copied whole, and the file whose docstring describes each:
-# "gym" is the learning example (gym_cem.py, its notebook, its training and held-out
-# scenarios), whose script finds the scenario files beside itself.
+# "gym" is the learning example (gym_cem.py, its notebook, gym_ppo.py for the rl extra,
+# the training and held-out scenarios), whose scripts find the scenario files beside them.
 BUNDLE_MAIN = {"gym": "gym_cem.py"}
 SPECS_AND_NOTEBOOKS = DATA / "examples"
 BPF_PROGRAMS = DATA / "bpf" / "examples"

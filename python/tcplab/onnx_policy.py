@@ -8,7 +8,8 @@ path), and a run's digest covers the model file's bytes as it covers a JSON poli
 
 The model: the graph is read with the ``onnx`` package (``pip install 'tcplab[onnx]'``)
 and walked as a chain from its one input to its one output. Each node takes the chain's
-value and constants (initializers or ``Constant`` nodes) and becomes dense layers
+value and constants (initializers, ``Constant`` nodes, or an ``Identity`` of either, as
+torch's TorchScript exporter shares equal initializers) and becomes dense layers
 ``activation(W x + b)``:
 
 - ``Gemm`` (ONNX operator spec: ``alpha * A' B' + beta * C``, transB as torch's
@@ -167,9 +168,18 @@ def _layers(graph: Any, meta: dict[str, Any], numpy_helper: Any) -> list[dict[st
         where = f"node {node.name or '(unnamed)'!r} (op {node.op_type})"
         if node.op_type == "Constant":
             (out,) = node.output
-            consts[out] = np.asarray(_attr(node.attribute[0]))
+            value = _attr(node.attribute[0])
+            # value (a TensorProto, as torch.onnx.export writes Clip's bounds) or
+            # value_float(s) / value_int(s) (plain numbers).
+            tensor = hasattr(value, "raw_data")
+            consts[out] = numpy_helper.to_array(value) if tensor else np.asarray(value)
             continue
         chain = [x for x in node.input if x and x not in consts]
+        if not chain and node.op_type == "Identity":
+            # torch's TorchScript exporter shares equal initializers (e.g. two zero
+            # biases) through Identity nodes: a copy of a constant is that constant.
+            consts[node.output[0]] = consts[node.input[0]]
+            continue
         if not chain:
             raise ValueError(f"{where}: computes from constants only; allowed: {ALLOWED}")
         for x in chain:

@@ -36,6 +36,7 @@ def test_the_checkouts_experiments_are_the_shipped_files():
         (REPO / "examples" / "first_hour.ipynb", "first_hour"),
         (REPO / "examples" / "gym_cem.py", "gym/gym_cem.py"),
         (REPO / "examples" / "gym_cem.ipynb", "gym/gym_cem.ipynb"),
+        (REPO / "examples" / "gym_ppo.py", "gym/gym_ppo.py"),
         (REPO / "experiments" / "gym" / "train.toml", "gym/train.toml"),
         (REPO / "experiments" / "gym" / "heldout.toml", "gym/heldout.toml"),
     ]:

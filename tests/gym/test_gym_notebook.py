@@ -59,7 +59,13 @@ def test_the_copied_gym_bundle_trains_outside_the_checkout(tmp_path):
     assert main(["examples", "gym", "-o", str(tmp_path)]) == 0
     gym = tmp_path / "gym"
     names = sorted(p.name for p in gym.iterdir())
-    assert names == ["gym_cem.ipynb", "gym_cem.py", "heldout.toml", "train.toml"]
+    assert names == [
+        "gym_cem.ipynb",
+        "gym_cem.py",
+        "gym_ppo.py",
+        "heldout.toml",
+        "train.toml",
+    ]
     res = subprocess.run(
         [sys.executable, "gym_cem.py", "--iterations", "1", "--population", "2"]
         + ["--episodes", "1", "--workers", "1", "--eval-seeds", "1001", "-o", "p.json"],

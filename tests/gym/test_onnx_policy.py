@@ -160,6 +160,41 @@ def test_normalisation_inside_the_graph_runs_as_the_reference_evaluates_it(tmp_p
     )
 
 
+def test_constants_as_torch_writes_them_run_as_the_reference_evaluates_them(tmp_path):
+    """torch.onnx.export writes Clip's bounds as Constant nodes holding tensors and shares
+    equal initializers through Identity nodes (tests/gym/test_torch_export.py meets both
+    with torch; this test, without torch, runs in CI): a Gemm whose bias is an Identity
+    copy of another's, then Clip(lo, hi) from Constant tensors."""
+    rng = np.random.default_rng(11)
+    zeros = np.zeros(8)
+    nodes = [
+        helper.make_node("Identity", ["b1"], ["b2"], name="shared_bias"),
+        helper.make_node("Gemm", ["obs", "w1", "b1"], ["h1"], name="fc1", transB=1),
+        helper.make_node("Tanh", ["h1"], ["a1"], name="tanh1"),
+        helper.make_node("Gemm", ["a1", "w2", "b2"], ["h2"], name="fc2", transB=1),
+        helper.make_node("Tanh", ["h2"], ["a2"], name="tanh2"),
+        helper.make_node("Gemm", ["a2", "w3"], ["h3"], name="fc3", transB=1),
+        helper.make_node("Constant", [], ["lo"], name="c_lo", value=_const("v_lo", -2.0)),
+        helper.make_node("Constant", [], ["hi"], name="c_hi", value=_const("v_hi", 2.0)),
+        helper.make_node("Clip", ["h3", "lo", "hi"], ["action"], name="clip"),
+    ]
+    inits = [
+        _const("w1", rng.normal(0, 0.5, (8, 30))),
+        _const("b1", zeros),
+        _const("w2", rng.normal(0, 0.7, (8, 8))),
+        _const("w3", rng.normal(0, 1.5, (1, 8))),
+    ]
+    m = _model(nodes, inits)
+    net = engine().Policy(json.dumps(policy.load(_save(m, tmp_path))))
+    ref = ReferenceEvaluator(m)
+    obs = _observations(200)
+    want = np.array([ref.run(None, {"obs": o[None, :]})[0][0, 0] for o in obs], dtype=float)
+    got = np.array([net.act(o.tolist()) for o in obs])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert (want == -2.0).sum() > 5 and (want == 2.0).sum() > 5
+    assert len(np.unique(want)) > 50
+
+
 def _spec(cc: str) -> dict:
     return {
         "experiment": {"duration": "3s", "sample_interval": "100ms", "seed": 3},
