@@ -61,4 +61,8 @@ def test_a_module_the_kernel_lacks_runs_as_its_twin(cc, tmp_path, capsys):
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["flows"][0]["cc"] == cc  # the algorithm's name, as the simulator says
     assert summary["engine"]["kernel"]["twins"] == {"0": f"bpf:{cc}"}
-    assert summary["flows"][0]["goodput_bps"] > 5e6  # it carried the link (10 Mbit/s)
+    # It carried the link (10 Mbit/s). CDG backs off at random on a rising delay gradient
+    # (tcp_cdg.c; on the kernel with the kernel's own draws): this 4 s spec gave it
+    # 5.9-8.0 Mbit/s over simulator seeds 1-10 and 3.3-4.0 Mbit/s in 2 of 6 kernel runs
+    # (2026-12-02; FIDELITY-twins.md t13: -20 % on the kernel), so its bound is lower.
+    assert summary["flows"][0]["goodput_bps"] > (2e6 if cc == "cdg" else 5e6)
