@@ -24,20 +24,10 @@ pytest.importorskip("tcplab._engine", reason="needs the compiled engine")
 
 from tcplab import api, policy  # noqa: E402
 from tcplab.engine import engine  # noqa: E402
+from test_onnx_policy import _observations  # noqa: E402  (the same seeded observations)
 
 pytestmark = pytest.mark.engine
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _observations(n: int) -> np.ndarray:
-    """Aurora observations, 10 intervals of (latency gradient, latency ratio >= 1,
-    sending ratio >= 0), seeded; as tests/gym/test_onnx_policy.py draws them."""
-    rng = np.random.default_rng(7)
-    obs = np.empty((n, 30), dtype=np.float32)
-    obs[:, 0::3] = rng.normal(0, 0.3, (n, 10))
-    obs[:, 1::3] = 1 + rng.exponential(0.3, (n, 10))
-    obs[:, 2::3] = rng.exponential(1.0, (n, 10))
-    return obs
 
 
 def _mlp() -> torch.nn.Module:
