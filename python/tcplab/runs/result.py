@@ -161,13 +161,12 @@ def store_run(
 ) -> Path:
     """Write ``result`` as a run directory (storage/directory.py write_run) with what
     ``storing`` asks for (by default its report.png and report.html)."""
-    pdf = storing.pdf
 
     def draw(tmp: Path) -> None:
         # Here, not at the top: matplotlib's import would slow every `import tcplab.cli`.
         from tcplab.report.run_report import save_report
 
-        save_report(result, tmp, pdf=pdf)
+        save_report(result, tmp, pdf=storing.pdf)
 
     return write_run(
         result,
