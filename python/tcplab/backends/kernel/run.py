@@ -62,6 +62,7 @@ from tcplab.backends.kernel import (
     policy_agent,
     printk,
     requirements,
+    steal,
     twins,
 )
 from tcplab.backends.kernel.assemble import assemble
@@ -342,6 +343,7 @@ def run_kernel(
     pings: list[subprocess.Popen] = []
     ping_timers: list[threading.Timer] = []
     t0 = time.monotonic_ns()
+    cpu_before = steal.read()
     try:
         reader.start()
         pair.create()
@@ -485,6 +487,7 @@ def run_kernel(
     if snd_out.get("errors"):
         raise EngineError("kernel run: " + "; ".join(snd_out["errors"][:5]))
     raw = assemble(spec, config, emu_out, snd_out, rcv_out)
+    raw["emulator"]["host_steal"] = steal.share(cpu_before, steal.read())
     if probes:
         raw["probes"] = ping.reports(probes, ping_out, emu_out.get("probes", []))
     raw["kernel"] = kernel_metadata(spec)
