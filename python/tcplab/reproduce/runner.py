@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,7 @@ from tcplab.reproduce import prose, seeds, thresholds
 from tcplab.reproduce.catalogue import Claim, Entry
 from tcplab.reproduce.judge import Judgement, judge
 from tcplab.reproduce.prose import at_point
+from tcplab.runs.executors import SharedPool
 from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
 from tcplab.specs.load import apply_overrides
 from tcplab.storage.files import read_json
@@ -252,26 +256,28 @@ def run_entry(
     workers: int | None,
     executor: str,
     progress: bool = False,
+    pool: SharedPool | None = None,
 ) -> EntryResult:
-    """Run (or reuse the cached runs of) one entry into ``out`` and evaluate its claims."""
+    """Run (or reuse the cached runs of) one entry into ``out`` and evaluate its claims
+    (``pool``: run its sweeps there, see :func:`run_catalogue`)."""
     res = EntryResult(entry, out=out)
     if not entry.runnable:
         res.claims = [ClaimResult(entry, c, "not run") for c in entry.meta.claims]
         return res
     done_before = _finished(out)
     damaged = _damaged(out)
-    _entry_sweep(entry, entry_spec(entry, quick), out, workers, executor, progress)
+    _entry_sweep(entry, entry_spec(entry, quick), out, workers, executor, progress, pool)
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
     res.repaired = sum(job.digest in damaged for job in {j.digest: j for j in plan.jobs}.values())
     _collect(res, plan, out)
     res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
     if not quick:
-        _more_seeds(res, entry, out, workers, executor, progress)
+        _more_seeds(res, entry, out, workers, executor, progress, pool)
     for k, c in enumerate(res.claims):
         if c.claim.control is not None and c.verdict != "not run":
             c.control, c.control_runs = _run_control(
-                res, c.claim, out / f"control-{k + 1}", quick, workers, executor
+                res, c.claim, out / f"control-{k + 1}", quick, workers, executor, pool
             )
             c.control.quick = quick
         c.quick = quick
@@ -301,6 +307,7 @@ def _entry_sweep(
     workers: int | None,
     executor: str,
     progress: bool = False,
+    pool: SharedPool | None = None,
 ) -> None:
     """Run (or reuse) a sweep of ``entry``'s runs into ``out``: the first pass, a
     control's points, or more seeds. Quiet and without the sweep's plots: the entry's
@@ -318,11 +325,18 @@ def _entry_sweep(
         progress=progress,
         plots=False,
         csv=False,
+        pool=pool,
     )
 
 
 def _run_control(
-    res: EntryResult, claim: Claim, out: Path, quick: bool, workers: int | None, executor: str
+    res: EntryResult,
+    claim: Claim,
+    out: Path,
+    quick: bool,
+    workers: int | None,
+    executor: str,
+    pool: SharedPool | None = None,
 ) -> tuple[ClaimResult, list[Run]]:
     """The claim judged on runs of its points (and its reference's) with the control's
     ``set`` applied, as many seeds as the entry's sweep has there; and those runs (the
@@ -333,7 +347,7 @@ def _run_control(
     assert sub is not None  # the claim's points are in the grid (checked on load)
     sub = apply_overrides(sub, claim.control.set, f"{entry.name}: control")
     before = _finished(out)
-    _entry_sweep(entry, sub, out, workers, executor)
+    _entry_sweep(entry, sub, out, workers, executor, pool=pool)
     runs = EntryResult(entry)
     plan = load_plan(out)
     _collect(runs, plan, out)
@@ -363,7 +377,13 @@ def _collect(res: EntryResult, plan: Any, out: Path) -> None:
 
 
 def _more_seeds(
-    res: EntryResult, entry: Entry, out: Path, workers: int | None, executor: str, progress: bool
+    res: EntryResult,
+    entry: Entry,
+    out: Path,
+    workers: int | None,
+    executor: str,
+    progress: bool,
+    pool: SharedPool | None = None,
 ) -> None:
     """Raise every judged claim's points to the paper's seed count, then double the seeds
     at the points of inconclusive claims up to the cap, and judge every claim again on all
@@ -400,7 +420,7 @@ def _more_seeds(
         have = {r.digest for r in res.runs}
         before = _finished(out / seeds.MORE_SEEDS_DIR) | have
         extra = seeds.seed_cache(out, digests)
-        _entry_sweep(entry, sub, extra, workers, executor, progress)
+        _entry_sweep(entry, sub, extra, workers, executor, progress, pool)
         _collect(res, load_plan(extra), extra)
         res.cached += sum(d in before and d not in have for d in digests)
         res.more_seeds = repeat
@@ -659,6 +679,11 @@ def _mean(v: list[float]) -> float:
     return math.nan if not v or any(map(math.isnan, v)) else sum(v) / len(v)
 
 
+AHEAD = 3
+"""Entries in flight at once on a shared pool (:func:`run_catalogue`): while one entry
+plans, judges or waits for its last run, the others' runs keep the workers busy."""
+
+
 def run_catalogue(
     entries: list[Entry],
     out: Path,
@@ -669,19 +694,106 @@ def run_catalogue(
     progress: bool = False,
 ) -> list[EntryResult]:
     """Run every entry into ``out/<paper>/<entry>/`` (``progress``: a bar over each
-    entry's runs, as ``tcplab sweep`` draws)."""
+    entry's sweeps, as ``tcplab sweep`` draws).
+
+    On a local pool of two or more workers, the entries run :data:`AHEAD` at a time, each
+    in a thread of its own, their sweeps on one process pool for the whole catalogue
+    (runs/executors.py SharedPool): a pool per sweep left the workers idle at each sweep's
+    end and between sweeps (benches/RESULTS.md, "Catalogue wall time: idle workers").
+    Every entry writes only its own directory and judges only its own runs, and runs
+    are content-addressed, so what is stored and judged is the same as one entry after
+    another; the results and ``say``'s lines come in the entries' order. A failing entry
+    stops the others (its exception goes on, as it would alone); Ctrl-C kills the workers
+    at once."""
+    n = workers or os.cpu_count() or 1
+    if executor != "local" or n < 2 or len(entries) < 2 or any(map(_may_run_real_time, entries)):
+        results = []
+        for e in entries:
+            res, lines = _run_one(e, out, quick, workers, executor, progress)
+            for line in lines:
+                say(line)
+            results.append(res)
+        return results
+    with SharedPool(n) as pool:
+        return _run_overlapped(entries, out, quick, pool, say, progress)
+
+
+def _run_one(
+    e: Entry,
+    out: Path,
+    quick: bool,
+    workers: int | None,
+    executor: str,
+    progress: bool,
+    pool: SharedPool | None = None,
+) -> tuple[EntryResult, list[str]]:
+    """One entry run and judged, and the lines that say so."""
+    lines = []
+    d = Path(out) / e.meta.paper / e.name
+    if not e.runnable:
+        lines.append(f"{e.meta.paper} {e.name}: not run ({e.meta.needs})")
+    res = run_entry(e, d, quick, workers, executor, progress, pool)
+    if e.runnable:
+        verdicts = ", ".join(c.label for c in res.claims)
+        fixed = f", {res.repaired} damaged and computed again" if res.repaired else ""
+        lines.append(
+            f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached{fixed}); "
+            f"{verdicts or 'no claims'}"
+        )
+    return res, lines
+
+
+def _run_overlapped(
+    entries: list[Entry],
+    out: Path,
+    quick: bool,
+    pool: SharedPool,
+    say: Callable[[str], object],
+    progress: bool,
+) -> list[EntryResult]:
+    """The entries :data:`AHEAD` at a time on ``pool``, each in a daemon thread (one left
+    behind by Ctrl-C fails at its next run, the pool being stopped, and never holds up the
+    process's exit); their results and lines in the entries' order."""
+    slots: list[tuple[EntryResult, list[str]] | BaseException | None] = [None] * len(entries)
+    done = [threading.Event() for _ in entries]
+
+    def work(i: int) -> None:
+        try:
+            slots[i] = _run_one(entries[i], out, quick, pool.workers, "local", progress, pool)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
+            slots[i] = exc
+        finally:
+            done[i].set()
+
+    def start(i: int) -> None:
+        if i < len(entries):
+            threading.Thread(target=work, args=(i,), name=f"tcplab-entry-{i}", daemon=True).start()
+
+    for i in range(AHEAD):
+        start(i)
     results = []
-    for e in entries:
-        d = Path(out) / e.meta.paper / e.name
-        if not e.runnable:
-            say(f"{e.meta.paper} {e.name}: not run ({e.meta.needs})")
-        res = run_entry(e, d, quick, workers, executor, progress)
-        if e.runnable:
-            verdicts = ", ".join(c.label for c in res.claims)
-            fixed = f", {res.repaired} damaged and computed again" if res.repaired else ""
-            say(
-                f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached{fixed}); "
-                f"{verdicts or 'no claims'}"
-            )
-        results.append(res)
+    try:
+        for i in range(len(entries)):
+            done[i].wait()
+            got = slots[i]
+            if isinstance(got, BaseException):
+                raise got
+            assert got is not None
+            res, lines = got
+            for line in lines:
+                say(line)
+            results.append(res)
+            start(i + AHEAD)
+    except BaseException:
+        pool.stop()  # the entries in flight fail at once; none is reported
+        raise
     return results
+
+
+def _may_run_real_time(entry: Entry) -> bool:
+    """Whether an entry's runs (its spec, sweep or a control's ``set``) may name a
+    backend: a real-time one runs one run at a time (runs/sweep.py), never beside another
+    entry's runs, so such a catalogue runs its entries one after another. The shipped
+    catalogue names none."""
+    sets = [c.control.set for c in entry.meta.claims if c.control is not None]
+    return "backend" in json.dumps([entry.raw, sets], default=str)
