@@ -75,7 +75,14 @@ def wrap_step(owner: Any, name: str, label: str) -> None:
     setattr(owner, name, timed)
 
 
-ORDER = ["report", "pool (a sweep's runs)", "plan", "table", "entry (judging, cache checks)"]
+ORDER = [
+    "report",
+    "plots",
+    "pool (a sweep's runs)",
+    "plan",
+    "table",
+    "entry (judging, cache checks)",
+]
 
 
 def analyse(workers: int, t_end: float) -> dict[str, Any]:
@@ -147,6 +154,7 @@ def main() -> None:
     if hasattr(executors, "SharedPool"):
         wrap_step(executors.SharedPool, "run", "pool (a sweep's runs)")
     wrap_step(reproduce, "write_report", "report")
+    wrap_step(reproduce, "draw_plots", "plots")  # drawn per entry, where the tree does
     argv = sys.argv[1:]
     workers = int(argv[argv.index("--workers") + 1]) if "--workers" in argv else os.cpu_count()
     sys.argv = ["tcplab"] + argv

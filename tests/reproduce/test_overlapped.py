@@ -100,6 +100,9 @@ def test_overlapped_entries_store_and_report_what_sequential_ones_do(tmp_path):
     stored = _stored(two)
     assert len(stored) == 3 * (4 + 8 + 2) and stored == _stored(one)
     assert (two / "claims.csv").read_text() == (one / "claims.csv").read_text()
+    # the plots, drawn in the entries' threads as each is judged, the same bytes
+    pngs = [{p.name: p.read_bytes() for p in (d / "plots").iterdir()} for d in (one, two)]
+    assert len(pngs[0]) == 3 and pngs[0] == pngs[1]
     md = [(d / "report.md").read_text().splitlines() for d in (one, two)]
     # the header's wall time and worker count differ (one line); nothing else
     diff = [(a, b) for a, b in zip(*md) if a != b]
@@ -119,7 +122,7 @@ def test_a_failing_entry_stops_the_others_and_its_error_goes_on(monkeypatch):
     error raised, the pool stopped, and entry 2's result never reported."""
     release = threading.Event()
 
-    def one(e, out, quick, workers, executor, progress, pool=None):
+    def one(e, out, quick, workers, executor, progress, pool=None, after=None):
         if e == 0:
             release.wait(10)
         if e == 1:
@@ -139,7 +142,7 @@ def test_results_come_in_the_entries_order_and_at_most_ahead_run_at_once(monkeyp
     running, most = [0], [0]
     lock = threading.Lock()
 
-    def one(e, out, quick, workers, executor, progress, pool=None):
+    def one(e, out, quick, workers, executor, progress, pool=None, after=None):
         with lock:
             running[0] += 1
             most[0] = max(most[0], running[0])

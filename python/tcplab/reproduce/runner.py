@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import queue
 import statistics
 import threading
 from collections.abc import Callable
@@ -226,6 +227,8 @@ class EntryResult:
     control_runs: int = 0  # runs of the claims' controls (apart from ``runs``)
     control_cached: int = 0  # of those, found complete from an earlier reproduce
     seed_cap: int = 0  # the most it could have been (seeds.seed_cap)
+    # its plots as PNG bytes, drawn once it is judged (report.draw_plots); None: not yet
+    plots: dict[str, bytes] | None = None
 
 
 def _fmt(x: float) -> str:
@@ -692,9 +695,12 @@ def run_catalogue(
     executor: str = "local",
     say=print,
     progress: bool = False,
+    after: Callable[[EntryResult], None] | None = None,
 ) -> list[EntryResult]:
     """Run every entry into ``out/<paper>/<entry>/`` (``progress``: a bar over each
-    entry's sweeps, as ``tcplab sweep`` draws).
+    entry's sweeps, as ``tcplab sweep`` draws; ``after``: called on each entry's result
+    once it is judged, in its thread: the report's plots, drawn there while other
+    entries' runs keep the workers busy).
 
     On a local pool of two or more workers, the entries run :data:`AHEAD` at a time, each
     in a thread of its own, their sweeps on one process pool for the whole catalogue
@@ -709,13 +715,13 @@ def run_catalogue(
     if executor != "local" or n < 2 or len(entries) < 2 or any(map(_may_run_real_time, entries)):
         results = []
         for e in entries:
-            res, lines = _run_one(e, out, quick, workers, executor, progress)
+            res, lines = _run_one(e, out, quick, workers, executor, progress, after=after)
             for line in lines:
                 say(line)
             results.append(res)
         return results
     with SharedPool(n) as pool:
-        return _run_overlapped(entries, out, quick, pool, say, progress)
+        return _run_overlapped(entries, out, quick, pool, say, progress, after)
 
 
 def _run_one(
@@ -726,13 +732,16 @@ def _run_one(
     executor: str,
     progress: bool,
     pool: SharedPool | None = None,
+    after: Callable[[EntryResult], None] | None = None,
 ) -> tuple[EntryResult, list[str]]:
-    """One entry run and judged, and the lines that say so."""
+    """One entry run and judged (and ``after`` called on it), and the lines that say so."""
     lines = []
     d = Path(out) / e.meta.paper / e.name
     if not e.runnable:
         lines.append(f"{e.meta.paper} {e.name}: not run ({e.meta.needs})")
     res = run_entry(e, d, quick, workers, executor, progress, pool)
+    if after is not None:
+        after(res)
     if e.runnable:
         verdicts = ", ".join(c.label for c in res.claims)
         fixed = f", {res.repaired} damaged and computed again" if res.repaired else ""
@@ -750,40 +759,58 @@ def _run_overlapped(
     pool: SharedPool,
     say: Callable[[str], object],
     progress: bool,
+    after: Callable[[EntryResult], None] | None = None,
 ) -> list[EntryResult]:
-    """The entries :data:`AHEAD` at a time on ``pool``, each in a daemon thread (one left
-    behind by Ctrl-C fails at its next run, the pool being stopped, and never holds up the
-    process's exit); their results and lines in the entries' order."""
+    """The entries on ``pool``, each in a daemon thread (one left behind by Ctrl-C fails
+    at its next run, the pool being stopped, and never holds up the process's exit),
+    :data:`AHEAD` running at any time: when one ends the next starts, even while an
+    earlier one still runs (a large entry does not narrow the overlap to itself). Their
+    results and lines come in the entries' order: an entry that ended early waits for
+    those before it. After a failure no further entry starts; the failure is raised in
+    its turn, once the entries before it are reported, as it would be one after another."""
     slots: list[tuple[EntryResult, list[str]] | BaseException | None] = [None] * len(entries)
     done = [threading.Event() for _ in entries]
+    ended: queue.SimpleQueue[int] = queue.SimpleQueue()
 
     def work(i: int) -> None:
         try:
-            slots[i] = _run_one(entries[i], out, quick, pool.workers, "local", progress, pool)
+            slots[i] = _run_one(
+                entries[i], out, quick, pool.workers, "local", progress, pool, after
+            )
         except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
             slots[i] = exc
         finally:
             done[i].set()
+            ended.put(i)
 
-    def start(i: int) -> None:
-        if i < len(entries):
-            threading.Thread(target=work, args=(i,), name=f"tcplab-entry-{i}", daemon=True).start()
+    started = 0
 
-    for i in range(AHEAD):
-        start(i)
-    results = []
+    def start_next() -> None:
+        nonlocal started
+        if started < len(entries):
+            name = f"tcplab-entry-{started}"
+            threading.Thread(target=work, args=(started,), name=name, daemon=True).start()
+            started += 1
+
+    for _ in range(AHEAD):
+        start_next()
+    results: list[EntryResult] = []
+    failed = False
     try:
-        for i in range(len(entries)):
-            done[i].wait()
-            got = slots[i]
-            if isinstance(got, BaseException):
-                raise got
-            assert got is not None
-            res, lines = got
-            for line in lines:
-                say(line)
-            results.append(res)
-            start(i + AHEAD)
+        while len(results) < len(entries):
+            i = ended.get()
+            failed = failed or isinstance(slots[i], BaseException)
+            if not failed:
+                start_next()
+            while len(results) < len(entries) and done[len(results)].is_set():
+                got = slots[len(results)]
+                if isinstance(got, BaseException):
+                    raise got
+                assert got is not None
+                res, lines = got
+                for line in lines:
+                    say(line)
+                results.append(res)
     except BaseException:
         pool.stop()  # the entries in flight fail at once; none is reported
         raise
