@@ -150,7 +150,7 @@ def main() -> None:
     wrap_step(runner, "plan_sweep", "plan")
     wrap_step(sweep, "build_table", "table")
     wrap_step(sweep, "write_table", "table")
-    wrap_step(executors, "execute_local", "pool (a sweep's runs)")
+    wrap_step(sweep, "execute_local", "pool (a sweep's runs)")  # imported there by name
     if hasattr(executors, "SharedPool"):
         wrap_step(executors.SharedPool, "run", "pool (a sweep's runs)")
     wrap_step(reproduce, "write_report", "report")
