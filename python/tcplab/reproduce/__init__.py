@@ -15,9 +15,10 @@ from tcplab.reproduce.report import (
     check_docs_results,
     copy_report,
     counts,
+    draw_plots,
     write_report,
 )
-from tcplab.reproduce.runner import VERDICTS, run_catalogue
+from tcplab.reproduce.runner import VERDICTS, EntryResult, run_catalogue
 from tcplab.storage.directory import git_commit
 from tcplab.storage.ownership import check_may_write
 from tcplab.version import __version__
@@ -46,7 +47,9 @@ def reproduce(
     check_may_write(Path(out), list(REPORT_FILES), "-o")  # likewise the report's own files
     entries = load_catalogue(root, select)
     t0 = time.monotonic()
-    results = run_catalogue(entries, Path(out), quick, workers, executor, say, progress)
+    results = run_catalogue(
+        entries, Path(out), quick, workers, executor, say, progress, after=_draw
+    )
     import os
 
     header = {
@@ -71,3 +74,9 @@ def reproduce(
     for paper, c in counts(results).items():
         say(f"{paper}: " + ", ".join(f"{c.get(v, 0)} {v}" for v in TALLY_COLUMNS))
     return results
+
+
+def _draw(res: EntryResult) -> None:
+    """An entry's plots drawn as soon as it is judged (report.draw_plots), kept for the
+    report."""
+    res.plots = draw_plots(res)

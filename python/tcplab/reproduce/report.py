@@ -13,6 +13,8 @@ other modules and tests read from here are re-exported."""
 from __future__ import annotations
 
 import shutil
+import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +63,7 @@ __all__ = [
     "control_status",
     "copy_report",
     "counts",
+    "draw_plots",
     "headline_word",
     "headlines",
     "plot_entry",
@@ -124,13 +127,14 @@ def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) 
         images, series_images = {}, {}
         for res in results:
             name = res.entry.name
-            ts = plots / f"{name}-timeseries.png"
-            if res.entry.meta.timeseries and plot_timeseries(res, ts):
+            drawn = res.plots if res.plots is not None else draw_plots(res)
+            if drawn.get("timeseries") is not None:
+                ts = plots / f"{name}-timeseries.png"
+                ts.write_bytes(drawn["timeseries"])
                 series_images[name] = ts.relative_to(tmp)
-            # Without an x axis the summary plot is itself a bare time series: the
-            # timeseries, which adds the paper's marks, replaces it.
-            p = plots / f"{name}.png"
-            if (name not in series_images or res.entry.meta.x) and plot_entry(res, p):
+            if drawn.get("entry") is not None:
+                p = plots / f"{name}.png"
+                p.write_bytes(drawn["entry"])
                 images[name] = p.relative_to(tmp)
         copies = []
         for res in results:
@@ -146,6 +150,29 @@ def write_report(results: list[EntryResult], out: Path, header: dict[str, Any]) 
 
     write_owned(out, write, "-o", kind="catalogue report", remove_stale=True)
     return [out / name for name in REPORT_FILES]
+
+
+_DRAWING = threading.Lock()  # matplotlib is not thread-safe: one figure at a time
+
+
+def draw_plots(res: EntryResult) -> dict[str, bytes]:
+    """An entry's plots as PNG bytes, "timeseries" and "entry" (each absent when it has
+    nothing to draw). ``tcplab reproduce`` draws them as soon as the entry is judged
+    (runner.run_catalogue's ``after``), in its thread while other entries' runs keep the
+    workers busy, rather than all at the end while both workers wait; only the report
+    writes them, so an interrupted reproduce leaves none. The plots read the entry's own
+    runs only (not the prose, filled once every entry has run)."""
+    out: dict[str, bytes] = {}
+    with _DRAWING, tempfile.TemporaryDirectory(prefix="tcplab-plots-") as tmp:
+        ts = Path(tmp) / "timeseries.png"
+        if res.entry.meta.timeseries and plot_timeseries(res, ts):
+            out["timeseries"] = ts.read_bytes()
+        # Without an x axis the summary plot is itself a bare time series: the
+        # timeseries, which adds the paper's marks, replaces it.
+        p = Path(tmp) / "entry.png"
+        if ("timeseries" not in out or res.entry.meta.x) and plot_entry(res, p):
+            out["entry"] = p.read_bytes()
+    return out
 
 
 def _markdown(

@@ -28,7 +28,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import queue
 import statistics
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,7 @@ from tcplab.reproduce import prose, seeds, thresholds
 from tcplab.reproduce.catalogue import Claim, Entry
 from tcplab.reproduce.judge import Judgement, judge
 from tcplab.reproduce.prose import at_point
+from tcplab.runs.executors import SharedPool
 from tcplab.runs.sweep import load_plan, plan_sweep, run_sweep
 from tcplab.specs.load import apply_overrides
 from tcplab.storage.files import read_json
@@ -222,6 +227,8 @@ class EntryResult:
     control_runs: int = 0  # runs of the claims' controls (apart from ``runs``)
     control_cached: int = 0  # of those, found complete from an earlier reproduce
     seed_cap: int = 0  # the most it could have been (seeds.seed_cap)
+    # its plots as PNG bytes, drawn once it is judged (report.draw_plots); None: not yet
+    plots: dict[str, bytes] | None = None
 
 
 def _fmt(x: float) -> str:
@@ -252,26 +259,28 @@ def run_entry(
     workers: int | None,
     executor: str,
     progress: bool = False,
+    pool: SharedPool | None = None,
 ) -> EntryResult:
-    """Run (or reuse the cached runs of) one entry into ``out`` and evaluate its claims."""
+    """Run (or reuse the cached runs of) one entry into ``out`` and evaluate its claims
+    (``pool``: run its sweeps there, see :func:`run_catalogue`)."""
     res = EntryResult(entry, out=out)
     if not entry.runnable:
         res.claims = [ClaimResult(entry, c, "not run") for c in entry.meta.claims]
         return res
     done_before = _finished(out)
     damaged = _damaged(out)
-    _entry_sweep(entry, entry_spec(entry, quick), out, workers, executor, progress)
+    _entry_sweep(entry, entry_spec(entry, quick), out, workers, executor, progress, pool)
     plan = load_plan(out)
     res.cached = sum(job.digest in done_before for job in plan.jobs)
     res.repaired = sum(job.digest in damaged for job in {j.digest: j for j in plan.jobs}.values())
     _collect(res, plan, out)
     res.claims = [evaluate_claim(entry, c, res.runs) for c in entry.meta.claims]
     if not quick:
-        _more_seeds(res, entry, out, workers, executor, progress)
+        _more_seeds(res, entry, out, workers, executor, progress, pool)
     for k, c in enumerate(res.claims):
         if c.claim.control is not None and c.verdict != "not run":
             c.control, c.control_runs = _run_control(
-                res, c.claim, out / f"control-{k + 1}", quick, workers, executor
+                res, c.claim, out / f"control-{k + 1}", quick, workers, executor, pool
             )
             c.control.quick = quick
         c.quick = quick
@@ -301,6 +310,7 @@ def _entry_sweep(
     workers: int | None,
     executor: str,
     progress: bool = False,
+    pool: SharedPool | None = None,
 ) -> None:
     """Run (or reuse) a sweep of ``entry``'s runs into ``out``: the first pass, a
     control's points, or more seeds. Quiet and without the sweep's plots: the entry's
@@ -318,11 +328,18 @@ def _entry_sweep(
         progress=progress,
         plots=False,
         csv=False,
+        pool=pool,
     )
 
 
 def _run_control(
-    res: EntryResult, claim: Claim, out: Path, quick: bool, workers: int | None, executor: str
+    res: EntryResult,
+    claim: Claim,
+    out: Path,
+    quick: bool,
+    workers: int | None,
+    executor: str,
+    pool: SharedPool | None = None,
 ) -> tuple[ClaimResult, list[Run]]:
     """The claim judged on runs of its points (and its reference's) with the control's
     ``set`` applied, as many seeds as the entry's sweep has there; and those runs (the
@@ -333,7 +350,7 @@ def _run_control(
     assert sub is not None  # the claim's points are in the grid (checked on load)
     sub = apply_overrides(sub, claim.control.set, f"{entry.name}: control")
     before = _finished(out)
-    _entry_sweep(entry, sub, out, workers, executor)
+    _entry_sweep(entry, sub, out, workers, executor, pool=pool)
     runs = EntryResult(entry)
     plan = load_plan(out)
     _collect(runs, plan, out)
@@ -363,7 +380,13 @@ def _collect(res: EntryResult, plan: Any, out: Path) -> None:
 
 
 def _more_seeds(
-    res: EntryResult, entry: Entry, out: Path, workers: int | None, executor: str, progress: bool
+    res: EntryResult,
+    entry: Entry,
+    out: Path,
+    workers: int | None,
+    executor: str,
+    progress: bool,
+    pool: SharedPool | None = None,
 ) -> None:
     """Raise every judged claim's points to the paper's seed count, then double the seeds
     at the points of inconclusive claims up to the cap, and judge every claim again on all
@@ -400,7 +423,7 @@ def _more_seeds(
         have = {r.digest for r in res.runs}
         before = _finished(out / seeds.MORE_SEEDS_DIR) | have
         extra = seeds.seed_cache(out, digests)
-        _entry_sweep(entry, sub, extra, workers, executor, progress)
+        _entry_sweep(entry, sub, extra, workers, executor, progress, pool)
         _collect(res, load_plan(extra), extra)
         res.cached += sum(d in before and d not in have for d in digests)
         res.more_seeds = repeat
@@ -659,6 +682,11 @@ def _mean(v: list[float]) -> float:
     return math.nan if not v or any(map(math.isnan, v)) else sum(v) / len(v)
 
 
+AHEAD = 3
+"""Entries in flight at once on a shared pool (:func:`run_catalogue`): while one entry
+plans, judges or waits for its last run, the others' runs keep the workers busy."""
+
+
 def run_catalogue(
     entries: list[Entry],
     out: Path,
@@ -667,21 +695,132 @@ def run_catalogue(
     executor: str = "local",
     say=print,
     progress: bool = False,
+    after: Callable[[EntryResult], None] | None = None,
 ) -> list[EntryResult]:
     """Run every entry into ``out/<paper>/<entry>/`` (``progress``: a bar over each
-    entry's runs, as ``tcplab sweep`` draws)."""
-    results = []
-    for e in entries:
-        d = Path(out) / e.meta.paper / e.name
-        if not e.runnable:
-            say(f"{e.meta.paper} {e.name}: not run ({e.meta.needs})")
-        res = run_entry(e, d, quick, workers, executor, progress)
-        if e.runnable:
-            verdicts = ", ".join(c.label for c in res.claims)
-            fixed = f", {res.repaired} damaged and computed again" if res.repaired else ""
-            say(
-                f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached{fixed}); "
-                f"{verdicts or 'no claims'}"
+    entry's sweeps, as ``tcplab sweep`` draws; ``after``: called on each entry's result
+    once it is judged, in its thread: the report's plots, drawn there while other
+    entries' runs keep the workers busy).
+
+    On a local pool of two or more workers, the entries run :data:`AHEAD` at a time, each
+    in a thread of its own, their sweeps on one process pool for the whole catalogue
+    (runs/executors.py SharedPool): a pool per sweep left the workers idle at each sweep's
+    end and between sweeps (benches/RESULTS.md, "Catalogue wall time: idle workers").
+    Every entry writes only its own directory and judges only its own runs, and runs
+    are content-addressed, so what is stored and judged is the same as one entry after
+    another; the results and ``say``'s lines come in the entries' order. A failing entry
+    stops the others (its exception goes on, as it would alone); Ctrl-C kills the workers
+    at once."""
+    n = workers or os.cpu_count() or 1
+    if executor != "local" or n < 2 or len(entries) < 2 or any(map(_may_run_real_time, entries)):
+        results = []
+        for e in entries:
+            res, lines = _run_one(e, out, quick, workers, executor, progress, after=after)
+            for line in lines:
+                say(line)
+            results.append(res)
+        return results
+    with SharedPool(n) as pool:
+        return _run_overlapped(entries, out, quick, pool, say, progress, after)
+
+
+def _run_one(
+    e: Entry,
+    out: Path,
+    quick: bool,
+    workers: int | None,
+    executor: str,
+    progress: bool,
+    pool: SharedPool | None = None,
+    after: Callable[[EntryResult], None] | None = None,
+) -> tuple[EntryResult, list[str]]:
+    """One entry run and judged (and ``after`` called on it), and the lines that say so."""
+    lines = []
+    d = Path(out) / e.meta.paper / e.name
+    if not e.runnable:
+        lines.append(f"{e.meta.paper} {e.name}: not run ({e.meta.needs})")
+    res = run_entry(e, d, quick, workers, executor, progress, pool)
+    if after is not None:
+        after(res)
+    if e.runnable:
+        verdicts = ", ".join(c.label for c in res.claims)
+        fixed = f", {res.repaired} damaged and computed again" if res.repaired else ""
+        lines.append(
+            f"{e.meta.paper} {e.name}: {len(res.runs)} runs ({res.cached} cached{fixed}); "
+            f"{verdicts or 'no claims'}"
+        )
+    return res, lines
+
+
+def _run_overlapped(
+    entries: list[Entry],
+    out: Path,
+    quick: bool,
+    pool: SharedPool,
+    say: Callable[[str], object],
+    progress: bool,
+    after: Callable[[EntryResult], None] | None = None,
+) -> list[EntryResult]:
+    """The entries on ``pool``, each in a daemon thread (one left behind by Ctrl-C fails
+    at its next run, the pool being stopped, and never holds up the process's exit),
+    :data:`AHEAD` running at any time: when one ends the next starts, even while an
+    earlier one still runs (a large entry does not narrow the overlap to itself). Their
+    results and lines come in the entries' order: an entry that ended early waits for
+    those before it. After a failure no further entry starts; the failure is raised in
+    its turn, once the entries before it are reported, as it would be one after another."""
+    slots: list[tuple[EntryResult, list[str]] | BaseException | None] = [None] * len(entries)
+    done = [threading.Event() for _ in entries]
+    ended: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+    def work(i: int) -> None:
+        try:
+            slots[i] = _run_one(
+                entries[i], out, quick, pool.workers, "local", progress, pool, after
             )
-        results.append(res)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, raised there
+            slots[i] = exc
+        finally:
+            done[i].set()
+            ended.put(i)
+
+    started = 0
+
+    def start_next() -> None:
+        nonlocal started
+        if started < len(entries):
+            name = f"tcplab-entry-{started}"
+            threading.Thread(target=work, args=(started,), name=name, daemon=True).start()
+            started += 1
+
+    for _ in range(AHEAD):
+        start_next()
+    results: list[EntryResult] = []
+    failed = False
+    try:
+        while len(results) < len(entries):
+            i = ended.get()
+            failed = failed or isinstance(slots[i], BaseException)
+            if not failed:
+                start_next()
+            while len(results) < len(entries) and done[len(results)].is_set():
+                got = slots[len(results)]
+                if isinstance(got, BaseException):
+                    raise got
+                assert got is not None
+                res, lines = got
+                for line in lines:
+                    say(line)
+                results.append(res)
+    except BaseException:
+        pool.stop()  # the entries in flight fail at once; none is reported
+        raise
     return results
+
+
+def _may_run_real_time(entry: Entry) -> bool:
+    """Whether an entry's runs (its spec, sweep or a control's ``set``) may name a
+    backend: a real-time one runs one run at a time (runs/sweep.py), never beside another
+    entry's runs, so such a catalogue runs its entries one after another. The shipped
+    catalogue names none."""
+    sets = [c.control.set for c in entry.meta.claims if c.control is not None]
+    return "backend" in json.dumps([entry.raw, sets], default=str)

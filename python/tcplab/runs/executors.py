@@ -1,7 +1,8 @@
 """Where a sweep's runs execute: a local process pool (:func:`execute_local`, workers that
-end with the sweep's process) or Ray (:func:`execute_ray`, the run's files shipped back);
-each worker runs one job (runs/sweep.py Job) into its content-addressed directory
-(:func:`run_job`)."""
+end with the sweep's process; or a :class:`SharedPool` kept for many sweeps, as ``tcplab
+reproduce`` keeps one for the whole catalogue) or Ray (:func:`execute_ray`, the run's files
+shipped back); each worker runs one job (runs/sweep.py Job) into its content-addressed
+directory (:func:`run_job`)."""
 
 from __future__ import annotations
 
@@ -105,11 +106,36 @@ def execute_local(
         return failed
     pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
     try:
-        pending = {
-            pool.submit(run_job, j.spec.to_dict(), str(runs / j.digest), storing): j for j in todo
-        }
+        _submit_and_wait(pool, todo, runs, report, storing, failed)
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+    return failed
+
+
+def _submit_and_wait(
+    pool: ProcessPoolExecutor,
+    todo: list[Any],
+    runs: Path,
+    report: Callable[[Any], None],
+    storing: Storing,
+    failed: list[tuple[Any, str]],
+    stopped: threading.Event | None = None,
+) -> None:
+    """Queue every job on ``pool`` and wait for them all; a failing run is recorded in
+    ``failed``, the others go on. Interrupted (Ctrl-C, or ``stopped`` set by the thread
+    that stopped a shared pool: a killed pool's futures are not all resolved), the jobs
+    still queued are dropped before the exception goes on."""
+    pending = {
+        pool.submit(run_job, j.spec.to_dict(), str(runs / j.digest), storing): j for j in todo
+    }
+    try:
         while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            if stopped is not None and stopped.is_set():
+                raise RuntimeError("the sweep's process pool was stopped")
+            wait_s = None if stopped is None else 0.5
+            done, _ = wait(pending, timeout=wait_s, return_when=FIRST_COMPLETED)
             for fut in done:
                 job = pending.pop(fut)
                 exc = fut.exception()
@@ -118,10 +144,65 @@ def execute_local(
                     continue
                 report(job)
     except BaseException:
-        _stop_pool(pool)
+        for fut in pending:
+            fut.cancel()
         raise
-    pool.shutdown(wait=True)
-    return failed
+
+
+class SharedPool:
+    """One local process pool for many sweeps, run from several threads at once (``tcplab
+    reproduce``: every entry's first pass, extra seeds and controls). A pool per sweep left
+    a worker idle at each sweep's end, while the last run finished, and both idle while the
+    sweep's process planned, tabulated and judged between pools (benches/RESULTS.md,
+    "Catalogue wall time: idle workers"); with one pool, another entry's runs fill those
+    gaps. The runs are the same: each job is a spec in, a content-addressed directory out.
+
+    The workers are started here, from the thread that makes the pool, before any other
+    thread of the caller's exists: with the fork start method (Linux's default) a process
+    forked while another thread holds a lock would inherit the lock held. Use as a context
+    manager: leaving it normally waits for the workers to end; leaving it by an exception
+    (Ctrl-C, a failed entry) kills them at once, queued runs dropped (:func:`_stop_pool`)."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self._stopped = threading.Event()
+        self._pool = ProcessPoolExecutor(max_workers=workers, initializer=_die_with_parent)
+        try:
+            self._pool.submit(os.getpid).result()  # forks every worker now (see above)
+        except BaseException:
+            _stop_pool(self._pool)
+            raise
+
+    def run(
+        self,
+        todo: list[Any],
+        runs: Path,
+        report: Callable[[Any], None],
+        storing: Storing = DATA_ONLY,
+    ) -> list[tuple[Any, str]]:
+        """Run one sweep's jobs on the pool (as :func:`execute_local` does on a pool of its
+        own); a failing run is recorded, the others go on."""
+        failed: list[tuple[Any, str]] = []
+        # git asked once per sweep, as execute_local does
+        storing = replace(storing, commit=git_commit())
+        if self._stopped.is_set():
+            raise RuntimeError("the sweep's process pool was stopped")
+        _submit_and_wait(self._pool, todo, runs, report, storing, failed, self._stopped)
+        return failed
+
+    def stop(self) -> None:
+        """Kill the workers at once (idempotent); any thread waiting on a run then fails."""
+        self._stopped.set()
+        _stop_pool(self._pool)
+
+    def __enter__(self) -> SharedPool:
+        return self
+
+    def __exit__(self, kind: type | None, *_: Any) -> None:
+        if kind is None:
+            self._pool.shutdown(wait=True)
+        else:
+            self.stop()
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:

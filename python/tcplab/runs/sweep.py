@@ -39,7 +39,7 @@ from tcplab.errors import EngineError, SpecError
 from tcplab.lowering import resolve
 from tcplab.metric_table import AGGREGATE_KEYS, SWEEP_DEFAULT
 from tcplab.runs.digest import run_digest
-from tcplab.runs.executors import execute_local, execute_ray, say
+from tcplab.runs.executors import SharedPool, execute_local, execute_ray, say
 from tcplab.runs.result import Storing
 from tcplab.runs.sweep_table import build_table, write_summary, write_table
 from tcplab.specs.checks import check_expression
@@ -233,6 +233,7 @@ def run_sweep(
     pdf: bool = False,
     plots: bool = True,
     csv: bool = True,
+    pool: SharedPool | None = None,
 ) -> pd.DataFrame:
     """Run (or resume) a sweep into ``out``; return the table (one row per run).
 
@@ -262,6 +263,11 @@ def run_sweep(
         Store each computed run's series, queue and probes as CSV beside their Parquet
         (storage/directory.py write_run). ``tcplab reproduce`` stores Parquet only. Like
         the reports, not part of a run's digest: a cached run is reused either way.
+    pool : SharedPool, optional
+        Run the jobs on this pool, kept by the caller for many sweeps (``tcplab
+        reproduce``), rather than on a pool of the sweep's own; ``workers`` and
+        ``executor`` are then the pool's. Not for a real-time backend, whose runs must
+        run one at a time (refused).
     table.csv is written in any case.
     """
     reports = reports or pdf
@@ -319,7 +325,7 @@ def run_sweep(
     out.mkdir(parents=True, exist_ok=True)
     with _locked(out):
         return _run_plan(
-            plan, out, workers, executor, progress, quiet, Storing(reports, pdf, csv), plots
+            plan, out, workers, executor, progress, quiet, Storing(reports, pdf, csv), plots, pool
         )
 
 
@@ -368,6 +374,7 @@ def _run_plan(
     quiet: bool,
     storing: Storing,
     plots: bool = True,
+    pool: SharedPool | None = None,
 ) -> pd.DataFrame:
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
@@ -408,10 +415,16 @@ def _run_plan(
     if any(j.spec is not None and backend_of(j.spec).real_time for j in todo) and workers != 1:
         # Kernel runs take real time and share the CPUs with the emulator: concurrent runs
         # would slow each other's packet handling and change the results.
+        if pool is not None:
+            raise SpecError(
+                [("experiment.backend", "a real-time backend cannot share a process pool")]
+            )
         say("sweep: real-time backend: one run at a time", quiet)
         workers = 1
     try:
-        if todo:
+        if todo and pool is not None:
+            failed = pool.run(todo, runs, report, storing)
+        elif todo:
             failed = (execute_ray if executor == "ray" else execute_local)(
                 todo, runs, workers, report, storing
             )
