@@ -61,8 +61,8 @@ impl Capture {
             ),
         ];
         for b in 0..MAX_SACK_BLOCKS {
-            cols.push((format!("sack{b}_start"), col(&|p| p.sack_block(b).start)));
-            cols.push((format!("sack{b}_end"), col(&|p| p.sack_block(b).end)));
+            cols.push((format!("sack{b}_start"), col(&|p| p.sacks[b].start)));
+            cols.push((format!("sack{b}_end"), col(&|p| p.sacks[b].end)));
         }
         Table { columns: cols }
     }
