@@ -78,6 +78,12 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|k| SimTime((k.0 >> 64) as u64))
     }
+    /// The earliest event, left in the queue.
+    #[inline]
+    pub fn peek(&self) -> Option<&E> {
+        let k = self.heap.peek()?.0;
+        Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
+    }
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let Reverse(key) = self.heap.pop()?;
         let slot = (key as u64 & SLOT_MASK) as u32;
@@ -196,6 +202,19 @@ mod tests {
         q.push(SimTime(10), "a3");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, vec!["a1", "a2", "a3", "b", "c"]);
+    }
+
+    #[test]
+    fn peek_shows_the_event_pop_returns_next_and_leaves_it() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek(), None);
+        q.push(SimTime(20), "b");
+        q.push(SimTime(10), "a1");
+        q.push(SimTime(10), "a2");
+        assert_eq!(q.peek(), Some(&"a1"));
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.pop(), Some((SimTime(10), "a1")));
+        assert_eq!(q.peek(), Some(&"a2"));
     }
 
     #[test]
