@@ -205,19 +205,6 @@ mod tests {
     }
 
     #[test]
-    fn peek_shows_the_event_pop_returns_next_and_leaves_it() {
-        let mut q = EventQueue::new();
-        assert_eq!(q.peek(), None);
-        q.push(SimTime(20), "b");
-        q.push(SimTime(10), "a1");
-        q.push(SimTime(10), "a2");
-        assert_eq!(q.peek(), Some(&"a1"));
-        assert_eq!(q.len(), 3);
-        assert_eq!(q.pop(), Some((SimTime(10), "a1")));
-        assert_eq!(q.peek(), Some(&"a2"));
-    }
-
-    #[test]
     fn freed_slots_are_reused_and_ties_keep_insertion_order() {
         let mut q = EventQueue::new();
         q.push(SimTime(5), 'x');
