@@ -410,22 +410,6 @@ impl Link {
         Some((pkt, self.pipe.front().map(|(t, _)| *t)))
     }
 
-    /// Prefetch the pipe's head, which the next arrival reads (see `World::prefetch_next`).
-    #[inline(always)]
-    pub fn prefetch_arrival(&self) {
-        if let Some(e) = self.pipe.front() {
-            prefetch(e);
-        }
-    }
-
-    /// Prefetch the queue's head, which the next departure starts serializing.
-    #[inline(always)]
-    pub fn prefetch_departure(&self) {
-        if let Some(p) = self.queue.front() {
-            prefetch(p);
-        }
-    }
-
     /// Packets the link holds in memory: queued, serializing and propagating.
     pub fn packets_held(&self) -> u64 {
         self.backlog_pkts() + self.pipe.len() as u64
@@ -509,30 +493,6 @@ impl Link {
             .chain(self.pipe.iter().map(|(_, p)| p))
             .for_each(f);
     }
-}
-
-/// Hint the CPU to bring every cache line of `*r` into its caches. Nothing the program
-/// reads changes: a prefetch is not a load in Rust's memory model and never faults.
-#[inline(always)]
-fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = (r as *const T).cast::<i8>();
-        let size = std::mem::size_of::<T>();
-        let mut off = 0;
-        while off < size {
-            // SAFETY: `_mm_prefetch` only hints the cache; it neither reads nor writes
-            // memory the program can observe and cannot fault, whatever the address. The
-            // addresses are inside (or the last byte of) the live `*r`.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
-            off += 64;
-        }
-        // SAFETY: as above; the line holding the last byte, for a value not line-aligned.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(size - 1)) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
 
 /// What a link may have beyond rate, delay, loss and drop-tail: a trace, a policer, a

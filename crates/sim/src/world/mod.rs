@@ -435,26 +435,10 @@ impl World {
             let (time, ev) = self.queue.pop().expect("peeked");
             self.now = time;
             self.events_processed += 1;
-            self.prefetch_next();
             self.dispatch(ev);
         }
         self.sample_through(t);
         self.now = self.now.max(t);
-    }
-
-    /// Ask the CPU to fetch the packet the next event will read while this one runs: the
-    /// pipe's head for an arrival, the queue's head for a departure. At 1000 flows that
-    /// packet was written one link delay (or one queueing delay) earlier and is no longer
-    /// in cache: its load was two thirds of `Link::arrive` (benches/RESULTS.md, "Engine
-    /// speed, fifth step"). A hint only: if this event schedules an earlier one, the fetch
-    /// is wasted, nothing else.
-    #[inline(always)]
-    fn prefetch_next(&self) {
-        match self.queue.peek() {
-            Some(Event::Arrive(l)) => self.links[*l as usize].prefetch_arrival(),
-            Some(Event::TxDone(l)) => self.links[*l as usize].prefetch_departure(),
-            _ => {}
-        }
     }
 
     /// Take every sample due at or before `t` (all events before `t` have run).
