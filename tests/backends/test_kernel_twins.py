@@ -60,7 +60,7 @@ def test_a_fixed_point_twins_note_does_not_claim_the_ports_run():
     )
 
 
-@pytest.mark.parametrize("cc", ["westwood", "vegas", "cdg"])
+@pytest.mark.parametrize("cc", ["westwood", "vegas", "cdg", "ledbat", "copa"])
 @NEEDS_BPF_ON_KERNEL[1]
 @pytest.mark.engine
 def test_a_module_the_kernel_lacks_runs_as_its_twin(cc, tmp_path, capsys):
