@@ -36,6 +36,9 @@ rtt = "40ms"
         ("nv", True),
         ("hybla", True),
         ("cdg", True),
+        ("ledbat", True),
+        ("copa", True),
+        ("vivace", False),
         ("ledbatx", False),
         ("../x", False),
     ],
@@ -47,7 +50,17 @@ def test_a_twin_is_a_shipped_example_of_that_name(cc, shipped):
         assert src.name == f"{cc}.bpf.c" and src.parent == twins.EXAMPLES
 
 
-@pytest.mark.parametrize("cc", ["westwood", "vegas", "cdg"])
+def test_a_fixed_point_twins_note_does_not_claim_the_ports_run():
+    # ledbat.bpf.c computes in Q16 where the port uses f64: the same statistics, not
+    # the same run; an exact twin's note says it gives the run.
+    src = twins.twin_source("ledbat")
+    assert "statistics within tolerances" in twins.note([0], "ledbat", src)
+    assert "the native port's run in the simulator" in twins.note(
+        [1], "westwood", twins.twin_source("westwood")
+    )
+
+
+@pytest.mark.parametrize("cc", ["westwood", "vegas", "cdg", "ledbat", "copa"])
 @NEEDS_BPF_ON_KERNEL[1]
 @pytest.mark.engine
 def test_a_module_the_kernel_lacks_runs_as_its_twin(cc, tmp_path, capsys):

@@ -315,8 +315,12 @@ pub fn held_against(name: &str) -> &'static str {
             "paper's claims in its scenario (docs/variants.md, variant_scenarios.rs)"
         }
         "bbr3" | "bbr2" => "draft-ietf-ccwg-bbr's claims in scenario tests (docs/bbr3.md)",
-        "ledbat" => "RFC 6817's claims in scenario tests (baseline_scenarios.rs); ns-3's TcpLedbat in tcp-variants-comparison (docs/FIDELITY-ns3.md)",
-        "copa" => "the paper's claims in a scenario test (baseline_scenarios.rs); not run against mvfst",
+        "ledbat" => {
+            "RFC 6817's claims in scenario tests (baseline_scenarios.rs); ns-3's TcpLedbat in tcp-variants-comparison (docs/FIDELITY-ns3.md); its BPF twin (bpf/examples/ledbat.bpf.c, fixed point: the port's statistics within tolerances in the simulator, not its run bit for bit) on the kernel backend (docs/FIDELITY-twins.md)"
+        }
+        "copa" => {
+            "the paper's claims in a scenario test (baseline_scenarios.rs); not run against mvfst; its BPF twin (bpf/examples/copa.bpf.c, fixed point: the port's statistics within tolerances in the simulator, not its run bit for bit) on the kernel backend (docs/FIDELITY-twins.md)"
+        }
         "vivace" => "the paper's claims in scenario tests (baseline_scenarios.rs); not run against PCC-Uspace",
         "external" => "not applicable (set from outside)",
         _ => "none yet",
@@ -375,6 +379,11 @@ mod tests {
         assert_eq!(held_against("no-such-algorithm"), "none yet");
         assert!(held_against("vivace").contains("scenario tests"));
         assert!(held_against("ledbat").contains("docs/FIDELITY-ns3.md"));
+        // ledbat's twin is fixed point: held to the port within tolerances, not bit for bit.
+        assert!(held_against("ledbat").contains("bpf/examples/ledbat.bpf.c"));
+        assert!(held_against("ledbat").contains("not its run bit for bit"));
+        assert!(held_against("copa").contains("bpf/examples/copa.bpf.c"));
+        assert!(held_against("copa").contains("not its run bit for bit"));
         // Every registered algorithm gets a non-empty entry.
         for spec in ALGORITHMS {
             assert!(!held_against(spec.name).is_empty(), "{}", spec.name);
