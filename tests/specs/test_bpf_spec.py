@@ -179,5 +179,7 @@ def test_a_short_name_is_the_shipped_example_and_an_unknown_one_is_refused(tmp_p
     )
     assert main(["validate", str(spec)]) == 2
     err = capsys.readouterr().err
-    assert "flows[0].cc" in err and "'cubbic'" in err and "bbr, bic, cdg, cubic, da_bbr" in err, err
+    assert (
+        "flows[0].cc" in err and "'cubbic'" in err and "bbr, bic, cdg, copa, cubic, da_bbr" in err
+    ), err
     assert "bpf:./cubbic.bpf.c" in err
