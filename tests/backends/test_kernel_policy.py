@@ -18,8 +18,11 @@ elsewhere with the reason. About 40 s of real time."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import socket
+import struct
+import termios
 import threading
 import time
 from pathlib import Path
@@ -33,6 +36,11 @@ from tcplab.backends.kernel import bpf_ops, policy_agent, tcpinfo
 REPO = Path(__file__).resolve().parents[2]
 POLICY = REPO / "experiments" / "gym" / "cem-linear.json"
 pytestmark = NEEDS_BPF_ON_KERNEL
+
+
+def _unacked_bytes(sock: socket.socket) -> int:
+    """Bytes in the socket's send queue, sent or not, not yet acked (SIOCOUTQ)."""
+    return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
 
 
 def test_the_program_applies_the_agents_writes_and_measures_the_socket():
@@ -79,7 +87,15 @@ def test_the_program_applies_the_agents_writes_and_measures_the_socket():
         end = time.monotonic() + 0.5
         while time.monotonic() < end:
             s.send(chunk)
-        time.sleep(0.2)  # everything acked: the entry holds the last ACK's counters
+        # Wait until everything is acked (SIOCOUTQ: bytes sent or queued, not yet
+        # acked), then the entry holds the last ACK's counters. A fixed 0.2 s sleep was
+        # not enough: the send buffer autotunes to ~4 MB, 0.8 s at 40 Mbit/s, and a CI
+        # run read the entry two segments (130966 bytes) ahead of TCP_INFO.
+        deadline = time.monotonic() + 20
+        while _unacked_bytes(s) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _unacked_bytes(s) == 0, "the connection did not drain in 20 s"
+        time.sleep(0.05)
         info = tcpinfo.sample(s, False)
         m = maps.read(port)
         assert (info["pacing_rate_bps"], info["cwnd_pkts"]) == (40e6, 50)
