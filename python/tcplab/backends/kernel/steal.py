@@ -7,7 +7,7 @@ is a real-time process, so while its vCPU is stolen it wakes late and its links 
 late, whatever the guest's own load: on 2026-12-02 this project's 2-vCPU VM showed 14-25 %
 steal (vmstat) and every fidelity run flagged for lateness at a 1-minute load of 0.5
 (docs/FIDELITY.md, finding 27). The share is recorded with every kernel run
-(``extra.emulator.host_steal``) and named in the lag warning (analysis/caveats.py), so a
+(summary.json's ``engine.emulator.host_steal``) and named in the lag warning (analysis/caveats.py), so a
 late run says whether its own machine or the host held it up.
 """
 
