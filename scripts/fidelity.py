@@ -556,6 +556,11 @@ def main() -> int:
             "python scripts/fidelity.py --seeds "
             + args.seeds
             + (" --keep-kernel" if args.keep_kernel else "")
+            + (
+                f" --max-steal {args.max_steal} --attempts {args.attempts}"
+                if args.max_steal is not None
+                else ""
+            )
             + " --docs "
             + args.docs
         )
