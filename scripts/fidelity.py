@@ -111,7 +111,7 @@ STOLEN = ".stolen"
 
 def run_below_steal(d: Path, once, steal_of, limit: float, attempts: int, say, name: str) -> None:
     """Make (or keep) the run in ``d`` and redo it while the host's steal over it exceeded
-    ``limit``, at most ``attempts`` runs in all (a stored run counts as one). A redone run
+    ``limit``, at most ``attempts`` runs in all (stored and set-aside runs count). A redone run
     is set aside as ``d.stolen<k>`` (kept, so the document can count them); if every
     attempt was over the limit the least stolen one is kept in ``d``. Steal is the host's,
     not TCP's, so choosing runs by it selects the emulator's timing, not the outcome; the
@@ -124,8 +124,9 @@ def run_below_steal(d: Path, once, steal_of, limit: float, attempts: int, say, n
         k = 1 + sum(1 for _ in d.parent.glob(d.name + STOLEN + "*"))
         return d.with_name(f"{d.name}{STOLEN}{k}")
 
-    tried: list[Path] = []
-    made = 1 if is_run_dir(d) else 0
+    # Runs set aside by an earlier invocation count as attempts (and may still be kept).
+    tried = sorted(d.parent.glob(d.name + STOLEN + "*"))
+    made = (1 if is_run_dir(d) else 0) + len(tried)
     if not made:
         once()
         made = 1

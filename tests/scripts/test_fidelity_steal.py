@@ -74,6 +74,19 @@ def test_a_stored_run_counts_as_an_attempt_and_unknown_steal_is_over(tmp_path):
     assert (kept, aside, left) == (0.002, [], [0.03])
 
 
+def test_runs_set_aside_earlier_count_as_attempts(tmp_path):
+    # An earlier invocation made three runs (30 % set aside, 5 % set aside, 1.7 % kept):
+    # with attempts 3 a second invocation runs nothing more and keeps the 1.7 % run.
+    d = tmp_path / "f01" / "kernel-seed1"
+    for name, steal in (("kernel-seed1.stolen1", 0.3), ("kernel-seed1.stolen2", 0.05)):
+        _fake_runs(d.with_name(name), [steal])[0]()
+    _fake_runs(d, [0.017])[0]()
+    f = _fidelity()
+    once, left = _fake_runs(d, [0.0])
+    f.run_below_steal(d, once, f.host_steal, 0.01, 3, lambda _: None, "f01 kernel seed 1")
+    assert (f.host_steal(d), left) == (0.017, [0.0])
+
+
 def test_the_summary_names_the_largest_steal_and_the_redone_runs(tmp_path):
     f = _fidelity()
     runs = []
