@@ -273,8 +273,11 @@ def test_ctrl_c_at_start_up_is_clean(tmp_path):
         assert p.returncode in (0, 130, -signal.SIGINT), (p.returncode, err)
 
 
+# Long enough that the sweep is still running when a test signals it: at 120 s per point
+# the four points took 10 s on an idle machine, and a loaded CI run finished them before
+# the test's second command had been refused (exit 0 where the SIGTERM's 143 was due).
 SWEEP_LONG = (
-    LONG.replace('"3000s"', '"120s"')
+    LONG.replace('"3000s"', '"900s"')
     + '\n[sweep]\n"bottleneck.buffer" = ["1bdp", "2bdp", "3bdp", "4bdp"]\n'
 )
 
