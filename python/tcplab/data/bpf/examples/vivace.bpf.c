@@ -55,16 +55,18 @@
  *   (r(1 +- 0.05) is r 21 / 20 and r 19 / 20, the boundary r (1 + k) / 20), the
  *   MI's length to whole us, its measured duration to ns; a rate change is
  *   d_util 2^40 / d_rate (theta_0 = 1 per 2^20 bit/s, per 2^20 bit/s) from Q16
- *   utilities. Equal f64 utilities are equal here too, but two utilities within
- *   2^-16 of each other may compare otherwise than the port's (a near-tie).
+ *   utilities. Two MIs whose utilities are within a few 2^-16 of each other may
+ *   compare otherwise than the port's (a near-tie), and the runs part from there.
  * - State: the queue of open MIs, the regression sums of the MI at the front and
  *   the rate controller are in socket-local storage (BPF_MAP_TYPE_SK_STORAGE,
- *   ~600 bytes; icsk_ca_priv's 104 bytes cannot hold them), created in init. The
- *   port's queue is unbounded; here it is a ring of MI_SLOTS = 8. With 8 open MIs
- *   (each lasts >= 1.5 srtt and closes about an RTT after it ends, so about three
- *   are open) the last one keeps sending at its rate past its deadline until one
- *   closes. A socket whose storage cannot be had (the kernel out of memory) is
- *   left as the kernel set it up: cwnd and pacing untouched.
+ *   816 bytes; icsk_ca_priv's 104 bytes cannot hold them), created in init. The
+ *   port's queue is unbounded; here it is a ring of MI_SLOTS = 16. Each MI lasts
+ *   >= 1.5 srtt and closes about an RTT after it ends, so a few are open at once
+ *   (max_open, the high-water mark, read 2-6 in simulated runs of 1-2 flows at
+ *   2-100 Mbit/s, 40-200 ms, 0-1 % loss); with 16 open the last one would keep
+ *   sending at its rate past its deadline until one closed. A socket whose
+ *   storage cannot be had (the kernel out of memory) is left as the kernel set it
+ *   up: cwnd and pacing untouched.
  * - The port keeps every (send time, RTT) sample of the front MI and regresses
  *   them at its end; here their sums (n, sum x, sum y, sum x^2, sum xy, sum y^2)
  *   are kept instead, x counted from 2^20 us before the MI's first sample and
@@ -129,7 +131,7 @@ char _license[] SEC("license") = "GPL";
 #define MIN_CWND 4
 /* This program's: see Deviations. */
 #define MAX_RATE_BPS (1ULL << 40)
-#define MI_SLOTS 8
+#define MI_SLOTS 16
 #define MI_MASK (MI_SLOTS - 1)
 #define X_OFFSET_US (1ULL << 20)
 #define SAMPLE_MAX (1ULL << 23)
@@ -179,6 +181,7 @@ struct vivace {
 	__u8 direction;
 	__u8 useful_started;
 	__u8 nresults;
+	__u8 max_open; /* the most MIs open at once (a diagnostic: bpf_maps.json) */
 };
 
 struct {
@@ -632,6 +635,8 @@ static __always_inline void maybe_start_mi(struct vivace *v, __u64 now, __u32 sn
 		v->useful_started++;
 	mi = &v->mi[(v->head + v->count) & MI_MASK];
 	v->count++;
+	if (v->count > v->max_open)
+		v->max_open = v->count;
 	mi->rate = rate;
 	mi->useful = useful;
 	mi->start_us = now;
@@ -996,6 +1001,7 @@ void BPF_PROG(vivace_init, struct sock *sk)
 	v->direction = DIR_INCREASE;
 	v->useful_started = 0;
 	v->nresults = 0;
+	v->max_open = 0;
 	if (!rtt)
 		rtt = INITIAL_RTT_US;
 	v->rate = INITIAL_WINDOW * tp->mss_cache * 8 * USEC_PER_SEC / rtt;
