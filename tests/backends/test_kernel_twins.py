@@ -38,7 +38,8 @@ rtt = "40ms"
         ("cdg", True),
         ("ledbat", True),
         ("copa", True),
-        ("vivace", False),
+        ("vivace", True),
+        ("vivacex", False),
         ("ledbatx", False),
         ("../x", False),
     ],
@@ -58,9 +59,11 @@ def test_a_fixed_point_twins_note_does_not_claim_the_ports_run():
     assert "the native port's run in the simulator" in twins.note(
         [1], "westwood", twins.twin_source("westwood")
     )
+    # vivace.bpf.c: integer rates, Q16 utilities, fixed-point x^0.9 and ^1.2.
+    assert "fixed point" in twins.note([0], "vivace", twins.twin_source("vivace"))
 
 
-@pytest.mark.parametrize("cc", ["westwood", "vegas", "cdg", "ledbat", "copa"])
+@pytest.mark.parametrize("cc", ["westwood", "vegas", "cdg", "ledbat", "copa", "vivace"])
 @NEEDS_BPF_ON_KERNEL[1]
 @pytest.mark.engine
 def test_a_module_the_kernel_lacks_runs_as_its_twin(cc, tmp_path, capsys):

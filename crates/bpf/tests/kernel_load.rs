@@ -4,7 +4,8 @@
 //! CO-RE against /sys/kernel/btf/vmlinux) and unregistered again. It changes the
 //! machine's list of congestion controls for a moment, so it is opt-in:
 //! `cargo test -p tcplab-bpf --test kernel_load -- --ignored` as root with bpftool
-//! (checked on 6.18.44, 2026-12-02: all twenty examples load, ledbat and copa among them).
+//! (checked on 6.18.44, 2026-12-02: all twenty examples load, ledbat and copa among them;
+//! 2026-12-03: all twenty-one, vivace's socket storage and global subprograms among them).
 
 mod common;
 

@@ -321,7 +321,9 @@ pub fn held_against(name: &str) -> &'static str {
         "copa" => {
             "the paper's claims in a scenario test (baseline_scenarios.rs); not run against mvfst; its BPF twin (bpf/examples/copa.bpf.c, fixed point: the port's statistics within tolerances in the simulator, not its run bit for bit) on the kernel backend (docs/FIDELITY-twins.md)"
         }
-        "vivace" => "the paper's claims in scenario tests (baseline_scenarios.rs); not run against PCC-Uspace",
+        "vivace" => {
+            "the paper's claims in scenario tests (baseline_scenarios.rs); not run against PCC-Uspace; its BPF twin (bpf/examples/vivace.bpf.c, fixed point: the port's statistics within tolerances in the simulator, not its run bit for bit) on the kernel backend"
+        }
         "external" => "not applicable (set from outside)",
         _ => "none yet",
     }
@@ -384,6 +386,8 @@ mod tests {
         assert!(held_against("ledbat").contains("not its run bit for bit"));
         assert!(held_against("copa").contains("bpf/examples/copa.bpf.c"));
         assert!(held_against("copa").contains("not its run bit for bit"));
+        assert!(held_against("vivace").contains("bpf/examples/vivace.bpf.c"));
+        assert!(held_against("vivace").contains("not its run bit for bit"));
         // Every registered algorithm gets a non-empty entry.
         for spec in ALGORITHMS {
             assert!(!held_against(spec.name).is_empty(), "{}", spec.name);

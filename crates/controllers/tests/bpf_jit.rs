@@ -45,7 +45,7 @@ fn object(path: &str) -> Option<PathBuf> {
 fn every_shipped_example_runs_the_same_compiled_and_interpreted() {
     // bpf/ is python/tcplab/data/bpf (a symlink): one set of examples.
     let dir = "bpf/examples";
-    for name in ["reno", "cubic", "dctcp", "bbr", "da_bbr"] {
+    for name in ["reno", "cubic", "dctcp", "bbr", "da_bbr", "vivace"] {
         let Some(obj) = object(&format!("{dir}/{name}.bpf.c")) else {
             return;
         };

@@ -42,7 +42,7 @@ def twins(spec: Any, offered: list[str]) -> dict[int, Path]:
 # Twins written in fixed point where the port uses f64 (BPF has no floating point):
 # in the simulator they give the port's statistics within stated tolerances
 # (crates/controllers/tests/bpf_flows.rs), not its run bit for bit.
-FIXED_POINT = frozenset({"ledbat", "copa"})
+FIXED_POINT = frozenset({"ledbat", "copa", "vivace"})
 
 
 def note(flows: list[int], cc: str, src: Path) -> str:
