@@ -74,3 +74,23 @@ def test_a_traced_episode_runs(tmp_path):
     spec = s.sample(3, "cubic")
     assert Path(spec["bottleneck"]["rate"]["trace"]).name == "synthetic-lte.down"
     assert tcplab.run(spec, report=False).summary.iloc[0]["goodput_bps"] > 0
+
+
+def test_describe_names_the_trace_its_scale_and_rate_changes():
+    from tcplab.gym.scenarios import describe
+
+    traced = {
+        "bottleneck": {
+            "rate": {"trace": "/x/synthetic-lte.down", "scale": 0.793},
+            "buffer": "0.78bdp",
+            "loss": 0.0086,
+        },
+        "flows": [{"cc": "external", "rtt": "52ms"}, {"cc": "bbr", "rtt": "52ms"}],
+    }
+    assert describe(traced) == "synthetic-lte.down x0.793 52ms 0.78bdp loss 0.0086 +bbr"
+    fixed = {
+        "bottleneck": {"rate": "6Mbps", "buffer": "1bdp", "loss": 0.0},
+        "flows": [{"cc": "external", "rtt": "63ms"}],
+        "events": [{"at": "1s", "rate": "3Mbps"}, {"at": "2s", "rate": "6Mbps"}],
+    }
+    assert describe(fixed) == "6Mbps 63ms 1bdp loss 0.0 (2 rate changes)"

@@ -216,6 +216,23 @@ class Scenarios:
         return events
 
 
+def describe(spec: dict[str, Any]) -> str:
+    """A sampled episode in one line, as tables print it: "6.8Mbps 76ms 0.5bdp loss 0.01
+    +bbr", a traced bottleneck as "synthetic-lte.down x0.793", rate changes as
+    "(2 rate changes)"."""
+    b = spec["bottleneck"]
+    rate = b["rate"]
+    if isinstance(rate, dict):
+        rate = f"{Path(rate['trace']).name} x{rate.get('scale', 1.0):g}"
+    text = f"{rate} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}" + "".join(
+        f" +{f['cc']}" for f in spec["flows"][1:]
+    )
+    changes = len(spec.get("events", []))
+    if changes:
+        text += f" ({changes} rate change{'s' if changes > 1 else ''})"
+    return text
+
+
 def _traces(value: Any, base: Path) -> tuple[str, ...]:
     """``traces`` as absolute paths: each relative to ``base`` if that file exists, else a
     trace tcplab ships by its name; each read and checked here, so a bad file is refused

@@ -47,6 +47,7 @@ import tcplab
 from tcplab.engine import engine
 from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
 from tcplab.gym.rewards import REWARDS, ideal_reward
+from tcplab.gym.scenarios import describe
 from tcplab.specs.load import read_toml
 
 HERE = Path(__file__).resolve().parent
@@ -160,7 +161,7 @@ def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = N
     """Flow 0 of each held-out spec as the trained policy (``cc = "policy:FILE"``, run by
     the engine like any algorithm), CUBIC and BBR: plain tcplab.run each."""
     raw = read_toml(heldout)  # tomllib on 3.11+, tomli on 3.10 (tcplab's own reader)
-    scenarios = Scenarios.from_dict(raw["scenarios"])
+    scenarios = Scenarios.from_dict(raw["scenarios"], heldout.parent)
     seeds = seeds if seeds is not None else raw["evaluation"]["seeds"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,11 +169,7 @@ def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = N
         path.write_text(json.dumps(policy_file(w)))
         for seed in seeds:
             spec = scenarios.sample(seed, "cubic")
-            b = spec["bottleneck"]
-            where = (
-                f"{b['rate']} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}"
-                + "".join(f" +{f['cc']}" for f in spec["flows"][1:])
-            )
+            where = describe(spec)
             for cc in (f"policy:{path}", "cubic", "bbr"):
                 spec["flows"][0]["cc"] = cc
                 f0 = tcplab.run(spec, report=False).summary.iloc[0]
