@@ -176,8 +176,9 @@ def main(argv: list[str]) -> int:
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     from tcplab.gym import Scenarios
+    from tcplab.gym.scenarios import describe
 
-    scenarios = Scenarios.from_dict(tomllib.loads(HELDOUT.read_text())["scenarios"])
+    scenarios = Scenarios.from_dict(tomllib.loads(HELDOUT.read_text())["scenarios"], HELDOUT.parent)
     policies = {"do-nothing": do_nothing(), "cem-linear": trained()}
     for item in a.policy:
         name, _, path = item.partition("=")
@@ -191,12 +192,8 @@ def main(argv: list[str]) -> int:
             files[name].write_text(json.dumps(p))
         for seed in a.seeds:
             spec = scenarios.sample(seed, "cubic")
-            b = spec["bottleneck"]
             rate_bps = bottleneck_bps(spec)
-            where = (
-                f"{b['rate']} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}"
-                + "".join(f" +{f['cc']}" for f in spec["flows"][1:])
-            )
+            where = describe(spec)
             for name in names:
                 if name in policies:
                     row = deployed(f"policy:{files[name]}", spec)

@@ -21,12 +21,21 @@ The TOML form (``experiments/gym/*.toml``)::
                                     # integer, at uniform times in the run's middle 80 %
     rate_change_factor = [0.5, 2.0] # each step multiplies the rate by a log-uniform
                                     # factor, kept within rate_mbps
+    traces = ["synthetic-lte.down"] # Mahimahi traces an episode's bottleneck may follow:
+                                    # a path relative to this file, or the name of a
+                                    # trace tcplab ships (``tcplab.gym.scenarios.SHIPPED_TRACES``)
+    trace_share = 0.25              # the chance that an episode follows one of them,
+                                    # scaled to the drawn rate (``{ trace, scale }``)
 
 A range with equal ends (or a single number) is a constant. Sampled values are rounded
 (rate to 0.1 Mbit/s, RTT to 1 ms, buffer to 0.01 BDP, loss to 1e-4, starts to 1 ms) so the
 spec reads as one a person would write. Rate changes are drawn after everything else and
 only when ``rate_changes`` allows one, so distributions without them sample the episodes
-they always did; they are the spec's ``[[events]]``.
+they always did; they are the spec's ``[[events]]``. Traces come last, only when
+``trace_share`` > 0: an episode that follows a trace (uniform choice) has the trace
+scaled so its mean rate is the drawn rate (``rate = { trace = FILE, scale = S }``,
+tcplab.specs.traces) and no rate changes (a traced bottleneck's rate is the trace's);
+its spec names the trace by absolute path, so it re-runs anywhere the file is.
 """
 
 from __future__ import annotations
@@ -40,6 +49,11 @@ import numpy as np
 
 from tcplab.errors import SpecError
 from tcplab.specs.load import read_toml
+from tcplab.specs.traces import read_trace
+
+SHIPPED_TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
+"""The traces tcplab ships (the checkout's traces/, made by scripts/make_traces.py): a
+scenarios file may name one by its file name alone."""
 
 
 def _range(name: str, value: Any, lo: float, hi: float) -> tuple[float, float]:
@@ -73,12 +87,16 @@ class Scenarios:
     competing_start_s: tuple[float, float] = (0.0, 0.0)
     rate_changes: tuple[int, int] = (0, 0)
     rate_change_factor: tuple[float, float] = (0.5, 2.0)
+    traces: tuple[str, ...] = ()
+    trace_share: float = 0.0
     sample_interval: str = "100ms"
     name: str = "gym"
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> Scenarios:
+    def from_dict(cls, raw: dict[str, Any], base: Path | None = None) -> Scenarios:
+        """``base``: the directory trace paths are relative to (the scenarios file's;
+        default the working directory)."""
         known = {
             "duration",
             "rate_mbps",
@@ -90,6 +108,8 @@ class Scenarios:
             "competing_start_s",
             "rate_changes",
             "rate_change_factor",
+            "traces",
+            "trace_share",
             "sample_interval",
             "name",
         }
@@ -125,6 +145,8 @@ class Scenarios:
             rate_change_factor=_range(
                 "rate_change_factor", raw.get("rate_change_factor", [0.5, 2.0]), 0.01, 100.0
             ),
+            traces=_traces(raw.get("traces", []), base or Path.cwd()),
+            trace_share=_range("trace_share", raw.get("trace_share", 0.0), 0.0, 1.0)[0],
             sample_interval=str(raw.get("sample_interval", "100ms")),
             name=str(raw.get("name", "gym")),
         )
@@ -135,7 +157,7 @@ class Scenarios:
         raw = read_toml(path)  # tomllib on 3.11+, tomli on 3.10; syntax errors name the file
         if "scenarios" not in raw:
             raise SpecError([("scenarios", f"{path} has no [scenarios] table")])
-        return cls.from_dict(raw["scenarios"])
+        return cls.from_dict(raw["scenarios"], Path(path).resolve().parent)
 
     def sample(self, seed: int, controlled_cc: str = "external") -> dict[str, Any]:
         """The spec of episode ``seed`` (a raw spec dictionary, validated by the caller),
@@ -166,7 +188,15 @@ class Scenarios:
             },
             "flows": flows,
         }
-        if self.rate_changes[1] > 0:
+        traced = bool(self.traces) and self.trace_share > 0 and rng.uniform() < self.trace_share
+        if traced:
+            path = self.traces[int(rng.integers(len(self.traces)))]
+            mean_mbps = read_trace(path) / 1e6  # the file was checked by from_dict
+            spec["bottleneck"]["rate"] = {
+                "trace": path,
+                "scale": round(max(rate, 0.1) / mean_mbps, 4),
+            }
+        elif self.rate_changes[1] > 0:
             events = self._rate_events(rng, max(rate, 0.1))
             if events:
                 spec["events"] = events
@@ -184,3 +214,50 @@ class Scenarios:
             rate = round(min(max(rate * factor, self.rate_mbps[0]), self.rate_mbps[1]), 1)
             events.append({"at": f"{t * 1000:g}ms", "rate": f"{max(rate, 0.1):g}Mbps"})
         return events
+
+
+def describe(spec: dict[str, Any]) -> str:
+    """A sampled episode in one line, as tables print it: "6.8Mbps 76ms 0.5bdp loss 0.01
+    +bbr", a traced bottleneck as "synthetic-lte.down x0.793", rate changes as
+    "(2 rate changes)"."""
+    b = spec["bottleneck"]
+    rate = b["rate"]
+    if isinstance(rate, dict):
+        rate = f"{Path(rate['trace']).name} x{rate.get('scale', 1.0):g}"
+    text = f"{rate} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}" + "".join(
+        f" +{f['cc']}" for f in spec["flows"][1:]
+    )
+    changes = len(spec.get("events", []))
+    if changes:
+        text += f" ({changes} rate change{'s' if changes > 1 else ''})"
+    return text
+
+
+def _traces(value: Any, base: Path) -> tuple[str, ...]:
+    """``traces`` as absolute paths: each relative to ``base`` if that file exists, else a
+    trace tcplab ships by its name; each read and checked here, so a bad file is refused
+    when the distribution is made, naming it."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise SpecError([("scenarios.traces", f"must be a list of trace files; got {value!r}")])
+    out = []
+    for name in value:
+        p = base / name
+        if not p.is_file() and "/" not in name and (SHIPPED_TRACES / name).is_file():
+            p = SHIPPED_TRACES / name
+        try:
+            read_trace(p)
+        except ValueError as exc:
+            shipped = ", ".join(sorted(f.name for f in SHIPPED_TRACES.iterdir()))
+            raise SpecError(
+                [
+                    (
+                        "scenarios.traces",
+                        f"{exc} (a path relative to the scenarios file, or one "
+                        f"tcplab ships: {shipped})",
+                    )
+                ]
+            ) from None
+        out.append(str(p.resolve()))
+    return tuple(out)

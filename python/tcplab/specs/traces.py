@@ -12,6 +12,13 @@ when the file is read); the resolved spec a run writes names the absolute path. 
 content goes into the engine config, and its sha256 into the run's digest
 (tcplab.runs.digest), so a changed trace is another run.
 
+``{ trace = "FILE", scale = 0.5 }`` scales the trace's rate while keeping its shape in
+time (:func:`scale_opportunities`): the training distributions of ``tcplab.gym`` put a
+trace at the rate an episode draws, and a researcher can run a recorded LTE trace at a
+fraction of its rate without re-recording it. Mahimahi has no such option (mm-link reads
+a trace as it is); the scaled trace is what the engine config holds and what the digest
+hashes, so a scaled run never shares a cache entry with the unscaled one.
+
 Where to find public traces: Mahimahi's repository ``traces/`` (Verizon, AT&T and
 T-Mobile LTE, driving and short, uplink and downlink, recorded with Saturator, Winstein et
 al., NSDI 2013), and Pantheon's (pantheon.stanford.edu, Yan et al., USENIX ATC 2018)
@@ -33,6 +40,9 @@ OPPORTUNITY_BYTES = 1500
 MAX_OPPORTUNITIES = 50_000_000
 """The engine's limit (trace.rs, MAX_TRACE_OPPORTUNITIES)."""
 MAX_PERIOD_MS = 3_600_000_000
+MAX_SCALE = 1000.0
+"""The largest ``scale`` (a 12 Mbit/s trace at 12 Gbit/s); the scaled trace must also
+stay within :data:`MAX_OPPORTUNITIES`."""
 
 
 class TraceRate(int):
@@ -42,16 +52,20 @@ class TraceRate(int):
 
     path: str
     opportunities_ms: tuple[int, ...]
+    scale: float
 
-    def __new__(cls, path: str, opportunities_ms: tuple[int, ...]) -> TraceRate:
+    def __new__(cls, path: str, opportunities_ms: tuple[int, ...], scale: float = 1.0) -> TraceRate:
+        """``opportunities_ms`` is the trace as the link runs it (already scaled);
+        ``scale`` only records the factor the spec asked for."""
         period = opportunities_ms[-1]
         obj = super().__new__(cls, len(opportunities_ms) * OPPORTUNITY_BYTES * 8 * 1000 // period)
         obj.path = path
         obj.opportunities_ms = opportunities_ms
+        obj.scale = scale
         return obj
 
     def __reduce__(self) -> Any:  # deepcopy / pickle (sweep workers) keep the trace
-        return (TraceRate, (self.path, self.opportunities_ms))
+        return (TraceRate, (self.path, self.opportunities_ms, self.scale))
 
     def engine_config(self) -> dict[str, Any]:
         return {"name": Path(self.path).name, "opportunities_ms": list(self.opportunities_ms)}
@@ -113,22 +127,62 @@ def read_trace(path: str | Path) -> TraceRate:
     return TraceRate(str(p), _read(str(p.resolve()), mtime))
 
 
+def scale_opportunities(opportunities_ms: tuple[int, ...], scale: float) -> tuple[int, ...]:
+    """The trace at ``scale`` times its rate, the same shape in time and the same period.
+
+    Of N opportunities, M = max(1, round(scale x N)) are kept (or repeated): the k-th
+    (k = 1..M) is at the time of original opportunity ceil(k x N / M). The last one is
+    the original last, so the period (the last timestamp) is unchanged, and the rate
+    delivered over any stretch of the trace is M / N of the original's to within one
+    opportunity. The rate realised is M / N x the original's (the int value of the
+    returned :class:`TraceRate`), within half an opportunity per period of ``scale``.
+    """
+    n = len(opportunities_ms)
+    m = max(1, round(scale * n))
+    return tuple(opportunities_ms[-(-k * n // m) - 1] for k in range(1, m + 1))
+
+
+def _scale_of(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"a trace's scale is a number in (0, {MAX_SCALE:g}]; got {value!r}")
+    scale = float(value)
+    if not (0.0 < scale <= MAX_SCALE):  # also refuses NaN
+        raise ValueError(f"a trace's scale is a number in (0, {MAX_SCALE:g}]; got {value!r}")
+    return scale
+
+
 def parse_link_rate(value: Any) -> Any:
-    """A link's ``rate``: a rate string (see :mod:`tcplab.specs.units`) or ``{trace = "FILE"}``."""
+    """A link's ``rate``: a rate string (see :mod:`tcplab.specs.units`) or
+    ``{trace = "FILE"}``, optionally with ``scale`` (a factor on the trace's rate)."""
     if isinstance(value, TraceRate):
         return value
     if isinstance(value, dict):
-        if set(value) != {"trace"} or not isinstance(value["trace"], str):
+        if (
+            "trace" not in value
+            or not set(value) <= {"trace", "scale"}
+            or not isinstance(value["trace"], str)
+        ):
             raise ValueError(
                 'a trace-driven rate is { trace = "FILE" } (a Mahimahi trace, path relative '
-                "to the spec file)"
+                "to the spec file), optionally with scale = a factor on its rate"
             )
-        return read_trace(value["trace"])
+        trace = read_trace(value["trace"])
+        if "scale" not in value:
+            return trace
+        scale = _scale_of(value["scale"])
+        if round(scale * len(trace.opportunities_ms)) > MAX_OPPORTUNITIES:
+            raise ValueError(
+                f"{trace.path}: scale {scale:g} makes more than {MAX_OPPORTUNITIES:,} "
+                "delivery opportunities"
+            )
+        return TraceRate(trace.path, scale_opportunities(trace.opportunities_ms, scale), scale)
     return parse_rate(value)
 
 
 def format_link_rate(rate: Any) -> Any:
     if isinstance(rate, TraceRate):
+        if rate.scale != 1.0:
+            return {"trace": rate.path, "scale": rate.scale}
         return {"trace": rate.path}
     return format_rate(rate)
 

@@ -14,11 +14,12 @@ range [-10, 10] (a rate change of up to 25 % per interval). It is a tcplab polic
 code both in training and when a spec runs it as ``cc = "policy:policy.json"``. It is trained by the
 cross-entropy method (Rubinstein 1999; as in Szita & Lorincz 2006 for Tetris): sample
 weight vectors from a Gaussian, score each on the same fresh episodes drawn from
-experiments/gym/train.toml (rates, RTTs, buffers, loss, a CUBIC competitor and up to two
-step changes of the rate), refit the Gaussian to the best fifth, repeat. The curve is the
+experiments/gym/train.toml (rates, RTTs, buffers, loss, a CUBIC competitor, up to two
+step changes of the rate or one of two shipped traces), refit the Gaussian to the best fifth, repeat. The curve is the
 mean weight vector's score on 32 fixed episodes of the same distribution after each
 iteration: with 8 episodes per candidate it rises over every training seed tried
-(docs/FIDELITY-policy.md), where the elite's score on 2 fresh episodes was noise. An episode's
+(docs/FIDELITY-policy.md), where the elite's score on 2 fresh episodes was noise. The
+policy kept is the mean that scored best on those validation episodes. An episode's
 score is its mean Aurora reward divided by the reward of sending at the bottleneck rate
 with no delay or loss (10 x bottleneck packets/s x 0.001), so fast and slow links count
 alike; the monitor interval is half the flow's smoothed RTT, as PCC-RL's. ``--reward
@@ -47,6 +48,7 @@ import tcplab
 from tcplab.engine import engine
 from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
 from tcplab.gym.rewards import REWARDS, ideal_reward
+from tcplab.gym.scenarios import describe
 from tcplab.specs.load import read_toml
 
 HERE = Path(__file__).resolve().parent
@@ -124,15 +126,19 @@ def train(
     validation: int = 0,
     reward: str = "aurora",
 ) -> tuple[np.ndarray, list[float]]:
-    """Cross-entropy method; returns the mean weight vector and, per iteration, the
-    elite's mean score or, with ``validation`` > 0, the mean weight vector's score on that
-    many fixed training-distribution episodes (seeds 1..validation, the same every
-    iteration and every training seed): the curve that shows whether the policy improves,
-    without the noise of each iteration's fresh episodes."""
+    """Cross-entropy method; returns a weight vector and, per iteration, the elite's mean
+    score or, with ``validation`` > 0, the mean weight vector's score on that many fixed
+    training-distribution episodes (seeds 1..validation, the same every iteration and
+    every training seed): the curve that shows whether the policy improves, without the
+    noise of each iteration's fresh episodes. The vector returned is the last mean, or
+    with ``validation`` the mean that scored best on it (model selection on episodes of
+    the training distribution, never the held-out ones: CEM's mean can step onto a
+    flooding policy in its last iterations, docs/FIDELITY-policy.md)."""
     rng = np.random.default_rng(seed)
     mean, std = np.zeros(N_FEATURES), np.full(N_FEATURES, 1.0)
     n_elite = max(2, population // 5)
     curve = []
+    best = (-np.inf, mean)
     pool = Pool(workers) if workers > 1 else None
     try:
         for it in range(iterations):
@@ -147,20 +153,22 @@ def train(
                 fixed = list(range(1, validation + 1))
                 curve.append(_score((mean, fixed, str(scenarios), reward)))
                 say(f"iteration {it + 1}/{iterations}: validation score {curve[-1]:.3f}")
+                if curve[-1] > best[0]:
+                    best = (curve[-1], mean)
             else:
                 curve.append(float(np.sort(scores)[-n_elite:].mean()))
                 say(f"iteration {it + 1}/{iterations}: elite score {curve[-1]:.3f}")
     finally:
         if pool:
             pool.close()
-    return mean, curve
+    return (best[1] if validation else mean), curve
 
 
 def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = None) -> list[dict]:
     """Flow 0 of each held-out spec as the trained policy (``cc = "policy:FILE"``, run by
     the engine like any algorithm), CUBIC and BBR: plain tcplab.run each."""
     raw = read_toml(heldout)  # tomllib on 3.11+, tomli on 3.10 (tcplab's own reader)
-    scenarios = Scenarios.from_dict(raw["scenarios"])
+    scenarios = Scenarios.from_dict(raw["scenarios"], heldout.parent)
     seeds = seeds if seeds is not None else raw["evaluation"]["seeds"]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,11 +176,7 @@ def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = N
         path.write_text(json.dumps(policy_file(w)))
         for seed in seeds:
             spec = scenarios.sample(seed, "cubic")
-            b = spec["bottleneck"]
-            where = (
-                f"{b['rate']} {spec['flows'][0]['rtt']} {b['buffer']} loss {b['loss']}"
-                + "".join(f" +{f['cc']}" for f in spec["flows"][1:])
-            )
+            where = describe(spec)
             for cc in (f"policy:{path}", "cubic", "bbr"):
                 spec["flows"][0]["cc"] = cc
                 f0 = tcplab.run(spec, report=False).summary.iloc[0]
