@@ -78,6 +78,14 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|k| SimTime((k.0 >> 64) as u64))
     }
+    /// The earliest event, left in the queue.
+    #[inline]
+    pub fn peek(&self) -> Option<&E> {
+        let k = self.heap.peek()?.0;
+        Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
+    }
+    /// Inlined into the event loop, one call per event (see `World::run_events`).
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let Reverse(key) = self.heap.pop()?;
         let slot = (key as u64 & SLOT_MASK) as u32;
