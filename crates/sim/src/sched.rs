@@ -84,6 +84,19 @@ impl<E: Copy> EventQueue<E> {
         let k = self.heap.peek()?.0;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
+    /// The event most likely to run after the earliest one: the earlier of the root's two
+    /// children (the second smallest key), left in the queue. A guess only: an event the
+    /// earliest one schedules may come before it.
+    #[inline]
+    pub fn peek_second(&self) -> Option<&E> {
+        let h = self.heap.as_slice();
+        let k = match (h.get(1), h.get(2)) {
+            (Some(a), Some(b)) => a.0.min(b.0),
+            (Some(a), None) => a.0,
+            _ => return None,
+        };
+        Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
+    }
     /// Inlined into the event loop, one call per event (see `World::run_events`).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {

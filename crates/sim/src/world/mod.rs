@@ -478,6 +478,12 @@ impl World {
             Some(Event::TxDone(l)) => self.links[*l as usize].prefetch_departure(),
             _ => {}
         }
+        // The peek above reads the next event's link, itself a miss at 1000 flows (one
+        // `Link` of 4,002): fetch the link of the event after it, which the next
+        // iteration's peek will read.
+        if let Some(Event::Arrive(l) | Event::TxDone(l)) = self.queue.peek_second() {
+            self.links[*l as usize].prefetch_heads();
+        }
     }
 
     /// Take every sample due at or before `t` (all events before `t` have run).
