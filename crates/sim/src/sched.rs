@@ -220,6 +220,39 @@ mod tests {
     }
 
     #[test]
+    fn peek_shows_the_event_pop_returns_next_and_leaves_it() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek(), None);
+        q.push(SimTime(20), "b");
+        q.push(SimTime(10), "a1");
+        q.push(SimTime(10), "a2");
+        assert_eq!(q.peek(), Some(&"a1"));
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.pop(), Some((SimTime(10), "a1")));
+        assert_eq!(q.peek(), Some(&"a2"));
+    }
+
+    #[test]
+    fn peek_second_shows_the_event_after_the_earliest_and_leaves_both() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek_second(), None);
+        q.push(SimTime(10), 0u32);
+        assert_eq!(q.peek_second(), None);
+        // Keys in many orders: the second is always what the second pop returns.
+        let times = [50, 10, 40, 10, 30, 20, 60, 20, 5, 70];
+        for (i, t) in times.iter().enumerate() {
+            q.push(SimTime(*t), i as u32 + 1);
+        }
+        while q.len() >= 2 {
+            let second = *q.peek_second().unwrap();
+            let n = q.len();
+            q.pop();
+            assert_eq!(q.len(), n - 1);
+            assert_eq!(q.peek(), Some(&second));
+        }
+    }
+
+    #[test]
     fn freed_slots_are_reused_and_ties_keep_insertion_order() {
         let mut q = EventQueue::new();
         q.push(SimTime(5), 'x');
