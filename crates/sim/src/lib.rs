@@ -25,6 +25,7 @@ pub mod interval;
 pub mod native_cc;
 pub mod net;
 pub mod onoff;
+mod prefetch;
 pub mod probe;
 pub mod record;
 pub mod rng;

@@ -78,6 +78,27 @@ impl<E: Copy> EventQueue<E> {
     pub fn peek_time(&self) -> Option<SimTime> {
         self.heap.peek().map(|k| SimTime((k.0 >> 64) as u64))
     }
+    /// The earliest event, left in the queue.
+    #[inline]
+    pub fn peek(&self) -> Option<&E> {
+        let k = self.heap.peek()?.0;
+        Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
+    }
+    /// The event most likely to run after the earliest one: the earlier of the root's two
+    /// children (the second smallest key), left in the queue. A guess only: an event the
+    /// earliest one schedules may come before it.
+    #[inline]
+    pub fn peek_second(&self) -> Option<&E> {
+        let h = self.heap.as_slice();
+        let k = match (h.get(1), h.get(2)) {
+            (Some(a), Some(b)) => a.0.min(b.0),
+            (Some(a), None) => a.0,
+            _ => return None,
+        };
+        Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
+    }
+    /// Inlined into the event loop, one call per event (see `World::run_events`).
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let Reverse(key) = self.heap.pop()?;
         let slot = (key as u64 & SLOT_MASK) as u32;
@@ -196,6 +217,39 @@ mod tests {
         q.push(SimTime(10), "a3");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, vec!["a1", "a2", "a3", "b", "c"]);
+    }
+
+    #[test]
+    fn peek_shows_the_event_pop_returns_next_and_leaves_it() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek(), None);
+        q.push(SimTime(20), "b");
+        q.push(SimTime(10), "a1");
+        q.push(SimTime(10), "a2");
+        assert_eq!(q.peek(), Some(&"a1"));
+        assert_eq!(q.len(), 3);
+        assert_eq!(q.pop(), Some((SimTime(10), "a1")));
+        assert_eq!(q.peek(), Some(&"a2"));
+    }
+
+    #[test]
+    fn peek_second_shows_the_event_after_the_earliest_and_leaves_both() {
+        let mut q = EventQueue::new();
+        assert_eq!(q.peek_second(), None);
+        q.push(SimTime(10), 0u32);
+        assert_eq!(q.peek_second(), None);
+        // Keys in many orders: the second is always what the second pop returns.
+        let times = [50, 10, 40, 10, 30, 20, 60, 20, 5, 70];
+        for (i, t) in times.iter().enumerate() {
+            q.push(SimTime(*t), i as u32 + 1);
+        }
+        while q.len() >= 2 {
+            let second = *q.peek_second().unwrap();
+            let n = q.len();
+            q.pop();
+            assert_eq!(q.len(), n - 1);
+            assert_eq!(q.peek(), Some(&second));
+        }
     }
 
     #[test]

@@ -410,6 +410,30 @@ impl Link {
         Some((pkt, self.pipe.front().map(|(t, _)| *t)))
     }
 
+    /// Prefetch the pipe's head, which the next arrival reads (see `World::prefetch_next`).
+    #[inline(always)]
+    pub fn prefetch_arrival(&self) {
+        if let Some(e) = self.pipe.front() {
+            crate::prefetch::prefetch(e);
+        }
+    }
+
+    /// Prefetch the queue's head, which the next departure starts serializing.
+    #[inline(always)]
+    pub fn prefetch_departure(&self) {
+        if let Some(p) = self.queue.front() {
+            crate::prefetch::prefetch(p);
+        }
+    }
+
+    /// Prefetch the link's own lines that the two above read (where its pipe's and its
+    /// queue's heads are), one event earlier than they run.
+    #[inline(always)]
+    pub fn prefetch_heads(&self) {
+        crate::prefetch::prefetch(&self.pipe);
+        crate::prefetch::prefetch(&self.queue);
+    }
+
     /// Packets the link holds in memory: queued, serializing and propagating.
     pub fn packets_held(&self) -> u64 {
         self.backlog_pkts() + self.pipe.len() as u64

@@ -182,7 +182,19 @@ pub struct World {
     agents: Vec<agents::Slot>,
     /// Indices into `agents` in flow order (the order their waiting writes apply).
     agents_by_flow: Vec<usize>,
+    /// The event loop prefetches the next event's packet ([`World::prefetch_next`]):
+    /// decided once when the world is built, by its number of links.
+    prefetch: bool,
 }
+
+/// Worlds with at least this many links run the event loop that prefetches the next
+/// event's packet; smaller ones run the loop without it. In a small world that packet is
+/// still in cache and the peek is pure cost (2 flows, 10 links: up to ~9 % slower); at
+/// 1000 flows (4,002 links) the packet was written one link delay earlier, ~1000 packets
+/// ago, and its load was two thirds of `Link::arrive` (benches/RESULTS.md, "Engine speed,
+/// fifth step" and "sixth step"). A dumbbell has 4 links per flow and 2 more: 128 is
+/// about 32 flows, above the catalogue's 2-12-flow worlds.
+const PREFETCH_MIN_LINKS: usize = 128;
 
 /// Flow `i`'s algorithm as `cc` builds it, errors prefixed with the flow's path.
 fn build_cc(
@@ -354,6 +366,7 @@ impl World {
         agents_by_flow.sort_by_key(|&k| cfg.agents[k].flow);
         let recorder = (cfg.sample_interval_ns > 0)
             .then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
+        let prefetch = net.links.len() >= PREFETCH_MIN_LINKS;
         Ok(World {
             now: SimTime::ZERO,
             end,
@@ -373,6 +386,7 @@ impl World {
             onoff,
             agents,
             agents_by_flow,
+            prefetch,
         })
         .map(|mut w| {
             w.start_agents();
@@ -426,6 +440,16 @@ impl World {
 
     /// Run every event before `t` (capped at the end); now becomes `t`.
     fn run_events_until(&mut self, t: SimTime) {
+        if self.prefetch {
+            self.run_events::<true>(t)
+        } else {
+            self.run_events::<false>(t)
+        }
+    }
+
+    /// [`World::run_events_until`]'s loop; `PREFETCH` (a large world) adds the hint, so
+    /// that a small world's loop is compiled without it.
+    fn run_events<const PREFETCH: bool>(&mut self, t: SimTime) {
         let t = t.min(self.end);
         while let Some(et) = self.queue.peek_time() {
             if et >= t {
@@ -435,10 +459,31 @@ impl World {
             let (time, ev) = self.queue.pop().expect("peeked");
             self.now = time;
             self.events_processed += 1;
+            if PREFETCH {
+                self.prefetch_next();
+            }
             self.dispatch(ev);
         }
         self.sample_through(t);
         self.now = self.now.max(t);
+    }
+
+    /// Ask the CPU to fetch the packet the next event will read while this one runs: the
+    /// pipe's head for an arrival, the queue's head for a departure. A hint only: if this
+    /// event schedules an earlier one, the fetch is wasted, nothing else.
+    #[inline(always)]
+    fn prefetch_next(&self) {
+        match self.queue.peek() {
+            Some(Event::Arrive(l)) => self.links[*l as usize].prefetch_arrival(),
+            Some(Event::TxDone(l)) => self.links[*l as usize].prefetch_departure(),
+            _ => {}
+        }
+        // The peek above reads the next event's link, itself a miss at 1000 flows (one
+        // `Link` of 4,002): fetch the link of the event after it, which the next
+        // iteration's peek will read.
+        if let Some(Event::Arrive(l) | Event::TxDone(l)) = self.queue.peek_second() {
+            self.links[*l as usize].prefetch_heads();
+        }
     }
 
     /// Take every sample due at or before `t` (all events before `t` have run).
@@ -505,6 +550,10 @@ impl World {
         self.flush_sender(flow, io);
     }
 
+    /// Inlined into both instances of [`World::run_events`]: out of line (as LLVM left it
+    /// once there were two callers) the 10-flow case cost ~9 % more (benches/RESULTS.md,
+    /// "Engine speed, sixth step").
+    #[inline(always)]
     fn dispatch(&mut self, ev: Event) {
         let now = self.now;
         match ev {
@@ -864,6 +913,45 @@ mod tests {
         );
         let w = World::new(&WorldConfig::from_json(&off).unwrap(), &crate::NativeCc).unwrap();
         assert_eq!(w.flows[0].receiver.comp.rtt_us(), 0);
+    }
+
+    /// `n` flows (reno and cubic in turn) over a 100 Mbit/s, 10 ms bottleneck for 1 s.
+    fn dumbbell(n: usize) -> WorldConfig {
+        let flow = |i: usize| {
+            format!(
+                r#"{{"cc": "{}", "sender_access": {{"rate_bps": 1000000000, "delay_ns": {}}},
+                    "receiver_access": {{"rate_bps": 1000000000, "delay_ns": 5000000}}}}"#,
+                ["reno", "cubic"][i % 2],
+                1_000_000 + 100_000 * i as u64
+            )
+        };
+        let flows: Vec<String> = (0..n).map(flow).collect();
+        let text = format!(
+            r#"{{"duration_ns": 1000000000, "sample_interval_ns": 10000000, "seed": 7,
+                "bottleneck": {{"rate_bps": 100000000, "delay_ns": 10000000}},
+                "flows": [{}]}}"#,
+            flows.join(",")
+        );
+        WorldConfig::from_json(&text).unwrap()
+    }
+
+    #[test]
+    fn the_prefetching_loop_is_chosen_by_size_and_changes_no_output() {
+        let small = World::new(&dumbbell(2), &crate::NativeCc).unwrap();
+        assert!(!small.prefetch);
+        let cfg = dumbbell(32);
+        let mut w = World::new(&cfg, &crate::NativeCc).unwrap();
+        assert_eq!(w.links.len(), 4 * 32 + 2);
+        assert!(w.prefetch);
+        w.run_until(w.end);
+        let events = w.events_processed;
+        // Compared as text: the series hold NaN (no RTT sample yet), never equal to itself.
+        let with = format!("{:?}", w.finish().unwrap());
+        let mut w = World::new(&cfg, &crate::NativeCc).unwrap();
+        w.prefetch = false;
+        w.run_until(w.end);
+        assert_eq!(w.events_processed, events);
+        assert!(format!("{:?}", w.finish().unwrap()) == with);
     }
 
     #[test]
