@@ -25,9 +25,9 @@ torch's TorchScript exporter shares equal initializers) and becomes dense layers
 
 Any other op, a node reading a value the chain has left (a branch, a skip connection),
 or a node reading two chain values is refused naming the node, its op and what is
-allowed. The input's width is checked against the preset's observation (3 x history,
-plus 1 with the ``aurora_log`` transform) and the output's against its action (1 value),
-naming both.
+allowed. The input's width is checked against the preset's observation (3 x history
+for Aurora, 7 x history for Orca, plus 1 with the ``aurora_log`` transform) and the
+output's against its action (1 value), naming both.
 
 What the policy file says beyond the network comes from the model's metadata
 (``onnx.helper.set_model_props``), keys ``tcplab.name`` (default: the file's stem),
@@ -108,11 +108,16 @@ def _metadata(model: Any, p: Path) -> dict[str, Any]:
     return out
 
 
+# Features per interval of each preset's observation (crates/controllers/src/policy/
+# mod.rs, Preset::features); a preset not listed is refused by the engine's check.
+FEATURES = {"aurora": 3, "orca": 7}
+
+
 def _observation_width(meta: dict[str, Any]) -> tuple[int, str]:
     h = meta["history"]
     extra = 1 if meta["transform"] == "aurora_log" else 0
     what = f"the {meta['preset']} preset with history {h} and transform {meta['transform']}"
-    return 3 * h + extra, what
+    return FEATURES.get(meta["preset"], 3) * h + extra, what
 
 
 def _dims(value_info: Any) -> list[int | str]:

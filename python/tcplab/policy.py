@@ -17,6 +17,14 @@ The last layer has one output, Aurora's action (clamped to [-10, 10]); activatio
 "linear", "tanh", "relu" or "sigmoid". ``tcplab.gym.presets.Aurora`` with the same history and
 interval computes the same observations: a policy trained there runs here unchanged.
 
+``"preset": "orca"`` (Orca, Abbasloo et al., SIGCOMM 2020, as its code computes it):
+the flow runs CUBIC, and once CUBIC has first left slow start the policy, every
+interval (Orca's report period is 20 ms: ``"interval_ns": 20000000``), reads the last
+``history`` (Orca: 10) reports of 7 features and scales CUBIC's window by 4^a, a in
+[-1, 1] (``transform`` "none"; crates/controllers/src/policy/orca.rs, the code
+``tcplab.gym.presets.Orca`` trains with). Simulator only: the kernel backend refuses it
+(below).
+
 A deployed policy knows what a sender knows (issue 38): its flow's ACK-derived
 statistics and srtt, not the path's configured rates. It starts as TCP starts: TCP's
 initial window (10 segments) until the flow's first RTT sample (the handshake's), then
@@ -33,7 +41,9 @@ graph translated into this format when it is read (tcplab.onnx_policy; needs
 On the kernel backend the same file drives real Linux TCP: the flow runs the BPF program
 tcplab/data/bpf/policy/policy_rate.bpf.c and an agent in the sender's namespace steps the
 engine's controller on the socket's measurements (tcplab/backends/kernel/policy_agent.py),
-so ``--backend sim,kernel`` compares a policy like any algorithm.
+so ``--backend sim,kernel`` compares a policy like any algorithm (Aurora's; an Orca
+policy is refused there, naming the flow, since the kernel backend's program drives an
+``external`` flow and Orca needs a CUBIC whose window an agent writes).
 """
 
 from __future__ import annotations
@@ -95,6 +105,26 @@ def load(cc: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"'{p}': a policy file holds a JSON object")
     return data
+
+
+def underlay(cc: str) -> str:
+    """The algorithm the flow of a (checked) ``policy:`` cc runs underneath the policy,
+    its preset's: ``external`` for Aurora (the policy writes rate and window),
+    ``cubic`` for Orca (the policy scales CUBIC's window)."""
+    return str(engine().policy_underlay(json.dumps(load(cc))))
+
+
+def kernel_problem(cc: str) -> str | None:
+    """Why the kernel backend cannot run the policy of ``cc``, or None: its agent and
+    BPF program (policy_agent.py, policy_rate.bpf.c) drive an ``external`` flow; Orca
+    needs a CUBIC whose window an agent writes."""
+    if underlay(cc) == "external":
+        return None
+    return (
+        f"{path(cc).name}: an Orca policy runs in the simulator only (on the kernel it "
+        "needs a CUBIC whose window an agent writes, Orca's own kernel patch; the kernel "
+        "backend's policy program drives an `external` flow); use --backend sim"
+    )
 
 
 def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:

@@ -80,32 +80,46 @@ def test_aurora_observation_and_reward_by_hand():
 
 
 def test_orca_observation_and_reward_by_hand():
-    """One 20 ms interval: 50 000 bytes acked (20 Mbit/s), 2 segments lost, mean RTT
-    60 ms, min 40 ms, cwnd 100, previous action 0.5.
+    """One 20 ms report (Orca's code: rl-module/envwrapper.py get_state): 50 000 bytes
+    acked, 2 segments lost, 25 RTT samples; cwnd 100, 90 in flight, srtt 60 ms, min RTT
+    40 ms.
 
-    Throughput 50 000 x 8 / 0.02 = 20 Mbit/s = the maximum seen, so feature 1 is 1;
-    RTT ratio 60 / 40 = 1.5; loss rate 2 / (50 000 / 1448 + 2) = 0.0546; BDP at the max
-    throughput and min RTT: 2.5 MB/s x 0.04 s / 1448 = 69.06 segments, cwnd / BDP =
-    1.448; action 0.5. Reward (zeta 5, beta 1.25): 60 ms > 1.25 x 40 ms, so d' = 60 ms;
-    lost 2 x 1448 x 8 / 0.02 = 1.1584 Mbit/s; (20e6 - 5 x 1.1584e6) / 60 000 us =
-    14.208e6 / 60 000 = 236.8, over 20e6 / 40 000 us = 500: 0.4736.
+    Throughput 50 000 / 0.02 = 2.5e6 B/s, the episode's maximum: feature 1 is 1. Pacing
+    (Orca's kernel: 1500-byte MTU x max(cwnd, in flight) / srtt) 1500 x 100 / 0.06 =
+    2.5e6 B/s: ratio 1. Loss 2 x 1448 / 0.02 = 144 800 B/s, 5 x that / 2.5e6 = 0.2896.
+    Samples / cwnd 0.25; the interval 0.02 s; min RTT / srtt 40 / 60; the delay metric
+    1.25 x 40 / 60 = 0.833333 (srtt above 1.25 x min RTT). Reward (2.5e6 - 5 x 144 800) /
+    2.5e6 x 0.833333 = 0.7104 x 0.833333 = 0.592. History 1 (Orca's is 10).
     """
-    o = Orca()
+    o = Orca(history=1)
     o.reset(None, 0, np.random.default_rng(0))
-    o.prev_action = 0.5
-    iv = _iv(
-        duration_us=20_000,
-        acked_bytes=50_000,
-        lost_pkts=2,
-        rtt_samples=10,
-        rtt_mean_us=60_000,
-        rtt_min_us=40_000,
-    )
-    obs = o.observe(iv, _st(cwnd_pkts=100, srtt_us=60_000))
-    np.testing.assert_allclose(
-        obs, [1.0, 1.5, 2 / (50_000 / 1448 + 2), 100 / 69.06077, 0.5], rtol=1e-5
-    )
-    assert o.reward(iv, _st()) == pytest.approx(0.4736, abs=1e-6)
+    iv = _iv(duration_us=20_000, acked_bytes=50_000, lost_pkts=2, rtt_samples=25)
+    st = _st(cwnd_pkts=100, inflight_pkts=90, srtt_us=60_000, min_rtt_us=40_000)
+    obs = o.observe(iv, st)
+    np.testing.assert_allclose(obs, [1.0, 1.0, 0.2896, 0.25, 0.02, 40 / 60, 50 / 60], rtol=1e-6)
+    assert o.reward(iv, st) == pytest.approx(0.592, abs=1e-9)
+    assert Orca().observation_space.shape == (70,)  # 10 reports of 7 features (d5.py)
+
+
+def test_orca_waits_for_cubic_to_leave_slow_start_then_scales_its_window():
+    """CUBIC over 20 Mbit/s, 40 ms, one BDP of buffer: the episode's first observation
+    comes once CUBIC has left slow start (ssthresh < cwnd); an action of 0.5 doubles
+    the window (int(100 x 4^0.5) = 200 percent) and -1 quarters it (25 percent)."""
+    spec = {
+        "experiment": {"duration": "4s", "seed": 1},
+        "bottleneck": {"rate": "20Mbps", "buffer": "1bdp"},
+        "flows": [{"cc": "cubic", "rtt": "40ms"}],
+    }
+    env = CongestionControlEnv(spec=spec, preset="orca", interval="20ms")
+    env.reset(seed=0)
+    st = env.simulation.state(0)
+    assert st.ssthresh_pkts < st.cwnd_pkts
+    before = st.cwnd_pkts
+    env.step(0.5)
+    assert env.unwrapped.preset.cwnd == 2 * before
+    now = env.simulation.state(0).cwnd_pkts
+    env.step(-1.0)
+    assert env.unwrapped.preset.cwnd == max(4, now * 25 // 100)
 
 
 def test_aurora_on_a_tiny_path_by_hand():
@@ -215,9 +229,9 @@ def test_gymnasiums_vector_api_steps_several_environments():
         ENV_ID, num_envs=2, vectorization_mode="sync", scenarios=SMALL, preset="orca"
     )
     obs, _ = envs.reset(seed=[1, 2])
-    assert obs.shape == (2, 5)
+    assert obs.shape == (2, 70)  # Orca: 10 reports of 7 features
     obs, rewards, term, trunc, _ = envs.step(np.zeros((2, 1), np.float32))
-    assert obs.shape == (2, 5) and rewards.shape == (2,)
+    assert obs.shape == (2, 70) and rewards.shape == (2,)
     envs.close()
 
 

@@ -16,6 +16,7 @@ use tcplab_controllers::Controllers;
 use tcplab_sim::time::SimTime;
 use tcplab_sim::{SimError, World, WorldConfig};
 
+mod orca;
 mod stepping;
 
 // A flow's algorithm failed during the run: the user's BPF program faulted (an
@@ -394,5 +395,10 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
         tcplab_controllers::policy::MIN_STEP_NS,
     )?;
     m.add_function(wrap_pyfunction!(stepping::check_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(stepping::policy_underlay, m)?)?;
+    m.add_class::<orca::OrcaObservation>()?;
+    m.add_function(wrap_pyfunction!(orca::orca_cwnd, m)?)?;
+    m.add_function(wrap_pyfunction!(orca::orca_ready, m)?)?;
+    m.add("ORCA_REPORT_NS", tcplab_controllers::policy::ORCA_REPORT_NS)?;
     Ok(())
 }

@@ -235,7 +235,7 @@ impl Stepper {
     }
 }
 
-fn interval_from(t: [f64; 10]) -> IntervalStats {
+pub(crate) fn interval_from(t: [f64; 10]) -> IntervalStats {
     IntervalStats {
         duration_us: t[0] as u64,
         sent_bytes: t[1] as u64,
@@ -333,12 +333,23 @@ pub(crate) fn check_policy(policy_json: &str) -> PyResult<()> {
     guard(|| parse_policy(policy_json).map(|_| ()))?
 }
 
+/// The algorithm a policy's flow runs underneath it (its preset's: "external" for
+/// Aurora, "cubic" for Orca); ValueError for a policy that does not check.
+#[pyfunction]
+pub(crate) fn policy_underlay(policy_json: &str) -> PyResult<&'static str> {
+    let (p, _) = guard(|| parse_policy(policy_json))??;
+    agent::Preset::parse(&p.preset)
+        .map(|k| k.underlay())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// A policy (JSON text, crates/controllers' policy's PolicyConfig): `act(observation) -> action`, the
 /// network the engine evaluates for `cc = "policy:FILE"`.
 #[pyclass(module = "tcplab._engine")]
 pub struct Policy {
     mlp: agent::Mlp,
-    history: usize,
+    /// Values in an observation (features per interval x history).
+    width: usize,
 }
 
 #[pymethods]
@@ -346,17 +357,19 @@ impl Policy {
     #[new]
     fn new(policy_json: &str) -> PyResult<Self> {
         let (p, mlp) = guard(|| parse_policy(policy_json))??;
+        // parse_policy checked the preset (Mlp::new).
+        let features = agent::Preset::parse(&p.preset).map_or(3, |k| k.features());
         Ok(Policy {
             mlp,
-            history: p.history,
+            width: features * p.history,
         })
     }
     fn act(&self, observation: Vec<f32>) -> PyResult<f64> {
-        if observation.len() != 3 * self.history {
+        if observation.len() != self.width {
             return Err(PyValueError::new_err(format!(
                 "observation: {} values; this policy reads {}",
                 observation.len(),
-                3 * self.history
+                self.width
             )));
         }
         Ok(self.mlp.act(&observation))

@@ -86,11 +86,11 @@ impl IntervalStats {
     }
 }
 
-/// What an agent writes into its flow: the pacing rate (bit/s, 0 = unpaced) and cwnd
-/// (segments, >= 1), as a congestion controller writes them.
+/// What an agent writes into its flow: the pacing rate (bit/s, 0 = unpaced; None: leave
+/// the flow's own) and cwnd (segments, >= 1), as a congestion controller writes them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AgentWrite {
-    pub rate_bps: f64,
+    pub rate_bps: Option<f64>,
     pub cwnd: u32,
 }
 
@@ -104,10 +104,16 @@ pub struct AgentStep {
 
 /// A controller called at intervals of its own choosing with its flow's measurements:
 /// what a sender knows (ACK-derived counters, srtt), never the path's configuration. Its
-/// flow runs `external` underneath (the rate and window hold until the next write).
+/// flow runs [`underlay`](Self::underlay) underneath: `external` (the rate and window
+/// hold until the next write), or an algorithm whose window the agent overrides (Orca's
+/// CUBIC).
 pub trait IntervalAgent: Send {
     /// The flow's algorithm as reported (`policy:<name>`).
     fn name(&self) -> String;
+    /// The algorithm its flow must run (the config's `flows[i].cc`).
+    fn underlay(&self) -> &'static str {
+        "external"
+    }
     /// At the run's start, before the connection (a write waits for it).
     fn start(&mut self, now_ns: u64) -> AgentStep;
     /// At the time the previous answer asked for (before the run's end): the flow's

@@ -34,7 +34,7 @@ impl IntervalAgent for Ramp {
     fn start(&mut self, now_ns: u64) -> AgentStep {
         AgentStep {
             write: Some(AgentWrite {
-                rate_bps: 0.0,
+                rate_bps: Some(0.0),
                 cwnd: 10,
             }),
             next_ns: now_ns + STEP,
@@ -45,7 +45,7 @@ impl IntervalAgent for Ramp {
         self.k += 1;
         AgentStep {
             write: Some(AgentWrite {
-                rate_bps: 0.0,
+                rate_bps: Some(0.0),
                 cwnd: 10 + self.k,
             }),
             next_ns: now_ns + STEP,

@@ -162,15 +162,16 @@ class CongestionControlEnv(gymnasium.Env):
             )
         self.preset.reset(sim, self.flow, self.np_random)
         # As a deployed policy (policy/mod.rs PolicyAgent::step): look every MIN_STEP_NS for the
-        # flow's first RTT sample, drop what happened until then, start.
-        while sim.state(self.flow).srtt_us == 0:
+        # preset's start (Aurora: the flow's first RTT sample), drop what happened until
+        # then, start.
+        while not self.preset.ready(sim.state(self.flow)):
             if sim.advance_ns(sim._s.now_ns + self._min_step_ns):
                 raise SpecError(
                     [
                         (
                             f"flows[{self.flow}]",
-                            "the episode ended before the flow's first RTT sample: nothing "
-                            "to start from (a later start or a longer duration)",
+                            f"the episode ended before {self.preset.waits_for}: nothing "
+                            "to start from (an earlier start or a longer duration)",
                         )
                     ]
                 )

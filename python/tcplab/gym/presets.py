@@ -44,28 +44,28 @@ policy runs with as ``cc = "policy:FILE"``. Deviations:
   packets, the same quantity); an interval without a sample uses srtt.
 
 **Orca** (S. Abbasloo, C.-Y. Yen, H. J. Chao, "Classic Meets Modern: a Pragmatic
-Learning-Based Congestion Control for the Internet", SIGCOMM 2020): CUBIC runs
-underneath (the controlled flow's ``cc = "cubic"``) and at each monitor interval the
-agent scales its window: cwnd = 2^(2a) x cwnd_cubic for a in [-1, 1] (the paper's
-2^alpha, alpha in [-2, 2]); CUBIC continues from the written window, as Orca's kernel
-module writes tp->snd_cwnd. Reward: (throughput - zeta x loss rate, both bit/s) / d',
-normalized by
-(max throughput seen / min RTT), with d' = min RTT while the interval's RTT is within
-beta x min RTT and the RTT itself beyond (the paper's delay-tolerance). Deviations:
-
-- zeta = 5 and beta = 1.25 are our defaults (constructor arguments): not checked
-  against the authors' published parameters this session.
-- The observation is 5 normalized features (throughput / max throughput seen, RTT /
-  min RTT, loss rate, cwnd / (max throughput x min RTT), the previous action), not
-  Orca's full set (which adds the number of samples, time since the last report and
-  more); the interval is the environment's (Orca's default is 20 ms).
-- No second-stage (Orca's agent runs at a coarser scale than CUBIC's per-ACK control:
-  the same here, one write per interval).
+Learning-Based Congestion Control for the Internet", SIGCOMM 2020; code
+github.com/Soheil-ab/Orca, rl-module/envwrapper.py, rl-module/d5.py,
+src/orca-server-mahimahi.cc): CUBIC runs underneath (the controlled flow's
+``cc = "cubic"``) and, once CUBIC has first left slow start (Orca's server reports
+nothing before), at each monitor interval the agent scales its window: cwnd =
+max(4, int(int(100 x 4^a) x cwnd / 100)) for a in [-1, 1]; CUBIC continues from the
+written window, as Orca's kernel module writes tp->snd_cwnd. Observation: the last 10
+reports (``rec_dim``) of 7 features, oldest first: throughput / max throughput of the
+episode, min(pacing rate / max throughput, 10), 5 x loss rate / max throughput, RTT
+samples / cwnd, the interval's length (s), min RTT / srtt, and the delay metric
+(1.25 x min RTT / srtt when srtt exceeds 1.25 x min RTT, else 1). Reward: (throughput
+- 5 x loss rate) / max throughput x the delay metric. All of it is computed by the
+engine (crates/controllers/src/policy/orca.rs, which cites each line of Orca's code and
+lists the deviations: throughput as the interval's delivered bytes, not the mean of its
+per-ACK rate samples; the socket's windowed minimum RTT; every interval a report; no
+1.1x window boost before the first report), the code a ``policy:`` file with
+``"preset": "orca"`` runs in the simulator. Orca's report period is 20 ms: train with
+``interval="20ms"`` (the environment's default interval is the same for every preset).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -85,8 +85,15 @@ class Preset:
 
     name = "preset"
     controlled_cc = "external"
+    waits_for = "the flow's first RTT sample"
     observation_space: spaces.Box
     action_space: spaces.Box
+
+    def ready(self, st: FlowState) -> bool:
+        """Whether the agent starts acting (``start``, then steps) at flow state ``st``;
+        until then the environment advances in steps of the engine's shortest interval
+        and drops what happened. The default: the flow has an RTT sample."""
+        return st.srtt_us > 0
 
     def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
         """A new episode on ``sim``, before the flow's first RTT sample: clear histories,
@@ -230,67 +237,52 @@ class Aurora(Preset):
 
 
 class Orca(Preset):
-    """Orca (Abbasloo et al., SIGCOMM 2020); see the module docs."""
+    """Orca (Abbasloo et al., SIGCOMM 2020) as its code computes it; see the module docs.
+    The state history, reward, window written and start rule are the engine's
+    (crates/controllers/src/policy/orca.rs)."""
 
     name = "orca"
     controlled_cc = "cubic"
+    waits_for = "CUBIC's first exit from slow start (Orca's agent starts there)"
+    FEATURES = 7  # rl-module/params.json state_dim
 
-    def __init__(self, zeta: float = 5.0, beta: float = 1.25) -> None:
-        self.zeta = zeta
-        self.beta = beta
+    def __init__(self, history: int = 10) -> None:
+        self.history = history
+        # Orca's code bounds the throughput ratio (max_bw includes the report's own), the
+        # pacing ratio (capped at 10) and the delay metric ((0, 1]); the others have no
+        # bound (float32's largest, not infinity, which gymnasium's checker warns about).
+        big = np.finfo(np.float32).max
+        high = np.array([1.0, 10.0, big, big, big, big, 1.0], np.float32)
         self.observation_space = spaces.Box(
-            np.array([0, 0, 0, 0, -1], np.float32),
-            np.array([10, 100, 1, 100, 1], np.float32),
+            np.zeros(self.FEATURES * history, np.float32),
+            np.tile(high, history),
             dtype=np.float32,
         )
         self.action_space = spaces.Box(-1.0, 1.0, shape=(1,), dtype=np.float32)
+        self._eng = engine()
+        self.cwnd = 0
 
     def reset(self, sim: Simulation, flow: int, rng: np.random.Generator) -> None:
-        self.max_thr_bps = 0.0
-        self.min_rtt_us = math.inf
-        self.prev_action = 0.0
+        # Nothing is written until the agent starts: CUBIC runs its slow start as it does.
+        self._obs = self._eng.OrcaObservation(self.history)
+
+    def ready(self, st: FlowState) -> bool:
+        return bool(self._eng.orca_ready(st.srtt_us, st.ssthresh_pkts, st.cwnd_pkts))
 
     def act(self, sim: Simulation, flow: int, action: np.ndarray) -> None:
-        a = float(np.clip(np.asarray(action, dtype=np.float64).reshape(-1)[0], -1.0, 1.0))
-        self.prev_action = a
-        st = sim.state(flow)
-        if st.started:
-            sim.set_cwnd(flow, max(1, round(2.0 ** (2.0 * a) * st.cwnd_pkts)))
-
-    def _update(self, iv: Interval, st: FlowState) -> tuple[float, float, float]:
-        dur_s = iv.duration_us / 1e6
-        thr = iv.acked_bytes * 8 / dur_s if dur_s > 0 else 0.0
-        self.lost_bps = iv.lost_pkts * MSS * 8 / dur_s if dur_s > 0 else 0.0
-        self.max_thr_bps = max(self.max_thr_bps, thr)
-        if iv.rtt_samples > 0:
-            self.min_rtt_us = min(self.min_rtt_us, iv.rtt_min_us)
-        rtt = iv.rtt_mean_us if iv.rtt_samples > 0 else st.srtt_us
-        pkts = iv.acked_bytes / MSS + iv.lost_pkts
-        loss = iv.lost_pkts / pkts if pkts > 0 else 0.0
-        return thr, rtt, loss
+        a = float(np.asarray(action).reshape(-1)[0])
+        self.cwnd = self._eng.orca_cwnd(sim.state(flow).cwnd_pkts, a)
+        sim.set_cwnd(flow, self.cwnd)
 
     def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
-        thr, rtt, loss = self._last = self._update(iv, st)
-        have_rtt = math.isfinite(self.min_rtt_us) and self.min_rtt_us > 0
-        bdp_pkts = self.max_thr_bps / 8 * self.min_rtt_us / 1e6 / MSS if have_rtt else 0.0
-        obs = np.array(
-            [
-                thr / self.max_thr_bps if self.max_thr_bps > 0 else 0.0,
-                rtt / self.min_rtt_us if have_rtt and rtt > 0 else 1.0,
-                loss,
-                st.cwnd_pkts / bdp_pkts if bdp_pkts > 0 else 0.0,
-                self.prev_action,
-            ],
-            np.float32,
-        )
-        return np.clip(obs, self.observation_space.low, self.observation_space.high)
+        obs = self._obs.push(tuple(iv), st.cwnd_pkts, st.inflight_pkts, st.srtt_us, st.min_rtt_us)
+        return np.asarray(obs, np.float32)
 
     def reward(self, iv: Interval, st: FlowState) -> float:
-        thr, rtt, loss = self._last
-        if not (math.isfinite(self.min_rtt_us) and self.max_thr_bps > 0 and rtt > 0):
-            return 0.0
-        d = self.min_rtt_us if rtt <= self.beta * self.min_rtt_us else rtt
-        return ((thr - self.zeta * self.lost_bps) / d) / (self.max_thr_bps / self.min_rtt_us)
+        return float(self._obs.reward())
+
+    def info(self) -> dict[str, Any]:
+        return {"cwnd_written": self.cwnd}
 
 
 PRESETS: dict[str, type[Preset]] = {"aurora": Aurora, "orca": Orca}

@@ -212,8 +212,8 @@ def _cc_config(cc: str, build: bpf.Build = bpf.NO_BUILD) -> dict[str, Any]:
     """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
     the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
     sha256); ``bpf_object`` is null for every other flow."""
-    if policy.is_policy(cc):  # an `external` flow the policy drives (config["agents"])
-        return {"cc": "external", "bpf_object": None}
+    if policy.is_policy(cc):  # its preset's flow the policy drives (config["agents"])
+        return {"cc": policy.underlay(cc), "bpf_object": None}
     if not bpf.is_bpf(cc):
         return {"cc": cc, "bpf_object": None}
     return {"cc": "bpf", "bpf_object": bpf.program(cc, build).engine_ref}

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use tcplab_sim::ConfigError;
 
-use super::{PolicyConfig, MIN_STEP_NS};
+use super::{PolicyConfig, Preset, MIN_STEP_NS};
 
 /// One dense layer: `out = activation(weights x in + bias)`, weights `[out][in]`.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -60,11 +60,12 @@ impl Mlp {
                 format!("must be \"tcplab-policy/1\"; got {:?}", p.format),
             ));
         }
-        if p.preset != "aurora" {
+        let preset = Preset::parse(&p.preset)?;
+        if p.transform == Transform::AuroraLog && preset != Preset::Aurora {
             return Err(bad(
-                "preset".into(),
+                "transform".into(),
                 format!(
-                    "must be \"aurora\" (the only one built); got {:?}",
+                    "\"aurora_log\" transforms Aurora's features; the {:?} preset takes \"none\"",
                     p.preset
                 ),
             ));
@@ -84,7 +85,7 @@ impl Mlp {
                 ),
             ));
         }
-        let obs = 3 * p.history;
+        let obs = preset.features() * p.history;
         let input = match p.transform {
             Transform::None => obs,
             Transform::AuroraLog => obs + 1,

@@ -49,6 +49,10 @@ use tcplab_sim::{
 
 pub mod aurora;
 pub mod mlp;
+pub mod orca;
+mod orca_controller;
+#[cfg(test)]
+mod orca_tests;
 #[cfg(test)]
 mod tests;
 
@@ -57,6 +61,10 @@ pub use aurora::{
     INIT_CWND, MAX_CWND, MIN_PKTS_PER_RTT, MSS,
 };
 pub use mlp::{Activation, Layer, Mlp, Transform};
+pub use orca::{
+    orca_cwnd, orca_ready, OrcaObservation, ORCA_FEATURES, ORCA_HISTORY, ORCA_REPORT_NS,
+};
+pub use orca_controller::OrcaController;
 
 /// The shortest monitor interval (ns), fixed or per RTT; also how often a policy looks
 /// for its flow's first RTT sample. 1 ms: the RTT interval's floor (a 1 ns
@@ -72,9 +80,9 @@ pub struct PolicyConfig {
     pub format: String,
     /// Reported as the flow's algorithm: `policy:<name>`.
     pub name: String,
-    /// The observation and action design: "aurora" (the only one so far).
+    /// The observation and action design, a [`Preset`]: "aurora" or "orca".
     pub preset: String,
-    /// Intervals in the observation (Aurora: 10).
+    /// Intervals in the observation (Aurora: 10; Orca: 10, its `rec_dim`).
     #[serde(default = "default_history")]
     pub history: usize,
     /// Monitor interval: a fixed length (ns, at least [`MIN_STEP_NS`]), or, if absent,
@@ -86,6 +94,45 @@ pub struct PolicyConfig {
     #[serde(default)]
     pub transform: Transform,
     pub layers: Vec<Layer>,
+}
+
+/// The observation and action designs a policy file may name (`preset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Preset {
+    /// Aurora ([`aurora`]): the rate of an `external` flow.
+    Aurora,
+    /// Orca ([`orca`]): the window of a CUBIC flow.
+    Orca,
+}
+
+impl Preset {
+    /// The preset a file names; an error naming `preset` otherwise.
+    pub fn parse(name: &str) -> Result<Preset, ConfigError> {
+        match name {
+            "aurora" => Ok(Preset::Aurora),
+            "orca" => Ok(Preset::Orca),
+            other => Err(ConfigError {
+                field: "preset".into(),
+                message: format!("must be \"aurora\" or \"orca\"; got {other:?}"),
+            }),
+        }
+    }
+
+    /// Features per interval of its observation.
+    pub fn features(self) -> usize {
+        match self {
+            Preset::Aurora => 3,
+            Preset::Orca => ORCA_FEATURES,
+        }
+    }
+
+    /// The algorithm its flow runs underneath the policy.
+    pub fn underlay(self) -> &'static str {
+        match self {
+            Preset::Aurora => "external",
+            Preset::Orca => "cubic",
+        }
+    }
 }
 
 fn default_history() -> usize {
@@ -249,14 +296,20 @@ pub fn next_step_ns(now_ns: u64, interval_ns: Option<u64>, rtt_fraction: f64, sr
     now_ns + step.max(MIN_STEP_NS)
 }
 
-/// The engine's view of a [`PolicyController`]: called at its intervals with the flow's
-/// statistics, as `CongestionControlEnv.step` calls the policy. A waiting controller only
-/// looks for its flow's first RTT sample (the statistics gathered while waiting are
-/// dropped, as the environment's reset drops them); then each call observes the interval
-/// and acts.
+/// The engine's view of a policy: called at its intervals with the flow's statistics, as
+/// `CongestionControlEnv.step` calls the policy. A waiting controller only looks for its
+/// start (Aurora: the flow's first RTT sample; Orca: CUBIC's first exit from slow start;
+/// the statistics gathered while waiting are dropped, as the environment's reset drops
+/// them); then each call observes the interval and acts.
 pub struct PolicyAgent {
     name: String,
-    ctl: PolicyController,
+    ctl: Loop,
+}
+
+/// The preset's loop.
+enum Loop {
+    Aurora(PolicyController),
+    Orca(OrcaController),
 }
 
 impl PolicyAgent {
@@ -268,7 +321,10 @@ impl PolicyAgent {
             message: e.message,
         };
         let p = parse(v).map_err(at)?;
-        let ctl = PolicyController::new(&p).map_err(at)?;
+        let ctl = match Preset::parse(&p.preset).map_err(at)? {
+            Preset::Aurora => Loop::Aurora(PolicyController::new(&p).map_err(at)?),
+            Preset::Orca => Loop::Orca(OrcaController::new(&p).map_err(at)?),
+        };
         if let Some(iv) = p.interval_ns.filter(|&iv| iv > duration_ns) {
             return Err(at(ConfigError {
                 field: "interval_ns".into(),
@@ -284,28 +340,51 @@ impl PolicyAgent {
     }
 
     /// The controller of `cfg.agents[i]` (errors name `agents[i].…`): the kernel
-    /// backend's agent runs it on a real socket.
+    /// backend's agent runs it on a real socket. Aurora's only: Orca writes the window
+    /// of a CUBIC socket, and the kernel backend's program (policy_rate.bpf.c) is an
+    /// `external` one.
     pub fn controller_for(cfg: &WorldConfig, i: usize) -> Result<PolicyController, ConfigError> {
+        let at = |e: ConfigError| ConfigError {
+            field: format!("agents[{i}].{}", e.field),
+            message: e.message,
+        };
         let a = cfg.agents.get(i).ok_or_else(|| ConfigError {
             field: "agents".into(),
             message: format!("has {} agents; no agent {i}", cfg.agents.len()),
         })?;
-        PolicyAgent::new(&a.policy, cfg.duration_ns)
-            .map(|p| p.ctl)
-            .map_err(|e| ConfigError {
-                field: format!("agents[{i}].{}", e.field),
-                message: e.message,
-            })
+        match PolicyAgent::new(&a.policy, cfg.duration_ns)
+            .map_err(at)?
+            .ctl
+        {
+            Loop::Aurora(c) => Ok(c),
+            Loop::Orca(_) => Err(at(ConfigError {
+                field: "policy.preset".into(),
+                message: KERNEL_ORCA.into(),
+            })),
+        }
     }
 }
+
+/// Why the kernel backend refuses an Orca policy.
+pub const KERNEL_ORCA: &str = "\"orca\" runs in the simulator only: on the kernel it \
+     needs a CUBIC whose window an agent writes (Orca's own kernel patch), and the kernel \
+     backend's policy program is an `external` one (rate and window, no CUBIC)";
 
 fn write(d: &Decision) -> AgentStep {
     AgentStep {
         write: Some(AgentWrite {
-            rate_bps: d.rate_bps,
+            rate_bps: Some(d.rate_bps),
             cwnd: d.cwnd,
         }),
         next_ns: d.next_ns,
+    }
+}
+
+/// The step of a controller still waiting: nothing written, look again soon.
+fn look_again(now_ns: u64) -> AgentStep {
+    AgentStep {
+        write: None,
+        next_ns: now_ns + MIN_STEP_NS,
     }
 }
 
@@ -314,24 +393,41 @@ impl IntervalAgent for PolicyAgent {
         self.name.clone()
     }
 
+    fn underlay(&self) -> &'static str {
+        match self.ctl {
+            Loop::Aurora(_) => Preset::Aurora.underlay(),
+            Loop::Orca(_) => Preset::Orca.underlay(),
+        }
+    }
+
     fn start(&mut self, now_ns: u64) -> AgentStep {
-        write(&self.ctl.start(now_ns))
+        match &mut self.ctl {
+            Loop::Aurora(c) => write(&c.start(now_ns)),
+            Loop::Orca(c) => c.start(now_ns),
+        }
     }
 
     fn step(&mut self, now_ns: u64, iv: &IntervalStats, st: &FlowState) -> AgentStep {
-        if self.ctl.waiting() {
-            return match self.ctl.begin(now_ns, st.srtt_us) {
-                Some(d) => write(&d),
-                None => AgentStep {
-                    write: None,
-                    next_ns: now_ns + MIN_STEP_NS,
-                },
-            };
-        }
-        self.ctl.observe(iv, st.srtt_us);
-        match self.ctl.act(now_ns, st.srtt_us) {
-            Some((_, d)) => write(&d),
-            None => unreachable!("a controller that is not waiting acts"),
+        match &mut self.ctl {
+            Loop::Aurora(c) => {
+                if c.waiting() {
+                    return c
+                        .begin(now_ns, st.srtt_us)
+                        .map_or_else(|| look_again(now_ns), |d| write(&d));
+                }
+                c.observe(iv, st.srtt_us);
+                match c.act(now_ns, st.srtt_us) {
+                    Some((_, d)) => write(&d),
+                    None => unreachable!("a controller that is not waiting acts"),
+                }
+            }
+            Loop::Orca(c) => {
+                if c.waiting() {
+                    return c.begin(now_ns, st).unwrap_or_else(|| look_again(now_ns));
+                }
+                c.observe(iv, st);
+                c.act(now_ns, st).1
+            }
         }
     }
 }

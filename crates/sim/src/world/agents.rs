@@ -1,5 +1,5 @@
 //! The interval agents of a world (`agents` in the config; crates/sim/src/interval.rs):
-//! each drives one `external` flow, called at the times it asks for with the flow's
+//! each drives one flow (`external`, or the algorithm its policy overrides), called at the times it asks for with the flow's
 //! statistics since its previous call. [`World::run_until`] stops at those times: the
 //! events before one run, then the writes that waited for a connection are applied, then
 //! the agents due step, read and write (the loop the training environment runs through
@@ -32,18 +32,25 @@ impl Slot {
 }
 
 /// The config's agents as `cc` builds them, checked: each indexes a distinct flow that
-/// runs `external`; errors name `agents[i].…`.
+/// runs the agent's underlay (`external`, or Orca's `cubic`); errors name `agents[i].…`.
 pub(crate) fn build(
     cfg: &WorldConfig,
     cc: &dyn ControllerFactory,
 ) -> Result<Vec<Slot>, ConfigError> {
     let mut slots: Vec<Slot> = Vec::with_capacity(cfg.agents.len());
     for (i, a) in cfg.agents.iter().enumerate() {
-        if a.flow >= cfg.flows.len() || cfg.flows[a.flow].cc != "external" {
+        let agent = cc
+            .agent(&a.policy, cfg.duration_ns)
+            .map_err(|e| ConfigError {
+                field: format!("agents[{i}].{}", e.field),
+                message: e.message,
+            })?;
+        let underlay = agent.underlay();
+        if a.flow >= cfg.flows.len() || cfg.flows[a.flow].cc != underlay {
             return Err(ConfigError {
                 field: format!("agents[{i}].flow"),
                 message: format!(
-                    "must index a flow with cc = \"external\"; flow {} is {}",
+                    "must index a flow with cc = \"{underlay}\" (what the policy drives); flow {} is {}",
                     a.flow,
                     cfg.flows
                         .get(a.flow)
@@ -52,12 +59,6 @@ pub(crate) fn build(
                 ),
             });
         }
-        let agent = cc
-            .agent(&a.policy, cfg.duration_ns)
-            .map_err(|e| ConfigError {
-                field: format!("agents[{i}].{}", e.field),
-                message: e.message,
-            })?;
         if slots.iter().any(|s| s.flow == a.flow) {
             return Err(ConfigError {
                 field: format!("agents[{i}].flow"),
@@ -131,11 +132,13 @@ impl World {
         }
     }
 
-    /// An agent's write: the pacing rate, then cwnd (as two writes, the order the
-    /// stepping API's `set_pacing_rate` then `set_cwnd` apply them).
+    /// An agent's write: the pacing rate (if it writes one), then cwnd (as two writes,
+    /// the order the stepping API's `set_pacing_rate` then `set_cwnd` apply them).
     fn write_agent(&mut self, flow: usize, w: Option<AgentWrite>) {
         if let Some(w) = w {
-            self.apply_write(flow, None, Some((w.rate_bps / 8.0) as u64), None);
+            if let Some(rate_bps) = w.rate_bps {
+                self.apply_write(flow, None, Some((rate_bps / 8.0) as u64), None);
+            }
             self.apply_write(flow, None, None, Some(w.cwnd));
         }
     }

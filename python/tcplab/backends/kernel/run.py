@@ -96,7 +96,10 @@ def check_spec(spec: Spec) -> dict[int, Path]:
     offered = requirements.available_cc()
     twin = twins.twins(spec, offered)
     for i, f in enumerate(spec.flows):
-        if bpf.is_bpf(f.cc) or policy.is_policy(f.cc) or i in twin:  # registered (bpf_ops)
+        why_not = policy.kernel_problem(f.cc) if policy.is_policy(f.cc) else None
+        if why_not is not None:
+            problems.append((f"flows[{i}].cc", why_not))
+        elif bpf.is_bpf(f.cc) or policy.is_policy(f.cc) or i in twin:  # registered (bpf_ops)
             why = bpf_loader.available()
             if why is not None:
                 what = (
