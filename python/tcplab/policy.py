@@ -22,8 +22,8 @@ the flow runs CUBIC, and once CUBIC has first left slow start the policy, every
 interval (Orca's report period is 20 ms: ``"interval_ns": 20000000``), reads the last
 ``history`` (Orca: 10) reports of 7 features and scales CUBIC's window by 4^a, a in
 [-1, 1] (``transform`` "none"; crates/controllers/src/policy/orca.rs, the code
-``tcplab.gym.presets.Orca`` trains with). Simulator only: the kernel backend refuses it
-(below).
+``tcplab.gym.presets.Orca`` trains with). On the kernel backend it runs over the
+kernel's own CUBIC (policy_cubic.bpf.c, below).
 
 A deployed policy knows what a sender knows (issue 38): its flow's ACK-derived
 statistics and srtt, not the path's configured rates. It starts as TCP starts: TCP's
@@ -41,9 +41,10 @@ graph translated into this format when it is read (tcplab.onnx_policy; needs
 On the kernel backend the same file drives real Linux TCP: the flow runs the BPF program
 tcplab/data/bpf/policy/policy_rate.bpf.c and an agent in the sender's namespace steps the
 engine's controller on the socket's measurements (tcplab/backends/kernel/policy_agent.py),
-so ``--backend sim,kernel`` compares a policy like any algorithm (Aurora's; an Orca
-policy is refused there, naming the flow, since the kernel backend's program drives an
-``external`` flow and Orca needs a CUBIC whose window an agent writes).
+so ``--backend sim,kernel`` compares a policy like any algorithm. An Orca policy's flow
+runs tcplab/data/bpf/policy/policy_cubic.bpf.c there instead: the kernel's own CUBIC
+(through the kfuncs tcp_cubic.c exports) whose window the agent overrides, as Orca's
+kernel patch lets its agent do.
 """
 
 from __future__ import annotations
@@ -112,19 +113,6 @@ def underlay(cc: str) -> str:
     its preset's: ``external`` for Aurora (the policy writes rate and window),
     ``cubic`` for Orca (the policy scales CUBIC's window)."""
     return str(engine().policy_underlay(json.dumps(load(cc))))
-
-
-def kernel_problem(cc: str) -> str | None:
-    """Why the kernel backend cannot run the policy of ``cc``, or None: its agent and
-    BPF program (policy_agent.py, policy_rate.bpf.c) drive an ``external`` flow; Orca
-    needs a CUBIC whose window an agent writes."""
-    if underlay(cc) == "external":
-        return None
-    return (
-        f"{path(cc).name}: an Orca policy runs in the simulator only (on the kernel it "
-        "needs a CUBIC whose window an agent writes, Orca's own kernel patch; the kernel "
-        "backend's policy program drives an `external` flow); use --backend sim"
-    )
 
 
 def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:

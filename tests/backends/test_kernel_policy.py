@@ -56,7 +56,7 @@ def test_the_program_applies_the_agents_writes_and_measures_the_socket():
     ls.bind(("127.0.0.1", 0))
     ls.listen()
     port = ls.getsockname()[1]
-    earlier = bpf_ops.register([policy_agent.program()])
+    earlier = bpf_ops.register([policy_agent.program(policy_agent.PROGRAM_KEYS["aurora"])])
     # A socket of the earlier copy outlives its registration (as a run's sockets do
     # while its namespaces go): that copy lingers in the kernel under the same name.
     old = socket.socket()
@@ -64,7 +64,7 @@ def test_the_program_applies_the_agents_writes_and_measures_the_socket():
     old.connect(("127.0.0.1", port))
     old_peer, _ = ls.accept()
     bpf_ops.unregister(earlier)
-    reg = bpf_ops.register([policy_agent.program()])
+    reg = bpf_ops.register([policy_agent.program(policy_agent.PROGRAM_KEYS["aurora"])])
     assert reg.names == earlier.names
     try:
         maps = find(reg.names[0])

@@ -39,7 +39,7 @@ def test_a_program_runs_on_the_receiver_only_when_it_needs_ecn(programs):
 
 
 def test_a_policy_never_runs_on_the_receiver():
-    assert receiver_cc({"cc": "policy:p.json"}, policy_agent.PROGRAM_KEY, {}) == "reno"
+    assert receiver_cc({"cc": "policy:p.json"}, policy_agent.PROGRAM_KEYS["aurora"], {}) == "reno"
 
 
 def test_the_needs_ecn_flag_is_read_from_the_programs_flags():

@@ -1,6 +1,6 @@
 """Orca deployed (issue 38): a ``policy:`` file with ``"preset": "orca"`` runs in the
 engine as tcplab.gym's Orca preset runs it, over CUBIC; what it writes follows Orca's
-integer window rule; the kernel backend refuses it, naming the flow."""
+integer window rule. tests/backends/test_kernel_orca.py runs it on the kernel."""
 
 from __future__ import annotations
 
@@ -113,41 +113,16 @@ def test_a_quartering_policy_takes_less_than_half_of_what_cubic_takes(tmp_path):
         assert info["cwnd_written"] == max(4, int(read) // 4), (read, info)
 
 
-def test_the_kernel_backend_refuses_an_orca_policy_naming_why(tmp_path):
+def test_an_orca_policy_s_flow_runs_cubic_underneath(tmp_path):
+    """The engine config of a spec with an Orca flow: the flow runs CUBIC and an agent
+    drives it (an Aurora policy's flow runs external)."""
+    from tcplab.lowering import resolve, world_config
+    from tcplab.specs.load import as_spec
+
     path = tmp_path / "orca.json"
     path.write_text(json.dumps(orca_policy(0.0)))
-    why = policy_mod.kernel_problem(f"policy:{path}")
-    assert why is not None and "simulator only" in why and "orca.json" in why
     assert policy_mod.underlay(f"policy:{path}") == "cubic"
-    aurora = tmp_path / "aurora.json"
-    aurora.write_text(
-        json.dumps(
-            {
-                **orca_policy(0.0),
-                "preset": "aurora",
-                "layers": [{"weights": [[0.0] * 30], "bias": [0.0]}],
-            }
-        )
-    )
-    assert policy_mod.kernel_problem(f"policy:{aurora}") is None
-
-
-def test_a_kernel_run_of_an_orca_policy_is_an_input_error(tmp_path, monkeypatch, capsys):
-    """On any machine (the kernel's requirements are taken as met): `--backend kernel`
-    with an Orca flow exits 2 naming the flow and why, and writes nothing."""
-    from tcplab import cli
-    from tcplab.backends.kernel import requirements
-
-    monkeypatch.setattr(requirements, "missing", lambda: [])
-    monkeypatch.setattr(requirements, "available_cc", lambda: ["reno", "cubic"])
-    (tmp_path / "orca.json").write_text(json.dumps(orca_policy(0.0)))
-    spec = tmp_path / "k.toml"
-    spec.write_text(
-        '[experiment]\nduration = "2s"\nbackend = "kernel"\n\n'
-        '[bottleneck]\nrate = "10Mbps"\n\n'
-        '[[flows]]\ncc = "policy:orca.json"\nrtt = "40ms"\n'
-    )
-    assert cli.main(["run", str(spec), "-o", str(tmp_path / "out"), "-q"]) == 2
-    err = capsys.readouterr().err
-    assert "flows[0].cc: orca.json: an Orca policy runs in the simulator only" in err, err
-    assert not (tmp_path / "out").exists()
+    config = world_config(resolve(as_spec(spec(f"policy:{path}"))))
+    assert [f["cc"] for f in config["flows"]] == ["cubic", "cubic"]
+    assert [a["flow"] for a in config["agents"]] == [0]
+    assert config["agents"][0]["policy"]["preset"] == "orca"

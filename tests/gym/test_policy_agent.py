@@ -15,6 +15,7 @@ pytest.importorskip("tcplab._engine", reason="needs the compiled engine")
 
 from tcplab.backends.kernel.policy_agent import (  # noqa: E402
     Driver,
+    OrcaDriver,
     agent_config,
     counters,
     interval,
@@ -24,7 +25,7 @@ from tcplab.engine import engine  # noqa: E402
 from tcplab.lowering import config_json, resolve, world_config  # noqa: E402
 from tcplab.specs.load import as_spec  # noqa: E402
 
-# Two reads of one flow's policy_meas entry (policy_rate.bpf.c's struct policy_meas).
+# Two reads of one flow's policy_meas entry (policy_maps.h's struct policy_meas).
 MEAS_1 = {
     "bytes_sent": 30_000,
     "rtt_sum_us": 150_000,
@@ -38,6 +39,10 @@ MEAS_1 = {
     "mss": 1000,
     "cwnd": 10,
     "applied": 1,
+    "ssthresh": 2**31 - 1,
+    "inflight": 10,
+    "min_rtt_us": 45_000,
+    "pad": 0,
 }
 # The entry policy_init makes at the connection's start: srtt is the handshake's sample,
 # every counter 0, no RTT sample of data yet (rtt_min_us ~0).
@@ -48,6 +53,8 @@ MEAS_0 = {
     "mss": 1000,
     "cwnd": 10,
     "applied": 1,
+    "ssthresh": 2**31 - 1,
+    "min_rtt_us": 2**32 - 1,
 }
 MEAS_2 = {
     **MEAS_1,
@@ -106,9 +113,9 @@ class FakeMaps:
         self.writes.append((port, rate_bps, cwnd, gen))
 
 
-def _config(tmp_path):
+def _config(tmp_path, policy=POLICY):
     path = tmp_path / "p.json"
-    path.write_text(json.dumps(POLICY))
+    path.write_text(json.dumps(policy))
     spec = as_spec(
         {
             "experiment": {"duration": "1s"},
@@ -121,8 +128,9 @@ def _config(tmp_path):
 
 def test_the_agent_writes_what_the_controller_decides_by_hand(tmp_path):
     config = _config(tmp_path)
-    cfg = agent_config(config, "tl1a", 5000, tmp_path)
-    assert cfg["agents"] == [{"index": 0, "port": 5001}]  # flow 1: port 5000 + 1
+    cfg = agent_config(config, {1: "tl1a"}, 5000, tmp_path)
+    # flow 1: port 5000 + 1, its program registered as tl1a
+    assert cfg["agents"] == [{"index": 0, "port": 5001, "preset": "aurora", "kernel_name": "tl1a"}]
     d = Driver(engine(), config_json(config), 0, 5001)
     maps = FakeMaps([None, MEAS_0, MEAS_1, None])
     d.start(maps)
@@ -164,3 +172,43 @@ def test_the_agent_writes_what_the_controller_decides_by_hand(tmp_path):
     assert raw["kernel"]["policy_agents"] == [
         {"flow": 1, "steps": 1, "writes_pending": 1, "late_ms_mean": 0.0, "late_ms_max": 0.0}
     ]
+
+
+ORCA = {
+    "format": "tcplab-policy/1",
+    "name": "orca-by-hand",
+    "preset": "orca",
+    "history": 1,
+    "interval_ns": 20_000_000,
+    "transform": "none",
+    "layers": [{"weights": [[0.0] * 7], "bias": [0.5], "activation": "tanh"}],
+}
+
+
+def test_the_orca_agent_waits_for_cubic_then_writes_windows_only_by_hand(tmp_path):
+    """An Orca policy on the kernel (policy_cubic.bpf.c: the kernel's CUBIC): nothing is
+    written until the map shows CUBIC out of slow start (ssthresh < cwnd); then each
+    report writes only a window. Action tanh(0.5) = 0.462117; int(100 x 4^0.462117) =
+    int(189.77) = 189; 189 x 30 / 100 = 56 (integer division) on the 30-segment window."""
+    config = _config(tmp_path, ORCA)
+    assert config["flows"][1]["cc"] == "cubic"  # Orca's underlay
+    cfg = agent_config(config, {1: "tl2b"}, 5000, tmp_path)
+    assert cfg["agents"][0]["preset"] == "orca"
+    d = OrcaDriver(engine(), config_json(config), 0, 5001)
+    slow = {**MEAS_1, "ssthresh": 2**31 - 1, "cwnd": 30}
+    ready = {**MEAS_1, "ssthresh": 20, "cwnd": 30}
+    later = {**MEAS_2, "ssthresh": 20, "cwnd": 30, "inflight": 28}
+    maps = FakeMaps([None, slow, ready, later, later])
+    d.start(maps)
+    assert maps.writes == [] and d.next_ns == 1_000_000
+    d.step(maps, 1_000_000, last=False)  # no entry yet
+    d.step(maps, 2_000_000, last=False)  # slow start: look again
+    assert maps.writes == [] and d.next_ns == 3_000_000
+    d.step(maps, 3_000_000, last=False)  # out of slow start: the first report in 20 ms
+    assert maps.writes == [] and d.next_ns == 23_000_000
+    d.step(maps, 23_000_000, last=False)
+    assert maps.writes == [(5001, 0.0, 56, 1)]
+    assert d.steps[-1]["action"] == pytest.approx(0.462117, abs=1e-6)
+    assert d.next_ns == 43_000_000
+    d.step(maps, 43_000_000, last=True)  # the end: observed, nothing written
+    assert len(maps.writes) == 1 and d.done

@@ -397,6 +397,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stepping::check_policy, m)?)?;
     m.add_function(wrap_pyfunction!(stepping::policy_underlay, m)?)?;
     m.add_class::<orca::OrcaObservation>()?;
+    m.add_class::<orca::OrcaAgent>()?;
     m.add_function(wrap_pyfunction!(orca::orca_cwnd, m)?)?;
     m.add_function(wrap_pyfunction!(orca::orca_ready, m)?)?;
     m.add("ORCA_REPORT_NS", tcplab_controllers::policy::ORCA_REPORT_NS)?;

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use tcplab_controllers::policy as agent;
 use tcplab_sim::world::stepping::FlowState;
 
+use crate::parse;
 use crate::stepping::interval_from;
 
 /// Orca's state history: `push(interval, cwnd_pkts, inflight_pkts, srtt_us, min_rtt_us)`
@@ -39,13 +40,7 @@ impl OrcaObservation {
         srtt_us: f64,
         min_rtt_us: f64,
     ) -> Vec<f32> {
-        let st = FlowState {
-            cwnd_pkts: cwnd_pkts as u32,
-            inflight_pkts: inflight_pkts as u32,
-            srtt_us: srtt_us as u64,
-            min_rtt_us: min_rtt_us as u64,
-            ..FlowState::default()
-        };
+        let st = state(cwnd_pkts, inflight_pkts, srtt_us, min_rtt_us);
         self.inner.push(&interval_from(interval), &st).to_vec()
     }
     fn reward(&self) -> f64 {
@@ -68,4 +63,87 @@ pub(crate) fn orca_ready(srtt_us: f64, ssthresh_pkts: f64, cwnd_pkts: f64) -> bo
         cwnd_pkts: cwnd_pkts as u32,
         ..FlowState::default()
     })
+}
+
+fn state(cwnd_pkts: f64, inflight_pkts: f64, srtt_us: f64, min_rtt_us: f64) -> FlowState {
+    FlowState {
+        cwnd_pkts: cwnd_pkts as u32,
+        inflight_pkts: inflight_pkts as u32,
+        srtt_us: srtt_us as u64,
+        min_rtt_us: min_rtt_us as u64,
+        ..FlowState::default()
+    }
+}
+
+/// One Orca policy's loop for one flow of a world config (`agents[index]`), apart from
+/// the world: crates/controllers' `OrcaController`, the code the simulator's agents run.
+/// The kernel backend's agent (tcplab/backends/kernel/policy_agent.py) drives a real
+/// socket running the kernel's CUBIC with it (policy_cubic.bpf.c). It writes windows
+/// only: `start` and `begin` return when to look or act next (ns), `act` the action,
+/// the window to write and the next step.
+#[pyclass(module = "tcplab._engine")]
+pub struct OrcaAgent {
+    inner: agent::OrcaController,
+    #[pyo3(get)]
+    flow: usize,
+}
+
+#[pymethods]
+impl OrcaAgent {
+    #[new]
+    fn new(config_json: &str, index: usize) -> PyResult<Self> {
+        let cfg = parse(config_json)?;
+        let inner = agent::PolicyAgent::orca_for(&cfg, index)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(OrcaAgent {
+            inner,
+            flow: cfg.agents[index].flow,
+        })
+    }
+    /// Whether the controller still waits for CUBIC's first exit from slow start.
+    #[getter]
+    fn waiting(&self) -> bool {
+        self.inner.waiting()
+    }
+    /// At the start: nothing written; the next look (ns).
+    fn start(&mut self, now_ns: u64) -> u64 {
+        self.inner.start(now_ns).next_ns
+    }
+    /// A look while waiting: None until the flow is ready (look again MIN_STEP_NS
+    /// later), then the first report's end (ns).
+    fn begin(
+        &mut self,
+        now_ns: u64,
+        srtt_us: f64,
+        ssthresh_pkts: f64,
+        cwnd_pkts: f64,
+    ) -> Option<u64> {
+        let st = FlowState {
+            ssthresh_pkts: ssthresh_pkts as u32,
+            ..state(cwnd_pkts, 0.0, srtt_us, 0.0)
+        };
+        self.inner.begin(now_ns, &st).map(|s| s.next_ns)
+    }
+    fn observe(
+        &mut self,
+        interval: [f64; 10],
+        cwnd_pkts: f64,
+        inflight_pkts: f64,
+        srtt_us: f64,
+        min_rtt_us: f64,
+    ) -> Vec<f32> {
+        let st = state(cwnd_pkts, inflight_pkts, srtt_us, min_rtt_us);
+        self.inner.observe(&interval_from(interval), &st).to_vec()
+    }
+    /// (action, window to write, next step ns); before the start a ValueError.
+    fn act(&mut self, now_ns: u64, cwnd_pkts: f64, srtt_us: f64) -> PyResult<(f64, u32, u64)> {
+        if self.inner.waiting() {
+            return Err(PyValueError::new_err(
+                "act: the controller has not started (CUBIC has not left slow start yet)",
+            ));
+        }
+        let (a, step) = self.inner.act(now_ns, &state(cwnd_pkts, 0.0, srtt_us, 0.0));
+        let cwnd = step.write.map_or(cwnd_pkts as u32, |w| w.cwnd);
+        Ok((a, cwnd, step.next_ns))
+    }
 }

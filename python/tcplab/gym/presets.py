@@ -60,7 +60,7 @@ engine (crates/controllers/src/policy/orca.rs, which cites each line of Orca's c
 lists the deviations: throughput as the interval's delivered bytes, not the mean of its
 per-ACK rate samples; the socket's windowed minimum RTT; every interval a report; no
 1.1x window boost before the first report), the code a ``policy:`` file with
-``"preset": "orca"`` runs in the simulator. Orca's report period is 20 ms: train with
+``"preset": "orca"`` runs on both backends. Orca's report period is 20 ms: train with
 ``interval="20ms"`` (the environment's default interval is the same for every preset).
 """
 

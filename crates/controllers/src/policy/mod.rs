@@ -339,36 +339,43 @@ impl PolicyAgent {
         })
     }
 
-    /// The controller of `cfg.agents[i]` (errors name `agents[i].…`): the kernel
-    /// backend's agent runs it on a real socket. Aurora's only: Orca writes the window
-    /// of a CUBIC socket, and the kernel backend's program (policy_rate.bpf.c) is an
-    /// `external` one.
-    pub fn controller_for(cfg: &WorldConfig, i: usize) -> Result<PolicyController, ConfigError> {
-        let at = |e: ConfigError| ConfigError {
-            field: format!("agents[{i}].{}", e.field),
-            message: e.message,
-        };
+    /// The agent of `cfg.agents[i]` (errors name `agents[i].…`).
+    fn of_config(cfg: &WorldConfig, i: usize) -> Result<PolicyAgent, ConfigError> {
         let a = cfg.agents.get(i).ok_or_else(|| ConfigError {
             field: "agents".into(),
             message: format!("has {} agents; no agent {i}", cfg.agents.len()),
         })?;
-        match PolicyAgent::new(&a.policy, cfg.duration_ns)
-            .map_err(at)?
-            .ctl
-        {
+        PolicyAgent::new(&a.policy, cfg.duration_ns).map_err(|e| ConfigError {
+            field: format!("agents[{i}].{}", e.field),
+            message: e.message,
+        })
+    }
+
+    /// The Aurora controller of `cfg.agents[i]`: the kernel backend's agent runs it on a
+    /// real socket (policy_rate.bpf.c). An Orca policy there: [`Self::orca_for`].
+    pub fn controller_for(cfg: &WorldConfig, i: usize) -> Result<PolicyController, ConfigError> {
+        match Self::of_config(cfg, i)?.ctl {
             Loop::Aurora(c) => Ok(c),
-            Loop::Orca(_) => Err(at(ConfigError {
-                field: "policy.preset".into(),
-                message: KERNEL_ORCA.into(),
-            })),
+            Loop::Orca(_) => Err(wrong_preset(i, "orca", "orca_for")),
+        }
+    }
+
+    /// The Orca controller of `cfg.agents[i]`: the kernel backend's agent runs it on a
+    /// real socket running the kernel's CUBIC (policy_cubic.bpf.c).
+    pub fn orca_for(cfg: &WorldConfig, i: usize) -> Result<OrcaController, ConfigError> {
+        match Self::of_config(cfg, i)?.ctl {
+            Loop::Orca(c) => Ok(c),
+            Loop::Aurora(_) => Err(wrong_preset(i, "aurora", "controller_for")),
         }
     }
 }
 
-/// Why the kernel backend refuses an Orca policy.
-pub const KERNEL_ORCA: &str = "\"orca\" runs in the simulator only: on the kernel it \
-     needs a CUBIC whose window an agent writes (Orca's own kernel patch), and the kernel \
-     backend's policy program is an `external` one (rate and window, no CUBIC)";
+fn wrong_preset(i: usize, preset: &str, instead: &str) -> ConfigError {
+    ConfigError {
+        field: format!("agents[{i}].policy.preset"),
+        message: format!("is {preset:?}: its controller comes from PolicyAgent::{instead}"),
+    }
+}
 
 fn write(d: &Decision) -> AgentStep {
     AgentStep {

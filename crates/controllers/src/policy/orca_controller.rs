@@ -3,7 +3,9 @@
 //! the interval into Orca's state history, evaluates the policy and scales CUBIC's window
 //! by 4^a ([`orca_cwnd`]), as `CongestionControlEnv.step` does with the Orca preset.
 //! The pacing rate is never written: CUBIC's own stays (Orca's server writes only
-//! `TCP_CWND`). See [`super::orca`] for the sources and deviations.
+//! `TCP_CWND`). The simulator's agents and the kernel backend's (policy_agent.py over
+//! policy_cubic.bpf.c, through crates/py's `OrcaAgent`) run it. See [`super::orca`] for
+//! the sources and deviations.
 
 use tcplab_sim::{AgentStep, AgentWrite, ConfigError, FlowState, IntervalStats};
 

@@ -2,28 +2,33 @@
 real Linux TCP, run in the sender's namespace beside the traffic agent
 (``ip netns exec NS python -m tcplab.backends.kernel.policy_agent CONFIG.json``).
 
-The flow runs the BPF congestion control policy_rate.bpf.c (tcplab/data/bpf/policy/),
-registered for the run like a ``bpf:`` program; it measures each socket on every ACK and
-applies the pacing rate and cwnd this agent writes (its module docs). At each monitor
+The flow runs a BPF congestion control of tcplab/data/bpf/policy/, registered for the run
+like a ``bpf:`` program: policy_rate.bpf.c for an Aurora policy (an ``external`` flow: it
+applies the pacing rate and cwnd this agent writes), policy_cubic.bpf.c for an Orca one
+(the kernel's own CUBIC through its kfuncs, whose window this agent overrides); both
+measure each socket on every ACK (policy_maps.h; their module docs). At each monitor
 interval, for each policy flow, the agent reads the flow's measurements
 (:mod:`.policy_maps`), makes the interval's statistics from them as the simulator's
 ``Stepper::take_interval`` does (:func:`interval`), and hands them to the policy's
-controller: ``tcplab._engine.PolicyAgent``, the Rust code
-(crates/controllers/src/policy/mod.rs, ``PolicyController``) the simulator's in-engine agent runs, so the observation, the
-network's action, the rate rule and the interval rule are the same code on both
-backends, not a copy. It writes what the controller returns.
+controller: ``tcplab._engine.PolicyAgent`` (Aurora's ``PolicyController``) or
+``tcplab._engine.OrcaAgent`` (``OrcaController``), the Rust code
+(crates/controllers/src/policy/) the simulator's in-engine agent runs, so the
+observation, the network's action, the rate or window rule and the interval rule are the
+same code on both backends, not a copy. It writes what the controller returns.
 
 Time is the experiment's: ``start T0`` on stdin (CLOCK_MONOTONIC, as the emulator and
 the traffic agents); the agents start at 0 and step when their controller says, at the
 interval's real end (a late wake-up makes a longer interval, measured as such). As in
 the simulator, a controller first writes TCP's initial window and looks every 1 ms for
 the flow's first RTT sample (the map's srtt, which the program's ``init`` records after
-the handshake's sample), then starts from the initial window over that round trip; it
-is given the socket's measurements only, never the emulated path's configuration. Its
+the handshake's sample), then starts from the initial window over that round trip (an
+Orca controller writes nothing and looks every 1 ms for CUBIC's first exit from slow
+start, ssthresh < cwnd in the map); it is given the socket's measurements only, never
+the emulated path's configuration. Its
 record (per agent: the start, then per step: time, the interval, observation, action,
 rate, cwnd) goes to ``out``.
 
-Deviations from the simulator's agent, besides the program's (policy_rate.bpf.c):
+Deviations from the simulator's agent, besides the programs':
 - The interval's ``delivered_bytes`` (the receiver's in-order bytes) and ``rto_count``
   are 0: the sender's program sees neither; Aurora's observation and reward use
   neither.
@@ -48,30 +53,42 @@ from tcplab.engine import engine as get_engine
 from tcplab.lowering import config_json
 
 MODULE = "tcplab.backends.kernel.policy_agent"
-SOURCE = Path(__file__).resolve().parents[2] / "data" / "bpf" / "policy" / "policy_rate.bpf.c"
-PROGRAM_NAME = "policy_rate"  # its tcp_congestion_ops' name
-PROGRAM_KEY = (str(SOURCE), "{}")
-"""The program's key among a run's BPF registrations (run.py: (object, params))."""
+POLICY_DIR = Path(__file__).resolve().parents[2] / "data" / "bpf" / "policy"
+# Each preset's program (its tcp_congestion_ops' name is the file's stem).
+SOURCES = {"aurora": POLICY_DIR / "policy_rate.bpf.c", "orca": POLICY_DIR / "policy_cubic.bpf.c"}
+PROGRAM_KEYS = {preset: (str(src), "{}") for preset, src in SOURCES.items()}
+"""Each program's key among a run's BPF registrations (run.py: (object, params))."""
 
 
-def program() -> tuple[bytes, str]:
-    """The compiled policy program (tcplab.bpf's compile cache) and its name. Not
-    through ``bpf.kernel_object``: that checks the object against the simulator, which
-    does not model the fields this kernel-only program reads."""
+def preset_of(agent: dict[str, Any]) -> str:
+    """The preset of a config's ``agents[i]`` entry (checked by the engine already)."""
+    return str(agent["policy"].get("preset", "aurora"))
 
-    return bpf.object_for(SOURCE).read_bytes(), PROGRAM_NAME
+
+def program(key: tuple[str, str]) -> tuple[bytes, str]:
+    """The compiled policy program of ``key`` (tcplab.bpf's compile cache) and its name.
+    Not through ``bpf.kernel_object``: that checks the object against the simulator,
+    which does not model the fields these kernel-only programs read."""
+    source = Path(key[0])
+    return bpf.object_for(source).read_bytes(), source.name.removesuffix(".bpf.c")
 
 
 def agent_config(
-    config: dict[str, Any], kernel_name: str, base_port: int, work: Path
+    config: dict[str, Any], kernel_names: dict[int, str], base_port: int, work: Path
 ) -> dict[str, Any]:
     """The agent's configuration for a run of the engine config ``config``: flow ``i``
-    is the connection to ``base_port + i`` (agent.py), its map key."""
+    is the connection to ``base_port + i`` (agent.py), its map key; ``kernel_names``
+    the name its program is registered under, per driven flow."""
     return {
         "world": config,
-        "kernel_name": kernel_name,
         "agents": [
-            {"index": k, "port": base_port + a["flow"]} for k, a in enumerate(config["agents"])
+            {
+                "index": k,
+                "port": base_port + a["flow"],
+                "preset": preset_of(a),
+                "kernel_name": kernel_names[a["flow"]],
+            }
+            for k, a in enumerate(config["agents"])
         ],
         "duration_ns": config["duration_ns"],
         "out": str(work / "pol-out.json"),
@@ -113,6 +130,10 @@ def counters(meas: dict[str, int] | None) -> dict[str, float]:
             "rtt_count": 0,
             "rtt_min_us": 0,
             "srtt_us": 0,
+            "cwnd": 0,
+            "ssthresh": 0,
+            "inflight": 0,
+            "min_rtt_us": 0,
         }
     have_rtt = meas["rtt_count"] > 0
     return {
@@ -124,6 +145,11 @@ def counters(meas: dict[str, int] | None) -> dict[str, float]:
         "rtt_count": meas["rtt_count"],
         "rtt_min_us": meas["rtt_min_us"] if have_rtt else 0,
         "srtt_us": meas["srtt_us"],
+        "cwnd": meas["cwnd"],
+        "ssthresh": meas["ssthresh"],
+        "inflight": meas["inflight"],
+        # tcp_min_rtt; ~0 (the fresh entry's) before the socket's first sample.
+        "min_rtt_us": meas["min_rtt_us"] if meas["min_rtt_us"] != 0xFFFFFFFF else 0,
     }
 
 
@@ -148,10 +174,10 @@ def interval(prev: dict[str, float], now: dict[str, float], duration_ns: int) ->
 
 
 class Driver:
-    """One policy flow: its controller, port, last counters and record."""
+    """One Aurora policy flow: its controller, port, last counters and record."""
 
-    def __init__(self, engine: Any, world_json: str, index: int, port: int):
-        self.ctl = engine.PolicyAgent(world_json, index)
+    def __init__(self, engine: Any, world_json: str, index: int, port: int, ctl: Any = None):
+        self.ctl = engine.PolicyAgent(world_json, index) if ctl is None else ctl
         self.poll_ns = int(engine.POLICY_MIN_STEP_NS)  # how often a waiting controller looks
         self.index, self.port = index, port
         self.prev = counters(None)
@@ -211,31 +237,84 @@ class Driver:
         self.steps.append(row)
 
 
+class OrcaDriver(Driver):
+    """One Orca policy flow: CUBIC runs until its first exit from slow start; then each
+    report the controller scales its window (written alone: the program never touches
+    the pacing rate, so the rate field of a write is 0 and ignored)."""
+
+    def __init__(self, engine: Any, world_json: str, index: int, port: int):
+        super().__init__(engine, world_json, index, port, ctl=engine.OrcaAgent(world_json, index))
+
+    def start(self, maps: PolicyMaps) -> None:
+        self.next_ns = self.ctl.start(0)
+        self.steps.append({"t_ns": 0})
+
+    def step(self, maps: PolicyMaps, now_ns: int, last: bool) -> None:
+        meas = maps.read(self.port)
+        now = counters(meas)
+        pending = self.gen > 0 and (meas is None or meas["applied"] != (self.gen & 0xFFFFFFFF))
+        iv = interval(self.prev, now, now_ns - self.prev_ns)
+        self.prev, self.prev_ns = now, now_ns
+        srtt = int(now["srtt_us"])
+        if last:
+            self.done = True
+        if self.ctl.waiting:
+            if not last:
+                begun = self.ctl.begin(now_ns, srtt, now["ssthresh"], now["cwnd"])
+                self.next_ns = now_ns + self.poll_ns if begun is None else begun
+                if begun is not None:
+                    self.steps.append({"t_ns": now_ns, "srtt_us": srtt, "cwnd": now["cwnd"]})
+            return
+        obs = self.ctl.observe(iv, now["cwnd"], now["inflight"], srtt, now["min_rtt_us"])
+        row: dict[str, Any] = {
+            "t_ns": now_ns,
+            "planned_ns": self.next_ns,
+            "interval": iv,
+            "srtt_us": srtt,
+            "pending": pending,
+        }
+        if not last:
+            action, cwnd, self.next_ns = self.ctl.act(now_ns, now["cwnd"], srtt)
+            self._write(maps, 0.0, cwnd)
+            row.update(observation=obs, action=action, cwnd_read=now["cwnd"], cwnd=cwnd)
+        self.steps.append(row)
+
+
+DRIVERS = {"aurora": Driver, "orca": OrcaDriver}
+
+
 def run(cfg: dict[str, Any], t0: int | None = None, engine: Any = None) -> dict[str, Any]:
     """Drive the flows of ``cfg["agents"]`` until ``cfg["duration_ns"]``; the record."""
     if engine is None:
         engine = get_engine()
 
     world_json = config_json(cfg["world"])
-    drivers = [Driver(engine, world_json, a["index"], a["port"]) for a in cfg["agents"]]
-    maps = find(cfg["kernel_name"])
+    drivers = [
+        DRIVERS[a["preset"]](engine, world_json, a["index"], a["port"]) for a in cfg["agents"]
+    ]
+    maps: dict[str, PolicyMaps] = {}
     try:
+        for a in cfg["agents"]:
+            if a["kernel_name"] not in maps:
+                maps[a["kernel_name"]] = find(a["kernel_name"])
+        of = [maps[a["kernel_name"]] for a in cfg["agents"]]
         if t0 is None:
             print("ready", flush=True)
             t0 = int(sys.stdin.readline().split()[1])  # "start T0"
         duration = cfg["duration_ns"]
         _sleep_until(t0)
-        for d in drivers:
-            d.start(maps)
+        for d, m in zip(drivers, of):
+            d.start(m)
         while not all(d.done for d in drivers):
             due = min(min(d.next_ns for d in drivers if not d.done), duration)
             _sleep_until(t0 + due)
             now = time.monotonic_ns() - t0
-            for d in drivers:
+            for d, m in zip(drivers, of):
                 if not d.done and (d.next_ns <= now or now >= duration):
-                    d.step(maps, now, last=now >= duration)
+                    d.step(m, now, last=now >= duration)
     finally:
-        maps.close()
+        for m in maps.values():
+            m.close()
     return {"agents": [{"index": d.index, "steps": d.steps} for d in drivers]}
 
 

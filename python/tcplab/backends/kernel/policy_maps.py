@@ -1,4 +1,5 @@
-"""The maps of a registered policy program (tcplab/data/bpf/policy/policy_rate.bpf.c),
+"""The maps of a registered policy program (tcplab/data/bpf/policy/policy_rate.bpf.c or
+policy_cubic.bpf.c, both from policy_maps.h),
 read and written from user space through the ``bpf(2)`` system call.
 
 The program is registered for a run under a run-unique kernel name (``bpf_ops``); its
@@ -41,9 +42,9 @@ ATTR_SIZE = 128  # larger than any command's part of union bpf_attr used here
 MAP_INFO_SIZE = 88  # struct bpf_map_info up to map_extra
 _SYSCALL_NR = {"x86_64": 321, "aarch64": 280, "riscv64": 280, "ppc64le": 361, "s390x": 351}
 
-# struct policy_ctl / struct policy_meas of policy_rate.bpf.c (little-endian hosts).
+# struct policy_ctl / struct policy_meas of policy_maps.h (little-endian hosts).
 CTL_FORMAT = "<QII"  # rate_bytes, cwnd, gen
-MEAS_FORMAT = "<4Q8I"
+MEAS_FORMAT = "<4Q12I"
 MEAS_FIELDS = (
     "bytes_sent",
     "rtt_sum_us",
@@ -57,6 +58,10 @@ MEAS_FIELDS = (
     "mss",
     "cwnd",
     "applied",
+    "ssthresh",
+    "inflight",
+    "min_rtt_us",
+    "pad",
 )
 
 

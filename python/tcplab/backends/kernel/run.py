@@ -96,10 +96,7 @@ def check_spec(spec: Spec) -> dict[int, Path]:
     offered = requirements.available_cc()
     twin = twins.twins(spec, offered)
     for i, f in enumerate(spec.flows):
-        why_not = policy.kernel_problem(f.cc) if policy.is_policy(f.cc) else None
-        if why_not is not None:
-            problems.append((f"flows[{i}].cc", why_not))
-        elif bpf.is_bpf(f.cc) or policy.is_policy(f.cc) or i in twin:  # registered (bpf_ops)
+        if bpf.is_bpf(f.cc) or policy.is_policy(f.cc) or i in twin:  # registered (bpf_ops)
             why = bpf_loader.available()
             if why is not None:
                 what = (
@@ -287,8 +284,9 @@ def run_kernel(
     procs: list[subprocess.Popen] = []
     # BPF programs: registered under run-unique names before anything else starts, one
     # copy per (object, params) so that each flow runs its own parameters; flows a
-    # trained policy drives run policy_agent's program (one copy for all of them).
-    driven = {a["flow"] for a in config.get("agents", [])}
+    # trained policy drives run its preset's program of policy_agent (one copy for all
+    # the flows of a preset).
+    driven = {a["flow"]: policy_agent.preset_of(a) for a in config.get("agents", [])}
     # Algorithms this kernel lacks run as tcplab's shipped BPF twins (twins.py).
     twin_object = {i: str(bpf.program(f"bpf:{src}").object_path) for i, src in twin.items()}
     bpf_keys = [
@@ -296,7 +294,7 @@ def run_kernel(
         if f.get("bpf_object")
         else (twin_object[i], "{}")
         if i in twin_object
-        else (policy_agent.PROGRAM_KEY if i in driven else None)
+        else (policy_agent.PROGRAM_KEYS[driven[i]] if i in driven else None)
         for i, f in enumerate(config["flows"])
     ]
     distinct = sorted({k for k in bpf_keys if k is not None})
@@ -305,9 +303,10 @@ def run_kernel(
     program_name: dict[str, str] = {}
     if distinct:
         try:
+            policy_keys = set(policy_agent.PROGRAM_KEYS.values())
             payload = [
-                policy_agent.program()
-                if (o, p) == policy_agent.PROGRAM_KEY
+                policy_agent.program((o, p))
+                if (o, p) in policy_keys
                 else bpf.kernel_object(o, json.loads(p))
                 for o, p in distinct
             ]
@@ -395,7 +394,10 @@ def run_kernel(
             (work / "pol.json").write_text(
                 json.dumps(
                     policy_agent.agent_config(
-                        config, kernel_name[policy_agent.PROGRAM_KEY], BASE_PORT, work
+                        config,
+                        {i: kernel_name[bpf_keys[i]] for i in driven},
+                        BASE_PORT,
+                        work,
                     )
                 )
             )
@@ -531,7 +533,7 @@ def receiver_cc(
     the spec does not give it, and the host's default never enters a run."""
     if key is None:
         return flow["cc"] if flow["cc"] in NEEDS_ECN_MODULES else RECEIVER_DEFAULT_CC
-    if key == policy_agent.PROGRAM_KEY:
+    if key in policy_agent.PROGRAM_KEYS.values():
         return RECEIVER_DEFAULT_CC
     return kernel_name[key] if bpf.program_at(key[0]).needs_ecn else RECEIVER_DEFAULT_CC
 

@@ -3,7 +3,7 @@ and evaluate it on held-out scenarios against CUBIC and BBR.
 
     python examples/gym_cem.py [--iterations 25] [--population 32] [--episodes 8]
                                [--validation 32] [--seed 0] [--workers 2] [-o policy.json]
-                               [--reward aurora|vivace-loss|vivace]
+                               [--reward aurora|vivace-loss|vivace] [--preset aurora|orca]
     tcplab examples gym && python gym/gym_cem.py ...      (from an installed tcplab)
 
 The policy is linear (numpy only, no torch): Aurora's observation (the last 10 monitor
@@ -28,6 +28,14 @@ its loss term scales with the rate sent, where Aurora's stops mattering above ~6
 Mbit/s; ``vivace`` adds Vivace's latency term), its score divided by the utility of
 the bottleneck rate without loss or RTT gradient.
 
+``--preset orca`` trains Orca's design instead (tcplab.gym.presets.Orca, from Orca's
+code): CUBIC underneath, a linear layer with Orca's tanh over its 7 features of the last
+10 reports plus a bias, its action scaling CUBIC's window by 4^a every 20 ms (Orca's
+report period) from CUBIC's first exit from slow start. Orca's reward is already a
+fraction of the episode's largest throughput, so an episode's score is its mean reward.
+Its held-out ``cubic`` row is what a do-nothing Orca policy runs (action 0 keeps CUBIC's
+window: exactly CUBIC's run).
+
 Evaluation: each seed of experiments/gym/heldout.toml's [evaluation] gives a spec, run
 three times with flow 0 as ``policy:FILE`` (the trained policy inside the engine,
 starting from the initial window over the first RTT), ``cubic`` and ``bbr`` (plain tcplab.run each). The table gives flow 0's goodput, mean RTT
@@ -46,7 +54,7 @@ from pathlib import Path
 import numpy as np
 import tcplab
 from tcplab.engine import engine
-from tcplab.gym import Aurora, CongestionControlEnv, Scenarios
+from tcplab.gym import Aurora, CongestionControlEnv, Orca, Scenarios
 from tcplab.gym.rewards import REWARDS, ideal_reward
 from tcplab.gym.scenarios import describe
 from tcplab.specs.load import read_toml
@@ -58,13 +66,37 @@ GYM = HERE if (HERE / "train.toml").is_file() else HERE.parent / "experiments" /
 TRAIN = GYM / "train.toml"
 HELDOUT = GYM / "heldout.toml"
 HISTORY = 10
-N_FEATURES = 3 * HISTORY + 1  # the observation, transformed, and a bias
+PRESETS = ("aurora", "orca")
+ORCA_REPORT_NS = 20_000_000  # Orca's report period (orca-server-mahimahi.cc)
 
 
-def policy_file(w: np.ndarray, name: str = "cem-linear") -> dict:
-    """The policy as a tcplab policy file (tcplab/policy.py): one linear layer over
-    the "aurora_log" features (per interval: gradient clipped to [-1, 1], ln(latency
-    ratio), ln(1 + sending ratio); then a 1 for the bias)."""
+def n_weights(preset: str = "aurora") -> int:
+    """The weight vector's length: the observation (Aurora's transformed, with its bias
+    input; Orca's 7 features per report) and, for Orca, the layer's bias."""
+    return 3 * HISTORY + 1 if preset == "aurora" else 7 * HISTORY + 1
+
+
+def policy_file(w: np.ndarray, name: str = "cem-linear", preset: str = "aurora") -> dict:
+    """The policy as a tcplab policy file (tcplab/policy.py). Aurora: one linear layer
+    over the "aurora_log" features (per interval: gradient clipped to [-1, 1], ln(latency
+    ratio), ln(1 + sending ratio); then a 1 for the bias). Orca: one layer with Orca's
+    tanh over its 70 features as they are, the last weight its bias."""
+    if preset == "orca":
+        return {
+            "format": "tcplab-policy/1",
+            "name": name,
+            "preset": "orca",
+            "history": HISTORY,
+            "interval_ns": ORCA_REPORT_NS,
+            "transform": "none",
+            "layers": [
+                {
+                    "weights": [list(map(float, w[:-1]))],
+                    "bias": [float(w[-1])],
+                    "activation": "tanh",
+                }
+            ],
+        }
     return {
         "format": "tcplab-policy/1",
         "name": name,
@@ -83,8 +115,13 @@ def act(policy, obs: np.ndarray) -> np.ndarray:
 
 
 def make_env(
-    scenarios: Scenarios | None = None, spec: dict | None = None, reward: str = "aurora"
+    scenarios: Scenarios | None = None,
+    spec: dict | None = None,
+    reward: str = "aurora",
+    preset: str = "aurora",
 ) -> CongestionControlEnv:
+    if preset == "orca":
+        return CongestionControlEnv(scenarios=scenarios, spec=spec, preset=Orca(), interval="20ms")
     # Episodes start as the deployed policy will (the initial window over the first RTT):
     # no privileged_start_fraction, so what is trained is what runs as policy:FILE.
     return CongestionControlEnv(
@@ -97,10 +134,12 @@ def make_env(
 
 
 def episode_score(w: np.ndarray, env: CongestionControlEnv, seed: int) -> float:
-    policy = engine().Policy(json.dumps(policy_file(w)))
+    orca = env.preset.name == "orca"
+    policy = engine().Policy(json.dumps(policy_file(w, preset=env.preset.name)))
     obs, _ = env.reset(seed=seed)
     rate_bps = env.simulation.config["bottleneck"]["rate_bps"]
-    ideal = ideal_reward(env.preset.reward_name, rate_bps)  # the bottleneck rate's reward
+    # The bottleneck rate's reward; Orca's reward is a fraction of the largest throughput.
+    ideal = 1.0 if orca else ideal_reward(env.preset.reward_name, rate_bps)
     total, n = 0.0, 0
     while True:
         obs, r, term, trunc, _ = env.step(act(policy, obs))
@@ -109,9 +148,9 @@ def episode_score(w: np.ndarray, env: CongestionControlEnv, seed: int) -> float:
             return total / n / ideal
 
 
-def _score(args: tuple[np.ndarray, list[int], str, str]) -> float:
-    w, seeds, scenarios_path, reward = args
-    env = make_env(Scenarios.load(scenarios_path), reward=reward)
+def _score(args: tuple[np.ndarray, list[int], str, str, str]) -> float:
+    w, seeds, scenarios_path, reward, preset = args
+    env = make_env(Scenarios.load(scenarios_path), reward=reward, preset=preset)
     return float(np.mean([episode_score(w, env, s) for s in seeds]))
 
 
@@ -125,6 +164,8 @@ def train(
     say=print,
     validation: int = 0,
     reward: str = "aurora",
+    preset: str = "aurora",
+    init_std: float = 1.0,
 ) -> tuple[np.ndarray, list[float]]:
     """Cross-entropy method; returns a weight vector and, per iteration, the elite's mean
     score or, with ``validation`` > 0, the mean weight vector's score on that many fixed
@@ -135,23 +176,24 @@ def train(
     the training distribution, never the held-out ones: CEM's mean can step onto a
     flooding policy in its last iterations, docs/FIDELITY-policy.md)."""
     rng = np.random.default_rng(seed)
-    mean, std = np.zeros(N_FEATURES), np.full(N_FEATURES, 1.0)
+    n = n_weights(preset)
+    mean, std = np.zeros(n), np.full(n, init_std)
     n_elite = max(2, population // 5)
     curve = []
     best = (-np.inf, mean)
     pool = Pool(workers) if workers > 1 else None
     try:
         for it in range(iterations):
-            ws = mean + std * rng.standard_normal((population, N_FEATURES))
+            ws = mean + std * rng.standard_normal((population, n))
             # The same training episodes for every candidate of an iteration.
             seeds = [int(s) for s in rng.integers(2**31, size=episodes)]
-            jobs = [(w, seeds, str(scenarios), reward) for w in ws]
+            jobs = [(w, seeds, str(scenarios), reward, preset) for w in ws]
             scores = np.array(pool.map(_score, jobs) if pool else [_score(j) for j in jobs])
             elite = ws[np.argsort(scores)[-n_elite:]]
             mean, std = elite.mean(axis=0), elite.std(axis=0) + 0.05
             if validation:
                 fixed = list(range(1, validation + 1))
-                curve.append(_score((mean, fixed, str(scenarios), reward)))
+                curve.append(_score((mean, fixed, str(scenarios), reward, preset)))
                 say(f"iteration {it + 1}/{iterations}: validation score {curve[-1]:.3f}")
                 if curve[-1] > best[0]:
                     best = (curve[-1], mean)
@@ -164,7 +206,12 @@ def train(
     return (best[1] if validation else mean), curve
 
 
-def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = None) -> list[dict]:
+def evaluate(
+    w: np.ndarray,
+    heldout: Path = HELDOUT,
+    seeds: list[int] | None = None,
+    preset: str = "aurora",
+) -> list[dict]:
     """Flow 0 of each held-out spec as the trained policy (``cc = "policy:FILE"``, run by
     the engine like any algorithm), CUBIC and BBR: plain tcplab.run each."""
     raw = read_toml(heldout)  # tomllib on 3.11+, tomli on 3.10 (tcplab's own reader)
@@ -173,7 +220,7 @@ def evaluate(w: np.ndarray, heldout: Path = HELDOUT, seeds: list[int] | None = N
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "policy.json"
-        path.write_text(json.dumps(policy_file(w)))
+        path.write_text(json.dumps(policy_file(w, preset=preset)))
         for seed in seeds:
             spec = scenarios.sample(seed, "cubic")
             where = describe(spec)
@@ -207,6 +254,15 @@ def main() -> None:
         "--reward", choices=REWARDS, default="aurora", help="the reward trained for (Aurora's)"
     )
     ap.add_argument(
+        "--preset", choices=PRESETS, default="aurora", help="the design trained (Aurora's)"
+    )
+    ap.add_argument(
+        "--init-std",
+        type=float,
+        default=1.0,
+        help="the first sampling Gaussian's standard deviation (its mean is 0: do-nothing)",
+    )
+    ap.add_argument(
         "--eval-seeds",
         type=int,
         nargs="+",
@@ -214,6 +270,8 @@ def main() -> None:
         help="held-out seeds to evaluate (default: heldout.toml's [evaluation] seeds)",
     )
     a = ap.parse_args()
+    if a.preset == "orca" and a.reward != "aurora":
+        ap.error("--reward: Orca trains for its own reward; --reward applies to --preset aurora")
     w, _ = train(
         a.iterations,
         a.population,
@@ -222,12 +280,15 @@ def main() -> None:
         a.seed,
         validation=a.validation,
         reward=a.reward,
+        preset=a.preset,
+        init_std=a.init_std,
     )
     if a.out:  # run it with cc = "policy:FILE" in any spec
-        a.out.write_text(json.dumps(policy_file(w), indent=1) + "\n")
+        a.out.write_text(json.dumps(policy_file(w, preset=a.preset), indent=1) + "\n")
     import pandas as pd
 
-    print(pd.DataFrame(evaluate(w, seeds=a.eval_seeds)).to_string(index=False))
+    rows = evaluate(w, seeds=a.eval_seeds, preset=a.preset)
+    print(pd.DataFrame(rows).to_string(index=False))
 
 
 if __name__ == "__main__":
