@@ -196,18 +196,33 @@ class Driver:
         self._write(maps, rate, cwnd)
         self.steps.append({"t_ns": 0, "rate_bps": rate, "cwnd": cwnd})
 
-    def step(self, maps: PolicyMaps, now_ns: int, last: bool) -> None:
+    def _read(self, maps: PolicyMaps, now_ns: int, last: bool) -> tuple[dict, list, bool]:
+        """The flow's counters now, the interval since the last read, and whether the
+        socket has yet to apply this agent's last write (the program's ``applied``
+        generation): a write still pending one step later means the flow ran without
+        the policy for that interval (report() counts them)."""
         meas = maps.read(self.port)
         now = counters(meas)
-        # Whether the socket has applied this agent's last write (the program's
-        # ``applied`` generation): a write still pending one step later means the flow
-        # ran without the policy for that interval (report() counts them).
-        pending = meas is None or meas["applied"] != (self.gen & 0xFFFFFFFF)
+        pending = self.gen > 0 and (meas is None or meas["applied"] != (self.gen & 0xFFFFFFFF))
         iv = interval(self.prev, now, now_ns - self.prev_ns)
         self.prev, self.prev_ns = now, now_ns
-        srtt = int(now["srtt_us"])
         if last:
             self.done = True
+        return now, iv, pending
+
+    def _row(self, now_ns: int, iv: list, srtt: int, pending: bool) -> dict[str, Any]:
+        """A step's record before its action."""
+        return {
+            "t_ns": now_ns,
+            "planned_ns": self.next_ns,
+            "interval": iv,
+            "srtt_us": srtt,
+            "pending": pending,
+        }
+
+    def step(self, maps: PolicyMaps, now_ns: int, last: bool) -> None:
+        now, iv, pending = self._read(maps, now_ns, last)
+        srtt = int(now["srtt_us"])
         if self.ctl.waiting:
             # Looking for the first RTT sample; the interval so far is dropped, as the
             # simulator's agent drops it (policy/mod.rs PolicyAgent::step).
@@ -223,13 +238,7 @@ class Driver:
                     )
             return
         obs = self.ctl.observe(iv, srtt)
-        row: dict[str, Any] = {
-            "t_ns": now_ns,
-            "planned_ns": self.next_ns,
-            "interval": iv,
-            "srtt_us": srtt,
-            "pending": pending,
-        }
+        row = self._row(now_ns, iv, srtt, pending)
         if not last:
             action, rate, cwnd, self.next_ns = self.ctl.act(now_ns, srtt)
             self._write(maps, rate, cwnd)
@@ -250,14 +259,8 @@ class OrcaDriver(Driver):
         self.steps.append({"t_ns": 0})
 
     def step(self, maps: PolicyMaps, now_ns: int, last: bool) -> None:
-        meas = maps.read(self.port)
-        now = counters(meas)
-        pending = self.gen > 0 and (meas is None or meas["applied"] != (self.gen & 0xFFFFFFFF))
-        iv = interval(self.prev, now, now_ns - self.prev_ns)
-        self.prev, self.prev_ns = now, now_ns
+        now, iv, pending = self._read(maps, now_ns, last)
         srtt = int(now["srtt_us"])
-        if last:
-            self.done = True
         if self.ctl.waiting:
             if not last:
                 begun = self.ctl.begin(now_ns, srtt, now["ssthresh"], now["cwnd"])
@@ -266,13 +269,7 @@ class OrcaDriver(Driver):
                     self.steps.append({"t_ns": now_ns, "srtt_us": srtt, "cwnd": now["cwnd"]})
             return
         obs = self.ctl.observe(iv, now["cwnd"], now["inflight"], srtt, now["min_rtt_us"])
-        row: dict[str, Any] = {
-            "t_ns": now_ns,
-            "planned_ns": self.next_ns,
-            "interval": iv,
-            "srtt_us": srtt,
-            "pending": pending,
-        }
+        row = self._row(now_ns, iv, srtt, pending)
         if not last:
             action, cwnd, self.next_ns = self.ctl.act(now_ns, now["cwnd"], srtt)
             self._write(maps, 0.0, cwnd)

@@ -94,6 +94,18 @@ static __always_inline void record(struct sock *sk, struct policy_meas *m)
 	m->min_rtt_us = tp->rtt_min.s[0].v;
 }
 
+/* The agent's window, as Stepper::set_cwnd writes it: at least 1, at most the socket's
+ * clamp, stamped. */
+static __always_inline void write_cwnd(struct tcp_sock *tp, __u32 cwnd)
+{
+	if (cwnd < 1)
+		cwnd = 1;
+	if (cwnd > tp->snd_cwnd_clamp)
+		cwnd = tp->snd_cwnd_clamp;
+	tp->snd_cwnd = cwnd;
+	tp->snd_cwnd_stamp = tcp_jiffies32;
+}
+
 /* A fresh entry for a connection's start (init): counters 0, no RTT sample yet. */
 static __always_inline struct policy_meas *meas_init(__u32 key)
 {

@@ -54,10 +54,8 @@ char _license[] SEC("license") = "GPL";
 /* Apply the agent's write if it is one not applied yet. */
 static __always_inline void apply(struct sock *sk, struct policy_meas *m, __u32 key)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	struct policy_ctl *c = bpf_map_lookup_elem(&policy_ctl, &key);
 	__u64 rate;
-	__u32 cwnd;
 
 	if (!c || c->gen == m->applied)
 		return;
@@ -67,13 +65,7 @@ static __always_inline void apply(struct sock *sk, struct policy_meas *m, __u32 
 		rate = sk->sk_max_pacing_rate;
 	sk->sk_pacing_rate = rate;
 	sk->sk_pacing_status = rate > 0 ? SK_PACING_NEEDED : SK_PACING_NONE;
-	cwnd = c->cwnd;
-	if (cwnd < 1)
-		cwnd = 1;
-	if (cwnd > tp->snd_cwnd_clamp)
-		cwnd = tp->snd_cwnd_clamp;
-	tp->snd_cwnd = cwnd;
-	tp->snd_cwnd_stamp = tcp_jiffies32;
+	write_cwnd(tcp_sk(sk), c->cwnd);
 }
 
 SEC("struct_ops")
