@@ -301,3 +301,42 @@ def test_without_the_onnx_package_the_error_says_what_to_install(tmp_path, monke
     monkeypatch.setitem(sys.modules, "onnx", None)  # import onnx raises ImportError
     with pytest.raises(ValueError, match=r"pip install 'tcplab\[onnx\]'"):
         policy.load(cc)
+
+
+def _orca_actor() -> onnx.ModelProto:
+    """An Orca-shaped actor (70 -> 16 Tanh -> 1 Tanh, the last Tanh Orca's action range
+    [-1, 1]), seeded, with the preset and Orca's 20 ms report period in its metadata."""
+    rng = np.random.default_rng(20)
+    w1, b1 = rng.normal(0, 0.3, (16, 70)), rng.normal(0, 0.1, 16)
+    w2, b2 = rng.normal(0, 0.5, (1, 16)), np.array([0.05])
+    nodes = [
+        helper.make_node("Gemm", ["obs", "w1", "b1"], ["h1"], name="fc1", transB=1),
+        helper.make_node("Tanh", ["h1"], ["a1"], name="tanh1"),
+        helper.make_node("Gemm", ["a1", "w2", "b2"], ["h2"], name="fc2", transB=1),
+        helper.make_node("Tanh", ["h2"], ["action"], name="tanh2"),
+    ]
+    inits = [_const("w1", w1), _const("b1", b1), _const("w2", w2), _const("b2", b2)]
+    meta = {"tcplab.name": "orca-actor", "tcplab.preset": "orca", "tcplab.interval_ns": "20000000"}
+    return _model(nodes, inits, n_in=70, meta=meta)
+
+
+def test_an_orca_actor_in_onnx_acts_as_the_reference_and_drives_cubic(tmp_path):
+    """The engine's actions equal ONNX's reference evaluator's on Orca-like observations
+    (to 1e-6), and as policy:FILE.onnx the flow runs CUBIC underneath, driven by it."""
+    m = _orca_actor()
+    cc = _save(m, tmp_path, "orca.onnx")
+    translated = policy.load(cc)
+    assert (translated["preset"], translated["interval_ns"]) == ("orca", 20_000_000)
+    net = engine().Policy(json.dumps(translated))
+    ref = ReferenceEvaluator(m)
+    rng = np.random.default_rng(5)
+    obs = rng.uniform(0, 1.5, (200, 70)).astype(np.float32)  # ratios, rates, times
+    want = np.array([ref.run(None, {"obs": o[None, :]})[0][0, 0] for o in obs], dtype=float)
+    got = np.array([net.act(o.tolist()) for o in obs])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert len(np.unique(want)) > 50
+    spec = as_spec(_spec(cc))
+    config = world_config(spec)
+    assert config["flows"][0]["cc"] == "cubic" and config["agents"][0]["flow"] == 0
+    r = api.run(spec, report=False)
+    assert r.summary.iloc[0]["cc"] == "policy:orca-actor"
