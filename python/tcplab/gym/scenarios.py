@@ -49,9 +49,8 @@ import numpy as np
 
 from tcplab.errors import SpecError
 from tcplab.specs.load import read_toml
-from tcplab.specs.traces import read_trace
+from tcplab.specs.traces import SHIPPED_TRACES, read_trace, trace_file
 
-SHIPPED_TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
 """The traces tcplab ships (the checkout's traces/, made by scripts/make_traces.py): a
 scenarios file may name one by its file name alone."""
 
@@ -243,9 +242,7 @@ def _traces(value: Any, base: Path) -> tuple[str, ...]:
         raise SpecError([("scenarios.traces", f"must be a list of trace files; got {value!r}")])
     out = []
     for name in value:
-        p = base / name
-        if not p.is_file() and "/" not in name and (SHIPPED_TRACES / name).is_file():
-            p = SHIPPED_TRACES / name
+        p = trace_file(name, base)
         try:
             read_trace(p)
         except ValueError as exc:

@@ -8,7 +8,10 @@ checks Mahimahi's ``LinkQueue`` constructor makes (ravinet/mahimahi
 The engine's model of delivery is in ``crates/sim/src/net/trace.rs``.
 
 Paths in a spec are relative to the spec file (:func:`absolute_trace_paths` rewrites them
-when the file is read); the resolved spec a run writes names the absolute path. The trace's
+when the file is read); the resolved spec a run writes names the absolute path. A bare
+name that is no file there (``trace = "synthetic-lte.down"``) is a trace tcplab ships
+(:data:`SHIPPED_TRACES`, :func:`trace_file`), as in ``tcplab.gym.Scenarios``, so a spec
+outside a checkout can name them. The trace's
 content goes into the engine config, and its sha256 into the run's digest
 (tcplab.runs.digest), so a changed trace is another run.
 
@@ -107,6 +110,20 @@ def _read(path: str, mtime_ns: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+SHIPPED_TRACES = Path(__file__).resolve().parents[1] / "data" / "traces"
+"""The traces tcplab ships (``scripts/make_traces.py``'s), in the package."""
+
+
+def trace_file(name: str, base: Path) -> Path:
+    """A spec's trace ``name``: relative to ``base`` (the spec's directory) when that is a
+    file, else, for a bare name (no ``/``), the shipped trace of that name if there is
+    one, else ``base / name`` (which reading then refuses, naming it)."""
+    p = base / name
+    if not p.is_file() and "/" not in name and (SHIPPED_TRACES / name).is_file():
+        return SHIPPED_TRACES / name
+    return p
+
+
 def read_trace(path: str | Path) -> TraceRate:
     """Read and check a trace file.
 
@@ -166,7 +183,7 @@ def parse_link_rate(value: Any) -> Any:
                 'a trace-driven rate is { trace = "FILE" } (a Mahimahi trace, path relative '
                 "to the spec file), optionally with scale = a factor on its rate"
             )
-        trace = read_trace(value["trace"])
+        trace = read_trace(trace_file(value["trace"], Path.cwd()))
         if "scale" not in value:
             return trace
         scale = _scale_of(value["scale"])
@@ -207,7 +224,8 @@ def absolute_trace_paths(raw: Any, base: Path) -> Any:
                         and isinstance(c.get(key), str)
                         and not Path(c[key]).is_absolute()
                     ):
-                        c[key] = str((base / c[key]).resolve())
+                        where = trace_file(c[key], base) if key == "trace" else base / c[key]
+                        c[key] = str(where.resolve())
             if not cands:
                 absolute_trace_paths(v, base)
     elif isinstance(raw, list):
