@@ -1,7 +1,11 @@
-//! Policies: a trained policy driving an `external` flow from inside the engine, with the
-//! same observation and action code tcplab.gym trains with (the Aurora preset calls
-//! [`AuroraObservation`], [`aurora_write`] and [`aurora_start`] through crates/py), so
-//! `cc = "policy:FILE"` runs, sweeps and reports like any algorithm.
+//! Policies: a trained policy driving a flow from inside the engine, with the same
+//! observation and action code tcplab.gym trains with (the Aurora preset calls
+//! [`AuroraObservation`], [`aurora_write`] and [`aurora_start`] through crates/py; the
+//! Orca preset [`OrcaObservation`], [`orca_cwnd`] and [`orca_ready`]), so
+//! `cc = "policy:FILE"` runs, sweeps and reports like any algorithm. A file's `preset`
+//! ([`Preset`]) says which design it is: Aurora sets the rate of an `external` flow (the
+//! rest of this header), Orca scales the window of a CUBIC flow ([`orca`],
+//! [`OrcaController`]).
 //!
 //! The engine knows no policy: it drives an interval agent (crates/sim/src/interval.rs,
 //! stepped by world/agents.rs), and [`crate::Controllers`] builds a [`PolicyAgent`] for a

@@ -1,6 +1,7 @@
 //! The interval agents of a world (`agents` in the config; crates/sim/src/interval.rs):
-//! each drives one flow (`external`, or the algorithm its policy overrides), called at the times it asks for with the flow's
-//! statistics since its previous call. [`World::run_until`] stops at those times: the
+//! each drives one flow (`external`, or the algorithm whose window its policy
+//! overrides), called at the times it asks for with the flow's statistics since its
+//! previous call. [`World::run_until`] stops at those times: the
 //! events before one run, then the writes that waited for a connection are applied, then
 //! the agents due step, read and write (the loop the training environment runs through
 //! the stepping API, run in Rust). The engine knows no agent: the
