@@ -108,11 +108,11 @@ def load(cc: str) -> dict[str, Any]:
     return data
 
 
-def underlay(cc: str) -> str:
-    """The algorithm the flow of a (checked) ``policy:`` cc runs underneath the policy,
-    its preset's: ``external`` for Aurora (the policy writes rate and window),
-    ``cubic`` for Orca (the policy scales CUBIC's window)."""
-    return str(engine().policy_underlay(json.dumps(load(cc))))
+def underlay(loaded: dict[str, Any]) -> str:
+    """The algorithm a (checked) policy's flow runs underneath it, given the policy as
+    :func:`load` returns it: its preset's, ``external`` for Aurora (the policy writes rate
+    and window), ``cubic`` for Orca (the policy scales CUBIC's window)."""
+    return str(engine().policy_underlay(json.dumps(loaded)))
 
 
 def check(cc: str, given: dict[str, Any]) -> list[tuple[str, str]]:

@@ -121,7 +121,7 @@ def test_an_orca_policy_s_flow_runs_cubic_underneath(tmp_path):
 
     path = tmp_path / "orca.json"
     path.write_text(json.dumps(orca_policy(0.0)))
-    assert policy_mod.underlay(f"policy:{path}") == "cubic"
+    assert policy_mod.underlay(policy_mod.load(f"policy:{path}")) == "cubic"
     config = world_config(resolve(as_spec(spec(f"policy:{path}"))))
     assert [f["cc"] for f in config["flows"]] == ["cubic", "cubic"]
     assert [a["flow"] for a in config["agents"]] == [0]

@@ -75,6 +75,9 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     ):
         if (sh := _shaping(rate, pol, wire)) is not None:
             shaping[name] = sh
+    # Trained policies (tcplab.policy): each file read once, for its flows' underlay and
+    # for the agents the engine's controller factory builds from its contents.
+    policies = {f.cc: policy.load(f.cc) for f in s.flows if policy.is_policy(f.cc)}
     flows = []
     for f in s.flows:
         for k in range(f.count):
@@ -88,7 +91,11 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
             snd, rcv = f.access, f.receiver_access
             flows.append(
                 {
-                    **_cc_config(f.cc, f.bpf.build() if f.bpf is not None else bpf.NO_BUILD),
+                    **_cc_config(
+                        f.cc,
+                        f.bpf.build() if f.bpf is not None else bpf.NO_BUILD,
+                        policies.get(f.cc),
+                    ),
                     "params": _params_with_kernel(f.cc, dict(f.params), kernel),
                     "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss, snd),
                     "receiver_access": _link(rcv.rate, rcv.delay, rcv.buffer, rcv.loss, rcv),
@@ -100,12 +107,10 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
                     "bpf_state": f.bpf.state if f.bpf is not None else None,
                 }
             )
-    # Trained policies (tcplab.policy): the file's contents, which the engine's controller
-    # factory builds the agent from.
     agents = [
-        {"flow": i, "policy": policy.load(cc)}
+        {"flow": i, "policy": policies[cc]}
         for i, cc in enumerate(c for f in s.flows for c in [f.cc] * f.count)
-        if policy.is_policy(cc)
+        if cc in policies
     ]
     links = []
     for nl in s.links:
@@ -208,12 +213,15 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: int) -> dict[st
     return params
 
 
-def _cc_config(cc: str, build: bpf.Build = bpf.NO_BUILD) -> dict[str, Any]:
+def _cc_config(
+    cc: str, build: bpf.Build = bpf.NO_BUILD, loaded: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
     the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
-    sha256); ``bpf_object`` is null for every other flow."""
-    if policy.is_policy(cc):  # its preset's flow the policy drives (config["agents"])
-        return {"cc": policy.underlay(cc), "bpf_object": None}
+    sha256), or for a ``policy:`` flow (``loaded``: its file, tcplab.policy.load) its
+    preset's underlay; ``bpf_object`` is null for every flow but a BPF one's."""
+    if loaded is not None:  # a policy's file: its preset's flow it drives (config["agents"])
+        return {"cc": policy.underlay(loaded), "bpf_object": None}
     if not bpf.is_bpf(cc):
         return {"cc": cc, "bpf_object": None}
     return {"cc": "bpf", "bpf_object": bpf.program(cc, build).engine_ref}
