@@ -30,12 +30,14 @@ from policy_heldout import seeds_arg  # noqa: E402
 
 def do_nothing(history: int = 10) -> dict[str, Any]:
     """An Orca policy whose action is always 0 (tanh(0)): CUBIC's window kept."""
+    from tcplab.engine import engine
+
     return {
         "format": "tcplab-policy/1",
         "name": "do-nothing",
         "preset": "orca",
         "history": history,
-        "interval_ns": 20_000_000,
+        "interval_ns": engine().ORCA_REPORT_NS,
         "transform": "none",
         "layers": [{"weights": [[0.0] * (7 * history)], "bias": [0.0], "activation": "tanh"}],
     }
@@ -46,7 +48,10 @@ def stepped(policy: dict[str, Any], spec: dict[str, Any]) -> dict[str, float]:
     from tcplab.gym import CongestionControlEnv, Orca
 
     net = engine().Policy(json.dumps(policy))
-    env = CongestionControlEnv(spec=spec, preset=Orca(history=policy["history"]), interval="20ms")
+    # At the policy's own interval (Orca's 20 ms reports for gym_cem.py's files).
+    env = CongestionControlEnv(
+        spec=spec, preset=Orca(history=policy["history"]), interval=policy["interval_ns"] / 1e9
+    )
     obs, _ = env.reset(seed=spec["experiment"]["seed"])
     rewards, thr_ratio = [], []
     while True:

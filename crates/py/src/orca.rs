@@ -10,7 +10,7 @@ use tcplab_controllers::policy as agent;
 use tcplab_sim::world::stepping::FlowState;
 
 use crate::parse;
-use crate::stepping::interval_from;
+use crate::stepping::{check_history, interval_from};
 
 /// Orca's state history: `push(interval, cwnd_pkts, inflight_pkts, srtt_us, min_rtt_us)`
 /// takes an interval in INTERVAL_FIELDS order and the flow's state at its end and returns
@@ -25,9 +25,7 @@ pub struct OrcaObservation {
 impl OrcaObservation {
     #[new]
     fn new(history: usize) -> PyResult<Self> {
-        if history == 0 || history > 1000 {
-            return Err(PyValueError::new_err("history: must be in 1..=1000"));
-        }
+        check_history(history)?;
         Ok(OrcaObservation {
             inner: agent::OrcaObservation::new(history),
         })
@@ -57,12 +55,15 @@ pub(crate) fn orca_cwnd(cwnd: f64, a: f64) -> u32 {
 /// Whether Orca's agent acts yet: an RTT sample, and CUBIC out of slow start.
 #[pyfunction]
 pub(crate) fn orca_ready(srtt_us: f64, ssthresh_pkts: f64, cwnd_pkts: f64) -> bool {
-    agent::orca_ready(&FlowState {
-        srtt_us: srtt_us as u64,
+    agent::orca_ready(&ready_state(srtt_us, ssthresh_pkts, cwnd_pkts))
+}
+
+/// What the start rule reads (`orca_ready`).
+fn ready_state(srtt_us: f64, ssthresh_pkts: f64, cwnd_pkts: f64) -> FlowState {
+    FlowState {
         ssthresh_pkts: ssthresh_pkts as u32,
-        cwnd_pkts: cwnd_pkts as u32,
-        ..FlowState::default()
-    })
+        ..state(cwnd_pkts, 0.0, srtt_us, 0.0)
+    }
 }
 
 fn state(cwnd_pkts: f64, inflight_pkts: f64, srtt_us: f64, min_rtt_us: f64) -> FlowState {
@@ -118,11 +119,9 @@ impl OrcaAgent {
         ssthresh_pkts: f64,
         cwnd_pkts: f64,
     ) -> Option<u64> {
-        let st = FlowState {
-            ssthresh_pkts: ssthresh_pkts as u32,
-            ..state(cwnd_pkts, 0.0, srtt_us, 0.0)
-        };
-        self.inner.begin(now_ns, &st).map(|s| s.next_ns)
+        self.inner
+            .begin(now_ns, &ready_state(srtt_us, ssthresh_pkts, cwnd_pkts))
+            .map(|s| s.next_ns)
     }
     fn observe(
         &mut self,

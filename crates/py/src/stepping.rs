@@ -262,9 +262,7 @@ pub struct AuroraObservation {
 impl AuroraObservation {
     #[new]
     fn new(history: usize) -> PyResult<Self> {
-        if history == 0 || history > 1000 {
-            return Err(PyValueError::new_err("history: must be in 1..=1000"));
-        }
+        check_history(history)?;
         Ok(AuroraObservation {
             inner: agent::AuroraObservation::new(history),
         })
@@ -272,6 +270,14 @@ impl AuroraObservation {
     fn push(&mut self, interval: [f64; 10], srtt_us: f64) -> Vec<f32> {
         self.inner.push(&interval_from(interval), srtt_us).to_vec()
     }
+}
+
+/// An observation history's length as a policy file may give it (Mlp::new's bound).
+pub(crate) fn check_history(history: usize) -> PyResult<()> {
+    if history == 0 || history > 1000 {
+        return Err(PyValueError::new_err("history: must be in 1..=1000"));
+    }
+    Ok(())
 }
 
 /// Aurora's reward for an interval (INTERVAL_FIELDS order) and srtt (us).

@@ -65,9 +65,7 @@ pub use aurora::{
     INIT_CWND, MAX_CWND, MIN_PKTS_PER_RTT, MSS,
 };
 pub use mlp::{Activation, Layer, Mlp, Transform};
-pub use orca::{
-    orca_cwnd, orca_ready, OrcaObservation, ORCA_FEATURES, ORCA_HISTORY, ORCA_REPORT_NS,
-};
+pub use orca::{orca_cwnd, orca_ready, OrcaObservation, ORCA_FEATURES, ORCA_REPORT_NS};
 pub use orca_controller::OrcaController;
 
 /// The shortest monitor interval (ns), fixed or per RTT; also how often a policy looks

@@ -55,8 +55,6 @@ use super::aurora::{MAX_CWND, MSS};
 
 /// Features of one report (`state_dim`, rl-module/params.json).
 pub const ORCA_FEATURES: usize = 7;
-/// Reports the policy sees (`rec_dim`).
-pub const ORCA_HISTORY: usize = 10;
 /// `delay_margin_coef`: the RTT inflation (over min_rtt) the reward tolerates.
 pub const DELAY_MARGIN: f64 = 1.25;
 /// The loss weight of the state's third feature and of the reward (envwrapper.py's 5).

@@ -69,11 +69,6 @@ impl OrcaController {
         self.obs.push(iv, st)
     }
 
-    /// The reward of the last report.
-    pub fn reward(&self) -> f64 {
-        self.obs.reward()
-    }
-
     /// The policy's action on the last observation (as float32, what the environment
     /// passes) and the step: the window scaled from the flow's window now, and the next
     /// report's end.

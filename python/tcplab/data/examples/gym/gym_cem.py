@@ -67,7 +67,7 @@ TRAIN = GYM / "train.toml"
 HELDOUT = GYM / "heldout.toml"
 HISTORY = 10
 PRESETS = ("aurora", "orca")
-ORCA_REPORT_NS = 20_000_000  # Orca's report period (orca-server-mahimahi.cc)
+ORCA_REPORT_NS = engine().ORCA_REPORT_NS  # Orca's report period, 20 ms (orca-server-mahimahi.cc)
 
 
 def n_weights(preset: str = "aurora") -> int:
@@ -121,7 +121,9 @@ def make_env(
     preset: str = "aurora",
 ) -> CongestionControlEnv:
     if preset == "orca":
-        return CongestionControlEnv(scenarios=scenarios, spec=spec, preset=Orca(), interval="20ms")
+        return CongestionControlEnv(
+            scenarios=scenarios, spec=spec, preset=Orca(), interval=ORCA_REPORT_NS / 1e9
+        )
     # Episodes start as the deployed policy will (the initial window over the first RTT):
     # no privileged_start_fraction, so what is trained is what runs as policy:FILE.
     return CongestionControlEnv(
