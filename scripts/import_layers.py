@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "tcplab.bpf_shipped",
             "tcplab.onnx_policy",
             "tcplab.policy",
+            "tcplab.preset_file",
             "tcplab.metric_table",
             "tcplab.examples",
             "tcplab.cc_names",

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tcplab import preset_file
 from tcplab.errors import SpecError
 from tcplab.runs.execute import execute
 from tcplab.runs.result import Result, Storing, load_run, store_run
@@ -116,7 +117,7 @@ def run(
             raise
 
     try:
-        result, config, wall = execute(s, guarded if progress is not None else None)
+        result, config, wall = execute_spec(s, guarded if progress is not None else None)
     except Exception:
         # The engine reports a callback's exception as its own failure ("engine config:
         # ..."); the caller's own exception, with its traceback, says what went wrong.
@@ -126,6 +127,22 @@ def run(
     if out is not None:
         store_run(result, out, config, wall, flag="out", storing=Storing(report=report, pdf=pdf))
     return result
+
+
+def execute_spec(
+    spec: Spec, progress: Callable[[float], None] | None = None
+) -> tuple[Result, dict[str, Any], float]:
+    """:func:`tcplab.runs.execute.execute`, or for a spec with ``preset:`` flows
+    (tcplab.preset_file) the stepping driver that runs their Python between the engine's
+    steps (tcplab.gym.preset_run; simulator only)."""
+    if not preset_file.flows(spec):
+        return execute(spec, progress)
+    if (spec.experiment.backend or "sim") != "sim":
+        raise SpecError(preset_file.refuse(spec, preset_file.KERNEL_REFUSES))
+    # why: here, not at the top: tcplab.gym imports gymnasium, which most runs never need
+    from tcplab.gym.preset_run import execute_presets
+
+    return execute_presets(spec, progress)
 
 
 def load(path: str | Path) -> Result:

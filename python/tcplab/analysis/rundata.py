@@ -3,6 +3,7 @@ tcplab stores (``series``, ``queue``, ``flows``) and that metrics and plots read
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,6 +98,9 @@ class RunData:
     # direction its name, rate_bps, delay_ns, loss, trace and events. Empty for a run
     # stored before the engine reported them; the metrics then read the spec (link()).
     links: list[dict[str, Any]] = field(default_factory=list)
+    # Every write a driver made between the engine's steps (tcplab.gym's Simulation:
+    # (time ns, flow, field, value)); storage writes actions.csv. Empty for an engine run.
+    actions: Sequence[tuple[int, int, str, float]] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return (

@@ -161,8 +161,8 @@ HZ_WARNING_PREFIX = "this kernel runs CONFIG_HZ="
 
 
 def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
+    from tcplab.api import execute_spec
     from tcplab.backends import backend_of
-    from tcplab.runs.execute import execute
     from tcplab.runs.result import Storing, store_run
 
     backend = backend_of(spec)
@@ -170,7 +170,7 @@ def _execute_and_write(args: argparse.Namespace, spec: Any, out: Path) -> int:
         spec.experiment.duration / 1e9, args.quiet, real_time=backend.real_time
     )
     try:
-        result, config, wall = execute(spec, update)
+        result, config, wall = execute_spec(spec, update)
     finally:
         if bar is not None:
             bar.n = bar.total

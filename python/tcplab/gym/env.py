@@ -31,8 +31,6 @@ longer than the episode or not finite, a flow the episode does not have.
 
 from __future__ import annotations
 
-import math
-import numbers
 from pathlib import Path
 from typing import Any
 
@@ -41,35 +39,11 @@ import numpy as np
 
 from tcplab.engine import engine
 from tcplab.errors import SpecError
+from tcplab.gym.flow_driver import FlowDriver, interval_ns
+from tcplab.gym.flow_driver import rtt_fraction as rtt_fraction_of
 from tcplab.gym.presets import PRESETS, Preset
 from tcplab.gym.scenarios import Scenarios
 from tcplab.gym.simulation import Simulation, SpecLike, as_spec
-from tcplab.specs.units import parse_time
-
-
-def _interval_ns(interval: str | float, min_ns: int) -> int | None:
-    """The fixed interval in ns (None for "rtt"), at least ``min_ns``; SpecError naming
-    ``interval`` otherwise."""
-    if interval == "rtt":
-        return None
-    bad = f"must be 'rtt' or a duration of at least {min_ns / 1e6:g} ms"
-    try:
-        if isinstance(interval, str):
-            ns = parse_time(interval)
-        else:
-            x = float(interval)
-            if not math.isfinite(x):
-                raise ValueError("not finite")
-            ns = round(x * 1e9)
-    except (TypeError, ValueError) as exc:
-        raise SpecError(
-            [("interval", f"{bad} (seconds or '10ms'); got {interval!r}: {exc}")]
-        ) from None
-    if ns < min_ns:
-        raise SpecError(
-            [("interval", f"{bad} (the floor of an interval per RTT); got {interval!r}")]
-        )
-    return ns
 
 
 class CongestionControlEnv(gymnasium.Env):
@@ -108,11 +82,9 @@ class CongestionControlEnv(gymnasium.Env):
         self.observation_space = preset.observation_space
         self.action_space = preset.action_space
         self._min_step_ns = int(engine().POLICY_MIN_STEP_NS)
-        self.interval_ns = _interval_ns(interval, self._min_step_ns)
+        self.interval_ns = interval_ns(interval, self._min_step_ns)
         self.interval = interval
-        if not (isinstance(rtt_fraction, numbers.Real) and 0 < rtt_fraction <= 100):
-            raise SpecError([("rtt_fraction", f"must be in (0, 100]; got {rtt_fraction!r}")])
-        self.rtt_fraction = float(rtt_fraction)
+        self.rtt_fraction = rtt_fraction_of(rtt_fraction)
         if isinstance(flow, bool) or not isinstance(flow, (int, np.integer)) or flow < 0:
             raise SpecError([("flow", f"must be a flow index >= 0; got {flow!r}")])
         self.flow = int(flow)
@@ -160,12 +132,15 @@ class CongestionControlEnv(gymnasium.Env):
                     )
                 ]
             )
-        self.preset.reset(sim, self.flow, self.np_random)
+        self._driver = d = FlowDriver(
+            self.preset, self.flow, self.interval_ns, self.rtt_fraction, self._min_step_ns
+        )
+        d.begin(sim, self.np_random)
         # As a deployed policy (policy/mod.rs PolicyAgent::step): look every MIN_STEP_NS for the
         # preset's start (Aurora: the flow's first RTT sample), drop what happened until
         # then, start.
-        while not self.preset.ready(sim.state(self.flow)):
-            if sim.advance_ns(sim._s.now_ns + self._min_step_ns):
+        while not d.ready(sim):
+            if sim.advance_ns(d.next_ns(sim)):
                 raise SpecError(
                     [
                         (
@@ -175,62 +150,28 @@ class CongestionControlEnv(gymnasium.Env):
                         )
                     ]
                 )
-        sim.interval(self.flow)
-        self.preset.start(sim, self.flow, self.np_random)
+        d.start(sim, self.np_random)
         obs, _ = self._advance()
         return obs, self._info()
-
-    def _next_ns(self) -> int:
-        sim = self.simulation
-        assert sim is not None
-        if self.interval_ns is not None:
-            step = self.interval_ns
-        else:
-            # Rust's f64::round (half away from zero), as the in-engine agent rounds; the
-            # flow has an RTT sample (reset waited for it).
-            step = math.floor(self.rtt_fraction * sim.state(self.flow).srtt_us * 1000 + 0.5)
-        return sim._s.now_ns + max(self._min_step_ns, step)
 
     def _advance(self) -> tuple[np.ndarray, float]:
         sim = self.simulation
         assert sim is not None
-        self._done = sim.advance_ns(self._next_ns())
-        iv = sim.interval(self.flow)
-        st = sim.state(self.flow)
-        self._last = (iv, st)
-        obs = self.preset.observe(iv, st)
-        return obs, float(self.preset.reward(iv, st))
+        self._done = sim.advance_ns(self._driver.next_ns(sim))
+        return self._driver.observe(sim)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self.simulation is None:
             raise RuntimeError("call reset() before step()")
         if self._done:
             raise RuntimeError("the episode has ended: call reset()")
-        self.preset.act(self.simulation, self.flow, self._check_action(action))
+        self._driver.act(self.simulation, action)
         obs, reward = self._advance()
         return obs, reward, False, self._done, self._info()
 
-    def _check_action(self, action: Any) -> np.ndarray:
-        """``action`` as an array of the action space's shape (a bare number for a
-        one-element space), finite; ValueError naming the action otherwise."""
-        shape = self.action_space.shape
-        try:
-            a = np.asarray(action, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"action: not numbers ({exc}); got {action!r}") from None
-        if a.ndim == 0 and shape == (1,):
-            a = a.reshape(1)
-        if a.shape != shape:
-            raise ValueError(
-                f"action: shape {a.shape}; the {self.preset.name} preset's action space is "
-                f"{shape} (an action is not cut to fit)"
-            )
-        if not np.all(np.isfinite(a)):
-            raise ValueError(f"action: must be finite; got {a.tolist()}")
-        return a
-
     def _info(self) -> dict[str, Any]:
-        iv, st = self._last
+        assert self._driver.last is not None
+        iv, st = self._driver.last
         return {
             "time_s": st.now_us / 1e6,
             "cwnd_pkts": st.cwnd_pkts,

@@ -21,7 +21,6 @@ now (a simulation only goes forward).
 
 from __future__ import annotations
 
-import csv
 import math
 import time
 from array import array
@@ -41,7 +40,6 @@ from tcplab.specs.load import SpecLike, as_spec
 from tcplab.storage.directory import write_run
 from tcplab.storage.ownership import check_replaceable
 
-ACTIONS_FILE = "actions.csv"
 MAX_NS = 2**64 - 1  # the engine's SimTime (u64 ns)
 MAX_SEGMENTS = 2**32 - 1  # cwnd and ssthresh are u32, as the kernel's
 
@@ -166,6 +164,9 @@ class Simulation:
         self.privileged: dict[str, Any] = {}
         """Privileged training options the run's driver used (tcplab.gym's presets set
         them): recorded under ``privileged`` in the finished run's summary.json."""
+        self.flow_names: dict[int, str] = {}
+        """Engine flow index -> the name its results carry, where a driver names it (a
+        ``preset:`` flow: ``preset:<name>``; otherwise the engine's)."""
 
     # -- time ------------------------------------------------------------------------
     @property
@@ -257,7 +258,10 @@ class Simulation:
         if out is not None:
             check_replaceable(Path(out), "out")
         raw = self._s.finish()
+        for i, name in self.flow_names.items():  # a driver's name for its flows
+            raw["flows"][i]["cc"] = name
         data = from_engine(self.spec, raw)
+        data.actions = self.actions
         summary = summarize(data)
         if self.privileged:  # a run driven with knowledge no sender has, said so
             summary["privileged"] = dict(self.privileged)
@@ -271,14 +275,8 @@ class Simulation:
             run=data,
         )
         if out is not None:
-            actions = list(self.actions)
 
             def extra(tmp: Path) -> None:
-                with open(tmp / ACTIONS_FILE, "w", newline="") as fh:
-                    w = csv.writer(fh)
-                    w.writerow(["time_s", "flow", "field", "value"])
-                    for t_ns, flow, field, value in actions:
-                        w.writerow([f"{t_ns / 1e9:.9f}", flow, field, repr(value)])
                 if report:
                     # why: start-up time; the report pulls in matplotlib, and most episodes draw none
                     from tcplab.report.run_report import save_report

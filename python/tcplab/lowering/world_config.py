@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tcplab import bpf, policy
+from tcplab import bpf, policy, preset_file
 from tcplab.lowering.resolve import ACCESS_RATE_FACTOR, _queue_limit, resolve
 from tcplab.specs.algorithms import registry
 from tcplab.specs.aqm import engine_config as aqm_engine_config
@@ -205,7 +205,7 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: int) -> dict[st
     family) and flows that do not set their own. Other algorithms get no ``kernel``: the
     engine refuses a parameter an algorithm does not have, and fills the rest of the
     parameters' defaults itself (a `seed` only when absent: crates/sim native_cc.rs)."""
-    if "kernel" in params or bpf.is_bpf(cc) or policy.is_policy(cc):
+    if "kernel" in params or bpf.is_bpf(cc) or policy.is_policy(cc) or preset_file.is_preset(cc):
         return params
     algo = registry().get(cc)
     if algo is not None and algo.param("kernel") is not None:
@@ -219,9 +219,11 @@ def _cc_config(
     """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
     the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
     sha256), or for a ``policy:`` flow (``loaded``: its file, tcplab.policy.load) its
-    preset's underlay; ``bpf_object`` is null for every flow but a BPF one's."""
+    preset's underlay, or for a ``preset:`` flow its preset's ``controlled_cc``; ``bpf_object`` is null for every flow but a BPF one's."""
     if loaded is not None:  # a policy's file: its preset's flow it drives (config["agents"])
         return {"cc": policy.underlay(loaded), "bpf_object": None}
+    if preset_file.is_preset(cc):  # driven between steps from Python (tcplab.gym.preset_run)
+        return {"cc": preset_file.load(cc).controlled_cc, "bpf_object": None}
     if not bpf.is_bpf(cc):
         return {"cc": cc, "bpf_object": None}
     return {"cc": "bpf", "bpf_object": bpf.program(cc, build).engine_ref}

@@ -16,7 +16,8 @@ spaces) of::
 ``files`` names, by the spec field that names the file: each flow group's BPF object
 (``flows[i].cc``: the compiled object the engine loads, so its source, headers, compile
 options, clang and vmlinux.h are all in it), each trained policy (``flows[i].cc``: the
-file's bytes, JSON or ONNX) and each trace (``bottleneck.rate`` ...: its delivery
+file's bytes, JSON or ONNX), each preset file (``flows[i].cc``: the module's bytes, not
+what it imports) and each trace (``bottleneck.rate`` ...: its delivery
 opportunities as read when the spec was loaded, one per line, which is what the run
 uses). A workload's CDF file needs no entry: resolving draws its flows, and the
 resolved spec lists them.
@@ -42,7 +43,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tcplab import bpf, policy
+from tcplab import bpf, policy, preset_file
 from tcplab.backends import backend_of
 from tcplab.errors import SpecError
 from tcplab.lowering import resolve
@@ -103,6 +104,13 @@ def files_read(s: Spec) -> dict[str, str]:
                 out[at] = _sha256(read_bounded(policy.path(f.cc), policy.MAX_BYTES))
             except (OSError, ValueError) as exc:
                 raise SpecError([(at, f"{policy.path(f.cc)}: cannot be read ({exc})")]) from None
+        elif preset_file.is_preset(f.cc):
+            try:
+                out[at] = _sha256(read_bounded(preset_file.path(f.cc), preset_file.MAX_BYTES))
+            except (OSError, ValueError) as exc:
+                raise SpecError(
+                    [(at, f"{preset_file.path(f.cc)}: cannot be read ({exc})")]
+                ) from None
     for at, trace in _traces(s, ""):
         text = "\n".join(map(str, trace.opportunities_ms)) + "\n"
         out[at] = _sha256(text.encode())

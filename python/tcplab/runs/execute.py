@@ -7,9 +7,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from tcplab import preset_file
 from tcplab.analysis.rundata import from_engine
 from tcplab.analysis.summary import flow_metrics, summarize
 from tcplab.backends import backend_of
+from tcplab.errors import SpecError
 from tcplab.lowering import resolve, world_config
 from tcplab.runs.result import Result
 from tcplab.specs.model import Spec
@@ -20,6 +22,9 @@ def execute(
 ) -> tuple[Result, dict[str, Any], float]:
     """Resolve and run one spec on its backend (``experiment.backend``); return the
     in-memory result, the engine config and the wall time of the run alone (s)."""
+    refused = preset_file.refuse(spec, preset_file.SWEEP_REFUSES)
+    if refused:  # `tcplab run` and tcplab.run take tcplab.gym.preset_run's path instead
+        raise SpecError(refused)
     resolved = resolve(spec)
     config = world_config(resolved)
     t0 = time.perf_counter()

@@ -34,6 +34,7 @@ from typing import Any
 
 import pandas as pd
 
+from tcplab import preset_file
 from tcplab.backends import backend_of
 from tcplab.errors import EngineError, SpecError
 from tcplab.lowering import resolve
@@ -155,6 +156,8 @@ def plan_sweep(raw: dict[str, Any], source: str | None = None) -> Plan:
         where = ", ".join(f"{k} = {v!r}" for k, v in point.items()) or "base"
         try:
             spec = parse_spec(apply_overrides(raw, point, "sweep"))
+            if refused := preset_file.refuse(spec, preset_file.SWEEP_REFUSES):
+                raise SpecError(refused)
             spec = resolve(spec)
         except SpecError as err:
             raise SpecError(

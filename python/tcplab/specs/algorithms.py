@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcplab import bpf, policy
+from tcplab import bpf, policy, preset_file
 from tcplab.engine import engine
 
 ParamValue = bool | int | float | str
@@ -115,6 +115,8 @@ def check_params(name: str, given: dict[str, Any], build: Any = None) -> list[tu
         return bpf.check(name, given, build or bpf.NO_BUILD)
     if policy.is_policy(name):  # a trained policy (tcplab.policy): its file is all
         return policy.check(name, given)
+    if preset_file.is_preset(name):  # a preset written in Python (tcplab.preset_file)
+        return preset_file.check(name, given)
     for key, value in given.items():
         if isinstance(value, float) and not math.isfinite(value):
             return [(f"params.{key}", f"parameter '{key}' of {name}: {value} is not a number")]

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from tcplab.bpf import check_build, is_bpf
+from tcplab.preset_file import is_preset
 from tcplab.specs.algorithms import check_params
 from tcplab.specs.checks import AGGREGATE_KEYS, check_expression
 from tcplab.specs.limits import check_rates
@@ -335,7 +336,11 @@ def _check_workloads(spec: Spec, check_algorithms: bool) -> list[tuple[str, str]
                 read_cdf(s.cdf)
             except ValueError as exc:
                 p.append((f"{at}.size.cdf", str(exc)))
-        if check_algorithms:
+        if is_preset(w.cc):  # its driver steps [[flows]] entries (tcplab.gym.preset_run)
+            p.append(
+                (f"{at}.cc", "a preset: file drives a [[flows]] entry, not a workload's flows")
+            )
+        elif check_algorithms:
             for sub, msg in check_params(w.cc, w.params):
                 p.append((f"{at}.{sub}", msg))
     return p

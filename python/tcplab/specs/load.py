@@ -16,6 +16,7 @@ from pydantic import (
 from tcplab.bpf import absolute_paths as absolute_bpf_paths
 from tcplab.errors import SpecError
 from tcplab.policy import absolute_paths as absolute_policy_paths
+from tcplab.preset_file import absolute_paths as absolute_preset_paths
 from tcplab.specs.cross_checks import cross_check
 from tcplab.specs.files import read_bounded
 from tcplab.specs.limits import check_event_headers, check_raw_counts
@@ -131,7 +132,7 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise SpecError(counts, str(p))
     try:
         raw = absolute_bpf_paths(absolute_trace_paths(tomllib.loads(text), p.parent), p.parent)
-        return absolute_policy_paths(raw, p.parent)
+        return absolute_preset_paths(absolute_policy_paths(raw, p.parent), p.parent)
     except tomllib.TOMLDecodeError as exc:
         raise SpecError([("", f"not valid TOML: {exc}")], str(p)) from None
     except ValueError as exc:  # Python's own limit: an integer literal of 4300+ digits

@@ -19,13 +19,14 @@ holds a whole run or does not exist.
 
 from __future__ import annotations
 
+import csv as csv_module
 import datetime
 import functools
 import importlib.metadata
 import json
 import platform
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import EllipsisType
 from typing import Any
@@ -218,6 +219,8 @@ def write_run(
             )
         if result.run is not None and result.run.links:
             (tmp / LINKS_JSON).write_text(json.dumps({"links": result.run.links}, indent=1) + "\n")
+        if result.run is not None and len(result.run.actions):
+            write_actions(tmp / ACTIONS_FILE, result.run.actions)
         if extra is not None:
             extra(tmp)
         outputs = sorted(p.name for p in tmp.iterdir() if p.is_file())
@@ -249,6 +252,22 @@ MAPS_JSON = "bpf_maps.json"
 "maps": [{"name", "type" (enum bpf_map_type), "key_size", "value_size", "max_entries",
 "entries": [{"key", "value"} in hex bytes]}]}]}; global sections are maps named by their
 section (".bss", ".data", ".rodata", ".kconfig"), as libbpf makes them."""
+
+
+ACTIONS_FILE = "actions.csv"
+"""The writes a driver made between the engine's steps (tcplab.gym's Simulation, a
+``preset:`` flow's driver): time_s, flow, field (cwnd_pkts, pacing_rate_bps,
+ssthresh_pkts), value. A run's spec.toml alone does not reproduce a run an agent drove."""
+
+
+def write_actions(path: Path, actions: Sequence[tuple[int, int, str, float]]) -> None:
+    """``actions`` ((time ns, flow, field, value), in time order) as :data:`ACTIONS_FILE`;
+    values in repr form, so that a float reads back bit for bit."""
+    with open(path, "w", newline="") as fh:
+        w = csv_module.writer(fh)
+        w.writerow(["time_s", "flow", "field", "value"])
+        for t_ns, flow, field, value in actions:
+            w.writerow([f"{t_ns / 1e9:.9f}", flow, field, repr(value)])
 
 
 def write_printk(path: Path, lines: list[dict[str, Any]], dropped: int) -> None:

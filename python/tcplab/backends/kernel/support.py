@@ -15,7 +15,8 @@ policies (``cc = "policy:FILE"``: policy_agent.py and its BPF program). ECN is
 negotiated by the namespaces' ``net.ipv4.tcp_ecn``, or per flow by the flow's route when
 flows differ (``features ecn``: run.ecn_ports, netns.Pair.commands), and on/off flows
 stop writing during their off periods (run.py, agent.py). What it cannot run (a
-packet capture; the simulator's models of things a real kernel does its own way) is
+packet capture; the simulator's models of things a real kernel does its own way; a
+``preset:`` file's Python) is
 refused (exit 2, the field named) rather than run without it, so that a kernel run never
 silently differs from its simulated twin.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import shutil
 
+from tcplab import preset_file
 from tcplab.backends.kernel.ping import MIN_TIMED_SIZE
 from tcplab.specs.model import Spec
 
@@ -69,6 +71,7 @@ def unsupported(spec: Spec) -> list[tuple[str, str]]:
                 "packet captures are written by the simulator only, not by the kernel backend",
             )
         )
+    p += preset_file.refuse(spec, preset_file.KERNEL_REFUSES)
     for i, f in enumerate(spec.flows):
         if f.params.get("kernel", 618) not in (618, "6.18"):
             p.append(
