@@ -19,7 +19,8 @@ from pathlib import Path
 DATA = Path(__file__).resolve().parent / "data"
 # Folders of data/examples copied whole, and the file whose docstring describes each:
 # "gym" is the learning example (gym_cem.py, its notebook, gym_ppo.py for the rl extra,
-# the training and held-out scenarios), whose scripts find the scenario files beside them.
+# the training and held-out scenarios, and preset.toml running the preset file
+# preset_orca.py), whose scripts find the scenario files beside them.
 BUNDLE_MAIN = {"gym": "gym_cem.py"}
 SPECS_AND_NOTEBOOKS = DATA / "examples"
 BPF_PROGRAMS = DATA / "bpf" / "examples"

@@ -64,6 +64,8 @@ def test_the_copied_gym_bundle_trains_outside_the_checkout(tmp_path):
         "gym_cem.py",
         "gym_ppo.py",
         "heldout.toml",
+        "preset.toml",
+        "preset_orca.py",
         "train.toml",
     ]
     res = subprocess.run(

@@ -34,7 +34,8 @@ limit in the message, rather than found out after minutes or gigabytes.
   interval: its file's ``interval_ns`` (at least 1 ms), or ``rtt_fraction`` x srtt, which
   is at least the flow's base RTT, so at most the run over ``rtt_fraction`` x ``rtt``
   (1 ms at least) steps per flow. A policy's interval longer than the run is refused (it
-  would never act).
+  would never act). A ``preset:FILE.py`` flow's steps run Python (about 16x a trained
+  policy's step), counted apart against their own limit (:data:`MAX_PRESET_STEPS`).
 """
 
 from __future__ import annotations
@@ -44,8 +45,9 @@ import os
 import re
 from typing import Any
 
-from tcplab import policy
+from tcplab import policy, preset_file
 from tcplab.specs import memory
+from tcplab.specs.units import parse_time
 from tcplab.specs.workload import mean_size
 
 MAX_PACKETS_PER_SECOND = 256_000_000
@@ -72,6 +74,13 @@ MAX_POLICY_STEPS = 100_000_000
 the example's linear policy (31 weights) costs about 1.7 us of CPU (measured: 1000 s of a
 1 Mbit/s run at 1 ms and at 100 ms intervals, 1.88 vs 0.15 s), so 1e8 steps are about
 three minutes; a larger network costs more per step (the count does not weigh it)."""
+
+MAX_PRESET_STEPS = 6_000_000
+"""Intervals of the ``preset:`` flows of one run (Python, tcplab.gym.preset_run), over
+every such flow. A step of Orca's preset with a constant policy costs about 27 us of CPU
+(measured: 60 s of a 1 Mbit/s CUBIC run at 1 ms intervals, 1.63-1.67 s against 0.04-0.05 s
+undriven, ~59,700 steps), 16x a trained policy's in-engine step, so the limit is
+MAX_POLICY_STEPS / 16 rounded: about the same 3 minutes of work."""
 
 MIN_POLICY_STEP_NS = 1_000_000
 """The shortest monitor interval (crates/controllers/src/policy/mod.rs MIN_STEP_NS)."""
@@ -301,6 +310,42 @@ def policy_steps(spec: Any) -> tuple[float, list[tuple[str, str]]]:
     return steps, out
 
 
+def preset_steps(spec: Any) -> tuple[float, list[tuple[str, str]]]:
+    """The steps of a spec's ``preset:`` flows (an upper bound, as :func:`policy_steps`'s),
+    and problems: a fixed INTERVAL longer than the run. A file that cannot be loaded or an
+    INTERVAL that is not one is left to the preset's own check and its driver."""
+    steps, out = 0.0, []
+    dur = spec.experiment.duration
+    for i, f in enumerate(spec.flows):
+        if not preset_file.is_preset(f.cc):
+            continue
+        try:
+            p = preset_file.load(f.cc)
+            if p.interval == "rtt":
+                frac = float(p.rtt_fraction)
+                step = frac * (f.rtt or 0) if math.isfinite(frac) and frac > 0 else 0.0
+            elif isinstance(p.interval, str):
+                step = parse_time(p.interval)
+            else:
+                step = float(p.interval) * 1e9
+        except (TypeError, ValueError):
+            continue
+        if not math.isfinite(step):
+            continue
+        if step > dur:
+            out.append(
+                (
+                    f"flows[{i}].cc",
+                    f"{p.path}: INTERVAL {p.interval!r} is longer than the run "
+                    f"({dur / 1e9:g} s): the preset would never act",
+                )
+            )
+            continue
+        step = max(step, MIN_POLICY_STEP_NS)
+        steps += f.count * _window_s(f.start, f.stop, dur) * 1e9 / step
+    return steps, out
+
+
 def check_counts(spec: Any) -> list[tuple[str, str]]:
     """Flows (and expected workload arrivals), on/off changes and packets of a spec within
     their limits; call before workloads are expanded. A CDF that cannot be read is left to
@@ -347,6 +392,17 @@ def check_counts(spec: Any) -> list[tuple[str, str]]:
                 f"duration / their monitor interval, rtt_fraction x rtt or interval_ns, at "
                 f"least 1 ms); the limit is {MAX_POLICY_STEPS:,}: shorten the run or "
                 "lengthen the interval",
+            )
+        )
+    steps, problems = preset_steps(spec)
+    out.extend(problems)
+    if steps > MAX_PRESET_STEPS:
+        out.append(
+            (
+                "flows",
+                f"the run's preset: flows would step their Python about {steps:,.0f} times "
+                f"(count x duration / INTERVAL, or RTT_FRACTION x rtt, at least 1 ms); the "
+                f"limit is {MAX_PRESET_STEPS:,}: shorten the run or lengthen the interval",
             )
         )
     wire_bits = 8 * (spec.tcp.mss + spec.tcp.header)
