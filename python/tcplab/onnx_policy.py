@@ -39,8 +39,10 @@ Deviations: the engine evaluates in f64 what ONNX Runtime or PyTorch evaluate in
 (the weights are float32 values, carried exactly; ``Div`` by c becomes a product by the
 f64 1 / c), so actions agree to float32's rounding (tests/gym/test_onnx_policy.py:
 1e-6), not bit for bit. Observation normalisation kept outside the graph (SB3's
-VecNormalize statistics, a pickle) is not read: export it into the graph as
-``Sub``/``Div`` nodes.
+VecNormalize statistics, a pickle) is not read from a file: :func:`fold_vecnormalize`
+writes it into the graph before the model is saved (``Sub``, ``Div``, ``Clip``: SB3's
+``VecNormalize.normalize_obs``, ``clip((obs - mean) / sqrt(var + epsilon), -clip_obs,
+clip_obs)``), which the translation above then reads as any normaliser in the graph.
 """
 
 from __future__ import annotations
@@ -341,3 +343,78 @@ def _clip(lo: Any, hi: Any, width: int, np: Any) -> list[dict[str, Any]]:
         np.vstack([eye, eye]), np.concatenate([np.full(width, -lo), np.full(width, -hi)]), "relu"
     )
     return [first, _layer(np.hstack([eye, -eye]), np.full(width, lo), "linear")]
+
+
+def with_normalisation(
+    model: Any, mean: Any, var: Any, epsilon: float = 1e-8, clip: float = 10.0
+) -> Any:
+    """``model`` (an ``onnx.ModelProto``) with its input normalised first as SB3's
+    VecNormalize normalises observations (stable_baselines3/common/vec_env/
+    vec_normalize.py ``normalize_obs``): ``clip((obs - mean) / sqrt(var + epsilon), -clip,
+    clip)``, written as ``Sub``, ``Div`` and ``Clip`` nodes on float32 constants before the
+    graph's first node, under the graph's own input name. A new model; ``model`` is left
+    as it is. ValueError when ``mean`` or ``var`` is not one value per input (naming
+    both widths), a variance is negative, or ``epsilon`` / ``clip`` is not positive."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    if len(g.input) != 1:
+        raise ValueError(f"a policy graph has one input; this one has {len(g.input)}")
+    width = _width(g.input[0], "input")
+    mean = np.asarray(mean, dtype=np.float64).reshape(-1)
+    var = np.asarray(var, dtype=np.float64).reshape(-1)
+    if mean.shape != (width,) or var.shape != (width,):
+        raise ValueError(
+            f"mean and var: one value per input ({width}); got {mean.size} and {var.size}"
+        )
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(var)) and np.all(var >= 0)):
+        raise ValueError("mean and var: finite, var >= 0")
+    if not (epsilon > 0 and clip > 0):
+        raise ValueError(f"epsilon and clip: both > 0; got {epsilon!r} and {clip!r}")
+    name = g.input[0].name
+    inner = f"{name}__normalised"
+    for node in g.node:  # the original graph now reads the normalised observation
+        node.input[:] = [inner if x == name else x for x in node.input]
+    consts = {
+        f"{name}__mean": mean,
+        f"{name}__std": np.sqrt(var + epsilon),
+        f"{name}__lo": np.float64(-clip),
+        f"{name}__hi": np.float64(clip),
+    }
+    for c, v in consts.items():
+        g.initializer.append(numpy_helper.from_array(np.asarray(v, dtype=np.float32), c))
+    first = [
+        helper.make_node("Sub", [name, f"{name}__mean"], [f"{name}__c"], name="vecnormalize_sub"),
+        helper.make_node(
+            "Div", [f"{name}__c", f"{name}__std"], [f"{name}__z"], name="vecnormalize_div"
+        ),
+        helper.make_node(
+            "Clip", [f"{name}__z", f"{name}__lo", f"{name}__hi"], [inner], name="vecnormalize_clip"
+        ),
+    ]
+    rest = list(g.node)
+    del g.node[:]
+    g.node.extend(first + rest)
+    onnx.checker.check_model(m)
+    return m
+
+
+def fold_vecnormalize(model: Any, vec_normalize: Any) -> Any:
+    """``model`` with a stable-baselines3 ``VecNormalize``'s observation statistics
+    written into it (:func:`with_normalisation` with its ``obs_rms.mean``,
+    ``obs_rms.var``, ``epsilon`` and ``clip_obs``), so that the exported actor acts on raw
+    observations as the trained agent acted on normalised ones; unchanged when the
+    wrapper did not normalise observations (``norm_obs`` False). Dict observation
+    spaces (one statistic per key) are refused: a policy's observation is one vector."""
+    if not getattr(vec_normalize, "norm_obs", True):
+        return model
+    rms = vec_normalize.obs_rms
+    if isinstance(rms, dict):
+        raise ValueError("VecNormalize over a Dict observation space: a policy reads one vector")
+    return with_normalisation(
+        model, rms.mean, rms.var, float(vec_normalize.epsilon), float(vec_normalize.clip_obs)
+    )

@@ -340,3 +340,39 @@ def test_an_orca_actor_in_onnx_acts_as_the_reference_and_drives_cubic(tmp_path):
     assert config["flows"][0]["cc"] == "cubic" and config["agents"][0]["flow"] == 0
     r = api.run(spec, report=False)
     assert r.summary.iloc[0]["cc"] == "policy:orca-actor"
+
+
+def test_vecnormalize_statistics_folded_into_the_graph_act_as_sb3_normalises(tmp_path):
+    """An actor trained behind SB3's VecNormalize sees clip((obs - mean) / sqrt(var +
+    eps), -clip_obs, clip_obs) (vec_normalize.py normalize_obs). Folded into the model,
+    the engine on raw observations gives the reference evaluator's actions on the
+    normalised ones, to 1e-6; clip_obs = 1.5 cuts some features on both sides."""
+    from types import SimpleNamespace
+
+    from tcplab.onnx_policy import fold_vecnormalize
+
+    rng = np.random.default_rng(11)
+    actor = _mlp()
+    obs = _observations(150)
+    mean = obs.mean(axis=0) + rng.normal(0, 0.2, 30)
+    var = obs.var(axis=0) * rng.uniform(0.3, 1.5, 30)
+    vn = SimpleNamespace(
+        norm_obs=True, obs_rms=SimpleNamespace(mean=mean, var=var), epsilon=1e-8, clip_obs=1.5
+    )
+    folded = fold_vecnormalize(actor, vn)
+    assert [n.op_type for n in folded.graph.node[:3]] == ["Sub", "Div", "Clip"]
+    assert len(actor.graph.node) == len(folded.graph.node) - 3  # the actor is left as it was
+    z = np.clip((obs - mean) / np.sqrt(var + 1e-8), -1.5, 1.5).astype(np.float32)
+    assert (z == np.float32(1.5)).sum() > 20 and (z == np.float32(-1.5)).sum() > 20
+    ref = ReferenceEvaluator(actor)
+    want = np.array([ref.run(None, {"obs": x[None, :]})[0][0, 0] for x in z], dtype=float)
+    net = engine().Policy(json.dumps(policy.load(_save(folded, tmp_path))))
+    got = np.array([net.act(o.tolist()) for o in obs])
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+    assert len(np.unique(want)) > 20  # the actions vary (the actor's own clip holds many)
+    assert fold_vecnormalize(actor, SimpleNamespace(norm_obs=False)) is actor
+    with pytest.raises(ValueError, match=r"one value per input \(30\); got 29 and 30"):
+        fold_vecnormalize(
+            actor,
+            SimpleNamespace(**{**vars(vn), "obs_rms": SimpleNamespace(mean=mean[:29], var=var)}),
+        )
