@@ -275,75 +275,80 @@ def expected_arrivals(spec: Any) -> list[float]:
     return out
 
 
+def _interval_steps(spec: Any, interval_of: Any) -> tuple[float, list[tuple[str, str]]]:
+    """Steps of the flows ``interval_of(flow)`` describes as ``(step_ns, fixed, long)``
+    (None for a flow of another kind, or a file its own check refuses): count x the
+    flow's window / max(step, 1 ms), and the problem ``long`` (naming ``flows[i].cc``) for
+    a fixed interval longer than the run."""
+    steps, out = 0.0, []
+    dur = spec.experiment.duration
+    for i, f in enumerate(spec.flows):
+        got = interval_of(f, dur)
+        if got is None:
+            continue
+        step, fixed, long = got
+        if fixed and step > dur:
+            out.append((f"flows[{i}].cc", long))
+            continue
+        step = max(step, MIN_POLICY_STEP_NS)
+        steps += f.count * _window_s(f.start, f.stop, dur) * 1e9 / step
+    return steps, out
+
+
 def policy_steps(spec: Any) -> tuple[float, list[tuple[str, str]]]:
     """The policy steps of a spec's ``policy:`` flows (an upper bound; see the module
     docs), and problems: a policy whose fixed interval is longer than the run. A policy
     file that cannot be read is left to the policy's own check."""
 
-    steps, out = 0.0, []
-    dur = spec.experiment.duration
-    for i, f in enumerate(spec.flows):
+    def interval_of(f: Any, dur: int) -> tuple[float, bool, str] | None:
         if not policy.is_policy(f.cc):
-            continue
+            return None
         try:
             p = policy.load(f.cc)
         except ValueError:
-            continue
+            return None
         interval = p.get("interval_ns")
         if isinstance(interval, int) and not isinstance(interval, bool):
-            if interval > dur:
-                out.append(
-                    (
-                        f"flows[{i}].cc",
-                        f"{policy.path(f.cc)}: interval_ns {interval} is longer than the run "
-                        f"({dur} ns): the policy would never act",
-                    )
-                )
-                continue
-            step = interval
-        else:
-            frac = p.get("rtt_fraction", 0.5)
-            frac = frac if isinstance(frac, (int, float)) and frac > 0 else 0.5
-            step = frac * (f.rtt or 0)
-        step = max(step, MIN_POLICY_STEP_NS)
-        steps += f.count * _window_s(f.start, f.stop, dur) * 1e9 / step
-    return steps, out
+            long = (
+                f"{policy.path(f.cc)}: interval_ns {interval} is longer than the run "
+                f"({dur} ns): the policy would never act"
+            )
+            return interval, True, long
+        frac = p.get("rtt_fraction", 0.5)
+        frac = frac if isinstance(frac, (int, float)) and frac > 0 else 0.5
+        return frac * (f.rtt or 0), False, ""
+
+    return _interval_steps(spec, interval_of)
 
 
 def preset_steps(spec: Any) -> tuple[float, list[tuple[str, str]]]:
     """The steps of a spec's ``preset:`` flows (an upper bound, as :func:`policy_steps`'s),
     and problems: a fixed INTERVAL longer than the run. A file that cannot be loaded or an
     INTERVAL that is not one is left to the preset's own check and its driver."""
-    steps, out = 0.0, []
-    dur = spec.experiment.duration
-    for i, f in enumerate(spec.flows):
+
+    def interval_of(f: Any, dur: int) -> tuple[float, bool, str] | None:
         if not preset_file.is_preset(f.cc):
-            continue
+            return None
         try:
             p = preset_file.load(f.cc)
             if p.interval == "rtt":
                 frac = float(p.rtt_fraction)
-                step = frac * (f.rtt or 0) if math.isfinite(frac) and frac > 0 else 0.0
-            elif isinstance(p.interval, str):
-                step = parse_time(p.interval)
-            else:
-                step = float(p.interval) * 1e9
-        except (TypeError, ValueError):
-            continue
-        if not math.isfinite(step):
-            continue
-        if step > dur:
-            out.append(
-                (
-                    f"flows[{i}].cc",
-                    f"{p.path}: INTERVAL {p.interval!r} is longer than the run "
-                    f"({dur / 1e9:g} s): the preset would never act",
-                )
+                ok = math.isfinite(frac) and frac > 0
+                return (frac * (f.rtt or 0) if ok else 0.0), False, ""
+            step = (
+                parse_time(p.interval) if isinstance(p.interval, str) else float(p.interval) * 1e9
             )
-            continue
-        step = max(step, MIN_POLICY_STEP_NS)
-        steps += f.count * _window_s(f.start, f.stop, dur) * 1e9 / step
-    return steps, out
+        except (TypeError, ValueError):
+            return None
+        if not math.isfinite(step):
+            return None
+        long = (
+            f"{p.path}: INTERVAL {p.interval!r} is longer than the run ({dur / 1e9:g} s): "
+            "the preset would never act"
+        )
+        return step, True, long
+
+    return _interval_steps(spec, interval_of)
 
 
 def check_counts(spec: Any) -> list[tuple[str, str]]:
@@ -382,29 +387,30 @@ def check_counts(spec: Any) -> list[tuple[str, str]]:
                 f"{MAX_ONOFF_CHANGES:,}: use longer on and off periods",
             )
         )
-    steps, problems = policy_steps(spec)
-    out.extend(problems)
-    if steps > MAX_POLICY_STEPS:
-        out.append(
-            (
-                "flows",
-                f"the run's trained policies would act about {steps:,.0f} times (count x "
-                f"duration / their monitor interval, rtt_fraction x rtt or interval_ns, at "
-                f"least 1 ms); the limit is {MAX_POLICY_STEPS:,}: shorten the run or "
-                "lengthen the interval",
+    for count, limit, what in (
+        (
+            policy_steps,
+            MAX_POLICY_STEPS,
+            "the run's trained policies would act about {:,.0f} times (count x duration / "
+            "their monitor interval, rtt_fraction x rtt or interval_ns, at least 1 ms)",
+        ),
+        (
+            preset_steps,
+            MAX_PRESET_STEPS,
+            "the run's preset: flows would step their Python about {:,.0f} times (count x "
+            "duration / INTERVAL, or RTT_FRACTION x rtt, at least 1 ms)",
+        ),
+    ):
+        steps, problems = count(spec)
+        out.extend(problems)
+        if steps > limit:
+            out.append(
+                (
+                    "flows",
+                    f"{what.format(steps)}; the limit is {limit:,}: shorten the run or "
+                    "lengthen the interval",
+                )
             )
-        )
-    steps, problems = preset_steps(spec)
-    out.extend(problems)
-    if steps > MAX_PRESET_STEPS:
-        out.append(
-            (
-                "flows",
-                f"the run's preset: flows would step their Python about {steps:,.0f} times "
-                f"(count x duration / INTERVAL, or RTT_FRACTION x rtt, at least 1 ms); the "
-                f"limit is {MAX_PRESET_STEPS:,}: shorten the run or lengthen the interval",
-            )
-        )
     wire_bits = 8 * (spec.tcp.mss + spec.tcp.header)
     top = max(
         [float(spec.bottleneck.rate)] + [float(e.rate) for e in spec.events if e.rate is not None]
