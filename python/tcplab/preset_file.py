@@ -181,6 +181,9 @@ def refuse(spec: Any, where: str) -> list[tuple[str, str]]:
     """The problem of each ``preset:`` flow of ``spec`` in a place that cannot run one
     (``where``: what refuses, and what to use instead)."""
     return [
-        (f"flows[{i}].cc", f"a preset: flow runs with `tcplab run` only; {where}")
+        (
+            f"flows[{i}].cc",
+            f"a preset: file runs only in a simulated `tcplab run` (or tcplab.run); {where}",
+        )
         for i, _ in flows(spec)
     ]

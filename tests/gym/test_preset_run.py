@@ -18,6 +18,7 @@ pytest.importorskip("gymnasium", reason="needs gymnasium (tcplab[gym])")
 
 import tcplab  # noqa: E402
 from tcplab import preset_file  # noqa: E402
+from tcplab.backends.kernel import requirements as kernel_requirements  # noqa: E402
 from tcplab.errors import SpecError  # noqa: E402
 from tcplab.gym import CongestionControlEnv  # noqa: E402
 from tcplab.lowering import resolve  # noqa: E402
@@ -242,3 +243,20 @@ def test_the_shipped_preset_example_runs_from_its_copy_and_keeps_the_queue_short
         ruled["mean_rtt_ms"],
         cubic["mean_rtt_ms"],
     )
+
+
+_KERNEL_MISSING = "; ".join(r.detail for r in kernel_requirements.missing())
+
+
+@pytest.mark.skipif(bool(_KERNEL_MISSING), reason=f"kernel backend unavailable: {_KERNEL_MISSING}")
+def test_the_kernel_backends_check_names_only_the_preset_refusal(tmp_path):
+    """Not also "not offered by this kernel" for the preset's name: one problem, the one
+    that says where a preset runs."""
+    from tcplab.backends import backend_of
+
+    f = write(tmp_path, "zero.py", ORCA_DO_NOTHING)
+    s = as_spec({**spec(f"preset:{f}"), "experiment": {"backend": "kernel", "duration": "4s"}})
+    with pytest.raises(SpecError) as e:
+        backend_of(s).check(s)
+    assert [w for w, _ in e.value.problems] == ["flows[0].cc"], e.value.problems
+    assert "runs only in a simulated `tcplab run`" in e.value.problems[0][1]

@@ -53,7 +53,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tcplab import bpf, bpf_loader, policy
+from tcplab import bpf, bpf_loader, policy, preset_file
 from tcplab.backends.kernel import (
     bpf_ops,
     kconfig,
@@ -105,7 +105,7 @@ def check_spec(spec: Spec) -> dict[int, Path]:
                     else "a BPF program"
                 )
                 problems.append((f"flows[{i}].cc", f"{what} cannot be loaded: {why}"))
-        elif f.cc not in offered:
+        elif f.cc not in offered and not preset_file.is_preset(f.cc):  # refused in support
             problems.append(
                 (
                     f"flows[{i}].cc",
