@@ -75,9 +75,14 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
     ):
         if (sh := _shaping(rate, pol, wire)) is not None:
             shaping[name] = sh
-    # Trained policies (tcplab.policy): each file read once, for its flows' underlay and
-    # for the agents the engine's controller factory builds from its contents.
+    # Trained policies (tcplab.policy) and preset files (tcplab.preset_file): each file
+    # read once, not once per flow copy, for what its flows run underneath (a policy's
+    # preset's underlay, a preset's controlled_cc) and a policy's for the agents the
+    # engine's controller factory builds from its contents.
     policies = {f.cc: policy.load(f.cc) for f in s.flows if policy.is_policy(f.cc)}
+    underlays = {cc: policy.underlay(p) for cc, p in policies.items()} | {
+        f.cc: preset_file.load(f.cc).controlled_cc for f in s.flows if preset_file.is_preset(f.cc)
+    }
     flows = []
     for f in s.flows:
         for k in range(f.count):
@@ -94,7 +99,7 @@ def world_config(spec: Spec, seed: int | None = None) -> dict[str, Any]:
                     **_cc_config(
                         f.cc,
                         f.bpf.build() if f.bpf is not None else bpf.NO_BUILD,
-                        policies.get(f.cc),
+                        underlays.get(f.cc),
                     ),
                     "params": _params_with_kernel(f.cc, dict(f.params), kernel),
                     "sender_access": _link(snd.rate, snd.delay, snd.buffer, snd.loss, snd),
@@ -214,16 +219,16 @@ def _params_with_kernel(cc: str, params: dict[str, Any], kernel: int) -> dict[st
 
 
 def _cc_config(
-    cc: str, build: bpf.Build = bpf.NO_BUILD, loaded: dict[str, Any] | None = None
+    cc: str, build: bpf.Build = bpf.NO_BUILD, underlay: str | None = None
 ) -> dict[str, Any]:
     """A flow's algorithm as the engine takes it: a registered name, or ``cc = "bpf"`` with
     the cached object of a ``bpf:`` program (tcplab.bpf; the path names the object's
-    sha256), or for a ``policy:`` flow (``loaded``: its file, tcplab.policy.load) its
-    preset's underlay, or for a ``preset:`` flow its preset's ``controlled_cc``; ``bpf_object`` is null for every flow but a BPF one's."""
-    if loaded is not None:  # a policy's file: its preset's flow it drives (config["agents"])
-        return {"cc": policy.underlay(loaded), "bpf_object": None}
-    if preset_file.is_preset(cc):  # driven between steps from Python (tcplab.gym.preset_run)
-        return {"cc": preset_file.load(cc).controlled_cc, "bpf_object": None}
+    sha256), or ``underlay`` for a flow driven from its file (a ``policy:`` flow's
+    preset's underlay, whose agent is in config["agents"]; a ``preset:`` flow's
+    controlled_cc, driven from Python by tcplab.gym.preset_run); ``bpf_object`` is null
+    for every flow but a BPF one's."""
+    if underlay is not None:
+        return {"cc": underlay, "bpf_object": None}
     if not bpf.is_bpf(cc):
         return {"cc": cc, "bpf_object": None}
     return {"cc": "bpf", "bpf_object": bpf.program(cc, build).engine_ref}
