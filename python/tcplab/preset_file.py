@@ -72,11 +72,10 @@ def absolute_paths(raw: Any, base: Path) -> Any:
 
 @dataclass(frozen=True)
 class PresetFile:
-    """A loaded preset file: its module's ``PRESET`` (class or instance), ``policy``,
-    ``INTERVAL``, ``RTT_FRACTION``, and the file's sha256."""
+    """A loaded preset file: its path and its module's ``PRESET`` (class or instance),
+    ``policy``, ``INTERVAL`` and ``RTT_FRACTION``."""
 
     path: Path
-    sha256: str
     preset: Any
     policy: Any
     interval: Any
@@ -85,10 +84,6 @@ class PresetFile:
     @property
     def controlled_cc(self) -> str:
         return str(self.preset.controlled_cc)
-
-    @property
-    def name(self) -> str:
-        return str(getattr(self.preset, "name", self.path.stem))
 
 
 _LOADED: dict[tuple[str, str], PresetFile] = {}
@@ -133,7 +128,6 @@ def load(cc: str) -> PresetFile:
         )
     loaded = PresetFile(
         p,
-        digest,
         module.PRESET,
         module.policy,
         getattr(module, "INTERVAL", DEFAULT_INTERVAL),
