@@ -99,22 +99,23 @@ def files_read(s: Spec) -> dict[str, str]:
         if bpf.is_bpf(f.cc):
             build = f.bpf.build() if f.bpf is not None else bpf.NO_BUILD
             out[at] = _sha256(bpf.program(f.cc, build).object_path.read_bytes())
-        elif policy.is_policy(f.cc):
+        elif (kind := _file_kind(f.cc)) is not None:  # a policy's or a preset's file
             try:
-                out[at] = _sha256(read_bounded(policy.path(f.cc), policy.MAX_BYTES))
+                out[at] = _sha256(read_bounded(kind.path(f.cc), kind.MAX_BYTES))
             except (OSError, ValueError) as exc:
-                raise SpecError([(at, f"{policy.path(f.cc)}: cannot be read ({exc})")]) from None
-        elif preset_file.is_preset(f.cc):
-            try:
-                out[at] = _sha256(read_bounded(preset_file.path(f.cc), preset_file.MAX_BYTES))
-            except (OSError, ValueError) as exc:
-                raise SpecError(
-                    [(at, f"{preset_file.path(f.cc)}: cannot be read ({exc})")]
-                ) from None
+                raise SpecError([(at, f"{kind.path(f.cc)}: cannot be read ({exc})")]) from None
     for at, trace in _traces(s, ""):
         text = "\n".join(map(str, trace.opportunities_ms)) + "\n"
         out[at] = _sha256(text.encode())
     return out
+
+
+def _file_kind(cc: str) -> Any:
+    """The module (tcplab.policy or tcplab.preset_file) whose ``path`` and ``MAX_BYTES``
+    name the file a ``policy:`` or ``preset:`` cc reads, or None."""
+    if policy.is_policy(cc):
+        return policy
+    return preset_file if preset_file.is_preset(cc) else None
 
 
 def _traces(node: Any, at: str) -> list[tuple[str, TraceRate]]:
