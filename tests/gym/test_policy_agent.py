@@ -21,6 +21,7 @@ from tcplab.backends.kernel.policy_agent import (  # noqa: E402
     interval,
     report,
 )
+from tcplab.backends.kernel.policy_maps import Scale  # noqa: E402
 from tcplab.engine import engine  # noqa: E402
 from tcplab.lowering import config_json, resolve, world_config  # noqa: E402
 from tcplab.specs.load import as_spec  # noqa: E402
@@ -109,8 +110,8 @@ class FakeMaps:
     def read(self, port):
         return self.reads.pop(0)
 
-    def write(self, port, rate_bps, cwnd, gen):
-        self.writes.append((port, rate_bps, cwnd, gen))
+    def write(self, port, rate_bps, cwnd, gen, scale=None):
+        self.writes.append((port, rate_bps, cwnd, gen) + ((scale,) if scale else ()))
 
 
 def _config(tmp_path, policy=POLICY):
@@ -197,7 +198,7 @@ def test_the_orca_agent_waits_for_cubic_then_writes_windows_only_by_hand(tmp_pat
     d = OrcaDriver(engine(), config_json(config), 0, 5001)
     slow = {**MEAS_1, "ssthresh": 2**31 - 1, "cwnd": 30}
     ready = {**MEAS_1, "ssthresh": 20, "cwnd": 30}
-    later = {**MEAS_2, "ssthresh": 20, "cwnd": 30, "inflight": 28}
+    later = {**MEAS_2, "ssthresh": 20, "cwnd": 30, "inflight": 28, "applied": 0}
     maps = FakeMaps([None, slow, ready, later, later])
     d.start(maps)
     assert maps.writes == [] and d.next_ns == 1_000_000
@@ -207,7 +208,8 @@ def test_the_orca_agent_waits_for_cubic_then_writes_windows_only_by_hand(tmp_pat
     d.step(maps, 3_000_000, last=False)  # out of slow start: the first report in 20 ms
     assert maps.writes == [] and d.next_ns == 23_000_000
     d.step(maps, 23_000_000, last=False)
-    assert maps.writes == [(5001, 0.0, 56, 1)]
+    # The window written is 189 % of the socket's when it lands (56 on the 30 read).
+    assert maps.writes == [(5001, 0.0, 56, 1, Scale(189, 4))]
     assert d.steps[-1]["action"] == pytest.approx(0.462117, abs=1e-6)
     assert d.next_ns == 43_000_000
     d.step(maps, 43_000_000, last=True)  # the end: observed, nothing written

@@ -134,8 +134,10 @@ impl OrcaAgent {
         let st = state(cwnd_pkts, inflight_pkts, srtt_us, min_rtt_us);
         self.inner.observe(&interval_from(interval), &st).to_vec()
     }
-    /// (action, window to write, next step ns); before the start a ValueError.
-    fn act(&mut self, now_ns: u64, cwnd_pkts: f64, srtt_us: f64) -> PyResult<(f64, u32, u64)> {
+    /// (action, window to write, its percentage of the window read, next step ns); before
+    /// the start a ValueError. The kernel's program applies the percentage to the window
+    /// the socket has when the write lands (policy_cubic.bpf.c), at least `min_cwnd`.
+    fn act(&mut self, now_ns: u64, cwnd_pkts: f64, srtt_us: f64) -> PyResult<(f64, u32, u64, u64)> {
         if self.inner.waiting() {
             return Err(PyValueError::new_err(
                 "act: the controller has not started (CUBIC has not left slow start yet)",
@@ -143,6 +145,11 @@ impl OrcaAgent {
         }
         let (a, step) = self.inner.act(now_ns, &state(cwnd_pkts, 0.0, srtt_us, 0.0));
         let cwnd = step.write.map_or(cwnd_pkts as u32, |w| w.cwnd);
-        Ok((a, cwnd, step.next_ns))
+        Ok((a, cwnd, agent::orca::orca_percent(a), step.next_ns))
+    }
+    /// The least window a write leaves (Orca's floor, segments).
+    #[getter]
+    fn min_cwnd(&self) -> u32 {
+        agent::orca::ORCA_MIN_CWND
     }
 }

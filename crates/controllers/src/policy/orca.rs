@@ -75,14 +75,18 @@ pub fn orca_ready(st: &FlowState) -> bool {
     st.srtt_us > 0 && st.ssthresh_pkts < st.cwnd_pkts
 }
 
-/// The window Orca writes for action `a` on a window of `cwnd` segments: int(100 x 4^a)
-/// (`map_action`), times cwnd, integer-divided by 100, at least [`ORCA_MIN_CWND`]. `a` is
-/// clamped to [-1, 1] (the actor's tanh range); NaN, from a network that overflowed,
-/// keeps the window.
-pub fn orca_cwnd(cwnd: u32, a: f64) -> u32 {
+/// The percentage Orca scales the window by for action `a`: int(100 x 4^a)
+/// (`map_action`). `a` is clamped to [-1, 1] (the actor's tanh range); NaN, from a
+/// network that overflowed, keeps the window (100).
+pub fn orca_percent(a: f64) -> u64 {
     let a = if a.is_nan() { 0.0 } else { a.clamp(-1.0, 1.0) };
-    let percent = (100.0 * 4f64.powf(a)) as u64;
-    let target = percent * cwnd as u64 / 100;
+    (100.0 * 4f64.powf(a)) as u64
+}
+
+/// The window Orca writes for action `a` on a window of `cwnd` segments:
+/// [`orca_percent`] times cwnd, integer-divided by 100, at least [`ORCA_MIN_CWND`].
+pub fn orca_cwnd(cwnd: u32, a: f64) -> u32 {
+    let target = orca_percent(a) * cwnd as u64 / 100;
     target.clamp(ORCA_MIN_CWND as u64, MAX_CWND as u64) as u32
 }
 

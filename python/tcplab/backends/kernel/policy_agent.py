@@ -48,7 +48,7 @@ from typing import Any
 
 from tcplab import bpf
 from tcplab.backends.kernel.agent import die_with_parent, write_result
-from tcplab.backends.kernel.policy_maps import PolicyMaps, find
+from tcplab.backends.kernel.policy_maps import PolicyMaps, Scale, find
 from tcplab.engine import engine as get_engine
 from tcplab.lowering import config_json
 
@@ -187,9 +187,9 @@ class Driver:
         self.done = False
         self.steps: list[dict[str, Any]] = []
 
-    def _write(self, maps: PolicyMaps, rate: float, cwnd: int) -> None:
+    def _write(self, maps: PolicyMaps, rate: float, cwnd: int, scale: Scale | None = None) -> None:
         self.gen += 1
-        maps.write(self.port, rate, cwnd, self.gen)
+        maps.write(self.port, rate, cwnd, self.gen, scale)
 
     def start(self, maps: PolicyMaps) -> None:
         rate, cwnd, self.next_ns = self.ctl.start(0)
@@ -249,7 +249,9 @@ class Driver:
 class OrcaDriver(Driver):
     """One Orca policy flow: CUBIC runs until its first exit from slow start; then each
     report the controller scales its window (written alone: the program never touches
-    the pacing rate, so the rate field of a write is 0 and ignored)."""
+    the pacing rate, so the rate field of a write is 0 and ignored). A step's record
+    keeps the window computed from the one read (``cwnd``); the socket gets the same
+    percentage of its window when the write lands."""
 
     def __init__(self, engine: Any, world_json: str, index: int, port: int):
         super().__init__(engine, world_json, index, port, ctl=engine.OrcaAgent(world_json, index))
@@ -271,8 +273,10 @@ class OrcaDriver(Driver):
         obs = self.ctl.observe(iv, now["cwnd"], now["inflight"], srtt, now["min_rtt_us"])
         row = self._row(now_ns, iv, srtt, pending)
         if not last:
-            action, cwnd, self.next_ns = self.ctl.act(now_ns, now["cwnd"], srtt)
-            self._write(maps, 0.0, cwnd)
+            # The write is a percentage: the program applies it to the window the socket
+            # has when it lands (the window read here may have moved by then).
+            action, cwnd, percent, self.next_ns = self.ctl.act(now_ns, now["cwnd"], srtt)
+            self._write(maps, 0.0, cwnd, Scale(percent, self.ctl.min_cwnd))
             row.update(observation=obs, action=action, cwnd_read=now["cwnd"], cwnd=cwnd)
         self.steps.append(row)
 

@@ -43,7 +43,7 @@ MAP_INFO_SIZE = 88  # struct bpf_map_info up to map_extra
 _SYSCALL_NR = {"x86_64": 321, "aarch64": 280, "riscv64": 280, "ppc64le": 361, "s390x": 351}
 
 # struct policy_ctl / struct policy_meas of policy_maps.h (little-endian hosts).
-CTL_FORMAT = "<QII"  # rate_bytes, cwnd, gen
+CTL_FORMAT = "<Q4I"  # rate_bytes, cwnd, gen, percent, min_cwnd
 MEAS_FORMAT = "<4Q12I"
 MEAS_FIELDS = (
     "bytes_sent",
@@ -148,6 +148,15 @@ def update(fd: int, key: bytes, value: bytes) -> None:
     )
 
 
+@dataclass(frozen=True)
+class Scale:
+    """A write that scales the window the socket has when the write lands (Orca's,
+    policy_cubic.bpf.c): ``percent`` of it, at least ``min_cwnd`` segments."""
+
+    percent: int
+    min_cwnd: int
+
+
 @dataclass
 class PolicyMaps:
     """Open descriptors of one registered copy's ``policy_ctl`` and ``policy_meas``."""
@@ -160,10 +169,16 @@ class PolicyMaps:
         raw = lookup(self.meas_fd, struct.pack("<I", port), struct.calcsize(MEAS_FORMAT))
         return None if raw is None else dict(zip(MEAS_FIELDS, struct.unpack(MEAS_FORMAT, raw)))
 
-    def write(self, port: int, rate_bps: float, cwnd: int, gen: int) -> None:
+    def write(
+        self, port: int, rate_bps: float, cwnd: int, gen: int, scale: Scale | None = None
+    ) -> None:
         """The flow's control: pacing rate (bit/s, as bytes/s truncated, as the
-        simulator's set_pacing_rate) and cwnd, applied at its next ACK."""
-        value = struct.pack(CTL_FORMAT, int(rate_bps / 8.0), cwnd, gen & 0xFFFFFFFF)
+        simulator's set_pacing_rate) and cwnd, applied at its next ACK; with a ``scale``,
+        the window is instead a factor of the socket's window at that ACK."""
+        s = scale or Scale(0, 0)
+        value = struct.pack(
+            CTL_FORMAT, int(rate_bps / 8.0), cwnd, gen & 0xFFFFFFFF, s.percent, s.min_cwnd
+        )
         update(self.ctl_fd, struct.pack("<I", port), value)
 
     def close(self) -> None:

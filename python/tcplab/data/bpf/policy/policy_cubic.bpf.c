@@ -13,7 +13,8 @@
  * - pkts_acked, on every ACK that acknowledges data, before cong_avoid: the RTT sample
  *   (the ack_sample's rtt_us, tcp_ack_update_rtt's ca_rtt_us, as policy_rate.bpf.c
  *   takes rs->rtt_us), then cubictcp_acked (HyStart), then the agent's write if it is a
- *   generation not applied yet: snd_cwnd = min(cwnd, snd_cwnd_clamp) and its stamp; the
+ *   generation not applied yet: snd_cwnd = Orca's percentage of snd_cwnd as it is at
+ *   this ACK (at least Orca's floor, at most snd_cwnd_clamp) and its stamp; the
  *   pacing rate is never written (Orca writes only the window; the stack paces as it
  *   does for tcp_cubic). Then the socket's counters into policy_meas.
  * - cong_avoid after it: CUBIC grows the window from what was written, as the
@@ -27,10 +28,19 @@
  * Deviations (from the simulator's agent, which writes between two events):
  * - A write takes effect at the socket's next ACK acknowledging data (pkts_acked), not
  *   at the instant the agent writes (Orca's own TCP_CWND setsockopt writes at once; a
- *   BPF program cannot reach a socket between two of its callbacks). When reports come
- *   faster than ACKs, a report reads the window its predecessor's write has not yet
- *   changed and its write replaces that one, where the simulator's compound
- *   (docs/FIDELITY-policy.md: 42-52 % of reports at 8-12 segments per 60 ms).
+ *   BPF program cannot reach a socket between two of its callbacks). So a write is a
+ *   percentage, applied to the window at that ACK, not a window computed from the one
+ *   the agent read: between the read and that ACK the window moves (CUBIC's growth, a
+ *   loss's reduction), and a window written as is put the read one back (with the agent
+ *   held 15 ms and 30 ms between read and write, a do-nothing policy's mean window was
+ *   0.96x and 1.04x kernel CUBIC's; docs/FIDELITY-policy.md).
+ * - When reports come faster than ACKs, a report reads the window its predecessor's
+ *   write has not yet changed and its write replaces that one, where the simulator's
+ *   writes act at once, one after another (42-52 % of the reports at 8-12 segments per
+ *   60 ms). Compounding the pending writes instead was measured and not kept: the
+ *   policy chose its second action on a window the first had not changed, and applying
+ *   both doubled the reaction (retransmissions alone 82.5 against 7.75 replacing and the
+ *   simulator's 7; docs/FIDELITY-policy.md).
  * - The counters are those of the last such ACK (intervals telescope), as in
  *   policy_rate.bpf.c.
  */
@@ -48,15 +58,27 @@ extern void cubictcp_state(struct sock *sk, __u8 new_state) __ksym;
 extern void cubictcp_cwnd_event(struct sock *sk, enum tcp_ca_event event) __ksym;
 extern void cubictcp_acked(struct sock *sk, const struct ack_sample *sample) __ksym;
 
-/* Apply the agent's window if it is a write not applied yet. */
+/* Apply the agent's write if it is one not applied yet: Orca's percentage of the window
+ * the socket has now (map_action's int(100 x 4^a) x cwnd / 100, at least the floor), or
+ * a window as is when the write carries no percentage. */
 static __always_inline void apply_cwnd(struct sock *sk, struct policy_meas *m, __u32 key)
 {
 	struct policy_ctl *c = bpf_map_lookup_elem(&policy_ctl, &key);
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u64 cwnd;
 
 	if (!c || c->gen == m->applied)
 		return;
+	cwnd = c->cwnd;
+	if (c->percent) {
+		cwnd = (__u64)c->percent * tp->snd_cwnd / 100;
+		if (cwnd < c->min_cwnd)
+			cwnd = c->min_cwnd;
+		if (cwnd > 0xffffffffULL)
+			cwnd = 0xffffffffULL;
+	}
 	m->applied = c->gen;
-	write_cwnd(tcp_sk(sk), c->cwnd);
+	write_cwnd(tp, (__u32)cwnd);
 }
 
 SEC("struct_ops")

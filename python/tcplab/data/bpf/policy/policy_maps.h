@@ -33,6 +33,10 @@ struct policy_ctl {
 	__u64 rate_bytes; /* pacing rate, bytes per second; 0 = unpaced */
 	__u32 cwnd; /* segments, >= 1 */
 	__u32 gen; /* changed by each write */
+	/* 0: the window is cwnd. Otherwise (Orca) the window is percent x the socket's
+	 * window when the write lands / 100, at least min_cwnd (policy_cubic.bpf.c). */
+	__u32 percent;
+	__u32 min_cwnd;
 };
 
 /* Written here, read by the agent (policy_agent.MEAS_FORMAT). */
