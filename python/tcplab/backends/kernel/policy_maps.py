@@ -174,7 +174,7 @@ class PolicyMaps:
     ) -> None:
         """The flow's control: pacing rate (bit/s, as bytes/s truncated, as the
         simulator's set_pacing_rate) and cwnd, applied at its next ACK; with a ``scale``,
-        the window is instead a factor of the socket's window at that ACK."""
+        the window is instead that percentage of the socket's window at that ACK."""
         s = scale or Scale(0, 0)
         value = struct.pack(
             CTL_FORMAT, int(rate_bps / 8.0), cwnd, gen & 0xFFFFFFFF, s.percent, s.min_cwnd

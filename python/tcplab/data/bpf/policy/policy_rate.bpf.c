@@ -10,7 +10,8 @@
  * - The algorithm owns cwnd and pacing (cong_control) and changes neither on its own:
  *   each socket keeps what the agent last wrote. The agent writes a control entry
  *   (map policy_ctl, keyed by the flow's destination port: {pacing rate in bytes/s,
- *   cwnd in segments, a generation number}); the next ACK (cong_control) or the
+ *   cwnd in segments, a generation number; its percentage fields, Orca's, stay 0 here
+ *   and are not read}); the next ACK (cong_control) or the
  *   connection's start (init) applies a generation it has not applied yet:
  *   sk_pacing_rate = min(rate, sk_max_pacing_rate), SK_PACING_NEEDED when the rate is
  *   above 0 (else SK_PACING_NONE), snd_cwnd = min(cwnd, snd_cwnd_clamp) and its stamp,
