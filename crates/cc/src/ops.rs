@@ -20,7 +20,9 @@
 //!   arbitrary phase against a connection's packets. Durations converted to jiffies
 //!   (`usecs_to_jiffies` of a min RTT) do not depend on the phase; the difference of two
 //!   stamps (`tcp_jiffies32 - epoch_start`) can read one tick more or less than on a
-//!   kernel whose grid is shifted. `usecs_to_jiffies` / `msecs_to_jiffies` round up as
+//!   kernel whose grid is shifted (measured over the fidelity suite by
+//!   scripts/jiffies_phase.py: the phase moves results no more than a seed does;
+//!   docs/FIDELITY-gaps.md, gap 10). `usecs_to_jiffies` / `msecs_to_jiffies` round up as
 //!   include/linux/jiffies.h does (exactly its `(u + USEC_PER_SEC / HZ - 1) /
 //!   (USEC_PER_SEC / HZ)` at HZ 100, 250 and 1000; at 300 the kernel's fixed-point form
 //!   from kernel/time/timeconst.bc gives the same ceiling for the values a run produces)
