@@ -11,9 +11,11 @@ failure after a Ctrl-C is the Ctrl-C's and exits 130 quietly.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 _received = False
@@ -45,3 +47,29 @@ def install() -> None:
 def received() -> bool:
     """Whether SIGINT arrived since ``install``."""
     return _received
+
+
+def _sigterm_interrupts(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_unwinds() -> Iterator[None]:
+    """While inside, SIGTERM raises KeyboardInterrupt (so ``finally`` blocks run) when
+    nobody else handles it: the ``tcplab`` command installs its own handler, but a script
+    or notebook that drives a backend directly (scripts/fidelity.py, the Python API) has
+    Python's default, under which SIGTERM ends the process at once and a kernel run's
+    namespaces stay behind until the next run sweeps them. Only from the main thread, and
+    only over the default disposition; the previous handler is restored on the way out."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_DFL:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _sigterm_interrupts)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -134,3 +134,32 @@ def test_a_killed_bpf_run_leaves_no_program_registered(moment, tmp_path, capsys)
         assert json.loads(record.read_text())["pid"] == p.pid
         time.sleep(1.0)
     _kill_and_check(p, capsys)
+
+
+@pytest.mark.skipif(
+    bool(_missing),
+    reason="kernel backend unavailable here: " + "; ".join(r.detail for r in _missing),
+)
+@pytest.mark.engine
+def test_a_script_terminated_mid_run_removes_its_namespaces(tmp_path):
+    """SIGTERM to a script that drives the kernel backend through the Python API, with
+    Python's default SIGTERM disposition (no tcplab command around it): the run unwinds
+    and removes its namespaces, work directory and helpers itself, before the process
+    exits, with no doctor or later run to sweep them (a terminated scripts/fidelity.py
+    left its two namespaces behind)."""
+    script = (
+        "import sys, tcplab\n"
+        "tcplab.run(sys.argv[1], sys.argv[2], report=False,\n"
+        "           overrides={'experiment.backend': 'kernel', 'experiment.duration': '30s'})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    args = [sys.executable, "-c", script, str(SPECS["aqm-ecn"]), str(tmp_path / "out")]
+    p = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    built = _wait(lambda: len(_leftovers(p.pid)["namespaces"]) == 2 and _processes_of(p.pid))
+    assert built, f"the run never built its namespaces ({p.poll()}): {p.stderr.read()!r}"
+    time.sleep(1.0)
+    p.terminate()
+    assert p.wait(30) != 0  # interrupted, not finished
+    left = _leftovers(p.pid)
+    assert all(v == [] for v in left.values()), left
+    assert not (tmp_path / "out").exists()

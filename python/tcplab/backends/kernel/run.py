@@ -10,7 +10,8 @@ and both agents (all three already running, so a slow start-up on a loaded machi
 not delay the flows); the run lasts ``duration``; every
 process we started is killed if still running, and both namespaces are deleted, whatever
 happened (``finally``: also on Ctrl-C and SIGTERM, which the CLI turns into
-KeyboardInterrupt).
+KeyboardInterrupt, and so does :func:`run_kernel` itself where nothing else handles
+SIGTERM: a script driving the backend, as scripts/fidelity.py does).
 
 Spec mapping (the kernel's own knobs, per namespace or per route, so the host is never
 changed): ``tcp.mss`` -> device MTU ``mss + 52`` (20 IP + 20 TCP + 12 timestamp option:
@@ -68,6 +69,7 @@ from tcplab.backends.kernel import (
 from tcplab.backends.kernel.assemble import assemble
 from tcplab.backends.kernel.support import unsupported
 from tcplab.errors import EngineError, SpecError
+from tcplab.interrupts import sigterm_unwinds
 from tcplab.specs.model import Spec
 
 BASE_PORT = 5000
@@ -273,6 +275,16 @@ def run_kernel(
     EngineError
         A process failed or the hard timeout passed; everything is removed either way.
     """
+    with sigterm_unwinds():
+        return _run_kernel(spec, config, progress, realtime)
+
+
+def _run_kernel(
+    spec: Spec,
+    config: dict[str, Any],
+    progress: Callable[[float], None] | None,
+    realtime: bool,
+) -> dict[str, Any]:
     twin = check_spec(spec)  # the flows that run a twin (twins.py)
     emu_cmd = _emulator()
     netns.clean_stale()
