@@ -7,6 +7,10 @@ extension that was importing a module when it arrived panics. The command then f
 with exit 1 and an "internal error" although the user had only interrupted it (a CI
 run on a loaded machine hit both). With this handler installed the command knows a
 failure after a Ctrl-C is the Ctrl-C's and exits 130 quietly.
+
+SIGTERM is turned into :class:`Terminated`, a KeyboardInterrupt, so that it unwinds
+(removing temporaries, a kernel run's namespaces) as Ctrl-C does: by the command for its
+whole life, and by a kernel run for the run's wherever nothing else handles it.
 """
 
 from __future__ import annotations
@@ -49,27 +53,34 @@ def received() -> bool:
     return _received
 
 
-def _sigterm_interrupts(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that temporaries are removed on the way out
+    (a KeyboardInterrupt, so every layer that lets Ctrl-C through lets it through too)."""
+
+
+def on_sigterm(signum: int, frame: Any) -> None:
+    """The SIGTERM handler: the ``tcplab`` command's for its whole life, a kernel run's
+    (``sigterm_unwinds``) for the run's."""
+    raise Terminated()
 
 
 @contextlib.contextmanager
 def sigterm_unwinds() -> Iterator[None]:
-    """While inside, SIGTERM raises KeyboardInterrupt (so ``finally`` blocks run) when
-    nobody else handles it: the ``tcplab`` command installs its own handler, but a script
-    or notebook that drives a backend directly (scripts/fidelity.py, the Python API) has
-    Python's default, under which SIGTERM ends the process at once and a kernel run's
-    namespaces stay behind until the next run sweeps them. Only from the main thread, and
-    only over the default disposition; the previous handler is restored on the way out."""
-    if threading.current_thread() is not threading.main_thread():
+    """While inside, SIGTERM raises :class:`Terminated` (so ``finally`` blocks run) when
+    nobody else handles it: the ``tcplab`` command installs ``on_sigterm`` itself, but a
+    script or notebook that drives a backend directly (scripts/fidelity.py, the Python
+    API) has Python's default, under which SIGTERM ends the process at once and a kernel
+    run's namespaces stay behind until the next run sweeps them. Only from the main
+    thread, and only over the default disposition; the default is restored on the way
+    out."""
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+    ):
         yield
         return
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous is not signal.SIG_DFL:
-        yield
-        return
-    signal.signal(signal.SIGTERM, _sigterm_interrupts)
+    signal.signal(signal.SIGTERM, on_sigterm)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)

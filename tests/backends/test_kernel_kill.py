@@ -20,6 +20,10 @@ from tcplab.cli.app import main
 
 REPO = Path(__file__).resolve().parents[2]
 _missing = requirements.missing()
+NEEDS_KERNEL = pytest.mark.skipif(
+    bool(_missing),
+    reason="kernel backend unavailable here: " + "; ".join(r.detail for r in _missing),
+)
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 SPECS = {
     "aqm-ecn": REPO / "experiments" / "kernel-spec" / "k02-codel-ecn-cubic.toml",
@@ -93,10 +97,7 @@ def _kill_and_check(p: subprocess.Popen, capsys, built: bool = True) -> None:
 
 
 @pytest.mark.parametrize("case", ["aqm-ecn", "policer", "topology"])
-@pytest.mark.skipif(
-    bool(_missing),
-    reason="kernel backend unavailable here: " + "; ".join(r.detail for r in _missing),
-)
+@NEEDS_KERNEL
 @pytest.mark.engine
 def test_a_killed_kernel_run_leaves_nothing_after_doctor(case, tmp_path, capsys):
     p = _start(SPECS[case], tmp_path)
@@ -136,10 +137,7 @@ def test_a_killed_bpf_run_leaves_no_program_registered(moment, tmp_path, capsys)
     _kill_and_check(p, capsys)
 
 
-@pytest.mark.skipif(
-    bool(_missing),
-    reason="kernel backend unavailable here: " + "; ".join(r.detail for r in _missing),
-)
+@NEEDS_KERNEL
 @pytest.mark.engine
 def test_a_script_terminated_mid_run_removes_its_namespaces(tmp_path):
     """SIGTERM to a script that drives the kernel backend through the Python API, with

@@ -14,7 +14,6 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from tcplab.cli.commands import EXIT_INPUT, EXIT_INTERNAL
 from tcplab.cli.parser import build_parser
@@ -25,15 +24,6 @@ def threading_is_main() -> bool:
     import threading
 
     return threading.current_thread() is threading.main_thread()
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised in the main thread so that temporaries are removed on the way out
-    (a KeyboardInterrupt, so every layer that lets Ctrl-C through lets it through too)."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise Terminated()
 
 
 def _disk_full_message(args: argparse.Namespace, err: OSError) -> str:
@@ -65,12 +55,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
     from tcplab import interrupts
 
     if argv is None and threading_is_main():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        signal.signal(signal.SIGTERM, interrupts.on_sigterm)
         interrupts.install()
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except Terminated:
+    except interrupts.Terminated:
         print("tcplab: terminated", file=sys.stderr)
         return 143
     except BrokenPipeError:
