@@ -1,3 +1,4 @@
+import os
 import signal
 import sys
 from pathlib import Path
@@ -62,3 +63,30 @@ def reproduce_entry(tmp_path):
             return out, {r["quote"]: r for r in csv.DictReader(f)}
 
     return run
+
+
+# scripts/test.sh runs the suite in two passes: every test not marked `kernel` on two
+# pytest-xdist workers, then the `kernel` tests alone, one at a time. A kernel run paces
+# real packets through the emulator in real time; a second worker's simulation on the
+# other core of a 2-core machine would make it late. A test is `kernel` when its file is
+# tests/backends/test_kernel*.py or it carries @pytest.mark.kernel.
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name.startswith("test_kernel") and item.path.parent.name == "backends":
+            item.add_marker(pytest.mark.kernel)
+
+
+@pytest.fixture(autouse=True)
+def _kernel_runs_are_marked(request, monkeypatch):
+    """In the parallel pass, a test that creates the kernel backend's namespaces without
+    the `kernel` mark fails, naming the mark, instead of running late beside another."""
+    if os.environ.get("PYTEST_XDIST_WORKER") and not request.node.get_closest_marker("kernel"):
+        from tcplab.backends.kernel import netns
+
+        def refuse(self):
+            raise AssertionError(
+                f"{request.node.nodeid} runs the kernel backend: mark it "
+                "@pytest.mark.kernel so scripts/test.sh runs it alone"
+            )
+
+        monkeypatch.setattr(netns.Pair, "create", refuse)
