@@ -34,12 +34,16 @@ if { ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h
     apt-get install -y -q $bpf_pkgs >/dev/null \
         || (apt-get update -q && apt-get install -y -q $bpf_pkgs)
 fi
+# Each step says when it starts (UTC), so a slow CI shows which step took the time.
+step() { echo "== $(date -u +%H:%M:%S) $*"; }
+step "lints (cargo fmt, clippy)"
 # Lints first: formatting and clippy's warnings fail the run (README, "Tests").
 cargo fmt --all --check
 # Checked in the `ci` profile that `cargo test` builds next (release's settings for what
 # clippy sees: no debug assertions), so the build scripts (libbpf's make, cranelift's
 # generated code) and the proc macros compile and run once for both.
 cargo clippy --workspace --all-targets --profile ci --quiet -- -D warnings
+step "cargo test"
 # Release-optimised tests, without release's LTO (Cargo.toml, [profile.ci]).
 cargo test --workspace --profile ci
 if [ -z "${VIRTUAL_ENV:-}" ]; then
@@ -47,13 +51,16 @@ if [ -z "${VIRTUAL_ENV:-}" ]; then
     # shellcheck disable=SC1091
     . .venv/bin/activate
 fi
+step "install (editable, ci profile)"
 python3 -m pip install --quiet --upgrade pip
 # The engine is built with the same `ci` profile as `cargo test` above, so maturin reuses
-# what cargo test compiled (pyo3 and the extension crate only: ~25 s here) instead of a
-# release build with LTO (~5 min here). The ci engine runs 3-10 % slower than release's
-# (benches/RESULTS.md, "CI time"); its results are the same (tests/backends/test_snapshot.py).
+# what cargo test compiled (pyo3 and the extension crate only: 43 s here with pip's own
+# work) instead of a release build with LTO (~5 min here). The ci engine runs 2-10 %
+# slower than release's (benches/RESULTS.md, "CI time"); its results are the same
+# (tests/backends/test_snapshot.py).
 # scripts/install.sh puts the release engine back.
 MATURIN_PEP517_ARGS="--profile ci" python3 -m pip install --quiet -e ".[dev,ray]"
+step "ruff"
 python3 -m ruff check python tests scripts
 python3 -m ruff format --check python tests scripts
 # Two passes (tests/conftest.py): the tests not marked `kernel` on two pytest-xdist
@@ -62,6 +69,9 @@ python3 -m ruff format --check python tests scripts
 # other core would make it late. Both passes run even when the first fails. The slowest
 # tests are listed at the end of each, so CI time (under 30 min) can be watched.
 status=0
+step "pytest: not kernel, two workers"
 python3 -m pytest -q --durations=25 -n 2 --dist loadfile -m "not kernel" tests || status=$?
+step "pytest: kernel, alone"
 python3 -m pytest -q --durations=10 -m kernel tests || status=$?
+step "done, exit $status"
 exit "$status"
