@@ -24,10 +24,18 @@ pub fn tcp_update_pacing_rate(tp: &mut CcView) {
     } else {
         TCP_PACING_CA_RATIO
     };
-    let rate =
-        tp.mss_cache as u128 * 10_000 * ratio as u128 * tp.snd_cwnd.max(tp.packets_out) as u128
-            / tp.srtt_us as u128;
-    tp.pacing_rate = (rate.min(u64::MAX as u128) as u64).min(tp.max_pacing_rate);
+    let segs = u64::from(tp.snd_cwnd.max(tp.packets_out));
+    // Once per ACK: in 64 bits when the product fits (always, for a 1448-byte MSS), as a
+    // 128-bit division is a library call. The same quotient either way.
+    let rate = match (u64::from(tp.mss_cache) * 10_000 * ratio).checked_mul(segs) {
+        Some(bytes) => bytes / u64::from(tp.srtt_us),
+        None => {
+            let r = u128::from(tp.mss_cache) * 10_000 * u128::from(ratio) * u128::from(segs)
+                / u128::from(tp.srtt_us);
+            r.min(u64::MAX as u128) as u64
+        }
+    };
+    tp.pacing_rate = rate.min(tp.max_pacing_rate);
 }
 
 /// `tcp_update_skb_after_send`: advance the earliest departure time by the segment's
@@ -44,7 +52,8 @@ pub fn advance_wstamp(
     *wstamp_ns = (*wstamp_ns).max(now_ns);
     let rate = tp.pacing_rate;
     if tp.pacing_needed && rate != 0 && rate != u64::MAX && data_segs_out >= 10 {
-        let len_ns = (payload as u128 * NS_PER_S as u128 / rate as u128) as u64;
+        // u32::MAX * 10^9 < 2^64: 64 bits hold the product, no 128-bit division.
+        let len_ns = u64::from(payload) * NS_PER_S / rate;
         let credit = *wstamp_ns - prior;
         *wstamp_ns += len_ns - credit.min(len_ns / 2);
     }
