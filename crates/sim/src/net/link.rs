@@ -450,6 +450,19 @@ impl Link {
     pub fn backlog_bytes(&self) -> u64 {
         self.waiting_bytes() + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
     }
+    /// Whether a packet of `bytes` offered now would be refused for want of room: the
+    /// drop-tail limit, or the queue discipline's hard limit (not its early drops). For
+    /// the handshake's SYN, which is not sent as a packet (world/handshake.rs).
+    pub fn refuses(&self, bytes: u32) -> bool {
+        if self.in_tx.is_none() && self.aqm.is_none() {
+            return false; // an idle link takes it at once (`offer`)
+        }
+        let (pkts, held) = match &self.aqm {
+            Some(a) => (a.qdisc.len_pkts(), a.qdisc.len_bytes()),
+            None => (self.queue.len() as u64, self.queue_bytes),
+        };
+        crate::net::aqm::over_limit(self.limit, pkts, held, u64::from(bytes))
+    }
     /// Bytes waiting behind the packet in transmission (in the qdisc or the FIFO).
     fn waiting_bytes(&self) -> u64 {
         self.aqm

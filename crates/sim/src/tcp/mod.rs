@@ -98,10 +98,11 @@
 //!   algorithm's `init`, as in `tcp_rcv_synsent_state_process` -> `tcp_init_transfer`.
 //!   So a flow joining a standing queue starts with that queue in its min_rtt, as a
 //!   Linux client does. No SYN or SYN-ACK crosses the links: the queues do not change
-//!   while they would be in it, they are never dropped (Linux would retry after the
-//!   1 s `TCP_TIMEOUT_INIT`; on the kernel backend 9 of f19's 50 flows lost a SYN this
-//!   way: docs/FIDELITY.md, finding 30), and the options are not negotiated (ECN below;
-//!   SACK, timestamps and window scale always on).
+//!   while they would be in it, and the options are not negotiated (ECN below; SACK,
+//!   timestamps and window scale always on). Since 0.12.0 the SYN is lost when a link
+//!   of the round trip is full or its random loss strikes, at the moment it is sent,
+//!   and is sent again on Linux's SYN timers; the lost SYNs' ssthresh and cwnd carry
+//!   into the connection (world/handshake.rs; docs/FIDELITY.md, finding 30).
 //!   `tcp.handshake = false` starts the data at the application's start with no RTT
 //!   known (cwnd 10, RTO 1 s), the model before 0.5.0.
 //! - No TSO/GSO (each segment is its own packet), no TSQ (the sender hands packets to

@@ -80,6 +80,10 @@ pub struct Sender {
     /// The SYN-ACK's round trip, when the connection is established by a handshake
     /// (`tcp.handshake`): the first RTT sample, taken before the algorithm's `init`.
     pub(super) handshake_rtt: Option<Dur>,
+    /// SYN retransmission timeouts before the connection was established, and the
+    /// ssthresh the first one left (see [`Sender::on_syn_timeout`]).
+    syn_timeouts: u32,
+    syn_ssthresh: Option<u32>,
     /// The three highest SACKed sequence numbers, highest first (RFC 6675 IsLost).
     pub(super) top_sacked: [u64; 3],
     pub(super) n_top_sacked: usize,
@@ -217,6 +221,8 @@ impl Sender {
             rwnd_since: None,
             app_paused: false,
             handshake_rtt: None,
+            syn_timeouts: 0,
+            syn_ssthresh: None,
             stats: SenderStats::default(),
         }
     }
@@ -269,6 +275,32 @@ impl Sender {
         self.handshake_rtt = Some(rtt);
     }
 
+    /// The SYN's retransmission timer expired (world/handshake.rs). `tcp_retransmit_timer`
+    /// runs `tcp_enter_loss` in SYN_SENT too, before the algorithm's `init` (which
+    /// `tcp_init_transfer` calls once established): the first time, the socket's state
+    /// is Open, so `snd_ssthresh` becomes the algorithm's `ssthresh()` of the socket's
+    /// initial cwnd (`TCP_INIT_CWND`, set by `tcp_init_sock`; CUBIC 7, Reno 5, BBR leaves
+    /// it infinite). Later timeouts find it in Loss with the SYN retransmitted, and keep
+    /// it. The SYN-ACK's ACK then ends Loss without undo (the echoed timestamp is the
+    /// retransmission's, so `tcp_try_undo_spurious_syn` and `tcp_packet_delayed` do not
+    /// hold), and the ssthresh is kept into the connection, since `init` does not reset
+    /// it (CUBIC's and Reno's do not; BBR's sets it infinite).
+    ///
+    /// Deviation: the callbacks `tcp_enter_loss` also makes on the uninitialised
+    /// algorithm (`cwnd_event(CA_EVENT_LOSS)`, `set_state(TCP_CA_Loss)` and, on the
+    /// SYN-ACK, `set_state(TCP_CA_Open)`) are not made: `init` overwrites what they set
+    /// in the kernel's own modules; a BPF program's could keep something.
+    pub fn on_syn_timeout(&mut self) {
+        self.syn_timeouts += 1;
+        if self.syn_timeouts == 1 {
+            let tp = CcView {
+                hz: self.tp.hz,
+                ..CcView::new(self.mss, self.tp.now_us)
+            };
+            self.syn_ssthresh = Some(self.cc.ssthresh(&tp));
+        }
+    }
+
     /// The connection is established (`start` ran): the algorithm's `init` has run.
     pub fn is_started(&self) -> bool {
         self.started
@@ -284,6 +316,14 @@ impl Sender {
             ..CcView::new(self.mss, now.us())
         };
         self.tp.snd_cwnd = self.initial_cwnd;
+        if let Some(ssthresh) = self.syn_ssthresh {
+            self.tp.snd_ssthresh = ssthresh;
+        }
+        if self.syn_timeouts > 1 {
+            // tcp_init_transfer: "Cut cwnd down to 1 per RFC5681 if SYN or SYN-ACK has
+            // been retransmitted", once more than one retransmission has been sent.
+            self.tp.snd_cwnd = 1;
+        }
         self.tp.delivered_mstamp_us = now.us();
         if let Some(rtt) = self.handshake_rtt {
             // tcp_rcv_synsent_state_process -> tcp_ack: the SYN's round trip feeds

@@ -19,8 +19,10 @@ use crate::tcp::receiver::{Receiver, RxTimer};
 use crate::tcp::sender::Sender;
 use crate::tcp::{SenderIo, SenderTimer};
 use crate::time::{Dur, SimTime};
+use handshake::Handshake;
 
 mod agents;
+mod handshake;
 mod measure;
 mod onoff;
 mod probes;
@@ -95,6 +97,8 @@ enum Event {
     AppStart(u32),
     /// The SYN-ACK is back: the connection is established and data may flow.
     Established(u32),
+    /// The SYN's retransmission timer expired (world/handshake.rs).
+    SynTimeout(u32),
     AppStop(u32),
     LinkChange(u32),
     /// A constant-rate source sends its next packet (source.rs).
@@ -118,42 +122,6 @@ struct Flow {
     stop: SimTime,
     /// `tcp.handshake`: how long the connection takes to establish.
     handshake: Option<Handshake>,
-}
-
-/// A flow's handshake: the SYN and SYN-ACK are not sent as packets; they take the
-/// path's header-only round trip (propagation and serialization) plus the wait behind
-/// what each queue of the round trip (`path`, link indices) holds when the application
-/// starts, so a flow joining a standing queue measures it in its first RTT sample as a
-/// Linux client's SYN-ACK does. On a link with a trace the segment is not serialized at
-/// a rate: it leaves at a delivery opportunity of the trace (`Link::trace_departure`),
-/// found by walking the path in time from the application's start, so the first RTT
-/// sample holds the opportunities' waits a real SYN and SYN-ACK meet (until 0.7.0 it
-/// counted the trace's mean rate, and so read the bare propagation delay: 30.2 ms on
-/// experiments/kernel-spec/k05 where the kernel's first sample is 35.6-39.2 ms).
-struct Handshake {
-    path: Vec<usize>,
-    /// The SYN's and SYN-ACK's size on the wire (`tcp.header_bytes`).
-    header: u32,
-}
-
-impl Handshake {
-    /// The SYN-ACK's round trip for a connection opened at `now`.
-    fn rtt(&self, links: &[Link], now: SimTime) -> Dur {
-        let mut t = now;
-        for &l in &self.path {
-            let link = &links[l];
-            let sent = match link.trace_departure(now, t, self.header) {
-                Some(at) => at,
-                None if link.rate.0 == 0 => t,
-                None => {
-                    let header = link.rate.tx_time(u64::from(self.header));
-                    t + header + link.rate.tx_time(link.backlog_bytes())
-                }
-            };
-            t = sent + link.delay;
-        }
-        t - now
-    }
 }
 
 pub struct World {
@@ -269,10 +237,9 @@ impl World {
             sender.rack_enabled = t.rack;
             sender.tlp_enabled = t.tlp;
             sender.frto_enabled = t.frto;
-            sender.set_kernel(
-                tcplab_cc::bbr::kernel::KernelRelease::from_code(f64::from(t.kernel))
-                    .unwrap_or_default(),
-            );
+            let kernel = tcplab_cc::bbr::kernel::KernelRelease::from_code(f64::from(t.kernel))
+                .unwrap_or_default();
+            sender.set_kernel(kernel);
             sender.rtt =
                 crate::tcp::rtt::RttEstimator::with_rto_min(crate::time::Dur(t.rto_min_ns));
             sender.set_hz(t.hz);
@@ -335,9 +302,12 @@ impl World {
             }
             // Linux connects first: data starts when the SYN-ACK is back (Event::AppStart
             // works out when, from the queues the application finds; tcp/mod.rs).
-            let handshake = t.handshake.then_some(Handshake {
+            let handshake = t.handshake.then(|| Handshake {
                 path: round_trip,
                 header: t.header_bytes,
+                rng: rng.stream(&format!("syn/{i}")),
+                timeouts: 0,
+                linear_timeouts: handshake::syn_linear_timeouts(kernel),
             });
             queue.push(app.start, Event::AppStart(i as u32));
             if stop < end {
@@ -544,6 +514,21 @@ impl World {
     }
 
     /// The connection of `flow` is established: its sender starts.
+    /// Send the flow's SYN now: lost, its timer is set; through, the connection is
+    /// established one handshake round trip later (world/handshake.rs).
+    fn send_syn(&mut self, flow: u32) {
+        let now = self.now;
+        let f = &mut self.flows[flow as usize];
+        let h = f.handshake.as_mut().expect("send_syn with a handshake");
+        if h.lost(&self.links) {
+            self.queue.push(now + h.timer(), Event::SynTimeout(flow));
+        } else {
+            let rtt = h.rtt(&self.links, now);
+            f.sender.set_handshake_rtt(rtt);
+            self.queue.push(now + rtt, Event::Established(flow));
+        }
+    }
+
     fn establish(&mut self, flow: u32) {
         let mut io = std::mem::take(&mut self.io);
         self.flows[flow as usize].sender.start(self.now, &mut io);
@@ -637,15 +622,19 @@ impl World {
                     }
                 }
             }
-            Event::AppStart(flow) => {
+            Event::AppStart(flow) => match self.flows[flow as usize].handshake {
+                Some(_) => self.send_syn(flow),
+                None => self.establish(flow),
+            },
+            Event::SynTimeout(flow) => {
                 let f = &mut self.flows[flow as usize];
-                match &f.handshake {
-                    Some(h) => {
-                        let rtt = h.rtt(&self.links, now);
-                        f.sender.set_handshake_rtt(rtt);
-                        self.queue.push(now + rtt, Event::Established(flow));
-                    }
-                    None => self.establish(flow),
+                let h = f
+                    .handshake
+                    .as_mut()
+                    .expect("a SYN timer belongs to a handshake");
+                if h.on_timeout() {
+                    f.sender.on_syn_timeout();
+                    self.send_syn(flow);
                 }
             }
             Event::Established(flow) => self.establish(flow),
@@ -1009,23 +998,29 @@ mod tests {
     #[test]
     fn a_connection_opened_behind_a_full_queue_measures_it_in_its_first_rtt() {
         // A 20 Mbit/s source keeps the 10 Mbit/s bottleneck's 100-packet buffer full of
-        // 1500-byte datagrams: 100 waiting + 1 serializing = 151 500 bytes = 121.2 ms of
-        // wait (100 x 1.2 ms if the one serializing is nearly done). A flow opened at 1 s
-        // takes the header-only 40.085 ms plus that wait (nothing waits on the reverse
-        // path or the 1 Gbit/s access links): 159.1-161.3 ms.
+        // 1500-byte datagrams until it stops at 990 ms (a full queue would drop the SYN:
+        // world/handshake.rs). Its last datagram reaches the bottleneck 5 ms later and
+        // leaves 100 waiting; when the flow opens (1 s plus its start jitter, under 1 ms),
+        // 5.0-6.0 ms on, 4 or 5 have left (one per 1.2 ms):
+        // 95-96 waiting + 1 serializing, 115.2-116.4 ms of wait as the handshake counts
+        // it (whole packets). A flow opened at 1 s takes the header-only 40.085 ms plus
+        // that wait (nothing waits on the reverse path or the 1 Gbit/s access links):
+        // 155.2-156.6 ms.
         let access = r#"{"rate_bps": 1000000000, "delay_ns": 5000000}"#;
         let text = format!(
             r#"{{"duration_ns": 2000000000,
                 "bottleneck": {{"rate_bps": 10000000, "delay_ns": 10000000, "buffer": {{"packets": 100}}}},
                 "flows": [{{"cc": "reno", "start_ns": 1000000000, "sender_access": {access}, "receiver_access": {access}}}],
-                "sources": [{{"rate_bps": 20000000, "sender_access": {access}, "receiver_access": {access}}}]}}"#
+                "sources": [{{"rate_bps": 20000000, "stop_ns": 990000000, "sender_access": {access}, "receiver_access": {access}}}]}}"#
         );
         let mut w = World::new(&WorldConfig::from_json(&text).unwrap(), &crate::NativeCc).unwrap();
-        w.run_until(SimTime(1_300_000_000));
+        // Established by 1.157 s; read before the first data's ACK, ~40 ms later (the
+        // queue has drained by then, so that sample is lower).
+        w.run_until(SimTime(1_180_000_000));
         let s = &w.flows[0].sender;
         assert!(s.stats.sent_packets > 0);
         assert!(
-            (159_100..=161_300).contains(&s.tp.min_rtt_us),
+            (155_200..=156_600).contains(&s.tp.min_rtt_us),
             "{}",
             s.tp.min_rtt_us
         );
