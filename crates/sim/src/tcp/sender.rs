@@ -301,6 +301,12 @@ impl Sender {
         }
     }
 
+    /// SYN retransmission timeouts so far (`tp->total_rto` in SYN_SENT): the handshake's
+    /// timer rules read it (world/handshake.rs).
+    pub fn syn_timeouts(&self) -> u32 {
+        self.syn_timeouts
+    }
+
     /// The connection is established (`start` ran): the algorithm's `init` has run.
     pub fn is_started(&self) -> bool {
         self.started

@@ -57,15 +57,15 @@ pub fn syn_linear_timeouts(kernel: KernelRelease) -> u32 {
     }
 }
 
-/// A flow's handshake: the round trip's links, the SYN's wire size, and its timer.
+/// A flow's handshake: the round trip's links, the SYN's wire size, and its timer's
+/// rules. The count of SYN timeouts is the socket's (`Sender::syn_timeouts`, as
+/// `tp->total_rto` is), so the methods below take it.
 pub(super) struct Handshake {
     pub path: Vec<usize>,
     /// The SYN's and SYN-ACK's size on the wire (`tcp.header_bytes`).
     pub header: u32,
     /// The flow's draws for the SYN's random loss (stream `syn/<flow>`).
     pub rng: Rng,
-    /// SYN retransmission timeouts so far (`tp->total_rto` in SYN_SENT).
-    pub timeouts: u32,
     /// See [`syn_linear_timeouts`].
     pub linear_timeouts: u32,
 }
@@ -110,19 +110,18 @@ impl Handshake {
         lost
     }
 
-    /// The retransmission timer of the SYN sent now: 1 s for the first SYN and the
-    /// first `linear_timeouts` retransmissions, then doubled per timeout, at most
-    /// `TCP_RTO_MAX`.
-    pub fn timer(&self) -> Dur {
-        let doublings = self.timeouts.saturating_sub(self.linear_timeouts).min(7);
+    /// The retransmission timer of the SYN sent after `timeouts` timeouts: 1 s for the
+    /// first SYN and the first `linear_timeouts` retransmissions, then doubled per
+    /// timeout, at most `TCP_RTO_MAX` (2^7 s already exceeds it, hence the shift's bound).
+    pub fn timer(&self, timeouts: u32) -> Dur {
+        let doublings = timeouts.saturating_sub(self.linear_timeouts).min(7);
         Dur((TCP_TIMEOUT_INIT.0 << doublings).min(TCP_RTO_MAX.0))
     }
 
-    /// The SYN's timer expired: true if it is sent again, false if `connect()` gives up
-    /// (the retransmissions allowed have all timed out).
-    pub fn on_timeout(&mut self) -> bool {
-        self.timeouts += 1;
-        self.timeouts <= TCP_SYN_RETRIES + self.linear_timeouts
+    /// After the `timeouts`-th timeout: true if the SYN is sent again, false if
+    /// `connect()` gives up (the retransmissions allowed have all timed out).
+    pub fn retransmits_after(&self, timeouts: u32) -> bool {
+        timeouts <= TCP_SYN_RETRIES + self.linear_timeouts
     }
 }
 
@@ -136,17 +135,19 @@ mod tests {
             path: vec![],
             header: 52,
             rng: RunRng::new(1).stream("syn/0"),
-            timeouts: 0,
             linear_timeouts: syn_linear_timeouts(kernel),
         }
     }
 
     /// The SYN's timers, in seconds, until `connect()` gives up.
     fn timers(kernel: KernelRelease) -> Vec<u64> {
-        let mut h = hs(kernel);
-        let mut waits = vec![h.timer().0 / 1_000_000_000];
-        while h.on_timeout() {
-            waits.push(h.timer().0 / 1_000_000_000);
+        let h = hs(kernel);
+        let mut timeouts = 0;
+        let mut waits = vec![h.timer(timeouts).0 / 1_000_000_000];
+        timeouts += 1;
+        while h.retransmits_after(timeouts) {
+            waits.push(h.timer(timeouts).0 / 1_000_000_000);
+            timeouts += 1;
         }
         waits
     }

@@ -306,7 +306,6 @@ impl World {
                 path: round_trip,
                 header: t.header_bytes,
                 rng: rng.stream(&format!("syn/{i}")),
-                timeouts: 0,
                 linear_timeouts: handshake::syn_linear_timeouts(kernel),
             });
             queue.push(app.start, Event::AppStart(i as u32));
@@ -521,7 +520,8 @@ impl World {
         let f = &mut self.flows[flow as usize];
         let h = f.handshake.as_mut().expect("send_syn with a handshake");
         if h.lost(&self.links) {
-            self.queue.push(now + h.timer(), Event::SynTimeout(flow));
+            let timer = h.timer(f.sender.syn_timeouts());
+            self.queue.push(now + timer, Event::SynTimeout(flow));
         } else {
             let rtt = h.rtt(&self.links, now);
             f.sender.set_handshake_rtt(rtt);
@@ -628,12 +628,12 @@ impl World {
             },
             Event::SynTimeout(flow) => {
                 let f = &mut self.flows[flow as usize];
+                f.sender.on_syn_timeout();
                 let h = f
                     .handshake
-                    .as_mut()
+                    .as_ref()
                     .expect("a SYN timer belongs to a handshake");
-                if h.on_timeout() {
-                    f.sender.on_syn_timeout();
+                if h.retransmits_after(f.sender.syn_timeouts()) {
                     self.send_syn(flow);
                 }
             }
