@@ -1,6 +1,8 @@
+import fcntl
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -65,15 +67,35 @@ def reproduce_entry(tmp_path):
     return run
 
 
-# scripts/test.sh runs the suite in two passes: every test not marked `kernel` on two
-# pytest-xdist workers, then the `kernel` tests alone, one at a time. A kernel run paces
-# real packets through the emulator in real time; a second worker's simulation on the
-# other core of a 2-core machine would make it late. A test is `kernel` when its file is
-# tests/backends/test_kernel*.py or it carries @pytest.mark.kernel.
+# scripts/test.sh runs the suite in two passes at once: every test not marked `kernel` on
+# two pytest-xdist workers at idle CPU priority (SCHED_IDLE), and beside them the `kernel`
+# tests, one at a time, at normal priority. A kernel run paces real packets through the
+# emulator in real time; the idle-priority workers take only the CPU it leaves
+# (benches/RESULTS.md, "CI time: the two passes at once"). A test is `kernel` when its file
+# is tests/backends/test_kernel*.py or it carries @pytest.mark.kernel.
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.name.startswith("test_kernel") and item.path.parent.name == "backends":
             item.add_marker(pytest.mark.kernel)
+
+
+# One kernel-backend test at a time, machine-wide: the `kernel` tests and the few
+# `kernel_subprocess` tests of the other pass (a kernel run in a child process, e.g. from
+# the installed wheel) hold this lock for their whole duration. Two kernel runs at once
+# would make each other's emulator late, and a run's start (or doctor) sweeps the
+# namespaces and BPF programs of dead runs that a kill test has just left on purpose.
+KERNEL_LOCK = Path(tempfile.gettempdir()) / "tcplab-tests-kernel.lock"
+
+
+@pytest.fixture(autouse=True)
+def _one_kernel_test_at_a_time(request):
+    node = request.node
+    if not (node.get_closest_marker("kernel") or node.get_closest_marker("kernel_subprocess")):
+        yield
+        return
+    with open(KERNEL_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -86,7 +108,7 @@ def _kernel_runs_are_marked(request, monkeypatch):
         def refuse(self):
             raise AssertionError(
                 f"{request.node.nodeid} runs the kernel backend: mark it "
-                "@pytest.mark.kernel so scripts/test.sh runs it alone"
+                "@pytest.mark.kernel so scripts/test.sh runs it with the kernel tests, one at a time"
             )
 
         monkeypatch.setattr(netns.Pair, "create", refuse)

@@ -169,10 +169,11 @@ def test_the_wheel_carries_the_bpf_loader(installed, tmp_path):
     assert r.returncode == 0 and "tcplab.bpf_loader" in r.stdout, r.stdout + r.stderr
 
 
-# Not marked `kernel`: it runs in scripts/test.sh's parallel pass, beside another worker.
-# Its kernel run is a subprocess (tests/conftest.py's guard cannot see it) and what it
-# asserts (exit 0, both flows above 1 Mbit/s) holds on a late emulator; marked, the wheel
-# would be built and installed a second time for the kernel pass.
+# Not marked `kernel` (marked, the wheel would be built and installed a second time for the
+# kernel pass): it runs in scripts/test.sh's parallel pass. Its kernel run is a subprocess
+# (tests/conftest.py's guard cannot see it), so it is marked `kernel_subprocess`: it waits
+# for the kernel pass's current test and holds the others off while it runs.
+@pytest.mark.kernel_subprocess
 def test_the_wheel_runs_bpf_and_policy_flows_on_the_kernel(installed, tmp_path):
     from kernel_skips import bpf_on_kernel_missing
 
