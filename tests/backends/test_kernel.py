@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from tcplab.backends.kernel import netns, requirements, tcpinfo
+from tcplab.backends.kernel import run as run_mod
 from tcplab.cli import app as cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -59,6 +60,12 @@ def test_bbr_mode_from_the_kernel_gains():
     # No bandwidth sample yet: the gains are unset (0/0) or unity; BBR starts in STARTUP.
     assert tcpinfo.bbr_mode(0, 0, bw=0) == "STARTUP"
     assert tcpinfo.bbr_mode(256, 256, bw=0) == "STARTUP"
+
+
+def test_first_writes_are_reported_in_milliseconds_per_flow():
+    # 40,351,234 ns after time zero is 40.351 ms; a flow that never connected has none.
+    assert run_mod.first_writes_ms({"first_writes_ns": [40_351_234, None]}) == [40.351, None]
+    assert run_mod.first_writes_ms({}) == []  # an agent's output from before the field
 
 
 def test_unavailable_machine_is_an_input_error(tmp_path, monkeypatch, capsys):
@@ -193,6 +200,11 @@ def test_ten_second_bbr_cubic_run_has_the_simulators_schema(tmp_path):
     # 100 ms intervals: one packet of slack, 1500 B / 0.1 s = 0.12 Mbit/s).
     thr = s.groupby("time_s")["throughput_bps"].sum()
     assert thr.max() <= 10e6 + 0.12e6
+    # Each flow's first write follows its handshake: SYN and SYN-ACK over the 40 ms path
+    # (plus two 40-byte headers' serialization, 0.06 ms), then the agent's wake-up (0.1-0.4
+    # ms on an idle VM, 2026-12-05; more under load): from 40 ms, and well before 60 ms.
+    fw = jk["engine"]["kernel"]["first_writes_ms"]
+    assert len(fw) == 2 and all(40.0 <= x <= 60.0 for x in fw), fw
     q = json.loads((ker / "summary.json").read_text())["queues"]
     for link in q:  # the shared model's exact accounting holds in the emulator too
         assert link["enqueued"] == link["departed"] + link["dropped"] + link["backlog_pkts"], link[

@@ -129,6 +129,11 @@ class Flow:
         self.sock: Any = None
         self.done = False  # no more writes
         self.last: dict[str, Any] = {}
+        # When the agent first wrote data (ns from time zero): the handshake's end plus
+        # this process's wake-up. Flows whose first writes fall within ~0.08 ms of each
+        # other leave slow start together (docs/FIDELITY-gaps.md, gap 11), so the run
+        # records it (summary.json engine.kernel.first_writes_ms).
+        self.first_write: int | None = None
 
 
 def send(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +197,10 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
             f = key.data
             try:
                 data = CHUNK if f.left is None else CHUNK[: min(len(CHUNK), f.left)]
+                t_write = now_rel(t0)  # before the call: send() itself emits the window
                 sent = f.sock.send(data)
+                if f.first_write is None and sent > 0:
+                    f.first_write = t_write
             except BlockingIOError:
                 continue
             except OSError as exc:
@@ -210,7 +218,11 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
     for f in flows:
         if f.sock is not None:
             f.sock.close()
-    return {"samples": samples, "errors": errors}
+    return {
+        "samples": samples,
+        "errors": errors,
+        "first_writes_ns": [f.first_write for f in flows],
+    }
 
 
 def write_result(path: str, out: dict) -> None:

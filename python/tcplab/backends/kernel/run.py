@@ -508,6 +508,7 @@ def _run_kernel(
     if probes:
         raw["probes"] = ping.reports(probes, ping_out, emu_out.get("probes", []))
     raw["kernel"] = kernel_metadata(spec)
+    raw["kernel"]["first_writes_ms"] = first_writes_ms(snd_out)
     raw["bpf_printk"], raw["bpf_printk_dropped"] = printed, printk_dropped
     if registration is not None and registration.maps:
         raw["bpf_maps"] = registration.maps
@@ -548,6 +549,15 @@ def receiver_cc(
     if key in policy_agent.PROGRAM_KEYS.values():
         return RECEIVER_DEFAULT_CC
     return kernel_name[key] if bpf.program_at(key[0]).needs_ecn else RECEIVER_DEFAULT_CC
+
+
+def first_writes_ms(snd_out: dict[str, Any]) -> list[float | None]:
+    """Per flow, when the sending agent first wrote data (ms from time zero; None for a
+    flow that never connected): the handshake's end plus the agent's wake-up. Two flows
+    due together whose first writes lie within ~0.08 ms of each other overshoot slow
+    start together (docs/FIDELITY-gaps.md, gap 11); an idle host's agent, asleep through
+    the SYN-ACKs' ~0.06 ms gap, writes both in one pass."""
+    return [None if ns is None else round(ns / 1e6, 3) for ns in snd_out.get("first_writes_ns", [])]
 
 
 def kernel_metadata(spec: Spec) -> dict[str, Any]:
