@@ -202,9 +202,10 @@ def test_ten_second_bbr_cubic_run_has_the_simulators_schema(tmp_path):
     assert thr.max() <= 10e6 + 0.12e6
     # Each flow's first write follows its handshake: SYN and SYN-ACK over the 40 ms path
     # (plus two 40-byte headers' serialization, 0.06 ms), then the agent's wake-up (0.1-0.4
-    # ms on an idle VM, 2026-12-05; more under load): from 40 ms, and well before 60 ms.
+    # ms on an idle VM, 2026-12-05; up to 8 ms under load, FIDELITY-gaps.md gap 11): from
+    # 40 ms, and under 140 ms (a lost SYN would add a second).
     fw = jk["engine"]["kernel"]["first_writes_ms"]
-    assert len(fw) == 2 and all(40.0 <= x <= 60.0 for x in fw), fw
+    assert len(fw) == 2 and all(40.0 <= x < 140.0 for x in fw), fw
     q = json.loads((ker / "summary.json").read_text())["queues"]
     for link in q:  # the shared model's exact accounting holds in the emulator too
         assert link["enqueued"] == link["departed"] + link["dropped"] + link["backlog_pkts"], link[
