@@ -197,9 +197,11 @@ def send(cfg: dict[str, Any]) -> dict[str, Any]:
             f = key.data
             try:
                 data = CHUNK if f.left is None else CHUNK[: min(len(CHUNK), f.left)]
-                t_write = now_rel(t0)  # before the call: send() itself emits the window
+                # Read the clock before the call (send() itself emits the window), and only
+                # until the flow's first write: later writes need no time.
+                t_write = now_rel(t0) if f.first_write is None else None
                 sent = f.sock.send(data)
-                if f.first_write is None and sent > 0:
+                if t_write is not None and sent > 0:
                     f.first_write = t_write
             except BlockingIOError:
                 continue
