@@ -99,8 +99,9 @@ pub struct TcpConfig {
     /// The host's start-up variation (`start_jitter`): each flow's application starts
     /// later than its `start_ns` by an offset uniform in [0, this), drawn from the run
     /// seed, as a real host opens a connection some time after it is told to (connect,
-    /// wake-up, scheduling; measured on Linux 6.18, `start_jitter` module). 0: every flow
-    /// exactly on time, flows with the same start in lockstep. At most 1 s.
+    /// wake-up, scheduling; measured on Linux 6.18, `start_jitter` module); flows with
+    /// the same start open in index order. 0: every flow exactly on time, flows with the
+    /// same start in lockstep. At most 1 s.
     #[schemars(range(max = 1_000_000_000))]
     pub start_jitter_ns: u64,
     /// The Linux release the stack follows where it changed what BBR reads (`[tcp]

@@ -185,8 +185,10 @@ class Tcp(_Model):
     # application starts later than its start by an offset uniform in [0, start_jitter),
     # drawn from the run's seed, as a real host opens a connection some time after it is
     # told to (connect, wake-up, scheduling; measured on Linux 6.18, docs/FIDELITY-gaps.md
-    # "Start-up variation"). "0s": every flow exactly on time, so flows given the same
-    # start run in lockstep (tcplab before this field). The kernel backend has its own.
+    # "Start-up variation"); flows with the same start open in index order, as one
+    # process opening them in turn does. "0s": every flow exactly on time, so flows given
+    # the same start run in lockstep (tcplab before this field). The kernel backend has
+    # its own.
     start_jitter: Annotated[Time, AfterValidator(_start_jitter_range)] = _tcp_default(
         "start_jitter_ns"
     )

@@ -202,6 +202,11 @@ impl World {
         }
         let onoff = onoff::build(cfg, &rng, &mut queue);
         let mut flows = Vec::with_capacity(cfg.flows.len());
+        // The host starts each application a little after it is told to
+        // (`tcp.start_jitter_ns`, start_jitter.rs; stream "start/<flow>"), flows due
+        // together in index order.
+        let starts: Vec<u64> = cfg.flows.iter().map(|f| f.start_ns).collect();
+        let offsets = start_jitter::start_offsets_ns(&rng, &starts, cfg.tcp.start_jitter_ns);
         for (i, f) in cfg.flows.iter().enumerate() {
             // Each flow's own seed for its algorithm's random draws (BBR's PROBE_BW
             // start phase, a BPF object's bpf_get_prandom_u32), from the run seed
@@ -216,13 +221,11 @@ impl World {
                 f.cc.clone()
             };
             let stop = SimTime(f.stop_ns.unwrap_or(cfg.duration_ns));
-            // The host starts the application a little after it is told to
-            // (`tcp.start_jitter_ns`, start_jitter.rs; stream "start/<flow>"), before its
-            // stop; the run's report keeps the nominal start (`Flow::start`).
-            let offset = start_jitter::start_offset_ns(&rng, i, cfg.tcp.start_jitter_ns);
+            // Delayed start, before its stop; the run's report keeps the nominal start
+            // (`Flow::start`).
             let app = App {
                 kind: f.app,
-                start: SimTime(f.start_ns.saturating_add(offset).min(stop.ns() - 1)),
+                start: SimTime(f.start_ns.saturating_add(offsets[i]).min(stop.ns() - 1)),
                 stop,
             };
             let t = &cfg.tcp;
@@ -1029,14 +1032,21 @@ mod tests {
     fn start_jitter_delays_each_flow_within_its_range_and_keeps_the_nominal_start() {
         // Two reno flows due at 0 on the path above, jitter 2 ms: each flow's first data
         // leaves one handshake round trip (40_084_864 ns) after its application's start,
-        // which is in [0, 2 ms); the two differ (the run's RNG, one stream per flow).
-        // The output keeps the nominal start, 0. Flows alone on their access links, so
-        // nothing queues before the bottleneck's first packet; the second flow's SYN-ACK
-        // may wait behind the first's initial window at 10 Mbit/s, so its bound is wider
-        // by ten 1500-byte packets (12 ms).
+        // which is in [0, 2 ms); the two differ (the run's RNG, one stream per flow), and
+        // flow 0, opened first, sends first in every seed (seeds 1-6: without the order
+        // each flow would lead in about half of them). The output keeps the nominal start,
+        // 0. Flows alone on their access links, so nothing queues before the bottleneck's
+        // first packet; the second flow's SYN-ACK may wait behind the first's initial
+        // window at 10 Mbit/s, so its bound is wider by ten 1500-byte packets (12 ms).
+        for seed in 1..=6 {
+            two_reno_flows_start_apart_and_in_order(seed);
+        }
+    }
+
+    fn two_reno_flows_start_apart_and_in_order(seed: u64) {
         let access = r#"{"rate_bps": 1000000000, "delay_ns": 5000000}"#;
         let text = format!(
-            r#"{{"duration_ns": 100000000, "seed": 4, "tcp": {{"start_jitter_ns": 2000000}},
+            r#"{{"duration_ns": 100000000, "seed": {seed}, "tcp": {{"start_jitter_ns": 2000000}},
                 "bottleneck": {{"rate_bps": 10000000, "delay_ns": 10000000}},
                 "flows": [{{"cc": "reno", "sender_access": {access}, "receiver_access": {access}}},
                           {{"cc": "reno", "sender_access": {access}, "receiver_access": {access}}}]}}"#
@@ -1057,7 +1067,7 @@ mod tests {
         let lo = 40_084_864 - 1_000;
         assert!((lo..lo + 2_000_000 + 1_000).contains(&a.min(b)), "{a} {b}");
         assert!(a.max(b) < 40_084_864 + 2_000_000 + 12_000_000, "{a} {b}");
-        assert_ne!(a, b, "two flows due together start apart");
+        assert!(a < b, "seed {seed}: flow 0 first, then flow 1 ({a} {b})");
         let out = w.finish().unwrap();
         assert_eq!((out.flows[0].start_ns, out.flows[1].start_ns), (0, 0));
     }
