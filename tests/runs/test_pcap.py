@@ -67,6 +67,14 @@ def test_pcap_matches_the_run_counters(tmp_path):
     assert sacks and all(edge % 1448 == 0 or edge == 2_000_000 for o in sacks for edge in o[1])
     # Addresses are per flow: sender 10.1.0.1 -> receiver 10.2.0.1.
     assert (sent[0]["IP"].src, sent[0]["IP"].dst) == ("10.1.0.1", "10.2.0.1")
+    # The ACKs carry the receiver's window in 1024-byte units (its window scale, 10).
+    # The handshake offers 45 segments (65160 bytes, tcp_select_initial_window for an
+    # MSS of 1448) and each early segment grows the offer by two (tcp_grow_window), so
+    # the first ACK offers 63-72 units (the offer less the byte it acknowledges, up to
+    # four segments' growth); autotuning then at least doubles it over the transfer.
+    windows = [pkt["TCP"].window for pkt in acks]
+    assert 63 <= windows[0] <= 72, windows[:5]
+    assert max(windows) >= 2 * windows[0], max(windows)
 
 
 def test_pcap_names_links():

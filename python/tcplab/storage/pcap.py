@@ -16,9 +16,12 @@ Synthesised headers:
   are all MSS-sized but a finite transfer's last), the cumulative ACK and the SACK block
   edges ``segments * mss``, capped at a finite flow's size. The receiver sends no data, so
   its sequence number is 0 and data segments acknowledge 0. Modulo 2**32.
-- Flags: ACK on every segment (no SYN, FIN or PSH). Window: 65535 (no scaling; the engine
-  has no receive window). SACK blocks (RFC 2018) as the engine's ACK carries them, most
-  recent first, after two NOPs.
+- Flags: ACK on every segment (no SYN, FIN or PSH). Window: an ACK's advertised receive
+  window (``tcp_select_window``, crates/sim/src/tcp/rcv_space.rs) in units of 1024 bytes,
+  the receiver's window scale (``RCV_WSCALE`` = 10; there is no SYN to carry it, so tools
+  show the field unscaled: multiply by 1024), at most 65535; 65535 on data segments and
+  where the receiver sets no limit (``tcp.receive_buffer = "unlimited"``). SACK blocks
+  (RFC 2018) as the engine's ACK carries them, most recent first, after two NOPs.
 - Not modelled, so not written: the timestamp option (the engine takes RTT samples by
   Karn's rule and sends no TSval), checksums (0; Wireshark does not check them by
   default), IP identification (a per-direction counter).
@@ -42,7 +45,10 @@ PCAP_MAGIC_NS = 0xA1B23C4D
 LINKTYPE_ETHERNET = 1
 SNAPLEN = 65535
 RECEIVER_PORT = 5201
-WINDOW = 65535
+WINDOW = 65535  # the window field where no receive window applies, and its largest value
+# The receiver's window scale (crates/sim/src/tcp/rcv_space.rs RCV_WSCALE: 32 MB buffers).
+WINDOW_SCALE = 10
+NO_WINDOW = 2**32 - 1  # crates/sim/src/net/packet.rs NO_WINDOW
 TCP_ACK = 0x10
 
 
@@ -75,6 +81,7 @@ def frames(
         return (min(b, size) if size is not None else b) & 0xFFFFFFFF
 
     dgram = table.get("is_datagram") or [0] * len(cols[0])
+    wnd = table.get("wnd") or [NO_WINDOW] * len(cols[0])
     for i, (t, k, is_ack, seq, payload, n_sacks) in enumerate(zip(*cols)):
         if dgram[i]:
             out.append(_udp_frame(int(t), k, int(table["wire_bytes"][i])))
@@ -85,6 +92,7 @@ def frames(
         if is_ack:
             src, dst, smac, dmac, ports = rcv_ip, snd_ip, rcv_mac, snd_mac, (RECEIVER_PORT, sport)
             seq_no, ack_no = 0, byte(k, seq)
+            window = WINDOW if wnd[i] == NO_WINDOW else min(int(wnd[i]) >> WINDOW_SCALE, WINDOW)
             opts = b""
             if n_sacks:
                 opts = b"\x01\x01" + bytes([5, 2 + 8 * n_sacks])
@@ -92,7 +100,7 @@ def frames(
                     opts += struct.pack("!II", byte(k, sacks[b][0][i]), byte(k, sacks[b][1][i]))
         else:
             src, dst, smac, dmac, ports = snd_ip, rcv_ip, snd_mac, rcv_mac, (sport, RECEIVER_PORT)
-            seq_no, ack_no, opts = byte(k, seq), 0, b""
+            seq_no, ack_no, opts, window = byte(k, seq), 0, b"", WINDOW
         tcp_len = 20 + len(opts)
         tcp = (
             struct.pack(
@@ -103,7 +111,7 @@ def frames(
                 ack_no,
                 (tcp_len // 4) << 4,
                 TCP_ACK,
-                WINDOW,
+                window,
                 0,
                 0,
             )

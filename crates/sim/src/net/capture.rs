@@ -34,7 +34,8 @@ impl Capture {
 
     /// time_ns, flow, is_ack, seq (data: segment number; ACK: cumulative ACK in
     /// segments), payload, wire_bytes, is_retrans, n_sacks and sack{0,1,2}_{start,end}
-    /// (segments), is_datagram.
+    /// (segments), is_datagram, wnd (an ACK's advertised receive window in bytes beyond
+    /// the byte it acknowledges, `Packet::wnd`; `NO_WINDOW` for no limit and on data).
     pub fn table(&self) -> Table {
         let recs = &self.records;
         let col =
@@ -64,6 +65,7 @@ impl Capture {
             cols.push((format!("sack{b}_start"), col(&|p| p.sacks[b].start)));
             cols.push((format!("sack{b}_end"), col(&|p| p.sacks[b].end)));
         }
+        cols.push(("wnd".to_string(), col(&|p| u64::from(p.wnd))));
         Table { columns: cols }
     }
 }
@@ -71,6 +73,7 @@ impl Capture {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::net::packet::NO_WINDOW;
 
     #[test]
     fn records_up_to_the_limit_then_counts_misses() {
@@ -82,6 +85,10 @@ mod tests {
         assert_eq!(t.get("flow").unwrap().as_u64().unwrap(), &[3]);
         assert_eq!(t.get("seq").unwrap().as_u64().unwrap(), &[7]);
         assert_eq!(t.get("is_retrans").unwrap().as_u64().unwrap(), &[1]);
+        assert_eq!(
+            t.get("wnd").unwrap().as_u64().unwrap(),
+            &[u64::from(NO_WINDOW)]
+        );
         c.records.resize(MAX_CAPTURED, (0, p));
         c.record(SimTime(6), &p);
         assert_eq!((c.records.len(), c.missed), (MAX_CAPTURED, 1));
