@@ -7,7 +7,8 @@ engine's raw output for each, made with tcplab 0.5.2 (main at dfc8471, before th
 field): two CUBIC flows due at the same instant, BBR against CUBIC with random loss, and
 two staggered Reno flows. BBR against CUBIC was re-recorded with 0.9.0, whose receiver
 ACK timing (crates/sim/src/tcp/delack.rs) changed its events_processed by one (55312 ->
-55311) and no counter or series value. The digests cover the output less its `links`
+55311) and no counter or series value; all three with 0.14.0, whose receive buffer no
+longer grows at a hole's fill (crates/sim/src/tcp/rcv_space.rs) and moves each. The digests cover the output less its `links`
 (0.11: the links as built, a field added after them and tested in
 tests/analysis/test_engine_links.py), so they still hold every other value of it."""
 

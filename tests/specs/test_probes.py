@@ -123,7 +123,11 @@ def test_the_report_draws_the_probe_rtt_and_lists_its_numbers(tmp_path):
 
     lines = rr._numbers_blocks(r)[0]
     k = lines.index("probe (ping) RTT ping:")
-    assert lines[k + 1].startswith("  median ") and lines[k + 1].endswith(" lost 0/10")
+    # The listed loss is the run's own count (CUBIC's slow-start overshoot in this 1 BDP
+    # buffer drops a ping or not, as the engine's TCP details move; 1 since 0.14.0).
+    (s,) = r.summary_json["probes"]
+    assert lines[k + 1].startswith("  median ")
+    assert lines[k + 1].endswith(f" lost {s['lost']}/{s['count']}"), lines[k + 1]
 
 
 def test_rtt_stats_are_linear_percentiles():

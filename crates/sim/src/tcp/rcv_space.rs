@@ -42,6 +42,13 @@
 //!   `rcv_nxt`), as the kernel backend's reader and iperf do closely: memory held is
 //!   the segment being processed plus the out-of-order queue, one truesize per segment
 //!   (no coalescing, no `skb_condense`), and `tcp_rcv_space_adjust` runs per segment.
+//!   A segment that closes a hole releases the out-of-order data behind it; the
+//!   reader copies it one skb at a time, so its first `tcp_rcv_space_adjust` sees the
+//!   rest still queued (`copied -= inq`) and does not count it (0.14.0; before, the
+//!   whole release counted at once, so a hole's fill grew the buffer, and the window,
+//!   an RTT or more before the kernel's: docs/FIDELITY-kernel-spec.md, k01). Each
+//!   released segment is taken as its own skb; the kernel may coalesce them
+//!   (`tcp_try_coalesce`), which would make the first read larger.
 //!   The window an ACK advertises is computed with the out-of-order queue charged and
 //!   the in-order data already read (in the kernel the segment that triggers the ACK is
 //!   still queued: at most one segment's truesize less, which matters only when the
@@ -290,9 +297,11 @@ impl RcvSpace {
     }
 
     /// `tcp_rcv_space_adjust` after the application has read up to `copied` bytes in
-    /// all, with `ooo_span` bytes from `rcv_nxt` to the end of the out-of-order queue.
-    /// Once per receiver RTT: a new most-bytes-in-an-RTT grows the buffer.
-    pub fn space_adjust(&mut self, now: SimTime, copied: u64, ooo_span: u64) {
+    /// all, with `inq` bytes in order but not yet read (`rcv_nxt - copied_seq`) and
+    /// `ooo_span` bytes from `rcv_nxt` to the end of the out-of-order queue. Once per
+    /// receiver RTT: a new most-bytes-in-an-RTT, less what still waits to be read
+    /// (`copied -= inq`, in 6.18 and the stable kernels since 2025), grows the buffer.
+    pub fn space_adjust(&mut self, now: SimTime, copied: u64, inq: u64, ooo_span: u64) {
         if self.rtt_us8 == 0 {
             return;
         }
@@ -300,9 +309,10 @@ impl RcvSpace {
         if time_us < self.rtt_us8 >> 3 {
             return;
         }
-        let read = copied - self.space_seq;
-        if read > self.space {
-            self.rcvbuf_grow(read, ooo_span);
+        // Signed in the kernel (`int copied`): a read smaller than what waits is <= 0.
+        let read = (copied - self.space_seq) as i64 - inq as i64;
+        if read > self.space as i64 {
+            self.rcvbuf_grow(read as u64, ooo_span);
         }
         self.space_seq = copied;
         self.space_time = now;
@@ -454,18 +464,44 @@ mod tests {
         let mut s = RcvSpace::new(1448, 2304);
         s.measure_rcv_mss(1448, 2304);
         s.established(SimTime(0));
-        s.space_adjust(SimTime(50 * MS), 100_000, 0); // no RTT estimate yet: nothing
+        s.space_adjust(SimTime(50 * MS), 100_000, 0, 0); // no RTT estimate yet: nothing
         assert_eq!(s.space, 14_480);
         s.rtt_measure_ts(40, 0, 1448); // 40 ms
-        s.space_adjust(SimTime(39 * MS), 100_000, 0); // before one RTT: nothing
+        s.space_adjust(SimTime(39 * MS), 100_000, 0, 0); // before one RTT: nothing
         assert_eq!(s.space, 14_480);
         // At 40 ms, 28960 bytes read over 14480: rcvwin 57920 + 2 x 57920 = 173760.
-        s.space_adjust(SimTime(40 * MS), 28_960, 0);
+        s.space_adjust(SimTime(40 * MS), 28_960, 0, 0);
         assert_eq!((s.space, s.window_clamp), (28_960, 173_760));
         // The next measurement counts from 28960 and 40 ms: 20000 more bytes at 80 ms is
         // not a new maximum, so nothing grows, but the measurement restarts.
-        s.space_adjust(SimTime(80 * MS), 48_960, 0);
+        s.space_adjust(SimTime(80 * MS), 48_960, 0, 0);
         assert_eq!((s.space, s.window_clamp), (28_960, 173_760));
+    }
+
+    #[test]
+    fn data_still_waiting_to_be_read_does_not_count_as_read() {
+        // space 14480, receiver RTT 40 ms. At 40 ms a hole fills and releases 60
+        // segments (86880 bytes): the reader has copied the first (1448 bytes since the
+        // measurement began at 0) with 59 x 1448 = 85432 still queued, so copied - inq =
+        // -83984 <= 14480: no growth, and the measurement restarts at 1448 bytes, 40 ms.
+        let mut s = RcvSpace::new(1448, 2304);
+        s.measure_rcv_mss(1448, 2304);
+        s.established(SimTime(0));
+        s.rtt_measure_ts(40, 0, 1448);
+        let before = (s.space, s.rcvbuf, s.window_clamp);
+        s.space_adjust(SimTime(40 * MS), 1448, 59 * 1448, 0);
+        assert_eq!((s.space, s.rcvbuf, s.window_clamp), before);
+        // The rest of the burst is read at once (the same instant: no new measurement);
+        // one RTT later all 86880 - 1448 = 85432 bytes count: rcvwin = 170864 + 2 x
+        // (170864 x 70952 / 14480 = 837233, floored as the kernel's do_div) = 1845330,
+        // rcvbuf = 1845330 x 256 / 160 = 2952528, clamp = 2952528 x 160 / 256 = 1845330.
+        s.space_adjust(SimTime(40 * MS), 86_880, 0, 0);
+        assert_eq!((s.space, s.rcvbuf), (before.0, before.1));
+        s.space_adjust(SimTime(80 * MS), 86_880, 0, 0);
+        assert_eq!(
+            (s.space, s.rcvbuf, s.window_clamp),
+            (85_432, 2_952_528, 1_845_330)
+        );
     }
 
     #[test]

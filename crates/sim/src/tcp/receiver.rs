@@ -688,9 +688,10 @@ impl Receiver {
             rs.rtt_measure_ts(self.ts_now, tsecr, pkt.payload);
         }
         if seq == self.rcv_nxt {
+            let before = self.stats.delivered_bytes;
             let out = self.in_order(now, pkt);
             if self.rcv_space.is_some() {
-                self.app_read(now);
+                self.app_read(now, before + pkt.payload as u64);
             }
             return out;
         }
@@ -819,13 +820,17 @@ impl Receiver {
         }
     }
 
-    /// The application has read everything in order (`tcp_recvmsg` ->
-    /// `tcp_rcv_space_adjust`).
-    fn app_read(&mut self, now: SimTime) {
+    /// The application reads everything now in order (`tcp_recvmsg_locked`), one skb
+    /// at a time, calling `tcp_rcv_space_adjust` after each: `first_end` is where the
+    /// arriving segment (the first skb) ends. When it closed a hole, the data it
+    /// released is still queued at that first call (`inq`), and the later calls, at the
+    /// same instant, find the measurement either just restarted or not yet due, so only
+    /// the first can measure.
+    fn app_read(&mut self, now: SimTime, first_end: u64) {
         let span = self.ooo_span();
-        let copied = self.stats.delivered_bytes;
+        let all = self.stats.delivered_bytes;
         if let Some(rs) = self.rcv_space.as_mut() {
-            rs.space_adjust(now, copied, span);
+            rs.space_adjust(now, first_end, all - first_end, span);
         }
     }
 
