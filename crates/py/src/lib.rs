@@ -401,5 +401,9 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(orca::orca_cwnd, m)?)?;
     m.add_function(wrap_pyfunction!(orca::orca_ready, m)?)?;
     m.add("ORCA_REPORT_NS", tcplab_controllers::policy::ORCA_REPORT_NS)?;
+    // The receive window as capture tables carry it (storage/pcap.py): the receiver's
+    // window scale and the value of an ACK that sets no limit.
+    m.add("RCV_WSCALE", tcplab_sim::tcp::rcv_space::RCV_WSCALE)?;
+    m.add("NO_WINDOW", tcplab_sim::net::packet::NO_WINDOW)?;
     Ok(())
 }

@@ -41,14 +41,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from tcplab.engine import engine
+
 PCAP_MAGIC_NS = 0xA1B23C4D
 LINKTYPE_ETHERNET = 1
 SNAPLEN = 65535
 RECEIVER_PORT = 5201
 WINDOW = 65535  # the window field where no receive window applies, and its largest value
-# The receiver's window scale (crates/sim/src/tcp/rcv_space.rs RCV_WSCALE: 32 MB buffers).
-WINDOW_SCALE = 10
-NO_WINDOW = 2**32 - 1  # crates/sim/src/net/packet.rs NO_WINDOW
 TCP_ACK = 0x10
 
 
@@ -81,7 +80,10 @@ def frames(
         return (min(b, size) if size is not None else b) & 0xFFFFFFFF
 
     dgram = table.get("is_datagram") or [0] * len(cols[0])
-    wnd = table.get("wnd") or [NO_WINDOW] * len(cols[0])
+    # The engine's own constants (crates/sim: rcv_space.rs RCV_WSCALE, packet.rs NO_WINDOW).
+    eng = engine()
+    no_window, scale = eng.NO_WINDOW, eng.RCV_WSCALE
+    wnd = table.get("wnd") or [no_window] * len(cols[0])
     for i, (t, k, is_ack, seq, payload, n_sacks) in enumerate(zip(*cols)):
         if dgram[i]:
             out.append(_udp_frame(int(t), k, int(table["wire_bytes"][i])))
@@ -92,7 +94,7 @@ def frames(
         if is_ack:
             src, dst, smac, dmac, ports = rcv_ip, snd_ip, rcv_mac, snd_mac, (RECEIVER_PORT, sport)
             seq_no, ack_no = 0, byte(k, seq)
-            window = WINDOW if wnd[i] == NO_WINDOW else min(int(wnd[i]) >> WINDOW_SCALE, WINDOW)
+            window = WINDOW if wnd[i] == no_window else min(int(wnd[i]) >> scale, WINDOW)
             opts = b""
             if n_sacks:
                 opts = b"\x01\x01" + bytes([5, 2 + 8 * n_sacks])
