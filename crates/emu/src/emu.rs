@@ -559,6 +559,9 @@ impl Emulator {
             },
             Offer::Queued => {}
             Offer::Transmitting(end) => self.tx_end[link] = Some(end),
+            Offer::Sent(_) | Offer::QueuedBehind(_) => {
+                unreachable!("the emulator's links are not lazy (Link::set_lazy)")
+            }
         }
     }
 

@@ -34,6 +34,17 @@
 //!   the line rate; a capture of departures (capture.rs). They compose with a qdisc: the
 //!   policer admits, the qdisc (or FIFO) holds, the trace (or line rate) serializes.
 //!
+//! - Departures without events ([`Link::set_lazy`], plain links only): a packet that
+//!   starts serializing with nothing queued behind it enters the pipe at once, with the
+//!   arrival time its departure would give it, and no departure event is scheduled; the
+//!   link remembers when its serialization ends (`Sending`) and counts the departure
+//!   when next looked at. A packet offered before then queues as before and asks for
+//!   one departure event at that end. Timing, order and counters are those of a
+//!   departure event per packet; what changes is only the number of events and so the
+//!   order of events due at the same nanosecond (benches/RESULTS.md, "ninth step").
+//!   Not for links whose delay changes during the run (a scheduled `[[events]]` delay
+//!   would apply to a packet already in the pipe) nor the emulator's links.
+//!
 //! Counters (see [`QueueCounters`]): `enqueued` counts every packet offered,
 //! `dropped` every packet lost here (tail drops plus random losses, the latter also
 //! counted in `random_loss`), `departed` every packet that finished serializing, and
@@ -99,6 +110,21 @@ pub enum Offer {
     Queued,
     /// The link was idle: serialization started and ends at this time (schedule TxDone).
     Transmitting(SimTime),
+    /// A lazy link was idle: the packet is in the pipe already; schedule its arrival at
+    /// this time if given (the pipe was empty). No departure event.
+    Sent(Option<SimTime>),
+    /// Queued first behind a packet a lazy link sent without a departure event: schedule
+    /// a departure event at this time, the end of that packet's serialization.
+    QueuedBehind(SimTime),
+}
+
+/// A packet a lazy link is serializing without a departure event: when it ends, and
+/// what its departure will count.
+#[derive(Clone, Copy, Debug)]
+struct Sending {
+    until: SimTime,
+    bytes: u32,
+    data: bool,
 }
 
 pub struct Link {
@@ -127,6 +153,9 @@ pub struct Link {
     /// paths. One flag tested once per offer and once per departure, so that a plain link
     /// runs the code it ran before qdiscs and extras existed.
     slow: bool,
+    /// Departures without events (see the module's notes; [`Link::set_lazy`]).
+    lazy: bool,
+    sending: Option<Sending>,
 }
 
 /// A link's queue discipline, its output buffer, and the data segments it dropped
@@ -170,7 +199,77 @@ impl Link {
             extras: None,
             netem: None,
             slow: false,
+            lazy: false,
+            sending: None,
         }
+    }
+
+    /// Send packets that nothing queues behind without a departure event (the module's
+    /// notes). Only a plain link qualifies (no qdisc, extras or netem): on any other this
+    /// does nothing. Call before the first packet.
+    pub fn set_lazy(&mut self) {
+        self.lazy = !self.slow && self.netem.is_none();
+    }
+
+    /// Count the departure of a packet sent without a departure event.
+    #[inline(always)]
+    fn depart(&mut self, s: Sending) {
+        self.counters.departed += 1;
+        self.counters.data_departed += s.data as u64;
+    }
+
+    /// Count a lazily sent packet whose serialization ended before `t` as departed, as
+    /// its departure event would have been by then (every event before `t` has run).
+    pub fn settle_before(&mut self, t: SimTime) {
+        if let Some(s) = self.sending.filter(|s| s.until < t) {
+            self.depart(s);
+            self.sending = None;
+        }
+    }
+
+    /// A packet starts serializing on a lazy link at `end - its serialization time`
+    /// with nothing queued behind it: into the pipe now, where its departure event at
+    /// `end` would have put it. Returns the arrival to schedule if the pipe was empty.
+    #[inline(always)]
+    fn send_lazily(&mut self, end: SimTime, pkt: Packet) -> Option<SimTime> {
+        self.sending = Some(Sending {
+            until: end,
+            bytes: pkt.wire_bytes,
+            data: pkt.kind == PacketKind::Data,
+        });
+        self.enter_pipe(end, pkt)
+    }
+
+    /// A packet leaves the serializer at `now` into a pipe without jitter: arrival after
+    /// the delay, never before the packet ahead. Returns the arrival to schedule if the
+    /// pipe was empty.
+    #[inline(always)]
+    fn enter_pipe(&mut self, now: SimTime, pkt: Packet) -> Option<SimTime> {
+        let arrival = (now + self.delay).max(self.last_arrival);
+        self.last_arrival = arrival;
+        let was_empty = self.pipe.is_empty();
+        self.pipe.push_back((arrival, pkt));
+        was_empty.then_some(arrival)
+    }
+
+    /// `offer` on an idle-or-lazily-sending lazy link.
+    #[inline(always)]
+    fn offer_lazy(&mut self, now: SimTime, pkt: Packet) -> Offer {
+        if let Some(s) = self.sending {
+            // Still serializing, or a departure event is due for the queue behind it
+            // (possibly at this very instant): queue, as behind any packet.
+            if s.until > now || !self.queue.is_empty() {
+                let first = self.queue.is_empty();
+                return match self.enqueue(pkt) {
+                    Offer::Queued if first => Offer::QueuedBehind(s.until),
+                    o => o,
+                };
+            }
+            self.depart(s);
+            self.sending = None;
+        }
+        let end = now + self.rate.tx_time(pkt.wire_bytes as u64);
+        Offer::Sent(self.send_lazily(end, pkt))
     }
 
     /// Give the link jitter and reordering: per-packet delays, arrivals in time order.
@@ -323,6 +422,9 @@ impl Link {
             return self.offer_slow(now, pkt);
         }
         if self.in_tx.is_none() {
+            if self.lazy {
+                return self.offer_lazy(now, pkt);
+            }
             debug_assert!(self.queue.is_empty());
             self.in_tx = Some(pkt);
             return Offer::Transmitting(now + self.rate.tx_time(pkt.wire_bytes as u64));
@@ -351,7 +453,9 @@ impl Link {
     /// Returns (end of the next serialization if one starts, arrival time to schedule if
     /// the pipe was empty).
     pub fn tx_done(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
-        let pkt = self.in_tx.take().expect("tx_done on an idle link");
+        let Some(pkt) = self.in_tx.take() else {
+            return self.tx_done_lazy(now);
+        };
         self.counters.departed += 1;
         if pkt.kind == PacketKind::Data {
             self.counters.data_departed += 1;
@@ -359,22 +463,42 @@ impl Link {
         let arm = if self.netem.is_some() {
             self.enter_pipe_netem(now, pkt)
         } else {
-            let arrival = (now + self.delay).max(self.last_arrival);
-            self.last_arrival = arrival;
-            let was_empty = self.pipe.is_empty();
-            self.pipe.push_back((arrival, pkt));
-            was_empty.then_some(arrival)
+            self.enter_pipe(now, pkt)
         };
-        let next_tx = if self.slow {
-            self.next_slow(now, &pkt)
-        } else {
-            self.queue.pop_front().map(|next| {
-                self.queue_bytes -= next.wire_bytes as u64;
-                self.in_tx = Some(next);
-                now + self.rate.tx_time(next.wire_bytes as u64)
-            })
-        };
-        (next_tx, arm)
+        if self.slow {
+            return (self.next_slow(now, &pkt), arm);
+        }
+        (self.start_next(now), arm)
+    }
+
+    /// The departure event of a lazy link at the end of a packet it sent without one
+    /// (asked for by the packet queued behind it): count it, start the next.
+    #[inline(never)]
+    fn tx_done_lazy(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+        let s = self.sending.take().expect("tx_done on an idle link");
+        debug_assert_eq!(s.until, now);
+        self.depart(s);
+        let next = self.start_next(now);
+        debug_assert!(next.is_some() || self.sending.is_some());
+        (next, None)
+    }
+
+    /// Start the queue's head serializing at `now` on a plain link, if there is one:
+    /// the end of its serialization if it needs a departure event; on a lazy link the
+    /// last packet of the queue is sent without one (its arrival is then scheduled
+    /// already: the pipe holds the packet ahead of it).
+    #[inline(always)]
+    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
+        let next = self.queue.pop_front()?;
+        self.queue_bytes -= next.wire_bytes as u64;
+        let end = now + self.rate.tx_time(next.wire_bytes as u64);
+        if self.lazy && self.queue.is_empty() {
+            let arm = self.send_lazily(end, next);
+            debug_assert!(arm.is_none(), "the pipe holds the packet before it");
+            return None;
+        }
+        self.in_tx = Some(next);
+        Some(end)
     }
 
     /// A packet enters a pipe with jitter or reordering: its own delay, its place in
@@ -436,7 +560,8 @@ impl Link {
 
     /// Packets the link holds in memory: queued, serializing and propagating.
     pub fn packets_held(&self) -> u64 {
-        self.backlog_pkts() + self.pipe.len() as u64
+        // A lazily sent packet is in the pipe already (`backlog_pkts` counts it too).
+        self.backlog_pkts() - self.sending.is_some() as u64 + self.pipe.len() as u64
     }
 
     /// Packets queued or serializing (not those propagating).
@@ -445,16 +570,18 @@ impl Link {
             .aqm
             .as_ref()
             .map_or(self.queue.len() as u64, |a| a.qdisc.len_pkts());
-        waiting + self.in_tx.is_some() as u64
+        waiting + self.in_tx.is_some() as u64 + self.sending.is_some() as u64
     }
     pub fn backlog_bytes(&self) -> u64 {
-        self.waiting_bytes() + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
+        self.waiting_bytes()
+            + self.in_tx.map_or(0, |p| p.wire_bytes as u64)
+            + self.sending.map_or(0, |s| s.bytes as u64)
     }
     /// Whether a packet of `bytes` offered now would be refused for want of room: the
     /// drop-tail limit, or the queue discipline's hard limit (not its early drops). For
     /// the handshake's SYN, which is not sent as a packet (world/handshake.rs).
     pub fn refuses(&self, bytes: u32) -> bool {
-        if self.in_tx.is_none() && self.aqm.is_none() {
+        if self.in_tx.is_none() && self.sending.is_none() && self.aqm.is_none() {
             return false; // an idle link takes it at once (`offer`)
         }
         let (pkts, held) = match &self.aqm {

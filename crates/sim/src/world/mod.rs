@@ -339,6 +339,14 @@ impl World {
         let recorder = (cfg.sample_interval_ns > 0)
             .then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
         let prefetch = net.links.len() >= PREFETCH_MIN_LINKS;
+        // Departures without events on every plain link (net/link.rs) but one whose delay
+        // a scheduled event changes (only the bottleneck's are scheduled).
+        let mut net = net;
+        for (i, l) in net.links.iter_mut().enumerate() {
+            if i != net.bottleneck || cfg.events.iter().all(|e| e.delay_ns.is_none()) {
+                l.set_lazy();
+            }
+        }
         Ok(World {
             now: SimTime::ZERO,
             end,
@@ -502,7 +510,8 @@ impl World {
             };
             rec.flow_row(at.ns(), i, sample);
         }
-        let bn = &self.links[self.bottleneck];
+        let bn = &mut self.links[self.bottleneck];
+        bn.settle_before(at);
         rec.queue_row(
             at.ns(),
             bn.backlog_pkts(),
@@ -522,6 +531,10 @@ impl World {
         let now = self.now;
         let f = &mut self.flows[flow as usize];
         let h = f.handshake.as_mut().expect("send_syn with a handshake");
+        // The path's queues as every event before now left them (net/link.rs, lazy).
+        for &l in &h.path {
+            self.links[l].settle_before(now);
+        }
         if h.lost(&self.links) {
             let timer = h.timer(f.sender.syn_timeouts());
             self.queue.push(now + timer, Event::SynTimeout(flow));
@@ -727,7 +740,14 @@ impl World {
         // their by-value copy).
         let (kind, flow) = (pkt.kind, pkt.flow as usize);
         match self.links[l].offer(self.now, pkt) {
-            Offer::Transmitting(t) => self.queue.push(t, Event::TxDone(l as u32)),
+            Offer::Transmitting(t) | Offer::QueuedBehind(t) => {
+                self.queue.push(t, Event::TxDone(l as u32))
+            }
+            Offer::Sent(arrival) => {
+                if let Some(t) = arrival {
+                    self.queue.push(t, Event::Arrive(l as u32));
+                }
+            }
             Offer::Queued => {}
             Offer::Dropped { .. } => {
                 if kind == PacketKind::Data {
@@ -743,6 +763,9 @@ impl World {
 
     /// Check conservation and produce the output. Fails loudly if any identity breaks.
     pub fn finish(mut self) -> Result<RunOutput, SimError> {
+        // Departures without events (net/link.rs) whose serialization ended before now.
+        let now = self.now;
+        self.links.iter_mut().for_each(|l| l.settle_before(now));
         for (i, f) in self.flows.iter().enumerate() {
             if let Some(message) = f.sender.cc.fault() {
                 return Err(SimError::Algorithm { flow: i, message });
