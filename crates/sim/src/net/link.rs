@@ -704,6 +704,79 @@ mod tests {
         Packet::data(0, seq, 1448, 52, false)
     }
 
+    /// Departures without events, by hand: 1500-byte packets serialize in 1 ms at 12
+    /// Mbit/s, the pipe takes 5 us. A at 0 (idle: on the wire at once, arriving at
+    /// 1.005 ms), B at 0.5 ms (queued behind A: one departure event, at 1 ms, which
+    /// sends B, the queue's last, without one: arrival 2.005 ms), C at 3 ms and D at
+    /// exactly C's end, 4 ms (idle again each time). The departure event the old link
+    /// would have had at 2 ms has not run before a sample at 2 ms, and has after.
+    #[test]
+    fn a_lazy_link_sends_what_nothing_queues_behind_without_a_departure_event() {
+        const US: u64 = 1_000;
+        let mut l = link(None, 0.0);
+        l.set_lazy();
+        assert_eq!(
+            l.offer(SimTime(0), pkt(0)),
+            Offer::Sent(Some(SimTime(1005 * US)))
+        );
+        assert_eq!(
+            (l.backlog_pkts(), l.backlog_bytes(), l.packets_held()),
+            (1, 1500, 1)
+        );
+        assert_eq!(
+            l.offer(SimTime(500 * US), pkt(1)),
+            Offer::QueuedBehind(SimTime(1000 * US))
+        );
+        assert_eq!((l.backlog_pkts(), l.packets_held()), (2, 2));
+        assert_eq!(l.tx_done(SimTime(1000 * US)), (None, None));
+        assert_eq!(
+            (l.counters.departed, l.backlog_pkts(), l.packets_held()),
+            (1, 1, 2)
+        );
+        let (a, next) = l.arrive(SimTime(1005 * US)).expect("A arrives");
+        assert_eq!((a.seq, next), (0, Some(SimTime(2005 * US))));
+        l.settle_before(SimTime(2000 * US));
+        assert_eq!((l.counters.departed, l.backlog_pkts()), (1, 1));
+        l.settle_before(SimTime(2000 * US + 1));
+        assert_eq!(
+            (l.counters.departed, l.backlog_pkts(), l.packets_held()),
+            (2, 0, 1)
+        );
+        let (b, next) = l.arrive(SimTime(2005 * US)).expect("B arrives");
+        assert_eq!((b.seq, next), (1, None));
+        assert_eq!(
+            l.offer(SimTime(3000 * US), pkt(2)),
+            Offer::Sent(Some(SimTime(4005 * US)))
+        );
+        assert_eq!(l.offer(SimTime(4000 * US), pkt(3)), Offer::Sent(None));
+        assert_eq!((l.counters.departed, l.counters.data_departed), (3, 3));
+        let (c, next) = l.arrive(SimTime(4005 * US)).expect("C arrives");
+        assert_eq!((c.seq, next), (2, Some(SimTime(5005 * US))));
+        l.settle_before(SimTime(6000 * US));
+        let r = l.report();
+        assert_eq!(
+            (r.enqueued, r.departed, r.dropped, r.backlog_pkts),
+            (4, 4, 0, 0)
+        );
+    }
+
+    /// A link with a queue discipline keeps its departure events (`set_lazy` is a no-op).
+    #[test]
+    fn a_link_with_a_qdisc_is_never_lazy() {
+        use crate::net::aqm::AqmConfig;
+        let mut l = link(None, 0.0);
+        let step = AqmConfig::Step {
+            k_pkts: 5,
+            ecn: false,
+        };
+        l.set_qdisc(step.build(None, l.rate, RunRng::new(1).stream("q")));
+        l.set_lazy();
+        assert_eq!(
+            l.offer(SimTime(0), pkt(0)),
+            Offer::Transmitting(SimTime(1_000_000))
+        );
+    }
+
     #[test]
     fn a_handshake_segment_leaves_a_trace_link_at_an_opportunity() {
         use crate::net::trace::{TraceConfig, TraceServer};
