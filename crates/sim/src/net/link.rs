@@ -468,7 +468,8 @@ impl Link {
         if self.slow {
             return (self.next_slow(now, &pkt), arm);
         }
-        (self.start_next(now), arm)
+        let (next_tx, next_arm) = self.start_next(now);
+        (next_tx, arm.or(next_arm))
     }
 
     /// The departure event of a lazy link at the end of a packet it sent without one
@@ -478,27 +479,28 @@ impl Link {
         let s = self.sending.take().expect("tx_done on an idle link");
         debug_assert_eq!(s.until, now);
         self.depart(s);
-        let next = self.start_next(now);
+        let (next, arm) = self.start_next(now);
         debug_assert!(next.is_some() || self.sending.is_some());
-        (next, None)
+        (next, arm)
     }
 
-    /// Start the queue's head serializing at `now` on a plain link, if there is one:
-    /// the end of its serialization if it needs a departure event; on a lazy link the
-    /// last packet of the queue is sent without one (its arrival is then scheduled
-    /// already: the pipe holds the packet ahead of it).
+    /// Start the queue's head serializing at `now` on a plain link, if there is one.
+    /// Returns the end of its serialization if it needs a departure event, and the
+    /// arrival to schedule if it entered an empty pipe: on a lazy link the queue's last
+    /// packet is sent without a departure event, and the packet ahead of it may have
+    /// arrived already (a link without delay delivers it at the instant it leaves).
     #[inline(always)]
-    fn start_next(&mut self, now: SimTime) -> Option<SimTime> {
-        let next = self.queue.pop_front()?;
+    fn start_next(&mut self, now: SimTime) -> (Option<SimTime>, Option<SimTime>) {
+        let Some(next) = self.queue.pop_front() else {
+            return (None, None);
+        };
         self.queue_bytes -= next.wire_bytes as u64;
         let end = now + self.rate.tx_time(next.wire_bytes as u64);
         if self.lazy && self.queue.is_empty() {
-            let arm = self.send_lazily(end, next);
-            debug_assert!(arm.is_none(), "the pipe holds the packet before it");
-            return None;
+            return (None, self.send_lazily(end, next));
         }
         self.in_tx = Some(next);
-        Some(end)
+        (Some(end), None)
     }
 
     /// A packet enters a pipe with jitter or reordering: its own delay, its place in
