@@ -10,7 +10,8 @@ Across versions a run's directory name (its digest) covers the tcplab version, s
 are matched by group and the sha256 of their engine config (world.json) instead, and
 summary.json is compared as values less `engine.events_processed` (how many events the
 engine took, which 0.14.1 changed without changing a result: benches/RESULTS.md, "ninth
-step"); every other file must match byte for byte.
+step") and spec.toml less its first line (the version that resolved it); every other
+file must match byte for byte.
 """
 
 from __future__ import annotations
@@ -44,9 +45,15 @@ def same_run_across_versions(a: str, b: str) -> list[str]:
     """The files of two runs (same config, two versions) that differ in what they hold."""
     with open(os.path.join(a, "manifest.json")) as fa, open(os.path.join(b, "manifest.json")) as fb:
         da, db = json.load(fa)["sha256"], json.load(fb)["sha256"]
-    differ = [
-        n for n in sorted(set(da) | set(db)) if n != "summary.json" and da.get(n) != db.get(n)
-    ]
+    values = ("summary.json", "spec.toml")
+    differ = [n for n in sorted(set(da) | set(db)) if n not in values and da.get(n) != db.get(n)]
+    specs = []
+    for run in (a, b):
+        with open(os.path.join(run, "spec.toml")) as fh:
+            # Its first line names the version that resolved it.
+            specs.append([ln for ln in fh if not ln.startswith("# Resolved by tcplab")])
+    if specs[0] != specs[1]:
+        differ.append("spec.toml")
     summaries = []
     for run in (a, b):
         with open(os.path.join(run, "summary.json")) as fh:
