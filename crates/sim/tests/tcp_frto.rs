@@ -90,6 +90,31 @@ fn the_late_original_s_ack_undoes_a_spurious_rto_by_its_timestamp() {
 }
 
 #[test]
+fn the_original_s_late_ack_does_not_advance_rack_by_the_retransmission() {
+    let (mut s, mut io) = after_rto();
+    // 600 ms, after a 600 ms outage: ack 2 echoes the originals' TSval 1_000_000. It
+    // covers segment 1 alone, whose latest copy (TSval 1_000_400) left 200 ms ago, more
+    // than min_rtt 100 ms, so tcp_rack_advance's ambiguity test would take it (rack.rtt
+    // 200 ms, rack.mstamp 400 ms), and segments 2..9, sent at 0 ms, 600 ms ago, more
+    // than 200 ms + reo_wnd, would be marked lost again once the RTO is undone, and
+    // resent in a new Recovery. But the echo is older than that copy
+    // (tcp_skb_spurious_retrans), so tcp_clean_rtx_queue does not advance RACK with it:
+    // nothing is delivered for RACK, nothing is marked. The RTO is undone as at 450 ms
+    // above: cwnd max(1, prior_cwnd 11) = 11, Reno's slow start on one acked: 12, Open;
+    // in flight 12 - 2 = 10, so two new segments, 12 and 13.
+    s.on_ack(SimTime(600 * MS), &echo(ack(2, None), ts(0)), &mut io);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert_eq!((s.tp.snd_cwnd, s.tp.lost_out), (12, 0));
+    assert_eq!(undos(&s), (1, 0));
+    assert_eq!(sent(&mut io), vec![(12, false), (13, false)]);
+    // The rest of the window arrives: nothing is retransmitted, ever.
+    s.on_ack(SimTime(610 * MS), &echo(ack(12, None), ts(0)), &mut io);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert_eq!(s.stats.retransmitted_packets, 1);
+    assert!(sent(&mut io).iter().all(|&(_, retrans)| !retrans));
+}
+
+#[test]
 fn a_sack_of_never_retransmitted_data_undoes_the_rto_by_frto_step_3b() {
     let (mut s, mut io) = after_rto();
     // 450 ms: a SACK of original segment 5 (5 < high_seq 12, never retransmitted:

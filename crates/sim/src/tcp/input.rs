@@ -503,7 +503,9 @@ impl Sender {
                     seg.has(EVER_RETRANS),
                     false,
                 );
-                if self.rack_enabled {
+                // tcp_clean_rtx_queue: not from a retransmission this ACK did not
+                // acknowledge (tcp_skb_spurious_retrans).
+                if self.rack_enabled && !self.skb_spurious_retrans(&seg) {
                     self.rack_advance(seq, seg.tx_us, seg.flags);
                 }
             }

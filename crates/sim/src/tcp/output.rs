@@ -105,11 +105,13 @@ impl Sender {
         }
         self.tp.lsndtime_us = now_us;
         let snap = self.rate.skb_sent(&mut self.tp, now_us);
+        let tsval = self.ts_at(now);
         let is_new = seq == self.tp.snd_nxt;
         if is_new {
             let prior_packets = self.tp.packets_out;
             self.sb.push(Seg {
                 tx_us: now_us,
+                tsval,
                 snap,
                 flags: 0,
             });
@@ -124,12 +126,12 @@ impl Sender {
             let seg = self.sb.get_mut(seq);
             debug_assert!(seg.flags & (RETRANS | SACKED) == 0);
             seg.tx_us = now_us;
+            seg.tsval = tsval;
             seg.snap = snap;
             seg.flags |= RETRANS | EVER_RETRANS;
             self.tp.retrans_out += 1;
             self.stats.retransmitted_packets += 1;
-            let ts = self.ts_at(now);
-            self.note_retransmit(ts);
+            self.note_retransmit(tsval);
             if seq == self.tp.snd_una {
                 // tcp_xmit_retransmit_queue re-arms the RTO after resending the head.
                 self.rearm_rto(now, io);
@@ -156,7 +158,7 @@ impl Sender {
         // tcp_options_write: TSval from this host's clock at the send (the kernel stamps
         // the skb's departure time, which is now for a segment the pacing check let
         // through), TSecr = ts_recent.
-        pkt.tsval = self.ts_at(now);
+        pkt.tsval = tsval;
         pkt.tsecr = self.ts_recent;
         if self.tp.ecn_ok {
             // tcp_ecn_send: new data is ECT(0) and carries a queued CWR; retransmissions

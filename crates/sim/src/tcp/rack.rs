@@ -5,7 +5,13 @@
 //! retransmissions, which RFC 6675 marking leaves to the RTO.
 //!
 //! - `tcp_rack_advance`: every newly (s)acked segment may advance `rack.mstamp` (send
-//!   time of the most recently sent delivered segment) and sets `rack.rtt_us`.
+//!   time of the most recently sent delivered segment) and sets `rack.rtt_us`; a
+//!   cumulatively acked segment does not when it was sent again and the ACK echoes a
+//!   TSval from before that copy (`tcp_clean_rtx_queue`'s `tcp_skb_spurious_retrans`,
+//!   there since RACK's first form: read in 4.4-4.9-era and 6.x trees). Until 0.15.0
+//!   this check was missing: after an RTO over a link outage the first ACK (for the
+//!   original) advanced `rack.mstamp` to the retransmission's send time and marked
+//!   everything sent before it lost (docs/FIDELITY-kernel-spec.md, k05).
 //! - `tcp_rack_detect_loss`: walk segments in send-time order (`tsorted_sent_queue`,
 //!   here a FIFO of (seq, send time) with stale entries dropped lazily), mark those whose
 //!   time is up, and report the longest remaining wait.
@@ -33,8 +39,7 @@
 //!
 //! Deviations: the kernel shares one timer between RTO and RACK's reordering timeout;
 //! we keep two (the RTO keeps running while the reordering timer is pending, and is
-//! always the later of the two). No timestamp-based spurious-retransmission check in
-//! `tcp_rack_advance` beyond the min-RTT ambiguity test.
+//! always the later of the two).
 
 use std::collections::VecDeque;
 

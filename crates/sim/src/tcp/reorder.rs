@@ -37,7 +37,7 @@ use tcplab_cc::CaState;
 
 use crate::net::SackBlock;
 use crate::tcp::input::FLAG_DSACK_TLP;
-use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
+use crate::tcp::scoreboard::{Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 
 /// `sysctl_tcp_reordering` (TCP_FASTRETRANS_THRESH): the initial `tp->reordering`.
@@ -231,8 +231,19 @@ impl Sender {
     /// `tcp_packet_delayed`: the ACK echoes a timestamp from before the first
     /// retransmission, so an original transmission was acknowledged (Eifel).
     fn packet_delayed(&self) -> bool {
+        self.ro.retrans_stamp != 0 && self.tsopt_ecr_before(self.ro.retrans_stamp)
+    }
+
+    /// `tcp_tsopt_ecr_before`: the current ACK echoes a TSval from before `when`.
+    fn tsopt_ecr_before(&self, when: u32) -> bool {
         let e = self.ro.rcv_tsecr;
-        e != 0 && self.ro.retrans_stamp != 0 && (e.wrapping_sub(self.ro.retrans_stamp) as i32) < 0
+        e != 0 && (e.wrapping_sub(when) as i32) < 0
+    }
+
+    /// `tcp_skb_spurious_retrans`: `seg` was sent again and the current ACK echoes a
+    /// TSval from before that copy left, so the ACK is for an earlier copy.
+    pub(super) fn skb_spurious_retrans(&self, seg: &Seg) -> bool {
+        seg.has(RETRANS | EVER_RETRANS) && self.tsopt_ecr_before(seg.tsval)
     }
 
     /// `tcp_may_undo`.

@@ -19,6 +19,9 @@ pub const EVER_RETRANS: u8 = 1 << 3;
 pub struct Seg {
     /// Time of the latest transmission (us, `tcp_skb_timestamp_us`).
     pub tx_us: u64,
+    /// The TSval of the latest transmission (`tcp_skb_timestamp`, this host's TS clock),
+    /// for `tcp_skb_spurious_retrans`.
+    pub tsval: u32,
     pub snap: TxSnapshot,
     pub flags: u8,
 }
