@@ -8,7 +8,7 @@
 //!   time of the most recently sent delivered segment) and sets `rack.rtt_us`; a
 //!   cumulatively acked segment does not when it was sent again and the ACK echoes a
 //!   TSval from before that copy (`tcp_clean_rtx_queue`'s `tcp_skb_spurious_retrans`,
-//!   there since RACK's first form: read in 4.x-era and 6.x trees). Until 0.15.0
+//!   in every tree read: a 4.x one, with `skb_mstamp`, and 6.x). Until 0.15.0
 //!   this check was missing: after an RTO over a link outage the first ACK (for the
 //!   original) advanced `rack.mstamp` to the retransmission's send time and marked
 //!   everything sent before it lost (docs/FIDELITY-kernel-spec.md, k05).
