@@ -22,47 +22,51 @@ import os
 import sys
 
 
-def runs(root: str) -> dict[str, dict[str, str]]:
-    out = {}
+def manifests(root: str):
+    """(run directory, its manifest's sha256 table) for every run under `root`."""
     for m in glob.glob(root + "/**/runs/*/manifest.json", recursive=True):
         with open(m) as fh:
-            out[os.path.relpath(os.path.dirname(m), root)] = json.load(fh)["sha256"]
-    return out
+            yield os.path.dirname(m), json.load(fh)["sha256"]
+
+
+def runs(root: str) -> dict[str, dict[str, str]]:
+    return {os.path.relpath(run, root): sha for run, sha in manifests(root)}
 
 
 def runs_by_config(root: str) -> dict[tuple[str, str], str]:
     """Run directories keyed by (group, sha256 of world.json): stable across versions."""
-    out = {}
-    for m in glob.glob(root + "/**/runs/*/manifest.json", recursive=True):
-        run = os.path.dirname(m)
-        with open(m) as fh:
-            world = json.load(fh)["sha256"]["world.json"]
-        out[(os.path.relpath(os.path.dirname(run), root), world)] = run
-    return out
+    return {
+        (os.path.relpath(os.path.dirname(run), root), sha["world.json"]): run
+        for run, sha in manifests(root)
+    }
+
+
+def run_values(run: str) -> tuple[list[str], dict]:
+    """A run's spec.toml less the line naming the version that resolved it, and its
+    summary.json less the engine's event count."""
+    with open(os.path.join(run, "spec.toml")) as fh:
+        spec = [ln for ln in fh if not ln.startswith("# Resolved by tcplab")]
+    with open(os.path.join(run, "summary.json")) as fh:
+        summary = json.load(fh)
+    summary.get("engine", {}).pop("events_processed", None)
+    return spec, summary
 
 
 def same_run_across_versions(a: str, b: str) -> list[str]:
     """The files of two runs (same config, two versions) that differ in what they hold."""
     with open(os.path.join(a, "manifest.json")) as fa, open(os.path.join(b, "manifest.json")) as fb:
         da, db = json.load(fa)["sha256"], json.load(fb)["sha256"]
-    values = ("summary.json", "spec.toml")
+    values = ("spec.toml", "summary.json")
     differ = [n for n in sorted(set(da) | set(db)) if n not in values and da.get(n) != db.get(n)]
-    specs = []
-    for run in (a, b):
-        with open(os.path.join(run, "spec.toml")) as fh:
-            # Its first line names the version that resolved it.
-            specs.append([ln for ln in fh if not ln.startswith("# Resolved by tcplab")])
-    if specs[0] != specs[1]:
-        differ.append("spec.toml")
-    summaries = []
-    for run in (a, b):
-        with open(os.path.join(run, "summary.json")) as fh:
-            s = json.load(fh)
-        s.get("engine", {}).pop("events_processed", None)
-        summaries.append(s)
-    if summaries[0] != summaries[1]:
-        differ.append("summary.json")
+    differ += [n for n, x, y in zip(values, run_values(a), run_values(b), strict=True) if x != y]
     return differ
+
+
+def claims_identical(a: str, b: str) -> bool:
+    with open(os.path.join(a, "claims.csv")) as fa, open(os.path.join(b, "claims.csv")) as fb:
+        claims = fa.read() == fb.read()
+    print("claims.csv identical:", claims)
+    return claims
 
 
 def across_versions(a: str, b: str) -> int:
@@ -77,9 +81,7 @@ def across_versions(a: str, b: str) -> int:
         if differ:
             print("differs:", k, differ)
     print(f"{len(ra)} runs against {len(rb)}; same values (events aside): {same}")
-    with open(os.path.join(a, "claims.csv")) as fa, open(os.path.join(b, "claims.csv")) as fb:
-        claims = fa.read() == fb.read()
-    print("claims.csv identical:", claims)
+    claims = claims_identical(a, b)
     return 0 if same == len(ra) == len(rb) and claims else 1
 
 
@@ -94,9 +96,7 @@ def main() -> int:
         if ra[k] != rb.get(k):
             other = rb.get(k) or {}
             print("differs:", k, sorted(n for n in ra[k] if ra[k][n] != other.get(n)))
-    with open(os.path.join(a, "claims.csv")) as fa, open(os.path.join(b, "claims.csv")) as fb:
-        claims = fa.read() == fb.read()
-    print("claims.csv identical:", claims)
+    claims = claims_identical(a, b)
     return 0 if same == len(ra) == len(rb) and claims else 1
 
 

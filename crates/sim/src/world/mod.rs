@@ -352,8 +352,9 @@ impl World {
         // Departures without events on every plain link (net/link.rs) but one whose delay
         // a scheduled event changes (only the bottleneck's are scheduled).
         let mut net = net;
+        let fixed_delay = cfg.events.iter().all(|e| e.delay_ns.is_none());
         for (i, l) in net.links.iter_mut().enumerate() {
-            if lazy && (i != net.bottleneck || cfg.events.iter().all(|e| e.delay_ns.is_none())) {
+            if lazy && (i != net.bottleneck || fixed_delay) {
                 l.set_lazy();
             }
         }
