@@ -28,6 +28,13 @@ per seed; the redone runs are kept as ``kernel-seed<N>.stolen<k>`` and counted i
 document, and if no attempt was under F the least stolen is kept. Steal is the host's,
 not TCP's: choosing runs by it selects the emulator's timing, not an outcome.
 
+The simulator column simulates the kernel the kernel column measures: a spec that does not
+set ``[tcp] hz`` runs in the simulator at that kernel's CONFIG_HZ (``--hz kernel``, the
+default: the value the scenario's stored kernel runs recorded, ``engine.kernel.config_hz``,
+else this machine's), so the two columns' jiffies clocks tick alike (docs/FIDELITY-gaps.md,
+gap 10; before 2026-12-05 the simulator ran at the engine's default 1000 against this
+kernel's 250). ``--hz N`` forces N.
+
 ``--testbed`` also runs the scenarios the veth testbed can express (scripts/veth_testbed.py:
 the same kernel TCP over veth and Linux's tbf instead of our emulator; one run per seed,
 kept in ``OUT/<scenario>/testbed.json``) and prints its shares and retransmissions beside
@@ -53,7 +60,7 @@ import tcplab  # noqa: E402
 from seed_spread import RELATIVE_GOAL, RETX_GOAL, SHARE_GOAL, judged  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
 from tcplab.runs.digest import run_digest  # noqa: E402
-from tcplab.specs.load import load_spec  # noqa: E402
+from tcplab.specs.load import load_spec, read_toml  # noqa: E402
 from tcplab.storage.directory import is_run_dir  # noqa: E402
 
 BACKENDS = ("sim", "kernel")
@@ -75,21 +82,24 @@ def run_all(
     keep_kernel=False,
     max_steal: float | None = None,
     attempts: int = 1,
+    hz: str = "kernel",
 ) -> None:
     for spec in specs:
         for seed in seeds:
             for b in backends:
                 d = out / spec.stem / f"{b}-seed{seed}"
                 name = f"{spec.stem} {b} seed {seed}"
+                overrides = {"experiment.backend": b}
+                sim_hz = simulated_hz(spec, out, hz) if b == "sim" else None
+                if sim_hz is not None:
+                    overrides["tcp.hz"] = sim_hz
 
-                def once(d=d, spec=spec, seed=seed, b=b, name=name) -> None:
+                def once(d=d, spec=spec, seed=seed, name=name, overrides=overrides) -> None:
                     t = time.monotonic()
-                    tcplab.run(
-                        spec, d, seed=seed, overrides={"experiment.backend": b}, report=False
-                    )
+                    tcplab.run(spec, d, seed=seed, overrides=overrides, report=False)
                     say(f"{name}: {time.monotonic() - t:.1f} s")
 
-                reusable = _reusable(d, spec, seed, b, keep_kernel)
+                reusable = _reusable(d, spec, seed, b, keep_kernel, overrides)
                 if not reusable and d.exists():
                     say(f"{name}: stored run is of another spec or version")
                     shutil.rmtree(d)
@@ -151,19 +161,41 @@ def run_below_steal(d: Path, once, steal_of, limit: float, attempts: int, say, n
         say(f"{name}: kept with host steal {'unknown' if x is None else f'{100 * x:.1f} %'}")
 
 
+def simulated_hz(spec: Path, out: Path, hz: str) -> int | None:
+    """The ``tcp.hz`` the simulator column runs ``spec`` at: None when the spec sets its
+    own; else ``hz`` if a number; else (``"kernel"``) the CONFIG_HZ the scenario's stored
+    kernel runs recorded, or this machine's kernel's, or None (the engine's default)
+    when neither is known."""
+    if "hz" in read_toml(spec).get("tcp", {}):
+        return None
+    if hz != "kernel":
+        return int(hz)
+    for d in sorted((out / spec.stem).glob("kernel-seed*")):
+        if is_run_dir(d):
+            recorded = json.loads((d / "summary.json").read_text())["engine"]
+            found = recorded.get("kernel", {}).get("config_hz")
+            if found:
+                return int(found)
+    from tcplab.backends.kernel.kconfig import kernel_hz
+
+    return kernel_hz()[0]
+
+
 def _version(d: Path) -> str:
     return json.loads((d / "manifest.json").read_text()).get("tcplab_version", "?")
 
 
-def _reusable(d: Path, spec: Path, seed: int, backend: str, keep_kernel: bool) -> bool:
-    """A stored run is this spec's run: the same resolved spec (seed and backend included)
-    and the same tcplab version, which stands for the code (runs/digest.py run_digest); a
-    kernel run with ``keep_kernel`` whatever version ran it."""
+def _reusable(
+    d: Path, spec: Path, seed: int, backend: str, keep_kernel: bool, overrides: dict
+) -> bool:
+    """A stored run is this spec's run: the same resolved spec (seed, backend and the
+    simulated HZ included) and the same tcplab version, which stands for the code
+    (runs/digest.py run_digest); a kernel run with ``keep_kernel`` whatever version ran it."""
     if not is_run_dir(d):
         return False
     if _version(d) != tcplab.__version__ and not (backend == "kernel" and keep_kernel):
         return False
-    want = load_spec(spec, {"experiment.backend": backend, "experiment.seed": seed})
+    want = load_spec(spec, {**overrides, "experiment.seed": seed})
     # spec.toml is stored resolved (defaults filled): compare resolved with resolved
     return run_digest(resolve(want)) == run_digest(resolve(load_spec(d / "spec.toml")))
 
@@ -230,6 +262,26 @@ def _kernel_release(out: Path, specs: list[Path], seeds: list[int]) -> str:
     return "unknown"
 
 
+def _clocks(out: Path, specs: list[Path], seeds: list[int]) -> str:
+    """Which CONFIG_HZ each column ran at: the simulator's ``tcp.hz`` (its stored resolved
+    specs) and the kernel's ``config_hz`` (its runs' records)."""
+    found: dict[str, set[int]] = {b: set() for b in BACKENDS}
+    for spec in specs:
+        for seed in seeds:
+            sim, kern = (out / spec.stem / f"{b}-seed{seed}" for b in BACKENDS)
+            if is_run_dir(sim):
+                found["sim"].add(int(read_toml(sim / "spec.toml").get("tcp", {}).get("hz", 1000)))
+            if is_run_dir(kern):
+                engine = json.loads((kern / "summary.json").read_text())["engine"]
+                if engine.get("kernel", {}).get("config_hz"):
+                    found["kernel"].add(int(engine["kernel"]["config_hz"]))
+    text = {b: "/".join(map(str, sorted(v))) or "?" for b, v in found.items()}
+    return (
+        f"Jiffies clocks: the simulator at `tcp.hz` {text['sim']}, the kernel at CONFIG_HZ "
+        f"{text['kernel']} (the suite runs the simulator at the kernel's HZ: `--hz`)."
+    )
+
+
 def _versions(out: Path, specs: list[Path], seeds: list[int]) -> str:
     """Which tcplab versions made each column (kernel runs may be kept across versions)."""
     found: dict[str, set[str]] = {b: set() for b in BACKENDS}
@@ -256,7 +308,9 @@ def write_doc(specs: list[Path], out: Path, seeds: list[int], doc: Path, command
         + _kernel_release(out, specs, seeds)
         + ". Runs made by "
         + _versions(out, specs, seeds)
-        + ". What the kernel backend measures differently "
+        + ". "
+        + _clocks(out, specs, seeds)
+        + " What the kernel backend measures differently "
         "(TCP_INFO has no latest RTT sample, so RTTs are compared as the smoothed RTT on both, "
         "docs/METRICS.md; a real handshake delays data by one RTT, random losses hit other "
         "packets, kernel runs are not deterministic) is listed in docs/ARCHITECTURE.md, Kernel backend; "
@@ -526,6 +580,12 @@ def main() -> int:
         "(default 3); the least stolen is kept",
     )
     p.add_argument(
+        "--hz",
+        default="kernel",
+        help="tcp.hz of the simulator's runs of specs that do not set it: 'kernel' (default: "
+        "the CONFIG_HZ the stored kernel runs recorded, else this machine's) or a number",
+    )
+    p.add_argument(
         "--testbed",
         action="store_true",
         help="also run the veth testbed (root; one run per seed) and print its column",
@@ -545,6 +605,7 @@ def main() -> int:
         args.keep_kernel,
         args.max_steal,
         args.attempts,
+        args.hz,
     )
     if args.testbed:
         import fidelity_testbed
