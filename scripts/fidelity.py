@@ -58,6 +58,7 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 import tcplab  # noqa: E402
 from seed_spread import RELATIVE_GOAL, RETX_GOAL, SHARE_GOAL, judged  # noqa: E402
+from tcplab.backends.kernel.kconfig import ALLOWED_HZ, SIMULATED_DEFAULT_HZ  # noqa: E402
 from tcplab.lowering.resolve import resolve  # noqa: E402
 from tcplab.runs.digest import run_digest  # noqa: E402
 from tcplab.specs.load import load_spec, read_toml  # noqa: E402
@@ -270,7 +271,8 @@ def _clocks(out: Path, specs: list[Path], seeds: list[int]) -> str:
         for seed in seeds:
             sim, kern = (out / spec.stem / f"{b}-seed{seed}" for b in BACKENDS)
             if is_run_dir(sim):
-                found["sim"].add(int(read_toml(sim / "spec.toml").get("tcp", {}).get("hz", 1000)))
+                tcp = read_toml(sim / "spec.toml").get("tcp", {})
+                found["sim"].add(int(tcp.get("hz", SIMULATED_DEFAULT_HZ)))
             if is_run_dir(kern):
                 engine = json.loads((kern / "summary.json").read_text())["engine"]
                 if engine.get("kernel", {}).get("config_hz"):
@@ -591,6 +593,8 @@ def main() -> int:
         help="also run the veth testbed (root; one run per seed) and print its column",
     )
     args = p.parse_args()
+    if args.hz != "kernel" and args.hz not in map(str, ALLOWED_HZ):
+        p.error(f"--hz: 'kernel' or one of {', '.join(map(str, ALLOWED_HZ))}, got {args.hz!r}")
     specs = [Path(s) for s in args.specs] or sorted(
         (REPO / "experiments" / "fidelity").glob("*.toml")
     )
@@ -623,6 +627,7 @@ def main() -> int:
                 if args.max_steal is not None
                 else ""
             )
+            + (f" --hz {args.hz}" if args.hz != "kernel" else "")
             + " --docs "
             + args.docs
         )
