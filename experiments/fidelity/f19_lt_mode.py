@@ -52,6 +52,8 @@ def in_long_runs(flags: np.ndarray, length: int = 10) -> float:
 
 def per_flow(series: pd.DataFrame) -> pd.DataFrame:
     d = series[(series.time_s > AFTER_S) & (series.cc == "bbr")]
+    # A kernel flow has no TCP_CC_INFO before it connects: its samples are empty (NA).
+    d = d.dropna(subset=["cc_mode", "cc_pacing_gain", "cc_bw_bps"])
     rows = {}
     for f, g in d.groupby("flow"):
         flat = (
