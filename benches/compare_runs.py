@@ -33,10 +33,11 @@ def runs(root: str) -> dict[str, dict[str, str]]:
     return {os.path.relpath(run, root): sha for run, sha in manifests(root)}
 
 
-def runs_by_config(root: str) -> dict[tuple[str, str], str]:
-    """Run directories keyed by (group, sha256 of world.json): stable across versions."""
+def runs_by_config(root: str) -> dict[tuple[str, str], tuple[str, dict[str, str]]]:
+    """(run directory, its manifest's sha256 table) keyed by (group, sha256 of
+    world.json): stable across versions."""
     return {
-        (os.path.relpath(os.path.dirname(run), root), sha["world.json"]): run
+        (os.path.relpath(os.path.dirname(run), root), sha["world.json"]): (run, sha)
         for run, sha in manifests(root)
     }
 
@@ -52,10 +53,10 @@ def run_values(run: str) -> tuple[list[str], dict]:
     return spec, summary
 
 
-def same_run_across_versions(a: str, b: str) -> list[str]:
-    """The files of two runs (same config, two versions) that differ in what they hold."""
-    with open(os.path.join(a, "manifest.json")) as fa, open(os.path.join(b, "manifest.json")) as fb:
-        da, db = json.load(fa)["sha256"], json.load(fb)["sha256"]
+def same_run_across_versions(a: tuple[str, dict], b: tuple[str, dict]) -> list[str]:
+    """The files of two runs (same config, two versions; each its directory and manifest
+    sha256 table) that differ in what they hold."""
+    (a, da), (b, db) = a, b
     values = ("spec.toml", "summary.json")
     differ = [n for n in sorted(set(da) | set(db)) if n not in values and da.get(n) != db.get(n)]
     differ += [n for n, x, y in zip(values, run_values(a), run_values(b), strict=True) if x != y]

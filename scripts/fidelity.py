@@ -58,7 +58,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 import tcplab  # noqa: E402
 from seed_spread import RELATIVE_GOAL, RETX_GOAL, SHARE_GOAL, judged  # noqa: E402
-from tcplab.backends.kernel.kconfig import ALLOWED_HZ, SIMULATED_DEFAULT_HZ  # noqa: E402
+from tcplab.backends.kernel.kconfig import (  # noqa: E402
+    ALLOWED_HZ,
+    SIMULATED_DEFAULT_HZ,
+    kernel_hz,
+)
 from tcplab.lowering.resolve import resolve  # noqa: E402
 from tcplab.runs.digest import run_digest  # noqa: E402
 from tcplab.specs.load import load_spec, read_toml  # noqa: E402
@@ -86,13 +90,13 @@ def run_all(
     hz: str = "kernel",
 ) -> None:
     for spec in specs:
+        sim_hz = simulated_hz(spec, out, hz) if "sim" in backends else None
         for seed in seeds:
             for b in backends:
                 d = out / spec.stem / f"{b}-seed{seed}"
                 name = f"{spec.stem} {b} seed {seed}"
                 overrides = {"experiment.backend": b}
-                sim_hz = simulated_hz(spec, out, hz) if b == "sim" else None
-                if sim_hz is not None:
+                if b == "sim" and sim_hz is not None:
                     overrides["tcp.hz"] = sim_hz
 
                 def once(d=d, spec=spec, seed=seed, name=name, overrides=overrides) -> None:
@@ -172,14 +176,18 @@ def simulated_hz(spec: Path, out: Path, hz: str) -> int | None:
     if hz != "kernel":
         return int(hz)
     for d in sorted((out / spec.stem).glob("kernel-seed*")):
-        if is_run_dir(d):
-            recorded = json.loads((d / "summary.json").read_text())["engine"]
-            found = recorded.get("kernel", {}).get("config_hz")
-            if found:
-                return int(found)
-    from tcplab.backends.kernel.kconfig import kernel_hz
-
+        found = _recorded_hz(d)
+        if found:
+            return found
     return kernel_hz()[0]
+
+
+def _recorded_hz(d: Path) -> int | None:
+    """The CONFIG_HZ a stored kernel run recorded (``engine.kernel.config_hz``), if any."""
+    if not is_run_dir(d):
+        return None
+    found = json.loads((d / "summary.json").read_text())["engine"].get("kernel", {})
+    return int(found["config_hz"]) if found.get("config_hz") else None
 
 
 def _version(d: Path) -> str:
@@ -273,10 +281,9 @@ def _clocks(out: Path, specs: list[Path], seeds: list[int]) -> str:
             if is_run_dir(sim):
                 tcp = read_toml(sim / "spec.toml").get("tcp", {})
                 found["sim"].add(int(tcp.get("hz", SIMULATED_DEFAULT_HZ)))
-            if is_run_dir(kern):
-                engine = json.loads((kern / "summary.json").read_text())["engine"]
-                if engine.get("kernel", {}).get("config_hz"):
-                    found["kernel"].add(int(engine["kernel"]["config_hz"]))
+            recorded = _recorded_hz(kern)
+            if recorded:
+                found["kernel"].add(recorded)
     text = {b: "/".join(map(str, sorted(v))) or "?" for b, v in found.items()}
     return (
         f"Jiffies clocks: the simulator at `tcp.hz` {text['sim']}, the kernel at CONFIG_HZ "
