@@ -5,6 +5,7 @@ docs/FIDELITY-instruments.md).
 
     python scripts/pcap_trace.py sender SENDER.pcap [--from S] [--to S]
     python scripts/pcap_trace.py queue ROUTER_IN.pcap ROUTER_OUT.pcap [--from S] [--to S]
+    python scripts/pcap_trace.py turnaround HOST.pcap --side receiver|sender
 
 ``sender``: a capture at the senders (``tcpdump -s 128 -w F`` in the sender namespace).
 Per flow (a sender port), with times in s from the first SYN: data packets and their IP
@@ -20,6 +21,16 @@ egress after the bottleneck qdisc (tcpdump sees a packet when the driver sends i
 the qdisc); a data packet seen on the way in and never on the way out was dropped at the
 qdisc. Prints the queue's occupancy (in - out - dropped) every 10 ms as summary
 statistics and the drop times.
+
+``turnaround``: a host's own delay, from a capture on its namespace's TUN device (the
+kernel backend: ``tcpdump -i tcplab<pid>r`` in ``tcplab-<pid>-rcv``, ``...s`` in
+``-snd``), where the emulator's writes show as packets in and the kernel's answers as
+packets out. ``--side receiver``: from a data segment's arrival to the ACK of exactly its
+end; ``--side sender``: from an ACK's arrival to the flow's next data segment. Only
+answers within ``TURNAROUND_LIMIT_S`` count (an ACK the delayed-ACK timer sent, or data
+that waited for pacing, is not the host's delay). Prints per side the count, mean and
+percentiles in microseconds (docs/FIDELITY.md finding 41: what the simulator, whose hosts
+answer in zero time, leaves out).
 
 Reads classic pcap (microsecond or nanosecond) with link types Ethernet (1), raw IP
 (101), Linux cooked (113) and cooked v2 (276), IPv4/TCP only; stdlib only. Exit 2 with a
@@ -256,12 +267,47 @@ def queue_stats(pin: list[Pkt], pout: list[Pkt], lo: float, hi: float, step: flo
     }
 
 
+TURNAROUND_LIMIT_S = 2e-3
+
+
+def turnaround(pkts: list[Pkt], side: str) -> dict:
+    """The host's answer delays (s) on ``side`` of a capture of its own device: the
+    packets it sends are from the flows' local ports (receiver: 5000-5999, the kernel
+    backend's; sender: the rest)."""
+    waiting: dict[tuple[int, int], float] = {}
+    delays = []
+    for p in pkts:
+        served = 5000 <= p.sport < 6000  # sent by the receiver
+        if side == "receiver":
+            if not served and p.payload > 0:
+                waiting[(p.dport, (p.seq + p.payload) % (1 << 32))] = p.t
+            elif served and p.payload == 0 and p.flags & 0x10:
+                t_in = waiting.pop((p.sport, p.ack), None)
+                if t_in is not None and p.t - t_in <= TURNAROUND_LIMIT_S:
+                    delays.append(p.t - t_in)
+        else:
+            if served and p.payload == 0 and p.flags & 0x10:
+                waiting.setdefault((p.sport, 0), p.t)
+            elif not served and p.payload > 0:
+                t_in = waiting.pop((p.dport, 0), None)
+                if t_in is not None and p.t - t_in <= TURNAROUND_LIMIT_S:
+                    delays.append(p.t - t_in)
+    us = [d * 1e6 for d in delays]
+    return {
+        "side": side,
+        "answers": len(us),
+        "mean_us": statistics.fmean(us) if us else float("nan"),
+        **{f"p{int(q * 100)}_us": pct(us, q) for q in (0.1, 0.5, 0.9, 0.99)},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("mode", choices=("sender", "queue"))
+    ap.add_argument("mode", choices=("sender", "queue", "turnaround"))
     ap.add_argument("pcaps", nargs="+")
     ap.add_argument("--from", dest="lo", type=float, default=0.0, help="s after the first SYN")
     ap.add_argument("--to", dest="hi", type=float, default=1e9)
+    ap.add_argument("--side", choices=("receiver", "sender"), default="receiver")
     a = ap.parse_args(argv)
     import json
 
@@ -270,7 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"pcap_trace: {exc}", file=sys.stderr)
         return 2
-    if a.mode == "sender":
+    if a.mode == "turnaround":
+        print(json.dumps(turnaround(caps[0], a.side)))
+    elif a.mode == "sender":
         flows, t0 = split_flows(caps[0])
         for port in sorted(flows):
             print(json.dumps(sender_stats(flows[port], t0, a.lo, a.hi)))

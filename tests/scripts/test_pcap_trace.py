@@ -84,3 +84,24 @@ def test_not_a_pcap_is_a_clear_error(tmp_path, capsys):
     bad.write_bytes(b"\x0a\x0d\x0d\x0a" + b"\0" * 40)
     assert _mod().main(["sender", str(bad)]) == 2
     assert "not a classic pcap file" in capsys.readouterr().err
+
+
+def test_turnaround_counts_the_hosts_immediate_answers_only(tmp_path):
+    # Receiver side: [1000, 1100) in at 1.0, its ACK out 4 us later; [1100, 1200) in at
+    # 1.001 and ACKed 40 ms later by the delayed-ACK timer (not the host's delay, left
+    # out); [1200, 1300) in at 1.05, ACKed 20 us later. Two answers: 4 and 20 us.
+    rcv = tmp_path / "rcv.pcap"
+    _pcap(rcv, [data(1.0, 1000), ack(1.000004, 1100), data(1.001, 1100), ack(1.041, 1200), data(1.05, 1200), ack(1.05002, 1300)])  # fmt: skip
+    r = _mod().turnaround(_mod().read_pcap(str(rcv)), "receiver")
+    assert r["answers"] == 2
+    assert r["mean_us"] == pytest.approx(12.0, abs=0.01)
+    assert (r["p10_us"], r["p50_us"]) == (
+        pytest.approx(4.0, abs=0.01),
+        pytest.approx(20.0, abs=0.01),
+    )
+    # Sender side: an ACK in at 2.0 answered by data 3 us later; one at 2.1 whose data
+    # waited 10 ms (pacing, not the host) is left out.
+    snd = tmp_path / "snd.pcap"
+    _pcap(snd, [ack(2.0, 1300), data(2.000003, 1300), ack(2.1, 1400), data(2.11, 1400)])
+    s = _mod().turnaround(_mod().read_pcap(str(snd)), "sender")
+    assert s["answers"] == 1 and s["mean_us"] == pytest.approx(3.0, abs=0.01)
