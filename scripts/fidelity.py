@@ -346,7 +346,8 @@ def write_doc(
         "",
         "Per scenario: the largest per-flow share gap (kernel − sim, absolute), and the gaps of "
         "utilization, all flows' retransmissions, the flows' mean smoothed RTT and the mean backlog "
-        "(relative to sim), with the start-up retransmissions (the first 2 s of each flow) per seed, "
+        "(relative to sim), with the start-up retransmissions (the first 2 s of each flow) per seed "
+        f"(their mean ± standard deviation for a scenario on more than {PER_SEED_MAX} seeds), "
         "since the kernel's start-up is bimodal and a mean would hide it; then whether the fidelity goals hold: every flow's share within 0.05 of "
         "the kernel's or within the standard error of the difference of the seed means, all flows' "
         "retransmissions within 1.5x, smoothed RTT and backlog within 5 % (the failing ones named); and "
