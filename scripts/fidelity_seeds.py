@@ -78,12 +78,13 @@ class SeedPlan:
     def argv(self) -> str:
         """The options that make this plan, for the document's command line."""
         return "".join(
-            f" --scenario-seeds {k}={compact(v)}" for k, v in sorted(self.per_scenario.items())
+            f" --scenario-seeds {k}={compact(v, ',')}" for k, v in sorted(self.per_scenario.items())
         )
 
 
-def compact(seeds: tuple[int, ...] | list[int]) -> str:
-    """Seeds with runs of three or more consecutive ones as ranges: 1-5, 9."""
+def compact(seeds: tuple[int, ...] | list[int], sep: str = ", ") -> str:
+    """Seeds with runs of three or more consecutive ones as ranges: 1-5, 9 (with ``sep``
+    ',' as ``--seeds`` takes them: 1-5,9)."""
     out: list[str] = []
     run: list[int] = []
     for s in list(seeds) + [None]:
@@ -92,4 +93,4 @@ def compact(seeds: tuple[int, ...] | list[int]) -> str:
             run = []
         if s is not None:
             run.append(s)
-    return ", ".join(out)
+    return sep.join(out)

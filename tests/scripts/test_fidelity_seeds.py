@@ -37,7 +37,7 @@ def test_a_scenario_with_its_own_seeds_and_the_others_on_the_suites():
         "seeds 1-3 (f07-four-bbr-shallow on seeds 1-5, 9, to decide rows the suite's "
         "seeds left undecided)"
     )
-    assert plan.argv() == " --scenario-seeds f07-four-bbr-shallow=1-5, 9"
+    assert plan.argv() == " --scenario-seeds f07-four-bbr-shallow=1-5,9"  # one shell word
     assert plan.unknown([Path("f01-single-bbr.toml")]) == ["f07-four-bbr-shallow"]
 
 
@@ -51,6 +51,7 @@ def test_compact_writes_runs_of_three_or_more_as_ranges():
     s = script_module("fidelity_seeds")
     assert s.compact([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]) == "1-10"
     assert s.compact([1, 2, 4, 5, 6, 9]) == "1, 2, 4-6, 9"
+    assert s.parse_seeds(s.compact([1, 2, 4, 5, 6, 9], ",")) == [1, 2, 4, 5, 6, 9]
 
 
 def test_the_suite_runs_a_scenario_on_its_own_seeds(tmp_path):
