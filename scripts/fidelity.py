@@ -457,12 +457,13 @@ def testbed_table(specs: list[Path], out: Path, seeds: list[int] | SeedPlan) -> 
     scenarios with stored testbed runs; [] if none."""
     import fidelity_testbed
 
+    plan = _plan(seeds)
     rows = []
     for spec in specs:
         path = out / spec.stem / "testbed.json"
         if not path.is_file():
             continue
-        kernel = [out / spec.stem / f"kernel-seed{s}" for s in _plan(seeds).of(spec)]
+        kernel = [out / spec.stem / f"kernel-seed{s}" for s in plan.of(spec)]
         kernel_metrics = [_metrics(d) for d in kernel if is_run_dir(d)]
         rows.append(
             fidelity_testbed.row(
@@ -493,7 +494,7 @@ def _steal_note(kernel_runs: list[Path]) -> str:
 
 PER_SEED_MAX = 10
 """Up to this many seeds a side the summary lists a metric's values seed by seed; beyond,
-their mean ± standard deviation and count (the scenario's own section keeps them all)."""
+their mean ± standard deviation and count (as the scenario's own section gives them)."""
 
 
 def _per_seed(ms: dict[str, list[dict[str, float]]], key: str) -> str:

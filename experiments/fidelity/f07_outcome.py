@@ -27,6 +27,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
 
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "scripts"))
+from fidelity_seeds import parse_seeds  # noqa: E402  (the suite's "1-100,120" seeds)
+
 SPEC = Path(__file__).with_name("f07-four-bbr-shallow.toml")
 HOLD_SHARE = 0.68  # between the two modes (0.3-0.6 and 0.68-0.82)
 LAST_JOIN_S = 6.0  # flows start at 0, 2, 4 and 6 s
@@ -45,43 +49,43 @@ def first_share(run: Path) -> float:
     return json.loads((run / "summary.json").read_text())["flows"][0]["share"]
 
 
-def joiners_gain1_loss(run: Path) -> tuple[float, float]:
-    """The joiners' retransmissions and packets sent at pacing gain 1 after the last join."""
+def read_run(run: Path) -> tuple[tuple[float, float], float]:
+    """From one read of the run's series: the joiners' retransmissions and packets sent at
+    pacing gain 1 after the last join, and flow 1's mean bandwidth estimate (Mbit/s) over
+    2.5-3 s, after its STARTUP."""
     s = pd.read_parquet(run / "series.parquet")
-    s = s[(s.time_s > LAST_JOIN_S) & (s.flow > 0)].dropna(subset=["cc_pacing_gain"])
-    at1 = s.cc_pacing_gain.round(2).to_numpy(float) == 1.0
-    sent = s.throughput_bps.to_numpy(float) * 0.1 / 8 / MSS
-    return float(s.retransmits.to_numpy(float)[at1].sum()), float(sent[at1].sum())
-
-
-def first_joiner_estimate(run: Path) -> float:
-    """Flow 1's mean bandwidth estimate (Mbit/s) over 2.5-3 s, after its STARTUP."""
-    s = pd.read_parquet(run / "series.parquet", columns=["time_s", "flow", "cc_bw_bps"])
+    j = s[(s.time_s > LAST_JOIN_S) & (s.flow > 0)].dropna(subset=["cc_pacing_gain"])
+    at1 = j.cc_pacing_gain.round(2).to_numpy(float) == 1.0
+    sent = j.throughput_bps.to_numpy(float) * 0.1 / 8 / MSS
+    loss = float(j.retransmits.to_numpy(float)[at1].sum()), float(sent[at1].sum())
     g = s[(s.flow == 1) & (s.time_s >= 2.5) & (s.time_s < 3.0)]
-    return float(g.cc_bw_bps.astype(float).mean()) / 1e6
+    return loss, float(g.cc_bw_bps.astype(float).mean()) / 1e6
 
 
 def report(groups: dict[str, list[Path]]) -> None:
-    base_name, base = next(iter(groups.items()))
-    base_hold = sum(first_share(r) >= HOLD_SHARE for r in base)
+    shares_of = {name: np.array([first_share(r) for r in rs]) for name, rs in groups.items()}
+    base_name = next(iter(groups))
+    base_hold = int((shares_of[base_name] >= HOLD_SHARE).sum())
+    base_n = len(groups[base_name])
     for name, rs in groups.items():
-        shares = np.array([first_share(r) for r in rs])
+        shares = shares_of[name]
         hold = shares >= HOLD_SHARE
         line = (
             f"{name}: {len(rs)} runs, first flow's share {shares.mean():.3f} "
             f"(sd {shares.std(ddof=1):.3f}), holds in {hold.sum()}"
         )
         if name != base_name:
-            table = [[hold.sum(), len(rs) - hold.sum()], [base_hold, len(base) - base_hold]]
+            table = [[hold.sum(), len(rs) - hold.sum()], [base_hold, base_n - base_hold]]
             line += f" (Fisher p = {fisher_exact(table).pvalue:.3f} against {base_name})"
         print(line)
-        losses = [joiners_gain1_loss(r) for r in rs]
+        read = [read_run(r) for r in rs]
+        losses = [x[0] for x in read]
         for outcome, label in ((True, "holds"), (False, "does not")):
             picked = [x for x, h in zip(losses, hold) if h == outcome]
             if picked:
                 rate = sum(x[0] for x in picked) / sum(x[1] for x in picked)
                 print(f"  joiners' loss at gain 1 where the first flow {label}: {rate:.3f}")
-        est = np.array([first_joiner_estimate(r) for r in rs])
+        est = np.array([x[1] for x in read])
         ok = ~np.isnan(est)
         print(
             f"  first joiner's estimate at 2.5-3 s: median {np.median(est[ok]):.2f} Mbit/s, "
@@ -89,7 +93,7 @@ def report(groups: dict[str, list[Path]]) -> None:
         )
 
 
-def simulate(out: Path, seeds: range, jitter: str, hz: int) -> None:
+def simulate(out: Path, seeds: list[int], jitter: str, hz: int) -> None:
     import tcplab
     from tcplab.specs.load import read_toml
 
@@ -102,17 +106,12 @@ def simulate(out: Path, seeds: range, jitter: str, hz: int) -> None:
         tcplab.run(spec, out / f"s{seed}", seed=seed, report=False)
 
 
-def seed_range(text: str) -> range:
-    a, _, b = text.partition("-")
-    return range(int(a), int(b or a) + 1)
-
-
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sim", nargs="+", default=[], help="globs of simulated run directories")
     ap.add_argument("--kernel", nargs="+", default=[], help="globs of kernel run directories")
     ap.add_argument("--simulate", type=Path, help="make simulated runs here (OUT/s<seed>)")
-    ap.add_argument("--seeds", type=seed_range, default=seed_range("1-100"), help="e.g. 1-100")
+    ap.add_argument("--seeds", type=parse_seeds, default="1-100", help="e.g. 1-100 or 1,2,5-8")
     ap.add_argument("--jitter", default="0", help="uniform jitter on every access link, e.g. 50us")
     ap.add_argument("--hz", type=int, default=250, help="the simulator's tcp.hz (the kernel's)")
     args = ap.parse_args()
