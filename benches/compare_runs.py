@@ -12,13 +12,22 @@ summary.json is compared as values less `engine.events_processed` (how many even
 engine took, which 0.14.1 changed without changing a result: benches/RESULTS.md, "ninth
 step") and spec.toml less its first line (the version that resolved it); every other
 file must match byte for byte.
+
+With ``--across-versions`` the groups where some runs moved are then summed up over their
+seeds: per flow, the share's mean before and after and the 95 % interval of the
+difference (Welch's t, scripts/seed_spread.py), and the utilization's the same. A change
+that only perturbs chaotic runs (0.16.0's order of events due at the same nanosecond:
+docs/CHANGELOG.md) moves single seeds but few group means; one that biases a model moves
+the means.
 """
 
 from __future__ import annotations
 
 import glob
+import importlib.util
 import json
 import os
+import statistics as st
 import sys
 
 
@@ -70,9 +79,56 @@ def claims_identical(a: str, b: str) -> bool:
     return claims
 
 
+def welch_interval(before: list[float], after: list[float]) -> tuple[float, float]:
+    """scripts/seed_spread.py's interval of mean(after) - mean(before) (loaded by path:
+    scripts/ is not a package)."""
+    path = os.path.join(os.path.dirname(__file__), "..", "scripts", "seed_spread.py")
+    spec = importlib.util.spec_from_file_location("seed_spread", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.welch_interval(before, after)
+
+
+def group_values(runs: list[str]) -> dict[str, list[float]]:
+    """Per group run: each flow's share and the aggregate utilization, by name."""
+    out: dict[str, list[float]] = {}
+    for run in runs:
+        summary = run_values(run)[1]
+        named = [(f"flow {f['flow']} share", f.get("share")) for f in summary["flows"]]
+        named.append(("utilization", summary["aggregate"].get("utilization")))
+        for name, v in named:
+            if v is not None and v == v:  # NaN: a flow that never sent
+                out.setdefault(name, []).append(v)
+    return out
+
+
+def moved_groups(ra: dict, rb: dict, moved: set[str]) -> None:
+    """The groups with a moved run, over their runs (module notes). A group may hold
+    several sweep points; both sides hold the same configs, so the means compare the same
+    mixture, and the interval is wider than a point's own (conservative)."""
+    shifted = tested = 0
+    for group in sorted(moved):
+        runs_a = [ra[k][0] for k in ra if k[0] == group and k in rb]
+        runs_b = [rb[k][0] for k in ra if k[0] == group and k in rb]
+        va, vb = group_values(runs_a), group_values(runs_b)
+        for name in va:
+            before, after = va[name], vb.get(name, [])
+            if len(before) < 2 or len(before) != len(after):
+                continue
+            lo, hi = welch_interval(before, after)
+            tested += 1
+            shifted += lo > 0 or hi < 0
+            print(
+                f"  {group}: {name} over {len(before)} runs: {st.mean(before):.3f} ->"
+                f" {st.mean(after):.3f}, difference [{lo:+.3f}, {hi:+.3f}]"
+            )
+    print(f"group means whose 95 % interval excludes no change: {shifted} of {tested}")
+
+
 def across_versions(a: str, b: str) -> int:
     ra, rb = runs_by_config(a), runs_by_config(b)
     same = 0
+    moved: set[str] = set()
     for k in sorted(ra):
         if k not in rb:
             print("missing after:", k)
@@ -81,7 +137,11 @@ def across_versions(a: str, b: str) -> int:
         same += not differ
         if differ:
             print("differs:", k, differ)
+            moved.add(k[0])
     print(f"{len(ra)} runs against {len(rb)}; same values (events aside): {same}")
+    if moved:
+        print(f"groups with a moved run: {len(moved)}")
+        moved_groups(ra, rb, moved)
     claims = claims_identical(a, b)
     return 0 if same == len(ra) == len(rb) and claims else 1
 

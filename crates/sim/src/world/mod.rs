@@ -178,19 +178,36 @@ fn build_cc(
     })
 }
 
+/// The engine's two ways of saving events (net/link.rs): departures without events
+/// (`lazy`) and hand-over at departure (`handover`, which needs `lazy` on the access
+/// links). [`World::new`] uses both; the tests turn them off to compare.
+#[derive(Clone, Copy)]
+struct Shortcuts {
+    lazy: bool,
+    handover: bool,
+}
+
+impl Shortcuts {
+    const ALL: Shortcuts = Shortcuts {
+        lazy: true,
+        handover: true,
+    };
+}
+
 impl World {
     /// Validate `cfg` and build the world, each flow's congestion controller by `cc`.
     pub fn new(cfg: &WorldConfig, cc: &dyn ControllerFactory) -> Result<World, ConfigError> {
-        Self::build(cfg, cc, true)
+        Self::build(cfg, cc, Shortcuts::ALL)
     }
 
-    /// [`World::new`]; `lazy`: departures without events (net/link.rs), off only in the
-    /// test that compares the two.
+    /// [`World::new`] with the engine's event-saving shortcuts chosen (net/link.rs); off
+    /// only in the tests that compare a world with and without them.
     fn build(
         cfg: &WorldConfig,
         cc: &dyn ControllerFactory,
-        lazy: bool,
+        shortcuts: Shortcuts,
     ) -> Result<World, ConfigError> {
+        let Shortcuts { lazy, handover } = shortcuts;
         cfg.validate(cc)?;
         let rng = RunRng::new(cfg.seed);
         // The network (links, qdisc, routes, shaping, captures, sources, probes) as the
@@ -356,6 +373,22 @@ impl World {
         for (i, l) in net.links.iter_mut().enumerate() {
             if lazy && (i != net.bottleneck || fixed_delay) {
                 l.set_lazy();
+            }
+        }
+        // Hand-over at departure (net/link.rs) on the two bottlenecks, when every flow's
+        // next link after them is its own lazy access link.
+        for b in [net.bottleneck, net.bottleneck_rev] {
+            let next: Vec<usize> = match net.links[b].next {
+                NextHop::FlowReceiverAccess => {
+                    net.flows.iter().map(|f| f.receiver_access).collect()
+                }
+                NextHop::FlowSenderAccess => {
+                    net.flows.iter().map(|f| f.sender_access_rev).collect()
+                }
+                _ => continue,
+            };
+            if handover && next.iter().all(|&n| n != b && net.links[n].is_lazy()) {
+                net.links[b].set_handover(end);
             }
         }
         Ok(World {
@@ -577,6 +610,7 @@ impl World {
                 if let Some(t) = arrival {
                     self.queue.push(t, Event::Arrive(l));
                 }
+                self.hand_over(l as usize);
             }
             Event::Arrive(l) => {
                 let link = &mut self.links[l as usize];
@@ -746,11 +780,47 @@ impl World {
     }
 
     fn offer(&mut self, l: usize, pkt: Packet) {
+        self.offer_at(l, self.now, pkt);
+        self.hand_over(l);
+    }
+
+    /// Offer the packets link `l` put aside at their departure to their next links, each
+    /// at its arrival time (net/link.rs, "Hand-over at departure").
+    #[inline(always)]
+    fn hand_over(&mut self, l: usize) {
+        if !self.links[l].has_handover() {
+            return;
+        }
+        self.hand_over_all(l);
+    }
+
+    #[inline(never)]
+    fn hand_over_all(&mut self, l: usize) {
+        while let Some((t, pkt)) = self.links[l].next_handover() {
+            let links = &self.flows[pkt.flow as usize].links;
+            let next = match self.links[l].next {
+                NextHop::FlowReceiverAccess => links.receiver_access,
+                NextHop::FlowSenderAccess => links.sender_access_rev,
+                hop => unreachable!("hand-over towards {hop:?}"),
+            };
+            // Offered now at its arrival time only if nothing of the next link's is due
+            // before then (net/link.rs, "Hand-over at departure"); else it propagates.
+            if self.links[l].pipe_is_empty() && self.links[next].queue_is_empty() {
+                self.offer_at(next, t, pkt);
+            } else if let Some(at) = self.links[l].keep_in_pipe(t, pkt) {
+                self.queue.push(at, Event::Arrive(l as u32));
+            }
+        }
+    }
+
+    /// Offer `pkt` to link `l` at `at` (now, or a handed-over packet's arrival time).
+    #[inline(always)]
+    fn offer_at(&mut self, l: usize, at: SimTime, pkt: Packet) {
         // Read before the packet moves into the link: with `pkt` still live after the
         // call, it would be copied for it on every offer (the link's slow paths may write
         // their by-value copy).
         let (kind, flow) = (pkt.kind, pkt.flow as usize);
-        match self.links[l].offer(self.now, pkt) {
+        match self.links[l].offer(at, pkt) {
             Offer::Transmitting(t) | Offer::QueuedBehind(t) => {
                 self.queue.push(t, Event::TxDone(l as u32))
             }
@@ -966,7 +1036,11 @@ mod tests {
                "receiver_access": {"rate_bps": 1000000000, "delay_ns": 1000000}}]}"#;
         let cfg = WorldConfig::from_json(text).unwrap();
         let run = |lazy: bool| {
-            let mut w = World::build(&cfg, &crate::NativeCc, lazy).unwrap();
+            let shortcuts = Shortcuts {
+                lazy,
+                handover: false,
+            };
+            let mut w = World::build(&cfg, &crate::NativeCc, shortcuts).unwrap();
             w.run_until(w.end);
             w.finish().unwrap()
         };
@@ -978,6 +1052,52 @@ mod tests {
         // As JSON: the series hold NaN (no RTT sample yet), which `==` never matches.
         let json = |o: &RunOutput| serde_json::to_string(o).unwrap();
         assert_eq!(json(&lazy), json(&eager));
+    }
+
+    /// Hand-over at departure (net/link.rs) saves the bottlenecks' far-end arrival
+    /// events and changes nothing else where no two events fall on the same nanosecond:
+    /// the lazy test's world with delays and rates that make ties unlikely (odd
+    /// nanoseconds, rates whose serialization times are not round), so the output is the
+    /// same with and without it. Where events tie, the hand-over schedules the access
+    /// link's arrival earlier than the far-end arrival event would have, so it runs in
+    /// another place among the events due at its instant (the queue breaks ties by
+    /// insertion): that is why 0.16.0 moved results (docs/CHANGELOG.md).
+    #[test]
+    fn hand_over_at_departure_changes_only_the_event_count_without_ties() {
+        let text = r#"{"duration_ns": 3000000000, "seed": 7, "sample_interval_ns": 10000007,
+            "bottleneck": {"rate_bps": 47000000, "delay_ns": 5000011, "loss": 0.002,
+                           "buffer": {"packets": 60}},
+            "tcp": {"handshake": true},
+            "flows": [
+              {"cc": "cubic", "sender_access": {"rate_bps": 97000000, "delay_ns": 5000017},
+               "receiver_access": {"rate_bps": 997000000, "delay_ns": 5000023}},
+              {"cc": "bbr", "start_ns": 300000029,
+               "sender_access": {"rate_bps": 991000000, "delay_ns": 15000031},
+               "receiver_access": {"rate_bps": 983000000, "delay_ns": 5000037}},
+              {"cc": "reno", "start_ns": 600000041,
+               "sender_access": {"rate_bps": 89000000, "delay_ns": 43},
+               "receiver_access": {"rate_bps": 23000000, "delay_ns": 1000047}}]}"#;
+        let cfg = WorldConfig::from_json(text).unwrap();
+        let run = |handover: bool| {
+            let shortcuts = Shortcuts {
+                lazy: true,
+                handover,
+            };
+            let mut w = World::build(&cfg, &crate::NativeCc, shortcuts).unwrap();
+            w.run_until(w.end);
+            w.finish().unwrap()
+        };
+        let (mut fused, plain) = (run(true), run(false));
+        eprintln!(
+            "events {} -> {}",
+            plain.events_processed, fused.events_processed
+        );
+        assert!(fused.events_processed < plain.events_processed * 9 / 10);
+        assert!(fused.bottleneck_packets > 5_000);
+        assert!(fused.flows.iter().all(|f| f.retransmitted_packets > 0));
+        fused.events_processed = plain.events_processed;
+        let json = |o: &RunOutput| serde_json::to_string(o).unwrap();
+        assert_eq!(json(&fused), json(&plain));
     }
 
     /// `n` flows (reno and cubic in turn) over a 100 Mbit/s, 10 ms bottleneck for 1 s.
