@@ -62,8 +62,8 @@ impl Capture {
             ),
         ];
         for b in 0..MAX_SACK_BLOCKS {
-            cols.push((format!("sack{b}_start"), col(&|p| p.sacks[b].start)));
-            cols.push((format!("sack{b}_end"), col(&|p| p.sacks[b].end)));
+            cols.push((format!("sack{b}_start"), col(&|p| p.sack(b).start)));
+            cols.push((format!("sack{b}_end"), col(&|p| p.sack(b).end)));
         }
         cols.push(("wnd".to_string(), col(&|p| u64::from(p.wnd))));
         Table { columns: cols }

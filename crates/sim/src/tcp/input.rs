@@ -140,7 +140,7 @@ impl Sender {
 
         let mut sack_times = RttTimes::default();
         if pkt.n_sacks > 0 {
-            flag |= self.sacktag_write_queue(pkt.sack_blocks(), ack, &mut acc, &mut sack_times);
+            flag |= self.sacktag_write_queue(&pkt.sack_blocks(), ack, &mut acc, &mut sack_times);
         }
         let (pkts_acked, ack_times, cflag) = self.clean_rtx_queue(ack, &mut acc, prior_fack);
         flag |= cflag;

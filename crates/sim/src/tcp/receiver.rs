@@ -1067,7 +1067,7 @@ mod tests {
         r.on_data(SimTime(0), &seg(0));
         let a = r.on_data(SimTime(0), &seg(0)).ack.unwrap();
         assert_eq!(
-            (a.seq, a.sack_blocks()),
+            (a.seq, &a.sack_blocks()[..]),
             (1, &[SackBlock { start: 0, end: 1 }][..])
         );
         let b = r.on_data(SimTime(0), &seg(1)).ack.unwrap();
@@ -1138,7 +1138,7 @@ mod tests {
         assert!(matches!(r.comp.timer.on_fire(at, gen), Fire::Expired));
         let a = r.on_compressed_ack_timer(SimTime(0)).unwrap();
         assert_eq!(
-            (a.seq, a.sack_blocks()),
+            (a.seq, &a.sack_blocks()[..]),
             (16, &[SackBlock { start: 17, end: 23 }][..])
         );
         assert_eq!((r.stats.acks_compressed, r.comp.compressed_ack), (2, 0));
