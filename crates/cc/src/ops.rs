@@ -339,9 +339,15 @@ pub fn jiffies_to_usecs(j: u64, hz: u32) -> u64 {
     j.saturating_mul(1_000_000) / u64::from(hz)
 }
 
-/// The 32-bit jiffies clock at `us` microseconds of simulated time.
+/// The 32-bit jiffies clock at `us` microseconds of simulated time. (Read on every ACK
+/// by BBR's min_rtt filter: a 64-bit division when the product fits, which it does for
+/// any run shorter than 500 years at HZ 1000; the 128-bit one, a library call, only
+/// past that. The same answer either way.)
 pub fn jiffies32_at(us: u64, hz: u32) -> u32 {
-    (u128::from(us) * u128::from(hz) / 1_000_000) as u32
+    match us.checked_mul(u64::from(hz)) {
+        Some(p) => (p / 1_000_000) as u32,
+        None => (u128::from(us) * u128::from(hz) / 1_000_000) as u32,
+    }
 }
 
 /// `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
@@ -582,5 +588,8 @@ mod jiffies_tests {
         assert_eq!(jiffies32_at(1_000, 1000), 1);
         // tcp_jiffies32 wraps at 2^32 ticks: 2^32 ms at 1000 Hz reads 0 again.
         assert_eq!(jiffies32_at((1u64 << 32) * 1000, 1000), 0);
+        // Past 2^64 / HZ microseconds the product needs 128 bits: u64::MAX us at 1000 Hz
+        // is 18,446,744,073,709,551 ticks, whose low 32 bits are 1,271,310,319.
+        assert_eq!(jiffies32_at(u64::MAX, 1000), 1_271_310_319);
     }
 }
