@@ -129,6 +129,6 @@ class FlowDriver:
                 f"action: shape {a.shape}; the {self.preset.name} preset's action space is "
                 f"{shape} (an action is not cut to fit)"
             )
-        if not np.all(np.isfinite(a)):
+        if not np.isfinite(a).all():  # the method: np.all's wrapper costs ~4 us a step
             raise ValueError(f"action: must be finite; got {a.tolist()}")
         return a
