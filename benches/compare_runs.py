@@ -23,6 +23,7 @@ the means.
 
 from __future__ import annotations
 
+import functools
 import glob
 import importlib.util
 import json
@@ -51,15 +52,20 @@ def runs_by_config(root: str) -> dict[tuple[str, str], tuple[str, dict[str, str]
     }
 
 
+def summary_values(run: str) -> dict:
+    """A run's summary.json less the engine's event count."""
+    with open(os.path.join(run, "summary.json")) as fh:
+        summary = json.load(fh)
+    summary.get("engine", {}).pop("events_processed", None)
+    return summary
+
+
 def run_values(run: str) -> tuple[list[str], dict]:
     """A run's spec.toml less the line naming the version that resolved it, and its
     summary.json less the engine's event count."""
     with open(os.path.join(run, "spec.toml")) as fh:
         spec = [ln for ln in fh if not ln.startswith("# Resolved by tcplab")]
-    with open(os.path.join(run, "summary.json")) as fh:
-        summary = json.load(fh)
-    summary.get("engine", {}).pop("events_processed", None)
-    return spec, summary
+    return spec, summary_values(run)
 
 
 def same_run_across_versions(a: tuple[str, dict], b: tuple[str, dict]) -> list[str]:
@@ -79,21 +85,21 @@ def claims_identical(a: str, b: str) -> bool:
     return claims
 
 
-def welch_interval(before: list[float], after: list[float]) -> tuple[float, float]:
-    """scripts/seed_spread.py's interval of mean(after) - mean(before) (loaded by path:
-    scripts/ is not a package)."""
+@functools.cache
+def seed_spread():
+    """scripts/seed_spread.py, loaded once by path (scripts/ is not a package)."""
     path = os.path.join(os.path.dirname(__file__), "..", "scripts", "seed_spread.py")
     spec = importlib.util.spec_from_file_location("seed_spread", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.welch_interval(before, after)
+    return module
 
 
 def group_values(runs: list[str]) -> dict[str, list[float]]:
     """Per group run: each flow's share and the aggregate utilization, by name."""
     out: dict[str, list[float]] = {}
     for run in runs:
-        summary = run_values(run)[1]
+        summary = summary_values(run)
         named = [(f"flow {f['flow']} share", f.get("share")) for f in summary["flows"]]
         named.append(("utilization", summary["aggregate"].get("utilization")))
         for name, v in named:
@@ -106,16 +112,19 @@ def moved_groups(ra: dict, rb: dict, moved: set[str]) -> None:
     """The groups with a moved run, over their runs (module notes). A group may hold
     several sweep points; both sides hold the same configs, so the means compare the same
     mixture, and the interval is wider than a point's own (conservative)."""
+    pairs: dict[str, tuple[list[str], list[str]]] = {g: ([], []) for g in moved}
+    for k in ra:
+        if k[0] in moved and k in rb:
+            pairs[k[0]][0].append(ra[k][0])
+            pairs[k[0]][1].append(rb[k][0])
     shifted = tested = 0
     for group in sorted(moved):
-        runs_a = [ra[k][0] for k in ra if k[0] == group and k in rb]
-        runs_b = [rb[k][0] for k in ra if k[0] == group and k in rb]
-        va, vb = group_values(runs_a), group_values(runs_b)
+        va, vb = map(group_values, pairs[group])
         for name in va:
             before, after = va[name], vb.get(name, [])
             if len(before) < 2 or len(before) != len(after):
                 continue
-            lo, hi = welch_interval(before, after)
+            lo, hi = seed_spread().welch_interval(before, after)
             tested += 1
             shifted += lo > 0 or hi < 0
             print(

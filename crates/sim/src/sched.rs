@@ -120,9 +120,14 @@ impl<E: Copy> EventQueue<E> {
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         debug_assert!(!self.top_taken);
         let Reverse(key) = self.heap.pop()?;
+        Some(self.release(key))
+    }
+    /// The event of heap key `key`, its slot freed for the next push.
+    #[inline(always)]
+    fn release(&mut self, key: u128) -> (SimTime, E) {
         let slot = (key as u64 & SLOT_MASK) as u32;
         self.free.push(slot);
-        Some((SimTime((key >> 64) as u64), self.slots[slot as usize]))
+        (SimTime((key >> 64) as u64), self.slots[slot as usize])
     }
     /// The earliest event, taken to run: [`EventQueue::pop`]'s answer, but its heap
     /// entry is left for the event's first push to replace (`top_taken`). Call
@@ -131,10 +136,8 @@ impl<E: Copy> EventQueue<E> {
     pub fn take(&mut self) -> Option<(SimTime, E)> {
         debug_assert!(!self.top_taken);
         let key = self.heap.peek()?.0;
-        let slot = (key as u64 & SLOT_MASK) as u32;
-        self.free.push(slot);
         self.top_taken = true;
-        Some((SimTime((key >> 64) as u64), self.slots[slot as usize]))
+        Some(self.release(key))
     }
     /// The event [`EventQueue::take`] gave has run: remove its entry if no push
     /// replaced it.

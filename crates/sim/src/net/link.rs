@@ -253,10 +253,11 @@ impl Link {
         self.handover.pop_front()
     }
 
-    /// A packet put aside for hand-over that must propagate after all (the engine found
-    /// its next link busy): into the pipe with its arrival time. Returns the arrival to
-    /// schedule if the pipe was empty.
-    pub fn keep_in_pipe(&mut self, arrival: SimTime, pkt: Packet) -> Option<SimTime> {
+    /// Into the pipe with its arrival time (also a packet put aside for hand-over that
+    /// must propagate after all: the engine found its next link busy). Returns the
+    /// arrival to schedule if the pipe was empty.
+    #[inline(always)]
+    pub fn into_pipe(&mut self, arrival: SimTime, pkt: Packet) -> Option<SimTime> {
         let was_empty = self.pipe.is_empty();
         self.pipe.push_back((arrival, pkt));
         was_empty.then_some(arrival)
@@ -324,9 +325,7 @@ impl Link {
                 return None;
             }
         }
-        let was_empty = self.pipe.is_empty();
-        self.pipe.push_back((arrival, pkt));
-        was_empty.then_some(arrival)
+        self.into_pipe(arrival, pkt)
     }
 
     /// `offer` on an idle-or-lazily-sending lazy link.

@@ -233,12 +233,8 @@ impl Packet {
 
     /// The SACK blocks, most recent first.
     pub fn sack_blocks(&self) -> SackList {
-        let mut blocks = [SackBlock::default(); MAX_SACK_BLOCKS];
-        for (to, b) in blocks.iter_mut().zip(&self.sacks[..self.n_sacks as usize]) {
-            *to = b.unpack(self.seq);
-        }
         SackList {
-            blocks,
+            blocks: std::array::from_fn(|i| self.sack(i)),
             n: self.n_sacks,
         }
     }

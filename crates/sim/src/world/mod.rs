@@ -821,7 +821,7 @@ impl World {
             // before then (net/link.rs, "Hand-over at departure"); else it propagates.
             if self.links[l].pipe_is_empty() && self.links[next].queue_is_empty() {
                 self.offer_at(next, t, pkt);
-            } else if let Some(at) = self.links[l].keep_in_pipe(t, pkt) {
+            } else if let Some(at) = self.links[l].into_pipe(t, pkt) {
                 self.queue.push(at, Event::Arrive(l as u32));
             }
         }
