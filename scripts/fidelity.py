@@ -267,6 +267,12 @@ def _fmt(x: float) -> str:
     return f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}"
 
 
+def _percent_gap(sim: float, kernel: float) -> str:
+    """kernel - sim relative to sim, or n/a for a simulator mean that prints as zero (a
+    few milliseconds of receive-window limit in one seed would read as +1660 %)."""
+    return f"{100 * (kernel - sim) / sim:+.0f} %" if abs(sim) >= 0.0005 else "n/a"
+
+
 def _plan(seeds: list[int] | SeedPlan) -> SeedPlan:
     """A plain list of seeds is the plan that runs every scenario on them. (Told apart by
     its ``of``, not its class: a test may load fidelity_seeds as a second module.)"""
@@ -372,8 +378,7 @@ def write_doc(
             )
 
         def rel(pred) -> str:
-            a, b = mean("sim", pred), mean("kernel", pred)
-            return f"{100 * (b - a) / a:+.0f} %" if a else "n/a"
+            return _percent_gap(mean("sim", pred), mean("kernel", pred))
 
         share_gap = max(
             abs(
@@ -414,9 +419,7 @@ def write_doc(
             if not all(vals.values()):
                 continue
             (sm, ss), (km, ks) = _stat(vals["sim"]), _stat(vals["kernel"])
-            # No percentage of a mean shown as zero (a few milliseconds of receive-window
-            # limit in one seed would read as +1660 %).
-            rel = f"{100 * (km - sm) / sm:+.0f} %" if abs(sm) >= 0.0005 else "n/a"
+            rel = _percent_gap(sm, km)
             lines.append(
                 f"| {key} | {_fmt(sm)} ± {_fmt(ss)} | {_fmt(km)} ± {_fmt(ks)} | {_fmt(km - sm)} | {rel} |"
             )
