@@ -214,6 +214,24 @@ def test_a_stepped_run_without_writes_equals_tcplab_run():
     assert stepped.aggregate == plain.aggregate
 
 
+def test_a_state_read_after_a_write_or_an_advance_is_the_new_state():
+    """Simulation keeps a flow's state between reads (a driver reads it to observe and
+    again to act); a write or an advance must not be answered from that copy."""
+    sim = Simulation({**SMALL.sample(5, "cubic"), "flows": [{"cc": "external", "rtt": "40ms"}]})
+    sim.advance(by_s=0.1)
+    before = sim.state(0)
+    assert sim.state(0) is before  # the kept copy, no crossing into the engine
+    sim.set_cwnd(0, 77)
+    assert sim.state(0).cwnd_pkts == 77 and before.cwnd_pkts != 77
+    sim.set_pacing_rate(0, 3e6)
+    assert sim.state(0).pacing_rate_bps == 3e6
+    t = sim.state(0).now_us
+    sim.advance_ns(sim._s.now_ns + 1_000_000)
+    assert sim.state(0).now_us == t + 1000
+    sim.advance(by_s=0.001)
+    assert sim.state(0).now_us == t + 2000
+
+
 def test_writes_are_refused_naming_the_argument():
     sim = Simulation(SMALL.sample(5, "cubic"))
     with pytest.raises(ValueError, match='pacing_rate|only cc = "external"'):

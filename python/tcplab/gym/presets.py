@@ -222,12 +222,12 @@ class Aurora(Preset):
         sim.set_cwnd(flow, cwnd)
 
     def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
-        return np.asarray(self._obs.push(tuple(iv), st.srtt_us), np.float32)
+        return np.asarray(self._obs.push(iv, st.srtt_us), np.float32)
 
     def reward(self, iv: Interval, st: FlowState) -> float:
         if self.reward_name != "aurora":
             return self._vivace(iv, st.srtt_us)
-        return self._eng.aurora_reward(tuple(iv), st.srtt_us)
+        return self._eng.aurora_reward(iv, st.srtt_us)
 
     def info(self) -> dict[str, Any]:
         return {"rate_bps": self.rate_bps, **self.privileged()}
@@ -275,7 +275,7 @@ class Orca(Preset):
         sim.set_cwnd(flow, self.cwnd)
 
     def observe(self, iv: Interval, st: FlowState) -> np.ndarray:
-        obs = self._obs.push(tuple(iv), st.cwnd_pkts, st.inflight_pkts, st.srtt_us, st.min_rtt_us)
+        obs = self._obs.push(iv, st.cwnd_pkts, st.inflight_pkts, st.srtt_us, st.min_rtt_us)
         return np.asarray(obs, np.float32)
 
     def reward(self, iv: Interval, st: FlowState) -> float:

@@ -56,6 +56,8 @@ def _index(name: str, value: Any, n: int) -> int:
 def _count(name: str, value: Any, low: int, high: int) -> int:
     """A whole number of segments (or ns) in [low, high], given as an int or a float
     holding one."""
+    if type(value) is int and low <= value <= high:  # the common case first: a write a step
+        return value
     try:
         x = float(value)
     except (TypeError, ValueError):
@@ -111,6 +113,7 @@ class ActionLog(Sequence[tuple[int, int, str, float]]):
     a step with two writes per step; benches/RESULTS.md). Read as a sequence of tuples."""
 
     FIELDS = ("cwnd_pkts", "pacing_rate_bps", "ssthresh_pkts")
+    _CODE = {name: code for code, name in enumerate(FIELDS)}
 
     def __init__(self) -> None:
         self._t, self._flow = array("q"), array("i")
@@ -119,7 +122,7 @@ class ActionLog(Sequence[tuple[int, int, str, float]]):
     def add(self, t_ns: int, flow: int, field: str, value: float) -> None:
         self._t.append(t_ns)
         self._flow.append(flow)
-        self._field.append(self.FIELDS.index(field))
+        self._field.append(self._CODE[field])
         self._value.append(value)
 
     def __len__(self) -> int:
@@ -163,6 +166,10 @@ class Simulation:
             raise SpecError([("engine config", str(exc))]) from None
         self._t0 = time.perf_counter()
         self.actions = ActionLog()
+        # Flow index -> its FlowState, read since the world last changed (an advance or a
+        # write): a driver reads a flow's state to observe and again to act (Aurora's
+        # srtt), and the second read costs a dict lookup, not a crossing into the engine.
+        self._states: dict[int, FlowState] = {}
         self.privileged: dict[str, Any] = {}
         """Privileged training options the run's driver used (tcplab.gym's presets set
         them): recorded under ``privileged`` in the finished run's summary.json."""
@@ -213,19 +220,28 @@ class Simulation:
             raise ValueError(
                 f"to_s: {value!r} is before now ({now / 1e9:g} s): a simulation only goes forward"
             )
+        self._states.clear()
         return self._s.advance(min(t, self._s.end_ns))
 
     def advance_ns(self, to_ns: int) -> bool:
         """:meth:`advance` in integer nanoseconds (no rounding; the fast path)."""
+        if type(to_ns) is int and 0 <= to_ns <= MAX_NS:  # a driver's own clock: checked once
+            self._states.clear()
+            return self._s.advance(to_ns)
         if isinstance(to_ns, bool) or not isinstance(to_ns, (int, np.integer)):
             raise ValueError(f"to_ns: must be an int number of ns; got {to_ns!r}")
         if not 0 <= to_ns <= MAX_NS:
             raise ValueError(f"to_ns: must be in [0, 2**64 - 1] ns; got {to_ns!r}")
+        self._states.clear()
         return self._s.advance(int(to_ns))
 
     # -- reads -----------------------------------------------------------------------
     def state(self, flow: int) -> FlowState:
-        return FlowState(*self._s.state(self._flow(flow)))
+        st = self._states.get(flow) if type(flow) is int else None
+        if st is None:
+            i = self._flow(flow)
+            st = self._states[i] = FlowState(*self._s.state(i))
+        return st
 
     def interval(self, flow: int) -> Interval:
         """Statistics since the previous call for ``flow`` (since the start at the first)."""
@@ -234,6 +250,7 @@ class Simulation:
     # -- writes ----------------------------------------------------------------------
     def set_cwnd(self, flow: int, cwnd_pkts: int) -> None:
         n = _count("cwnd_pkts", cwnd_pkts, 1, MAX_SEGMENTS)
+        self._states.clear()
         self._s.set_cwnd(self._flow(flow), n)
         self.actions.add(self._s.now_ns, flow, "cwnd_pkts", float(n))
 
@@ -242,11 +259,13 @@ class Simulation:
             rate = float(bps)
         except (TypeError, ValueError):
             raise ValueError(f"bps: must be a number of bit/s; got {bps!r}") from None
+        self._states.clear()
         self._s.set_pacing_rate(self._flow(flow), rate)
         self.actions.add(self._s.now_ns, flow, "pacing_rate_bps", rate)
 
     def set_ssthresh(self, flow: int, pkts: int) -> None:
         n = _count("pkts", pkts, 2, MAX_SEGMENTS)
+        self._states.clear()
         self._s.set_ssthresh(self._flow(flow), n)
         self.actions.add(self._s.now_ns, flow, "ssthresh_pkts", float(n))
 
@@ -259,6 +278,7 @@ class Simulation:
         ``tcplab run -o``, plus ``actions.csv``, the writes made)."""
         if out is not None:
             check_replaceable(Path(out), "out")
+        self._states.clear()
         raw = self._s.finish()
         for i, name in self.flow_names.items():  # a driver's name for its flows
             raw["flows"][i]["cc"] = name
