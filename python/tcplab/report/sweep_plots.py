@@ -38,7 +38,6 @@ from typing import Any
 
 import pandas as pd
 from matplotlib.ticker import NullFormatter
-from scipy import stats
 
 from tcplab.report import units
 from tcplab.report.plots import new_figure
@@ -134,6 +133,10 @@ def ci_half_width(values: Any, confidence: float = CONFIDENCE) -> float:
     x = pd.to_numeric(pd.Series(values), errors="coerce").dropna().to_numpy(dtype=float)
     if len(x) < 2:
         return math.nan
+    # why: start-up time; scipy.stats takes ~1.5 s to import, and a single run's report
+    # (which imports this module through report/html.py) draws no interval
+    from scipy import stats
+
     return float(stats.t.ppf(0.5 + confidence / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
 
 
