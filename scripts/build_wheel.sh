@@ -51,6 +51,9 @@ if ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ]
 fi
 trap 'rm -rf python/tcplab/data/bpf/objects' EXIT
 "$py" scripts/build_bpf_objects.py
+# The engine built with its recorded profile (TCPLAB_PGO=0: without; scripts/pgo_env.sh).
+# shellcheck source=scripts/pgo_env.sh
+. scripts/pgo_env.sh
 "$py" -m maturin build --release --strip --compatibility manylinux2014 --zig \
     --features vendored-libbpf --out "$out"
 wheel="$(ls -t "$out"/tcplab-*-abi3-manylinux*.whl | head -1)"

@@ -32,4 +32,7 @@ fi
 if [ "$#" -eq 0 ]; then
     set -- .
 fi
+# The engine built with its recorded profile (TCPLAB_PGO=0: without; scripts/pgo_env.sh).
+# shellcheck source=scripts/pgo_env.sh
+. scripts/pgo_env.sh
 python3 -m pip install "$@"
