@@ -20,6 +20,11 @@ Side by side with tcplab (on an otherwise idle machine, one after the other):
     TCPLAB_BENCH_REPS=1 target/release/deps/bottleneck-<hash> bbr600
     python benches/ns3_dumbbell.py --seconds 600
 
+(The engine as installed is built with the recorded profile, docs/engine.md "Profile-guided
+build"; its figure comes from the benchmark built the same way, `. scripts/pgo_env.sh &&
+cargo bench -p tcplab-sim --bench bottleneck --no-run`, the binary under
+target/pgo/release/deps/.)
+
 tcplab prints "... median on-CPU S s -> N per CPU second" (the thread's on-CPU time
 around World::run_config, building the world included); compare N with this script's
 "per CPU second (run)". ns3 is not a tcplab dependency; install it in its own venv:
