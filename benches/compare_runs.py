@@ -23,6 +23,7 @@ the means.
 
 from __future__ import annotations
 
+import argparse
 import functools
 import glob
 import importlib.util
@@ -156,9 +157,21 @@ def across_versions(a: str, b: str) -> int:
 
 
 def main() -> int:
-    if sys.argv[1] == "--across-versions":
-        return across_versions(sys.argv[2], sys.argv[3])
-    a, b = sys.argv[1], sys.argv[2]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("before", help="a `tcplab reproduce -o` directory")
+    ap.add_argument("after", help="another, to compare with BEFORE")
+    ap.add_argument(
+        "--across-versions",
+        action="store_true",
+        help="match runs by group and engine config, not by directory name (digest)",
+    )
+    args = ap.parse_args()
+    for d in (args.before, args.after):
+        if not os.path.isdir(d):
+            ap.error(f"{d}: not a directory")
+    if args.across_versions:
+        return across_versions(args.before, args.after)
+    a, b = args.before, args.after
     ra, rb = runs(a), runs(b)
     same = sum(ra[k] == rb.get(k) for k in ra)
     print(f"{len(ra)} runs against {len(rb)}; identical file digests: {same}")
