@@ -13,12 +13,14 @@
 #   these flags) and this build do not rebuild each other's artifacts.
 _pgo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 _pgo_gz="$_pgo_root/crates/py/pgo/engine.profdata.gz"
-if [ "${TCPLAB_PGO:-1}" != 0 ] && [ -f "$_pgo_gz" ] && command -v gzip >/dev/null 2>&1; then
+if [ "${TCPLAB_PGO:-1}" != 0 ] && [ -f "$_pgo_gz" ] && command -v gzip >/dev/null 2>&1 \
+    && command -v sha256sum >/dev/null 2>&1; then
     export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$_pgo_root/target/pgo}"
     _pgo_sum="$(sha256sum "$_pgo_gz" | cut -c1-16)"
-    _pgo_file="$CARGO_TARGET_DIR/engine-$_pgo_sum.profdata"
+    mkdir -p "$CARGO_TARGET_DIR"
+    # Absolute: rustc reads it from each crate's own directory.
+    _pgo_file="$(cd "$CARGO_TARGET_DIR" && pwd)/engine-$_pgo_sum.profdata"
     if [ ! -f "$_pgo_file" ]; then
-        mkdir -p "$CARGO_TARGET_DIR"
         gzip -dc "$_pgo_gz" > "$_pgo_file.tmp" && mv "$_pgo_file.tmp" "$_pgo_file"
     fi
     export RUSTFLAGS="${RUSTFLAGS:+$RUSTFLAGS }-Cprofile-use=$_pgo_file -Cllvm-args=-pgso=false -Cllvm-args=-no-pgo-warn-mismatch"

@@ -20,7 +20,11 @@ def _env_after_sourcing(tmp_path: Path, **env: str) -> dict[str, str]:
     base = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), **env}
     script = f". {shlex.quote(str(ROOT / 'scripts' / 'pgo_env.sh'))}; env -0"
     out = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script], env=base, capture_output=True, check=True
+        ["bash", "-euo", "pipefail", "-c", script],
+        env=base,
+        cwd=tmp_path,
+        capture_output=True,
+        check=True,
     ).stdout
     return dict(kv.split("=", 1) for kv in out.decode().split("\0") if "=" in kv)
 
@@ -40,6 +44,13 @@ def test_without_a_target_directory_it_builds_in_target_pgo(tmp_path):
     env = _env_after_sourcing(tmp_path)
     assert env["CARGO_TARGET_DIR"] == str(ROOT / "target" / "pgo")
     assert env["RUSTFLAGS"].startswith(f"-Cprofile-use={ROOT / 'target' / 'pgo'}/engine-")
+
+
+def test_a_relative_target_directory_gives_rustc_an_absolute_path(tmp_path):
+    env = _env_after_sourcing(tmp_path, CARGO_TARGET_DIR="rel")
+    flag = env["RUSTFLAGS"].split()[0]
+    assert flag.startswith(f"-Cprofile-use={tmp_path}/rel/engine-"), flag
+    assert Path(flag.removeprefix("-Cprofile-use=")).is_file()
 
 
 def test_tcplab_pgo_0_leaves_the_build_alone(tmp_path):
