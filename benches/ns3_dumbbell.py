@@ -31,6 +31,11 @@ around World::run_config, building the world included); compare N with this scri
 `python3 -m venv /tmp/ns3venv && /tmp/ns3venv/bin/pip install ns3==3.44.post0`, then
 run this script with /tmp/ns3venv/bin/python.
 
+The wheel is ns-3's CMake profile "release" with logging and asserts compiled in; an ns-3
+built from source with them compiled out ran this world 2.1-2.2x faster (benches/
+RESULTS.md, "thirteenth step"). benches/ns3_dumbbell.cc is this world in C++, for linking
+against such a build (its header says how).
+
 The ns-3 world, and where it differs from tcplab's:
 - Nodes: 2 senders - router A - router B - 2 receivers, PointToPoint links: access
   1 Gbit/s 5 ms, bottleneck 10 Mbit/s 10 ms. ns-3's links are symmetric, so the ACK
