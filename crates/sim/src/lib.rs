@@ -30,6 +30,7 @@ pub mod probe;
 pub mod record;
 pub mod rng;
 pub mod sched;
+mod sched_keys;
 pub mod schema;
 pub mod source;
 pub mod start_jitter;

@@ -1,5 +1,6 @@
-//! The event queue: a binary heap ordered by (time, insertion sequence), so events at the
-//! same instant run in the order they were scheduled and every run is deterministic.
+//! The event queue: ordered by (time, insertion sequence), so events at the same instant
+//! run in the order they were scheduled and every run is deterministic. Its keys are a
+//! binary heap, or in a large world time buckets (sched_keys.rs).
 //!
 //! Timers (RTO, delayed ACK, pacing) are re-armed on almost every ACK, so cancelling must
 //! be cheap. [`Timer`] never removes anything from the heap: it keeps its deadline and a
@@ -7,9 +8,7 @@
 //! cancellation). Moving a deadline *later* does not touch the heap at all: the pending
 //! (earlier) entry fires, sees the deadline has moved, and re-schedules itself once.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
+use crate::sched_keys::Keys;
 use crate::time::SimTime;
 
 /// Bits of a heap key that name the event's slot (see [`EventQueue`]): 2^24 (16.7 M)
@@ -29,7 +28,8 @@ const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
 /// holds ~10^4 entries and a pop's sift to the bottom missed the cache on its lower levels
 /// (benches/RESULTS.md, "Engine speed, second step"); half the bytes is half the lines.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Reverse<u128>>,
+    /// The keys: a heap, or in a large world buckets (sched_keys.rs).
+    heap: Keys,
     slots: Vec<E>,
     free: Vec<u32>,
     next_seq: u64,
@@ -51,7 +51,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: BinaryHeap::with_capacity(256),
+            heap: Keys::new(),
             slots: Vec::with_capacity(256),
             free: Vec::with_capacity(256),
             next_seq: 0,
@@ -83,22 +83,22 @@ impl<E: Copy> EventQueue<E> {
         let key = (time.ns() as u128) << 64 | (seq << SLOT_BITS | slot) as u128;
         if self.top_taken {
             self.top_taken = false;
-            *self.heap.peek_mut().expect("the taken event's entry") = Reverse(key);
+            self.heap.replace_earliest(key);
         } else {
-            self.heap.push(Reverse(key));
+            self.heap.push(key);
         }
     }
     /// Time of the earliest event. (Not between [`EventQueue::take`] and
     /// [`EventQueue::done`], nor the peeks below.)
     pub fn peek_time(&self) -> Option<SimTime> {
         debug_assert!(!self.top_taken);
-        self.heap.peek().map(|k| SimTime((k.0 >> 64) as u64))
+        self.heap.peek().map(|k| SimTime((k >> 64) as u64))
     }
     /// The earliest event, left in the queue.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
         debug_assert!(!self.top_taken);
-        let k = self.heap.peek()?.0;
+        let k = self.heap.peek()?;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
     /// The event most likely to run after the earliest one: the earlier of the root's two
@@ -107,19 +107,14 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn peek_second(&self) -> Option<&E> {
         debug_assert!(!self.top_taken);
-        let h = self.heap.as_slice();
-        let k = match (h.get(1), h.get(2)) {
-            (Some(a), Some(b)) => a.0.min(b.0),
-            (Some(a), None) => a.0,
-            _ => return None,
-        };
+        let k = self.heap.second()?;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
     /// Inlined into the event loop, one call per event (see `World::run_events`).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         debug_assert!(!self.top_taken);
-        let Reverse(key) = self.heap.pop()?;
+        let key = self.heap.pop()?;
         Some(self.release(key))
     }
     /// The event of heap key `key`, its slot freed for the next push.
@@ -135,7 +130,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     pub fn take(&mut self) -> Option<(SimTime, E)> {
         debug_assert!(!self.top_taken);
-        let key = self.heap.peek()?.0;
+        let key = self.heap.peek()?;
         self.top_taken = true;
         Some(self.release(key))
     }
@@ -148,6 +143,13 @@ impl<E: Copy> EventQueue<E> {
             self.heap.pop();
         }
     }
+    /// Hold the keys in buckets from now on: a large world's, where the heap's sift
+    /// through ~10^4 keys cost more than the events' own work (sched_keys.rs). The
+    /// order of events is the same.
+    pub fn use_buckets(&mut self) {
+        debug_assert!(!self.top_taken);
+        self.heap.use_buckets();
+    }
     pub fn len(&self) -> usize {
         self.heap.len() - self.top_taken as usize
     }
@@ -158,21 +160,13 @@ impl<E: Copy> EventQueue<E> {
     /// which keeps every later comparison as it was.
     #[cold]
     fn renumber(&mut self) {
-        let mut keys: Vec<u128> = std::mem::take(&mut self.heap)
-            .into_iter()
-            .map(|k| k.0)
-            .collect();
+        let mut keys = self.heap.drain_all();
         keys.sort_unstable();
-        let heap = keys
-            .iter()
-            .enumerate()
-            .map(|(seq, &k)| {
-                let time = k >> 64;
-                let slot = k as u64 & SLOT_MASK;
-                Reverse(time << 64 | ((seq as u64) << SLOT_BITS | slot) as u128)
-            })
-            .collect();
-        self.heap = heap;
+        self.heap.extend(keys.iter().enumerate().map(|(seq, &k)| {
+            let time = k >> 64;
+            let slot = k as u64 & SLOT_MASK;
+            time << 64 | ((seq as u64) << SLOT_BITS | slot) as u128
+        }));
         self.next_seq = keys.len() as u64;
     }
 }

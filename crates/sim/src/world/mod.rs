@@ -366,6 +366,9 @@ impl World {
         let recorder = (cfg.sample_interval_ns > 0)
             .then(|| Recorder::new(cfg.sample_interval_ns, flows.len()));
         let prefetch = net.links.len() >= PREFETCH_MIN_LINKS;
+        if prefetch {
+            queue.use_buckets();
+        }
         // Departures without events on every plain link (net/link.rs) but one whose delay
         // a scheduled event changes (only the bottleneck's are scheduled).
         let mut net = net;
