@@ -21,15 +21,15 @@ const SEQ_LIMIT: u64 = 1 << (64 - SLOT_BITS);
 
 /// A deterministic priority queue of events.
 ///
-/// The heap holds 16-byte keys, `time << 64 | seq << 24 | slot`, and the events sit in a
-/// slab beside it (`slot` indexes it; freed slots are reused last-in first-out). Ordering
+/// The keys are 16 bytes, `time << 64 | seq << 24 | slot`, and the events sit in a
+/// slab beside them (`slot` indexes it; freed slots are reused last-in first-out). Ordering
 /// the keys as integers orders by (time, seq), because seq is unique: the same order as a
 /// heap of (time, seq, event) entries, at half their 32 bytes. Why: at 1000 flows the heap
 /// holds ~10^4 entries and a pop's sift to the bottom missed the cache on its lower levels
 /// (benches/RESULTS.md, "Engine speed, second step"); half the bytes is half the lines.
 pub struct EventQueue<E> {
     /// The keys: a heap, or in a large world buckets (sched_keys.rs).
-    heap: Keys,
+    keys: Keys,
     slots: Vec<E>,
     free: Vec<u32>,
     next_seq: u64,
@@ -51,7 +51,7 @@ impl<E: Copy> Default for EventQueue<E> {
 impl<E: Copy> EventQueue<E> {
     pub fn new() -> Self {
         EventQueue {
-            heap: Keys::new(),
+            keys: Keys::new(),
             slots: Vec::with_capacity(256),
             free: Vec::with_capacity(256),
             next_seq: 0,
@@ -83,38 +83,38 @@ impl<E: Copy> EventQueue<E> {
         let key = (time.ns() as u128) << 64 | (seq << SLOT_BITS | slot) as u128;
         if self.top_taken {
             self.top_taken = false;
-            self.heap.replace_earliest(key);
+            self.keys.replace_earliest(key);
         } else {
-            self.heap.push(key);
+            self.keys.push(key);
         }
     }
     /// Time of the earliest event. (Not between [`EventQueue::take`] and
     /// [`EventQueue::done`], nor the peeks below.)
     pub fn peek_time(&self) -> Option<SimTime> {
         debug_assert!(!self.top_taken);
-        self.heap.peek().map(|k| SimTime((k >> 64) as u64))
+        self.keys.peek().map(|k| SimTime((k >> 64) as u64))
     }
     /// The earliest event, left in the queue.
     #[inline]
     pub fn peek(&self) -> Option<&E> {
         debug_assert!(!self.top_taken);
-        let k = self.heap.peek()?;
+        let k = self.keys.peek()?;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
-    /// The event most likely to run after the earliest one: the earlier of the root's two
-    /// children (the second smallest key), left in the queue. A guess only: an event the
-    /// earliest one schedules may come before it.
+    /// The event most likely to run after the earliest one (`Keys::second`: the second
+    /// smallest key of the heap holding the earliest), left in the queue. A guess only: an
+    /// event the earliest one schedules may come before it.
     #[inline]
     pub fn peek_second(&self) -> Option<&E> {
         debug_assert!(!self.top_taken);
-        let k = self.heap.second()?;
+        let k = self.keys.second()?;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
     /// Inlined into the event loop, one call per event (see `World::run_events`).
     #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         debug_assert!(!self.top_taken);
-        let key = self.heap.pop()?;
+        let key = self.keys.pop()?;
         Some(self.release(key))
     }
     /// The event of heap key `key`, its slot freed for the next push.
@@ -130,7 +130,7 @@ impl<E: Copy> EventQueue<E> {
     #[inline(always)]
     pub fn take(&mut self) -> Option<(SimTime, E)> {
         debug_assert!(!self.top_taken);
-        let key = self.heap.peek()?;
+        let key = self.keys.peek()?;
         self.top_taken = true;
         Some(self.release(key))
     }
@@ -140,7 +140,7 @@ impl<E: Copy> EventQueue<E> {
     pub fn done(&mut self) {
         if self.top_taken {
             self.top_taken = false;
-            self.heap.pop();
+            self.keys.pop();
         }
     }
     /// Hold the keys in buckets from now on: a large world's, where the heap's sift
@@ -148,10 +148,10 @@ impl<E: Copy> EventQueue<E> {
     /// order of events is the same.
     pub fn use_buckets(&mut self) {
         debug_assert!(!self.top_taken);
-        self.heap.use_buckets();
+        self.keys.use_buckets();
     }
     pub fn len(&self) -> usize {
-        self.heap.len() - self.top_taken as usize
+        self.keys.len() - self.top_taken as usize
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -160,9 +160,9 @@ impl<E: Copy> EventQueue<E> {
     /// which keeps every later comparison as it was.
     #[cold]
     fn renumber(&mut self) {
-        let mut keys = self.heap.drain_all();
+        let mut keys = self.keys.drain_all();
         keys.sort_unstable();
-        self.heap.extend(keys.iter().enumerate().map(|(seq, &k)| {
+        self.keys.extend(keys.iter().enumerate().map(|(seq, &k)| {
             let time = k >> 64;
             let slot = k as u64 & SLOT_MASK;
             time << 64 | ((seq as u64) << SLOT_BITS | slot) as u128

@@ -161,7 +161,8 @@ pub struct World {
 /// 1000 flows (4,002 links) the packet was written one link delay earlier, ~1000 packets
 /// ago, and its load was two thirds of `Link::arrive` (benches/RESULTS.md, "Engine speed,
 /// fifth step" and "sixth step"). A dumbbell has 4 links per flow and 2 more: 128 is
-/// about 32 flows, above the catalogue's 2-12-flow worlds.
+/// about 32 flows, above the catalogue's 2-12-flow worlds. The same worlds hold their
+/// event keys in time buckets (sched_keys.rs), where the heap's sift grew with them.
 const PREFETCH_MIN_LINKS: usize = 128;
 
 /// Flow `i`'s algorithm as `cc` builds it, errors prefixed with the flow's path.
