@@ -396,21 +396,22 @@ impl Sender {
 
     /// `tcp_sacktag_one`.
     fn sacktag_one(&mut self, seq: u64, acc: &mut RateAcc, times: &mut RttTimes) -> u32 {
-        let seg = *self.sb.get(seq);
-        if seg.has(SACKED) {
+        let old = self.sb.flags(seq);
+        if old & SACKED != 0 {
             return 0;
         }
-        let mut flags = seg.flags | SACKED;
-        if seg.has(LOST) {
+        let seg = *self.sb.get(seq);
+        let mut flags = old | SACKED;
+        if old & LOST != 0 {
             flags &= !LOST;
             self.tp.lost_out -= 1;
         }
-        if seg.has(RETRANS) {
+        if old & RETRANS != 0 {
             flags &= !RETRANS;
             self.tp.retrans_out -= 1;
         }
         let mut flag = FLAG_DATA_SACKED;
-        if !seg.has(EVER_RETRANS) {
+        if old & EVER_RETRANS == 0 {
             times.note(seg.tx_us);
             if seq < self.tp.high_seq {
                 flag |= FLAG_ORIG_SACK_ACKED;
@@ -423,7 +424,7 @@ impl Sender {
             }
         }
         if self.rack_enabled {
-            self.rack_advance(seq, seg.tx_us, seg.flags);
+            self.rack_advance(seq, seg.tx_us, old);
         }
         self.tp.sacked_out += 1;
         self.tp.delivered += 1;
@@ -432,12 +433,11 @@ impl Sender {
             &seg.snap,
             seg.tx_us,
             seq + 1,
-            seg.has(EVER_RETRANS),
+            old & EVER_RETRANS != 0,
             true,
         );
-        let m = self.sb.get_mut(seq);
-        m.flags = flags;
-        m.snap.valid = keep;
+        *self.sb.flags_mut(seq) = flags;
+        self.sb.get_mut(seq).snap.valid = keep;
         self.note_sacked(seq);
         flag
     }
@@ -477,10 +477,10 @@ impl Sender {
         let mut n = 0u32;
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
-            let seg = self.sb.pop_front();
-            if seg.has(EVER_RETRANS) {
+            let (seg, f) = self.sb.pop_front();
+            if f & EVER_RETRANS != 0 {
                 flag |= FLAG_RETRANS_DATA_ACKED;
-            } else if !seg.has(SACKED) {
+            } else if f & SACKED == 0 {
                 times.note(seg.tx_us);
                 reord = reord.min(seq);
                 // Segment seq ends at seq + 1: !after(end_seq, high_seq).
@@ -488,10 +488,10 @@ impl Sender {
                     flag |= FLAG_ORIG_SACK_ACKED;
                 }
             }
-            if seg.has(RETRANS) {
+            if f & RETRANS != 0 {
                 self.tp.retrans_out -= 1;
             }
-            if seg.has(SACKED) {
+            if f & SACKED != 0 {
                 self.tp.sacked_out -= 1;
             } else {
                 self.tp.delivered += 1;
@@ -500,16 +500,16 @@ impl Sender {
                     &seg.snap,
                     seg.tx_us,
                     seq + 1,
-                    seg.has(EVER_RETRANS),
+                    f & EVER_RETRANS != 0,
                     false,
                 );
                 // tcp_clean_rtx_queue: not from a retransmission this ACK did not
                 // acknowledge (tcp_skb_spurious_retrans).
-                if self.rack_enabled && !self.skb_spurious_retrans(&seg) {
-                    self.rack_advance(seq, seg.tx_us, seg.flags);
+                if self.rack_enabled && !self.skb_spurious_retrans(f, seg.tsval) {
+                    self.rack_advance(seq, seg.tx_us, f);
                 }
             }
-            if seg.has(LOST) {
+            if f & LOST != 0 {
                 self.tp.lost_out -= 1;
             }
             self.tp.packets_out -= 1;

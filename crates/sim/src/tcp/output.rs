@@ -84,7 +84,7 @@ impl Sender {
     fn next_lost(&mut self) -> Option<u64> {
         let mut seq = self.retrans_hint.max(self.tp.snd_una);
         while seq < self.tp.snd_nxt {
-            let f = self.sb.get(seq).flags;
+            let f = self.sb.flags(seq);
             if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
                 self.retrans_hint = seq;
                 return Some(seq);
@@ -113,7 +113,6 @@ impl Sender {
                 tx_us: now_us,
                 tsval,
                 snap,
-                flags: 0,
             });
             self.tp.packets_out += 1;
             self.tp.snd_nxt += 1;
@@ -123,12 +122,13 @@ impl Sender {
                 self.rearm_rto(now, io);
             }
         } else {
-            let seg = self.sb.get_mut(seq);
-            debug_assert!(seg.flags & (RETRANS | SACKED) == 0);
-            seg.tx_us = now_us;
-            seg.tsval = tsval;
-            seg.snap = snap;
-            seg.flags |= RETRANS | EVER_RETRANS;
+            debug_assert!(!self.sb.has(seq, RETRANS | SACKED));
+            *self.sb.get_mut(seq) = Seg {
+                tx_us: now_us,
+                tsval,
+                snap,
+            };
+            *self.sb.flags_mut(seq) |= RETRANS | EVER_RETRANS;
             self.tp.retrans_out += 1;
             self.stats.retransmitted_packets += 1;
             self.note_retransmit(tsval);

@@ -139,11 +139,11 @@ impl Sender {
         let reo_wnd = self.rack_reo_wnd_v4_us();
         let mstamp = self.rack.mstamp_us;
         for seq in self.tp.snd_una..self.tp.snd_nxt {
-            let seg = self.sb.get(seq);
-            let (flags, tx) = (seg.flags, seg.tx_us);
+            let flags = self.sb.flags(seq);
             if flags & SACKED != 0 {
                 continue;
             }
+            let tx = self.sb.get(seq).tx_us;
             if mstamp > tx {
                 if mstamp - tx <= reo_wnd {
                     continue;
@@ -151,9 +151,9 @@ impl Sender {
                 // tcp_skb_mark_lost_uncond_verify, then a retransmission in flight is
                 // lost again (TCPCB_SACKED_RETRANS cleared).
                 self.mark_skb_lost(seq);
-                let seg = self.sb.get_mut(seq);
-                if seg.flags & RETRANS != 0 {
-                    seg.flags &= !RETRANS;
+                let f = self.sb.flags_mut(seq);
+                if *f & RETRANS != 0 {
+                    *f &= !RETRANS;
                     self.tp.retrans_out -= 1;
                 }
             } else if flags & (RETRANS | EVER_RETRANS) == 0 {
@@ -178,8 +178,7 @@ impl Sender {
         if seq < self.tp.snd_una {
             return true;
         }
-        let seg = self.sb.get(seq);
-        seg.has(SACKED) || seg.tx_us != tx_us
+        self.sb.has(seq, SACKED) || self.sb.get(seq).tx_us != tx_us
     }
 
     /// Drop stale entries from the head (called as snd_una advances).
@@ -210,7 +209,7 @@ impl Sender {
                 self.rack.tsorted.pop_front();
                 continue;
             }
-            let flags = self.sb.get(seq).flags;
+            let flags = self.sb.flags(seq);
             // Marked lost, not yet retransmitted: skip (kept in place).
             if flags & LOST != 0 && flags & RETRANS == 0 {
                 keep.push(self.rack.tsorted.pop_front().unwrap());
@@ -242,18 +241,17 @@ impl Sender {
     /// keeps counting as retransmitted); a lost retransmission of a segment already
     /// marked stops counting as retransmitted.
     pub(super) fn mark_skb_lost(&mut self, seq: u64) {
-        let seg = self.sb.get_mut(seq);
-        let f = seg.flags;
+        let f = self.sb.flags(seq);
         if f & LOST != 0 {
             if f & RETRANS != 0 {
-                seg.flags &= !RETRANS;
+                *self.sb.flags_mut(seq) &= !RETRANS;
                 self.tp.retrans_out -= 1;
                 // tcp_sum_lost counts a lost retransmission again.
                 self.tp.lost += 1;
                 self.notify_skb_loss_event(seq);
             }
         } else {
-            seg.flags |= LOST;
+            *self.sb.flags_mut(seq) |= LOST;
             self.tp.lost_out += 1;
             self.tp.lost += 1;
             self.notify_skb_loss_event(seq);

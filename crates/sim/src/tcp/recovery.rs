@@ -235,7 +235,7 @@ impl Sender {
             let sacked_upto = self.tp.sacked_out - reordering;
             let mut cnt = 0;
             for seq in una..high {
-                if self.sb.get(seq).has(SACKED) {
+                if self.sb.has(seq, SACKED) {
                     cnt += 1;
                     if cnt > sacked_upto {
                         break;
@@ -250,7 +250,7 @@ impl Sender {
 
     /// `tcp_skb_mark_lost`: mark a segment neither SACKed nor already lost.
     fn mark_head_skb_lost(&mut self, seq: u64) {
-        if self.sb.get(seq).flags & (SACKED | LOST) == 0 {
+        if !self.sb.has(seq, SACKED | LOST) {
             self.mark_skb_lost(seq);
         }
     }
@@ -265,9 +265,9 @@ impl Sender {
         let limit = self.top_sacked[TCP_FASTRETRANS_THRESH as usize - 1];
         let mut seq = self.lost_scan.max(self.tp.snd_una);
         while seq < limit {
-            let seg = self.sb.get_mut(seq);
-            if seg.flags & (SACKED | LOST) == 0 {
-                seg.flags |= LOST;
+            let f = self.sb.flags_mut(seq);
+            if *f & (SACKED | LOST) == 0 {
+                *f |= LOST;
                 self.tp.lost_out += 1;
                 self.tp.lost += 1;
                 self.notify_skb_loss_event(seq);
@@ -293,7 +293,7 @@ impl Sender {
 
     /// `tcp_any_retrans_done`.
     fn any_retrans_done(&self) -> bool {
-        self.tp.retrans_out > 0 || self.sb.front().is_some_and(|s| s.has(EVER_RETRANS))
+        self.tp.retrans_out > 0 || self.sb.front_flags().is_some_and(|f| f & EVER_RETRANS != 0)
     }
 
     /// `tcp_try_to_open` / `tcp_try_keep_open`: Disorder while anything is SACKed, lost

@@ -37,7 +37,7 @@ use tcplab_cc::CaState;
 
 use crate::net::SackBlock;
 use crate::tcp::input::FLAG_DSACK_TLP;
-use crate::tcp::scoreboard::{Seg, EVER_RETRANS, LOST, RETRANS, SACKED};
+use crate::tcp::scoreboard::{EVER_RETRANS, LOST, RETRANS, SACKED};
 use crate::tcp::sender::Sender;
 
 /// `sysctl_tcp_reordering` (TCP_FASTRETRANS_THRESH): the initial `tp->reordering`.
@@ -154,7 +154,7 @@ impl Sender {
         let lo = b0.start.max(self.tp.snd_una);
         let hi = b0.end.min(self.tp.snd_nxt);
         for seq in lo..hi {
-            let f = self.sb.get(seq).flags;
+            let f = self.sb.flags(seq);
             if f & (RETRANS | EVER_RETRANS) == 0 {
                 continue;
             }
@@ -167,7 +167,7 @@ impl Sender {
                 *reord = seq;
             }
             if f & SACKED != 0 && f & RETRANS != 0 {
-                self.sb.get_mut(seq).flags &= !RETRANS;
+                *self.sb.flags_mut(seq) &= !RETRANS;
                 self.tp.retrans_out -= 1;
             }
         }
@@ -240,10 +240,11 @@ impl Sender {
         e != 0 && (e.wrapping_sub(when) as i32) < 0
     }
 
-    /// `tcp_skb_spurious_retrans`: `seg` was sent again and the current ACK echoes a
-    /// TSval from before that copy left, so the ACK is for an earlier copy.
-    pub(super) fn skb_spurious_retrans(&self, seg: &Seg) -> bool {
-        seg.has(RETRANS | EVER_RETRANS) && self.tsopt_ecr_before(seg.tsval)
+    /// `tcp_skb_spurious_retrans`: a segment with sacked bits `flags`, last sent with
+    /// TSval `tsval`, was sent again and the current ACK echoes a TSval from before that
+    /// copy left, so the ACK is for an earlier copy.
+    pub(super) fn skb_spurious_retrans(&self, flags: u8, tsval: u32) -> bool {
+        flags & (RETRANS | EVER_RETRANS) != 0 && self.tsopt_ecr_before(tsval)
     }
 
     /// `tcp_may_undo`.
@@ -257,7 +258,7 @@ impl Sender {
         if unmark_loss {
             let mut seq = self.tp.snd_una;
             while seq < self.tp.snd_nxt {
-                self.sb.get_mut(seq).flags &= !LOST;
+                *self.sb.flags_mut(seq) &= !LOST;
                 seq += 1;
             }
             self.tp.lost_out = 0;

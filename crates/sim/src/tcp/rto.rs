@@ -42,7 +42,7 @@ impl Sender {
         self.rto_retransmits += 1;
         // Retransmit the head at once (tcp_retransmit_skb bypasses cwnd and pacing).
         let head = self.tp.snd_una;
-        let f = self.sb.get(head).flags;
+        let f = self.sb.flags(head);
         if f & LOST != 0 && f & (RETRANS | SACKED) == 0 {
             self.transmit(now, head, io);
         }
@@ -61,11 +61,11 @@ impl Sender {
         let head = self.tp.snd_una;
         let mut seq = head;
         while seq < self.tp.snd_nxt {
-            let seg = *self.sb.get(seq);
             let recent = self.rack_enabled
                 && seq != head
-                && self.rack.rtt_us as i64 - now_us.saturating_sub(seg.tx_us) as i64 > 0;
-            if seg.flags & SACKED == 0 && !recent {
+                && self.rack.rtt_us as i64 - now_us.saturating_sub(self.sb.get(seq).tx_us) as i64
+                    > 0;
+            if !self.sb.has(seq, SACKED) && !recent {
                 self.mark_skb_lost(seq);
             }
             seq += 1;

@@ -132,7 +132,7 @@ impl Sender {
             }
         } else {
             let last = self.tp.snd_nxt - 1;
-            if self.sb.get(last).flags & (RETRANS | SACKED) != 0 {
+            if self.sb.has(last, RETRANS | SACKED) {
                 self.rearm_rto(now, io);
                 return;
             }
