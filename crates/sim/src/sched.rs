@@ -101,12 +101,13 @@ impl<E: Copy> EventQueue<E> {
         let k = self.keys.peek()?;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
-    /// The event most likely to run after the earliest one (`Keys::second`: the second
-    /// smallest key of the heap holding the earliest), left in the queue. A guess only: an
-    /// event the earliest one schedules may come before it.
+    /// Between [`EventQueue::take`] and [`EventQueue::done`]: the event most likely to
+    /// run next (`Keys::second`: the second smallest key of the heap holding the taken
+    /// one), left in the queue. A guess only: an event the taken one schedules may come
+    /// before it.
     #[inline]
-    pub fn peek_second(&self) -> Option<&E> {
-        debug_assert!(!self.top_taken);
+    pub fn peek_after_taken(&self) -> Option<&E> {
+        debug_assert!(self.top_taken);
         let k = self.keys.second()?;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
@@ -270,22 +271,25 @@ mod tests {
     }
 
     #[test]
-    fn peek_second_shows_the_event_after_the_earliest_and_leaves_both() {
+    fn peek_after_taken_shows_the_next_event_and_leaves_it() {
         let mut q = EventQueue::new();
-        assert_eq!(q.peek_second(), None);
         q.push(SimTime(10), 0u32);
-        assert_eq!(q.peek_second(), None);
-        // Keys in many orders: the second is always what the second pop returns.
+        q.take();
+        assert_eq!(q.peek_after_taken(), None);
+        q.done();
+        // Keys in many orders: with nothing pushed, the guess is what the next take
+        // returns.
         let times = [50, 10, 40, 10, 30, 20, 60, 20, 5, 70];
         for (i, t) in times.iter().enumerate() {
             q.push(SimTime(*t), i as u32 + 1);
         }
         while q.len() >= 2 {
-            let second = *q.peek_second().unwrap();
             let n = q.len();
-            q.pop();
+            q.take();
+            let next = *q.peek_after_taken().unwrap();
+            q.done();
             assert_eq!(q.len(), n - 1);
-            assert_eq!(q.peek(), Some(&second));
+            assert_eq!(q.peek(), Some(&next));
         }
     }
 

@@ -628,14 +628,6 @@ impl Link {
         }
     }
 
-    /// Prefetch the link's own lines that the two above read (where its pipe's and its
-    /// queue's heads are), one event earlier than they run.
-    #[inline(always)]
-    pub fn prefetch_heads(&self) {
-        crate::prefetch::prefetch(&self.pipe);
-        crate::prefetch::prefetch(&self.queue);
-    }
-
     /// Packets the link holds in memory: queued, serializing and propagating.
     pub fn packets_held(&self) -> u64 {
         // A lazily sent packet is in the pipe already (`backlog_pkts` counts it too).

@@ -494,27 +494,20 @@ impl World {
             if self.next_sample <= et {
                 self.sample_through(et);
             }
-            // A large world's prefetch peeks at the events after this one, so it pops;
-            // a small one takes the event and lets its first push replace the entry
-            // (sched.rs `take`: the same events in the same order, one sift fewer).
-            // (Taking in large worlds too, with the prefetch reading the root's children,
-            // measured 4-8 % faster at 100 flows, nothing at 1000, and made the small
-            // worlds' loop 2-5 % slower: benches/RESULTS.md, "eleventh step".)
-            let (time, ev) = if PREFETCH {
-                self.queue.pop()
-            } else {
-                self.queue.take()
-            }
-            .expect("peeked");
+            // Take the event and let its first push replace the entry (sched.rs `take`:
+            // the same events in the same order, one sift fewer). A large world's
+            // prefetch guesses the next event from the taken key's heap (its root's
+            // children). Large worlds popped instead, to prefetch two events ahead,
+            // until taking measured 2-5 % faster at 100 flows and level at 1000, with 2 %
+            // fewer instructions (benches/RESULTS.md, "fourteenth step").
+            let (time, ev) = self.queue.take().expect("peeked");
             self.now = time;
             self.events_processed += 1;
             if PREFETCH {
                 self.prefetch_next();
             }
             self.dispatch(ev);
-            if !PREFETCH {
-                self.queue.done();
-            }
+            self.queue.done();
         }
         self.sample_through(t);
         self.now = self.now.max(t);
@@ -525,16 +518,10 @@ impl World {
     /// event schedules an earlier one, the fetch is wasted, nothing else.
     #[inline(always)]
     fn prefetch_next(&self) {
-        match self.queue.peek() {
+        match self.queue.peek_after_taken() {
             Some(Event::Arrive(l)) => self.links[*l as usize].prefetch_arrival(),
             Some(Event::TxDone(l)) => self.links[*l as usize].prefetch_departure(),
             _ => {}
-        }
-        // The peek above reads the next event's link, itself a miss at 1000 flows (one
-        // `Link` of 4,002): fetch the link of the event after it, which the next
-        // iteration's peek will read.
-        if let Some(Event::Arrive(l) | Event::TxDone(l)) = self.queue.peek_second() {
-            self.links[*l as usize].prefetch_heads();
         }
     }
 
