@@ -153,6 +153,14 @@ pub struct Receiver {
     /// Segments whose blocks were reported most recently, newest first.
     recent: [u64; MAX_SACK_BLOCKS + 1],
     n_recent: usize,
+    /// `recent_range[k]` is `range_of(recent[k])` while `ooo_moves` is `recent_moves`:
+    /// the SACK list is built from the ranges `note_recent` just looked up, not searched
+    /// again (benches/RESULTS.md, "fourteenth step").
+    recent_range: [Option<usize>; MAX_SACK_BLOCKS + 1],
+    recent_moves: u64,
+    /// Counts the changes to `ooo` that move ranges to other indices (an insertion, a
+    /// removal); a range growing in place moves none.
+    ooo_moves: u64,
     /// Full segments received in order since the last ACK.
     unacked: u32,
     /// `tp->rcv_wup`: rcv_nxt when the last ACK was sent.
@@ -227,6 +235,9 @@ impl Receiver {
             dsack: None,
             recent: [0; MAX_SACK_BLOCKS + 1],
             n_recent: 0,
+            recent_range: [None; MAX_SACK_BLOCKS + 1],
+            recent_moves: 0,
+            ooo_moves: 0,
             unacked: 0,
             rcv_wup: 0,
             quick: 0,
@@ -455,29 +466,51 @@ impl Receiver {
             if i + 1 < self.ooo.len() && self.ooo[i + 1].0 == seq + 1 {
                 self.ooo[i].1 = self.ooo[i + 1].1;
                 self.ooo.remove(i + 1);
+                self.ooo_moves += 1;
             }
         } else if i < self.ooo.len() && self.ooo[i].0 == seq + 1 {
             self.ooo[i].0 = seq;
         } else {
             self.ooo.insert(i, (seq, seq + 1));
+            self.ooo_moves += 1;
         }
     }
 
     fn note_recent(&mut self, seq: u64) {
         let mut v = [0u64; MAX_SACK_BLOCKS + 1];
+        let mut r = [None; MAX_SACK_BLOCKS + 1];
         v[0] = seq;
         let mut n = 1;
         let block = self.range_of(seq);
+        r[0] = block;
         for k in 0..self.n_recent {
             let s = self.recent[k];
-            if s < self.rcv_nxt || self.range_of(s) == block || n == v.len() {
+            if s < self.rcv_nxt || n == v.len() {
+                continue;
+            }
+            let range = self.recent_range_of(k);
+            if range == block {
                 continue;
             }
             v[n] = s;
+            r[n] = range;
             n += 1;
         }
         self.recent = v;
+        self.recent_range = r;
+        self.recent_moves = self.ooo_moves;
         self.n_recent = n;
+    }
+
+    /// `range_of(self.recent[k])`, from `recent_range` while no range has moved since
+    /// `note_recent` looked it up.
+    fn recent_range_of(&self, k: usize) -> Option<usize> {
+        if self.recent_moves == self.ooo_moves {
+            debug_assert_eq!(self.recent_range[k], self.range_of(self.recent[k]));
+            self.recent_range[k]
+        } else {
+            self.range_of(self.recent[k])
+        }
     }
 
     /// The SACK blocks to send now.
@@ -489,7 +522,7 @@ impl Receiver {
             if n == MAX_SACK_BLOCKS {
                 break;
             }
-            if let Some(i) = self.range_of(self.recent[k]) {
+            if let Some(i) = self.recent_range_of(k) {
                 if used[..n].contains(&i) {
                     continue;
                 }
@@ -573,7 +606,7 @@ impl Receiver {
         let mut out = [(0, 0); MAX_SACK_BLOCKS + 1];
         let mut n = 0;
         for k in 0..self.n_recent {
-            if let Some(i) = self.range_of(self.recent[k]) {
+            if let Some(i) = self.recent_range_of(k) {
                 if !out[..n].contains(&self.ooo[i]) {
                     out[n] = self.ooo[i];
                     n += 1;
@@ -733,6 +766,7 @@ impl Receiver {
         }
         if had_ooo && self.ooo[0].0 == self.rcv_nxt {
             let (a, b) = self.ooo.pop_front().expect("checked non-empty");
+            self.ooo_moves += 1;
             self.stats.delivered_bytes += self.bytes_of(a, b);
             self.ooo_segs -= b - a;
             self.rcv_nxt = b;
