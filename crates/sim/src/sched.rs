@@ -111,8 +111,8 @@ impl<E: Copy> EventQueue<E> {
         let k = self.keys.second()?;
         Some(&self.slots[(k as u64 & SLOT_MASK) as usize])
     }
-    /// Inlined into the event loop, one call per event (see `World::run_events`).
-    #[inline(always)]
+    /// Remove and return the earliest event. (The event loop takes instead, see
+    /// [`EventQueue::take`].)
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         debug_assert!(!self.top_taken);
         let key = self.keys.pop()?;

@@ -61,10 +61,10 @@ impl Sender {
         let head = self.tp.snd_una;
         let mut seq = head;
         while seq < self.tp.snd_nxt {
+            let tx_us = self.sb.get(seq).tx_us;
             let recent = self.rack_enabled
                 && seq != head
-                && self.rack.rtt_us as i64 - now_us.saturating_sub(self.sb.get(seq).tx_us) as i64
-                    > 0;
+                && self.rack.rtt_us as i64 - now_us.saturating_sub(tx_us) as i64 > 0;
             if !self.sb.has(seq, SACKED) && !recent {
                 self.mark_skb_lost(seq);
             }
