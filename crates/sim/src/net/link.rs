@@ -209,10 +209,13 @@ impl Link {
             loss,
             limit,
             next,
-            queue: VecDeque::with_capacity(64),
+            // Empty, grown on demand: a ring's pushes walk its whole capacity, so 64
+            // entries reserved on each of a 1000-flow world's 4000 access links were some
+            // 35 MiB walked for a few packets each (benches/RESULTS.md, "fifteenth step").
+            queue: VecDeque::new(),
             queue_bytes: 0,
             in_tx: None,
-            pipe: VecDeque::with_capacity(64),
+            pipe: VecDeque::new(),
             last_arrival: SimTime::ZERO,
             rng,
             counters: QueueCounters::default(),

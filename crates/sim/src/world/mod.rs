@@ -513,14 +513,31 @@ impl World {
         self.now = self.now.max(t);
     }
 
-    /// Ask the CPU to fetch the packet the next event will read while this one runs: the
-    /// pipe's head for an arrival, the queue's head for a departure. A hint only: if this
-    /// event schedules an earlier one, the fetch is wasted, nothing else.
+    /// Ask the CPU to fetch what the next event will read first while this one runs: the
+    /// pipe's head for an arrival, the queue's head for a departure, the timer for a
+    /// timer (at 1000 flows a timer event's first read, its flow's `Timer`, missed the
+    /// cache: benches/RESULTS.md, "fifteenth step"). A hint only: if this event
+    /// schedules an earlier one, the fetch is wasted, nothing else.
     #[inline(always)]
     fn prefetch_next(&self) {
         match self.queue.peek_after_taken() {
             Some(Event::Arrive(l)) => self.links[*l as usize].prefetch_arrival(),
             Some(Event::TxDone(l)) => self.links[*l as usize].prefetch_departure(),
+            Some(Event::SenderTimer { flow, timer, .. }) => {
+                let s = &self.flows[*flow as usize].sender;
+                crate::prefetch::prefetch(match timer {
+                    SenderTimer::Rto => &s.rto_timer,
+                    SenderTimer::Pacing => &s.pacing_timer,
+                    SenderTimer::Reo => &s.reo_timer,
+                })
+            }
+            Some(Event::RxTimer { flow, timer, .. }) => {
+                let r = &self.flows[*flow as usize].receiver;
+                crate::prefetch::prefetch(match timer {
+                    RxTimer::DelAck => &r.delack,
+                    RxTimer::CompressedAck => &r.comp.timer,
+                })
+            }
             _ => {}
         }
     }
