@@ -26,9 +26,11 @@ fi
 # registers the same objects into the kernel; bpftool dumps vmlinux.h. Installed the same
 # way, only when missing.
 bpf_pkgs="clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev pkg-config"
+# Each checked on its own: a machine image with clang and libbpf-dev but no bpftool (as
+# this project's 2026-12-06 VM) failed the kernel test that dumps a map with it.
 if { ! command -v clang >/dev/null 2>&1 || [ ! -f /usr/include/bpf/bpf_helpers.h ] \
     || [ ! -f /usr/include/libelf.h ] || [ ! -f /usr/include/zlib.h ] \
-    || ! command -v pkg-config >/dev/null 2>&1; } \
+    || ! command -v pkg-config >/dev/null 2>&1 || ! command -v bpftool >/dev/null 2>&1; } \
     && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     # shellcheck disable=SC2086
     apt-get install -y -q $bpf_pkgs >/dev/null \
