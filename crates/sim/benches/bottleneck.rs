@@ -12,6 +12,7 @@
 //! `... -- bbr600` runs 2 BBR flows at 10 Mbit/s for 600 s (issue 41's 2-flow figure), and
 //! `... -- wide10 wide100 wide1000` run 10, 100 and 1000 flows (half BBR, half CUBIC) over a
 //! 10 Gbit/s bottleneck for 2 s with 100 Gbit/s access links (issue 41's scaling figures).
+//! `... -- wide10_10ms wide1000_10ms` run wide10 and wide1000 over a 10 ms base RTT.
 //! `... -- digest` prints a hash of the whole output (counters and 10 ms series) of several
 //! of these worlds: an engine optimisation must leave every hash and event count unchanged.
 //! BPF objects against their native twins: `cargo bench -p tcplab-controllers --bench bpf`
@@ -194,6 +195,19 @@ fn digest() {
     }
 }
 
+/// `cfg` (from [`mixed`]) with its delays and its bottleneck's BDP buffer set for a base
+/// RTT of `rtt_ns`, split as `mixed` splits it.
+fn with_rtt(mut cfg: WorldConfig, rtt_ns: u64) -> WorldConfig {
+    let rate = cfg.bottleneck.rate_bps;
+    cfg.bottleneck.delay_ns = rtt_ns / 4;
+    cfg.bottleneck.buffer = Some(QueueLimit::Bytes(rate * rtt_ns / 1_000_000_000 / 8));
+    for f in &mut cfg.flows {
+        f.sender_access.delay_ns = rtt_ns / 8;
+        f.receiver_access.delay_ns = rtt_ns / 8;
+    }
+    cfg
+}
+
 fn peak_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
@@ -251,6 +265,22 @@ fn main() {
             bench(
                 &format!("wide{n}: {n} flows (half bbr, half cubic), 10 Gbit/s, 2 s"),
                 &mixed(n, 10_000_000_000, 100_000_000_000, 2, &["bbr", "cubic"]),
+                3,
+            );
+        }
+    }
+    // The same worlds over a 10 ms path: a quarter of the packets in flight and queued
+    // (the state that grows with the bandwidth-delay product), the same flows and links.
+    // What the 10 to 1000 flows ratio is when less of the state must stay in the cache
+    // (benches/RESULTS.md, "sixteenth step").
+    for n in [10, 1000] {
+        if args.iter().any(|a| *a == format!("wide{n}_10ms")) {
+            bench(
+                &format!("wide{n}_10ms: as wide{n} with a 10 ms base RTT"),
+                &with_rtt(
+                    mixed(n, 10_000_000_000, 100_000_000_000, 2, &["bbr", "cubic"]),
+                    10_000_000,
+                ),
                 3,
             );
         }

@@ -6,11 +6,12 @@
 //! 64-byte lines (Sattolo's shuffle, fixed seed), so that each load needs the one before
 //! and no hardware prefetcher can guess the next line. `-- SIZES_MIB...` chooses the sizes.
 //!
-//! Why it is here: the engine's cost per packet at 1000 flows is set by where its working
-//! set (the flows' and links' state and about a bandwidth-delay product of packets in
-//! flight) falls on this curve, and the curve differs from host to host (this project's
-//! 2-core VMs have measured 8 MiB and 16 MiB of usable last-level cache). Recording it
-//! beside the scaling figures (benches/RESULTS.md) says which host they came from.
+//! Why it is here: the engine's cost per packet at 1000 flows is set by where the state a
+//! packet visits (its flow's sender and receiver, four links and their rings: 4-5 MB at
+//! 1000 flows) falls on this curve, and the curve differs from host to host (this
+//! project's 2-core VMs have measured 8 MiB to 16 MiB of usable last-level cache).
+//! Recording it beside the scaling figures (benches/RESULTS.md, "sixteenth step") says
+//! which host they came from.
 
 use std::time::Instant;
 
