@@ -30,27 +30,23 @@ fn dumbbell(n: usize, rate_bps: u64, duration_s: u64) -> WorldConfig {
     mixed(n, rate_bps, 1_000_000_000, duration_s, &["cubic"])
 }
 
-/// `n` flows over one bottleneck; flow i runs `ccs[i % ccs.len()]`.
+/// `n` flows over one bottleneck with a 40 ms base RTT (delays and buffer from
+/// [`with_rtt`]); flow i runs `ccs[i % ccs.len()]`.
 fn mixed(n: usize, rate_bps: u64, access_bps: u64, duration_s: u64, ccs: &[&str]) -> WorldConfig {
-    let rtt_ns = 40_000_000u64;
-    let bdp = rate_bps * rtt_ns / 1_000_000_000 / 8;
     let access = LinkConfig {
         rate_bps: access_bps,
-        delay_ns: rtt_ns / 8,
         buffer: None,
         loss: 0.0,
         aqm: None,
         ..Default::default()
     };
-    WorldConfig {
+    let cfg = WorldConfig {
         duration_ns: duration_s * 1_000_000_000,
         seed: 1,
         sample_interval_ns: 0,
         tcp: TcpConfig::default(),
         bottleneck: LinkConfig {
             rate_bps,
-            delay_ns: rtt_ns / 4,
-            buffer: Some(QueueLimit::Bytes(bdp)),
             loss: 0.0,
             aqm: None,
             ..Default::default()
@@ -79,7 +75,8 @@ fn mixed(n: usize, rate_bps: u64, access_bps: u64, duration_s: u64, ccs: &[&str]
         sources: vec![],
         probes: vec![],
         agents: vec![],
-    }
+    };
+    with_rtt(cfg, 40_000_000)
 }
 
 /// Nanoseconds this thread has spent on a CPU (/proc/self/schedstat, first field): unlike
@@ -195,8 +192,9 @@ fn digest() {
     }
 }
 
-/// `cfg` (from [`mixed`]) with its delays and its bottleneck's BDP buffer set for a base
-/// RTT of `rtt_ns`, split as `mixed` splits it.
+/// `cfg` (from [`mixed`]) with its delays and its bottleneck's buffer set for a base RTT
+/// of `rtt_ns`: a quarter each way on the bottleneck, an eighth on each access link, and
+/// a buffer of one bandwidth-delay product in bytes.
 fn with_rtt(mut cfg: WorldConfig, rtt_ns: u64) -> WorldConfig {
     let rate = cfg.bottleneck.rate_bps;
     cfg.bottleneck.delay_ns = rtt_ns / 4;
