@@ -13,6 +13,8 @@
 //! `... -- wide10 wide100 wide1000` run 10, 100 and 1000 flows (half BBR, half CUBIC) over a
 //! 10 Gbit/s bottleneck for 2 s with 100 Gbit/s access links (issue 41's scaling figures).
 //! `... -- wide10_10ms wide1000_10ms` run wide10 and wide1000 over a 10 ms base RTT.
+//! `... -- share10 share100` run 10 and 100 flows each with wide1000's per-flow share
+//! (10 Mbit/s): the bottleneck 10 x 10 Mbit/s or 100 x 10 Mbit/s, access links 10x it.
 //! `... -- digest` prints a hash of the whole output (counters and 10 ms series) of several
 //! of these worlds: an engine optimisation must leave every hash and event count unchanged.
 //! BPF objects against their native twins: `cargo bench -p tcplab-controllers --bench bpf`
@@ -263,6 +265,26 @@ fn main() {
             bench(
                 &format!("wide{n}: {n} flows (half bbr, half cubic), 10 Gbit/s, 2 s"),
                 &mixed(n, 10_000_000_000, 100_000_000_000, 2, &["bbr", "cubic"]),
+                3,
+            );
+        }
+    }
+    // Each flow's share of wide1000 (10 Mbit/s, a 40 ms RTT, a BDP buffer, access links
+    // 10x the bottleneck) with fewer flows: 10 flows over 100 Mbit/s, 100 over 1 Gbit/s.
+    // A flow's own TCP work per packet is then about the same as at 1000 flows, so their
+    // per-packet cost against wide1000's is what the number of flows adds, apart from
+    // the flows' changed dynamics (benches/RESULTS.md, "seventeenth step").
+    for n in [10u64, 100] {
+        if args.iter().any(|a| *a == format!("share{n}")) {
+            bench(
+                &format!("share{n}: {n} flows (half bbr, half cubic), {n} x 10 Mbit/s, 2 s"),
+                &mixed(
+                    n as usize,
+                    n * 10_000_000,
+                    n * 100_000_000,
+                    2,
+                    &["bbr", "cubic"],
+                ),
                 3,
             );
         }

@@ -1,0 +1,114 @@
+"""Issue 41's 2-flow figure, side by side: tcplab's `bbr600` against ns-3 on the same
+world, alternated in one sitting, with the spread. Not a test: a figure for
+benches/RESULTS.md.
+
+    python benches/ns3_ratio.py --ns3-python /tmp/ns3venv/bin/python [--rounds 3]
+
+Each round runs tcplab's bench binary (`bbr600`, `TCPLAB_BENCH_REPS=3`, its median on-CPU
+figure) and then benches/ns3_dumbbell.py (600 simulated s, the packets per CPU second of
+`Simulator::Run`), both pinned to one core when `taskset` exists, and prints both figures
+and their ratio; the last lines give the ratios' median and range.
+
+Why a script: the ratio depends on the host as much as on either engine. Over the same
+two binaries, the ns-3 wheel ran 11.5-11.8 k packets per CPU second on one host of this
+VM (benches/RESULTS.md, "thirteenth step") and 17.8-20.2 k on another ("seventeenth
+step"), where tcplab gained less; a ratio measured on different days or hosts is not a
+comparison. Record `cargo bench -p tcplab-sim --bench memory_latency` beside it.
+
+- tcplab's binary: `--tcplab-bench PATH`, or built here as the engine is installed, with
+  the recorded profile (`. scripts/pgo_env.sh && cargo bench -p tcplab-sim --bench
+  bottleneck --no-run`; `--no-pgo` for a plain build).
+- ns-3: a Python with the `ns3` wheel (3.44.post0), not a tcplab dependency:
+  `python3 -m venv /tmp/ns3venv && /tmp/ns3venv/bin/pip install ns3==3.44.post0`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TCPLAB_LINE = re.compile(r"median on-CPU ([0-9.]+) s -> ([0-9]+) per CPU second")
+NS3_LINE = re.compile(r"-> ([0-9]+) bottleneck packets per CPU second \(run\)")
+
+
+def build_bench(pgo: bool) -> Path:
+    """Build the bottleneck bench and return its executable (cargo's JSON messages)."""
+    env_setup = ". scripts/pgo_env.sh && " if pgo else ""
+    cmd = f"{env_setup}cargo bench -p tcplab-sim --bench bottleneck --no-run --message-format=json"
+    out = subprocess.run(
+        ["bash", "-c", cmd], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
+    for line in out.splitlines():
+        msg = json.loads(line)
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
+            if msg["target"]["name"] == "bottleneck":
+                return Path(msg["executable"])
+    sys.exit("ns3_ratio: cargo built no bottleneck bench executable")
+
+
+def pinned(cmd: list[str]) -> list[str]:
+    return ["taskset", "-c", "1", *cmd] if shutil.which("taskset") else cmd
+
+
+def run_tcplab(binary: Path) -> float:
+    env = dict(os.environ, TCPLAB_BENCH_REPS="3")
+    out = subprocess.run(
+        pinned([str(binary), "bbr600"]), env=env, check=True, capture_output=True, text=True
+    ).stdout
+    m = TCPLAB_LINE.search(out)
+    if not m:
+        sys.exit(f"ns3_ratio: no figure in tcplab's output:\n{out}")
+    return float(m.group(2))
+
+
+def run_ns3(python: str, seconds: int) -> float:
+    script = ROOT / "benches" / "ns3_dumbbell.py"
+    res = subprocess.run(
+        pinned([python, str(script), "--seconds", str(seconds)]),
+        capture_output=True,
+        text=True,
+    )
+    m = NS3_LINE.search(res.stdout)
+    if res.returncode != 0 or not m:
+        sys.exit(f"ns3_ratio: the ns-3 run failed:\n{res.stdout}\n{res.stderr[-2000:]}")
+    return float(m.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ns3-python", required=True, help="a Python with the ns3 wheel")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=600, help="ns-3's simulated seconds")
+    ap.add_argument("--tcplab-bench", type=Path, help="a built bottleneck bench binary")
+    ap.add_argument("--no-pgo", action="store_true", help="build without the profile")
+    args = ap.parse_args()
+    if args.rounds < 1:
+        sys.exit("ns3_ratio: --rounds must be at least 1")
+    binary = args.tcplab_bench or build_bench(pgo=not args.no_pgo)
+    print(f"tcplab: {binary}; ns-3: {args.ns3_python}, {args.seconds} s")
+    ratios = []
+    for r in range(1, args.rounds + 1):
+        ours = run_tcplab(binary)
+        theirs = run_ns3(args.ns3_python, args.seconds)
+        ratios.append(ours / theirs)
+        print(
+            f"round {r}: tcplab {ours:,.0f}, ns-3 {theirs:,.0f} bottleneck packets "
+            f"per CPU s: {ours / theirs:.1f}x",
+            flush=True,
+        )
+    print(
+        f"ratio over {len(ratios)} rounds: median {statistics.median(ratios):.1f}x, "
+        f"range {min(ratios):.1f}-{max(ratios):.1f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
