@@ -11,7 +11,7 @@ and their ratio; the last lines give the ratios' median and range.
 
 Why a script: the ratio depends on the host as much as on either engine. Over the same
 two binaries, the ns-3 wheel ran 11.5-11.8 k packets per CPU second on one host of this
-VM (benches/RESULTS.md, "thirteenth step") and 17.8-20.2 k on another ("seventeenth
+VM (benches/RESULTS.md, "thirteenth step") and 17.8-20.9 k on another ("seventeenth
 step"), where tcplab gained less; a ratio measured on different days or hosts is not a
 comparison. Record `cargo bench -p tcplab-sim --bench memory_latency` beside it.
 
@@ -55,7 +55,10 @@ def build_bench(pgo: bool) -> Path:
 
 
 def pinned(cmd: list[str]) -> list[str]:
-    return ["taskset", "-c", "1", *cmd] if shutil.which("taskset") else cmd
+    """`cmd` on one core (the highest this process may use), so both programs run alike."""
+    if not shutil.which("taskset"):
+        return cmd
+    return ["taskset", "-c", str(max(os.sched_getaffinity(0))), *cmd]
 
 
 def run_tcplab(binary: Path) -> float:
@@ -92,6 +95,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.rounds < 1:
         sys.exit("ns3_ratio: --rounds must be at least 1")
+    if not shutil.which(args.ns3_python):
+        sys.exit(f"ns3_ratio: --ns3-python {args.ns3_python}: no such program")
     binary = args.tcplab_bench or build_bench(pgo=not args.no_pgo)
     print(f"tcplab: {binary}; ns-3: {args.ns3_python}, {args.seconds} s")
     ratios = []

@@ -272,8 +272,9 @@ fn main() {
     // Each flow's share of wide1000 (10 Mbit/s, a 40 ms RTT, a BDP buffer, access links
     // 10x the bottleneck) with fewer flows: 10 flows over 100 Mbit/s, 100 over 1 Gbit/s.
     // A flow's own TCP work per packet is then about the same as at 1000 flows, so their
-    // per-packet cost against wide1000's is what the number of flows adds, apart from
-    // the flows' changed dynamics (benches/RESULTS.md, "seventeenth step").
+    // per-packet cost against wide1000's is what the number of flows adds (wide10's
+    // flows, at 1 Gbit/s each, also behave differently: benches/RESULTS.md, "seventeenth
+    // step").
     for n in [10u64, 100] {
         if args.iter().any(|a| *a == format!("share{n}")) {
             bench(
