@@ -3,11 +3,16 @@ world, alternated in one sitting, with the spread. Not a test: a figure for
 benches/RESULTS.md.
 
     python benches/ns3_ratio.py --ns3-python /tmp/ns3venv/bin/python [--rounds 3]
+    python benches/ns3_ratio.py --ns3-binary /tmp/ns3-bbr600-wheel \
+        --ns3-binary /tmp/ns3-bbr600-optimized
 
 Each round runs tcplab's bench binary (`bbr600`, `TCPLAB_BENCH_REPS=3`, its median on-CPU
-figure) and then benches/ns3_dumbbell.py (600 simulated s, the packets per CPU second of
-`Simulator::Run`), both pinned to one core when `taskset` exists, and prints both figures
-and their ratio; the last lines give the ratios' median and range.
+figure) and then each ns-3 given (600 simulated s, the packets per CPU second of
+`Simulator::Run`), all pinned to one core when `taskset` exists, and prints the figures
+and the ratios; the last lines give each ratio's median and range. An ns-3 is
+benches/ns3_dumbbell.py under a Python with the wheel (`--ns3-python`), or
+benches/ns3_dumbbell.cc compiled against the wheel's libraries or an ns-3 built from
+source (`--ns3-binary`, its header says how; both print the same line).
 
 Why a script: the ratio depends on the host as much as on either engine. Over the same
 two binaries, the ns-3 wheel ran 11.5-11.8 k packets per CPU second on one host of this
@@ -72,22 +77,41 @@ def run_tcplab(binary: Path) -> float:
     return float(m.group(2))
 
 
-def run_ns3(python: str, seconds: int) -> float:
-    script = ROOT / "benches" / "ns3_dumbbell.py"
-    res = subprocess.run(
-        pinned([python, str(script), "--seconds", str(seconds)]),
-        capture_output=True,
-        text=True,
-    )
+def run_ns3(cmd: list[str]) -> float:
+    res = subprocess.run(pinned(cmd), capture_output=True, text=True)
     m = NS3_LINE.search(res.stdout)
     if res.returncode != 0 or not m:
-        sys.exit(f"ns3_ratio: the ns-3 run failed:\n{res.stdout}\n{res.stderr[-2000:]}")
+        sys.exit(f"ns3_ratio: {' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr[-2000:]}")
     return float(m.group(1))
+
+
+def ns3_commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
+    """(label, command) of each ns-3 to run, checked to exist."""
+    found = []
+    if args.ns3_python:
+        if not shutil.which(args.ns3_python):
+            sys.exit(f"ns3_ratio: --ns3-python {args.ns3_python}: no such program")
+        script = ROOT / "benches" / "ns3_dumbbell.py"
+        cmd = [args.ns3_python, str(script), "--seconds", str(args.seconds)]
+        found.append(("wheel (Python)", cmd))
+    for binary in args.ns3_binary:
+        if not shutil.which(binary):
+            sys.exit(f"ns3_ratio: --ns3-binary {binary}: no such program")
+        found.append((Path(binary).name, [binary, str(args.seconds)]))
+    if not found:
+        sys.exit("ns3_ratio: give --ns3-python or --ns3-binary (one or more)")
+    return found
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--ns3-python", required=True, help="a Python with the ns3 wheel")
+    ap.add_argument("--ns3-python", help="a Python with the ns3 wheel")
+    ap.add_argument(
+        "--ns3-binary",
+        action="append",
+        default=[],
+        help="benches/ns3_dumbbell.cc compiled (repeatable)",
+    )
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=600, help="ns-3's simulated seconds")
     ap.add_argument("--tcplab-bench", type=Path, help="a built bottleneck bench binary")
@@ -95,24 +119,23 @@ def main() -> None:
     args = ap.parse_args()
     if args.rounds < 1:
         sys.exit("ns3_ratio: --rounds must be at least 1")
-    if not shutil.which(args.ns3_python):
-        sys.exit(f"ns3_ratio: --ns3-python {args.ns3_python}: no such program")
+    others = ns3_commands(args)
     binary = args.tcplab_bench or build_bench(pgo=not args.no_pgo)
-    print(f"tcplab: {binary}; ns-3: {args.ns3_python}, {args.seconds} s")
-    ratios = []
+    print(f"tcplab: {binary}; ns-3: {', '.join(lab for lab, _ in others)}; {args.seconds} s")
+    ratios: dict[str, list[float]] = {label: [] for label, _ in others}
     for r in range(1, args.rounds + 1):
         ours = run_tcplab(binary)
-        theirs = run_ns3(args.ns3_python, args.seconds)
-        ratios.append(ours / theirs)
+        line = f"round {r}: tcplab {ours:,.0f}"
+        for label, cmd in others:
+            theirs = run_ns3(cmd)
+            ratios[label].append(ours / theirs)
+            line += f"; {label} {theirs:,.0f} ({ours / theirs:.1f}x)"
+        print(line + " bottleneck packets per CPU s", flush=True)
+    for label, rs in ratios.items():
         print(
-            f"round {r}: tcplab {ours:,.0f}, ns-3 {theirs:,.0f} bottleneck packets "
-            f"per CPU s: {ours / theirs:.1f}x",
-            flush=True,
+            f"against {label}, {len(rs)} rounds: median {statistics.median(rs):.1f}x, "
+            f"range {min(rs):.1f}-{max(rs):.1f}x"
         )
-    print(
-        f"ratio over {len(ratios)} rounds: median {statistics.median(ratios):.1f}x, "
-        f"range {min(ratios):.1f}-{max(ratios):.1f}x"
-    )
 
 
 if __name__ == "__main__":
