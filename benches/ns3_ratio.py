@@ -48,10 +48,10 @@ def build_bench(pgo: bool) -> Path:
     """Build the bottleneck bench and return its executable (cargo's JSON messages)."""
     env_setup = ". scripts/pgo_env.sh && " if pgo else ""
     cmd = f"{env_setup}cargo bench -p tcplab-sim --bench bottleneck --no-run --message-format=json"
-    out = subprocess.run(
-        ["bash", "-c", cmd], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout
-    for line in out.splitlines():
+    res = subprocess.run(["bash", "-c", cmd], cwd=ROOT, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"ns3_ratio: building the bench failed:\n{res.stderr[-2000:]}")
+    for line in res.stdout.splitlines():
         msg = json.loads(line)
         if msg.get("reason") == "compiler-artifact" and msg.get("executable"):
             if msg["target"]["name"] == "bottleneck":
@@ -97,7 +97,7 @@ def ns3_commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
     for binary in args.ns3_binary:
         if not shutil.which(binary):
             sys.exit(f"ns3_ratio: --ns3-binary {binary}: no such program")
-        found.append((Path(binary).name, [binary, str(args.seconds)]))
+        found.append((binary, [binary, str(args.seconds)]))
     if not found:
         sys.exit("ns3_ratio: give --ns3-python or --ns3-binary (one or more)")
     return found
@@ -120,6 +120,8 @@ def main() -> None:
     if args.rounds < 1:
         sys.exit("ns3_ratio: --rounds must be at least 1")
     others = ns3_commands(args)
+    if args.tcplab_bench and not args.tcplab_bench.is_file():
+        sys.exit(f"ns3_ratio: --tcplab-bench {args.tcplab_bench}: no such file")
     binary = args.tcplab_bench or build_bench(pgo=not args.no_pgo)
     print(f"tcplab: {binary}; ns-3: {', '.join(lab for lab, _ in others)}; {args.seconds} s")
     ratios: dict[str, list[float]] = {label: [] for label, _ in others}
