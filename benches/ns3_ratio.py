@@ -40,8 +40,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TCPLAB_LINE = re.compile(r"median on-CPU ([0-9.]+) s -> ([0-9]+) per CPU second")
-NS3_LINE = re.compile(r"-> ([0-9]+) bottleneck packets per CPU second \(run\)")
+TCPLAB_LINE = re.compile(r"median on-CPU [0-9.]+ s -> (?P<rate>[0-9]+) per CPU second")
+NS3_LINE = re.compile(r"-> (?P<rate>[0-9]+) bottleneck packets per CPU second \(run\)")
 
 
 def build_bench(pgo: bool) -> Path:
@@ -66,23 +66,13 @@ def pinned(cmd: list[str]) -> list[str]:
     return ["taskset", "-c", str(max(os.sched_getaffinity(0))), *cmd]
 
 
-def run_tcplab(binary: Path) -> float:
-    env = dict(os.environ, TCPLAB_BENCH_REPS="3")
-    out = subprocess.run(
-        pinned([str(binary), "bbr600"]), env=env, check=True, capture_output=True, text=True
-    ).stdout
-    m = TCPLAB_LINE.search(out)
-    if not m:
-        sys.exit(f"ns3_ratio: no figure in tcplab's output:\n{out}")
-    return float(m.group(2))
-
-
-def run_ns3(cmd: list[str]) -> float:
-    res = subprocess.run(pinned(cmd), capture_output=True, text=True)
-    m = NS3_LINE.search(res.stdout)
+def packet_rate(cmd: list[str], line: re.Pattern[str], env: dict | None = None) -> float:
+    """Run `cmd` pinned and return the packets per CPU second its output's `line` gives."""
+    res = subprocess.run(pinned(cmd), env=env, capture_output=True, text=True)
+    m = line.search(res.stdout)
     if res.returncode != 0 or not m:
         sys.exit(f"ns3_ratio: {' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr[-2000:]}")
-    return float(m.group(1))
+    return float(m.group("rate"))
 
 
 def ns3_commands(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
@@ -125,11 +115,12 @@ def main() -> None:
     binary = args.tcplab_bench or build_bench(pgo=not args.no_pgo)
     print(f"tcplab: {binary}; ns-3: {', '.join(lab for lab, _ in others)}; {args.seconds} s")
     ratios: dict[str, list[float]] = {label: [] for label, _ in others}
+    tcplab_env = dict(os.environ, TCPLAB_BENCH_REPS="3")
     for r in range(1, args.rounds + 1):
-        ours = run_tcplab(binary)
+        ours = packet_rate([str(binary), "bbr600"], TCPLAB_LINE, tcplab_env)
         line = f"round {r}: tcplab {ours:,.0f}"
         for label, cmd in others:
-            theirs = run_ns3(cmd)
+            theirs = packet_rate(cmd, NS3_LINE)
             ratios[label].append(ours / theirs)
             line += f"; {label} {theirs:,.0f} ({ours / theirs:.1f}x)"
         print(line + " bottleneck packets per CPU s", flush=True)
