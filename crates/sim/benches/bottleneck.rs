@@ -81,6 +81,12 @@ fn mixed(n: usize, rate_bps: u64, access_bps: u64, duration_s: u64, ccs: &[&str]
     with_rtt(cfg, 40_000_000)
 }
 
+/// `n` flows, half BBR and half CUBIC, for 2 s over a bottleneck of `rate_bps` with access
+/// links 10x it: the `wide` worlds at 10 Gbit/s, the `share` worlds at 10 Mbit/s a flow.
+fn half_bbr_half_cubic(n: usize, rate_bps: u64) -> WorldConfig {
+    mixed(n, rate_bps, 10 * rate_bps, 2, &["bbr", "cubic"])
+}
+
 /// Nanoseconds this thread has spent on a CPU (/proc/self/schedstat, first field): unlike
 /// wall time it does not count time the scheduler gave to other processes.
 fn on_cpu_ns() -> Option<u64> {
@@ -264,7 +270,7 @@ fn main() {
         if args.iter().any(|a| *a == format!("wide{n}")) {
             bench(
                 &format!("wide{n}: {n} flows (half bbr, half cubic), 10 Gbit/s, 2 s"),
-                &mixed(n, 10_000_000_000, 100_000_000_000, 2, &["bbr", "cubic"]),
+                &half_bbr_half_cubic(n, 10_000_000_000),
                 3,
             );
         }
@@ -279,13 +285,7 @@ fn main() {
         if args.iter().any(|a| *a == format!("share{n}")) {
             bench(
                 &format!("share{n}: {n} flows (half bbr, half cubic), {n} x 10 Mbit/s, 2 s"),
-                &mixed(
-                    n as usize,
-                    n * 10_000_000,
-                    n * 100_000_000,
-                    2,
-                    &["bbr", "cubic"],
-                ),
+                &half_bbr_half_cubic(n as usize, n * 10_000_000),
                 3,
             );
         }
@@ -298,10 +298,7 @@ fn main() {
         if args.iter().any(|a| *a == format!("wide{n}_10ms")) {
             bench(
                 &format!("wide{n}_10ms: as wide{n} with a 10 ms base RTT"),
-                &with_rtt(
-                    mixed(n, 10_000_000_000, 100_000_000_000, 2, &["bbr", "cubic"]),
-                    10_000_000,
-                ),
+                &with_rtt(half_bbr_half_cubic(n, 10_000_000_000), 10_000_000),
                 3,
             );
         }
